@@ -1,0 +1,438 @@
+//! An ask in progress: a checked form, what is already settled, and which
+//! attempt this is. Settling a response is pure and deterministic.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value as Json};
+
+use crate::error::Error;
+use crate::field::CheckedField;
+use crate::form::Form;
+use crate::outcome::{Action, Outcome, Response, Step};
+use crate::problem::{Problem, ProblemKind};
+use crate::revision::Revision;
+use crate::value::{Provenance, Settled, Value, Values};
+use crate::wire::{self, ElicitRequest, Gathered, Names};
+
+/// How many times a person is asked, by default, before the ask gives up.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+
+/// An ask: a form checked once, plus the state of the conversation about it.
+///
+/// # Example
+/// ```
+/// use askgate_core::{Ask, Form, Outcome, Response, Revision, Step};
+/// let form: Form = serde_json::from_str(r#"{
+///   "message": "How many replicas?",
+///   "fields": [{"id": "replicas", "title": "Replicas", "type": "integer", "minimum": 1, "maximum": 5}]
+/// }"#)?;
+/// let ask = Ask::new(form)?;
+/// let params = ask.request(Revision::V2025_11_25)?.to_json();
+/// assert_eq!(params["requestedSchema"]["properties"]["replicas"]["type"], "integer");
+///
+/// let response: Response = serde_json::from_str(r#"{"action": "accept", "content": {"replicas": 9}}"#)?;
+/// let Step::ReAsk(again) = ask.settle(Revision::V2025_11_25, &response) else { panic!("9 is above 5") };
+/// assert!(again.request(Revision::V2025_11_25)?.message.contains("Replicas: 9 is too large"));
+///
+/// let response: Response = serde_json::from_str(r#"{"action": "accept", "content": {"replicas": 3}}"#)?;
+/// let Step::Settled(Outcome::Accepted { values }) = again.settle(Revision::V2025_11_25, &response) else { panic!() };
+/// assert_eq!(values.get("replicas").map(|s| s.value.to_json()), Some(3.into()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Ask {
+    form: Form,
+    fields: Vec<CheckedField>,
+    names: Vec<Names>,
+    /// Which field a property name belongs to.
+    owners: HashMap<String, usize>,
+    /// Per field: open, settled with a value, or left empty.
+    settled: Vec<Slot>,
+    attempt: u32,
+    max_attempts: u32,
+    /// Why the previous attempt was refused, shown before the message.
+    reasons: Vec<String>,
+}
+
+impl Ask {
+    /// Check a form and start an ask about it.
+    ///
+    /// # Errors
+    /// [`Error`] when the form cannot be asked as declared: no fields, a bad or
+    /// duplicate id, an id colliding with a generated property name, options
+    /// on a number or boolean, impossible constraints, an unknown zone, or a
+    /// default or supplied value that fails the field's own check.
+    pub fn new(form: Form) -> Result<Ask, Error> {
+        if form.fields.is_empty() {
+            return Err(Error::EmptyForm);
+        }
+        let mut fields = Vec::with_capacity(form.fields.len());
+        for decl in &form.fields {
+            if fields.iter().any(|f: &CheckedField| f.id() == decl.id) {
+                return Err(Error::DuplicateId {
+                    id: decl.id.clone(),
+                });
+            }
+            fields.push(CheckedField::new(decl.clone())?);
+        }
+        let names: Vec<Names> = fields.iter().map(Names::of).collect();
+        let mut owners = HashMap::new();
+        for (index, field) in fields.iter().enumerate() {
+            owners.insert(field.id().to_owned(), index);
+        }
+        for (index, field_names) in names.iter().enumerate() {
+            for name in field_names.generated() {
+                if let Some(&owner) = owners.get(name) {
+                    let (id, owner) = if owner == index {
+                        (name, field_names.main.as_str())
+                    } else {
+                        (fields[owner].id(), field_names.main.as_str())
+                    };
+                    return Err(Error::IdCollision {
+                        id: id.to_owned(),
+                        owner: owner.to_owned(),
+                    });
+                }
+                owners.insert(name.to_owned(), index);
+            }
+        }
+        let mut settled = vec![Slot::Open; fields.len()];
+        for (id, json) in &form.supplied {
+            let index = fields
+                .iter()
+                .position(|f| f.id() == id)
+                .ok_or_else(|| Error::UnknownSupplied { id: id.clone() })?;
+            let field = &fields[index];
+            let value = field.check(json).map_err(|kind| Error::BadSupplied {
+                field: id.clone(),
+                problem: Box::new(field.problem(kind)),
+            })?;
+            settled[index] = Slot::Settled(value, Provenance::Supplied);
+        }
+        Ok(Ask {
+            form,
+            fields,
+            names,
+            owners,
+            settled,
+            attempt: 1,
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+            reasons: Vec::new(),
+        })
+    }
+
+    /// Set how many times the person is asked before the ask gives up.
+    ///
+    /// # Errors
+    /// [`Error::ZeroAttempts`] for zero.
+    pub fn with_max_attempts(mut self, max_attempts: u32) -> Result<Ask, Error> {
+        if max_attempts == 0 {
+            return Err(Error::ZeroAttempts);
+        }
+        self.max_attempts = max_attempts;
+        Ok(self)
+    }
+
+    /// The form as declared.
+    pub fn form(&self) -> &Form {
+        &self.form
+    }
+
+    /// Which attempt the next request is (1 for the first).
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// How many attempts are allowed in all.
+    pub fn max_attempts(&self) -> u32 {
+        self.max_attempts
+    }
+
+    /// Why the previous attempt was refused (empty on the first attempt).
+    pub fn reasons(&self) -> &[String] {
+        &self.reasons
+    }
+
+    /// The ids of the fields still to be asked, in form order.
+    pub fn open_fields(&self) -> impl Iterator<Item = &str> {
+        self.open().map(|(field, _)| field.id())
+    }
+
+    /// Whether an open field is sensitive, so the ask must go through URL mode.
+    pub fn needs_url_mode(&self) -> bool {
+        self.open().any(|(field, _)| field.decl.sensitive)
+    }
+
+    /// The values settled so far (supplied, and answered in earlier attempts).
+    pub fn values(&self) -> Values {
+        Values(
+            self.fields
+                .iter()
+                .zip(&self.settled)
+                .filter_map(|(field, slot)| match slot {
+                    Slot::Settled(value, source) => Some(Settled {
+                        id: field.id().to_owned(),
+                        value: value.clone(),
+                        source: *source,
+                    }),
+                    Slot::Open | Slot::LeftEmpty => None,
+                })
+                .collect(),
+        )
+    }
+
+    /// The outcome when nothing is left to ask (every field supplied).
+    pub fn settle_without_asking(&self) -> Option<Outcome> {
+        self.open().next().is_none().then(|| Outcome::Accepted {
+            values: self.values(),
+        })
+    }
+
+    /// The message the person reads on this attempt: the reasons the previous
+    /// answer was refused, then the form's message.
+    pub fn message(&self) -> String {
+        if self.reasons.is_empty() {
+            return self.form.message.clone();
+        }
+        let mut message = format!(
+            "Some answers need another look (attempt {} of {}):\n",
+            self.attempt, self.max_attempts
+        );
+        for reason in &self.reasons {
+            message.push_str("- ");
+            message.push_str(reason);
+            message.push('\n');
+        }
+        message.push('\n');
+        message.push_str(&self.form.message);
+        message
+    }
+
+    /// The `elicitation/create` params asking the open fields, for a client
+    /// speaking `revision`.
+    ///
+    /// # Errors
+    /// [`Error::SensitiveField`] when an open field is sensitive (use URL
+    /// mode), [`Error::NothingToAsk`] when no field is open.
+    pub fn request(&self, revision: Revision) -> Result<ElicitRequest, Error> {
+        if let Some((field, _)) = self.open().find(|(field, _)| field.decl.sensitive) {
+            return Err(Error::SensitiveField {
+                field: field.id().to_owned(),
+            });
+        }
+        if self.open().next().is_none() {
+            return Err(Error::NothingToAsk);
+        }
+        Ok(wire::build(self.message(), self.open(), revision))
+    }
+
+    /// Settle a response: an outcome, or a re-ask of what is still open or
+    /// wrong. Pure and deterministic: the same ask and response always give
+    /// the same step.
+    pub fn settle(&self, revision: Revision, response: &Response) -> Step {
+        // Shapes are read leniently across revisions, so the revision only
+        // matters for what was asked; it is kept in the signature so callers
+        // settle against what they sent.
+        let _ = revision;
+        match response.action {
+            Action::Decline => return Step::Settled(Outcome::Declined),
+            Action::Cancel => return Step::Settled(Outcome::Cancelled),
+            Action::Accept => {}
+        }
+        let empty = Map::new();
+        let content = response.content.as_ref().unwrap_or(&empty);
+        let mut problems = Vec::new();
+        let mut settled = self.settled.clone();
+        for (index, field) in self.fields.iter().enumerate() {
+            if settled[index] != Slot::Open {
+                continue;
+            }
+            let gathered = wire::gather(field, &self.names[index], content);
+            let result = match gathered {
+                Gathered::Absent => match (&field.default, field.decl.required) {
+                    (Some(default), _) => Ok(Slot::Settled(default.clone(), Provenance::Defaulted)),
+                    (None, true) => Err(ProblemKind::Missing),
+                    (None, false) => Ok(Slot::LeftEmpty),
+                },
+                Gathered::Given(json) => field
+                    .check(&json)
+                    .and_then(|value| required_pick(field, value))
+                    .map(|value| Slot::Settled(value, Provenance::Answered)),
+                Gathered::Wrong(kind) => Err(kind),
+            };
+            match result {
+                Ok(value) => settled[index] = value,
+                Err(kind) => problems.push(field.problem(kind)),
+            }
+        }
+        for key in content.keys() {
+            if !self.owners.contains_key(key) {
+                problems.push(Problem {
+                    field: key.clone(),
+                    title: String::new(),
+                    kind: ProblemKind::UnknownProperty,
+                });
+            }
+        }
+        let next = Ask {
+            settled,
+            ..self.clone()
+        };
+        if problems.is_empty() {
+            return Step::Settled(Outcome::Accepted {
+                values: next.values(),
+            });
+        }
+        if self.attempt >= self.max_attempts {
+            return Step::Settled(Outcome::GaveUp {
+                attempts: self.attempt,
+                values: next.values(),
+                problems,
+            });
+        }
+        Step::ReAsk(Box::new(Ask {
+            attempt: self.attempt + 1,
+            reasons: problems.iter().map(Problem::message).collect(),
+            ..next
+        }))
+    }
+
+    /// The `content` a client of `revision` would send to answer the open
+    /// fields with `values` (each in its field's JSON shape). The inverse of
+    /// settling, for clients that answer asks (the terminal, tests).
+    pub fn content_for(&self, revision: Revision, values: &Map<String, Json>) -> Map<String, Json> {
+        let mut content = Map::new();
+        for (field, names) in self.open() {
+            if let Some(value) = values.get(field.id()) {
+                wire::encode(field, names, value, revision, &mut content);
+            }
+        }
+        content
+    }
+
+    /// The ask as a record to store, and to resume from after a restart.
+    pub fn to_record(&self) -> AskRecord {
+        AskRecord {
+            form: self.form.clone(),
+            answered: self
+                .values()
+                .iter()
+                .filter(|s| s.source != Provenance::Supplied)
+                .map(|s| {
+                    (
+                        s.id.clone(),
+                        RecordedValue {
+                            value: s.value.to_json(),
+                            source: s.source,
+                        },
+                    )
+                })
+                .collect(),
+            left_empty: self
+                .fields
+                .iter()
+                .zip(&self.settled)
+                .filter(|(_, slot)| **slot == Slot::LeftEmpty)
+                .map(|(field, _)| field.id().to_owned())
+                .collect(),
+            attempt: self.attempt,
+            max_attempts: self.max_attempts,
+            reasons: self.reasons.clone(),
+        }
+    }
+
+    /// Resume an ask from its record, checking everything again.
+    ///
+    /// # Errors
+    /// As [`Ask::new`]; a recorded value that no longer passes its field's
+    /// check is refused as [`Error::BadSupplied`].
+    pub fn from_record(record: AskRecord) -> Result<Ask, Error> {
+        let mut ask = Ask::new(record.form)?.with_max_attempts(record.max_attempts.max(1))?;
+        for (id, recorded) in record.answered {
+            let index = ask
+                .fields
+                .iter()
+                .position(|f| f.id() == id)
+                .ok_or_else(|| Error::UnknownSupplied { id: id.clone() })?;
+            let field = &ask.fields[index];
+            let value = field
+                .check(&recorded.value)
+                .map_err(|kind| Error::BadSupplied {
+                    field: id.clone(),
+                    problem: Box::new(field.problem(kind)),
+                })?;
+            ask.settled[index] = Slot::Settled(value, recorded.source);
+        }
+        for id in record.left_empty {
+            let index = ask
+                .fields
+                .iter()
+                .position(|f| f.id() == id)
+                .ok_or_else(|| Error::UnknownSupplied { id: id.clone() })?;
+            if ask.settled[index] == Slot::Open {
+                ask.settled[index] = Slot::LeftEmpty;
+            }
+        }
+        ask.attempt = record.attempt.clamp(1, ask.max_attempts);
+        ask.reasons = record.reasons;
+        Ok(ask)
+    }
+
+    fn open(&self) -> impl Iterator<Item = (&CheckedField, &Names)> {
+        self.fields
+            .iter()
+            .zip(&self.names)
+            .zip(&self.settled)
+            .filter(|(_, slot)| **slot == Slot::Open)
+            .map(|(pair, _)| pair)
+    }
+}
+
+/// Where one field stands.
+#[derive(Debug, Clone, PartialEq)]
+enum Slot {
+    /// Still to be asked.
+    Open,
+    /// Has a value.
+    Settled(Value, Provenance),
+    /// An optional field the person left empty: settled, with no value.
+    LeftEmpty,
+}
+
+/// A required multiple choice needs at least one pick.
+fn required_pick(field: &CheckedField, value: Value) -> Result<Value, ProblemKind> {
+    match &value {
+        Value::Choices(values) if field.decl.required && values.is_empty() => {
+            Err(ProblemKind::TooFewItems { min: 1 })
+        }
+        _ => Ok(value),
+    }
+}
+
+/// An ask as stored: the form, what was answered so far, and the attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AskRecord {
+    /// The form as declared (its `supplied` included).
+    pub form: Form,
+    /// Values settled in earlier attempts, by field id.
+    pub answered: BTreeMap<String, RecordedValue>,
+    /// Optional fields the person left empty in earlier attempts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_empty: Vec<String>,
+    /// Which attempt comes next.
+    pub attempt: u32,
+    /// How many attempts are allowed.
+    pub max_attempts: u32,
+    /// Why the previous attempt was refused.
+    pub reasons: Vec<String>,
+}
+
+/// One recorded value with its provenance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedValue {
+    /// The value in its field's JSON shape.
+    pub value: Json,
+    /// Where it came from.
+    pub source: Provenance,
+}

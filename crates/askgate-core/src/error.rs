@@ -1,0 +1,132 @@
+//! The crate's error: a form that cannot be asked as declared.
+//!
+//! A person's refusal, decline or cancel is never an error: those are
+//! [`Outcome`](crate::Outcome)s and [`Problem`](crate::Problem)s. An [`Error`]
+//! is about the form itself (the author's side) or about misuse of the API.
+
+use crate::problem::Problem;
+
+/// Why a form cannot be asked.
+///
+/// A form MCP cannot carry is refused, never widened into something looser.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The form has no fields.
+    #[error("the form has no fields; expected at least one")]
+    EmptyForm,
+    /// A field id is empty or has characters MCP property names should not carry.
+    #[error("field id {id:?} is not usable: expected 1 to 64 characters from A-Z a-z 0-9 _ - .")]
+    BadId {
+        /// The id.
+        id: String,
+    },
+    /// Two fields share an id.
+    #[error("two fields have the id {id:?}; ids must be unique")]
+    DuplicateId {
+        /// The id.
+        id: String,
+    },
+    /// A field id equals a property name generated for another field.
+    #[error(
+        "field id {id:?} collides with the property askgate generates for field {owner:?}; rename one of them"
+    )]
+    IdCollision {
+        /// The colliding name.
+        id: String,
+        /// The field whose generated property has that name.
+        owner: String,
+    },
+    /// A number, integer or boolean field with options: MCP carries choices only as strings.
+    #[error(
+        "field {field:?} is a {kind} with options, which MCP cannot carry; use a choice field with string values"
+    )]
+    ChoicesOnScalar {
+        /// The field id.
+        field: String,
+        /// `number`, `integer` or `boolean`.
+        kind: &'static str,
+    },
+    /// A choice field without options.
+    #[error("choice field {field:?} has no options; expected at least one")]
+    NoOptions {
+        /// The field id.
+        field: String,
+    },
+    /// Two options of a field share a value, or a hotkey.
+    #[error("field {field:?} offers {what} {value:?} twice; each must be unique")]
+    DuplicateOption {
+        /// The field id.
+        field: String,
+        /// `"the value"` or `"the hotkey"`.
+        what: &'static str,
+        /// The repeated value or hotkey.
+        value: String,
+    },
+    /// An option value is empty.
+    #[error("field {field:?} has an option with an empty value")]
+    EmptyOption {
+        /// The field id.
+        field: String,
+    },
+    /// A constraint that cannot be met, such as a minimum above the maximum.
+    #[error("field {field:?}: {reason}")]
+    BadConstraint {
+        /// The field id.
+        field: String,
+        /// What is wrong, in words.
+        reason: String,
+    },
+    /// A zone named in the declaration is not in the time-zone database.
+    #[error("field {field:?} names the zone {zone:?}, which is not an IANA time zone")]
+    UnknownZone {
+        /// The field id.
+        field: String,
+        /// The zone as written.
+        zone: String,
+    },
+    /// An option of an instant or zone field is not a valid instant or zone.
+    #[error("field {field:?} offers an option that is not valid: {problem}")]
+    BadOption {
+        /// The field id.
+        field: String,
+        /// Why the option value fails the field's own check.
+        problem: Box<Problem>,
+    },
+    /// A default does not pass the field's own check.
+    #[error("the default of field {field:?} is not valid: {problem}")]
+    BadDefault {
+        /// The field id.
+        field: String,
+        /// Why.
+        problem: Box<Problem>,
+    },
+    /// A supplied value does not pass the field's own check.
+    #[error("the supplied value of field {field:?} is not valid: {problem}")]
+    BadSupplied {
+        /// The field id.
+        field: String,
+        /// Why.
+        problem: Box<Problem>,
+    },
+    /// A supplied value names no field of the form.
+    #[error("a value is supplied for {id:?}, which is not a field of this form")]
+    UnknownSupplied {
+        /// The id given.
+        id: String,
+    },
+    /// A sensitive field cannot be asked in form mode; it needs URL mode.
+    #[error(
+        "field {field:?} is sensitive: form mode must never ask for secrets; ask it through URL mode"
+    )]
+    SensitiveField {
+        /// The field id.
+        field: String,
+    },
+    /// Every field is already settled; there is nothing to ask.
+    #[error("nothing to ask: every field is supplied or answered; settle the ask instead")]
+    NothingToAsk,
+    /// The re-ask cap is zero.
+    #[error("the re-ask cap must allow at least one attempt")]
+    ZeroAttempts,
+}

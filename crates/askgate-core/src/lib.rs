@@ -1,0 +1,62 @@
+//! askgate-core: the pure engine of askgate.
+//!
+//! An agent or an MCP server needs to ask a person something and to trust the
+//! answer. This crate turns a declared [`Form`] of typed fields into the
+//! `elicitation/create` params of the MCP revision the client speaks, and the
+//! person's [`Response`] back into a settled [`Outcome`] — every value
+//! checked, every value carrying its [`Provenance`] — or into a re-ask that
+//! says what was wrong.
+//!
+//! Like a protocol core that never does IO, this crate has no async runtime,
+//! no files, no network, no clock and no randomness: times, ids and keys come
+//! in as arguments, so every step is deterministic and testable.
+//!
+//! # Example
+//! ```
+//! use askgate_core::{Ask, Form, Outcome, Provenance, Response, Revision, Step};
+//!
+//! let form: Form = serde_json::from_str(r#"{
+//!   "message": "Schedule the deploy",
+//!   "fields": [
+//!     {"id": "env", "title": "Environment", "type": "choice", "default": "staging",
+//!      "options": [{"value": "staging", "label": "Staging"}, {"value": "prod", "label": "Production"}]},
+//!     {"id": "at", "title": "When", "type": "instant", "zone": "Europe/Paris"}
+//!   ]
+//! }"#)?;
+//! let ask = Ask::new(form)?;
+//! let params = ask.request(Revision::V2025_06_18)?;
+//! // 2025-06-18 has no defaults on strings: the default is named instead.
+//! assert!(params.requested_schema.property("env").unwrap().description.as_deref()
+//!     .unwrap().contains("Default: Staging"));
+//!
+//! // A local time in the field's zone; the environment is left to its default.
+//! let response: Response = serde_json::from_str(
+//!     r#"{"action": "accept", "content": {"at": "2026-07-01T09:30:00"}}"#)?;
+//! let Step::Settled(Outcome::Accepted { values }) = ask.settle(Revision::V2025_06_18, &response)
+//! else { panic!("the answer is valid") };
+//! assert_eq!(values.get("env").unwrap().source, Provenance::Defaulted);
+//! assert_eq!(values.get("at").unwrap().value.to_json(), "2026-07-01T09:30:00+02:00");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod ask;
+mod error;
+mod field;
+mod form;
+mod outcome;
+mod problem;
+mod revision;
+mod time;
+mod value;
+pub mod wire;
+
+pub use ask::{Ask, AskRecord, DEFAULT_MAX_ATTEMPTS, RecordedValue};
+pub use error::Error;
+pub use form::{
+    BooleanSpec, ChoiceOption, ChoiceSpec, DateSpec, Field, FieldKind, Form, InstantSpec,
+    IntegerSpec, NumberSpec, TextFormat, TextSpec, TimeRangeSpec, ZoneSpec,
+};
+pub use outcome::{Action, Outcome, Response, Step};
+pub use problem::{Echo, Problem, ProblemKind};
+pub use revision::{Revision, UnknownRevision};
+pub use value::{Instant, Provenance, Settled, Value, Values};
