@@ -379,6 +379,11 @@ impl Ask {
         Ok(ask)
     }
 
+    /// The checked fields, in form order.
+    pub(crate) fn checked_fields(&self) -> &[CheckedField] {
+        &self.fields
+    }
+
     fn open(&self) -> impl Iterator<Item = (&CheckedField, &Names)> {
         self.fields
             .iter()

@@ -126,6 +126,23 @@ pub enum Error {
     /// Every field is already settled; there is nothing to ask.
     #[error("nothing to ask: every field is supplied or answered; settle the ask instead")]
     NothingToAsk,
+    /// A question set with no questions, or more than five.
+    #[error("a question set holds 1 to 5 questions; this one has {given}")]
+    QuestionCount {
+        /// How many it has.
+        given: usize,
+    },
+    /// A reply answers a question the set does not hold.
+    #[error("the reply answers {id:?}, which is not a question of this set")]
+    UnknownQuestion {
+        /// The id given.
+        id: String,
+    },
+    /// Answers were delivered to a call that waits on a yes/no decision.
+    #[error(
+        "this call waits on a yes/no decision, and a set of answers was delivered; send approve or reject instead (the answers were not read as a rejection)"
+    )]
+    DeliveryMismatch,
     /// The re-ask cap is zero.
     #[error("the re-ask cap must allow at least one attempt")]
     ZeroAttempts,

@@ -40,11 +40,16 @@
 //! ```
 
 mod ask;
+pub mod ask_tool;
 mod error;
 mod field;
 mod form;
+mod intake;
 mod outcome;
 mod problem;
+mod question;
+mod render;
+mod reply;
 mod revision;
 mod time;
 mod value;
@@ -56,7 +61,13 @@ pub use form::{
     BooleanSpec, ChoiceOption, ChoiceSpec, DateSpec, Field, FieldKind, Form, InstantSpec,
     IntegerSpec, NumberSpec, TextFormat, TextSpec, TimeRangeSpec, ZoneSpec,
 };
+pub use intake::{IntakeWhen, ThreadState};
 pub use outcome::{Action, Outcome, Response, Step};
 pub use problem::{Echo, Problem, ProblemKind};
+pub use question::{MAX_QUESTIONS, Question, QuestionSet, Source};
+pub use reply::{
+    Awaiting, CheckedSet, Chosen, Decision, Delivery, QuestionAnswer, QuestionOutcome, Reply,
+    Surface,
+};
 pub use revision::{Revision, UnknownRevision};
 pub use value::{Instant, Provenance, Settled, Value, Values};
