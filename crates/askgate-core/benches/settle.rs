@@ -20,7 +20,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use askgate_core::{Ask, Form, Outcome, Provenance, Response, Revision, Step};
+use askgate_core::{Ask, Form, Outcome, Provenance, QuestionSet, Reply, Response, Revision, Step};
+use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 
 /// A realistic 10-field form: one field of every type, with constraints.
@@ -87,7 +88,9 @@ impl Plan {
         Plan {
             rounds: usize::try_from(number("ASKGATE_BENCH_ROUNDS", 7)).unwrap_or(7),
             round: Duration::from_millis(number("ASKGATE_BENCH_ROUND_MS", 300)),
-            only: std::env::var("ASKGATE_BENCH_ONLY").ok().filter(|s| !s.is_empty()),
+            only: std::env::var("ASKGATE_BENCH_ONLY")
+                .ok()
+                .filter(|s| !s.is_empty()),
         }
     }
 
@@ -225,9 +228,32 @@ fn check_setup(ask: &Ask) {
             }
         }
         Step::Settled(other) => panic!("the answer must be accepted, got {other:?}"),
-        Step::ReAsk(again) => panic!("the answer must be accepted, got a re-ask: {:?}", again.reasons()),
+        Step::ReAsk(again) => panic!(
+            "the answer must be accepted, got a re-ask: {:?}",
+            again.reasons()
+        ),
     }
 }
+
+/// A 5-question set: single and multiple choice, free text, a typed date.
+const QUESTIONS: &str = r#"{
+  "source": "ask",
+  "questions": [
+    {"id": "env", "prompt": "Which environment?", "defaults": ["staging"],
+     "options": [{"value": "staging", "label": "Staging"}, {"value": "prod", "label": "Production"}]},
+    {"id": "tables", "prompt": "Which tables?", "multiple": true, "defaults": ["invoices"],
+     "options": [{"value": "invoices", "label": "Invoices"}, {"value": "payments", "label": "Payments"},
+                 {"value": "refunds", "label": "Refunds"}]},
+    {"id": "ticket", "prompt": "Ticket?", "allow_free_text": true, "defaults": ["OPS-1"],
+     "options": [{"value": "OPS-1", "label": "OPS-1"}]},
+    {"id": "day", "prompt": "Which day?", "input": {"type": "date"}, "defaults": ["2026-12-01"]},
+    {"id": "notify", "prompt": "Notify the team?", "defaults": ["yes"],
+     "options": [{"value": "yes", "label": "Yes"}, {"value": "no", "label": "No"}]}
+  ]
+}"#;
+
+/// A reply answering every question of [`QUESTIONS`].
+const REPLY: &str = r#"{"answers": {"env": ["prod"], "tables": ["payments", "refunds"], "ticket": ["INC-42"], "day": ["2026-12-03"], "notify": ["no"]}, "answered_by": "alice", "answered_via": "web"}"#;
 
 fn main() {
     let plan = Plan::from_env();
@@ -244,30 +270,57 @@ fn main() {
         plan.round.as_millis()
     );
 
-    let mut cases = vec![Case::new("bare parse: CONTENT -> serde_json::Value", || {
-        serde_json::from_str::<Json>(black_box(CONTENT)).expect("CONTENT parses")
-    })];
-    if plan.wants("map") {
-        cases.push(Case::new("map a 10-field form: request()", || {
-            black_box(&ask).request(REVISION).expect("the form maps")
-        }));
-        cases.push(Case::new("map a 10-field form: request() + to_string", || {
+    let questions = QuestionSet::deserialize(
+        &serde_json::from_str::<Json>(QUESTIONS).expect("QUESTIONS parses"),
+    )
+    .expect("QUESTIONS is a question set")
+    .prepare()
+    .expect("QUESTIONS is valid");
+    let reply: Reply = serde_json::from_str(REPLY).expect("REPLY is a reply");
+    questions.settle(&reply).expect("REPLY settles");
+    let mut cases = vec![Case::new(
+        "bare parse: CONTENT -> serde_json::Value",
+        || serde_json::from_str::<Json>(black_box(CONTENT)).expect("CONTENT parses"),
+    )];
+    cases.push(Case::new("map a 10-field form: request()", || {
+        black_box(&ask).request(REVISION).expect("the form maps")
+    }));
+    cases.push(Case::new(
+        "map a 10-field form: request() + to_string",
+        || {
             let request = black_box(&ask).request(REVISION).expect("the form maps");
             serde_json::to_string(&request).expect("the request serializes")
-        }));
-    }
-    if plan.wants("settle") {
-        cases.push(Case::new("settle a 10-field answer: pre-parsed map", || {
-            black_box(&ask).settle(REVISION, black_box(&accepted))
-        }));
-        cases.push(Case::new("settle a 10-field answer: from text", || {
-            let content: Map<String, Json> =
-                serde_json::from_str(black_box(CONTENT)).expect("CONTENT parses");
-            black_box(&ask).settle(REVISION, &Response::accept(content))
-        }));
-    }
+        },
+    ));
+    cases.push(Case::new(
+        "settle a 10-field answer: pre-parsed map",
+        || black_box(&ask).settle(REVISION, black_box(&accepted)),
+    ));
+    cases.push(Case::new("settle a 10-field answer: from text", || {
+        let content: Map<String, Json> =
+            serde_json::from_str(black_box(CONTENT)).expect("CONTENT parses");
+        black_box(&ask).settle(REVISION, &Response::accept(content))
+    }));
+    cases.push(Case::new("bare parse: REPLY -> serde_json::Value", || {
+        serde_json::from_str::<Json>(black_box(REPLY)).expect("REPLY parses")
+    }));
+    cases.push(Case::new(
+        "settle a 5-question set: reply from text",
+        || {
+            let reply: Reply = serde_json::from_str(black_box(REPLY)).expect("REPLY parses");
+            black_box(&questions).settle(&reply).expect("REPLY settles")
+        },
+    ));
+    // The baseline (first) always runs: every ratio is against it.
+    let mut position = 0;
+    cases.retain(|case| {
+        position += 1;
+        position == 1 || plan.wants(case.name)
+    });
     let measured = measure_all(&plan, &mut cases);
-    let (baseline, cases) = measured.split_first().expect("the baseline is always measured");
+    let (baseline, cases) = measured
+        .split_first()
+        .expect("the baseline is always measured");
 
     let name_width = std::iter::once(baseline)
         .chain(cases)
@@ -279,7 +332,10 @@ fn main() {
         "{:<name_width$} | {:>12} | {:>9} | {:>23} | ratio vs bare parse",
         "case", "ops/s", "ns/op", "spread ops/s (min-max)"
     );
-    println!("{:-<name_width$}-|-{:->12}-|-{:->9}-|-{:->23}-|-{:-<19}", "", "", "", "", "");
+    println!(
+        "{:-<name_width$}-|-{:->12}-|-{:->9}-|-{:->23}-|-{:-<19}",
+        "", "", "", "", ""
+    );
     for m in std::iter::once(baseline).chain(cases) {
         println!(
             "{:<name_width$} | {:>12.0} | {:>9.1} | {:>23} | {:.2}x",
@@ -292,8 +348,26 @@ fn main() {
     }
     println!();
 
-    let Some(settle) = cases.iter().find(|m| m.name.ends_with("from text")) else {
-        println!("targets: not checked (the settle cases were filtered out)");
+    let reply_parse = cases
+        .iter()
+        .find(|m| m.name.starts_with("bare parse: REPLY"));
+    let set_settle = cases
+        .iter()
+        .find(|m| m.name.starts_with("settle a 5-question set"));
+    if let (Some(parse), Some(settle)) = (reply_parse, set_settle) {
+        println!(
+            "question set: settle from text {:.0} replies/s, {:.2}x the bare parse of the same reply (target <= 3.00x: {})",
+            settle.median,
+            settle.ratio(parse),
+            if settle.ratio(parse) <= 3.0 {
+                "met"
+            } else {
+                "MISSED"
+            },
+        );
+    }
+    let Some(settle) = cases.iter().find(|m| m.name.ends_with("answer: from text")) else {
+        println!("targets: not checked (the settle-from-text case was filtered out)");
         return;
     };
     let rate_ok = settle.median >= 500_000.0;

@@ -2,6 +2,7 @@
 //! attempt this is. Settling a response is pure and deterministic.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
@@ -42,11 +43,8 @@ pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 /// ```
 #[derive(Debug, Clone)]
 pub struct Ask {
-    form: Form,
-    fields: Vec<CheckedField>,
-    names: Vec<Names>,
-    /// Which field a property name belongs to.
-    owners: HashMap<String, usize>,
+    /// What never changes between attempts, shared by every re-ask.
+    shape: Arc<Shape>,
     /// Per field: open, settled with a value, or left empty.
     settled: Vec<Slot>,
     attempt: u32,
@@ -111,10 +109,12 @@ impl Ask {
             settled[index] = Slot::Settled(value, Provenance::Supplied);
         }
         Ok(Ask {
-            form,
-            fields,
-            names,
-            owners,
+            shape: Arc::new(Shape {
+                form,
+                fields,
+                names,
+                owners,
+            }),
             settled,
             attempt: 1,
             max_attempts: DEFAULT_MAX_ATTEMPTS,
@@ -136,7 +136,7 @@ impl Ask {
 
     /// The form as declared.
     pub fn form(&self) -> &Form {
-        &self.form
+        &self.shape.form
     }
 
     /// Which attempt the next request is (1 for the first).
@@ -167,7 +167,8 @@ impl Ask {
     /// The values settled so far (supplied, and answered in earlier attempts).
     pub fn values(&self) -> Values {
         Values(
-            self.fields
+            self.shape
+                .fields
                 .iter()
                 .zip(&self.settled)
                 .filter_map(|(field, slot)| match slot {
@@ -193,7 +194,7 @@ impl Ask {
     /// answer was refused, then the form's message.
     pub fn message(&self) -> String {
         if self.reasons.is_empty() {
-            return self.form.message.clone();
+            return self.shape.form.message.clone();
         }
         let mut message = format!(
             "Some answers need another look (attempt {} of {}):\n",
@@ -205,7 +206,7 @@ impl Ask {
             message.push('\n');
         }
         message.push('\n');
-        message.push_str(&self.form.message);
+        message.push_str(&self.shape.form.message);
         message
     }
 
@@ -244,11 +245,11 @@ impl Ask {
         let content = response.content.as_ref().unwrap_or(&empty);
         let mut problems = Vec::new();
         let mut settled = self.settled.clone();
-        for (index, field) in self.fields.iter().enumerate() {
+        for (index, field) in self.shape.fields.iter().enumerate() {
             if settled[index] != Slot::Open {
                 continue;
             }
-            let gathered = wire::gather(field, &self.names[index], content);
+            let gathered = wire::gather(field, &self.shape.names[index], content);
             let result = match gathered {
                 Gathered::Absent => match (&field.default, field.decl.required) {
                     (Some(default), _) => Ok(Slot::Settled(default.clone(), Provenance::Defaulted)),
@@ -267,7 +268,7 @@ impl Ask {
             }
         }
         for key in content.keys() {
-            if !self.owners.contains_key(key) {
+            if !self.shape.owners.contains_key(key) {
                 problems.push(Problem {
                     field: key.clone(),
                     title: String::new(),
@@ -275,27 +276,44 @@ impl Ask {
                 });
             }
         }
-        let next = Ask {
-            settled,
-            ..self.clone()
-        };
         if problems.is_empty() {
             return Step::Settled(Outcome::Accepted {
-                values: next.values(),
+                values: self.collect(settled),
             });
         }
         if self.attempt >= self.max_attempts {
             return Step::Settled(Outcome::GaveUp {
                 attempts: self.attempt,
-                values: next.values(),
+                values: self.collect(settled),
                 problems,
             });
         }
         Step::ReAsk(Box::new(Ask {
+            shape: Arc::clone(&self.shape),
+            settled,
             attempt: self.attempt + 1,
+            max_attempts: self.max_attempts,
             reasons: problems.iter().map(Problem::message).collect(),
-            ..next
         }))
+    }
+
+    /// The values of `settled`, moved out, in form order.
+    fn collect(&self, settled: Vec<Slot>) -> Values {
+        Values(
+            self.shape
+                .fields
+                .iter()
+                .zip(settled)
+                .filter_map(|(field, slot)| match slot {
+                    Slot::Settled(value, source) => Some(Settled {
+                        id: field.id().to_owned(),
+                        value,
+                        source,
+                    }),
+                    Slot::Open | Slot::LeftEmpty => None,
+                })
+                .collect(),
+        )
     }
 
     /// The `content` a client of `revision` would send to answer the open
@@ -314,7 +332,7 @@ impl Ask {
     /// The ask as a record to store, and to resume from after a restart.
     pub fn to_record(&self) -> AskRecord {
         AskRecord {
-            form: self.form.clone(),
+            form: self.shape.form.clone(),
             answered: self
                 .values()
                 .iter()
@@ -330,6 +348,7 @@ impl Ask {
                 })
                 .collect(),
             left_empty: self
+                .shape
                 .fields
                 .iter()
                 .zip(&self.settled)
@@ -351,11 +370,12 @@ impl Ask {
         let mut ask = Ask::new(record.form)?.with_max_attempts(record.max_attempts.max(1))?;
         for (id, recorded) in record.answered {
             let index = ask
+                .shape
                 .fields
                 .iter()
                 .position(|f| f.id() == id)
                 .ok_or_else(|| Error::UnknownSupplied { id: id.clone() })?;
-            let field = &ask.fields[index];
+            let field = &ask.shape.fields[index];
             let value = field
                 .check(&recorded.value)
                 .map_err(|kind| Error::BadSupplied {
@@ -366,6 +386,7 @@ impl Ask {
         }
         for id in record.left_empty {
             let index = ask
+                .shape
                 .fields
                 .iter()
                 .position(|f| f.id() == id)
@@ -381,17 +402,28 @@ impl Ask {
 
     /// The checked fields, in form order.
     pub(crate) fn checked_fields(&self) -> &[CheckedField] {
-        &self.fields
+        &self.shape.fields
     }
 
     fn open(&self) -> impl Iterator<Item = (&CheckedField, &Names)> {
-        self.fields
+        self.shape
+            .fields
             .iter()
-            .zip(&self.names)
+            .zip(&self.shape.names)
             .zip(&self.settled)
             .filter(|(_, slot)| **slot == Slot::Open)
             .map(|(pair, _)| pair)
     }
+}
+
+/// The checked form: fixed for the life of an ask.
+#[derive(Debug)]
+struct Shape {
+    form: Form,
+    fields: Vec<CheckedField>,
+    names: Vec<Names>,
+    /// Which field a property name belongs to.
+    owners: HashMap<String, usize>,
 }
 
 /// Where one field stands.

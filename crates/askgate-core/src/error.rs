@@ -63,8 +63,10 @@ pub enum Error {
         /// The repeated value or hotkey.
         value: String,
     },
-    /// An option value is empty.
-    #[error("field {field:?} has an option with an empty value")]
+    /// An option value is empty or only spaces.
+    #[error(
+        "field {field:?} has an option with an empty value; a blank answer means \"left empty\""
+    )]
     EmptyOption {
         /// The field id.
         field: String,

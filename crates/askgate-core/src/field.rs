@@ -206,20 +206,36 @@ impl CheckedField {
                 }
             }
             FieldKind::Number(spec) => {
-                let (number, shown) = number(json)?;
-                self.in_bounds(number, spec.minimum, spec.maximum, &shown)?;
+                let number = number(json)?;
+                self.in_bounds(number, spec.minimum, spec.maximum, json)?;
                 Ok(Value::Number(number))
             }
             FieldKind::Integer(spec) => {
-                let (number, shown) = number(json)?;
-                if number.fract() != 0.0 || number.abs() > 9_007_199_254_740_992.0 {
-                    return Err(ProblemKind::NotWhole(Echo::number(&shown, self.secret)));
+                let whole = integer(json)?;
+                let echo = || Echo::number(&shown(json), self.secret);
+                // Integers stay within what every JSON peer reads exactly
+                // (I-JSON, RFC 7493: ±(2^53 - 1)).
+                let min = spec.minimum.unwrap_or(-SAFE_INTEGER).max(-SAFE_INTEGER);
+                let max = spec.maximum.unwrap_or(SAFE_INTEGER).min(SAFE_INTEGER);
+                let value = match whole {
+                    Whole::Exact(value) => value,
+                    Whole::Fraction => return Err(ProblemKind::NotWhole(echo())),
+                    Whole::TooSmall => i64::MIN,
+                    Whole::TooLarge => i64::MAX,
+                };
+                if value < min {
+                    return Err(ProblemKind::BelowMinimum {
+                        given: echo(),
+                        min: min.to_string(),
+                    });
                 }
-                let min = spec.minimum.map(|n| n as f64);
-                let max = spec.maximum.map(|n| n as f64);
-                self.in_bounds(number, min, max, &shown)?;
-                // In range and whole: the cast is exact (|n| <= 2^53).
-                Ok(Value::Integer(number as i64))
+                if value > max {
+                    return Err(ProblemKind::AboveMaximum {
+                        given: echo(),
+                        max: max.to_string(),
+                    });
+                }
+                Ok(Value::Integer(value))
             }
             FieldKind::Boolean(_) => match json {
                 Json::Bool(b) => Ok(Value::Boolean(*b)),
@@ -273,7 +289,7 @@ impl CheckedField {
                     .options()
                     .iter()
                     .any(|o| o.value.eq_ignore_ascii_case(&canonical));
-                if self.strict() && !offered {
+                if self.strict() && !self.options().is_empty() && !offered {
                     return Err(self.not_on_offer(text));
                 }
                 Ok(Value::Zone(canonical))
@@ -328,12 +344,15 @@ impl CheckedField {
             }
             match self.option_index(item) {
                 Some(index) => picked[index] = true,
-                None if !spec.strict => {
-                    let item = item.trim().to_owned();
-                    if !free.contains(&item) {
-                        free.push(item);
+                None if !spec.strict => match self.option_index(item.trim()) {
+                    Some(index) => picked[index] = true,
+                    None => {
+                        let item = item.trim().to_owned();
+                        if !free.contains(&item) {
+                            free.push(item);
+                        }
                     }
-                }
+                },
                 None => return Err(self.not_on_offer(item)),
             }
         }
@@ -366,6 +385,9 @@ impl CheckedField {
             return Ok(self.options()[index].value.clone());
         }
         let free = given.trim();
+        if let Some(index) = self.option_index(free) {
+            return Ok(self.options()[index].value.clone());
+        }
         if !self.strict() && !free.is_empty() {
             return Ok(free.to_owned());
         }
@@ -393,13 +415,13 @@ impl CheckedField {
         number: f64,
         min: Option<f64>,
         max: Option<f64>,
-        shown: &str,
+        json: &Json,
     ) -> Result<(), ProblemKind> {
         if let Some(min) = min
             && number < min
         {
             return Err(ProblemKind::BelowMinimum {
-                given: Echo::number(shown, self.secret),
+                given: Echo::number(&shown(json), self.secret),
                 min: min.to_string(),
             });
         }
@@ -407,7 +429,7 @@ impl CheckedField {
             && number > max
         {
             return Err(ProblemKind::AboveMaximum {
-                given: Echo::number(shown, self.secret),
+                given: Echo::number(&shown(json), self.secret),
                 max: max.to_string(),
             });
         }
@@ -483,7 +505,7 @@ fn check_choice(id: &str, spec: &ChoiceSpec) -> Result<(), Error> {
 
 fn check_options(id: &str, options: &[ChoiceOption]) -> Result<(), Error> {
     for (i, option) in options.iter().enumerate() {
-        if option.value.is_empty() {
+        if option.value.trim().is_empty() {
             return Err(Error::EmptyOption {
                 field: id.to_owned(),
             });
@@ -526,20 +548,74 @@ fn string<'a>(json: &'a Json, expected: &'static str) -> Result<&'a str, Problem
     json.as_str().ok_or(ProblemKind::WrongType { expected })
 }
 
+/// The largest integer every JSON peer reads exactly: 2^53 - 1.
+const SAFE_INTEGER: i64 = 9_007_199_254_740_991;
+
+/// A whole number read exactly, never through a float that could round it.
+enum Whole {
+    Exact(i64),
+    Fraction,
+    TooSmall,
+    TooLarge,
+}
+
+/// An integer from a JSON number or a string holding one.
+fn integer(json: &Json) -> Result<Whole, ProblemKind> {
+    let wrong = ProblemKind::WrongType {
+        expected: "a whole number",
+    };
+    if let Json::Number(n) = json
+        && let Some(exact) = n.as_i64()
+    {
+        return Ok(Whole::Exact(exact));
+    }
+    let text = match json {
+        Json::Number(n) => n.to_string(),
+        Json::String(s) => s.trim().to_owned(),
+        _ => return Err(wrong),
+    };
+    if let Ok(exact) = text.parse::<i64>() {
+        return Ok(Whole::Exact(exact));
+    }
+    if text.parse::<i128>().is_ok() {
+        return Ok(if text.starts_with('-') {
+            Whole::TooSmall
+        } else {
+            Whole::TooLarge
+        });
+    }
+    match text.parse::<f64>() {
+        Ok(f) if f.is_finite() && f.fract() != 0.0 => Ok(Whole::Fraction),
+        Ok(f) if f.is_finite() && f < i64::MIN as f64 => Ok(Whole::TooSmall),
+        Ok(f) if f.is_finite() && f > i64::MAX as f64 => Ok(Whole::TooLarge),
+        // Whole and within 2^53 (e.g. `3.0` or `3e2`): the cast is exact.
+        Ok(f) if f.is_finite() && f.abs() <= 9_007_199_254_740_992.0 => Ok(Whole::Exact(f as i64)),
+        // A whole float past 2^53 cannot say which integer it means.
+        Ok(f) if f.is_finite() => Ok(Whole::Fraction),
+        _ => Err(wrong),
+    }
+}
+
+/// A number as the person wrote it, for messages.
+fn shown(json: &Json) -> String {
+    match json {
+        Json::Number(n) => n.to_string(),
+        Json::String(s) => s.trim().to_owned(),
+        other => other.to_string(),
+    }
+}
+
 /// A JSON number, or a string holding one (web forms and terminals send text).
-fn number(json: &Json) -> Result<(f64, String), ProblemKind> {
+fn number(json: &Json) -> Result<f64, ProblemKind> {
     let wrong = ProblemKind::WrongType {
         expected: "a number",
     };
     match json {
-        Json::Number(n) => n.as_f64().map(|f| (f, n.to_string())).ok_or(wrong),
-        Json::String(s) => {
-            let trimmed = s.trim();
-            match trimmed.parse::<f64>() {
-                Ok(f) if f.is_finite() => Ok((f, trimmed.to_owned())),
-                _ => Err(wrong),
-            }
-        }
+        Json::Number(n) => n.as_f64().ok_or(wrong),
+        Json::String(s) => match s.trim().parse::<f64>() {
+            Ok(f) if f.is_finite() => Ok(f),
+            _ => Err(wrong),
+        },
         _ => Err(wrong),
     }
 }

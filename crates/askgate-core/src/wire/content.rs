@@ -5,6 +5,8 @@
 //! value) and strict about meaning (a value and a free entry for one single
 //! choice, half a time range).
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value as Json};
 
 use super::Names;
@@ -15,21 +17,25 @@ use crate::revision::Revision;
 
 /// What the content says about one field.
 #[derive(Debug)]
-pub(crate) enum Gathered {
+pub(crate) enum Gathered<'a> {
     /// Nothing: the field was left empty.
     Absent,
     /// A value in the field's JSON shape, still to be checked.
-    Given(Json),
+    Given(Cow<'a, Json>),
     /// The properties contradict each other or are incomplete.
     Wrong(ProblemKind),
 }
 
 /// Collect the properties of one field into its JSON shape.
-pub(crate) fn gather(field: &CheckedField, names: &Names, content: &Map<String, Json>) -> Gathered {
+pub(crate) fn gather<'a>(
+    field: &CheckedField,
+    names: &Names,
+    content: &'a Map<String, Json>,
+) -> Gathered<'a> {
     let present = |name: &str| content.get(name).filter(|json| !is_blank(json));
     if let Some((from_name, to_name)) = &names.ends {
         if let Some(whole) = present(&names.main) {
-            return Gathered::Given(whole.clone());
+            return Gathered::Given(Cow::Borrowed(whole));
         }
         return match (present(from_name), present(to_name)) {
             (None, None) => Gathered::Absent,
@@ -39,7 +45,7 @@ pub(crate) fn gather(field: &CheckedField, names: &Names, content: &Map<String, 
                 let mut ends = Map::new();
                 ends.insert("from".into(), from.clone());
                 ends.insert("to".into(), to.clone());
-                Gathered::Given(Json::Object(ends))
+                Gathered::Given(Cow::Owned(Json::Object(ends)))
             }
         };
     }
@@ -52,24 +58,24 @@ pub(crate) fn gather(field: &CheckedField, names: &Names, content: &Map<String, 
         other,
     ) {
         (Some(_), Some(_)) => Gathered::Wrong(ProblemKind::ChoiceAndOther),
-        (Some(main), None) => Gathered::Given(main.clone()),
-        (None, Some(other)) => Gathered::Given(other.clone()),
+        (Some(main), None) => Gathered::Given(Cow::Borrowed(main)),
+        (None, Some(other)) => Gathered::Given(Cow::Borrowed(other)),
         (None, None) => Gathered::Absent,
     }
 }
 
-fn gather_multiple(
+fn gather_multiple<'a>(
     field: &CheckedField,
     names: &Names,
-    content: &Map<String, Json>,
+    content: &'a Map<String, Json>,
     other: Option<&Json>,
-) -> Gathered {
+) -> Gathered<'a> {
     // An explicit empty list is an answer ("none of these"), not a blank.
     let mut items: Vec<Json> = match content.get(&names.main) {
         Some(Json::Array(items)) => items.clone(),
         Some(Json::Null) | None => Vec::new(),
         Some(Json::String(s)) if s.trim().is_empty() => Vec::new(),
-        Some(other) => return Gathered::Given(other.clone()),
+        Some(other) => return Gathered::Given(Cow::Borrowed(other)),
     };
     let mut seen = content.contains_key(&names.main);
     for (option, name) in field.options().iter().zip(&names.per_option) {
@@ -93,7 +99,7 @@ fn gather_multiple(
         items.push(other.clone());
     }
     if seen {
-        Gathered::Given(Json::Array(items))
+        Gathered::Given(Cow::Owned(Json::Array(items)))
     } else {
         Gathered::Absent
     }
