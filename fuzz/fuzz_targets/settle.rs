@@ -1183,37 +1183,121 @@ impl Trail {
     }
 }
 
-/// Everything observable about an ask, in a form comparable across
-/// independently built asks (the `Debug` of an `Ask` holds a `HashMap`, whose
-/// order differs between two maps built apart).
-fn state(ask: &Ask) -> String {
-    let requests: Vec<String> = Revision::ALL
-        .iter()
-        .map(|r| match ask.request(*r) {
-            Ok(request) => format!("{:?}", request.to_json()),
-            Err(e) => format!("error {e:?}"),
-        })
-        .collect();
-    format!(
-        "attempt={} max={} reasons={:?} values={:?} open={:?} url={} without_asking={:?} message={:?} requests={:?} form={:?}",
-        ask.attempt(),
-        ask.max_attempts(),
-        ask.reasons(),
-        ask.values(),
-        ask.open_fields().collect::<Vec<_>>(),
-        ask.needs_url_mode(),
-        ask.settle_without_asking(),
-        ask.message(),
-        requests,
-        ask.form(),
-    )
+/// Settled values as text. With `record-instant-offset` allowed, instants
+/// are shown by their moment only (a known bug: a record loses the offset an
+/// instant was given in).
+fn values_text(values: &Values) -> String {
+    if !allowed("record-instant-offset") {
+        return format!("{values:?}");
+    }
+    values_shown(values, true)
 }
 
-fn fingerprint(step: &Step) -> String {
-    match step {
-        Step::Settled(outcome) => format!("Settled({outcome:?})"),
-        Step::ReAsk(next) => format!("ReAsk({})", state(next)),
+/// Settled values as text, instants by their moment when
+/// `record-instant-offset` is allowed, with or without provenance.
+fn values_shown(values: &Values, with_source: bool) -> String {
+    let lenient = allowed("record-instant-offset");
+    let shown: Vec<String> = values
+        .iter()
+        .map(|s| {
+            let value = match &s.value {
+                Value::Instant(i) if lenient => format!("Instant({})", i.timestamp),
+                Value::TimeRange { from, to } if lenient => {
+                    format!("TimeRange({} .. {})", from.timestamp, to.timestamp)
+                }
+                other => format!("{other:?}"),
+            };
+            if with_source {
+                format!("{}={value}/{:?}", s.id, s.source)
+            } else {
+                format!("{}={value}", s.id)
+            }
+        })
+        .collect();
+    format!("{shown:?}")
+}
+
+/// Whether a settled instant (or time range end) has a UTC offset that is
+/// not a whole number of minutes, such as `+05:30:15`.
+fn has_seconds_offset(values: &Values) -> bool {
+    values.iter().any(|s| match &s.value {
+        Value::Instant(i) => i.offset.seconds() % 60 != 0,
+        Value::TimeRange { from, to } => from.offset.seconds() % 60 != 0 || to.offset.seconds() % 60 != 0,
+        _ => false,
+    })
+}
+
+fn outcome_text(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Accepted { values } => format!("Accepted {}", values_text(values)),
+        Outcome::GaveUp {
+            attempts,
+            problems,
+            values,
+        } => format!(
+            "GaveUp attempts={attempts} problems={problems:?} values={}",
+            values_text(values)
+        ),
+        other => format!("{other:?}"),
     }
+}
+
+/// Everything observable about an ask, part by part, comparable across
+/// independently built asks (the `Debug` of an `Ask` holds a `HashMap`, whose
+/// order differs between two maps built apart).
+fn state(ask: &Ask) -> Vec<(&'static str, String)> {
+    let mut parts = vec![
+        ("attempt", ask.attempt().to_string()),
+        ("max_attempts", ask.max_attempts().to_string()),
+        ("reasons", format!("{:?}", ask.reasons())),
+        ("values", values_text(&ask.values())),
+        ("open", format!("{:?}", ask.open_fields().collect::<Vec<_>>())),
+        ("needs_url_mode", ask.needs_url_mode().to_string()),
+        (
+            "settle_without_asking",
+            format!("{:?}", ask.settle_without_asking().as_ref().map(outcome_text)),
+        ),
+        ("message", format!("{:?}", ask.message())),
+        ("form", format!("{:?}", ask.form())),
+    ];
+    for (r, name) in Revision::ALL.iter().zip(["request 2025-06-18", "request 2025-11-25", "request 2026-07-28"]) {
+        let text = match ask.request(*r) {
+            Ok(request) => request.to_json().to_string(),
+            Err(e) => format!("error {e:?}"),
+        };
+        parts.push((name, text));
+    }
+    parts
+}
+
+fn fingerprint(step: &Step) -> Vec<(&'static str, String)> {
+    match step {
+        Step::Settled(outcome) => vec![("settled", outcome_text(outcome))],
+        Step::ReAsk(next) => state(next),
+    }
+}
+
+/// The parts where two states differ.
+fn diff(a: &[(&'static str, String)], b: &[(&'static str, String)]) -> String {
+    let mut text = String::new();
+    if a.len() != b.len() {
+        text.push_str(&format!("  shape differs:
+    {a:?}
+  vs
+    {b:?}
+"));
+        return text;
+    }
+    for ((name, x), (_, y)) in a.iter().zip(b) {
+        if x != y {
+            text.push_str(&format!("  {name}:
+    {x}
+  vs
+    {y}
+"));
+        }
+    }
+    text
 }
 
 fn run(u: &mut Unstructured<'_>) -> Result<()> {
@@ -1333,6 +1417,7 @@ fn drive(form: Form, revision: Revision, attempts: u8, responses: &[RespDesc]) {
                 let values = next.values();
                 check_kept(&trail, &ask.values(), &values);
                 check_values(&trail, &form, &values, Some((&response, &open)));
+                check_resupply(&trail, &form, &values);
                 ask = *next;
             }
         }
@@ -1352,13 +1437,20 @@ fn check_record(trail: &Trail, ask: &Ask, revision: Revision, response: &Respons
             return;
         }
     };
+    if allowed("record-instant-seconds") && has_seconds_offset(&ask.values()) {
+        // Known bug: an offset with seconds is cut to minutes in the record.
+        return;
+    }
+    if allowed("label-reread") && json_is_label(ask.form(), &ask.values()) {
+        return;
+    }
     let (before, after) = (state(ask), state(&restored));
     trail.check("record-state", before == after, || {
-        format!("restored ask differs:\n{before}\nvs\n{after}\nrecord: {record:?}")
+        format!("restored ask differs:\n{}record: {record:?}", diff(&before, &after))
     });
     let (a, b) = (fingerprint(step), fingerprint(&restored.settle(revision, response)));
     trail.check("record-settle", a == b, || {
-        format!("restored ask settles differently:\n{a}\nvs\n{b}\nrecord: {record:?}")
+        format!("restored ask settles differently:\n{}record: {record:?}", diff(&a, &b))
     });
     match serde_json::to_string(&record) {
         Ok(text) => {
@@ -1391,6 +1483,7 @@ fn check_outcome(
             }
             check_kept(trail, &ask.values(), values);
             check_values(trail, form, values, Some((response, open)));
+            check_resupply(trail, form, values);
         }
         (Action::Accept, Outcome::GaveUp { attempts, problems, values }) => {
             trail.check("gave-up", *attempts == ask.attempt() && ask.attempt() >= ask.max_attempts(), || {
@@ -1399,10 +1492,55 @@ fn check_outcome(
             trail.check("gave-up", !problems.is_empty(), || "gave up without problems".into());
             check_kept(trail, &ask.values(), values);
             check_values(trail, form, values, Some((response, open)));
+            check_resupply(trail, form, values);
         }
         (action, outcome) => {
             trail.check("action", false, || format!("{action:?} settled as {outcome:?}"));
         }
+    }
+}
+
+/// Whether a settled zone or instant is written (in its JSON shape) as the
+/// label of one of its field's options: read back, the label picks that
+/// option instead (a known bug, `label-reread`).
+fn json_is_label(form: &Form, values: &Values) -> bool {
+    values.iter().any(|s| {
+        let Some(field) = form.fields.iter().find(|f| f.id == s.id) else {
+            return false;
+        };
+        let texts: Vec<String> = match &s.value {
+            Value::Instant(_) | Value::Zone(_) => s.value.to_json().as_str().map(str::to_owned).into_iter().collect(),
+            _ => Vec::new(),
+        };
+        texts
+            .iter()
+            .any(|t| options_of(&field.kind).iter().any(|o| &o.label == t && &o.value != t))
+    })
+}
+
+/// Settled values in their JSON shape, given back to the same form as
+/// `supplied`, are accepted and read back as the same values.
+fn check_resupply(trail: &Trail, form: &Form, values: &Values) {
+    if allowed("record-instant-seconds") && has_seconds_offset(values) {
+        return;
+    }
+    if allowed("label-reread") && json_is_label(form, values) {
+        return;
+    }
+    let mut again = form.clone();
+    for (id, json) in values.to_json() {
+        again.supplied.insert(id, json);
+    }
+    match Ask::new(again) {
+        Ok(ask) => {
+            let (before, after) = (values_shown(values, false), values_shown(&ask.values(), false));
+            trail.check("outcome-resupply", before == after, || {
+                format!("values supplied back read differently:\n  {before}\nvs\n  {after}\nsupplied: {:?}", values.to_json())
+            });
+        }
+        Err(e) => trail.check("outcome-resupply", false, || {
+            format!("values supplied back are refused: {e}\nsupplied: {:?}", values.to_json())
+        }),
     }
 }
 

@@ -256,27 +256,34 @@ impl CheckedField {
             }
             FieldKind::Instant(_) => {
                 let text = string(json, "a date and time as text")?;
-                if let Some(index) = self.option_index(text) {
-                    return Ok(Value::Instant(self.instants[index]));
-                }
-                let instant = time::read_instant(text, self.zone.as_ref(), self.secret)?;
-                if self.strict() && !self.options().is_empty() {
-                    match self
-                        .instants
-                        .iter()
-                        .find(|i| i.timestamp == instant.timestamp)
-                    {
-                        Some(offered) => return Ok(Value::Instant(*offered)),
-                        None => return Err(self.not_on_offer(text)),
+                // An instant first; an option's label only for text that is none.
+                let instant = match time::read_instant(text, self.zone.as_ref(), self.secret) {
+                    Ok(instant) => instant,
+                    Err(problem) => match self.options().iter().position(|o| o.label == text) {
+                        Some(index) => self.instants[index],
+                        None => return Err(problem),
+                    },
+                };
+                match self
+                    .instants
+                    .iter()
+                    .find(|i| i.timestamp == instant.timestamp)
+                {
+                    Some(offered) => Ok(Value::Instant(*offered)),
+                    None if self.strict() && !self.options().is_empty() => {
+                        Err(self.not_on_offer(text))
                     }
+                    None => Ok(Value::Instant(instant)),
                 }
-                Ok(Value::Instant(instant))
             }
             FieldKind::Zone(_) => {
                 let text = string(json, "an IANA time zone name as text")?;
-                let name = match self.option_index(text) {
-                    Some(index) => &self.options()[index].value,
-                    None => text.trim(),
+                // A zone name first; an option's label only for text that is none.
+                let name = match self.options().iter().position(|o| o.label == text) {
+                    Some(index) if time::zone(text.trim()).is_none() => {
+                        &self.options()[index].value
+                    }
+                    _ => text.trim(),
                 };
                 let Some(tz) = time::zone(name) else {
                     return Err(ProblemKind::UnknownZone {

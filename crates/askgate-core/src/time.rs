@@ -86,6 +86,23 @@ pub(crate) fn read_instant(
     zone: Option<&NamedZone>,
     secret: bool,
 ) -> Result<Instant, ProblemKind> {
+    let instant = read_moment(input, zone, secret)?;
+    // A field with a zone shows every instant in that zone, however it was
+    // written, so a settled value reads back as itself.
+    Ok(match zone {
+        Some(zone) => Instant {
+            timestamp: instant.timestamp,
+            offset: zone.tz.to_offset(instant.timestamp),
+        },
+        None => instant,
+    })
+}
+
+fn read_moment(
+    input: &str,
+    zone: Option<&NamedZone>,
+    secret: bool,
+) -> Result<Instant, ProblemKind> {
     let input = input.trim();
     let echo = || Echo::of(input, secret);
     let pieces = Pieces::parse(input).map_err(|_| ProblemKind::NotInstant(echo()))?;
@@ -111,7 +128,10 @@ pub(crate) fn read_instant(
         Some(offset) => {
             let offset = match offset {
                 PiecesOffset::Zulu => Offset::UTC,
-                PiecesOffset::Numeric(numeric) => numeric.offset(),
+                // RFC 3339 offsets are whole minutes; `+05:30:15` is not one.
+                PiecesOffset::Numeric(numeric) if numeric.offset().seconds() % 60 == 0 => {
+                    numeric.offset()
+                }
                 _ => return Err(ProblemKind::NotInstant(echo())),
             };
             let timestamp = offset
@@ -124,14 +144,7 @@ pub(crate) fn read_instant(
                     zone: named.name.clone(),
                 });
             }
-            let shown = match zone {
-                Some(zone) if annotated.is_none() => zone.tz.to_offset(timestamp),
-                _ => offset,
-            };
-            Ok(Instant {
-                timestamp,
-                offset: shown,
-            })
+            Ok(Instant { timestamp, offset })
         }
         None => {
             let zone = annotated

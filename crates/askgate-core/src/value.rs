@@ -58,9 +58,16 @@ pub struct Instant {
 }
 
 impl fmt::Display for Instant {
-    /// RFC 3339, with the instant's offset.
+    /// RFC 3339, with the instant's offset; in UTC when the offset is not a
+    /// whole number of minutes (historic local mean times), which RFC 3339
+    /// cannot write.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.timestamp.display_with_offset(self.offset), f)
+        let offset = if self.offset.seconds() % 60 == 0 {
+            self.offset
+        } else {
+            Offset::UTC
+        };
+        fmt::Display::fmt(&self.timestamp.display_with_offset(offset), f)
     }
 }
 

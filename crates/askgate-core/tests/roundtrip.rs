@@ -792,7 +792,8 @@ fn tz(name: &str) -> TimeZone {
 }
 
 /// The text of a moment written `how`, and the instant a field with `zone`
-/// reads from it: the zone's offset, unless the text names its own zone.
+/// reads from it: always the field zone's offset; without a field zone, the
+/// offset written (or the annotated zone's).
 fn render(moment: Timestamp, zone: Option<&str>, how: How) -> (String, Instant) {
     let zone_offset = zone.map(|zone| tz(zone).to_offset(moment));
     let read = |given: Offset| Instant {
@@ -821,13 +822,7 @@ fn render(moment: Timestamp, zone: Option<&str>, how: How) -> (String, Instant) 
         How::Annotated(name) => {
             let offset = tz(name).to_offset(moment);
             let text = format!("{}[{name}]", moment.display_with_offset(offset));
-            (
-                text,
-                Instant {
-                    timestamp: moment,
-                    offset,
-                },
-            )
+            (text, read(offset))
         }
     }
 }

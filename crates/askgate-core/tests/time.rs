@@ -196,3 +196,61 @@ fn a_strict_zone_choice_accepts_only_its_options() {
         "not_on_offer"
     );
 }
+
+/// A settled value, given back as a supplied value, reads as itself.
+fn resupplied(field: Json, value: &Value) -> Value {
+    let form: Form = serde_json::from_value(json!({"message": "m", "fields": [field],
+        "supplied": {"f": value.to_json()}}))
+    .expect("a form");
+    let ask = Ask::new(form).expect("the settled value is valid as supplied");
+    ask.values().iter().next().expect("supplied").value.clone()
+}
+
+#[test]
+fn a_field_with_a_zone_shows_every_instant_in_it_and_reads_it_back_unchanged() {
+    let field = json!({"id": "f", "title": "F", "type": "instant", "zone": "America/New_York"});
+    let ask = ask(json!([field.clone()]));
+    let value = answer(
+        &ask,
+        json!({"f": "2026-07-01T09:30:00+02:00[Europe/Paris]"}),
+    )
+    .expect("valid");
+    assert_eq!(instant_text(value.clone()), "2026-07-01T03:30:00-04:00");
+    assert_eq!(resupplied(field, &value), value);
+}
+
+#[test]
+fn an_offset_with_seconds_is_not_rfc_3339() {
+    let ask = ask(json!([{"id": "at", "title": "At", "type": "instant"}]));
+    let error = answer(&ask, json!({"at": "2026-07-01T09:30:00+05:30:15"})).expect_err("seconds");
+    assert_eq!(error.code(), "not_instant");
+}
+
+#[test]
+fn a_historic_offset_in_seconds_is_written_in_utc_and_reads_back_as_the_same_moment() {
+    // Paris kept local mean time, +00:09:21, until 1891.
+    let field = json!({"id": "f", "title": "F", "type": "instant", "zone": "Europe/Paris"});
+    let ask = ask(json!([field.clone()]));
+    let value = answer(&ask, json!({"f": "1850-01-01T12:00:00"})).expect("valid");
+    assert_eq!(instant_text(value.clone()), "1850-01-01T11:50:39+00:00");
+    assert_eq!(resupplied(field, &value), value);
+}
+
+#[test]
+fn an_option_label_never_shadows_what_a_value_says() {
+    // The second option's label is the first option's moment, written out.
+    let field = json!({"id": "f", "title": "F", "type": "instant", "options": [
+        {"value": "2026-07-01T07:30:00Z", "label": "Early"},
+        {"value": "2026-07-01T09:30:00Z", "label": "2026-07-01T07:30:00+00:00"}]});
+    let instant_ask = ask(json!([field.clone()]));
+    let value = answer(&instant_ask, json!({"f": "2026-07-01T07:30:00Z"})).expect("valid");
+    assert_eq!(instant_text(value.clone()), "2026-07-01T07:30:00+00:00");
+    assert_eq!(resupplied(field, &value), value);
+
+    let zones = json!({"id": "f", "title": "F", "type": "zone",
+        "options": [{"value": "UTC", "label": "Europe/Paris"}]});
+    let zone_ask = ask(json!([zones.clone()]));
+    let value = answer(&zone_ask, json!({"f": "europe/paris"})).expect("a zone name");
+    assert_eq!(value, Value::Zone("Europe/Paris".into()));
+    assert_eq!(resupplied(zones, &value), value);
+}
