@@ -1505,7 +1505,7 @@ fn check_outcome(
 /// option instead (a known bug, `label-reread`).
 fn json_is_label(form: &Form, values: &Values) -> bool {
     values.iter().any(|s| {
-        let Some(field) = form.fields.iter().find(|f| f.id == s.id) else {
+        let Some(field) = form.fields.iter().find(|f| *f.id == *s.id) else {
             return false;
         };
         let texts: Vec<String> = match &s.value {
@@ -1559,7 +1559,7 @@ fn check_kept(trail: &Trail, before: &Values, after: &Values) {
 fn check_values(trail: &Trail, form: &Form, values: &Values, answered: Option<(&Response, &[String])>) {
     let mut last = None;
     for settled in values {
-        let position = form.fields.iter().position(|f| f.id == settled.id);
+        let position = form.fields.iter().position(|f| *f.id == *settled.id);
         trail.check("values-order", position.is_some() && position > last, || {
             format!("{:?} out of place in {values:?}", settled.id)
         });

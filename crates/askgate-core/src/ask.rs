@@ -14,7 +14,7 @@ use crate::outcome::{Action, Outcome, Response, Step};
 use crate::problem::{Problem, ProblemKind};
 use crate::revision::Revision;
 use crate::value::{Provenance, Settled, Value, Values};
-use crate::wire::{self, ElicitRequest, Gathered, Names};
+use crate::wire::{self, ElicitRequest, Gathered, Names, Routes};
 
 /// How many times a person is asked, by default, before the ask gives up.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
@@ -110,10 +110,10 @@ impl Ask {
         }
         Ok(Ask {
             shape: Arc::new(Shape {
+                routes: Routes::new(&names),
                 form,
                 fields,
                 names,
-                owners,
             }),
             settled,
             attempt: 1,
@@ -173,7 +173,7 @@ impl Ask {
                 .zip(&self.settled)
                 .filter_map(|(field, slot)| match slot {
                     Slot::Settled(value, source) => Some(Settled {
-                        id: field.id().to_owned(),
+                        id: Arc::clone(&field.key),
                         value: value.clone(),
                         source: *source,
                     }),
@@ -245,12 +245,16 @@ impl Ask {
         let content = response.content.as_ref().unwrap_or(&empty);
         let mut problems = Vec::new();
         let mut settled = self.settled.clone();
+        let (slots, unknown) = self.shape.routes.route(content);
         for (index, field) in self.shape.fields.iter().enumerate() {
             if settled[index] != Slot::Open {
                 continue;
             }
-            let gathered = wire::gather(field, &self.shape.names[index], content);
-            let result = match gathered {
+            let props = self
+                .shape
+                .routes
+                .props(index, &self.shape.names[index], &slots);
+            let result = match wire::gather(field, props) {
                 Gathered::Absent => match (&field.default, field.decl.required) {
                     (Some(default), _) => Ok(Slot::Settled(default.clone(), Provenance::Defaulted)),
                     (None, true) => Err(ProblemKind::Missing),
@@ -260,6 +264,9 @@ impl Ask {
                     .check(&json)
                     .and_then(|value| required_pick(field, value))
                     .map(|value| Slot::Settled(value, Provenance::Answered)),
+                Gathered::Range(from, to) => field
+                    .check_range(from, to)
+                    .map(|value| Slot::Settled(value, Provenance::Answered)),
                 Gathered::Wrong(kind) => Err(kind),
             };
             match result {
@@ -267,14 +274,12 @@ impl Ask {
                 Err(kind) => problems.push(field.problem(kind)),
             }
         }
-        for key in content.keys() {
-            if !self.shape.owners.contains_key(key) {
-                problems.push(Problem {
-                    field: key.clone(),
-                    title: String::new(),
-                    kind: ProblemKind::UnknownProperty,
-                });
-            }
+        for key in unknown {
+            problems.push(Problem {
+                field: key.to_owned(),
+                title: String::new(),
+                kind: ProblemKind::UnknownProperty,
+            });
         }
         if problems.is_empty() {
             return Step::Settled(Outcome::Accepted {
@@ -306,7 +311,7 @@ impl Ask {
                 .zip(settled)
                 .filter_map(|(field, slot)| match slot {
                     Slot::Settled(value, source) => Some(Settled {
-                        id: field.id().to_owned(),
+                        id: Arc::clone(&field.key),
                         value,
                         source,
                     }),
@@ -339,7 +344,7 @@ impl Ask {
                 .filter(|s| s.source != Provenance::Supplied)
                 .map(|s| {
                     (
-                        s.id.clone(),
+                        s.id.to_string(),
                         RecordedValue {
                             value: s.value.to_json(),
                             source: s.source,
@@ -422,8 +427,8 @@ struct Shape {
     form: Form,
     fields: Vec<CheckedField>,
     names: Vec<Names>,
-    /// Which field a property name belongs to.
-    owners: HashMap<String, usize>,
+    /// Which field each property name belongs to.
+    routes: Routes,
 }
 
 /// Where one field stands.

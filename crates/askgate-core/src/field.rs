@@ -3,6 +3,8 @@
 //! Answers, defaults and supplied values all pass [`CheckedField::check`]:
 //! one code path decides what a valid value of a field is.
 
+use std::sync::Arc;
+
 use serde_json::Value as Json;
 
 use crate::error::Error;
@@ -16,6 +18,8 @@ use crate::value::{Instant, Value};
 #[derive(Debug, Clone)]
 pub(crate) struct CheckedField {
     pub(crate) decl: Field,
+    /// The id, shared by every settled value of the field.
+    pub(crate) key: Arc<str>,
     /// Sensitive, or named like a secret: values are never echoed.
     pub(crate) secret: bool,
     pub(crate) default: Option<Value>,
@@ -87,6 +91,7 @@ impl CheckedField {
             }
         }
         let mut field = CheckedField {
+            key: Arc::from(decl.id.as_str()),
             decl,
             secret,
             default: None,
@@ -307,28 +312,32 @@ impl CheckedField {
                         expected: "an object with \"from\" and \"to\"",
                     });
                 };
-                let end = |name: &'static str| -> Result<Instant, ProblemKind> {
-                    let text = match ends.get(name) {
-                        None | Some(Json::Null) => {
-                            return Err(ProblemKind::HalfRange { missing: name });
-                        }
-                        Some(json) => string(json, "a date and time as text")?,
-                    };
-                    time::read_instant(text, self.zone.as_ref(), self.secret).map_err(|problem| {
-                        ProblemKind::RangeEnd {
-                            end: name,
-                            problem: Box::new(problem),
-                        }
-                    })
+                let end = |name: &'static str| match ends.get(name) {
+                    None | Some(Json::Null) => Err(ProblemKind::HalfRange { missing: name }),
+                    Some(json) => Ok(json),
                 };
-                let from = end("from")?;
-                let to = end("to")?;
-                if from.timestamp >= to.timestamp {
-                    return Err(ProblemKind::RangeOrder);
-                }
-                Ok(Value::TimeRange { from, to })
+                self.check_range(end("from")?, end("to")?)
             }
         }
+    }
+
+    /// Check the two ends of a time range.
+    pub(crate) fn check_range(&self, from: &Json, to: &Json) -> Result<Value, ProblemKind> {
+        let end = |name: &'static str, json: &Json| -> Result<Instant, ProblemKind> {
+            let text = string(json, "a date and time as text")?;
+            time::read_instant(text, self.zone.as_ref(), self.secret).map_err(|problem| {
+                ProblemKind::RangeEnd {
+                    end: name,
+                    problem: Box::new(problem),
+                }
+            })
+        };
+        let from = end("from", from)?;
+        let to = end("to", to)?;
+        if from.timestamp >= to.timestamp {
+            return Err(ProblemKind::RangeOrder);
+        }
+        Ok(Value::TimeRange { from, to })
     }
 
     fn check_choices(&self, spec: &ChoiceSpec, json: &Json) -> Result<Value, ProblemKind> {
@@ -648,18 +657,20 @@ fn read_date(text: &str, echo: impl Fn() -> Echo) -> Result<jiff::civil::Date, P
         .map_err(|_| ProblemKind::NoSuchDate(echo()))
 }
 
-/// `local@domain.tld`: one `@`, no spaces, a dot in the domain.
+/// `local@domain.tld`: one `@`, no spaces, a dot in the domain, no empty
+/// or hyphen-edged domain label.
 fn is_email(text: &str) -> bool {
     let Some((local, domain)) = text.split_once('@') else {
         return false;
     };
+    let bytes = domain.as_bytes();
     !local.is_empty()
-        && !domain.contains('@')
         && !text.contains(char::is_whitespace)
-        && domain
-            .split('.')
-            .all(|label| !label.is_empty() && !label.starts_with('-') && !label.ends_with('-'))
-        && domain.contains('.')
+        && !bytes.contains(&b'@')
+        && bytes.contains(&b'.')
+        && bytes.split(|b| *b == b'.').all(|label| {
+            !label.is_empty() && label.first() != Some(&b'-') && label.last() != Some(&b'-')
+        })
 }
 
 /// `scheme:rest` per RFC 3986: a letter, then letters, digits, `+ - .`; no spaces.

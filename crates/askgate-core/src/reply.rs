@@ -269,7 +269,7 @@ impl CheckedSet {
                 for settled in values.iter().filter(|s| s.source == Provenance::Answered) {
                     reply
                         .answers
-                        .insert(settled.id.clone(), texts(&settled.value));
+                        .insert(settled.id.to_string(), texts(&settled.value));
                 }
             }
             _ => reply.skipped = true,

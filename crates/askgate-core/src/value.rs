@@ -1,6 +1,7 @@
 //! Settled values and where each one came from.
 
 use std::fmt;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use jiff::civil::Date;
@@ -127,8 +128,8 @@ pub enum Provenance {
 /// One settled field: its value and where the value came from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settled {
-    /// The field's id.
-    pub id: String,
+    /// The field's id (shared with the form: cloning it is cheap).
+    pub id: Arc<str>,
     /// The value.
     pub value: Value,
     /// Where it came from.
@@ -143,7 +144,7 @@ pub struct Values(pub(crate) Vec<Settled>);
 impl Values {
     /// The settled value of a field, if it has one.
     pub fn get(&self, id: &str) -> Option<&Settled> {
-        self.0.iter().find(|settled| settled.id == id)
+        self.0.iter().find(|settled| &*settled.id == id)
     }
 
     /// Every settled field, in form order.
@@ -165,7 +166,7 @@ impl Values {
     pub fn to_json(&self) -> serde_json::Map<String, Json> {
         self.0
             .iter()
-            .map(|settled| (settled.id.clone(), settled.value.to_json()))
+            .map(|settled| (settled.id.to_string(), settled.value.to_json()))
             .collect()
     }
 }
@@ -189,7 +190,7 @@ impl Serialize for Values {
         let mut map = serializer.serialize_map(Some(self.0.len()))?;
         for settled in &self.0 {
             map.serialize_entry(
-                &settled.id,
+                &*settled.id,
                 &Entry {
                     value: &settled.value,
                     source: settled.source,

@@ -1104,7 +1104,7 @@ fn check_values(
     }
     let got: Vec<(String, Provenance, Json)> = values
         .iter()
-        .map(|s| (s.id.clone(), s.source, s.value.to_json()))
+        .map(|s| (s.id.to_string(), s.source, s.value.to_json()))
         .collect();
     prop_assert_eq!(got, expected);
     Ok(())

@@ -175,7 +175,7 @@ fn a_reask_asks_only_what_is_still_open_or_wrong_and_keeps_what_was_answered() {
         Provenance::Defaulted
     );
     assert_eq!(values.get("replicas").expect("fixed").value.to_json(), 4);
-    let order: Vec<&str> = values.iter().map(|s| s.id.as_str()).collect();
+    let order: Vec<&str> = values.iter().map(|s| &*s.id).collect();
     assert_eq!(
         order[..3],
         ["name", "contact", "ratio"],

@@ -22,41 +22,129 @@ pub(crate) enum Gathered<'a> {
     Absent,
     /// A value in the field's JSON shape, still to be checked.
     Given(Cow<'a, Json>),
+    /// Both ends of a time range, still to be checked.
+    Range(&'a Json, &'a Json),
     /// The properties contradict each other or are incomplete.
     Wrong(ProblemKind),
 }
 
+/// The content's properties of one field, routed by name in one pass over
+/// the content (see [`Routes`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Props<'s, 'a> {
+    main: Option<&'a Json>,
+    other: Option<&'a Json>,
+    from: Option<&'a Json>,
+    to: Option<&'a Json>,
+    per_option: &'s [Option<&'a Json>],
+}
+
+impl<'s, 'a> Props<'s, 'a> {
+    /// Split a field's slots in the order of [`Names::all`].
+    fn new(names: &Names, slots: &'s [Option<&'a Json>]) -> Props<'s, 'a> {
+        let mut next = 1;
+        let mut take = || {
+            let slot = slots[next];
+            next += 1;
+            slot
+        };
+        let other = if names.other.is_some() { take() } else { None };
+        let (from, to) = if names.ends.is_some() {
+            (take(), take())
+        } else {
+            (None, None)
+        };
+        Props {
+            main: slots[0],
+            other,
+            from,
+            to,
+            per_option: &slots[next..],
+        }
+    }
+}
+
+/// Where each property name goes: a sorted table from name to slot, and
+/// where each field's slots start.
+#[derive(Debug, Clone)]
+pub(crate) struct Routes {
+    table: Vec<(String, usize)>,
+    starts: Vec<usize>,
+}
+
+impl Routes {
+    pub(crate) fn new(names: &[Names]) -> Routes {
+        let mut table = Vec::new();
+        let mut starts = Vec::with_capacity(names.len() + 1);
+        for field_names in names {
+            starts.push(table.len());
+            for name in field_names.all() {
+                let slot = table.len();
+                table.push((name.to_owned(), slot));
+            }
+        }
+        starts.push(table.len());
+        table.sort_unstable_by(|a, b| by_length(&a.0, &b.0));
+        Routes { table, starts }
+    }
+
+    /// Put each property of the content in its slot; names no field owns are
+    /// returned, in content order.
+    pub(crate) fn route<'c>(
+        &self,
+        content: &'c Map<String, Json>,
+    ) -> (Vec<Option<&'c Json>>, Vec<&'c str>) {
+        let mut slots = vec![None; self.table.len()];
+        let mut unknown = Vec::new();
+        for (key, value) in content {
+            match self
+                .table
+                .binary_search_by(|(name, _)| by_length(name, key))
+            {
+                Ok(index) => slots[self.table[index].1] = Some(value),
+                Err(_) => unknown.push(key.as_str()),
+            }
+        }
+        (slots, unknown)
+    }
+
+    /// The slots of field `index`.
+    pub(crate) fn props<'s, 'a>(
+        &self,
+        index: usize,
+        names: &Names,
+        slots: &'s [Option<&'a Json>],
+    ) -> Props<'s, 'a> {
+        Props::new(names, &slots[self.starts[index]..self.starts[index + 1]])
+    }
+}
+
+/// Shorter names first, then bytes: most comparisons end at the length.
+fn by_length(a: &str, b: &str) -> std::cmp::Ordering {
+    a.len()
+        .cmp(&b.len())
+        .then_with(|| a.as_bytes().cmp(b.as_bytes()))
+}
+
 /// Collect the properties of one field into its JSON shape.
-pub(crate) fn gather<'a>(
-    field: &CheckedField,
-    names: &Names,
-    content: &'a Map<String, Json>,
-) -> Gathered<'a> {
-    let present = |name: &str| content.get(name).filter(|json| !is_blank(json));
-    if let Some((from_name, to_name)) = &names.ends {
-        if let Some(whole) = present(&names.main) {
+pub(crate) fn gather<'a>(field: &CheckedField, props: Props<'_, 'a>) -> Gathered<'a> {
+    let present = |json: Option<&'a Json>| json.filter(|json| !is_blank(json));
+    if matches!(field.decl.kind, FieldKind::TimeRange(_)) {
+        if let Some(whole) = present(props.main) {
             return Gathered::Given(Cow::Borrowed(whole));
         }
-        return match (present(from_name), present(to_name)) {
+        return match (present(props.from), present(props.to)) {
             (None, None) => Gathered::Absent,
             (Some(_), None) => Gathered::Wrong(ProblemKind::HalfRange { missing: "to" }),
             (None, Some(_)) => Gathered::Wrong(ProblemKind::HalfRange { missing: "from" }),
-            (Some(from), Some(to)) => {
-                let mut ends = Map::new();
-                ends.insert("from".into(), from.clone());
-                ends.insert("to".into(), to.clone());
-                Gathered::Given(Cow::Owned(Json::Object(ends)))
-            }
+            (Some(from), Some(to)) => Gathered::Range(from, to),
         };
     }
-    let other = names.other.as_deref().and_then(present);
+    let other = present(props.other);
     if field.multiple() {
-        return gather_multiple(field, names, content, other);
+        return gather_multiple(field, props, other);
     }
-    match (
-        content.get(&names.main).filter(|json| !is_blank(json)),
-        other,
-    ) {
+    match (present(props.main), other) {
         (Some(_), Some(_)) => Gathered::Wrong(ProblemKind::ChoiceAndOther),
         (Some(main), None) => Gathered::Given(Cow::Borrowed(main)),
         (None, Some(other)) => Gathered::Given(Cow::Borrowed(other)),
@@ -66,20 +154,26 @@ pub(crate) fn gather<'a>(
 
 fn gather_multiple<'a>(
     field: &CheckedField,
-    names: &Names,
-    content: &'a Map<String, Json>,
-    other: Option<&Json>,
+    props: Props<'_, 'a>,
+    other: Option<&'a Json>,
 ) -> Gathered<'a> {
+    let checkboxes = props.per_option.iter().any(Option::is_some);
+    match (props.main, checkboxes, other) {
+        // The common case: a list, and nothing else to merge into it.
+        (Some(list @ Json::Array(_)), false, None) => return Gathered::Given(Cow::Borrowed(list)),
+        (None, false, None) => return Gathered::Absent,
+        _ => {}
+    }
     // An explicit empty list is an answer ("none of these"), not a blank.
-    let mut items: Vec<Json> = match content.get(&names.main) {
+    let mut items: Vec<Json> = match props.main {
         Some(Json::Array(items)) => items.clone(),
         Some(Json::Null) | None => Vec::new(),
         Some(Json::String(s)) if s.trim().is_empty() => Vec::new(),
         Some(other) => return Gathered::Given(Cow::Borrowed(other)),
     };
-    let mut seen = content.contains_key(&names.main);
-    for (option, name) in field.options().iter().zip(&names.per_option) {
-        match content.get(name) {
+    let mut seen = props.main.is_some();
+    for (option, slot) in field.options().iter().zip(props.per_option) {
+        match slot {
             None | Some(Json::Null) => {}
             Some(Json::Bool(picked)) => {
                 seen = true;

@@ -24,7 +24,7 @@ mod schema;
 
 pub use schema::{ElicitRequest, Items, JsonType, PropertySchema, RequestedSchema, Titled};
 
-pub(crate) use content::{Gathered, encode, gather};
+pub(crate) use content::{Gathered, Routes, encode, gather};
 pub(crate) use request::build;
 
 use crate::field::CheckedField;
