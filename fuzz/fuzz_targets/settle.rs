@@ -1183,48 +1183,24 @@ impl Trail {
     }
 }
 
-/// Settled values as text. With `record-instant-offset` allowed, instants
-/// are shown by their moment only (a known bug: a record loses the offset an
-/// instant was given in).
+/// Settled values as text.
 fn values_text(values: &Values) -> String {
-    if !allowed("record-instant-offset") {
-        return format!("{values:?}");
-    }
-    values_shown(values, true)
+    format!("{values:?}")
 }
 
-/// Settled values as text, instants by their moment when
-/// `record-instant-offset` is allowed, with or without provenance.
+/// Settled values as text, with or without provenance.
 fn values_shown(values: &Values, with_source: bool) -> String {
-    let lenient = allowed("record-instant-offset");
     let shown: Vec<String> = values
         .iter()
         .map(|s| {
-            let value = match &s.value {
-                Value::Instant(i) if lenient => format!("Instant({})", i.timestamp),
-                Value::TimeRange { from, to } if lenient => {
-                    format!("TimeRange({} .. {})", from.timestamp, to.timestamp)
-                }
-                other => format!("{other:?}"),
-            };
             if with_source {
-                format!("{}={value}/{:?}", s.id, s.source)
+                format!("{}={:?}/{:?}", s.id, s.value, s.source)
             } else {
-                format!("{}={value}", s.id)
+                format!("{}={:?}", s.id, s.value)
             }
         })
         .collect();
     format!("{shown:?}")
-}
-
-/// Whether a settled instant (or time range end) has a UTC offset that is
-/// not a whole number of minutes, such as `+05:30:15`.
-fn has_seconds_offset(values: &Values) -> bool {
-    values.iter().any(|s| match &s.value {
-        Value::Instant(i) => i.offset.seconds() % 60 != 0,
-        Value::TimeRange { from, to } => from.offset.seconds() % 60 != 0 || to.offset.seconds() % 60 != 0,
-        _ => false,
-    })
 }
 
 fn outcome_text(outcome: &Outcome) -> String {
@@ -1437,13 +1413,6 @@ fn check_record(trail: &Trail, ask: &Ask, revision: Revision, response: &Respons
             return;
         }
     };
-    if allowed("record-instant-seconds") && has_seconds_offset(&ask.values()) {
-        // Known bug: an offset with seconds is cut to minutes in the record.
-        return;
-    }
-    if allowed("label-reread") && json_is_label(ask.form(), &ask.values()) {
-        return;
-    }
     let (before, after) = (state(ask), state(&restored));
     trail.check("record-state", before == after, || {
         format!("restored ask differs:\n{}record: {record:?}", diff(&before, &after))
@@ -1500,33 +1469,10 @@ fn check_outcome(
     }
 }
 
-/// Whether a settled zone or instant is written (in its JSON shape) as the
-/// label of one of its field's options: read back, the label picks that
-/// option instead (a known bug, `label-reread`).
-fn json_is_label(form: &Form, values: &Values) -> bool {
-    values.iter().any(|s| {
-        let Some(field) = form.fields.iter().find(|f| *f.id == *s.id) else {
-            return false;
-        };
-        let texts: Vec<String> = match &s.value {
-            Value::Instant(_) | Value::Zone(_) => s.value.to_json().as_str().map(str::to_owned).into_iter().collect(),
-            _ => Vec::new(),
-        };
-        texts
-            .iter()
-            .any(|t| options_of(&field.kind).iter().any(|o| &o.label == t && &o.value != t))
-    })
-}
 
 /// Settled values in their JSON shape, given back to the same form as
 /// `supplied`, are accepted and read back as the same values.
 fn check_resupply(trail: &Trail, form: &Form, values: &Values) {
-    if allowed("record-instant-seconds") && has_seconds_offset(values) {
-        return;
-    }
-    if allowed("label-reread") && json_is_label(form, values) {
-        return;
-    }
     let mut again = form.clone();
     for (id, json) in values.to_json() {
         again.supplied.insert(id, json);
