@@ -1,0 +1,450 @@
+//! Asks: parked, then settled once — first answer wins — or expired.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+use sqlx::Row;
+
+use crate::backend::{Store, with_pool};
+use crate::error::{Error, SettleError};
+
+/// Where an ask stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AskStatus {
+    /// Waiting for a person.
+    Pending,
+    /// Answered (accepted).
+    Answered,
+    /// Declined.
+    Declined,
+    /// Cancelled.
+    Cancelled,
+    /// Skipped (a question set: proceed on assumptions).
+    Skipped,
+    /// Expired before an answer came; no default was applied.
+    Expired,
+}
+
+impl AskStatus {
+    /// The status as stored and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AskStatus::Pending => "pending",
+            AskStatus::Answered => "answered",
+            AskStatus::Declined => "declined",
+            AskStatus::Cancelled => "cancelled",
+            AskStatus::Skipped => "skipped",
+            AskStatus::Expired => "expired",
+        }
+    }
+
+    fn parse(text: &str) -> Option<AskStatus> {
+        [
+            AskStatus::Pending,
+            AskStatus::Answered,
+            AskStatus::Declined,
+            AskStatus::Cancelled,
+            AskStatus::Skipped,
+            AskStatus::Expired,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+    }
+}
+
+/// An ask to park.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewAsk {
+    /// Its id (made by the caller: the store has no randomness).
+    pub id: String,
+    /// `tool:<run_id>:<call_id>`: the call that waits on it.
+    pub resume_key: String,
+    /// Who the ask is for.
+    pub principal: String,
+    /// The form or question set, as JSON.
+    pub request: Json,
+    /// The upstream server, when the ask guards a tool call.
+    pub server: Option<String>,
+    /// The tool.
+    pub tool: Option<String>,
+    /// The tool's risk.
+    pub risk: Option<String>,
+    /// When it was parked.
+    pub created_at: Timestamp,
+    /// When it expires, if ever.
+    pub expires_at: Option<Timestamp>,
+}
+
+/// A stored ask.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AskRow {
+    /// The ask as parked.
+    #[serde(flatten)]
+    pub ask: NewAsk,
+    /// Where it stands.
+    pub status: AskStatus,
+    /// The reply that settled it.
+    pub reply: Option<Json>,
+    /// The settled outcome.
+    pub outcome: Option<Json>,
+    /// Who answered.
+    pub answered_by: Option<String>,
+    /// Through which surface.
+    pub answered_via: Option<String>,
+    /// When it settled.
+    pub settled_at: Option<Timestamp>,
+}
+
+/// An answer to apply to a pending ask.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settlement {
+    /// The status it settles to (not `pending` or `expired`).
+    pub status: AskStatus,
+    /// The reply as given.
+    pub reply: Json,
+    /// The settled outcome.
+    pub outcome: Json,
+    /// Who answered.
+    pub answered_by: Option<String>,
+    /// Through which surface (`mcp`, `web`, `cli`, ...).
+    pub answered_via: String,
+}
+
+/// A page of asks, newest first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Page {
+    /// The asks.
+    pub asks: Vec<AskRow>,
+    /// Pass back to get the next page; `None` on the last.
+    pub next: Option<String>,
+}
+
+/// The columns of an ask, in the order [`Store::read`] expects them.
+macro_rules! ask_columns {
+    () => {
+        "id, resume_key, principal, request, server, tool, risk, created_at, expires_at, \
+         status, reply, outcome, answered_by, answered_via, settled_at"
+    };
+}
+
+const BY_ID: &str = concat!("SELECT ", ask_columns!(), " FROM asks WHERE id = $1");
+const BY_RESUME_KEY: &str = concat!(
+    "SELECT ",
+    ask_columns!(),
+    " FROM asks WHERE resume_key = $1"
+);
+
+const PENDING_FIRST: &str = concat!(
+    "SELECT ",
+    ask_columns!(),
+    " FROM asks WHERE status = 'pending' ORDER BY created_at DESC, id DESC LIMIT $1"
+);
+const PENDING_AFTER: &str = concat!(
+    "SELECT ",
+    ask_columns!(),
+    " FROM asks WHERE status = 'pending' AND (created_at < $1 OR (created_at = $1 AND id < $2)) \
+     ORDER BY created_at DESC, id DESC LIMIT $3"
+);
+
+impl Store {
+    /// Park an ask. Parking the same id (or resume key) twice is a no-op that
+    /// returns the stored ask, so a retried call never parks two asks.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn park(&self, ask: &NewAsk) -> Result<AskRow, Error> {
+        let sql = "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, status) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending') ON CONFLICT DO NOTHING";
+        with_pool!(self, |pool| {
+            sqlx::query(sql)
+                .bind(&ask.id)
+                .bind(&ask.resume_key)
+                .bind(&ask.principal)
+                .bind(ask.request.to_string())
+                .bind(&ask.server)
+                .bind(&ask.tool)
+                .bind(&ask.risk)
+                .bind(micros(ask.created_at))
+                .bind(ask.expires_at.map(micros))
+                .execute(pool)
+                .await
+                .map_err(|e| self.fail(e))?;
+        });
+        match self.ask_by_resume_key(&ask.resume_key).await? {
+            Some(row) => Ok(row),
+            None => Err(Error::Corrupt {
+                store: self.name.to_string(),
+                what: "ask",
+                detail: format!("ask {} was parked but cannot be read back", ask.id),
+            }),
+        }
+    }
+
+    /// The ask with this id.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn ask(&self, id: &str) -> Result<Option<AskRow>, Error> {
+        self.one(BY_ID, id).await
+    }
+
+    /// The ask a call waits on.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn ask_by_resume_key(&self, key: &str) -> Result<Option<AskRow>, Error> {
+        self.one(BY_RESUME_KEY, key).await
+    }
+
+    /// Apply an answer: the first wins. A second answer gets
+    /// [`SettleError::Conflict`], an answer after expiry
+    /// [`SettleError::Gone`]; both are recorded as rejected attempts.
+    ///
+    /// # Errors
+    /// As above, [`SettleError::NotFound`], or the store failing.
+    pub async fn settle(
+        &self,
+        id: &str,
+        settlement: &Settlement,
+        now: Timestamp,
+    ) -> Result<AskRow, SettleError> {
+        let update = "UPDATE asks SET status = $1, reply = $2, outcome = $3, answered_by = $4, answered_via = $5, settled_at = $6 \
+             WHERE id = $7 AND status = 'pending' AND (expires_at IS NULL OR expires_at > $6)";
+        let applied = with_pool!(self, |pool| {
+            sqlx::query(update)
+                .bind(settlement.status.as_str())
+                .bind(settlement.reply.to_string())
+                .bind(settlement.outcome.to_string())
+                .bind(&settlement.answered_by)
+                .bind(&settlement.answered_via)
+                .bind(micros(now))
+                .bind(id)
+                .execute(pool)
+                .await
+                .map_err(|e| self.fail(e))?
+                .rows_affected()
+        });
+        let row = self
+            .ask(id)
+            .await?
+            .ok_or_else(|| SettleError::NotFound { id: id.to_owned() })?;
+        if applied == 1 {
+            self.settled.notify_waiters();
+            return Ok(row);
+        }
+        let refusal = if row.status == AskStatus::Pending
+            || row.status == AskStatus::Expired && row.reply.is_none()
+        {
+            SettleError::Gone { id: id.to_owned() }
+        } else {
+            SettleError::Conflict {
+                id: id.to_owned(),
+                status: row.status.as_str().to_owned(),
+            }
+        };
+        let reason = match &refusal {
+            SettleError::Gone { .. } => "gone",
+            _ => "conflict",
+        };
+        with_pool!(self, |pool| {
+            sqlx::query("INSERT INTO ask_attempts (ask_id, at, refusal, answered_by, answered_via) VALUES ($1, $2, $3, $4, $5)")
+                .bind(id)
+                .bind(micros(now))
+                .bind(reason)
+                .bind(&settlement.answered_by)
+                .bind(&settlement.answered_via)
+                .execute(pool)
+                .await
+                .map_err(|e| self.fail(e))?;
+        });
+        Err(refusal)
+    }
+
+    /// How many answers to this ask were refused (conflict or gone).
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn rejected_attempts(&self, id: &str) -> Result<i64, Error> {
+        with_pool!(self, |pool| {
+            let row = sqlx::query("SELECT COUNT(*) AS n FROM ask_attempts WHERE ask_id = $1")
+                .bind(id)
+                .fetch_one(pool)
+                .await
+                .map_err(|e| self.fail(e))?;
+            row.try_get::<i64, _>("n").map_err(|e| self.fail(e))
+        })
+    }
+
+    /// Mark every pending ask whose expiry has passed as expired. Defaults
+    /// are never applied by expiry. Returns the ids expired.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn expire_due(&self, now: Timestamp) -> Result<Vec<String>, Error> {
+        let sql = "UPDATE asks SET status = 'expired', settled_at = $1 \
+             WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= $1 RETURNING id";
+        let ids: Vec<String> = with_pool!(self, |pool| {
+            sqlx::query(sql)
+                .bind(micros(now))
+                .fetch_all(pool)
+                .await
+                .map_err(|e| self.fail(e))?
+                .iter()
+                .filter_map(|row| row.try_get::<String, _>("id").ok())
+                .collect()
+        });
+        if !ids.is_empty() {
+            self.settled.notify_waiters();
+        }
+        Ok(ids)
+    }
+
+    /// Pending asks, newest first, `limit` a page; pass the previous page's
+    /// `next` to go on.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn pending(&self, limit: u32, after: Option<&str>) -> Result<Page, Error> {
+        let cursor = after
+            .and_then(|c| c.split_once('/'))
+            .and_then(|(created, id)| {
+                created
+                    .parse::<i64>()
+                    .ok()
+                    .map(|created| (created, id.to_owned()))
+            });
+        let limit_plus_one = i64::from(limit) + 1;
+        let rows = with_pool!(self, |pool| {
+            let query = match &cursor {
+                None => sqlx::query(PENDING_FIRST).bind(limit_plus_one),
+                Some((created, id)) => sqlx::query(PENDING_AFTER)
+                    .bind(*created)
+                    .bind(id)
+                    .bind(limit_plus_one),
+            };
+            let rows = query.fetch_all(pool).await.map_err(|e| self.fail(e))?;
+            rows.iter()
+                .map(|row| self.read(row))
+                .collect::<Result<Vec<_>, _>>()?
+        });
+        let mut asks = rows;
+        let next = if asks.len() > limit as usize {
+            asks.truncate(limit as usize);
+            asks.last()
+                .map(|last| format!("{}/{}", micros(last.ask.created_at), last.ask.id))
+        } else {
+            None
+        };
+        Ok(Page { asks, next })
+    }
+
+    /// Wait until the ask is no longer pending (answered here or, for
+    /// PostgreSQL, by another replica that woke this one), or `timeout`.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn wait_settled(
+        &self,
+        id: &str,
+        timeout: std::time::Duration,
+    ) -> Result<Option<AskRow>, Error> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let woken = self.settled.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            if let Some(row) = self.ask(id).await? {
+                if row.status != AskStatus::Pending {
+                    return Ok(Some(row));
+                }
+            } else {
+                return Ok(None);
+            }
+            // Another process may settle it without waking this one: look again now and then.
+            let poll = tokio::time::Instant::now() + std::time::Duration::from_millis(250);
+            if tokio::time::timeout_at(deadline.min(poll), woken)
+                .await
+                .is_err()
+                && tokio::time::Instant::now() >= deadline
+            {
+                return Ok(self
+                    .ask(id)
+                    .await?
+                    .filter(|row| row.status != AskStatus::Pending));
+            }
+        }
+    }
+
+    async fn one(&self, sql: &'static str, key: &str) -> Result<Option<AskRow>, Error> {
+        with_pool!(self, |pool| {
+            match sqlx::query(sql)
+                .bind(key)
+                .fetch_optional(pool)
+                .await
+                .map_err(|e| self.fail(e))?
+            {
+                Some(row) => Ok(Some(self.read(&row)?)),
+                None => Ok(None),
+            }
+        })
+    }
+
+    fn read<R: Row>(&self, row: &R) -> Result<AskRow, Error>
+    where
+        for<'r> &'r str: sqlx::ColumnIndex<R>,
+        for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+        for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    {
+        let corrupt = |detail: String| Error::Corrupt {
+            store: self.name.to_string(),
+            what: "ask",
+            detail,
+        };
+        let text = |column: &str| {
+            row.try_get::<Option<String>, _>(column)
+                .map_err(|e| corrupt(e.to_string()))
+        };
+        let time = |column: &str| -> Result<Option<Timestamp>, Error> {
+            row.try_get::<Option<i64>, _>(column)
+                .map_err(|e| corrupt(e.to_string()))?
+                .map(|us| Timestamp::from_microsecond(us).map_err(|e| corrupt(e.to_string())))
+                .transpose()
+        };
+        let json = |column: &str| -> Result<Option<Json>, Error> {
+            text(column)?
+                .map(|t| serde_json::from_str(&t).map_err(|e| corrupt(format!("{column}: {e}"))))
+                .transpose()
+        };
+        let required = |value: Option<String>, column: &str| {
+            value.ok_or_else(|| corrupt(format!("{column} is empty")))
+        };
+        let status_text = required(text("status")?, "status")?;
+        Ok(AskRow {
+            ask: NewAsk {
+                id: required(text("id")?, "id")?,
+                resume_key: required(text("resume_key")?, "resume_key")?,
+                principal: required(text("principal")?, "principal")?,
+                request: json("request")?.ok_or_else(|| corrupt("request is empty".into()))?,
+                server: text("server")?,
+                tool: text("tool")?,
+                risk: text("risk")?,
+                created_at: time("created_at")?
+                    .ok_or_else(|| corrupt("created_at is empty".into()))?,
+                expires_at: time("expires_at")?,
+            },
+            status: AskStatus::parse(&status_text)
+                .ok_or_else(|| corrupt(format!("unknown status {status_text:?}")))?,
+            reply: json("reply")?,
+            outcome: json("outcome")?,
+            answered_by: text("answered_by")?,
+            answered_via: text("answered_via")?,
+            settled_at: time("settled_at")?,
+        })
+    }
+}
+
+/// Microseconds since the Unix epoch, as stored.
+pub(crate) fn micros(at: Timestamp) -> i64 {
+    at.as_microsecond()
+}

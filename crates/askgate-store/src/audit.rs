@@ -1,0 +1,292 @@
+//! The audit log: append-only decisions, each hashing the one before it
+//! (SHA-256), so an edited, deleted, inserted or reordered entry is found.
+//!
+//! Tool arguments are never stored: only a keyed digest the caller computes.
+
+use std::fmt;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use sqlx::Row;
+
+use crate::backend::{Store, with_pool};
+use crate::error::Error;
+
+/// The hash before the first entry.
+const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// How a tool call was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// A person was asked and confirmed.
+    Elicited,
+    /// No person could be asked; the caller passed `confirm: true`.
+    CallerConfirmed,
+    /// At or below the auto-approve threshold.
+    AutoApproved,
+    /// A read or low-risk write: no confirmation needed.
+    NotRequired,
+    /// Declined, cancelled, or no way to confirm.
+    Blocked,
+}
+
+/// One audited decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    /// When it was decided.
+    pub at: Timestamp,
+    /// The upstream server.
+    pub server: String,
+    /// The tool.
+    pub tool: String,
+    /// The tool's risk.
+    pub risk: String,
+    /// How it was decided.
+    pub decision: Decision,
+    /// Why, in words (never a person's answer or an argument).
+    pub reason: String,
+    /// Who answered, when a person did.
+    pub answered_by: Option<String>,
+    /// Through which surface.
+    pub answered_via: Option<String>,
+    /// A keyed digest of the arguments (never the arguments).
+    pub arguments_digest: Option<String>,
+    /// The ask that decided it, if any.
+    pub ask_id: Option<String>,
+}
+
+/// A stored entry with its place in the chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AuditRecord {
+    /// Its position, from 1.
+    pub seq: i64,
+    /// The entry.
+    pub entry: AuditEntry,
+    /// The hash of the entry before it.
+    pub prev_hash: String,
+    /// This entry's hash.
+    pub hash: String,
+}
+
+/// Where the chain breaks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ChainBreak {
+    /// The entry's content no longer matches its hash.
+    Edited {
+        /// Its position.
+        seq: i64,
+    },
+    /// An entry that belongs at another position stands here.
+    Reordered {
+        /// Where it stands.
+        seq: i64,
+        /// Where it was written.
+        written_at: i64,
+    },
+    /// Entries are missing before this one (deleted).
+    Missing {
+        /// The first position missing.
+        expected: i64,
+    },
+    /// The entry does not follow the one before it (inserted, or the one
+    /// before was replaced).
+    Unlinked {
+        /// Its position.
+        seq: i64,
+    },
+}
+
+impl fmt::Display for ChainBreak {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ChainBreak::Edited { seq } => write!(f, "entry {seq} was edited"),
+            ChainBreak::Reordered { seq, written_at } => {
+                write!(
+                    f,
+                    "entry {seq} was moved (it was written as entry {written_at})"
+                )
+            }
+            ChainBreak::Missing { expected } => write!(f, "entry {expected} is missing (deleted)"),
+            ChainBreak::Unlinked { seq } => write!(
+                f,
+                "entry {seq} does not follow entry {} (an entry was inserted or replaced)",
+                seq - 1
+            ),
+        }
+    }
+}
+
+/// The result of checking the chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Verification {
+    /// How many entries were read.
+    pub entries: u64,
+    /// The last entry's hash: publish it elsewhere to catch a truncated tail.
+    pub head: String,
+    /// The first break found, if any.
+    pub broken: Option<ChainBreak>,
+}
+
+fn chain_hash(prev: &str, seq: i64, entry: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(prev.as_bytes());
+    hasher.update(b"\n");
+    hasher.update(seq.to_string().as_bytes());
+    hasher.update(b"\n");
+    hasher.update(entry.as_bytes());
+    hasher
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+impl Store {
+    /// Append an entry to the chain.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails (after retrying a lost race with a
+    /// concurrent appender).
+    pub async fn append_audit(&self, entry: &AuditEntry) -> Result<AuditRecord, Error> {
+        let text = serde_json::to_string(entry).map_err(|e| Error::Corrupt {
+            store: self.name.to_string(),
+            what: "audit entry",
+            detail: e.to_string(),
+        })?;
+        let mut last_error = None;
+        for _ in 0..50 {
+            match self.try_append(&text).await {
+                Ok((seq, prev_hash, hash)) => {
+                    return Ok(AuditRecord {
+                        seq,
+                        entry: entry.clone(),
+                        prev_hash,
+                        hash,
+                    });
+                }
+                Err(error) => last_error = Some(error),
+            }
+            tokio::task::yield_now().await;
+        }
+        Err(last_error.unwrap_or_else(|| Error::Database {
+            store: self.name.to_string(),
+            detail: "could not append to the audit chain".into(),
+        }))
+    }
+
+    async fn try_append(&self, text: &str) -> Result<(i64, String, String), Error> {
+        with_pool!(self, |pool| {
+            let mut tx = pool.begin().await.map_err(|e| self.fail(e))?;
+            let last = sqlx::query("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1")
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(|e| self.fail(e))?;
+            let (seq, prev) = match last {
+                Some(row) => (
+                    row.try_get::<i64, _>("seq").map_err(|e| self.fail(e))? + 1,
+                    row.try_get::<String, _>("hash").map_err(|e| self.fail(e))?,
+                ),
+                None => (1, GENESIS.to_owned()),
+            };
+            let hash = chain_hash(&prev, seq, text);
+            sqlx::query("INSERT INTO audit (seq, entry, prev_hash, hash) VALUES ($1, $2, $3, $4)")
+                .bind(seq)
+                .bind(text)
+                .bind(&prev)
+                .bind(&hash)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| self.fail(e))?;
+            tx.commit().await.map_err(|e| self.fail(e))?;
+            Ok((seq, prev, hash))
+        })
+    }
+
+    /// Every entry, oldest first.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails or an entry is unreadable.
+    pub async fn audit_entries(&self) -> Result<Vec<AuditRecord>, Error> {
+        let rows = self.audit_rows().await?;
+        rows.into_iter()
+            .map(|(seq, text, prev_hash, hash)| {
+                let entry = serde_json::from_str(&text).map_err(|e| Error::Corrupt {
+                    store: self.name.to_string(),
+                    what: "audit entry",
+                    detail: format!("entry {seq}: {e}"),
+                })?;
+                Ok(AuditRecord {
+                    seq,
+                    entry,
+                    prev_hash,
+                    hash,
+                })
+            })
+            .collect()
+    }
+
+    /// Check the chain and say where it breaks.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn verify_audit(&self) -> Result<Verification, Error> {
+        let rows = self.audit_rows().await?;
+        let mut prev = GENESIS.to_owned();
+        let mut broken = None;
+        for (index, (seq, text, prev_hash, hash)) in rows.iter().enumerate() {
+            let expected = index as i64 + 1;
+            if chain_hash(prev_hash, *seq, text) != *hash {
+                let written_at = rows
+                    .iter()
+                    .map(|row| row.0)
+                    .find(|other| chain_hash(prev_hash, *other, text) == *hash);
+                broken = Some(match written_at {
+                    Some(written_at) if written_at != *seq => ChainBreak::Reordered {
+                        seq: *seq,
+                        written_at,
+                    },
+                    _ => ChainBreak::Edited { seq: *seq },
+                });
+                break;
+            }
+            if *seq > expected {
+                broken = Some(ChainBreak::Missing { expected });
+                break;
+            }
+            if *prev_hash != prev {
+                broken = Some(ChainBreak::Unlinked { seq: *seq });
+                break;
+            }
+            prev.clone_from(hash);
+        }
+        Ok(Verification {
+            entries: rows.len() as u64,
+            head: prev,
+            broken,
+        })
+    }
+
+    async fn audit_rows(&self) -> Result<Vec<(i64, String, String, String)>, Error> {
+        with_pool!(self, |pool| {
+            let rows = sqlx::query("SELECT seq, entry, prev_hash, hash FROM audit ORDER BY seq")
+                .fetch_all(pool)
+                .await
+                .map_err(|e| self.fail(e))?;
+            rows.iter()
+                .map(|row| {
+                    Ok((
+                        row.try_get::<i64, _>("seq").map_err(|e| self.fail(e))?,
+                        row.try_get::<String, _>("entry")
+                            .map_err(|e| self.fail(e))?,
+                        row.try_get::<String, _>("prev_hash")
+                            .map_err(|e| self.fail(e))?,
+                        row.try_get::<String, _>("hash").map_err(|e| self.fail(e))?,
+                    ))
+                })
+                .collect()
+        })
+    }
+}

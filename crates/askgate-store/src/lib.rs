@@ -1,0 +1,32 @@
+//! askgate-store: the durable journal of askgate.
+//!
+//! A pending ask can wait for hours; a restart must not lose it, and an
+//! answer must never be applied twice. This crate keeps asks and their
+//! settlement (first answer wins, expiry is explicit), single-use tokens and
+//! a tamper-evident audit chain, on SQLite (one embedded file, the default)
+//! or PostgreSQL (several gateway replicas), behind one API. It knows nothing
+//! about MCP: requests, replies and outcomes are opaque JSON to it.
+//!
+//! # Why sqlx
+//! One async driver family covers both backends with the same pool,
+//! transaction and row APIs, so one body of SQL and code serves both
+//! (`$N` placeholders work on SQLite and PostgreSQL alike). SQLite is bundled
+//! (no system library), PostgreSQL is spoken natively (including
+//! LISTEN/NOTIFY for waking waiters held by another replica), and queries are
+//! checked at run time, so building needs no database.
+//!
+//! Times are passed in (`now`), as everywhere in askgate: tests run on a fake
+//! clock.
+
+mod asks;
+mod audit;
+mod backend;
+mod error;
+mod schema;
+mod tokens;
+
+pub use asks::{AskRow, AskStatus, NewAsk, Page, Settlement};
+pub use audit::{AuditEntry, AuditRecord, ChainBreak, Decision, Verification};
+pub use backend::Store;
+pub use error::{Error, SettleError};
+pub use schema::SCHEMA_VERSION;

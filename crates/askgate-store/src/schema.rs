@@ -1,0 +1,150 @@
+//! Versioned migrations, embedded in the binary. An older store is migrated
+//! on open; a newer one is refused.
+
+use sqlx::Row;
+
+use crate::backend::{Pool, Store, with_pool};
+use crate::error::Error;
+
+/// The newest schema version this build knows.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Each migration: its version, its SQL for both backends, then the SQL
+/// that differs for SQLite and for PostgreSQL.
+const MIGRATIONS: &[(i64, &str, &str, &str)] = &[(1, V1_COMMON, V1_SQLITE, V1_POSTGRES)];
+
+const V1_COMMON: &str = "
+CREATE TABLE asks (
+    id TEXT PRIMARY KEY,
+    resume_key TEXT NOT NULL UNIQUE,
+    principal TEXT NOT NULL,
+    request TEXT NOT NULL,
+    server TEXT,
+    tool TEXT,
+    risk TEXT,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT,
+    status TEXT NOT NULL,
+    reply TEXT,
+    outcome TEXT,
+    answered_by TEXT,
+    answered_via TEXT,
+    settled_at BIGINT
+);
+CREATE INDEX asks_pending ON asks (status, created_at, id);
+CREATE TABLE audit (
+    seq BIGINT PRIMARY KEY,
+    entry TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE TABLE tokens (
+    nonce TEXT PRIMARY KEY,
+    expires_at BIGINT NOT NULL,
+    consumed_at BIGINT NOT NULL
+);
+";
+
+const V1_SQLITE: &str = "
+CREATE TABLE ask_attempts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    ask_id TEXT NOT NULL,
+    at BIGINT NOT NULL,
+    refusal TEXT NOT NULL,
+    answered_by TEXT,
+    answered_via TEXT
+);
+";
+
+const V1_POSTGRES: &str = "
+CREATE TABLE ask_attempts (
+    id BIGSERIAL PRIMARY KEY,
+    ask_id TEXT NOT NULL,
+    at BIGINT NOT NULL,
+    refusal TEXT NOT NULL,
+    answered_by TEXT,
+    answered_via TEXT
+);
+";
+
+/// Bring the store to [`SCHEMA_VERSION`], in one transaction per migration.
+pub(crate) async fn migrate(store: &Store) -> Result<(), Error> {
+    let found = current_version(store).await?;
+    if found > SCHEMA_VERSION {
+        return Err(Error::NewerSchema {
+            store: store.name.to_string(),
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
+    for (version, common, sqlite, postgres) in MIGRATIONS.iter().filter(|m| m.0 > found) {
+        let specific = match store.pool {
+            Pool::Sqlite(_) => sqlite,
+            Pool::Postgres(_) => postgres,
+        };
+        with_pool!(store, |pool| {
+            let mut tx = pool.begin().await.map_err(|e| store.fail(e))?;
+            for statement in common
+                .split(';')
+                .chain(specific.split(';'))
+                .filter(|s| !s.trim().is_empty())
+            {
+                sqlx::query(statement)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(|e| store.fail(e))?;
+            }
+            sqlx::query("UPDATE askgate_schema SET version = $1")
+                .bind(*version)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| store.fail(e))?;
+            tx.commit().await.map_err(|e| store.fail(e))?;
+        });
+    }
+    Ok(())
+}
+
+/// The store's schema version: 0 for an empty database; an error for a
+/// database that holds tables but is not an askgate store.
+async fn current_version(store: &Store) -> Result<i64, Error> {
+    let tables_sql = match store.pool {
+        Pool::Sqlite(_) => {
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        }
+        Pool::Postgres(_) => {
+            "SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()"
+        }
+    };
+    with_pool!(store, |pool| {
+        let tables: Vec<String> = sqlx::query(tables_sql)
+            .fetch_all(pool)
+            .await
+            .map_err(|e| store.fail(e))?
+            .iter()
+            .map(|row| row.try_get::<String, _>("name").unwrap_or_default())
+            .collect();
+        if !tables.iter().any(|t| t == "askgate_schema") {
+            if let Some(other) = tables.first() {
+                return Err(Error::Foreign {
+                    store: store.name.to_string(),
+                    detail: format!("it holds a table {other:?} and no askgate schema"),
+                });
+            }
+            sqlx::query("CREATE TABLE askgate_schema (version BIGINT NOT NULL)")
+                .execute(pool)
+                .await
+                .map_err(|e| store.fail(e))?;
+            sqlx::query("INSERT INTO askgate_schema (version) VALUES (0)")
+                .execute(pool)
+                .await
+                .map_err(|e| store.fail(e))?;
+            return Ok(0);
+        }
+        let row = sqlx::query("SELECT version FROM askgate_schema")
+            .fetch_one(pool)
+            .await
+            .map_err(|e| store.fail(e))?;
+        row.try_get::<i64, _>("version").map_err(|e| store.fail(e))
+    })
+}

@@ -1,0 +1,422 @@
+//! One suite, run against every backend: SQLite always, PostgreSQL when
+//! `ASKGATE_TEST_POSTGRES_URL` is set (`.ci/run` sets it).
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use askgate_store::{
+    AskStatus, AuditEntry, ChainBreak, Decision, Error, NewAsk, SettleError, Settlement, Store,
+};
+use jiff::Timestamp;
+use serde_json::json;
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+/// The stores to run a test against: a fresh SQLite file, and a fresh
+/// PostgreSQL schema when the database is configured.
+async fn stores() -> Vec<Store> {
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    let tag = format!("{}_{n}", std::process::id());
+    let dir = std::env::temp_dir().join(format!("askgate-store-{tag}"));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("askgate.db");
+    let mut stores = vec![
+        Store::open(&format!("sqlite://{}", path.display()))
+            .await
+            .expect("sqlite opens"),
+    ];
+    match std::env::var("ASKGATE_TEST_POSTGRES_URL") {
+        Ok(url) => stores.push(postgres(&url, &tag).await),
+        Err(_) => {
+            eprintln!("notice: ASKGATE_TEST_POSTGRES_URL is not set; PostgreSQL tests skipped")
+        }
+    }
+    stores
+}
+
+/// A store in a schema of its own, so tests never see each other's rows.
+async fn postgres(url: &str, tag: &str) -> Store {
+    let schema = format!("askgate_test_{tag}");
+    let admin = sqlx::postgres::PgPool::connect(url)
+        .await
+        .expect("PostgreSQL is reachable");
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE"
+    )))
+    .execute(&admin)
+    .await
+    .expect("drop");
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
+        .execute(&admin)
+        .await
+        .expect("create schema");
+    admin.close().await;
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let url = format!("{url}{separator}options=-c%20search_path%3D{schema}");
+    Store::open(&url).await.expect("postgres opens")
+}
+
+fn at(seconds: i64) -> Timestamp {
+    Timestamp::from_second(1_800_000_000 + seconds).expect("in range")
+}
+
+fn new_ask(id: &str, created: i64, expires: Option<i64>) -> NewAsk {
+    NewAsk {
+        id: id.to_owned(),
+        resume_key: format!("tool:run-1:{id}"),
+        principal: "alice".into(),
+        request: json!({"message": "Deploy?", "fields": []}),
+        server: Some("deploy".into()),
+        tool: Some("ship".into()),
+        risk: Some("high_write".into()),
+        created_at: at(created),
+        expires_at: expires.map(at),
+    }
+}
+
+fn answer(by: &str) -> Settlement {
+    Settlement {
+        status: AskStatus::Answered,
+        reply: json!({"action": "accept", "content": {"confirm": true}}),
+        outcome: json!({"outcome": "accepted"}),
+        answered_by: Some(by.into()),
+        answered_via: "web".into(),
+    }
+}
+
+#[tokio::test]
+async fn a_parked_ask_survives_reopening_the_store() {
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    let path = std::env::temp_dir().join(format!("askgate-reopen-{}-{n}.db", std::process::id()));
+    let url = format!("sqlite://{}", path.display());
+    let store = Store::open(&url).await.expect("opens");
+    store.park(&new_ask("a1", 0, None)).await.expect("parks");
+    store.close().await;
+    let again = Store::open(&url).await.expect("reopens");
+    let row = again.ask("a1").await.expect("reads").expect("still there");
+    assert_eq!(row.status, AskStatus::Pending);
+    assert_eq!(row.ask, new_ask("a1", 0, None));
+}
+
+#[tokio::test]
+async fn the_first_answer_wins_and_a_second_is_a_recorded_conflict() {
+    for store in stores().await {
+        store.park(&new_ask("a1", 0, None)).await.expect("parks");
+        let first = store
+            .settle("a1", &answer("alice"), at(10))
+            .await
+            .expect("first answer applies");
+        assert_eq!(first.status, AskStatus::Answered);
+        assert_eq!(first.answered_by.as_deref(), Some("alice"));
+        let second = store.settle("a1", &answer("mallory"), at(11)).await;
+        assert!(
+            matches!(second, Err(SettleError::Conflict { .. })),
+            "{}: {second:?}",
+            store.name()
+        );
+        let row = store.ask("a1").await.expect("reads").expect("exists");
+        assert_eq!(
+            row.answered_by.as_deref(),
+            Some("alice"),
+            "the first answer stands"
+        );
+        assert_eq!(store.rejected_attempts("a1").await.expect("counts"), 1);
+    }
+}
+
+#[tokio::test]
+async fn an_answer_after_expiry_is_gone_and_expiry_applies_no_default() {
+    for store in stores().await {
+        store
+            .park(&new_ask("a1", 0, Some(60)))
+            .await
+            .expect("parks");
+        let late = store.settle("a1", &answer("alice"), at(61)).await;
+        assert!(matches!(late, Err(SettleError::Gone { .. })), "{late:?}");
+        assert_eq!(store.expire_due(at(61)).await.expect("expires"), ["a1"]);
+        let row = store.ask("a1").await.expect("reads").expect("exists");
+        assert_eq!(row.status, AskStatus::Expired);
+        assert_eq!(
+            (row.reply, row.outcome),
+            (None, None),
+            "no default was applied"
+        );
+        let later = store.settle("a1", &answer("alice"), at(62)).await;
+        assert!(matches!(later, Err(SettleError::Gone { .. })), "{later:?}");
+        assert_eq!(store.rejected_attempts("a1").await.expect("counts"), 2);
+    }
+}
+
+#[tokio::test]
+async fn concurrent_answers_settle_an_ask_exactly_once() {
+    for store in stores().await {
+        store.park(&new_ask("race", 0, None)).await.expect("parks");
+        let mut tasks = Vec::new();
+        for i in 0..16 {
+            let store = store.clone();
+            tasks.push(tokio::spawn(async move {
+                store.settle("race", &answer(&format!("p{i}")), at(5)).await
+            }));
+        }
+        let mut won = 0;
+        for task in tasks {
+            match task.await.expect("joins") {
+                Ok(_) => won += 1,
+                Err(SettleError::Conflict { .. }) => {}
+                Err(other) => panic!("{}: {other}", store.name()),
+            }
+        }
+        assert_eq!(won, 1, "{}", store.name());
+        assert_eq!(store.rejected_attempts("race").await.expect("counts"), 15);
+    }
+}
+
+#[tokio::test]
+async fn parking_the_same_call_twice_keeps_one_ask() {
+    for store in stores().await {
+        let first = store.park(&new_ask("a1", 0, None)).await.expect("parks");
+        let mut retry = new_ask("a1-retry", 5, None);
+        retry.resume_key = first.ask.resume_key.clone();
+        let second = store.park(&retry).await.expect("parks again");
+        assert_eq!(second.ask.id, "a1");
+    }
+}
+
+#[tokio::test]
+async fn pending_asks_list_newest_first_page_by_page() {
+    for store in stores().await {
+        for i in 0..5 {
+            store
+                .park(&new_ask(&format!("a{i}"), i, None))
+                .await
+                .expect("parks");
+        }
+        store
+            .settle("a2", &answer("alice"), at(9))
+            .await
+            .expect("settles");
+        let first = store.pending(2, None).await.expect("lists");
+        let ids: Vec<&str> = first.asks.iter().map(|a| a.ask.id.as_str()).collect();
+        assert_eq!(ids, ["a4", "a3"]);
+        let second = store
+            .pending(2, first.next.as_deref())
+            .await
+            .expect("lists");
+        let ids: Vec<&str> = second.asks.iter().map(|a| a.ask.id.as_str()).collect();
+        assert_eq!(ids, ["a1", "a0"], "{}", store.name());
+        assert_eq!(second.next, None);
+    }
+}
+
+#[tokio::test]
+async fn a_waiter_wakes_when_the_ask_is_answered() {
+    for store in stores().await {
+        store.park(&new_ask("a1", 0, None)).await.expect("parks");
+        let waiter = {
+            let store = store.clone();
+            tokio::spawn(async move { store.wait_settled("a1", Duration::from_secs(30)).await })
+        };
+        tokio::task::yield_now().await;
+        store
+            .settle("a1", &answer("alice"), at(3))
+            .await
+            .expect("settles");
+        let row = waiter
+            .await
+            .expect("joins")
+            .expect("reads")
+            .expect("settled");
+        assert_eq!(row.status, AskStatus::Answered);
+    }
+}
+
+#[tokio::test]
+async fn a_token_is_consumed_once() {
+    for store in stores().await {
+        assert!(
+            store
+                .consume_token("n1", at(60), at(0))
+                .await
+                .expect("consumes")
+        );
+        assert!(
+            !store
+                .consume_token("n1", at(60), at(1))
+                .await
+                .expect("replay")
+        );
+        assert_eq!(store.purge_tokens(at(61)).await.expect("purges"), 1);
+    }
+}
+
+fn entry(tool: &str) -> AuditEntry {
+    AuditEntry {
+        at: at(1),
+        server: "files".into(),
+        tool: tool.into(),
+        risk: "destructive".into(),
+        decision: Decision::Elicited,
+        reason: "confirmed by a person".into(),
+        answered_by: Some("alice".into()),
+        answered_via: Some("mcp".into()),
+        arguments_digest: Some("hmac-sha256:ab12".into()),
+        ask_id: Some("a1".into()),
+    }
+}
+
+async fn chain(store: &Store) {
+    for tool in ["one", "two", "three", "four"] {
+        store.append_audit(&entry(tool)).await.expect("appends");
+    }
+    let ok = store.verify_audit().await.expect("verifies");
+    assert_eq!((ok.entries, ok.broken), (4, None), "{}", store.name());
+}
+
+/// Tamper with the audit table directly, as someone with the database would.
+async fn tamper(store: &Store, url_sql: &'static str) {
+    match store.name() {
+        name if name.starts_with("sqlite") => {
+            let pool = sqlx::sqlite::SqlitePool::connect(name)
+                .await
+                .expect("connects");
+            sqlx::raw_sql(url_sql)
+                .execute(&pool)
+                .await
+                .expect("tampers");
+        }
+        name => {
+            let _ = name;
+            panic!("tampering is tested on SQLite, where the file is at hand")
+        }
+    }
+}
+
+#[tokio::test]
+async fn verify_names_an_edited_entry() {
+    let store = stores().await.remove(0);
+    chain(&store).await;
+    tamper(
+        &store,
+        "UPDATE audit SET entry = replace(entry, 'elicited', 'auto_approved') WHERE seq = 2",
+    )
+    .await;
+    assert_eq!(
+        store.verify_audit().await.expect("verifies").broken,
+        Some(ChainBreak::Edited { seq: 2 })
+    );
+}
+
+#[tokio::test]
+async fn verify_names_a_deleted_entry() {
+    let store = stores().await.remove(0);
+    chain(&store).await;
+    tamper(&store, "DELETE FROM audit WHERE seq = 2").await;
+    assert_eq!(
+        store.verify_audit().await.expect("verifies").broken,
+        Some(ChainBreak::Missing { expected: 2 })
+    );
+}
+
+#[tokio::test]
+async fn verify_names_reordered_entries() {
+    let store = stores().await.remove(0);
+    chain(&store).await;
+    tamper(
+        &store,
+        "UPDATE audit SET seq = 100 WHERE seq = 2; UPDATE audit SET seq = 2 WHERE seq = 3; \
+         UPDATE audit SET seq = 3 WHERE seq = 100",
+    )
+    .await;
+    let broken = store.verify_audit().await.expect("verifies").broken;
+    assert_eq!(
+        broken,
+        Some(ChainBreak::Reordered {
+            seq: 2,
+            written_at: 3
+        })
+    );
+}
+
+#[tokio::test]
+async fn verify_names_an_inserted_entry() {
+    let store = stores().await.remove(0);
+    chain(&store).await;
+    // A forged entry at the end that does not follow the real last one.
+    tamper(
+        &store,
+        "INSERT INTO audit (seq, entry, prev_hash, hash) SELECT 5, entry, hash, hash FROM audit WHERE seq = 1",
+    )
+    .await;
+    let broken = store.verify_audit().await.expect("verifies").broken;
+    assert!(
+        matches!(
+            broken,
+            Some(ChainBreak::Edited { seq: 5 } | ChainBreak::Unlinked { seq: 5 })
+        ),
+        "{broken:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_foreign_database_file_is_refused_naming_the_store() {
+    let path = std::env::temp_dir().join(format!("askgate-foreign-{}.db", std::process::id()));
+    let url = format!("sqlite://{}", path.display());
+    {
+        let pool = sqlx::sqlite::SqlitePool::connect(&format!("{url}?mode=rwc"))
+            .await
+            .expect("creates");
+        sqlx::query("CREATE TABLE invoices (id INTEGER)")
+            .execute(&pool)
+            .await
+            .expect("creates");
+        pool.close().await;
+    }
+    let error = Store::open(&url).await.expect_err("foreign");
+    assert!(matches!(error, Error::Foreign { .. }), "{error}");
+    assert!(
+        error.to_string().contains(&path.display().to_string()),
+        "{error}"
+    );
+
+    let garbage = std::env::temp_dir().join(format!("askgate-garbage-{}.db", std::process::id()));
+    std::fs::write(
+        &garbage,
+        b"this is not a database, just some text that is long enough",
+    )
+    .expect("writes");
+    let error = Store::open(&format!("sqlite://{}", garbage.display()))
+        .await
+        .expect_err("corrupt");
+    assert!(error.to_string().contains("askgate-garbage"), "{error}");
+}
+
+#[tokio::test]
+async fn a_store_from_a_newer_askgate_is_refused() {
+    let path = std::env::temp_dir().join(format!("askgate-newer-{}.db", std::process::id()));
+    let url = format!("sqlite://{}", path.display());
+    Store::open(&url).await.expect("creates").close().await;
+    tamper_url(&url, "UPDATE askgate_schema SET version = 99").await;
+    let error = Store::open(&url).await.expect_err("newer");
+    assert!(
+        matches!(error, Error::NewerSchema { found: 99, .. }),
+        "{error}"
+    );
+}
+
+async fn tamper_url(url: &str, sql: &'static str) {
+    let pool = sqlx::sqlite::SqlitePool::connect(url)
+        .await
+        .expect("connects");
+    sqlx::query(sql).execute(&pool).await.expect("tampers");
+    pool.close().await;
+}
+
+#[tokio::test]
+async fn an_unreachable_postgres_is_a_clear_error_without_the_password() {
+    let error = Store::open("postgres://app:hunter2@127.0.0.1:1/none")
+        .await
+        .expect_err("unreachable");
+    let text = error.to_string();
+    assert!(text.contains("postgres://app@127.0.0.1:1/none"), "{text}");
+    assert!(!text.contains("hunter2"), "{text}");
+}
