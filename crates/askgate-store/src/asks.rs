@@ -230,7 +230,7 @@ impl Store {
             .await?
             .ok_or_else(|| SettleError::NotFound { id: id.to_owned() })?;
         if applied == 1 {
-            self.settled.notify_waiters();
+            self.announce(&[id.to_owned()]).await?;
             return Ok(row);
         }
         let refusal = if row.status == AskStatus::Pending
@@ -294,9 +294,7 @@ impl Store {
                 .filter_map(|row| row.try_get::<String, _>("id").ok())
                 .collect()
         });
-        if !ids.is_empty() {
-            self.settled.notify_waiters();
-        }
+        self.announce(&ids).await?;
         Ok(ids)
     }
 
@@ -339,8 +337,10 @@ impl Store {
         Ok(Page { asks, next })
     }
 
-    /// Wait until the ask is no longer pending (answered here or, for
-    /// PostgreSQL, by another replica that woke this one), or `timeout`.
+    /// Wait until the ask is no longer pending — answered here, by another
+    /// process (PostgreSQL wakes this one through LISTEN/NOTIFY; SQLite is
+    /// looked at again every second) — or until `timeout`. `None` when the
+    /// ask does not exist or is still pending at the timeout.
     ///
     /// # Errors
     /// [`Error`] when the store fails.
@@ -350,30 +350,36 @@ impl Store {
         timeout: std::time::Duration,
     ) -> Result<Option<AskRow>, Error> {
         let deadline = tokio::time::Instant::now() + timeout;
+        let mut settlements = self.settlements();
         loop {
-            let woken = self.settled.notified();
-            tokio::pin!(woken);
-            woken.as_mut().enable();
-            if let Some(row) = self.ask(id).await? {
-                if row.status != AskStatus::Pending {
-                    return Ok(Some(row));
-                }
-            } else {
+            match self.ask(id).await? {
+                Some(row) if row.status != AskStatus::Pending => return Ok(Some(row)),
+                Some(_) => {}
+                None => return Ok(None),
+            }
+            let look_again = tokio::time::Instant::now() + std::time::Duration::from_secs(1);
+            if tokio::time::Instant::now() >= deadline {
                 return Ok(None);
             }
-            // Another process may settle it without waking this one: look again now and then.
-            let poll = tokio::time::Instant::now() + std::time::Duration::from_millis(250);
-            if tokio::time::timeout_at(deadline.min(poll), woken)
-                .await
-                .is_err()
-                && tokio::time::Instant::now() >= deadline
-            {
-                return Ok(self
-                    .ask(id)
-                    .await?
-                    .filter(|row| row.status != AskStatus::Pending));
+            // Wake on any settlement (then look), on the poll, or at the deadline.
+            let _ = tokio::time::timeout_at(deadline.min(look_again), settlements.recv()).await;
+        }
+    }
+
+    /// Tell waiters, here and in other processes, that asks settled.
+    async fn announce(&self, ids: &[String]) -> Result<(), Error> {
+        for id in ids {
+            let _ = self.settled.send(id.clone());
+            if let crate::backend::Pool::Postgres(pool) = &self.pool {
+                sqlx::query("SELECT pg_notify($1, $2)")
+                    .bind(crate::backend::SETTLED_CHANNEL)
+                    .bind(id)
+                    .execute(pool)
+                    .await
+                    .map_err(|e| self.fail(e))?;
             }
         }
+        Ok(())
     }
 
     async fn one(&self, sql: &'static str, key: &str) -> Result<Option<AskRow>, Error> {

@@ -5,11 +5,11 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::{PgListener, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use tokio::sync::Notify;
+use tokio::sync::broadcast;
 
 use crate::error::Error;
 use crate::schema;
@@ -42,8 +42,24 @@ pub struct Store {
     pub(crate) pool: Pool,
     /// The store's name for messages: the URL without credentials.
     pub(crate) name: Arc<str>,
-    /// Woken whenever an ask settles in this process.
-    pub(crate) settled: Arc<Notify>,
+    /// The id of every ask that settles: here, or (PostgreSQL) in any
+    /// process sharing the database, through LISTEN/NOTIFY.
+    pub(crate) settled: broadcast::Sender<String>,
+    /// Stops the LISTEN task when the last clone of the store is dropped.
+    _listener: Option<Arc<AbortOnDrop>>,
+}
+
+/// The channel PostgreSQL notifications of settled asks travel on.
+pub(crate) const SETTLED_CHANNEL: &str = "askgate_settled";
+
+/// Aborts a background task when dropped.
+#[derive(Debug)]
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl Store {
@@ -93,13 +109,26 @@ impl Store {
                 store: name.to_string(),
             });
         };
+        let (settled, _) = broadcast::channel(1024);
+        let listener = match &pool {
+            Pool::Postgres(pool) => Some(Arc::new(listen(pool, &name, settled.clone()).await?)),
+            Pool::Sqlite(_) => None,
+        };
         let store = Store {
             pool,
             name,
-            settled: Arc::new(Notify::new()),
+            settled,
+            _listener: listener,
         };
         schema::migrate(&store).await?;
         Ok(store)
+    }
+
+    /// The ids of asks as they settle (answered, declined, expired...), in
+    /// this process and — on PostgreSQL — in every process sharing the
+    /// database. A receiver that falls behind is told how many it missed.
+    pub fn settlements(&self) -> broadcast::Receiver<String> {
+        self.settled.subscribe()
     }
 
     /// The store's name as shown in messages (no credentials).
@@ -116,6 +145,28 @@ impl Store {
     pub(crate) fn fail(&self, error: sqlx::Error) -> Error {
         classify(&self.name, error)
     }
+}
+
+/// Relay PostgreSQL notifications of settled asks to the in-process channel.
+async fn listen(
+    pool: &PgPool,
+    name: &str,
+    settled: broadcast::Sender<String>,
+) -> Result<AbortOnDrop, Error> {
+    let mut listener = PgListener::connect_with(pool)
+        .await
+        .map_err(|e| classify(name, e))?;
+    listener
+        .listen(SETTLED_CHANNEL)
+        .await
+        .map_err(|e| classify(name, e))?;
+    let task = tokio::spawn(async move {
+        // `recv` reconnects by itself after a lost connection.
+        while let Ok(notification) = listener.recv().await {
+            let _ = settled.send(notification.payload().to_owned());
+        }
+    });
+    Ok(AbortOnDrop(task))
 }
 
 fn classify(name: &str, error: sqlx::Error) -> Error {

@@ -22,6 +22,7 @@ mod asks;
 mod audit;
 mod backend;
 mod error;
+mod ledger;
 mod schema;
 mod tokens;
 
@@ -29,4 +30,5 @@ pub use asks::{AskRow, AskStatus, NewAsk, Page, Settlement};
 pub use audit::{AuditEntry, AuditRecord, ChainBreak, Decision, Verification};
 pub use backend::Store;
 pub use error::{Error, SettleError};
+pub use ledger::{CallRow, CallState, LedgerError, NewCall};
 pub use schema::SCHEMA_VERSION;

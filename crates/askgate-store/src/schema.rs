@@ -7,11 +7,32 @@ use crate::backend::{Pool, Store, with_pool};
 use crate::error::Error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Each migration: its version, its SQL for both backends, then the SQL
 /// that differs for SQLite and for PostgreSQL.
-const MIGRATIONS: &[(i64, &str, &str, &str)] = &[(1, V1_COMMON, V1_SQLITE, V1_POSTGRES)];
+const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
+    (1, V1_COMMON, V1_SQLITE, V1_POSTGRES),
+    (2, V2_CALLS, "", ""),
+];
+
+/// The tool-call ledger.
+const V2_CALLS: &str = "
+CREATE TABLE calls (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    server TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    arguments_digest TEXT,
+    state TEXT NOT NULL,
+    marker TEXT,
+    prepared_at BIGINT NOT NULL,
+    sent_at BIGINT,
+    finished_at BIGINT,
+    result TEXT
+);
+CREATE INDEX calls_owner_state ON calls (owner, state);
+";
 
 const V1_COMMON: &str = "
 CREATE TABLE asks (

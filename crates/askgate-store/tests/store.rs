@@ -5,37 +5,52 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use askgate_store::{
-    AskStatus, AuditEntry, ChainBreak, Decision, Error, NewAsk, SettleError, Settlement, Store,
+    AskStatus, AuditEntry, CallState, ChainBreak, Decision, Error, LedgerError, NewAsk, NewCall,
+    SCHEMA_VERSION, SettleError, Settlement, Store,
 };
 use jiff::Timestamp;
 use serde_json::json;
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
+/// Say once, past the test harness's capture, what was skipped.
+fn notice(text: &str) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "notice: {text}");
+    });
+}
+
 /// The stores to run a test against: a fresh SQLite file, and a fresh
 /// PostgreSQL schema when the database is configured.
 async fn stores() -> Vec<Store> {
-    let n = NEXT.fetch_add(1, Ordering::SeqCst);
-    let tag = format!("{}_{n}", std::process::id());
-    let dir = std::env::temp_dir().join(format!("askgate-store-{tag}"));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("askgate.db");
-    let mut stores = vec![
-        Store::open(&format!("sqlite://{}", path.display()))
-            .await
-            .expect("sqlite opens"),
-    ];
-    match std::env::var("ASKGATE_TEST_POSTGRES_URL") {
-        Ok(url) => stores.push(postgres(&url, &tag).await),
-        Err(_) => {
-            eprintln!("notice: ASKGATE_TEST_POSTGRES_URL is not set; PostgreSQL tests skipped")
-        }
+    let mut stores = Vec::new();
+    for url in urls().await {
+        stores.push(Store::open(&url).await.expect("the store opens"));
     }
     stores
 }
 
-/// A store in a schema of its own, so tests never see each other's rows.
-async fn postgres(url: &str, tag: &str) -> Store {
+/// URLs of fresh stores: a SQLite file, and a PostgreSQL schema when
+/// `ASKGATE_TEST_POSTGRES_URL` is set.
+async fn urls() -> Vec<String> {
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    let tag = format!("{}_{n}", std::process::id());
+    let dir = std::env::temp_dir().join(format!("askgate-store-{tag}"));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut urls = vec![format!("sqlite://{}", dir.join("askgate.db").display())];
+    match std::env::var("ASKGATE_TEST_POSTGRES_URL") {
+        Ok(url) => urls.push(postgres(&url, &tag).await),
+        Err(_) => {
+            eprintln!("notice: ASKGATE_TEST_POSTGRES_URL is not set; PostgreSQL tests skipped")
+        }
+    }
+    urls
+}
+
+/// The URL of a schema of its own, so tests never see each other's rows.
+async fn postgres(url: &str, tag: &str) -> String {
     let schema = format!("askgate_test_{tag}");
     let admin = sqlx::postgres::PgPool::connect(url)
         .await
@@ -52,8 +67,7 @@ async fn postgres(url: &str, tag: &str) -> Store {
         .expect("create schema");
     admin.close().await;
     let separator = if url.contains('?') { '&' } else { '?' };
-    let url = format!("{url}{separator}options=-c%20search_path%3D{schema}");
-    Store::open(&url).await.expect("postgres opens")
+    format!("{url}{separator}options=-c%20search_path%3D{schema}")
 }
 
 fn at(seconds: i64) -> Timestamp {
@@ -419,4 +433,175 @@ async fn an_unreachable_postgres_is_a_clear_error_without_the_password() {
     let text = error.to_string();
     assert!(text.contains("postgres://app@127.0.0.1:1/none"), "{text}");
     assert!(!text.contains("hunter2"), "{text}");
+}
+
+fn call(id: &str, owner: &str) -> NewCall {
+    NewCall {
+        id: id.into(),
+        owner: owner.into(),
+        server: "files".into(),
+        tool: "delete".into(),
+        arguments_digest: Some("hmac-sha256:cd34".into()),
+        at: at(0),
+    }
+}
+
+#[tokio::test]
+async fn the_ledger_moves_a_call_only_forward() {
+    for store in stores().await {
+        store
+            .prepare_call(&call("c1", "gw-1"))
+            .await
+            .expect("prepares");
+        let early = store
+            .finish_call("c1", true, &json!({"ok": true}), at(1))
+            .await;
+        assert!(
+            matches!(
+                early,
+                Err(LedgerError::Illegal {
+                    state: "prepared",
+                    ..
+                })
+            ),
+            "{early:?}"
+        );
+        let sent = store.mark_sent("c1", "m-1", at(1)).await.expect("sends");
+        assert_eq!(
+            (sent.state, sent.marker.as_deref()),
+            (CallState::Sent, Some("m-1"))
+        );
+        let twice = store.mark_sent("c1", "m-2", at(2)).await;
+        assert!(
+            matches!(twice, Err(LedgerError::Illegal { state: "sent", .. })),
+            "sent twice: {twice:?}"
+        );
+        let done = store
+            .finish_call("c1", true, &json!({"ok": true}), at(3))
+            .await
+            .expect("answers");
+        assert_eq!(done.state, CallState::Answered);
+        let missing = store.mark_sent("nope", "m", at(4)).await;
+        assert!(
+            matches!(missing, Err(LedgerError::NotFound { .. })),
+            "{missing:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn after_a_crash_a_sent_call_may_have_run_and_a_prepared_one_was_never_sent() {
+    for url in urls().await {
+        let store = Store::open(&url).await.expect("opens");
+        store
+            .prepare_call(&call("prepared", "gw-1"))
+            .await
+            .expect("prepares");
+        store
+            .prepare_call(&call("in-flight", "gw-1"))
+            .await
+            .expect("prepares");
+        store
+            .mark_sent("in-flight", "m-1", at(1))
+            .await
+            .expect("sends");
+        store
+            .prepare_call(&call("other-replica", "gw-2"))
+            .await
+            .expect("prepares");
+        store
+            .mark_sent("other-replica", "m-2", at(1))
+            .await
+            .expect("sends");
+        store.close().await;
+        drop(store);
+
+        let restarted = Store::open(&url).await.expect("reopens");
+        let recovered = restarted
+            .recover_calls("gw-1", at(10))
+            .await
+            .expect("recovers");
+        let ids: Vec<&str> = recovered.iter().map(|c| c.call.id.as_str()).collect();
+        assert_eq!(ids, ["in-flight"]);
+        assert_eq!(recovered[0].state, CallState::MayHaveRun);
+        let state = |id: &'static str| {
+            let store = restarted.clone();
+            async move { store.call(id).await.expect("reads").expect("exists").state }
+        };
+        assert_eq!(
+            state("prepared").await,
+            CallState::Prepared,
+            "never sent: safe to send"
+        );
+        assert_eq!(
+            state("other-replica").await,
+            CallState::Sent,
+            "another replica's call is left alone"
+        );
+        let resend = restarted.mark_sent("in-flight", "m-3", at(11)).await;
+        assert!(
+            matches!(
+                resend,
+                Err(LedgerError::Illegal {
+                    state: "may_have_run",
+                    ..
+                })
+            ),
+            "{resend:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_older_store_is_migrated_on_open() {
+    let url = urls().await.remove(0);
+    Store::open(&url).await.expect("creates").close().await;
+    // Take the store back to schema 1, as an older askgate left it.
+    let pool = sqlx::sqlite::SqlitePool::connect(&url)
+        .await
+        .expect("connects");
+    sqlx::raw_sql("DROP TABLE calls; UPDATE askgate_schema SET version = 1")
+        .execute(&pool)
+        .await
+        .expect("downgrades");
+    pool.close().await;
+    let store = Store::open(&url).await.expect("migrates");
+    store
+        .prepare_call(&call("c1", "gw-1"))
+        .await
+        .expect("the new table exists");
+    assert_eq!(SCHEMA_VERSION, 2);
+}
+
+#[tokio::test]
+async fn an_answer_given_through_one_replica_wakes_the_waiter_held_by_another() {
+    let Some(url) = urls().await.into_iter().find(|u| u.starts_with("postgres")) else {
+        notice(
+            "ASKGATE_TEST_POSTGRES_URL is not set: the PostgreSQL half of these tests is skipped",
+        );
+        return;
+    };
+    let holder = Store::open(&url).await.expect("replica 1 opens");
+    let answerer = Store::open(&url).await.expect("replica 2 opens");
+    holder
+        .park(&new_ask("shared", 0, None))
+        .await
+        .expect("parks");
+    let mut settlements = holder.settlements();
+    answerer
+        .settle("shared", &answer("alice"), at(1))
+        .await
+        .expect("settles on replica 2");
+    let woken = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match settlements.recv().await {
+                Ok(id) if id == "shared" => return id,
+                Ok(_) => continue,
+                Err(error) => panic!("{error}"),
+            }
+        }
+    })
+    .await
+    .expect("replica 1 hears of the answer through LISTEN/NOTIFY");
+    assert_eq!(woken, "shared");
 }

@@ -1,0 +1,299 @@
+//! The tool-call ledger: every upstream call is recorded before it is sent
+//! (`prepared`), when the transport takes it (`sent`, with its private
+//! marker), and when it is answered or fails. After a crash, a `prepared`
+//! call was never sent (safe to send); a `sent` call without an answer
+//! becomes `may_have_run` and is never re-sent automatically.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+use sqlx::Row;
+
+use crate::asks::micros;
+use crate::backend::{Store, with_pool};
+use crate::error::Error;
+
+/// Where a call stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallState {
+    /// Recorded, not yet handed to the transport.
+    Prepared,
+    /// Handed to the transport; no answer yet.
+    Sent,
+    /// The upstream answered.
+    Answered,
+    /// The call failed (the transport or the upstream said so).
+    Failed,
+    /// Sent before a crash and never answered: it may have run.
+    MayHaveRun,
+}
+
+impl CallState {
+    /// The state as stored and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallState::Prepared => "prepared",
+            CallState::Sent => "sent",
+            CallState::Answered => "answered",
+            CallState::Failed => "failed",
+            CallState::MayHaveRun => "may_have_run",
+        }
+    }
+
+    fn parse(text: &str) -> Option<CallState> {
+        [
+            CallState::Prepared,
+            CallState::Sent,
+            CallState::Answered,
+            CallState::Failed,
+            CallState::MayHaveRun,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+    }
+}
+
+/// A call to record before it is sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewCall {
+    /// Its id (made by the caller).
+    pub id: String,
+    /// The process (gateway replica) that sends it; recovery after a crash
+    /// touches only that owner's calls.
+    pub owner: String,
+    /// The upstream server.
+    pub server: String,
+    /// The tool.
+    pub tool: String,
+    /// A keyed digest of the arguments (never the arguments).
+    pub arguments_digest: Option<String>,
+    /// When it was prepared.
+    pub at: Timestamp,
+}
+
+/// A recorded call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallRow {
+    /// The call as prepared.
+    #[serde(flatten)]
+    pub call: NewCall,
+    /// Where it stands.
+    pub state: CallState,
+    /// The private marker it was sent with.
+    pub marker: Option<String>,
+    /// The result or failure, once known.
+    pub result: Option<Json>,
+}
+
+/// A move the ledger refused: the call was not where the move starts.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LedgerError {
+    /// No call has this id.
+    #[error("no call {id} in the ledger")]
+    NotFound {
+        /// The id.
+        id: String,
+    },
+    /// The call is elsewhere: for example sent twice, or answered before
+    /// being sent.
+    #[error("call {id} is {state}, so it cannot become {wanted}")]
+    Illegal {
+        /// The id.
+        id: String,
+        /// Where it is.
+        state: &'static str,
+        /// Where it was asked to go.
+        wanted: &'static str,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] Error),
+}
+
+const CALL_COLUMNS: &str = "SELECT id, owner, server, tool, arguments_digest, state, marker, prepared_at, result FROM calls";
+
+impl Store {
+    /// Record a call before sending it. Recording the same id twice returns
+    /// the recorded call.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn prepare_call(&self, call: &NewCall) -> Result<CallRow, Error> {
+        let sql = "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, prepared_at) \
+             VALUES ($1, $2, $3, $4, $5, 'prepared', $6) ON CONFLICT DO NOTHING";
+        with_pool!(self, |pool| {
+            sqlx::query(sql)
+                .bind(&call.id)
+                .bind(&call.owner)
+                .bind(&call.server)
+                .bind(&call.tool)
+                .bind(&call.arguments_digest)
+                .bind(micros(call.at))
+                .execute(pool)
+                .await
+                .map_err(|e| self.fail(e))?;
+        });
+        self.call(&call.id).await?.ok_or_else(|| Error::Corrupt {
+            store: self.name.to_string(),
+            what: "call",
+            detail: format!("call {} was recorded but cannot be read back", call.id),
+        })
+    }
+
+    /// `prepared -> sent`, with the private marker the request carries.
+    ///
+    /// # Errors
+    /// [`LedgerError::Illegal`] unless the call is `prepared`.
+    pub async fn mark_sent(
+        &self,
+        id: &str,
+        marker: &str,
+        now: Timestamp,
+    ) -> Result<CallRow, LedgerError> {
+        let sql = "UPDATE calls SET state = 'sent', marker = $1, sent_at = $2 WHERE id = $3 AND state = 'prepared'";
+        let affected = with_pool!(self, |pool| {
+            sqlx::query(sql)
+                .bind(marker)
+                .bind(micros(now))
+                .bind(id)
+                .execute(pool)
+                .await
+                .map_err(|e| self.fail(e))?
+                .rows_affected()
+        });
+        self.moved(id, CallState::Sent, affected).await
+    }
+
+    /// `sent -> answered` or `sent -> failed`, with the result or the failure.
+    ///
+    /// # Errors
+    /// [`LedgerError::Illegal`] unless the call is `sent`.
+    pub async fn finish_call(
+        &self,
+        id: &str,
+        answered: bool,
+        result: &Json,
+        now: Timestamp,
+    ) -> Result<CallRow, LedgerError> {
+        let (state, sql) = if answered {
+            (
+                CallState::Answered,
+                "UPDATE calls SET state = 'answered', result = $1, finished_at = $2 WHERE id = $3 AND state = 'sent'",
+            )
+        } else {
+            (
+                CallState::Failed,
+                "UPDATE calls SET state = 'failed', result = $1, finished_at = $2 WHERE id = $3 AND state = 'sent'",
+            )
+        };
+        let affected = with_pool!(self, |pool| {
+            sqlx::query(sql)
+                .bind(result.to_string())
+                .bind(micros(now))
+                .bind(id)
+                .execute(pool)
+                .await
+                .map_err(|e| self.fail(e))?
+                .rows_affected()
+        });
+        self.moved(id, state, affected).await
+    }
+
+    /// After a crash: every call of `owner` that was `sent` and never
+    /// answered becomes `may_have_run` (and is returned, to be reported —
+    /// never re-sent). `prepared` calls were never sent and stay as they are.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn recover_calls(&self, owner: &str, now: Timestamp) -> Result<Vec<CallRow>, Error> {
+        let sql = "UPDATE calls SET state = 'may_have_run', finished_at = $1 WHERE owner = $2 AND state = 'sent' RETURNING id";
+        let ids: Vec<String> = with_pool!(self, |pool| {
+            sqlx::query(sql)
+                .bind(micros(now))
+                .bind(owner)
+                .fetch_all(pool)
+                .await
+                .map_err(|e| self.fail(e))?
+                .iter()
+                .filter_map(|row| row.try_get::<String, _>("id").ok())
+                .collect()
+        });
+        let mut rows = Vec::with_capacity(ids.len());
+        for id in ids {
+            rows.extend(self.call(&id).await?);
+        }
+        Ok(rows)
+    }
+
+    /// The call with this id.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails or the row is unreadable.
+    pub async fn call(&self, id: &str) -> Result<Option<CallRow>, Error> {
+        let sql = sqlx::AssertSqlSafe(format!("{CALL_COLUMNS} WHERE id = $1"));
+        with_pool!(self, |pool| {
+            let Some(row) = sqlx::query(sql)
+                .bind(id)
+                .fetch_optional(pool)
+                .await
+                .map_err(|e| self.fail(e))?
+            else {
+                return Ok(None);
+            };
+            let corrupt = |detail: String| Error::Corrupt {
+                store: self.name.to_string(),
+                what: "call",
+                detail,
+            };
+            let text = |column: &str| {
+                row.try_get::<Option<String>, _>(column)
+                    .map_err(|e| corrupt(e.to_string()))
+            };
+            let state_text = text("state")?.unwrap_or_default();
+            let prepared = row
+                .try_get::<i64, _>("prepared_at")
+                .map_err(|e| corrupt(e.to_string()))?;
+            Ok(Some(CallRow {
+                call: NewCall {
+                    id: text("id")?.unwrap_or_default(),
+                    owner: text("owner")?.unwrap_or_default(),
+                    server: text("server")?.unwrap_or_default(),
+                    tool: text("tool")?.unwrap_or_default(),
+                    arguments_digest: text("arguments_digest")?,
+                    at: Timestamp::from_microsecond(prepared)
+                        .map_err(|e| corrupt(e.to_string()))?,
+                },
+                state: CallState::parse(&state_text)
+                    .ok_or_else(|| corrupt(format!("unknown state {state_text:?}")))?,
+                marker: text("marker")?,
+                result: text("result")?
+                    .map(|t| serde_json::from_str(&t).map_err(|e| corrupt(e.to_string())))
+                    .transpose()?,
+            }))
+        })
+    }
+
+    /// The row after a guarded update, or why the update matched nothing.
+    async fn moved(
+        &self,
+        id: &str,
+        wanted: CallState,
+        affected: u64,
+    ) -> Result<CallRow, LedgerError> {
+        let row = self
+            .call(id)
+            .await?
+            .ok_or_else(|| LedgerError::NotFound { id: id.to_owned() })?;
+        if affected == 1 {
+            Ok(row)
+        } else {
+            Err(LedgerError::Illegal {
+                id: id.to_owned(),
+                state: row.state.as_str(),
+                wanted: wanted.as_str(),
+            })
+        }
+    }
+}
