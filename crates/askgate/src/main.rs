@@ -1,10 +1,12 @@
 //! `askgate`: human-in-the-loop for the Model Context Protocol.
 //!
-//! For now the binary carries the `form` commands: print the
-//! `elicitation/create` params of a form for a revision, and settle an answer
-//! against a form the way every askgate surface does.
+//! For now the binary carries the `form` commands (print the
+//! `elicitation/create` params of a form, settle an answer against it), and
+//! the store commands (`asks`, `audit`).
 
 mod form_cmd;
+mod store_cmd;
+mod stored;
 
 use std::process::ExitCode;
 
@@ -23,11 +25,27 @@ enum Command {
     /// Work with form files: print their MCP wire form, settle answers.
     #[command(subcommand)]
     Form(form_cmd::FormCommand),
+    /// Pending and settled asks in the store: list, show, answer, decline, skip.
+    Asks {
+        #[command(flatten)]
+        store: store_cmd::StoreArg,
+        #[command(subcommand)]
+        command: store_cmd::AsksCommand,
+    },
+    /// The audit log: list entries, verify the hash chain.
+    Audit {
+        #[command(flatten)]
+        store: store_cmd::StoreArg,
+        #[command(subcommand)]
+        command: store_cmd::AuditCommand,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Form(command) => form_cmd::run(command),
+        Command::Asks { store, command } => store_cmd::run_asks(store, command),
+        Command::Audit { store, command } => store_cmd::run_audit(store, command),
     }
 }

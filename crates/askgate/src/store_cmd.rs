@@ -1,0 +1,316 @@
+//! `askgate asks ...` and `askgate audit ...`: the store from the command
+//! line.
+//!
+//! Exit codes: 0 done; 1 refused (an answer that fails its checks, a second
+//! answer, an answer after expiry, a broken audit chain); 2 malformed input,
+//! or a store that cannot be opened.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use askgate_core::Surface;
+use askgate_store::{AskRow, SettleError, Store};
+use clap::{Args, Subcommand};
+use jiff::Timestamp;
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
+
+use crate::stored::{self, Act};
+
+const DONE: u8 = 0;
+const REFUSED: u8 = 1;
+const MALFORMED: u8 = 2;
+
+/// Where the store is.
+#[derive(Debug, Args)]
+pub(crate) struct StoreArg {
+    /// The store: sqlite://PATH or postgres://... (default: $ASKGATE_STORE,
+    /// else askgate.db in the platform data directory).
+    #[arg(long, global = true)]
+    store: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+/// `askgate asks ...`
+#[derive(Debug, Subcommand)]
+pub(crate) enum AsksCommand {
+    /// List pending asks, newest first.
+    List {
+        /// How many on a page.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// The `next` cursor of the previous page.
+        #[arg(long)]
+        after: Option<String>,
+    },
+    /// Show one ask: its request, and its outcome once settled.
+    Show {
+        /// The ask's id.
+        id: String,
+    },
+    /// Answer an ask; the answer goes through the same checks as any other surface.
+    Answer {
+        /// The ask's id.
+        id: String,
+        /// The answer as a JSON object: form properties, or question id -> values.
+        #[arg(long)]
+        content: String,
+        /// Who is answering (default: $USER).
+        #[arg(long = "as")]
+        person: Option<String>,
+    },
+    /// Decline an ask.
+    Decline {
+        /// The ask's id.
+        id: String,
+        /// Who is declining (default: $USER).
+        #[arg(long = "as")]
+        person: Option<String>,
+    },
+    /// Skip a question set: proceed on the pre-picked answers.
+    Skip {
+        /// The ask's id.
+        id: String,
+        /// Who is skipping (default: $USER).
+        #[arg(long = "as")]
+        person: Option<String>,
+    },
+}
+
+/// `askgate audit ...`
+#[derive(Debug, Subcommand)]
+pub(crate) enum AuditCommand {
+    /// List audit entries, oldest first.
+    List,
+    /// Check the hash chain; exit 1 and name the entry when it is broken.
+    Verify,
+}
+
+pub(crate) fn run_asks(store: StoreArg, command: AsksCommand) -> ExitCode {
+    runtime(|| async move {
+        let json = store.json;
+        let store = open(store.store).await?;
+        match command {
+            AsksCommand::List { limit, after } => {
+                let page = store.pending(limit, after.as_deref()).await.map_err(fail)?;
+                if json {
+                    print_json(&page)?;
+                } else {
+                    for row in &page.asks {
+                        print_line(&summary(row))?;
+                    }
+                    if let Some(next) = &page.next {
+                        print_line(&format!("(more: --after {next})"))?;
+                    }
+                }
+                Ok(DONE)
+            }
+            AsksCommand::Show { id } => match store.ask(&id).await.map_err(fail)? {
+                Some(row) if json => print_json(&row).map(|()| DONE),
+                Some(row) => {
+                    print_line(&summary(&row))?;
+                    print_line(&format!("request: {}", row.ask.request))?;
+                    if let Some(outcome) = &row.outcome {
+                        print_line(&format!("outcome: {outcome}"))?;
+                    }
+                    Ok(DONE)
+                }
+                None => Err((REFUSED, format!("no ask {id} in {}", store.name()))),
+            },
+            AsksCommand::Answer {
+                id,
+                content,
+                person,
+            } => {
+                let content = parse_object(&content)?;
+                act(&store, &id, Act::Answer(content), person, json).await
+            }
+            AsksCommand::Decline { id, person } => {
+                act(&store, &id, Act::Decline, person, json).await
+            }
+            AsksCommand::Skip { id, person } => act(&store, &id, Act::Skip, person, json).await,
+        }
+    })
+}
+
+pub(crate) fn run_audit(store: StoreArg, command: AuditCommand) -> ExitCode {
+    runtime(|| async move {
+        let json = store.json;
+        let store = open(store.store).await?;
+        match command {
+            AuditCommand::List => {
+                let entries = store.audit_entries().await.map_err(fail)?;
+                if json {
+                    print_json(&entries)?;
+                } else {
+                    for record in &entries {
+                        let e = &record.entry;
+                        let who = match (&e.answered_by, &e.answered_via) {
+                            (Some(by), Some(via)) => format!(" by {by} via {via}"),
+                            (None, Some(via)) => format!(" via {via}"),
+                            _ => String::new(),
+                        };
+                        print_line(&format!(
+                            "{:>5}  {}  {:<16} {}/{} ({}){who}: {}",
+                            record.seq,
+                            e.at,
+                            serde_json::to_value(e.decision)
+                                .ok()
+                                .and_then(|v| v.as_str().map(str::to_owned))
+                                .unwrap_or_default(),
+                            e.server,
+                            e.tool,
+                            e.risk,
+                            e.reason
+                        ))?;
+                    }
+                }
+                Ok(DONE)
+            }
+            AuditCommand::Verify => {
+                let verification = store.verify_audit().await.map_err(fail)?;
+                if json {
+                    print_json(&verification)?;
+                } else {
+                    match &verification.broken {
+                        None => print_line(&format!(
+                            "audit chain intact: {} entries, head {}",
+                            verification.entries, verification.head
+                        ))?,
+                        Some(broken) => print_line(&format!("audit chain broken: {broken}"))?,
+                    }
+                }
+                Ok(if verification.broken.is_some() {
+                    REFUSED
+                } else {
+                    DONE
+                })
+            }
+        }
+    })
+}
+
+async fn act(
+    store: &Store,
+    id: &str,
+    act: Act,
+    person: Option<String>,
+    json: bool,
+) -> Result<u8, (u8, String)> {
+    let row = store
+        .ask(id)
+        .await
+        .map_err(fail)?
+        .ok_or_else(|| (REFUSED, format!("no ask {id} in {}", store.name())))?;
+    let person = person
+        .or_else(|| std::env::var("USER").ok())
+        .unwrap_or_else(|| "cli".into());
+    let settlement = match stored::settle(&row.ask.request, act, &person, Surface::Cli) {
+        Ok(settlement) => settlement,
+        Err(reasons) => {
+            let mut message = format!("ask {id}: the answer was not applied:");
+            for reason in reasons {
+                message.push_str("\n- ");
+                message.push_str(&reason);
+            }
+            return Err((REFUSED, message));
+        }
+    };
+    match store.settle(id, &settlement, Timestamp::now()).await {
+        Ok(row) if json => print_json(&row).map(|()| DONE),
+        Ok(row) => print_line(&format!("ask {id}: {}", row.status.as_str())).map(|()| DONE),
+        Err(SettleError::Store(error)) => Err(fail(error)),
+        Err(refusal) => Err((REFUSED, refusal.to_string())),
+    }
+}
+
+fn summary(row: &AskRow) -> String {
+    let origin = match (&row.ask.server, &row.ask.tool) {
+        (Some(server), Some(tool)) => format!("{server}/{tool}"),
+        _ => "-".into(),
+    };
+    let expires = row
+        .ask
+        .expires_at
+        .map(|at| format!(" expires {at}"))
+        .unwrap_or_default();
+    format!(
+        "{}  {}  {:<9} {origin} risk {} for {}{expires}",
+        row.ask.id,
+        row.ask.created_at,
+        row.status.as_str(),
+        row.ask.risk.as_deref().unwrap_or("-"),
+        row.ask.principal
+    )
+}
+
+/// The store URL: the flag, `$ASKGATE_STORE`, or the default file.
+pub(crate) fn store_url(flag: Option<String>) -> Result<String, String> {
+    if let Some(url) = flag.or_else(|| std::env::var("ASKGATE_STORE").ok()) {
+        return Ok(url);
+    }
+    let dir: PathBuf = dirs::data_dir()
+        .ok_or("no data directory on this platform; pass --store")?
+        .join("askgate");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(format!("sqlite://{}", dir.join("askgate.db").display()))
+}
+
+async fn open(flag: Option<String>) -> Result<Store, (u8, String)> {
+    let url = store_url(flag).map_err(|e| (MALFORMED, e))?;
+    Store::open(&url)
+        .await
+        .map_err(|e| (MALFORMED, e.to_string()))
+}
+
+fn fail(error: askgate_store::Error) -> (u8, String) {
+    (MALFORMED, error.to_string())
+}
+
+fn parse_object(text: &str) -> Result<Map<String, Json>, (u8, String)> {
+    match serde_json::from_str::<Json>(text) {
+        Ok(Json::Object(map)) => Ok(map),
+        Ok(_) => Err((MALFORMED, "--content: expected a JSON object".into())),
+        Err(e) => Err((
+            MALFORMED,
+            format!("--content:{}:{}: not valid JSON", e.line(), e.column()),
+        )),
+    }
+}
+
+fn print_json(value: &impl Serialize) -> Result<(), (u8, String)> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| (MALFORMED, e.to_string()))?;
+    print_line(&text)
+}
+
+fn print_line(text: &str) -> Result<(), (u8, String)> {
+    writeln!(std::io::stdout().lock(), "{text}")
+        .map_err(|e| (MALFORMED, format!("standard output: {e}")))
+}
+
+fn runtime<F, Fut>(body: F) -> ExitCode
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Result<u8, (u8, String)>>,
+{
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("askgate: cannot start: {e}");
+            return ExitCode::from(MALFORMED);
+        }
+    };
+    match runtime.block_on(body()) {
+        Ok(code) => ExitCode::from(code),
+        Err((code, message)) => {
+            eprintln!("askgate: {message}");
+            ExitCode::from(code)
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! What the gateway parks in the store as an ask's request, and how any
+//! surface (here: the CLI) settles an answer to it — through the same
+//! checks as an MCP answer.
+
+use std::collections::BTreeMap;
+
+use askgate_core::{
+    Ask, AskRecord, Outcome, QuestionSet, Reply, Response, Revision, Step, Surface,
+};
+use askgate_store::{AskStatus, Settlement};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value as Json};
+
+/// An ask's request as stored: a form (with its progress) or a question set.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum StoredRequest {
+    /// A form of typed fields.
+    Form {
+        /// The form and what is settled so far.
+        ask: AskRecord,
+    },
+    /// A question set with pre-picked answers.
+    QuestionSet {
+        /// The questions.
+        set: QuestionSet,
+    },
+}
+
+/// What a person does from the CLI.
+#[derive(Debug, Clone)]
+pub(crate) enum Act {
+    /// Answer with content: form properties, or question id -> values.
+    Answer(Map<String, Json>),
+    /// Decline.
+    Decline,
+    /// Skip (question sets only): proceed on the pre-picked answers.
+    Skip,
+}
+
+/// The settlement to store, or the reasons the answer was refused.
+pub(crate) fn settle(
+    request: &Json,
+    act: Act,
+    answered_by: &str,
+    via: Surface,
+) -> Result<Settlement, Vec<String>> {
+    let request: StoredRequest = serde_json::from_value(request.clone()).map_err(|e| {
+        vec![format!(
+            "the stored request is not one askgate can answer: {e}"
+        )]
+    })?;
+    let by = Some(answered_by.to_owned());
+    let via_text = via.to_string();
+    match request {
+        StoredRequest::Form { ask } => {
+            let ask = Ask::from_record(ask).map_err(|e| vec![e.to_string()])?;
+            let response = match act {
+                Act::Answer(content) => Response::accept(content),
+                Act::Decline => Response::decline(),
+                Act::Skip => {
+                    return Err(vec![
+                        "skip is for question sets; decline this form instead".into(),
+                    ]);
+                }
+            };
+            match ask.settle(Revision::V2025_11_25, &response) {
+                Step::Settled(outcome) => {
+                    let status = match &outcome {
+                        Outcome::Declined => AskStatus::Declined,
+                        Outcome::Cancelled => AskStatus::Cancelled,
+                        _ => AskStatus::Answered,
+                    };
+                    Ok(Settlement {
+                        status,
+                        reply: json_of(&response),
+                        outcome: json_of(&outcome),
+                        answered_by: by,
+                        answered_via: via_text,
+                    })
+                }
+                Step::ReAsk(next) => Err(next.reasons().to_vec()),
+            }
+        }
+        StoredRequest::QuestionSet { set } => {
+            let checked = set.prepare().map_err(|e| vec![e.to_string()])?;
+            let mut reply = Reply::new(via);
+            reply.answered_by = by.clone();
+            match act {
+                Act::Answer(content) => reply.answers = answers(content)?,
+                Act::Skip | Act::Decline => reply.skipped = true,
+            }
+            let outcome = checked.settle(&reply).map_err(|e| vec![e.to_string()])?;
+            Ok(Settlement {
+                status: if reply.skipped {
+                    AskStatus::Skipped
+                } else {
+                    AskStatus::Answered
+                },
+                reply: json_of(&reply),
+                outcome: json_of(&outcome),
+                answered_by: by,
+                answered_via: via_text,
+            })
+        }
+    }
+}
+
+/// `{"question": ["value", ...]}` (a single string counts as one value).
+fn answers(content: Map<String, Json>) -> Result<BTreeMap<String, Vec<String>>, Vec<String>> {
+    let mut answers = BTreeMap::new();
+    for (id, value) in content {
+        let values = match value {
+            Json::String(one) => vec![one],
+            Json::Array(items) => items
+                .into_iter()
+                .map(|item| match item {
+                    Json::String(text) => Ok(text),
+                    _ => Err(vec![format!("{id}: expected a list of strings")]),
+                })
+                .collect::<Result<_, _>>()?,
+            _ => {
+                return Err(vec![format!(
+                    "{id}: expected a string or a list of strings"
+                )]);
+            }
+        };
+        answers.insert(id, values);
+    }
+    Ok(answers)
+}
+
+fn json_of(value: &impl Serialize) -> Json {
+    // Outcomes, replies and responses are plain data: serializing cannot fail.
+    serde_json::to_value(value).unwrap_or(Json::Null)
+}
