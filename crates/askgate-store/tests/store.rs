@@ -55,6 +55,26 @@ async fn postgres(url: &str, tag: &str) -> String {
     let admin = sqlx::postgres::PgPool::connect(url)
         .await
         .expect("PostgreSQL is reachable");
+    // Test binaries run one at a time: the first test of this one clears
+    // the schemas earlier runs left behind.
+    static CLEARED: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+    CLEARED
+        .get_or_init(|| async {
+            let old: Vec<String> = sqlx::query_scalar(
+                "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'askgate_test_%' AND nspname NOT LIKE $1",
+            )
+            .bind(format!("askgate_test_{}_%", std::process::id()))
+            .fetch_all(&admin)
+            .await
+            .expect("lists schemas");
+            for name in old {
+                sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA IF EXISTS {name} CASCADE")))
+                    .execute(&admin)
+                    .await
+                    .expect("drops an old schema");
+            }
+        })
+        .await;
     sqlx::query(sqlx::AssertSqlSafe(format!(
         "DROP SCHEMA IF EXISTS {schema} CASCADE"
     )))
