@@ -41,6 +41,7 @@
 
 mod ask;
 pub mod ask_tool;
+mod digest;
 mod error;
 mod field;
 mod form;
@@ -56,6 +57,7 @@ mod value;
 pub mod wire;
 
 pub use ask::{Ask, AskRecord, DEFAULT_MAX_ATTEMPTS, RecordedValue};
+pub use digest::arguments_digest;
 pub use error::Error;
 pub use form::{
     BooleanSpec, ChoiceOption, ChoiceSpec, DateSpec, Field, FieldKind, Form, InstantSpec,

@@ -1,0 +1,65 @@
+//! Keyed digests of tool arguments: what the audit log and the ledger keep
+//! instead of the arguments themselves.
+
+use hmac::{Hmac, KeyInit, Mac};
+use serde_json::Value as Json;
+use sha2::Sha256;
+
+/// `hmac-sha256:<hex>` of the arguments in canonical form (object keys
+/// sorted at every level, no spaces), under `key`. The same arguments give
+/// the same digest whatever order a client wrote their keys in; without the
+/// key, a digest says nothing about the arguments.
+///
+/// # Example
+/// ```
+/// use askgate_core::arguments_digest;
+/// let a = arguments_digest(b"key", &serde_json::json!({"path": "/tmp", "force": true}));
+/// let b = arguments_digest(b"key", &serde_json::json!({"force": true, "path": "/tmp"}));
+/// assert_eq!(a, b);
+/// assert!(a.starts_with("hmac-sha256:"));
+/// assert_ne!(a, arguments_digest(b"other key", &serde_json::json!({"path": "/tmp", "force": true})));
+/// ```
+pub fn arguments_digest(key: &[u8], arguments: &Json) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key)
+        .expect("HMAC takes keys of any length, so new_from_slice cannot fail");
+    let mut canonical = String::new();
+    write_canonical(arguments, &mut canonical);
+    mac.update(canonical.as_bytes());
+    let bytes = mac.finalize().into_bytes();
+    let mut text = String::with_capacity(12 + bytes.len() * 2);
+    text.push_str("hmac-sha256:");
+    for byte in bytes.iter() {
+        text.push_str(&format!("{byte:02x}"));
+    }
+    text
+}
+
+fn write_canonical(json: &Json, out: &mut String) {
+    match json {
+        Json::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Json::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(&map[key.as_str()], out);
+            }
+            out.push('}');
+        }
+        Json::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
