@@ -1,0 +1,273 @@
+//! Store benchmark: durable park -> answer -> wake round trips per second,
+//! with p50/p99 latency, at 1 and 16 concurrent waiters, next to a raw
+//! single-row durable insert on the same database, measured in the same run;
+//! and the newest page of 100,000 pending asks.
+//!
+//! `cargo bench -p askgate-store --bench roundtrip` runs SQLite; set
+//! `ASKGATE_TEST_POSTGRES_URL` to run PostgreSQL beside it. Rounds are
+//! bounded in count; nothing here is a pass/fail test.
+
+// A bench binary reports on stdout, and its items need no docs.
+#![allow(clippy::print_stdout, missing_docs)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use askgate_store::{AskStatus, NewAsk, Settlement, Store};
+use jiff::Timestamp;
+use serde_json::json;
+
+const ROUND_TRIPS: usize = 2_000;
+const PENDING: usize = 100_000;
+
+#[tokio::main]
+async fn main() {
+    let dir = std::env::temp_dir().join(format!("askgate-store-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut targets = vec![(
+        "sqlite",
+        format!("sqlite://{}", dir.join("bench.db").display()),
+    )];
+    match std::env::var("ASKGATE_TEST_POSTGRES_URL") {
+        Ok(url) => targets.push(("postgres", fresh_schema(&url).await)),
+        Err(_) => println!("(ASKGATE_TEST_POSTGRES_URL not set: PostgreSQL not measured)"),
+    }
+    println!(
+        "{:<9} | {:<28} | {:>10} | {:>9} | {:>9}",
+        "backend", "case", "ops/s", "p50", "p99"
+    );
+    for (backend, url) in targets {
+        let store = Store::open(&url).await.expect("the store opens");
+        let raw = raw_inserts(&store, &url).await;
+        report(backend, "raw durable insert (baseline)", &raw);
+        for waiters in [1, 16] {
+            let trips = round_trips(&store, waiters).await;
+            report(backend, &format!("round trip, {waiters} waiters"), &trips);
+            println!(
+                "{:<9} | {:<28} | ratio vs baseline: {:.2}x the time",
+                backend,
+                "",
+                raw.rate() / trips.rate()
+            );
+        }
+        let listing = newest_page(&store).await;
+        report(backend, "newest page of 100k pending", &listing);
+        store.close().await;
+        if backend == "postgres" {
+            drop_schema(&url).await;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+struct Sample {
+    latencies: Vec<Duration>,
+    elapsed: Duration,
+}
+
+impl Sample {
+    fn rate(&self) -> f64 {
+        self.latencies.len() as f64 / self.elapsed.as_secs_f64()
+    }
+
+    fn percentile(&self, p: f64) -> Duration {
+        let mut sorted = self.latencies.clone();
+        sorted.sort();
+        let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+        sorted.get(index).copied().unwrap_or_default()
+    }
+}
+
+fn report(backend: &str, case: &str, sample: &Sample) {
+    println!(
+        "{backend:<9} | {case:<28} | {:>10.0} | {:>9.2?} | {:>9.2?}",
+        sample.rate(),
+        sample.percentile(0.50),
+        sample.percentile(0.99)
+    );
+}
+
+fn ask(id: &str, created: i64) -> NewAsk {
+    NewAsk {
+        id: id.to_owned(),
+        resume_key: format!("tool:bench:{id}"),
+        principal: "bench".into(),
+        request: json!({"kind": "form"}),
+        server: Some("bench".into()),
+        tool: Some("echo".into()),
+        risk: Some("medium_write".into()),
+        created_at: Timestamp::from_second(1_800_000_000 + created).expect("in range"),
+        expires_at: None,
+    }
+}
+
+/// The baseline: one durable single-row insert per operation, on the same
+/// database and settings, through a plain pool.
+async fn raw_inserts(store: &Store, url: &str) -> Sample {
+    let mut latencies = Vec::with_capacity(ROUND_TRIPS);
+    let started = Instant::now();
+    if url.starts_with("sqlite") {
+        let options: sqlx::sqlite::SqliteConnectOptions = url.parse().expect("a SQLite URL");
+        let pool = sqlx::sqlite::SqlitePool::connect_with(
+            options
+                .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
+                .synchronous(sqlx::sqlite::SqliteSynchronous::Full),
+        )
+        .await
+        .expect("connects");
+        sqlx::query("CREATE TABLE IF NOT EXISTS bench_raw (id INTEGER PRIMARY KEY, body TEXT)")
+            .execute(&pool)
+            .await
+            .expect("creates");
+        for i in 0..ROUND_TRIPS {
+            let t = Instant::now();
+            sqlx::query("INSERT INTO bench_raw (body) VALUES ($1)")
+                .bind(format!("row {i}"))
+                .execute(&pool)
+                .await
+                .expect("inserts");
+            latencies.push(t.elapsed());
+        }
+    } else {
+        let pool = sqlx::postgres::PgPool::connect(url)
+            .await
+            .expect("connects");
+        sqlx::query("CREATE TABLE IF NOT EXISTS bench_raw (id BIGSERIAL PRIMARY KEY, body TEXT)")
+            .execute(&pool)
+            .await
+            .expect("creates");
+        for i in 0..ROUND_TRIPS {
+            let t = Instant::now();
+            sqlx::query("INSERT INTO bench_raw (body) VALUES ($1)")
+                .bind(format!("row {i}"))
+                .execute(&pool)
+                .await
+                .expect("inserts");
+            latencies.push(t.elapsed());
+        }
+    }
+    let _ = store;
+    Sample {
+        latencies,
+        elapsed: started.elapsed(),
+    }
+}
+
+/// Park an ask, wait for it, answer it, and be woken: `waiters` at a time.
+async fn round_trips(store: &Store, waiters: usize) -> Sample {
+    let per_task = ROUND_TRIPS / waiters;
+    let started = Instant::now();
+    let latencies = Arc::new(tokio::sync::Mutex::new(Vec::with_capacity(ROUND_TRIPS)));
+    let mut tasks = Vec::new();
+    for task in 0..waiters {
+        let store = store.clone();
+        let latencies = Arc::clone(&latencies);
+        tasks.push(tokio::spawn(async move {
+            for i in 0..per_task {
+                let id = format!("rt-{waiters}-{task}-{i}");
+                let t = Instant::now();
+                store.park(&ask(&id, i as i64)).await.expect("parks");
+                let waiter = {
+                    let store = store.clone();
+                    let id = id.clone();
+                    tokio::spawn(
+                        async move { store.wait_settled(&id, Duration::from_secs(60)).await },
+                    )
+                };
+                let settlement = Settlement {
+                    status: AskStatus::Answered,
+                    reply: json!({"action": "accept"}),
+                    outcome: json!({"outcome": "accepted"}),
+                    answered_by: Some("bench".into()),
+                    answered_via: "cli".into(),
+                };
+                store
+                    .settle(
+                        &id,
+                        &settlement,
+                        Timestamp::from_second(1_900_000_000).expect("in range"),
+                    )
+                    .await
+                    .expect("settles");
+                let woken = waiter
+                    .await
+                    .expect("joins")
+                    .expect("reads")
+                    .expect("settled");
+                assert_eq!(woken.status, AskStatus::Answered);
+                latencies.lock().await.push(t.elapsed());
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("joins");
+    }
+    let latencies = Arc::try_unwrap(latencies)
+        .expect("tasks are done")
+        .into_inner();
+    Sample {
+        latencies,
+        elapsed: started.elapsed(),
+    }
+}
+
+/// Fill the store to 100,000 pending asks, then list the newest page of 100.
+async fn newest_page(store: &Store) -> Sample {
+    let present = store.pending(1, None).await.expect("lists").asks.len();
+    if present == 0 || PENDING > 0 {
+        for i in 0..PENDING {
+            store
+                .park(&ask(&format!("pending-{i:06}"), i as i64))
+                .await
+                .expect("parks");
+        }
+    }
+    let mut latencies = Vec::new();
+    let started = Instant::now();
+    for _ in 0..200 {
+        let t = Instant::now();
+        let page = store.pending(100, None).await.expect("lists");
+        assert_eq!(page.asks.len(), 100);
+        latencies.push(t.elapsed());
+    }
+    Sample {
+        latencies,
+        elapsed: started.elapsed(),
+    }
+}
+
+async fn fresh_schema(url: &str) -> String {
+    let schema = format!("askgate_bench_{}", std::process::id());
+    let admin = sqlx::postgres::PgPool::connect(url)
+        .await
+        .expect("PostgreSQL is reachable");
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE"
+    )))
+    .execute(&admin)
+    .await
+    .expect("drops");
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
+        .execute(&admin)
+        .await
+        .expect("creates");
+    let separator = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{separator}options=-c%20search_path%3D{schema}")
+}
+
+async fn drop_schema(url: &str) {
+    let Ok(base) = std::env::var("ASKGATE_TEST_POSTGRES_URL") else {
+        return;
+    };
+    let _ = url;
+    let schema = format!("askgate_bench_{}", std::process::id());
+    let admin = sqlx::postgres::PgPool::connect(&base)
+        .await
+        .expect("PostgreSQL is reachable");
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE"
+    )))
+    .execute(&admin)
+    .await
+    .expect("drops");
+}
