@@ -38,7 +38,7 @@ async fn main() {
     );
     for (backend, url) in targets {
         let store = Store::open(&url).await.expect("the store opens");
-        let raw = raw_inserts(&store, &url).await;
+        let raw = raw_inserts(&url).await;
         report(backend, "raw durable insert (baseline)", &raw);
         for waiters in [1, 16] {
             let trips = round_trips(&store, waiters).await;
@@ -54,7 +54,7 @@ async fn main() {
         report(backend, "newest page of 100k pending", &listing);
         store.close().await;
         if backend == "postgres" {
-            drop_schema(&url).await;
+            drop_schema().await;
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -103,10 +103,26 @@ fn ask(id: &str, created: i64) -> NewAsk {
 
 /// The baseline: one durable single-row insert per operation, on the same
 /// database and settings, through a plain pool.
-async fn raw_inserts(store: &Store, url: &str) -> Sample {
-    let mut latencies = Vec::with_capacity(ROUND_TRIPS);
+async fn raw_inserts(url: &str) -> Sample {
+    /// Create the table, then time `ROUND_TRIPS` single-row inserts.
+    macro_rules! time_inserts {
+        ($pool:expr, $create:expr) => {{
+            sqlx::query($create).execute(&$pool).await.expect("creates");
+            let mut latencies = Vec::with_capacity(ROUND_TRIPS);
+            for i in 0..ROUND_TRIPS {
+                let t = Instant::now();
+                sqlx::query("INSERT INTO bench_raw (body) VALUES ($1)")
+                    .bind(format!("row {i}"))
+                    .execute(&$pool)
+                    .await
+                    .expect("inserts");
+                latencies.push(t.elapsed());
+            }
+            latencies
+        }};
+    }
     let started = Instant::now();
-    if url.starts_with("sqlite") {
+    let latencies = if url.starts_with("sqlite") {
         let options: sqlx::sqlite::SqliteConnectOptions = url.parse().expect("a SQLite URL");
         let pool = sqlx::sqlite::SqlitePool::connect_with(
             options
@@ -115,38 +131,19 @@ async fn raw_inserts(store: &Store, url: &str) -> Sample {
         )
         .await
         .expect("connects");
-        sqlx::query("CREATE TABLE IF NOT EXISTS bench_raw (id INTEGER PRIMARY KEY, body TEXT)")
-            .execute(&pool)
-            .await
-            .expect("creates");
-        for i in 0..ROUND_TRIPS {
-            let t = Instant::now();
-            sqlx::query("INSERT INTO bench_raw (body) VALUES ($1)")
-                .bind(format!("row {i}"))
-                .execute(&pool)
-                .await
-                .expect("inserts");
-            latencies.push(t.elapsed());
-        }
+        time_inserts!(
+            pool,
+            "CREATE TABLE IF NOT EXISTS bench_raw (id INTEGER PRIMARY KEY, body TEXT)"
+        )
     } else {
         let pool = sqlx::postgres::PgPool::connect(url)
             .await
             .expect("connects");
-        sqlx::query("CREATE TABLE IF NOT EXISTS bench_raw (id BIGSERIAL PRIMARY KEY, body TEXT)")
-            .execute(&pool)
-            .await
-            .expect("creates");
-        for i in 0..ROUND_TRIPS {
-            let t = Instant::now();
-            sqlx::query("INSERT INTO bench_raw (body) VALUES ($1)")
-                .bind(format!("row {i}"))
-                .execute(&pool)
-                .await
-                .expect("inserts");
-            latencies.push(t.elapsed());
-        }
-    }
-    let _ = store;
+        time_inserts!(
+            pool,
+            "CREATE TABLE IF NOT EXISTS bench_raw (id BIGSERIAL PRIMARY KEY, body TEXT)"
+        )
+    };
     Sample {
         latencies,
         elapsed: started.elapsed(),
@@ -255,11 +252,10 @@ async fn fresh_schema(url: &str) -> String {
     format!("{url}{separator}options=-c%20search_path%3D{schema}")
 }
 
-async fn drop_schema(url: &str) {
+async fn drop_schema() {
     let Ok(base) = std::env::var("ASKGATE_TEST_POSTGRES_URL") else {
         return;
     };
-    let _ = url;
     let schema = format!("askgate_bench_{}", std::process::id());
     let admin = sqlx::postgres::PgPool::connect(&base)
         .await

@@ -177,19 +177,15 @@ impl Store {
         result: &Json,
         now: Timestamp,
     ) -> Result<CallRow, LedgerError> {
-        let (state, sql) = if answered {
-            (
-                CallState::Answered,
-                "UPDATE calls SET state = 'answered', result = $1, finished_at = $2 WHERE id = $3 AND state = 'sent'",
-            )
+        let state = if answered {
+            CallState::Answered
         } else {
-            (
-                CallState::Failed,
-                "UPDATE calls SET state = 'failed', result = $1, finished_at = $2 WHERE id = $3 AND state = 'sent'",
-            )
+            CallState::Failed
         };
+        let sql = "UPDATE calls SET state = $1, result = $2, finished_at = $3 WHERE id = $4 AND state = 'sent'";
         let affected = with_pool!(self, |pool| {
             sqlx::query(sql)
+                .bind(state.as_str())
                 .bind(result.to_string())
                 .bind(micros(now))
                 .bind(id)
