@@ -14,7 +14,7 @@ use crate::outcome::{Action, Outcome, Response, Step};
 use crate::problem::{Problem, ProblemKind};
 use crate::revision::Revision;
 use crate::value::{Provenance, Settled, Value, Values};
-use crate::wire::{self, ElicitRequest, Gathered, Names, Routes};
+use crate::wire::{self, ElicitRequest, Gathered, Names, Routed, Routes};
 
 /// How many times a person is asked, by default, before the ask gives up.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
@@ -243,34 +243,95 @@ impl Ask {
         }
         let empty = Map::new();
         let content = response.content.as_ref().unwrap_or(&empty);
-        let mut problems = Vec::new();
-        let mut settled = self.settled.clone();
         let (slots, unknown) = self.shape.routes.route(content);
-        for (index, field) in self.shape.fields.iter().enumerate() {
-            if settled[index] != Slot::Open {
-                continue;
+        self.settle_routed(&slots, unknown)
+    }
+
+    /// Settle an accepted answer given as the JSON text of its `content`
+    /// object: the same step as [`Ask::settle`] with
+    /// `Response::accept(serde_json::from_str(text)?)`, read without building
+    /// the map (each property name is routed to its field as it is parsed).
+    ///
+    /// # Errors
+    /// A [`serde_json::Error`] when `text` is not one JSON object.
+    ///
+    /// # Example
+    /// ```
+    /// use askgate_core::{Ask, Form, Outcome, Revision, Step};
+    /// let form: Form = serde_json::from_str(r#"{
+    ///   "message": "How many replicas?",
+    ///   "fields": [{"id": "replicas", "title": "Replicas", "type": "integer", "minimum": 1, "maximum": 5}]
+    /// }"#)?;
+    /// let ask = Ask::new(form)?;
+    /// let step = ask.settle_text(Revision::V2025_11_25, r#"{"replicas": 3}"#)?;
+    /// let Step::Settled(Outcome::Accepted { values }) = step else { panic!("3 is within 1..=5") };
+    /// assert_eq!(values.get("replicas").map(|s| s.value.to_json()), Some(3.into()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn settle_text(&self, revision: Revision, text: &str) -> Result<Step, serde_json::Error> {
+        // As in `settle`: the revision only says what was asked.
+        let _ = revision;
+        let routed = Routed::read(&self.shape.routes, text)?;
+        Ok(self.settle_routed(
+            &routed.borrowed(),
+            routed.unknown.iter().map(String::as_str),
+        ))
+    }
+
+    /// Settle an accepted answer whose properties are already routed to
+    /// their slots (see [`Routes`]); `unknown` are the names no field owns,
+    /// in content order.
+    ///
+    /// The values are built in form order as the fields are checked, ready
+    /// to be the outcome; only a re-ask turns them back into slots.
+    fn settle_routed<'c>(
+        &self,
+        slots: &[Option<&'c Json>],
+        unknown: impl IntoIterator<Item = &'c str>,
+    ) -> Step {
+        let fields = &self.shape.fields;
+        let mut values = Vec::with_capacity(fields.len());
+        let mut left_empty = Vec::new();
+        let mut problems = Vec::new();
+        for (index, field) in fields.iter().enumerate() {
+            match &self.settled[index] {
+                Slot::Open => {}
+                Slot::Settled(value, source) => {
+                    values.push(Settled {
+                        id: Arc::clone(&field.key),
+                        value: value.clone(),
+                        source: *source,
+                    });
+                    continue;
+                }
+                Slot::LeftEmpty => continue,
             }
             let props = self
                 .shape
                 .routes
-                .props(index, &self.shape.names[index], &slots);
+                .props(index, &self.shape.names[index], slots);
             let result = match wire::gather(field, props) {
                 Gathered::Absent => match (&field.default, field.decl.required) {
-                    (Some(default), _) => Ok(Slot::Settled(default.clone(), Provenance::Defaulted)),
+                    (Some(default), _) => Ok(Some((default.clone(), Provenance::Defaulted))),
                     (None, true) => Err(ProblemKind::Missing),
-                    (None, false) => Ok(Slot::LeftEmpty),
+                    (None, false) => Ok(None),
                 },
                 Gathered::Given(json) => field
                     .check(&json)
                     .and_then(|value| required_pick(field, value))
-                    .map(|value| Slot::Settled(value, Provenance::Answered)),
+                    .map(|value| Some((value, Provenance::Answered))),
                 Gathered::Range(from, to) => field
                     .check_range(from, to)
-                    .map(|value| Slot::Settled(value, Provenance::Answered)),
+                    .map(|value| Some((value, Provenance::Answered))),
                 Gathered::Wrong(kind) => Err(kind),
             };
             match result {
-                Ok(value) => settled[index] = value,
+                Ok(Some((value, source))) => values.push(Settled {
+                    id: Arc::clone(&field.key),
+                    value,
+                    source,
+                }),
+                Ok(None) => left_empty.push(index),
                 Err(kind) => problems.push(field.problem(kind)),
             }
         }
@@ -281,44 +342,45 @@ impl Ask {
                 kind: ProblemKind::UnknownProperty,
             });
         }
+        let values = Values(values);
         if problems.is_empty() {
-            return Step::Settled(Outcome::Accepted {
-                values: self.collect(settled),
-            });
+            return Step::Settled(Outcome::Accepted { values });
         }
         if self.attempt >= self.max_attempts {
             return Step::Settled(Outcome::GaveUp {
                 attempts: self.attempt,
-                values: self.collect(settled),
+                values,
                 problems,
             });
         }
         Step::ReAsk(Box::new(Ask {
             shape: Arc::clone(&self.shape),
-            settled,
+            settled: self.slots_after(values, &left_empty),
             attempt: self.attempt + 1,
             max_attempts: self.max_attempts,
             reasons: problems.iter().map(Problem::message).collect(),
         }))
     }
 
-    /// The values of `settled`, moved out, in form order.
-    fn collect(&self, settled: Vec<Slot>) -> Values {
-        Values(
-            self.shape
-                .fields
-                .iter()
-                .zip(settled)
-                .filter_map(|(field, slot)| match slot {
-                    Slot::Settled(value, source) => Some(Settled {
-                        id: Arc::clone(&field.key),
-                        value,
-                        source,
-                    }),
-                    Slot::Open | Slot::LeftEmpty => None,
-                })
-                .collect(),
-        )
+    /// Where each field stands after an attempt: settled with its value in
+    /// `values` (in form order), left empty before or in this attempt
+    /// (`left_empty`, by index), or still open.
+    fn slots_after(&self, values: Values, left_empty: &[usize]) -> Vec<Slot> {
+        let mut values = values.0.into_iter().peekable();
+        self.shape
+            .fields
+            .iter()
+            .enumerate()
+            .map(|(index, field)| {
+                if let Some(settled) = values.next_if(|s| Arc::ptr_eq(&s.id, &field.key)) {
+                    Slot::Settled(settled.value, settled.source)
+                } else if self.settled[index] == Slot::LeftEmpty || left_empty.contains(&index) {
+                    Slot::LeftEmpty
+                } else {
+                    Slot::Open
+                }
+            })
+            .collect()
     }
 
     /// The `content` a client of `revision` would send to answer the open

@@ -665,7 +665,7 @@ fn is_email(text: &str) -> bool {
     };
     let bytes = domain.as_bytes();
     !local.is_empty()
-        && !text.contains(char::is_whitespace)
+        && !has_whitespace(text)
         && !bytes.contains(&b'@')
         && bytes.contains(&b'.')
         && bytes.split(|b| *b == b'.').all(|label| {
@@ -682,5 +682,17 @@ fn is_absolute_uri(text: &str) -> bool {
     chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
         && !rest.is_empty()
-        && !text.contains(char::is_whitespace)
+        && !has_whitespace(text)
+}
+
+/// Whether `text` holds a Unicode white space character; ASCII text (the
+/// usual case) is scanned byte by byte.
+fn has_whitespace(text: &str) -> bool {
+    if text.is_ascii() {
+        // The ASCII characters `char::is_whitespace` accepts: tab, line feed,
+        // vertical tab, form feed, carriage return and space.
+        text.bytes().any(|b| matches!(b, b'\t'..=b'\r' | b' '))
+    } else {
+        text.contains(char::is_whitespace)
+    }
 }

@@ -86,23 +86,32 @@ pub(crate) fn read_instant(
     zone: Option<&NamedZone>,
     secret: bool,
 ) -> Result<Instant, ProblemKind> {
-    let instant = read_moment(input, zone, secret)?;
+    let (instant, read_in) = read_moment(input, zone, secret)?;
     // A field with a zone shows every instant in that zone, however it was
-    // written, so a settled value reads back as itself.
-    Ok(match zone {
-        Some(zone) => Instant {
+    // written, so a settled value reads back as itself. A local time read in
+    // the field's own zone already carries that zone's offset.
+    Ok(match (zone, read_in) {
+        (Some(zone), ReadIn::Given) => Instant {
             timestamp: instant.timestamp,
             offset: zone.tz.to_offset(instant.timestamp),
         },
-        None => instant,
+        (Some(_), ReadIn::FieldZone) | (None, _) => instant,
     })
+}
+
+/// Which offset an instant was read with.
+enum ReadIn {
+    /// The one written in the text, or its zone annotation's.
+    Given,
+    /// The field's zone's, for a local time with neither offset nor annotation.
+    FieldZone,
 }
 
 fn read_moment(
     input: &str,
     zone: Option<&NamedZone>,
     secret: bool,
-) -> Result<Instant, ProblemKind> {
+) -> Result<(Instant, ReadIn), ProblemKind> {
     let input = input.trim();
     let echo = || Echo::of(input, secret);
     let pieces = Pieces::parse(input).map_err(|_| ProblemKind::NotInstant(echo()))?;
@@ -144,15 +153,17 @@ fn read_moment(
                     zone: named.name.clone(),
                 });
             }
-            Ok(Instant { timestamp, offset })
+            Ok((Instant { timestamp, offset }, ReadIn::Given))
         }
-        None => {
-            let zone = annotated
-                .as_ref()
-                .or(zone)
-                .ok_or_else(|| ProblemKind::NoOffset(echo()))?;
-            resolve_local(local, zone, input, secret)
-        }
+        None => match (&annotated, zone) {
+            (Some(annotated), _) => {
+                resolve_local(local, annotated, input, secret).map(|i| (i, ReadIn::Given))
+            }
+            (None, Some(zone)) => {
+                resolve_local(local, zone, input, secret).map(|i| (i, ReadIn::FieldZone))
+            }
+            (None, None) => Err(ProblemKind::NoOffset(echo())),
+        },
     }
 }
 

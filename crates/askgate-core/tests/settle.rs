@@ -234,3 +234,54 @@ fn the_same_response_always_settles_to_the_same_bytes() {
         .expect("json");
     assert_eq!(first, second);
 }
+
+/// What a step comes to, comparable: the outcome, or the re-ask's record.
+#[derive(Debug, PartialEq)]
+enum Came {
+    Outcome(Outcome),
+    ReAsk(Box<askgate_core::AskRecord>),
+}
+
+fn settled_as(step: Step) -> Came {
+    match step {
+        Step::Settled(outcome) => Came::Outcome(outcome),
+        Step::ReAsk(again) => Came::ReAsk(Box::new(again.to_record())),
+    }
+}
+
+#[test]
+fn an_answer_settles_the_same_from_its_text_as_from_its_parsed_map() {
+    let ask = deploy();
+    let answers = [
+        serde_json::to_string(&valid_answer()).expect("serializes"),
+        // A later duplicate replaces the earlier value, as in a parsed map.
+        r#"{"replicas": 99, "contact": "ops@example.com", "replicas": 3, "dry_run": false,
+            "checks": ["smoke"], "deadline": "2026-12-03T17:00:00Z", "oncall_zone": "Asia/Tokyo"}"#
+            .to_owned(),
+        // Unknown names are refused once each, in the order they first appear.
+        r#"{"zzz": 1, "replicas": 3, "a\u0062c": 2, "zzz": 3, "checks.smoke": true}"#.to_owned(),
+        // Wrong values, escaped names and an empty answer.
+        r#"{"repl\u0069cas": "many", "deadline": "tomorrow", "oncall_zone": "Mars/Base"}"#
+            .to_owned(),
+        "{}".to_owned(),
+    ];
+    for text in answers {
+        let map: Map<String, Json> = serde_json::from_str(&text).expect("an object");
+        let from_map = ask.settle(Revision::V2025_06_18, &Response::accept(map));
+        let from_text = ask
+            .settle_text(Revision::V2025_06_18, &text)
+            .expect("an object");
+        assert_eq!(settled_as(from_text), settled_as(from_map), "{text}");
+    }
+}
+
+#[test]
+fn answer_text_that_is_not_one_object_is_an_error() {
+    let ask = deploy();
+    for text in ["[]", "\"replicas\"", "{\"replicas\": 3", "{} {}", ""] {
+        assert!(
+            ask.settle_text(Revision::V2025_11_25, text).is_err(),
+            "{text:?}"
+        );
+    }
+}

@@ -41,8 +41,13 @@ async fn main() {
         let raw = raw_inserts(&url).await;
         report(backend, "raw durable insert (baseline)", &raw);
         for waiters in [1, 16] {
-            let trips = round_trips(&store, waiters).await;
+            let (trips, transitions) = round_trips(&store, waiters).await;
             report(backend, &format!("round trip, {waiters} waiters"), &trips);
+            report(
+                backend,
+                &format!("  its transitions, {waiters} w."),
+                &transitions,
+            );
             println!(
                 "{:<9} | {:<28} | ratio vs baseline: {:.2}x the time",
                 backend,
@@ -50,8 +55,13 @@ async fn main() {
                 raw.rate() / trips.rate()
             );
         }
-        let listing = newest_page(&store).await;
+        let (listing, at_10k) = newest_page(&store).await;
         report(backend, "newest page of 100k pending", &listing);
+        println!(
+            "{backend:<9} | {:<28} | resident: {at_10k} KiB at 10,000 pending, {} KiB at 100,000",
+            "process memory",
+            resident_kib()
+        );
         store.close().await;
         if backend == "postgres" {
             drop_schema().await;
@@ -151,19 +161,24 @@ async fn raw_inserts(url: &str) -> Sample {
 }
 
 /// Park an ask, wait for it, answer it, and be woken: `waiters` at a time.
-async fn round_trips(store: &Store, waiters: usize) -> Sample {
+/// Returns the round trips, and their durable transitions (each park and
+/// each answer: two per round trip) timed one by one.
+async fn round_trips(store: &Store, waiters: usize) -> (Sample, Sample) {
     let per_task = ROUND_TRIPS / waiters;
     let started = Instant::now();
     let latencies = Arc::new(tokio::sync::Mutex::new(Vec::with_capacity(ROUND_TRIPS)));
+    let transitions = Arc::new(tokio::sync::Mutex::new(Vec::with_capacity(2 * ROUND_TRIPS)));
     let mut tasks = Vec::new();
     for task in 0..waiters {
         let store = store.clone();
         let latencies = Arc::clone(&latencies);
+        let transitions = Arc::clone(&transitions);
         tasks.push(tokio::spawn(async move {
             for i in 0..per_task {
                 let id = format!("rt-{waiters}-{task}-{i}");
                 let t = Instant::now();
                 store.park(&ask(&id, i as i64)).await.expect("parks");
+                let parked = t.elapsed();
                 let waiter = {
                     let store = store.clone();
                     let id = id.clone();
@@ -178,6 +193,7 @@ async fn round_trips(store: &Store, waiters: usize) -> Sample {
                     answered_by: Some("bench".into()),
                     answered_via: "cli".into(),
                 };
+                let answering = Instant::now();
                 store
                     .settle(
                         &id,
@@ -186,6 +202,10 @@ async fn round_trips(store: &Store, waiters: usize) -> Sample {
                     )
                     .await
                     .expect("settles");
+                transitions
+                    .lock()
+                    .await
+                    .extend([parked, answering.elapsed()]);
                 let woken = waiter
                     .await
                     .expect("joins")
@@ -199,25 +219,34 @@ async fn round_trips(store: &Store, waiters: usize) -> Sample {
     for task in tasks {
         task.await.expect("joins");
     }
+    let elapsed = started.elapsed();
     let latencies = Arc::try_unwrap(latencies)
         .expect("tasks are done")
         .into_inner();
-    Sample {
-        latencies,
-        elapsed: started.elapsed(),
-    }
+    let transitions = Arc::try_unwrap(transitions)
+        .expect("tasks are done")
+        .into_inner();
+    (
+        Sample { latencies, elapsed },
+        Sample {
+            latencies: transitions,
+            elapsed,
+        },
+    )
 }
 
 /// Fill the store to 100,000 pending asks, then list the newest page of 100.
-async fn newest_page(store: &Store) -> Sample {
-    let present = store.pending(1, None).await.expect("lists").asks.len();
-    if present == 0 || PENDING > 0 {
-        for i in 0..PENDING {
-            store
-                .park(&ask(&format!("pending-{i:06}"), i as i64))
-                .await
-                .expect("parks");
+/// Also returns the resident memory at 10,000 pending.
+async fn newest_page(store: &Store) -> (Sample, u64) {
+    let mut at_10k = 0;
+    for i in 0..PENDING {
+        if i == PENDING / 10 {
+            at_10k = resident_kib();
         }
+        store
+            .park(&ask(&format!("pending-{i:06}"), i as i64))
+            .await
+            .expect("parks");
     }
     let mut latencies = Vec::new();
     let started = Instant::now();
@@ -227,10 +256,27 @@ async fn newest_page(store: &Store) -> Sample {
         assert_eq!(page.asks.len(), 100);
         latencies.push(t.elapsed());
     }
-    Sample {
-        latencies,
-        elapsed: started.elapsed(),
-    }
+    (
+        Sample {
+            latencies,
+            elapsed: started.elapsed(),
+        },
+        at_10k,
+    )
+}
+
+/// The process's resident memory in KiB (Linux), or 0 where unknown.
+fn resident_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("VmRSS:"))
+                .and_then(|value| value.split_whitespace().next())
+                .and_then(|kib| kib.parse().ok())
+        })
+        .unwrap_or(0)
 }
 
 async fn fresh_schema(url: &str) -> String {

@@ -1,11 +1,13 @@
 //! Asks: parked, then settled once — first answer wins — or expired.
 
+use std::sync::Arc;
+
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use sqlx::Row;
 
-use crate::backend::{Store, with_pool};
+use crate::backend::{Store, with_pool, with_writer};
 use crate::error::{Error, SettleError};
 
 /// Where an ask stands.
@@ -96,6 +98,16 @@ pub struct AskRow {
     pub settled_at: Option<Timestamp>,
 }
 
+/// News that an ask settled (answered, declined, expired...).
+#[derive(Debug, Clone)]
+pub struct Settled {
+    /// The ask's id.
+    pub id: Arc<str>,
+    /// The ask as it settled, when it settled in this process; `None` when
+    /// the news came from another process (read the ask to see it).
+    pub row: Option<Arc<AskRow>>,
+}
+
 /// An answer to apply to a pending ask.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settlement {
@@ -135,6 +147,18 @@ const BY_RESUME_KEY: &str = concat!(
     " FROM asks WHERE resume_key = $1"
 );
 
+const PARK: &str = concat!(
+    "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, status) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending') ON CONFLICT DO NOTHING RETURNING ",
+    ask_columns!()
+);
+
+const SETTLE: &str = concat!(
+    "UPDATE asks SET status = $1, reply = $2, outcome = $3, answered_by = $4, answered_via = $5, settled_at = $6 \
+     WHERE id = $7 AND status = 'pending' AND (expires_at IS NULL OR expires_at > $6) RETURNING ",
+    ask_columns!()
+);
+
 const PENDING_FIRST: &str = concat!(
     "SELECT ",
     ask_columns!(),
@@ -154,10 +178,8 @@ impl Store {
     /// # Errors
     /// [`Error`] when the store fails.
     pub async fn park(&self, ask: &NewAsk) -> Result<AskRow, Error> {
-        let sql = "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, status) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending') ON CONFLICT DO NOTHING";
-        with_pool!(self, |pool| {
-            sqlx::query(sql)
+        with_writer!(self, |conn| {
+            let inserted = sqlx::query(PARK)
                 .bind(&ask.id)
                 .bind(&ask.resume_key)
                 .bind(&ask.principal)
@@ -167,18 +189,30 @@ impl Store {
                 .bind(&ask.risk)
                 .bind(micros(ask.created_at))
                 .bind(ask.expires_at.map(micros))
-                .execute(pool)
+                .fetch_optional(&mut *conn)
                 .await
                 .map_err(|e| self.fail(e))?;
-        });
-        match self.ask_by_resume_key(&ask.resume_key).await? {
-            Some(row) => Ok(row),
-            None => Err(Error::Corrupt {
-                store: self.name.to_string(),
-                what: "ask",
-                detail: format!("ask {} was parked but cannot be read back", ask.id),
-            }),
-        }
+            let row = match inserted {
+                Some(row) => Some(row),
+                // Parked before: the stored ask stands.
+                None => sqlx::query(BY_RESUME_KEY)
+                    .bind(&ask.resume_key)
+                    .fetch_optional(&mut *conn)
+                    .await
+                    .map_err(|e| self.fail(e))?,
+            };
+            match row {
+                Some(row) => self.read(&row),
+                None => Err(Error::Corrupt {
+                    store: self.name.to_string(),
+                    what: "ask",
+                    detail: format!(
+                        "ask {} was not parked: its id is taken by an ask with another resume key",
+                        ask.id
+                    ),
+                }),
+            }
+        })
     }
 
     /// The ask with this id.
@@ -209,10 +243,8 @@ impl Store {
         settlement: &Settlement,
         now: Timestamp,
     ) -> Result<AskRow, SettleError> {
-        let update = "UPDATE asks SET status = $1, reply = $2, outcome = $3, answered_by = $4, answered_via = $5, settled_at = $6 \
-             WHERE id = $7 AND status = 'pending' AND (expires_at IS NULL OR expires_at > $6)";
-        let applied = with_pool!(self, |pool| {
-            sqlx::query(update)
+        let settled = with_writer!(self, |conn| {
+            let applied = sqlx::query(SETTLE)
                 .bind(settlement.status.as_str())
                 .bind(settlement.reply.to_string())
                 .bind(settlement.outcome.to_string())
@@ -220,45 +252,54 @@ impl Store {
                 .bind(&settlement.answered_via)
                 .bind(micros(now))
                 .bind(id)
-                .execute(pool)
-                .await
-                .map_err(|e| self.fail(e))?
-                .rows_affected()
-        });
-        let row = self
-            .ask(id)
-            .await?
-            .ok_or_else(|| SettleError::NotFound { id: id.to_owned() })?;
-        if applied == 1 {
-            self.announce(&[id.to_owned()]).await?;
-            return Ok(row);
-        }
-        let refusal = if row.status == AskStatus::Pending
-            || row.status == AskStatus::Expired && row.reply.is_none()
-        {
-            SettleError::Gone { id: id.to_owned() }
-        } else {
-            SettleError::Conflict {
-                id: id.to_owned(),
-                status: row.status.as_str().to_owned(),
-            }
-        };
-        let reason = match &refusal {
-            SettleError::Gone { .. } => "gone",
-            _ => "conflict",
-        };
-        with_pool!(self, |pool| {
-            sqlx::query("INSERT INTO ask_attempts (ask_id, at, refusal, answered_by, answered_via) VALUES ($1, $2, $3, $4, $5)")
-                .bind(id)
-                .bind(micros(now))
-                .bind(reason)
-                .bind(&settlement.answered_by)
-                .bind(&settlement.answered_via)
-                .execute(pool)
+                .fetch_optional(&mut *conn)
                 .await
                 .map_err(|e| self.fail(e))?;
-        });
-        Err(refusal)
+            if let Some(row) = applied {
+                return Ok(Ok(self.read(&row)?));
+            }
+            let row = sqlx::query(BY_ID)
+                .bind(id)
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err(|e| self.fail(e))?;
+            let Some(row) = row else {
+                return Ok(Err(SettleError::NotFound { id: id.to_owned() }));
+            };
+            let row = self.read(&row)?;
+            let (refusal, reason) = if row.status == AskStatus::Pending
+                || row.status == AskStatus::Expired && row.reply.is_none()
+            {
+                (SettleError::Gone { id: id.to_owned() }, "gone")
+            } else {
+                let status = row.status.as_str().to_owned();
+                let conflict = SettleError::Conflict {
+                    id: id.to_owned(),
+                    status,
+                };
+                (conflict, "conflict")
+            };
+            sqlx::query(
+                "INSERT INTO ask_attempts (ask_id, at, refusal, answered_by, answered_via) \
+                 VALUES ($1, $2, $3, $4, $5)",
+            )
+            .bind(id)
+            .bind(micros(now))
+            .bind(reason)
+            .bind(&settlement.answered_by)
+            .bind(&settlement.answered_via)
+            .execute(&mut *conn)
+            .await
+            .map_err(|e| self.fail(e))?;
+            Ok::<_, Error>(Err(refusal))
+        })?;
+        if let Ok(row) = &settled {
+            let _ = self.settled.send(Settled {
+                id: Arc::from(id),
+                row: Some(Arc::new(row.clone())),
+            });
+        }
+        settled
     }
 
     /// How many answers to this ask were refused (conflict or gone).
@@ -284,17 +325,22 @@ impl Store {
     pub async fn expire_due(&self, now: Timestamp) -> Result<Vec<String>, Error> {
         let sql = "UPDATE asks SET status = 'expired', settled_at = $1 \
              WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= $1 RETURNING id";
-        let ids: Vec<String> = with_pool!(self, |pool| {
-            sqlx::query(sql)
+        let ids: Vec<String> = with_writer!(self, |conn| {
+            let rows = sqlx::query(sql)
                 .bind(micros(now))
-                .fetch_all(pool)
+                .fetch_all(&mut *conn)
                 .await
-                .map_err(|e| self.fail(e))?
-                .iter()
-                .filter_map(|row| row.try_get::<String, _>("id").ok())
-                .collect()
-        });
-        self.announce(&ids).await?;
+                .map_err(|e| self.fail(e))?;
+            rows.iter()
+                .map(|row| row.try_get::<String, _>("id").map_err(|e| self.fail(e)))
+                .collect::<Result<Vec<_>, Error>>()
+        })?;
+        for id in &ids {
+            let _ = self.settled.send(Settled {
+                id: Arc::from(id.as_str()),
+                row: None,
+            });
+        }
         Ok(ids)
     }
 
@@ -361,25 +407,19 @@ impl Store {
             if tokio::time::Instant::now() >= deadline {
                 return Ok(None);
             }
-            // Wake on any settlement (then look), on the poll, or at the deadline.
-            let _ = tokio::time::timeout_at(deadline.min(look_again), settlements.recv()).await;
-        }
-    }
-
-    /// Tell waiters, here and in other processes, that asks settled.
-    async fn announce(&self, ids: &[String]) -> Result<(), Error> {
-        for id in ids {
-            let _ = self.settled.send(id.clone());
-            if let crate::backend::Pool::Postgres(pool) = &self.pool {
-                sqlx::query("SELECT pg_notify($1, $2)")
-                    .bind(crate::backend::SETTLED_CHANNEL)
-                    .bind(id)
-                    .execute(pool)
-                    .await
-                    .map_err(|e| self.fail(e))?;
+            // Look again when this ask settles (or news of settlements was
+            // missed), on the poll, or at the deadline — not on every other
+            // ask's settlement.
+            let wake = deadline.min(look_again);
+            while let Ok(Ok(settled)) = tokio::time::timeout_at(wake, settlements.recv()).await {
+                if &*settled.id == id {
+                    match settled.row {
+                        Some(row) => return Ok(Some(AskRow::clone(&row))),
+                        None => break,
+                    }
+                }
             }
         }
-        Ok(())
     }
 
     async fn one(&self, sql: &'static str, key: &str) -> Result<Option<AskRow>, Error> {

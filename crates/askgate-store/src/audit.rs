@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use sqlx::Row;
 
-use crate::backend::{Store, with_pool};
+use crate::backend::{Store, with_pool, with_writer};
 use crate::error::Error;
 
 /// The hash before the first entry.
@@ -178,10 +178,9 @@ impl Store {
     }
 
     async fn try_append(&self, text: &str) -> Result<(i64, String, String), Error> {
-        with_pool!(self, |pool| {
-            let mut tx = pool.begin().await.map_err(|e| self.fail(e))?;
+        with_writer!(self, |conn| {
             let last = sqlx::query("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1")
-                .fetch_optional(&mut *tx)
+                .fetch_optional(&mut *conn)
                 .await
                 .map_err(|e| self.fail(e))?;
             let (seq, prev) = match last {
@@ -197,10 +196,9 @@ impl Store {
                 .bind(text)
                 .bind(&prev)
                 .bind(&hash)
-                .execute(&mut *tx)
+                .execute(&mut *conn)
                 .await
                 .map_err(|e| self.fail(e))?;
-            tx.commit().await.map_err(|e| self.fail(e))?;
             Ok((seq, prev, hash))
         })
     }

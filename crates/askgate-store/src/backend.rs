@@ -5,14 +5,18 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use sqlx::ConnectOptions;
 use sqlx::postgres::{PgListener, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteSynchronous,
 };
 use tokio::sync::broadcast;
 
+use crate::asks::Settled;
 use crate::error::Error;
 use crate::schema;
+use crate::writer::GroupCommit;
 
 /// Run `$body` with `$pool` bound to whichever pool the store has. The body
 /// is compiled once per backend, so the same SQL (with `$N` placeholders)
@@ -27,10 +31,49 @@ macro_rules! with_pool {
 }
 pub(crate) use with_pool;
 
+/// Run `$body` as one durable write, with `$conn` bound to the connection
+/// to run its statements on (`&mut *$conn`). `$body` is an expression of
+/// type `Result<T, E>` with `E: From<Error>`; on `Err` its statements are
+/// rolled back. Returns once the write is durable (SQLite: once the batch it
+/// joined has committed; PostgreSQL: once its transaction has).
+macro_rules! with_writer {
+    ($store:expr, |$conn:ident| $body:expr) => {
+        match &$store.writer {
+            $crate::backend::Writer::Sqlite(writer) => {
+                let mut write = writer.begin().await?;
+                let result = async {
+                    let $conn = write.conn()?;
+                    $body
+                }
+                .await;
+                write.finish(result).await
+            }
+            $crate::backend::Writer::Postgres(pool) => {
+                let mut write = $crate::writer::PgWrite::begin(pool, &$store.name).await?;
+                let result = async {
+                    let $conn = write.conn()?;
+                    $body
+                }
+                .await;
+                write.finish(result).await
+            }
+        }
+    };
+}
+pub(crate) use with_writer;
+
 /// The two backends.
 #[derive(Debug, Clone)]
 pub(crate) enum Pool {
     Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Where writes go: SQLite's one write connection, committing in groups, or
+/// PostgreSQL's pool.
+#[derive(Debug, Clone)]
+pub(crate) enum Writer {
+    Sqlite(Arc<GroupCommit<SqliteConnection>>),
     Postgres(PgPool),
 }
 
@@ -40,13 +83,15 @@ pub(crate) enum Pool {
 #[derive(Debug, Clone)]
 pub struct Store {
     pub(crate) pool: Pool,
+    pub(crate) writer: Writer,
     /// The store's name for messages: the URL without credentials.
     pub(crate) name: Arc<str>,
     /// The id of every ask that settles: here, or (PostgreSQL) in any
     /// process sharing the database, through LISTEN/NOTIFY.
-    pub(crate) settled: broadcast::Sender<String>,
-    /// Stops the LISTEN task when the last clone of the store is dropped.
-    _listener: Option<Arc<AbortOnDrop>>,
+    pub(crate) settled: broadcast::Sender<Settled>,
+    /// Stops the LISTEN task (PostgreSQL) or the committer (SQLite) when the
+    /// last clone of the store is dropped.
+    _task: Option<Arc<AbortOnDrop>>,
 }
 
 /// The channel PostgreSQL notifications of settled asks travel on.
@@ -77,7 +122,8 @@ impl Store {
             store: name.to_string(),
             detail: e.to_string(),
         };
-        let pool = if let Some(path) = url
+        let (settled, _) = broadcast::channel(1024);
+        let (pool, writer, task) = if let Some(path) = url
             .strip_prefix("sqlite://")
             .or_else(|| url.strip_prefix("sqlite:"))
         {
@@ -92,10 +138,21 @@ impl Store {
             let pool = SqlitePoolOptions::new()
                 .max_connections(4)
                 .acquire_timeout(Duration::from_secs(5))
-                .connect_with(options)
+                .connect_with(options.clone())
                 .await
-                .map_err(|e| classify(&name, e))?;
-            Pool::Sqlite(pool)
+                .map_err(|e| classify(&name, &e))?;
+            let conn = options.connect().await.map_err(|e| classify(&name, &e))?;
+            let connect: crate::writer::Connect<SqliteConnection> = Box::new(move || {
+                let options = options.clone();
+                Box::pin(async move { options.connect().await })
+            });
+            let (writer, committer) =
+                GroupCommit::start(conn, "BEGIN IMMEDIATE", connect, Arc::clone(&name));
+            (
+                Pool::Sqlite(pool),
+                Writer::Sqlite(writer),
+                AbortOnDrop(committer),
+            )
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let pool = PgPoolOptions::new()
                 .max_connections(16)
@@ -103,22 +160,23 @@ impl Store {
                 .connect(url)
                 .await
                 .map_err(unreachable)?;
-            Pool::Postgres(pool)
+            let listener = listen(&pool, &name, settled.clone()).await?;
+            (
+                Pool::Postgres(pool.clone()),
+                Writer::Postgres(pool),
+                listener,
+            )
         } else {
             return Err(Error::BadUrl {
                 store: name.to_string(),
             });
         };
-        let (settled, _) = broadcast::channel(1024);
-        let listener = match &pool {
-            Pool::Postgres(pool) => Some(Arc::new(listen(pool, &name, settled.clone()).await?)),
-            Pool::Sqlite(_) => None,
-        };
         let store = Store {
             pool,
+            writer,
             name,
             settled,
-            _listener: listener,
+            _task: Some(Arc::new(task)),
         };
         schema::migrate(&store).await?;
         Ok(store)
@@ -127,7 +185,7 @@ impl Store {
     /// The ids of asks as they settle (answered, declined, expired...), in
     /// this process and — on PostgreSQL — in every process sharing the
     /// database. A receiver that falls behind is told how many it missed.
-    pub fn settlements(&self) -> broadcast::Receiver<String> {
+    pub fn settlements(&self) -> broadcast::Receiver<Settled> {
         self.settled.subscribe()
     }
 
@@ -136,14 +194,18 @@ impl Store {
         &self.name
     }
 
-    /// Close the pool, waiting for connections to finish.
+    /// Commit pending writes and close the connections, waiting for them
+    /// to finish.
     pub async fn close(&self) {
+        if let Writer::Sqlite(writer) = &self.writer {
+            writer.close().await;
+        }
         with_pool!(self, |pool| pool.close().await)
     }
 
     /// A database error, named for this store.
     pub(crate) fn fail(&self, error: sqlx::Error) -> Error {
-        classify(&self.name, error)
+        classify(&self.name, &error)
     }
 }
 
@@ -151,27 +213,50 @@ impl Store {
 async fn listen(
     pool: &PgPool,
     name: &str,
-    settled: broadcast::Sender<String>,
+    settled: broadcast::Sender<Settled>,
 ) -> Result<AbortOnDrop, Error> {
     let mut listener = PgListener::connect_with(pool)
         .await
-        .map_err(|e| classify(name, e))?;
+        .map_err(|e| classify(name, &e))?;
     listener
         .listen(SETTLED_CHANNEL)
         .await
-        .map_err(|e| classify(name, e))?;
+        .map_err(|e| classify(name, &e))?;
     let task = tokio::spawn(async move {
         // `recv` reconnects by itself after a lost connection.
         while let Ok(notification) = listener.recv().await {
-            let _ = settled.send(notification.payload().to_owned());
+            let _ = settled.send(Settled {
+                id: Arc::from(notification.payload()),
+                row: None,
+            });
         }
     });
     Ok(AbortOnDrop(task))
 }
 
-fn classify(name: &str, error: sqlx::Error) -> Error {
-    let detail = error.to_string();
-    if detail.contains("file is not a database") || detail.contains("malformed") {
+/// A database error, named for the store, told apart: a file that is not an
+/// askgate store, or any other failure.
+pub(crate) fn classify(name: &str, error: &sqlx::Error) -> Error {
+    classify_detail(name, error.to_string())
+}
+
+/// [`classify`], from what the driver said.
+pub(crate) fn classify_detail(name: &str, detail: String) -> Error {
+    if detail.contains("database is locked") || detail.contains("database table is locked") {
+        Error::Locked {
+            store: name.to_owned(),
+        }
+    } else if detail.contains("database or disk is full")
+        // SQLITE_IOERR_WRITE: the file could not grow (a size limit).
+        || detail.contains("(code: 778)")
+        || detail.contains("No space left")
+        || detail.contains("could not extend file")
+    {
+        Error::NoSpace {
+            store: name.to_owned(),
+            detail,
+        }
+    } else if detail.contains("file is not a database") || detail.contains("malformed") {
         Error::Foreign {
             store: name.to_owned(),
             detail,

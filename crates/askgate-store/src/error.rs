@@ -38,7 +38,27 @@ pub enum Error {
         /// The newest version this build knows.
         known: i64,
     },
-    /// A query failed: locked file, full disk, lost connection.
+    /// Another process holds the database file's write lock, and did not
+    /// let go within the wait (5 s). Nothing was written.
+    #[error(
+        "store {store}: the database file is locked by another process (waited 5 s); nothing was written"
+    )]
+    Locked {
+        /// The store as named.
+        store: String,
+    },
+    /// The disk is full, or the file is at its size limit. Nothing was
+    /// written.
+    #[error(
+        "store {store}: the disk refused the write (full, or the file at its size limit): {detail}; nothing was written"
+    )]
+    NoSpace {
+        /// The store as named.
+        store: String,
+        /// What the driver said.
+        detail: String,
+    },
+    /// A query failed: a lost connection, an I/O error.
     #[error("store {store}: {detail}")]
     Database {
         /// The store as named.

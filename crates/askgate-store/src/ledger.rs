@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 use sqlx::Row;
 
 use crate::asks::micros;
-use crate::backend::{Store, with_pool};
+use crate::backend::{Store, with_pool, with_writer};
 use crate::error::Error;
 
 /// Where a call stands.
@@ -112,7 +112,14 @@ pub enum LedgerError {
     Store(#[from] Error),
 }
 
-const CALL_COLUMNS: &str = "SELECT id, owner, server, tool, arguments_digest, state, marker, prepared_at, result FROM calls";
+/// The columns of a call, in the order [`Store::read_call`] reads them.
+macro_rules! call_columns {
+    () => {
+        "id, owner, server, tool, arguments_digest, state, marker, prepared_at, result"
+    };
+}
+
+const CALL_BY_ID: &str = concat!("SELECT ", call_columns!(), " FROM calls WHERE id = $1");
 
 impl Store {
     /// Record a call before sending it. Recording the same id twice returns
@@ -121,24 +128,32 @@ impl Store {
     /// # Errors
     /// [`Error`] when the store fails.
     pub async fn prepare_call(&self, call: &NewCall) -> Result<CallRow, Error> {
-        let sql = "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, prepared_at) \
-             VALUES ($1, $2, $3, $4, $5, 'prepared', $6) ON CONFLICT DO NOTHING";
-        with_pool!(self, |pool| {
-            sqlx::query(sql)
+        let sql = concat!(
+            "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, prepared_at) \
+             VALUES ($1, $2, $3, $4, $5, 'prepared', $6) ON CONFLICT DO NOTHING RETURNING ",
+            call_columns!()
+        );
+        with_writer!(self, |conn| {
+            let inserted = sqlx::query(sql)
                 .bind(&call.id)
                 .bind(&call.owner)
                 .bind(&call.server)
                 .bind(&call.tool)
                 .bind(&call.arguments_digest)
                 .bind(micros(call.at))
-                .execute(pool)
+                .fetch_optional(&mut *conn)
                 .await
                 .map_err(|e| self.fail(e))?;
-        });
-        self.call(&call.id).await?.ok_or_else(|| Error::Corrupt {
-            store: self.name.to_string(),
-            what: "call",
-            detail: format!("call {} was recorded but cannot be read back", call.id),
+            let row = match inserted {
+                Some(row) => row,
+                // Recorded before: the recorded call stands.
+                None => sqlx::query(CALL_BY_ID)
+                    .bind(&call.id)
+                    .fetch_one(&mut *conn)
+                    .await
+                    .map_err(|e| self.fail(e))?,
+            };
+            self.read_call(&row)
         })
     }
 
@@ -152,18 +167,30 @@ impl Store {
         marker: &str,
         now: Timestamp,
     ) -> Result<CallRow, LedgerError> {
-        let sql = "UPDATE calls SET state = 'sent', marker = $1, sent_at = $2 WHERE id = $3 AND state = 'prepared'";
-        let affected = with_pool!(self, |pool| {
-            sqlx::query(sql)
+        let sql = concat!(
+            "UPDATE calls SET state = 'sent', marker = $1, sent_at = $2 \
+             WHERE id = $3 AND state = 'prepared' RETURNING ",
+            call_columns!()
+        );
+        with_writer!(self, |conn| {
+            let moved = sqlx::query(sql)
                 .bind(marker)
                 .bind(micros(now))
                 .bind(id)
-                .execute(pool)
+                .fetch_optional(&mut *conn)
                 .await
-                .map_err(|e| self.fail(e))?
-                .rows_affected()
-        });
-        self.moved(id, CallState::Sent, affected).await
+                .map_err(|e| self.fail(e))?;
+            let current = match moved {
+                Some(_) => None,
+                None => sqlx::query(CALL_BY_ID)
+                    .bind(id)
+                    .fetch_optional(&mut *conn)
+                    .await
+                    .map_err(|e| self.fail(e))?,
+            };
+            // A refused move is an answer, not a failed write.
+            Ok::<_, Error>(self.moved(id, CallState::Sent, moved, current))
+        })?
     }
 
     /// `sent -> answered` or `sent -> failed`, with the result or the failure.
@@ -182,19 +209,30 @@ impl Store {
         } else {
             CallState::Failed
         };
-        let sql = "UPDATE calls SET state = $1, result = $2, finished_at = $3 WHERE id = $4 AND state = 'sent'";
-        let affected = with_pool!(self, |pool| {
-            sqlx::query(sql)
+        let sql = concat!(
+            "UPDATE calls SET state = $1, result = $2, finished_at = $3 \
+             WHERE id = $4 AND state = 'sent' RETURNING ",
+            call_columns!()
+        );
+        with_writer!(self, |conn| {
+            let moved = sqlx::query(sql)
                 .bind(state.as_str())
                 .bind(result.to_string())
                 .bind(micros(now))
                 .bind(id)
-                .execute(pool)
+                .fetch_optional(&mut *conn)
                 .await
-                .map_err(|e| self.fail(e))?
-                .rows_affected()
-        });
-        self.moved(id, state, affected).await
+                .map_err(|e| self.fail(e))?;
+            let current = match moved {
+                Some(_) => None,
+                None => sqlx::query(CALL_BY_ID)
+                    .bind(id)
+                    .fetch_optional(&mut *conn)
+                    .await
+                    .map_err(|e| self.fail(e))?,
+            };
+            Ok::<_, Error>(self.moved(id, state, moved, current))
+        })?
     }
 
     /// After a crash: every call of `owner` that was `sent` and never
@@ -204,23 +242,20 @@ impl Store {
     /// # Errors
     /// [`Error`] when the store fails.
     pub async fn recover_calls(&self, owner: &str, now: Timestamp) -> Result<Vec<CallRow>, Error> {
-        let sql = "UPDATE calls SET state = 'may_have_run', finished_at = $1 WHERE owner = $2 AND state = 'sent' RETURNING id";
-        let ids: Vec<String> = with_pool!(self, |pool| {
-            sqlx::query(sql)
+        let sql = concat!(
+            "UPDATE calls SET state = 'may_have_run', finished_at = $1 \
+             WHERE owner = $2 AND state = 'sent' RETURNING ",
+            call_columns!()
+        );
+        with_writer!(self, |conn| {
+            let rows = sqlx::query(sql)
                 .bind(micros(now))
                 .bind(owner)
-                .fetch_all(pool)
+                .fetch_all(&mut *conn)
                 .await
-                .map_err(|e| self.fail(e))?
-                .iter()
-                .filter_map(|row| row.try_get::<String, _>("id").ok())
-                .collect()
-        });
-        let mut rows = Vec::with_capacity(ids.len());
-        for id in ids {
-            rows.extend(self.call(&id).await?);
-        }
-        Ok(rows)
+                .map_err(|e| self.fail(e))?;
+            rows.iter().map(|row| self.read_call(row)).collect()
+        })
     }
 
     /// The call with this id.
@@ -228,68 +263,82 @@ impl Store {
     /// # Errors
     /// [`Error`] when the store fails or the row is unreadable.
     pub async fn call(&self, id: &str) -> Result<Option<CallRow>, Error> {
-        let sql = sqlx::AssertSqlSafe(format!("{CALL_COLUMNS} WHERE id = $1"));
         with_pool!(self, |pool| {
-            let Some(row) = sqlx::query(sql)
+            match sqlx::query(CALL_BY_ID)
                 .bind(id)
                 .fetch_optional(pool)
                 .await
                 .map_err(|e| self.fail(e))?
-            else {
-                return Ok(None);
-            };
-            let corrupt = |detail: String| Error::Corrupt {
-                store: self.name.to_string(),
-                what: "call",
-                detail,
-            };
-            let text = |column: &str| {
-                row.try_get::<Option<String>, _>(column)
-                    .map_err(|e| corrupt(e.to_string()))
-            };
-            let state_text = text("state")?.unwrap_or_default();
-            let prepared = row
-                .try_get::<i64, _>("prepared_at")
-                .map_err(|e| corrupt(e.to_string()))?;
-            Ok(Some(CallRow {
-                call: NewCall {
-                    id: text("id")?.unwrap_or_default(),
-                    owner: text("owner")?.unwrap_or_default(),
-                    server: text("server")?.unwrap_or_default(),
-                    tool: text("tool")?.unwrap_or_default(),
-                    arguments_digest: text("arguments_digest")?,
-                    at: Timestamp::from_microsecond(prepared)
-                        .map_err(|e| corrupt(e.to_string()))?,
-                },
-                state: CallState::parse(&state_text)
-                    .ok_or_else(|| corrupt(format!("unknown state {state_text:?}")))?,
-                marker: text("marker")?,
-                result: text("result")?
-                    .map(|t| serde_json::from_str(&t).map_err(|e| corrupt(e.to_string())))
-                    .transpose()?,
-            }))
+            {
+                Some(row) => Ok(Some(self.read_call(&row)?)),
+                None => Ok(None),
+            }
         })
     }
 
-    /// The row after a guarded update, or why the update matched nothing.
-    async fn moved(
+    /// A call row as stored.
+    fn read_call<R: Row>(&self, row: &R) -> Result<CallRow, Error>
+    where
+        for<'r> &'r str: sqlx::ColumnIndex<R>,
+        for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+        for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    {
+        let corrupt = |detail: String| Error::Corrupt {
+            store: self.name.to_string(),
+            what: "call",
+            detail,
+        };
+        let text = |column: &str| {
+            row.try_get::<Option<String>, _>(column)
+                .map_err(|e| corrupt(e.to_string()))
+        };
+        let state_text = text("state")?.unwrap_or_default();
+        let prepared = row
+            .try_get::<i64, _>("prepared_at")
+            .map_err(|e| corrupt(e.to_string()))?;
+        Ok(CallRow {
+            call: NewCall {
+                id: text("id")?.unwrap_or_default(),
+                owner: text("owner")?.unwrap_or_default(),
+                server: text("server")?.unwrap_or_default(),
+                tool: text("tool")?.unwrap_or_default(),
+                arguments_digest: text("arguments_digest")?,
+                at: Timestamp::from_microsecond(prepared).map_err(|e| corrupt(e.to_string()))?,
+            },
+            state: CallState::parse(&state_text)
+                .ok_or_else(|| corrupt(format!("unknown state {state_text:?}")))?,
+            marker: text("marker")?,
+            result: text("result")?
+                .map(|t| serde_json::from_str(&t).map_err(|e| corrupt(e.to_string())))
+                .transpose()?,
+        })
+    }
+
+    /// The row a guarded update returned, or why it matched nothing: the
+    /// call as it stands (`current`, read on the same connection) or none.
+    fn moved<R: Row>(
         &self,
         id: &str,
         wanted: CallState,
-        affected: u64,
-    ) -> Result<CallRow, LedgerError> {
-        let row = self
-            .call(id)
-            .await?
-            .ok_or_else(|| LedgerError::NotFound { id: id.to_owned() })?;
-        if affected == 1 {
-            Ok(row)
-        } else {
-            Err(LedgerError::Illegal {
-                id: id.to_owned(),
-                state: row.state.as_str(),
-                wanted: wanted.as_str(),
-            })
+        moved: Option<R>,
+        current: Option<R>,
+    ) -> Result<CallRow, LedgerError>
+    where
+        for<'r> &'r str: sqlx::ColumnIndex<R>,
+        for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+        for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    {
+        if let Some(row) = moved {
+            return Ok(self.read_call(&row)?);
         }
+        let Some(row) = current else {
+            return Err(LedgerError::NotFound { id: id.to_owned() });
+        };
+        let row = self.read_call(&row)?;
+        Err(LedgerError::Illegal {
+            id: id.to_owned(),
+            state: row.state.as_str(),
+            wanted: wanted.as_str(),
+        })
     }
 }

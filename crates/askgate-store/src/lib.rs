@@ -15,6 +15,14 @@
 //! LISTEN/NOTIFY for waking waiters held by another replica), and queries are
 //! checked at run time, so building needs no database.
 //!
+//! # Writes
+//! On SQLite every write goes through one connection with group commit (see
+//! the `writer` module): concurrent writers share one durable commit, and a
+//! write returns only once it is durable. On PostgreSQL each write is one
+//! autocommitted statement on the pool (PostgreSQL groups concurrent commits
+//! itself), and a trigger notifies every listening process as an ask
+//! settles.
+//!
 //! Times are passed in (`now`), as everywhere in askgate: tests run on a fake
 //! clock.
 
@@ -25,8 +33,9 @@ mod error;
 mod ledger;
 mod schema;
 mod tokens;
+mod writer;
 
-pub use asks::{AskRow, AskStatus, NewAsk, Page, Settlement};
+pub use asks::{AskRow, AskStatus, NewAsk, Page, Settled, Settlement};
 pub use audit::{AuditEntry, AuditRecord, ChainBreak, Decision, Verification};
 pub use backend::Store;
 pub use error::{Error, SettleError};

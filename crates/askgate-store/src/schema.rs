@@ -7,14 +7,29 @@ use crate::backend::{Pool, Store, with_pool};
 use crate::error::Error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Each migration: its version, its SQL for both backends, then the SQL
 /// that differs for SQLite and for PostgreSQL.
 const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     (1, V1_COMMON, V1_SQLITE, V1_POSTGRES),
     (2, V2_CALLS, "", ""),
+    (3, "", "", V3_POSTGRES_NOTIFY),
 ];
+
+/// PostgreSQL: every settlement notifies every process listening, as it
+/// commits — whoever wrote it (a replica, the CLI, a script).
+const V3_POSTGRES_NOTIFY: &str = "
+CREATE FUNCTION askgate_announce_settled() RETURNS trigger AS $$
+BEGIN
+    PERFORM pg_notify('askgate_settled', NEW.id);
+    RETURN NULL;
+END
+$$ LANGUAGE plpgsql;
+CREATE TRIGGER asks_settled AFTER UPDATE OF status ON asks FOR EACH ROW
+    WHEN (OLD.status = 'pending' AND NEW.status <> 'pending')
+    EXECUTE FUNCTION askgate_announce_settled();
+";
 
 /// The tool-call ledger.
 const V2_CALLS: &str = "
@@ -105,15 +120,13 @@ pub(crate) async fn migrate(store: &Store) -> Result<(), Error> {
         };
         with_pool!(store, |pool| {
             let mut tx = pool.begin().await.map_err(|e| store.fail(e))?;
-            for statement in common
-                .split(';')
-                .chain(specific.split(';'))
-                .filter(|s| !s.trim().is_empty())
-            {
-                sqlx::query(statement)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(|e| store.fail(e))?;
+            for script in [common, specific] {
+                if !script.trim().is_empty() {
+                    sqlx::raw_sql(*script)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(|e| store.fail(e))?;
+                }
             }
             sqlx::query("UPDATE askgate_schema SET version = $1")
                 .bind(*version)

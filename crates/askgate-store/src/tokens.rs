@@ -3,7 +3,7 @@
 use jiff::Timestamp;
 
 use crate::asks::micros;
-use crate::backend::{Store, with_pool};
+use crate::backend::{Store, with_writer};
 use crate::error::Error;
 
 impl Store {
@@ -21,16 +21,18 @@ impl Store {
         now: Timestamp,
     ) -> Result<bool, Error> {
         let sql = "INSERT INTO tokens (nonce, expires_at, consumed_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
-        let inserted = with_pool!(self, |pool| {
-            sqlx::query(sql)
-                .bind(nonce)
-                .bind(micros(expires_at))
-                .bind(micros(now))
-                .execute(pool)
-                .await
-                .map_err(|e| self.fail(e))?
-                .rows_affected()
-        });
+        let inserted = with_writer!(self, |conn| {
+            Ok::<_, Error>(
+                sqlx::query(sql)
+                    .bind(nonce)
+                    .bind(micros(expires_at))
+                    .bind(micros(now))
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(|e| self.fail(e))?
+                    .rows_affected(),
+            )
+        })?;
         Ok(inserted == 1)
     }
 
@@ -40,10 +42,10 @@ impl Store {
     /// # Errors
     /// [`Error`] when the store fails.
     pub async fn purge_tokens(&self, now: Timestamp) -> Result<u64, Error> {
-        with_pool!(self, |pool| {
+        with_writer!(self, |conn| {
             Ok(sqlx::query("DELETE FROM tokens WHERE expires_at <= $1")
                 .bind(micros(now))
-                .execute(pool)
+                .execute(&mut *conn)
                 .await
                 .map_err(|e| self.fail(e))?
                 .rows_affected())

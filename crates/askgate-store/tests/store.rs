@@ -590,7 +590,15 @@ async fn an_older_store_is_migrated_on_open() {
         .prepare_call(&call("c1", "gw-1"))
         .await
         .expect("the new table exists");
-    assert_eq!(SCHEMA_VERSION, 2);
+    store.close().await;
+    let pool = sqlx::sqlite::SqlitePool::connect(&url)
+        .await
+        .expect("connects");
+    let version: i64 = sqlx::query_scalar("SELECT version FROM askgate_schema")
+        .fetch_one(&pool)
+        .await
+        .expect("reads the version");
+    assert_eq!(version, SCHEMA_VERSION, "migrated to the newest schema");
 }
 
 #[tokio::test]
@@ -615,7 +623,7 @@ async fn an_answer_given_through_one_replica_wakes_the_waiter_held_by_another() 
     let woken = tokio::time::timeout(Duration::from_secs(30), async {
         loop {
             match settlements.recv().await {
-                Ok(id) if id == "shared" => return id,
+                Ok(settled) if &*settled.id == "shared" => return settled.id.to_string(),
                 Ok(_) => continue,
                 Err(error) => panic!("{error}"),
             }

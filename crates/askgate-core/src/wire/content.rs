@@ -64,28 +64,62 @@ impl<'s, 'a> Props<'s, 'a> {
     }
 }
 
-/// Where each property name goes: a sorted table from name to slot, and
-/// where each field's slots start.
+/// Where each property name goes: names grouped by length, and where each
+/// field's slots start.
+///
+/// A property is routed by its length first (an index into `by_length`),
+/// then by comparing bytes with the few names of that length: no hashing,
+/// and most names are told apart before a byte is compared.
 #[derive(Debug, Clone)]
 pub(crate) struct Routes {
-    table: Vec<(String, usize)>,
+    /// Every name with its slot, ordered by length.
+    table: Vec<(Box<str>, usize)>,
+    /// For each length, the range of `table` holding the names of that length.
+    by_length: Vec<(usize, usize)>,
     starts: Vec<usize>,
 }
 
 impl Routes {
     pub(crate) fn new(names: &[Names]) -> Routes {
-        let mut table = Vec::new();
+        let mut table: Vec<(Box<str>, usize)> = Vec::new();
         let mut starts = Vec::with_capacity(names.len() + 1);
         for field_names in names {
             starts.push(table.len());
             for name in field_names.all() {
                 let slot = table.len();
-                table.push((name.to_owned(), slot));
+                table.push((name.into(), slot));
             }
         }
         starts.push(table.len());
-        table.sort_unstable_by(|a, b| by_length(&a.0, &b.0));
-        Routes { table, starts }
+        table.sort_by_key(|(name, _)| name.len());
+        let longest = table.last().map_or(0, |(name, _)| name.len());
+        let mut by_length = vec![(0, 0); longest + 1];
+        for (position, (name, _)) in table.iter().enumerate() {
+            let range = &mut by_length[name.len()];
+            if range.0 == range.1 {
+                *range = (position, position);
+            }
+            range.1 = position + 1;
+        }
+        Routes {
+            table,
+            by_length,
+            starts,
+        }
+    }
+
+    /// How many slots there are: one per name.
+    pub(crate) fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// The slot of a property name, if a field owns it.
+    pub(crate) fn slot(&self, key: &str) -> Option<usize> {
+        let &(start, end) = self.by_length.get(key.len())?;
+        self.table[start..end]
+            .iter()
+            .find(|(name, _)| name.as_bytes() == key.as_bytes())
+            .map(|&(_, slot)| slot)
     }
 
     /// Put each property of the content in its slot; names no field owns are
@@ -97,12 +131,9 @@ impl Routes {
         let mut slots = vec![None; self.table.len()];
         let mut unknown = Vec::new();
         for (key, value) in content {
-            match self
-                .table
-                .binary_search_by(|(name, _)| by_length(name, key))
-            {
-                Ok(index) => slots[self.table[index].1] = Some(value),
-                Err(_) => unknown.push(key.as_str()),
+            match self.slot(key) {
+                Some(slot) => slots[slot] = Some(value),
+                None => unknown.push(key.as_str()),
             }
         }
         (slots, unknown)
@@ -117,13 +148,6 @@ impl Routes {
     ) -> Props<'s, 'a> {
         Props::new(names, &slots[self.starts[index]..self.starts[index + 1]])
     }
-}
-
-/// Shorter names first, then bytes: most comparisons end at the length.
-fn by_length(a: &str, b: &str) -> std::cmp::Ordering {
-    a.len()
-        .cmp(&b.len())
-        .then_with(|| a.as_bytes().cmp(b.as_bytes()))
 }
 
 /// Collect the properties of one field into its JSON shape.

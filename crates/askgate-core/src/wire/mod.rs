@@ -20,12 +20,14 @@
 
 mod content;
 mod request;
+mod routed;
 mod schema;
 
 pub use schema::{ElicitRequest, Items, JsonType, PropertySchema, RequestedSchema, Titled};
 
 pub(crate) use content::{Gathered, Routes, encode, gather};
 pub(crate) use request::build;
+pub(crate) use routed::Routed;
 
 use crate::field::CheckedField;
 use crate::form::FieldKind;

@@ -1,0 +1,341 @@
+//! Crash test: a child process parks asks, answers them, moves calls through
+//! the ledger and appends audit entries, four writers at a time, printing
+//! each write as it is acknowledged; the parent kills it with SIGKILL at a
+//! random point, reopens the store and checks:
+//!
+//! - every acknowledged park and answer is there, answered by the first
+//!   answer (a second answer to the same ask never wins);
+//! - the audit chain verifies;
+//! - every ledger row is in a legal state, every acknowledged move is kept,
+//!   and recovery turns `sent` into `may_have_run` — never back to sendable.
+//!
+//! `ASKGATE_CRASH_ROUNDS` sets how many kills (default 12, bounded for CI);
+//! `ASKGATE_CRASH_SEED` replays a run (the seed is printed).
+//!
+//! This file is its own harness: run with `ASKGATE_CRASH_CHILD` set, the
+//! binary is the child.
+
+// The child reports acknowledgements on stdout; that is its job.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use askgate_store::{
+    AskStatus, AuditEntry, CallState, Decision, NewAsk, NewCall, SettleError, Settlement, Store,
+};
+use jiff::Timestamp;
+use serde_json::json;
+
+const WRITERS: usize = 4;
+
+fn main() {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    match std::env::var("ASKGATE_CRASH_CHILD") {
+        Ok(url) => runtime.block_on(child(&url)),
+        Err(_) => runtime.block_on(parent()),
+    }
+}
+
+fn at(second: i64) -> Timestamp {
+    Timestamp::from_second(1_800_000_000 + second).expect("in range")
+}
+
+/// The child: write forever (until killed), acknowledging each write on
+/// stdout once the store has returned from it.
+async fn child(url: &str) {
+    let round = std::env::var("ASKGATE_CRASH_ROUND").unwrap_or_default();
+    let store = Store::open(url).await.expect("the child opens the store");
+    let (acks, mut acked) = tokio::sync::mpsc::unbounded_channel::<String>();
+    for writer in 0..WRITERS {
+        let store = store.clone();
+        let acks = acks.clone();
+        let round = round.clone();
+        tokio::spawn(async move {
+            for i in 0.. {
+                let id = format!("r{round}-w{writer}-{i}");
+                let ack = |line: String| {
+                    let _ = acks.send(line);
+                };
+                store.park(&ask(&id)).await.expect("parks");
+                ack(format!("parked {id}"));
+                store
+                    .settle(&id, &answer("first"), at(1))
+                    .await
+                    .expect("the first answer settles");
+                ack(format!("answered {id}"));
+                match store.settle(&id, &answer("second"), at(2)).await {
+                    Err(SettleError::Conflict { .. }) => {}
+                    other => panic!("a second answer to {id} was not a conflict: {other:?}"),
+                }
+                store
+                    .prepare_call(&call(&id))
+                    .await
+                    .expect("prepares a call");
+                ack(format!("prepared {id}"));
+                if i % 3 != 0 {
+                    store
+                        .mark_sent(&id, "marker", at(3))
+                        .await
+                        .expect("marks sent");
+                    ack(format!("sent {id}"));
+                }
+                if i % 3 == 1 {
+                    store
+                        .finish_call(&id, true, &json!({"ok": true}), at(4))
+                        .await
+                        .expect("finishes");
+                    ack(format!("finished {id}"));
+                }
+                store.append_audit(&entry(&id)).await.expect("audits");
+                ack(format!("audited {id}"));
+            }
+        });
+    }
+    drop(acks);
+    let mut out = std::io::stdout().lock();
+    while let Some(line) = acked.recv().await {
+        // Flushed line by line: what the parent reads was acknowledged.
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}
+
+fn ask(id: &str) -> NewAsk {
+    NewAsk {
+        id: id.to_owned(),
+        resume_key: format!("tool:crash:{id}"),
+        principal: "crash".into(),
+        request: json!({"kind": "form"}),
+        server: Some("crash".into()),
+        tool: Some("write".into()),
+        risk: Some("destructive".into()),
+        created_at: at(0),
+        expires_at: None,
+    }
+}
+
+fn answer(by: &str) -> Settlement {
+    Settlement {
+        status: AskStatus::Answered,
+        reply: json!({"action": "accept", "by": by}),
+        outcome: json!({"outcome": "accepted"}),
+        answered_by: Some(by.into()),
+        answered_via: "cli".into(),
+    }
+}
+
+fn call(id: &str) -> NewCall {
+    NewCall {
+        id: id.to_owned(),
+        owner: "crash-child".into(),
+        server: "crash".into(),
+        tool: "write".into(),
+        arguments_digest: Some("hmac-sha256:00".into()),
+        at: at(0),
+    }
+}
+
+fn entry(id: &str) -> AuditEntry {
+    AuditEntry {
+        at: at(5),
+        server: "crash".into(),
+        tool: "write".into(),
+        risk: "destructive".into(),
+        decision: Decision::Elicited,
+        reason: "crash test".into(),
+        answered_by: Some("first".into()),
+        answered_via: Some("cli".into()),
+        arguments_digest: Some("hmac-sha256:00".into()),
+        ask_id: Some(id.to_owned()),
+    }
+}
+
+/// A small deterministic generator for the kill points (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, bound: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % bound
+    }
+}
+
+async fn parent() {
+    let rounds: u32 = std::env::var("ASKGATE_CRASH_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(12);
+    let seed: u64 = std::env::var("ASKGATE_CRASH_SEED")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+                | 1
+        });
+    eprintln!("crash test: {rounds} kills, ASKGATE_CRASH_SEED={seed}");
+    let mut rng = Rng(seed);
+    let dir = std::env::temp_dir().join(format!("askgate-crash-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let url = format!("sqlite://{}", dir.join("crash.db").display());
+    let me = std::env::current_exe().expect("the test binary");
+
+    // What every round acknowledged, checked again after every later kill.
+    let mut acknowledged: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut total_writes = 0usize;
+    for round in 0..rounds {
+        let mut child = Command::new(&me)
+            .env("ASKGATE_CRASH_CHILD", &url)
+            .env("ASKGATE_CRASH_ROUND", round.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the child starts");
+        let stdout = child.stdout.take().expect("piped");
+        // Read acknowledgements on a thread, so the kill comes at a random
+        // moment, not between lines.
+        let reader = std::thread::spawn(move || {
+            BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+                .collect::<Vec<_>>()
+        });
+        // Let the child open the store, then kill it 20-400 ms into its work.
+        let run_for = Duration::from_millis(150 + rng.below(380));
+        let started = Instant::now();
+        while started.elapsed() < run_for {
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("the child stopped by itself ({status}) in round {round}");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        child.kill().expect("SIGKILL");
+        let _ = child.wait();
+        let lines = reader.join().expect("the reader joins");
+        total_writes += lines.len();
+        for line in lines {
+            if let Some((what, id)) = line.split_once(' ') {
+                acknowledged
+                    .entry(what.to_owned())
+                    .or_default()
+                    .insert(id.to_owned());
+            }
+        }
+        check(&url, &acknowledged, round).await;
+    }
+    eprintln!("crash test: {rounds} kills, {total_writes} acknowledged writes, all kept");
+    assert!(
+        total_writes > 0,
+        "the child acknowledged no write at all: the test tested nothing"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Reopen the store after a kill and check every invariant.
+async fn check(url: &str, acknowledged: &BTreeMap<String, BTreeSet<String>>, round: u32) {
+    let store = Store::open(url)
+        .await
+        .expect("the store reopens after a kill");
+    let acked = |what: &str| acknowledged.get(what).cloned().unwrap_or_default();
+
+    for id in acked("parked") {
+        assert!(
+            store.ask(&id).await.expect("reads").is_some(),
+            "round {round}: acknowledged park of {id} lost"
+        );
+    }
+    for id in acked("answered") {
+        let row = store.ask(&id).await.expect("reads").expect("present");
+        assert_eq!(
+            row.status,
+            AskStatus::Answered,
+            "round {round}: acknowledged answer to {id} lost"
+        );
+        assert_eq!(
+            row.answered_by.as_deref(),
+            Some("first"),
+            "round {round}: {id} answered by a second answer"
+        );
+        assert_eq!(row.reply, Some(json!({"action": "accept", "by": "first"})));
+    }
+
+    let verification = store.verify_audit().await.expect("verifies");
+    assert_eq!(
+        verification.broken, None,
+        "round {round}: the audit chain breaks after a kill"
+    );
+    let audited = acked("audited");
+    assert!(
+        verification.entries >= audited.len() as u64,
+        "round {round}: {} audit entries acknowledged, {} kept",
+        audited.len(),
+        verification.entries
+    );
+    let kept: BTreeSet<String> = store
+        .audit_entries()
+        .await
+        .expect("reads the chain")
+        .into_iter()
+        .filter_map(|record| record.entry.ask_id)
+        .collect();
+    for id in &audited {
+        assert!(
+            kept.contains(id),
+            "round {round}: acknowledged audit entry for {id} lost"
+        );
+    }
+
+    // The child's process is gone: recover its calls, as a restarted
+    // gateway would.
+    let recovered = store
+        .recover_calls("crash-child", at(10))
+        .await
+        .expect("recovers");
+    assert!(
+        recovered
+            .iter()
+            .all(|row| row.state == CallState::MayHaveRun),
+        "round {round}: recovery made a call something other than may_have_run"
+    );
+    let sent = acked("sent");
+    let finished = acked("finished");
+    for id in acked("prepared") {
+        let row = store.call(&id).await.expect("reads").expect("present");
+        let legal = if finished.contains(&id) {
+            row.state == CallState::Answered
+        } else if sent.contains(&id) {
+            // Sent and maybe answered before the kill, or may have run.
+            matches!(row.state, CallState::Answered | CallState::MayHaveRun)
+        } else {
+            // Never acknowledged as sent: still prepared (safe to send), or
+            // sent (then recovered to may_have_run) or answered unacknowledged.
+            matches!(
+                row.state,
+                CallState::Prepared | CallState::MayHaveRun | CallState::Answered
+            )
+        };
+        assert!(
+            legal,
+            "round {round}: call {id} is {} after a kill",
+            row.state.as_str()
+        );
+        if row.state == CallState::Prepared {
+            // Safe to send after the crash, exactly once.
+            let moved = store.mark_sent(&id, "resent", at(11)).await;
+            assert!(
+                moved.is_ok(),
+                "round {round}: a prepared call could not be sent"
+            );
+            let again = store.mark_sent(&id, "resent", at(12)).await;
+            assert!(again.is_err(), "round {round}: {id} was sent twice");
+        }
+    }
+    store.close().await;
+}
