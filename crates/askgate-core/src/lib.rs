@@ -52,6 +52,8 @@ mod question;
 mod render;
 mod reply;
 mod revision;
+mod risk;
+mod seal;
 mod time;
 mod value;
 pub mod wire;
@@ -72,4 +74,9 @@ pub use reply::{
     Surface,
 };
 pub use revision::{Revision, UnknownRevision};
+pub use risk::{
+    CONFIRM_FIELD, Call, Gate, Heard, Method, Risk, Unavailable, UnknownRisk, Verdict,
+    confirmation_form, decide, gate, threshold,
+};
+pub use seal::{Binding, Opened, Sealer, StateError};
 pub use value::{Instant, Provenance, Settled, Value, Values};
