@@ -1,0 +1,139 @@
+//! Asking a person from inside a request handler.
+
+use std::time::Duration;
+
+use askgate_core::{Action, Ask, Outcome, Response, Revision, Step};
+use rmcp::model::{ElicitResult, ElicitationAction};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Map, Value as Json};
+
+use crate::input::form_params;
+use crate::revision::revision_of;
+
+/// How to ask.
+#[derive(Debug, Clone)]
+pub struct AskOptions {
+    /// How long to wait for each answer; `None` waits as long as the client
+    /// keeps the request open.
+    pub timeout: Option<Duration>,
+}
+
+impl Default for AskOptions {
+    fn default() -> AskOptions {
+        AskOptions {
+            timeout: Some(Duration::from_secs(600)),
+        }
+    }
+}
+
+/// Why no person answered. A decline or a cancel is not here: those are
+/// [`Outcome`]s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unanswered {
+    /// The client did not declare form elicitation.
+    #[error("the client cannot show a form (it did not declare the elicitation capability)")]
+    NoElicitation,
+    /// The client's revision carries asks as multi round-trip input
+    /// requests, which a handler returns rather than awaits.
+    #[error(
+        "the client speaks {0}, where a server asks by returning InputRequiredResult, not by a request"
+    )]
+    NeedsInputRequired(Revision),
+    /// The client's revision has no elicitation at all.
+    #[error("the client's protocol revision {0} has no elicitation")]
+    OldRevision(String),
+    /// The form has a field only URL mode may ask (a secret).
+    #[error("the form asks for a secret, which only URL mode may ask")]
+    NeedsUrlMode,
+    /// The request was cancelled (`notifications/cancelled`) while waiting.
+    #[error("the request was cancelled while waiting for the person")]
+    RequestCancelled,
+    /// The client failed to answer: a transport error, a timeout, an error
+    /// reply. Never a person's decision.
+    #[error("asking failed: {0}")]
+    Failed(String),
+    /// The form could not be put on the wire (a bug, not the person's doing).
+    #[error("the form cannot be sent: {0}")]
+    Unsendable(String),
+}
+
+/// The elicitation modes the client declared for this request: `(form,
+/// url)`. A bare `elicitation: {}` means form only.
+pub fn elicitation_modes(cx: &RequestContext<RoleServer>) -> (bool, bool) {
+    let Some(elicitation) = cx
+        .client_capabilities()
+        .and_then(|capabilities| capabilities.elicitation)
+    else {
+        return (false, false);
+    };
+    match (elicitation.form.is_some(), elicitation.url.is_some()) {
+        (false, false) => (true, false),
+        modes => modes,
+    }
+}
+
+/// Ask a person and wait for the settled outcome: `elicitation/create` with
+/// the mapping of the client's revision, every answer checked, a re-ask of
+/// only what is open or wrong on refusal, up to the ask's cap (then
+/// [`Outcome::GaveUp`]).
+///
+/// # Errors
+/// [`Unanswered`] when no person could be asked — never for a decline or a
+/// cancel, which are outcomes.
+pub async fn ask_person(
+    cx: &RequestContext<RoleServer>,
+    ask: Ask,
+    options: &AskOptions,
+) -> Result<Outcome, Unanswered> {
+    if let Some(outcome) = ask.settle_without_asking() {
+        return Ok(outcome);
+    }
+    let version = cx
+        .protocol_version()
+        .ok_or_else(|| Unanswered::OldRevision("(not negotiated)".into()))?;
+    let revision =
+        revision_of(&version).ok_or_else(|| Unanswered::OldRevision(version.as_str().into()))?;
+    if revision >= Revision::V2026_07_28 {
+        return Err(Unanswered::NeedsInputRequired(revision));
+    }
+    if !elicitation_modes(cx).0 {
+        return Err(Unanswered::NoElicitation);
+    }
+    if ask.needs_url_mode() {
+        return Err(Unanswered::NeedsUrlMode);
+    }
+    let mut ask = ask;
+    loop {
+        let params = ask
+            .request(revision)
+            .map_err(|e| Unanswered::Unsendable(e.to_string()))?;
+        let params = form_params(&params).map_err(|e| Unanswered::Unsendable(e.to_string()))?;
+        let result = tokio::select! {
+            result = cx.peer.create_elicitation_with_timeout(params, options.timeout) => result,
+            () = cx.ct.cancelled() => return Err(Unanswered::RequestCancelled),
+        };
+        let result = result.map_err(|e| Unanswered::Failed(e.to_string()))?;
+        match ask.settle(revision, &response_of(result)) {
+            Step::Settled(outcome) => return Ok(outcome),
+            Step::ReAsk(next) => ask = *next,
+        }
+    }
+}
+
+/// The person's response as askgate-core reads it. Content that is not an
+/// object is passed on as an empty answer, so the ask's checks refuse it and
+/// re-ask, rather than failing the whole ask.
+fn response_of(result: ElicitResult) -> Response {
+    let action = match result.action {
+        ElicitationAction::Accept => Action::Accept,
+        ElicitationAction::Decline => Action::Decline,
+        _ => Action::Cancel,
+    };
+    let content = match result.content {
+        Some(Json::Object(map)) => Some(map),
+        Some(_) => Some(Map::new()),
+        None => None,
+    };
+    Response { action, content }
+}

@@ -1,0 +1,28 @@
+//! askgate-mcp: the MCP layer of askgate, on the official Rust SDK `rmcp`.
+//!
+//! A server asks a person through [`ask_person`]: given the request's
+//! context and an [`Ask`](askgate_core::Ask), it picks the way the client
+//! negotiated — today, classic `elicitation/create` on 2025-06-18 and
+//! 2025-11-25, with that revision's wire mapping, every answer checked by
+//! askgate-core and re-asked (only what is open or wrong) up to the cap —
+//! and returns the settled [`Outcome`](askgate_core::Outcome). A decline or
+//! a cancel is an outcome; only "nobody could be asked" is an error, and it
+//! says why ([`Unanswered`]).
+//!
+//! [`input`] gives the three input requests of the multi round-trip model
+//! (`elicitation/create`, `sampling/createMessage`, `roots/list`) a typed
+//! builder and reader each.
+//!
+//! # Why rmcp
+//! It is the official SDK: JSON-RPC framing, the handshake and discovery of
+//! every revision, transports (stdio, Streamable HTTP) and the multi
+//! round-trip types are its job, and askgate does not re-implement them.
+//! What rmcp leaves out — checking answers against the schema, re-asking,
+//! durable asks — is askgate's.
+
+mod ask;
+pub mod input;
+mod revision;
+
+pub use ask::{AskOptions, Unanswered, ask_person, elicitation_modes};
+pub use revision::revision_of;
