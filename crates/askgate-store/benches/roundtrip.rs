@@ -281,15 +281,7 @@ fn resident_kib() -> u64 {
 
 async fn fresh_schema(url: &str) -> String {
     let schema = format!("askgate_bench_{}", std::process::id());
-    let admin = sqlx::postgres::PgPool::connect(url)
-        .await
-        .expect("PostgreSQL is reachable");
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP SCHEMA IF EXISTS {schema} CASCADE"
-    )))
-    .execute(&admin)
-    .await
-    .expect("drops");
+    let admin = drop_schema_at(url, &schema).await;
     sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
         .execute(&admin)
         .await
@@ -303,7 +295,12 @@ async fn drop_schema() {
         return;
     };
     let schema = format!("askgate_bench_{}", std::process::id());
-    let admin = sqlx::postgres::PgPool::connect(&base)
+    drop_schema_at(&base, &schema).await;
+}
+
+/// Drop `schema` if it is there; the admin pool, for more.
+async fn drop_schema_at(url: &str, schema: &str) -> sqlx::PgPool {
+    let admin = sqlx::postgres::PgPool::connect(url)
         .await
         .expect("PostgreSQL is reachable");
     sqlx::query(sqlx::AssertSqlSafe(format!(
@@ -312,4 +309,5 @@ async fn drop_schema() {
     .execute(&admin)
     .await
     .expect("drops");
+    admin
 }

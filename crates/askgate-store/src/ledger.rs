@@ -167,30 +167,15 @@ impl Store {
         marker: &str,
         now: Timestamp,
     ) -> Result<CallRow, LedgerError> {
-        let sql = concat!(
-            "UPDATE calls SET state = 'sent', marker = $1, sent_at = $2 \
-             WHERE id = $3 AND state = 'prepared' RETURNING ",
-            call_columns!()
-        );
-        with_writer!(self, |conn| {
-            let moved = sqlx::query(sql)
-                .bind(marker)
-                .bind(micros(now))
-                .bind(id)
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(|e| self.fail(e))?;
-            let current = match moved {
-                Some(_) => None,
-                None => sqlx::query(CALL_BY_ID)
-                    .bind(id)
-                    .fetch_optional(&mut *conn)
-                    .await
-                    .map_err(|e| self.fail(e))?,
-            };
-            // A refused move is an answer, not a failed write.
-            Ok::<_, Error>(self.moved(id, CallState::Sent, moved, current))
-        })?
+        self.move_call(
+            id,
+            CallState::Prepared,
+            CallState::Sent,
+            Some(marker),
+            None,
+            now,
+        )
+        .await
     }
 
     /// `sent -> answered` or `sent -> failed`, with the result or the failure.
@@ -209,17 +194,45 @@ impl Store {
         } else {
             CallState::Failed
         };
+        self.move_call(
+            id,
+            CallState::Sent,
+            state,
+            None,
+            Some(result.to_string()),
+            now,
+        )
+        .await
+    }
+
+    /// The one guarded move of the ledger: `from -> to` (stamping `sent_at`
+    /// on the way to `sent`, `finished_at` otherwise), or why the call is not
+    /// where the move starts. Read on the same connection, so the refusal
+    /// names where the call really is.
+    async fn move_call(
+        &self,
+        id: &str,
+        from: CallState,
+        to: CallState,
+        marker: Option<&str>,
+        result: Option<String>,
+        now: Timestamp,
+    ) -> Result<CallRow, LedgerError> {
         let sql = concat!(
-            "UPDATE calls SET state = $1, result = $2, finished_at = $3 \
-             WHERE id = $4 AND state = 'sent' RETURNING ",
+            "UPDATE calls SET state = $1, marker = COALESCE($2, marker), result = COALESCE($3, result), \
+             sent_at = CASE WHEN $1 = 'sent' THEN $4 ELSE sent_at END, \
+             finished_at = CASE WHEN $1 = 'sent' THEN finished_at ELSE $4 END \
+             WHERE id = $5 AND state = $6 RETURNING ",
             call_columns!()
         );
         with_writer!(self, |conn| {
             let moved = sqlx::query(sql)
-                .bind(state.as_str())
-                .bind(result.to_string())
+                .bind(to.as_str())
+                .bind(marker)
+                .bind(&result)
                 .bind(micros(now))
                 .bind(id)
+                .bind(from.as_str())
                 .fetch_optional(&mut *conn)
                 .await
                 .map_err(|e| self.fail(e))?;
@@ -231,7 +244,8 @@ impl Store {
                     .await
                     .map_err(|e| self.fail(e))?,
             };
-            Ok::<_, Error>(self.moved(id, state, moved, current))
+            // A refused move is an answer, not a failed write.
+            Ok::<_, Error>(self.moved(id, to, moved, current))
         })?
     }
 
