@@ -55,6 +55,7 @@ mod revision;
 mod risk;
 mod seal;
 mod time;
+mod typed;
 mod value;
 pub mod wire;
 
@@ -79,4 +80,5 @@ pub use risk::{
     confirmation_form, decide, gate, threshold,
 };
 pub use seal::{Binding, Opened, Sealer, StateError};
+pub use typed::{AskChoice, AskField, AskForm, TimeRange, ValuesMismatch, private as __private};
 pub use value::{Instant, Provenance, Settled, Value, Values};

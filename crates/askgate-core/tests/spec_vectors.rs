@@ -338,3 +338,40 @@ fn only_2025_11_25_and_later_carry_multi_select_as_an_array() {
     assert_eq!(props(&new)["checks"]["type"], "array");
     assert_eq!(props(&new)["checks"]["maxItems"], 2);
 }
+
+#[test]
+fn choices_whose_labels_are_their_values_go_as_a_plain_enum() {
+    let form = serde_json::from_value(json!({
+        "message": "Pick",
+        "fields": [
+            {"id": "status", "title": "Status", "type": "choice", "default": "active",
+             "options": [{"value": "active", "label": "active"}, {"value": "pending", "label": "pending"}]},
+            {"id": "tags", "title": "Tags", "type": "choice", "multiple": true, "required": false,
+             "options": [{"value": "a", "label": "a"}, {"value": "b", "label": "b"}]}
+        ]
+    }))
+    .expect("a valid form");
+    let ask = Ask::new(form).expect("a valid ask");
+    for revision in [
+        Revision::V2025_06_18,
+        Revision::V2025_11_25,
+        Revision::V2026_07_28,
+    ] {
+        let params = ask.request(revision).expect("askable").to_json();
+        check_params(revision, &params).unwrap_or_else(|e| panic!("{revision}: {e}"));
+        let status = &params["requestedSchema"]["properties"]["status"];
+        assert_eq!(status["enum"], json!(["active", "pending"]), "{revision}");
+        assert!(
+            status.get("oneOf").is_none() && status.get("enumNames").is_none(),
+            "{revision}"
+        );
+    }
+    let params = ask
+        .request(Revision::V2025_11_25)
+        .expect("askable")
+        .to_json();
+    assert_eq!(
+        params["requestedSchema"]["properties"]["tags"]["items"],
+        json!({"type": "string", "enum": ["a", "b"]})
+    );
+}

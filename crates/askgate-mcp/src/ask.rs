@@ -124,7 +124,7 @@ pub async fn ask_person(
 /// The person's response as askgate-core reads it. Content that is not an
 /// object is passed on as an empty answer, so the ask's checks refuse it and
 /// re-ask, rather than failing the whole ask.
-fn response_of(result: ElicitResult) -> Response {
+pub(crate) fn response_of(result: ElicitResult) -> Response {
     let action = match result.action {
         ElicitationAction::Accept => Action::Accept,
         ElicitationAction::Decline => Action::Decline,

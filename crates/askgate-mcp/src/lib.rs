@@ -23,6 +23,11 @@
 mod ask;
 pub mod input;
 mod revision;
+mod round;
 
 pub use ask::{AskOptions, Unanswered, ask_person, elicitation_modes};
 pub use revision::revision_of;
+// A typed ask: each name is both the trait (askgate-core) and its derive.
+pub use askgate_core::{AskChoice, AskForm};
+pub use askgate_derive::{AskChoice, AskForm};
+pub use round::{Principal, Request, Round, RoundError, Rounds};

@@ -7,7 +7,8 @@
 //! |---|---|---|
 //! | text, number, integer, boolean, date | one primitive (`format: date` for dates) | the same, with `default` |
 //! | single choice | `enum` + `enumNames` | `oneOf` of `{const, title}` |
-//! | multiple choice | one boolean `<id>.<value>` per option | `type: array`, `items.anyOf`, `minItems`/`maxItems` |
+//! | single choice, every label its value | `enum` | `enum` |
+//! | multiple choice | one boolean `<id>.<value>` per option | `type: array`, `items.anyOf` (`items.enum` when every label is its value), `minItems`/`maxItems` |
 //! | choice with free entry | `<id>` plus a string `<id>.other` | the same |
 //! | instant | a `date-time` string; suggestions as a choice, plus `<id>.other` unless strict | the same |
 //! | zone | a string; suggestions as a choice, plus `<id>.other` unless strict | the same |

@@ -72,8 +72,18 @@ fn add_field(
                 main.kind = JsonType::Array;
                 main.min_items = spec.min_items;
                 main.max_items = spec.max_items;
-                main.items = Some(Items {
-                    any_of: titled(&spec.options),
+                main.items = Some(if untitled(&spec.options) {
+                    Items {
+                        kind: Some(JsonType::String),
+                        values: Some(values(&spec.options)),
+                        any_of: None,
+                    }
+                } else {
+                    Items {
+                        kind: None,
+                        values: None,
+                        any_of: Some(titled(&spec.options)),
+                    }
                 });
                 main.description = join(main.description.take(), hint);
                 required = must && spec.strict;
@@ -220,12 +230,24 @@ fn add_other(
 
 fn set_choices(property: &mut PropertySchema, options: &[ChoiceOption], rich: bool) {
     property.kind = JsonType::String;
-    if rich {
+    if untitled(options) {
+        property.values = Some(values(options));
+    } else if rich {
         property.one_of = Some(titled(options));
     } else {
-        property.values = Some(options.iter().map(|o| o.value.clone()).collect());
+        property.values = Some(values(options));
         property.enum_names = Some(options.iter().map(|o| o.label.clone()).collect());
     }
+}
+
+/// Whether every option reads as its value: then the plain `enum` says it
+/// all, and every client renders it.
+fn untitled(options: &[ChoiceOption]) -> bool {
+    options.iter().all(|o| o.label == o.value)
+}
+
+fn values(options: &[ChoiceOption]) -> Vec<String> {
+    options.iter().map(|o| o.value.clone()).collect()
 }
 
 fn titled(options: &[ChoiceOption]) -> Vec<Titled> {

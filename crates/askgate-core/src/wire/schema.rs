@@ -97,12 +97,20 @@ pub struct Titled {
     pub title: String,
 }
 
-/// `items` of a multi-select: `{"anyOf": [{const, title}, ...]}`.
+/// `items` of a multi-select: `{"anyOf": [{const, title}, ...]}` when the
+/// options have labels, `{"type": "string", "enum": [...]}` when every label
+/// is its value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Items {
-    /// The options.
-    #[serde(rename = "anyOf")]
-    pub any_of: Vec<Titled>,
+    /// `"string"` for untitled options.
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<JsonType>,
+    /// Untitled options.
+    #[serde(rename = "enum", skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<String>>,
+    /// Titled options.
+    #[serde(rename = "anyOf", skip_serializing_if = "Option::is_none")]
+    pub any_of: Option<Vec<Titled>>,
 }
 
 /// One primitive property of a requested schema.
@@ -135,7 +143,7 @@ pub struct PropertySchema {
     /// Largest number.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub maximum: Option<serde_json::Number>,
-    /// Plain enum values (2025-06-18).
+    /// Plain enum values (2025-06-18, and untitled choices).
     #[serde(rename = "enum", skip_serializing_if = "Option::is_none")]
     pub values: Option<Vec<String>>,
     /// Labels for `enum` (2025-06-18).

@@ -1,0 +1,59 @@
+//! The conformance fixture server over Streamable HTTP.
+//!
+//! `askgate-conformance-server [--port 8001] [--store URL]`: serves
+//! `http://127.0.0.1:<port>/mcp`, 2025-11-25 sessions and 2026-07-28
+//! stateless requests alike, and prints `listening on <url>` to stderr
+//! once it accepts connections.
+
+use std::sync::Arc;
+
+use askgate_conformance::server::Fixtures;
+use askgate_mcp::Rounds;
+use askgate_store::Store;
+use clap::Parser;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+#[derive(Parser)]
+#[command(about = "The askgate fixture server for the MCP conformance suite")]
+struct Args {
+    /// The port on 127.0.0.1 (0 picks a free one).
+    #[arg(long, default_value_t = 8001)]
+    port: u16,
+    /// The store sealed request state is made single-use in (default: a
+    /// fresh SQLite file in the temp directory).
+    #[arg(long)]
+    store: Option<String>,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    let store_url = match args.store {
+        Some(url) => url,
+        None => {
+            let path =
+                std::env::temp_dir().join(format!("askgate-conformance-{}.db", std::process::id()));
+            format!("sqlite://{}", path.display())
+        }
+    };
+    let store = Store::open(&store_url).await?;
+    // A fixture key: the suite checks that altered state is refused, not
+    // that the key is secret.
+    let rounds = Rounds::new(*b"askgate conformance fixture key!", store);
+    let service = StreamableHttpService::new(
+        move || Ok(Fixtures::new(rounds.clone())),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let app = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port)).await?;
+    let address = listener.local_addr()?;
+    eprintln!("listening on http://{address}/mcp");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,8 @@
+use askgate_derive::AskForm;
+
+#[derive(AskForm)]
+struct Scale {
+    replicas: u8,
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use askgate_derive::AskForm;
+
+#[derive(AskForm)]
+#[ask(message = "Which hosts?")]
+struct Hosts {
+    hosts: Vec<String>,
+}
+
+fn main() {}

@@ -1,0 +1,570 @@
+//! One request's rounds: ask a person (or the client's model, or its
+//! roots) from a `tools/call`, `prompts/get` or `resources/read` handler,
+//! whatever revision the client speaks.
+//!
+//! - On 2025-06-18 and 2025-11-25 a [`Round`] sends the request to the
+//!   client (`elicitation/create`, `sampling/createMessage`, `roots/list`)
+//!   and waits for the answer.
+//! - On 2026-07-28 (multi round-trip) it cannot send requests: each ask the
+//!   handler makes is collected as an input request, and the handler
+//!   returns [`Round::input_required`] — an `InputRequiredResult` with a
+//!   sealed `requestState`. On the retry the state is opened and checked
+//!   (seal, principal, request, arguments digest, expiry), its single-use
+//!   nonce consumed in the store, and the answers settled; every answer
+//!   given in earlier rounds is carried, sealed, in the state and replayed,
+//!   so a handler written once runs the same on every round.
+//!
+//! ```no_run
+//! # use askgate_core::{Ask, Form, Outcome};
+//! # use askgate_mcp::{Request, Rounds};
+//! # use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock};
+//! # use rmcp::{ErrorData, service::{RequestContext, RoleServer}};
+//! # async fn handler(rounds: &Rounds, form: Form, params: CallToolRequestParams,
+//! #                  cx: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+//! let mut round = rounds.begin(&cx, Request::tool(&params)).await?;
+//! let ask = Ask::new(form).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+//! let Some(outcome) = round.ask("deploy", ask).await? else {
+//!     return Ok(round.input_required()?.into());
+//! };
+//! // `outcome` is settled: accepted with checked values, declined, cancelled or given up.
+//! # let _ = outcome; Ok(CallToolResult::success(vec![]).into())
+//! # }
+//! ```
+
+// Sampling and roots are deprecated in rmcp (SEP-2577) but carried by
+// 2026-07-28 and still sent by servers.
+#![allow(deprecated)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use askgate_core::{Ask, Binding, Outcome, Revision, Sealer, StateError, Step, arguments_digest};
+use askgate_store::Store;
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jiff::Timestamp;
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
+    GetPromptRequestParams, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    JsonObject, ListRootsResult, ReadResourceRequestParams,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value as Json, json};
+
+use crate::ask::{AskOptions, Unanswered, ask_person, elicitation_modes, response_of};
+use crate::input::{self, InputError, InputKind};
+use crate::revision::revision_of;
+
+/// Who a request is for, when an authentication layer knows: put it in the
+/// request's extensions, and sealed state is bound to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal(pub String);
+
+/// The settings shared by every request of a server: the sealing key, the
+/// store that makes each state single-use, how long a state lives.
+#[derive(Debug, Clone)]
+pub struct Rounds {
+    inner: Arc<Settings>,
+}
+
+#[derive(Debug, Clone)]
+struct Settings {
+    sealer: Sealer,
+    digest_key: Vec<u8>,
+    store: Store,
+    ttl: Duration,
+    options: AskOptions,
+}
+
+impl Rounds {
+    /// Rounds sealed under `key` (at least 32 random bytes, the same on
+    /// every replica), with single use enforced in `store`.
+    pub fn new(key: impl Into<Vec<u8>>, store: Store) -> Rounds {
+        let key = key.into();
+        // The arguments digest gets its own key, derived so the two never
+        // coincide.
+        let digest_key =
+            askgate_core::arguments_digest(&key, &json!("askgate arguments digest")).into_bytes();
+        Rounds {
+            inner: Arc::new(Settings {
+                sealer: Sealer::new(key),
+                digest_key,
+                store,
+                ttl: Duration::from_secs(3600),
+                options: AskOptions::default(),
+            }),
+        }
+    }
+
+    /// How long a sealed state stays good (default one hour: a person may
+    /// take a while to answer).
+    #[must_use]
+    pub fn with_ttl(mut self, ttl: Duration) -> Rounds {
+        Arc::make_mut(&mut self.inner).ttl = ttl;
+        self
+    }
+
+    /// How to wait on revisions that send requests (default: 10 minutes per
+    /// answer).
+    #[must_use]
+    pub fn with_options(mut self, options: AskOptions) -> Rounds {
+        Arc::make_mut(&mut self.inner).options = options;
+        self
+    }
+
+    /// The store single use is enforced in.
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// Start a round of `request`: on a retry, open and check its
+    /// `requestState` and consume the state's nonce.
+    ///
+    /// # Errors
+    /// `-32602` for a state that is malformed, tampered with, expired, used
+    /// before, or issued for another principal, request or set of
+    /// arguments; `-32603` when the store fails; `-32602` for a revision
+    /// without any way to ask.
+    pub async fn begin(
+        &self,
+        cx: &RequestContext<RoleServer>,
+        request: Request<'_>,
+    ) -> Result<Round, RoundError> {
+        let version = cx.protocol_version();
+        let revision = version.as_ref().and_then(revision_of).ok_or_else(|| {
+            RoundError::Unanswered(Unanswered::OldRevision(
+                version.map_or_else(|| "(not negotiated)".into(), |v| v.as_str().to_owned()),
+            ))
+        })?;
+        let principal = request
+            .principal
+            .or_else(|| cx.extensions.get::<Principal>().map(|p| p.0.clone()))
+            .unwrap_or_else(|| "anonymous".to_owned());
+        let binding = Binding {
+            principal,
+            method: request.method.to_owned(),
+            name: request.name.to_owned(),
+            arguments: arguments_digest(&self.inner.digest_key, &request.arguments),
+        };
+        let mut round = Round {
+            cx: cx.clone(),
+            rounds: self.clone(),
+            revision,
+            binding,
+            responses: request.input_responses.cloned().unwrap_or_default(),
+            carried: Carried::default(),
+            sealed: false,
+            accept_unsealed: false,
+            pending: InputRequests::new(),
+        };
+        if revision < Revision::V2026_07_28 {
+            return Ok(round);
+        }
+        if let Some(state) = request.request_state {
+            let now = Timestamp::now();
+            let opened = self.inner.sealer.open(state, &round.binding, now)?;
+            let first = self
+                .inner
+                .store
+                .consume_token(&opened.nonce, opened.expires_at, now)
+                .await
+                .map_err(|e| RoundError::Store(e.to_string()))?;
+            if !first {
+                return Err(RoundError::Replayed);
+            }
+            round.carried = serde_json::from_value(opened.carried).map_err(|_| {
+                RoundError::State(StateError::Malformed("its carried state is not askgate's"))
+            })?;
+            round.sealed = true;
+        }
+        Ok(round)
+    }
+}
+
+/// The request a round belongs to: what sealed state is bound to, and the
+/// answers the retry carries.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    method: &'static str,
+    name: &'a str,
+    arguments: Json,
+    input_responses: Option<&'a InputResponses>,
+    request_state: Option<&'a str>,
+    principal: Option<String>,
+}
+
+impl<'a> Request<'a> {
+    /// A `tools/call`.
+    pub fn tool(params: &'a CallToolRequestParams) -> Request<'a> {
+        Request {
+            method: "tools/call",
+            name: &params.name,
+            arguments: object(params.arguments.as_ref()),
+            input_responses: params.input_responses.as_ref(),
+            request_state: params.request_state.as_deref(),
+            principal: None,
+        }
+    }
+
+    /// A `prompts/get`.
+    pub fn prompt(params: &'a GetPromptRequestParams) -> Request<'a> {
+        Request {
+            method: "prompts/get",
+            name: &params.name,
+            arguments: object(params.arguments.as_ref()),
+            input_responses: params.input_responses.as_ref(),
+            request_state: params.request_state.as_deref(),
+            principal: None,
+        }
+    }
+
+    /// A `resources/read`.
+    pub fn resource(params: &'a ReadResourceRequestParams) -> Request<'a> {
+        Request {
+            method: "resources/read",
+            name: &params.uri,
+            arguments: Json::Object(JsonObject::new()),
+            input_responses: params.input_responses.as_ref(),
+            request_state: params.request_state.as_deref(),
+            principal: None,
+        }
+    }
+
+    /// Bind sealed state to `principal` (default: the request's
+    /// [`Principal`] extension, else `anonymous`).
+    #[must_use]
+    pub fn for_principal(mut self, principal: impl Into<String>) -> Request<'a> {
+        self.principal = Some(principal.into());
+        self
+    }
+}
+
+fn object(arguments: Option<&JsonObject>) -> Json {
+    Json::Object(arguments.cloned().unwrap_or_default())
+}
+
+/// What a sealed state carries from round to round: every answer given so
+/// far, replayed on the next round, and the handler's own data.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Carried {
+    /// Per elicitation key, the responses given, in order.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    asks: BTreeMap<String, Vec<Json>>,
+    /// Per sampling or roots key, the answer.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    inputs: BTreeMap<String, Json>,
+    /// The handler's data.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    data: BTreeMap<String, Json>,
+}
+
+/// One round of a request. Ask with [`Round::ask`], [`Round::sample`] and
+/// [`Round::roots`]; each returns the answer when it has one, or `None`
+/// when the client must be asked — then return
+/// [`Round::input_required`].
+#[derive(Debug)]
+pub struct Round {
+    cx: RequestContext<RoleServer>,
+    rounds: Rounds,
+    revision: Revision,
+    binding: Binding,
+    responses: InputResponses,
+    carried: Carried,
+    sealed: bool,
+    accept_unsealed: bool,
+    pending: InputRequests,
+}
+
+impl Round {
+    /// The client's revision.
+    pub fn revision(&self) -> Revision {
+        self.revision
+    }
+
+    /// Whether this round answers by returning input requests (2026-07-28
+    /// and later) rather than by sending requests and waiting.
+    pub fn is_multi_round_trip(&self) -> bool {
+        self.revision >= Revision::V2026_07_28
+    }
+
+    /// Whether this is a retry that presented a valid sealed state.
+    pub fn is_sealed_retry(&self) -> bool {
+        self.sealed
+    }
+
+    /// Whether the client declared it can answer `kind`.
+    pub fn can(&self, kind: InputKind) -> bool {
+        let capabilities = self.cx.client_capabilities();
+        match kind {
+            InputKind::Elicitation => elicitation_modes(&self.cx).0,
+            InputKind::Sampling => capabilities.is_some_and(|c| c.sampling.is_some()),
+            InputKind::Roots => capabilities.is_some_and(|c| c.roots.is_some()),
+        }
+    }
+
+    /// Also take answers sent without a sealed state (a client that answers
+    /// before it was asked). Off by default: without a state an answer is
+    /// not bound to this request nor single-use, so the ask is sent again,
+    /// sealed. Turn it on only where replaying an answer is harmless.
+    pub fn accept_unsealed(&mut self, accept: bool) {
+        self.accept_unsealed = accept;
+    }
+
+    /// Keep `value` for the next round (sealed, so the client cannot alter
+    /// it, but readable: never a secret).
+    pub fn carry(&mut self, key: &str, value: Json) {
+        self.carried.data.insert(key.to_owned(), value);
+    }
+
+    /// What an earlier round kept with [`Round::carry`].
+    pub fn carried(&self, key: &str) -> Option<&Json> {
+        self.carried.data.get(key)
+    }
+
+    /// Ask a person the `ask` under `key` (unique within the request). On a
+    /// revision that sends requests, waits for the settled outcome (with
+    /// checks and re-asks); on a multi round-trip revision, returns the
+    /// outcome when this round's answers settle it, else `None` after
+    /// queueing the (re-)ask for [`Round::input_required`].
+    ///
+    /// # Errors
+    /// `-32021` when the client cannot show a form; `-32602` when the
+    /// answer under `key` is not an elicitation result; others as
+    /// [`RoundError`] says. A decline or cancel is an outcome, not an error.
+    pub async fn ask(&mut self, key: &str, ask: Ask) -> Result<Option<Outcome>, RoundError> {
+        if let Some(outcome) = ask.settle_without_asking() {
+            return Ok(Some(outcome));
+        }
+        if !self.is_multi_round_trip() {
+            if !self.can(InputKind::Elicitation) {
+                return Err(RoundError::Missing(InputKind::Elicitation));
+            }
+            let outcome = ask_person(&self.cx, ask, &self.rounds.inner.options).await?;
+            return Ok(Some(outcome));
+        }
+        let mut ask = ask;
+        // Replay what earlier rounds settled: the same answers give the same
+        // steps.
+        for given in self.carried.asks.get(key).into_iter().flatten() {
+            let result = input::read_elicitation(given).map_err(|_| {
+                RoundError::State(StateError::Malformed("a carried answer is unreadable"))
+            })?;
+            match ask.settle(self.revision, &response_of(result)) {
+                Step::Settled(outcome) => return Ok(Some(outcome)),
+                Step::ReAsk(next) => ask = *next,
+            }
+        }
+        if !self.can(InputKind::Elicitation) {
+            return Err(RoundError::Missing(InputKind::Elicitation));
+        }
+        if ask.needs_url_mode() {
+            return Err(RoundError::Unanswered(Unanswered::NeedsUrlMode));
+        }
+        if let Some(given) = self.answer(key) {
+            let result = input::read_elicitation(&given).map_err(|e| malformed(key, e))?;
+            self.carried
+                .asks
+                .entry(key.to_owned())
+                .or_default()
+                .push(given);
+            match ask.settle(self.revision, &response_of(result)) {
+                Step::Settled(outcome) => return Ok(Some(outcome)),
+                Step::ReAsk(next) => ask = *next,
+            }
+        }
+        let params = ask
+            .request(self.revision)
+            .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
+        let request = input::elicit_form(&params)
+            .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
+        self.pending.insert(key.to_owned(), request);
+        Ok(None)
+    }
+
+    /// Ask the client's model (`sampling/createMessage`) under `key`.
+    ///
+    /// # Errors
+    /// `-32021` when the client cannot sample; `-32602` when the answer is
+    /// not a sampling result; a failed request on older revisions.
+    pub async fn sample(
+        &mut self,
+        key: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<Option<CreateMessageResult>, RoundError> {
+        if !self.can(InputKind::Sampling) {
+            return Err(RoundError::Missing(InputKind::Sampling));
+        }
+        if !self.is_multi_round_trip() {
+            let result = self.cx.peer.create_message(params).await;
+            return result
+                .map(Some)
+                .map_err(|e| RoundError::Unanswered(Unanswered::Failed(e.to_string())));
+        }
+        self.input(key, input::sample(params), input::read_sampling)
+    }
+
+    /// Ask for the client's roots (`roots/list`) under `key`.
+    ///
+    /// # Errors
+    /// `-32021` when the client has no roots; `-32602` when the answer is
+    /// not a roots result; a failed request on older revisions.
+    pub async fn roots(&mut self, key: &str) -> Result<Option<ListRootsResult>, RoundError> {
+        if !self.can(InputKind::Roots) {
+            return Err(RoundError::Missing(InputKind::Roots));
+        }
+        if !self.is_multi_round_trip() {
+            let result = self.cx.peer.list_roots().await;
+            return result
+                .map(Some)
+                .map_err(|e| RoundError::Unanswered(Unanswered::Failed(e.to_string())));
+        }
+        self.input(key, input::list_roots(), input::read_roots)
+    }
+
+    fn input<T>(
+        &mut self,
+        key: &str,
+        request: InputRequest,
+        read: fn(&Json) -> Result<T, InputError>,
+    ) -> Result<Option<T>, RoundError> {
+        if let Some(given) = self.carried.inputs.get(key) {
+            let answer = read(given).map_err(|_| {
+                RoundError::State(StateError::Malformed("a carried answer is unreadable"))
+            })?;
+            return Ok(Some(answer));
+        }
+        if let Some(given) = self.answer(key) {
+            let answer = read(&given).map_err(|e| malformed(key, e))?;
+            self.carried.inputs.insert(key.to_owned(), given);
+            return Ok(Some(answer));
+        }
+        self.pending.insert(key.to_owned(), request);
+        Ok(None)
+    }
+
+    /// This round's answer under `key`, if it may be taken.
+    fn answer(&self, key: &str) -> Option<Json> {
+        if !(self.sealed || self.accept_unsealed) {
+            return None;
+        }
+        self.responses.get(key).cloned()
+    }
+
+    /// The input requests queued so far, by key.
+    pub fn pending(&self) -> &InputRequests {
+        &self.pending
+    }
+
+    /// End the round: the queued input requests and a new sealed state
+    /// (fresh nonce, bound to this request) carrying every answer so far.
+    ///
+    /// # Errors
+    /// [`RoundError::NothingPending`] when nothing was queued (the handler
+    /// has all it needs and should complete), a failure of the system's
+    /// random source.
+    pub fn input_required(self) -> Result<InputRequiredResult, RoundError> {
+        if self.pending.is_empty() {
+            return Err(RoundError::NothingPending);
+        }
+        let state = self.seal()?;
+        Ok(InputRequiredResult::new(Some(self.pending), Some(state)))
+    }
+
+    fn seal(&self) -> Result<String, RoundError> {
+        let mut nonce = [0u8; 18];
+        getrandom::fill(&mut nonce).map_err(|e| RoundError::Random(e.to_string()))?;
+        let expires_at = Timestamp::now()
+            .checked_add(self.rounds.inner.ttl)
+            .map_err(|e| RoundError::Random(e.to_string()))?;
+        let carried = serde_json::to_value(&self.carried)
+            .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
+        Ok(self.rounds.inner.sealer.seal(
+            &self.binding,
+            expires_at,
+            &URL_SAFE_NO_PAD.encode(nonce),
+            &carried,
+        ))
+    }
+}
+
+fn malformed(key: &str, error: InputError) -> RoundError {
+    RoundError::Malformed {
+        key: key.to_owned(),
+        detail: error.to_string(),
+    }
+}
+
+/// Why a round could not go on. Converts into the JSON-RPC error the client
+/// gets (`?` in a handler).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RoundError {
+    /// The request state was refused.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// The request state was used before.
+    #[error(
+        "requestState was already used: each state is good for one retry; call again without it to start over"
+    )]
+    Replayed,
+    /// An answer is not what was asked for.
+    #[error("inputResponses[{key:?}] is malformed: {detail}")]
+    Malformed {
+        /// The input request's key.
+        key: String,
+        /// What was wrong.
+        detail: String,
+    },
+    /// The client did not declare the capability the input needs.
+    #[error("the client did not declare the capability for {}", .0.method())]
+    Missing(InputKind),
+    /// No person could be asked (older revisions).
+    #[error(transparent)]
+    Unanswered(#[from] Unanswered),
+    /// [`Round::input_required`] with nothing to ask.
+    #[error("input_required called with no input request queued")]
+    NothingPending,
+    /// The store failed.
+    #[error("the ask store failed: {0}")]
+    Store(String),
+    /// The system's random source failed.
+    #[error("cannot seal the request state: {0}")]
+    Random(String),
+}
+
+impl RoundError {
+    /// The capabilities the client lacks, as `requiredCapabilities` names
+    /// them.
+    pub fn required_capabilities(&self) -> Option<ClientCapabilities> {
+        let key = match self {
+            RoundError::Missing(InputKind::Elicitation)
+            | RoundError::Unanswered(Unanswered::NoElicitation) => "elicitation",
+            RoundError::Missing(InputKind::Sampling) => "sampling",
+            RoundError::Missing(InputKind::Roots) => "roots",
+            _ => return None,
+        };
+        serde_json::from_value(json!({ key: {} })).ok()
+    }
+}
+
+impl From<RoundError> for ErrorData {
+    fn from(error: RoundError) -> ErrorData {
+        if let Some(capabilities) = error.required_capabilities() {
+            let mut data = ErrorData::missing_required_client_capability(capabilities);
+            data.message = error.to_string().into();
+            return data;
+        }
+        match &error {
+            RoundError::State(_)
+            | RoundError::Replayed
+            | RoundError::Malformed { .. }
+            | RoundError::Unanswered(Unanswered::OldRevision(_)) => {
+                ErrorData::invalid_params(error.to_string(), None)
+            }
+            _ => ErrorData::internal_error(error.to_string(), None),
+        }
+    }
+}
