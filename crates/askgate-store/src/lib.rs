@@ -3,7 +3,7 @@
 //! A pending ask can wait for hours; a restart must not lose it, and an
 //! answer must never be applied twice. This crate keeps asks and their
 //! settlement (first answer wins, expiry is explicit), single-use tokens and
-//! a tamper-evident audit chain, on SQLite (one embedded file, the default)
+//! a tamper-evident audit chain and durable tasks, on SQLite (one embedded file, the default)
 //! or PostgreSQL (several gateway replicas), behind one API. It knows nothing
 //! about MCP: requests, replies and outcomes are opaque JSON to it.
 //!
@@ -32,6 +32,7 @@ mod backend;
 mod error;
 mod ledger;
 mod schema;
+mod tasks;
 mod tokens;
 mod writer;
 
@@ -41,3 +42,4 @@ pub use backend::Store;
 pub use error::{Error, SettleError};
 pub use ledger::{CallRow, CallState, LedgerError, NewCall};
 pub use schema::SCHEMA_VERSION;
+pub use tasks::{NewTask, TaskAnswered, TaskEnd, TaskError, TaskRow, TaskStatus};

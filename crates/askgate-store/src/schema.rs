@@ -7,7 +7,7 @@ use crate::backend::{Pool, Store, with_pool};
 use crate::error::Error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Each migration: its version, its SQL for both backends, then the SQL
 /// that differs for SQLite and for PostgreSQL.
@@ -15,7 +15,32 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     (1, V1_COMMON, V1_SQLITE, V1_POSTGRES),
     (2, V2_CALLS, "", ""),
     (3, "", "", V3_POSTGRES_NOTIFY),
+    (4, V4_TASKS, "", ""),
 ];
+
+/// Durable tasks (the MCP tasks extension).
+const V4_TASKS: &str = "
+CREATE TABLE tasks (
+    id TEXT PRIMARY KEY,
+    principal TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    capabilities TEXT NOT NULL,
+    status TEXT NOT NULL,
+    status_message TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    ttl_ms BIGINT,
+    poll_interval_ms BIGINT,
+    lease_until BIGINT,
+    pending TEXT NOT NULL,
+    answers TEXT NOT NULL,
+    result TEXT,
+    error TEXT,
+    version BIGINT NOT NULL
+);
+CREATE INDEX tasks_status ON tasks (status, lease_until);
+";
 
 /// PostgreSQL: every settlement notifies every process listening, as it
 /// commits — whoever wrote it (a replica, the CLI, a script).
