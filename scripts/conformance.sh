@@ -80,6 +80,10 @@ classic=(tools-call-elicitation elicitation-sep1034-defaults elicitation-sep1330
 mrtr=(basic-elicitation basic-sampling basic-list-roots request-state multiple-input-requests
       multi-round missing-input-response non-tool-request result-type unsupported-methods
       tampered-state capability-check ignore-extra-params validate-input)
+# The tasks extension; run at the suite's default revision, as upstream does.
+tasks=(lifecycle capability-negotiation wire-fields request-state-removal mrtr-input
+       request-headers dispatch-and-envelope status-notifications required-task-error
+       mrtr-composition)
 
 for version in $suites; do
     expected="$root/conformance/expected-failures-$version.yaml"
@@ -97,6 +101,44 @@ for version in $suites; do
             server_scenario "$version" 2026-07-28 "input-required-result-$scenario" "$expected"
         done
         server_scenario "$version" 2026-07-28 dns-rebinding-protection "$expected"
+        for scenario in "${tasks[@]}"; do
+            server_scenario "$version" - "tasks-$scenario" "$expected"
+        done
+        ;;
+    esac
+done
+
+# ---- Client scenarios -------------------------------------------------------
+# The suite runs a mock server and spawns askgate-conformance-client with its
+# URL (the scenario in MCP_CONFORMANCE_SCENARIO). Same expected-failures files
+# (their `client:` list), same `failed` bookkeeping as the server runs.
+client_bin="$(cd "$bin" && pwd)/askgate-conformance-client"
+
+# Run one client scenario; a failure is recorded, the others still run.
+client_scenario() {
+    local version=$1 spec=$2 scenario=$3 expected=$4
+    local args=(client --command "$client_bin" --scenario "$scenario" -o "$out/$version/client/$spec")
+    if [ "$spec" != "-" ]; then args+=(--spec-version "$spec"); fi
+    args+=(--expected-failures "$expected")
+    echo "== conformance $version client $scenario ${spec/#-/}" >&2
+    if ! suite "$version" "${args[@]}" >"$out/last.log" 2>&1; then
+        cat "$out/last.log" >&2
+        echo "FAILED: $version client $scenario ($spec)" >&2
+        failed=1
+    else
+        grep -E "^(Total|Passed|Failed|Warnings)|passed|failed" "$out/last.log" | tail -3 >&2 || true
+    fi
+}
+
+for version in $suites; do
+    expected="$root/conformance/expected-failures-$version.yaml"
+    case $version in
+    0.1.*)
+        client_scenario "$version" - elicitation-sep1034-client-defaults "$expected"
+        ;;
+    *)
+        client_scenario "$version" 2025-11-25 elicitation-sep1034-client-defaults "$expected"
+        client_scenario "$version" 2026-07-28 sep-2322-client-request-state "$expected"
         ;;
     esac
 done

@@ -4,4 +4,7 @@
 //! for its client scenarios. `scripts/conformance.sh` runs the suite
 //! against both.
 
+pub mod client;
+pub mod interop;
 pub mod server;
+mod task_fixtures;

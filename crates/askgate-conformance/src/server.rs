@@ -10,12 +10,15 @@
 
 use askgate_core::{Action, Ask, Form, Outcome, Response, Revision, Step};
 use askgate_mcp::input::InputKind;
-use askgate_mcp::{Request, Round, RoundError, Rounds};
+use askgate_mcp::{Request, Round, RoundError, Rounds, Tasks};
+
+use crate::task_fixtures;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
     CreateMessageRequestParams, ElicitRequestParams, ElicitationAction, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, ListPromptsResult, ListToolsResult, PaginatedRequestParams,
-    Prompt, PromptMessage, Role, SamplingMessage, ServerCapabilities, ServerConfig, Tool,
+    GetPromptResponse, GetPromptResult, GetTaskParams, GetTaskResult, ListPromptsResult,
+    ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, Role, SamplingMessage,
+    ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -25,12 +28,24 @@ use serde_json::{Map, Value as Json, json};
 #[derive(Debug, Clone)]
 pub struct Fixtures {
     rounds: Rounds,
+    tasks: Tasks,
 }
 
 impl Fixtures {
-    /// Fixtures asking through `rounds`.
+    /// Fixtures asking through `rounds`, their tasks kept in its store.
     pub fn new(rounds: Rounds) -> Fixtures {
-        Fixtures { rounds }
+        let tasks = task_fixtures::register(rounds.clone());
+        Fixtures { rounds, tasks }
+    }
+
+    /// Fixtures sharing `tasks` (one per server, however many sessions).
+    pub fn with_tasks(rounds: Rounds, tasks: Tasks) -> Fixtures {
+        Fixtures { rounds, tasks }
+    }
+
+    /// The task works of the fixtures, registered once per server.
+    pub fn tasks(rounds: Rounds) -> Tasks {
+        task_fixtures::register(rounds)
     }
 }
 
@@ -87,6 +102,7 @@ fn tools() -> Vec<Tool> {
     ] {
         tools.push(tool(name, description, empty.clone()));
     }
+    tools.extend(task_fixtures::tools());
     tools
 }
 
@@ -429,6 +445,7 @@ impl ServerHandler for Fixtures {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_prompts()
+                .enable_tasks()
                 .build(),
         )
         .with_instructions("askgate conformance fixtures")
@@ -447,6 +464,9 @@ impl ServerHandler for Fixtures {
         params: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if task_fixtures::is_task_tool(&params.name) {
+            return task_fixtures::call(&self.tasks, &self.rounds, params, &cx).await;
+        }
         match &*params.name {
             "test_elicitation" => self.elicitation(&params, &cx).await,
             "test_elicitation_sep1034_defaults" => self.sep1034_defaults(&params, &cx).await,
@@ -464,6 +484,30 @@ impl ServerHandler for Fixtures {
                 None,
             )),
         }
+    }
+
+    async fn get_task(
+        &self,
+        params: GetTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.tasks.get(&cx, params).await
+    }
+
+    async fn update_task(
+        &self,
+        params: UpdateTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.update(&cx, params).await
+    }
+
+    async fn cancel_task(
+        &self,
+        params: CancelTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.cancel(&cx, params).await
     }
 
     async fn list_prompts(

@@ -335,16 +335,19 @@ impl Ask {
                 Err(kind) => problems.push(field.problem(kind)),
             }
         }
+        let values = Values(values);
+        // Properties no field owns are named in a re-ask (often a misnamed
+        // field, whose real name is then missing), but on their own they
+        // leave nothing to ask again: every field settled, they are dropped.
+        if problems.is_empty() {
+            return Step::Settled(Outcome::Accepted { values });
+        }
         for key in unknown {
             problems.push(Problem {
                 field: key.to_owned(),
                 title: String::new(),
                 kind: ProblemKind::UnknownProperty,
             });
-        }
-        let values = Values(values);
-        if problems.is_empty() {
-            return Step::Settled(Outcome::Accepted { values });
         }
         if self.attempt >= self.max_attempts {
             return Step::Settled(Outcome::GaveUp {

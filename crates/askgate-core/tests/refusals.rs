@@ -115,7 +115,10 @@ fn every_refusal_message() {
             "range end in a gap",
             json!({"span.from": "2026-03-29T01:00:00", "span.to": "2026-03-29T02:15:00"}),
         ),
-        ("unknown property", json!({"colour": "blue"})),
+        (
+            "unknown property beside a wrong value",
+            json!({"colour": "blue", "ok": "maybe"}),
+        ),
         (
             "several at once",
             json!({"count": 0, "day": "2026-13-01", "extra": true}),
@@ -159,4 +162,17 @@ fn the_cap_on_attempts_ends_in_an_outcome_that_says_so() {
     assert_eq!(attempts, 2);
     assert_eq!(problems.len(), 1);
     assert_eq!(problems[0].field, "name");
+}
+
+#[test]
+fn an_unknown_property_alone_is_dropped_not_asked_again() {
+    let ask = Ask::new(form()).expect("askable");
+    let response = Response::accept(
+        serde_json::from_value(json!({"name": "valid", "colour": "blue"})).expect("an object"),
+    );
+    let Step::Settled(Outcome::Accepted { values }) = ask.settle(Revision::V2025_11_25, &response)
+    else {
+        panic!("every field settles, so nothing is left to ask again");
+    };
+    assert!(values.get("colour").is_none());
 }

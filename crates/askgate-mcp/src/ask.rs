@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use askgate_core::{Action, Ask, Outcome, Response, Revision, Step};
-use rmcp::model::{ElicitResult, ElicitationAction};
+use rmcp::model::{ClientCapabilities, ElicitResult, ElicitationAction};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value as Json};
 
@@ -61,10 +61,12 @@ pub enum Unanswered {
 /// The elicitation modes the client declared for this request: `(form,
 /// url)`. A bare `elicitation: {}` means form only.
 pub fn elicitation_modes(cx: &RequestContext<RoleServer>) -> (bool, bool) {
-    let Some(elicitation) = cx
-        .client_capabilities()
-        .and_then(|capabilities| capabilities.elicitation)
-    else {
+    modes(cx.client_capabilities().as_ref())
+}
+
+/// The elicitation modes declared in `capabilities`: `(form, url)`.
+pub(crate) fn modes(capabilities: Option<&ClientCapabilities>) -> (bool, bool) {
+    let Some(elicitation) = capabilities.and_then(|c| c.elicitation.as_ref()) else {
         return (false, false);
     };
     match (elicitation.form.is_some(), elicitation.url.is_some()) {

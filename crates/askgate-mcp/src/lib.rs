@@ -13,6 +13,11 @@
 //! (`elicitation/create`, `sampling/createMessage`, `roots/list`) a typed
 //! builder and reader each.
 //!
+//! [`client`] answers asks from the other side: an rmcp client handler
+//! that answers a server's elicitations in a terminal, from the store's
+//! inbox, or by policy (defaults, for CI), and drives the multi round-trip
+//! retry loop of 2026-07-28.
+//!
 //! # Why rmcp
 //! It is the official SDK: JSON-RPC framing, the handshake and discovery of
 //! every revision, transports (stdio, Streamable HTTP) and the multi
@@ -21,13 +26,19 @@
 //! durable asks — is askgate's.
 
 mod ask;
+pub mod client;
 pub mod input;
+mod park;
 mod revision;
 mod round;
+pub mod stored;
+mod tasks;
 
 pub use ask::{AskOptions, Unanswered, ask_person, elicitation_modes};
 pub use revision::revision_of;
 // A typed ask: each name is both the trait (askgate-core) and its derive.
 pub use askgate_core::{AskChoice, AskForm};
 pub use askgate_derive::{AskChoice, AskForm};
+pub use park::{Fallback, Inbox, Parked};
 pub use round::{Principal, Request, Round, RoundError, Rounds};
+pub use tasks::{Tasks, WorkFuture};

@@ -46,16 +46,18 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jiff::Timestamp;
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
-    GetPromptRequestParams, InputRequest, InputRequests, InputRequiredResult, InputResponses,
-    JsonObject, ListRootsResult, ReadResourceRequestParams,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ContentBlock,
+    CreateMessageRequestParams, CreateMessageResult, GetPromptRequestParams, InputRequest,
+    InputRequests, InputRequiredResult, InputResponses, JsonObject, ListRootsResult,
+    ReadResourceRequestParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
 
-use crate::ask::{AskOptions, Unanswered, ask_person, elicitation_modes, response_of};
+use crate::ask::{AskOptions, Unanswered, ask_person, modes, response_of};
 use crate::input::{self, InputError, InputKind};
+use crate::park::{Inbox, Parked};
 use crate::revision::revision_of;
 
 /// Who a request is for, when an authentication layer knows: put it in the
@@ -77,6 +79,7 @@ struct Settings {
     store: Store,
     ttl: Duration,
     options: AskOptions,
+    inbox: Option<Inbox>,
 }
 
 impl Rounds {
@@ -95,6 +98,7 @@ impl Rounds {
                 store,
                 ttl: Duration::from_secs(3600),
                 options: AskOptions::default(),
+                inbox: None,
             }),
         }
     }
@@ -113,6 +117,22 @@ impl Rounds {
     pub fn with_options(mut self, options: AskOptions) -> Rounds {
         Arc::make_mut(&mut self.inner).options = options;
         self
+    }
+
+    /// Park in `inbox` what a client cannot show: asks with a secret field
+    /// or for a client offering only URL mode go there by URL; asks for a
+    /// client with no elicitation at all go there per its
+    /// [`Fallback`](crate::Fallback). Without an inbox those asks fail
+    /// (`-32021`, or "needs URL mode").
+    #[must_use]
+    pub fn with_inbox(mut self, inbox: Inbox) -> Rounds {
+        Arc::make_mut(&mut self.inner).inbox = Some(inbox);
+        self
+    }
+
+    /// The inbox, if any.
+    pub fn inbox(&self) -> Option<&Inbox> {
+        self.inner.inbox.as_ref()
     }
 
     /// The store single use is enforced in.
@@ -149,18 +169,26 @@ impl Rounds {
             name: request.name.to_owned(),
             arguments: arguments_digest(&self.inner.digest_key, &request.arguments),
         };
+        let mode = if revision < Revision::V2026_07_28 {
+            Mode::Classic
+        } else {
+            Mode::RoundTrip
+        };
         let mut round = Round {
-            cx: cx.clone(),
+            cx: (mode == Mode::Classic).then(|| cx.clone()),
+            capabilities: cx.client_capabilities(),
             rounds: self.clone(),
             revision,
+            mode,
             binding,
             responses: request.input_responses.cloned().unwrap_or_default(),
             carried: Carried::default(),
             sealed: false,
             accept_unsealed: false,
             pending: InputRequests::new(),
+            parked: Vec::new(),
         };
-        if revision < Revision::V2026_07_28 {
+        if mode == Mode::Classic {
             return Ok(round);
         }
         if let Some(state) = request.request_state {
@@ -181,6 +209,40 @@ impl Rounds {
             round.sealed = true;
         }
         Ok(round)
+    }
+
+    /// The round of a task's work (see [`Tasks`](crate::Tasks)): every
+    /// answer the task was given is at hand (they came through
+    /// `tasks/update` and were kept in the store), and what is still to ask
+    /// is queued as the task's input requests. A re-ask goes under a new
+    /// key (`key#2`, `key#3`...), since a task's keys are never reused.
+    pub fn for_task(
+        &self,
+        principal: &str,
+        tool: &str,
+        arguments: &Json,
+        capabilities: Option<ClientCapabilities>,
+        answers: InputResponses,
+    ) -> Round {
+        Round {
+            cx: None,
+            capabilities,
+            rounds: self.clone(),
+            revision: Revision::V2026_07_28,
+            mode: Mode::Task,
+            binding: Binding {
+                principal: principal.to_owned(),
+                method: "tools/call".to_owned(),
+                name: tool.to_owned(),
+                arguments: arguments_digest(&self.inner.digest_key, arguments),
+            },
+            responses: answers,
+            carried: Carried::default(),
+            sealed: true,
+            accept_unsealed: false,
+            pending: InputRequests::new(),
+            parked: Vec::new(),
+        }
     }
 }
 
@@ -246,6 +308,26 @@ fn object(arguments: Option<&JsonObject>) -> Json {
     Json::Object(arguments.cloned().unwrap_or_default())
 }
 
+/// How a round reaches the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Send each request and wait (2025-06-18, 2025-11-25).
+    Classic,
+    /// Return input requests; answers come on the retry (2026-07-28).
+    RoundTrip,
+    /// A task's work: answers come through `tasks/update`.
+    Task,
+}
+
+/// The key of the `attempt`th ask under `key` in a task.
+fn attempt_key(key: &str, attempt: usize) -> String {
+    if attempt <= 1 {
+        key.to_owned()
+    } else {
+        format!("{key}#{attempt}")
+    }
+}
+
 /// What a sealed state carries from round to round: every answer given so
 /// far, replayed on the next round, and the handler's own data.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -267,15 +349,20 @@ struct Carried {
 /// [`Round::input_required`].
 #[derive(Debug)]
 pub struct Round {
-    cx: RequestContext<RoleServer>,
+    /// The request, on revisions that send requests to the client.
+    cx: Option<RequestContext<RoleServer>>,
+    /// What the client declared it can answer.
+    capabilities: Option<ClientCapabilities>,
     rounds: Rounds,
     revision: Revision,
+    mode: Mode,
     binding: Binding,
     responses: InputResponses,
     carried: Carried,
     sealed: bool,
     accept_unsealed: bool,
     pending: InputRequests,
+    parked: Vec<Parked>,
 }
 
 impl Round {
@@ -284,10 +371,47 @@ impl Round {
         self.revision
     }
 
+    pub(crate) fn binding(&self) -> &Binding {
+        &self.binding
+    }
+
+    pub(crate) fn rounds(&self) -> &Rounds {
+        &self.rounds
+    }
+
+    pub(crate) fn context(&self) -> Option<&RequestContext<RoleServer>> {
+        self.cx.as_ref()
+    }
+
+    /// This round's answer under `key`, taken (not replayed later).
+    pub(crate) fn take_answer(&mut self, key: &str) -> Option<Json> {
+        let given = self.answer(key)?;
+        self.responses.remove(key);
+        Some(given)
+    }
+
+    pub(crate) fn queue(&mut self, key: &str, request: InputRequest) {
+        self.pending.insert(key.to_owned(), request);
+    }
+
+    pub(crate) fn park_note(&mut self, parked: Parked) {
+        self.parked.push(parked);
+    }
+
+    /// The asks of this round waiting in the inbox.
+    pub fn parked(&self) -> &[Parked] {
+        &self.parked
+    }
+
     /// Whether this round answers by returning input requests (2026-07-28
     /// and later) rather than by sending requests and waiting.
     pub fn is_multi_round_trip(&self) -> bool {
-        self.revision >= Revision::V2026_07_28
+        self.mode != Mode::Classic
+    }
+
+    /// Whether this round is a task's work.
+    pub fn is_task(&self) -> bool {
+        self.mode == Mode::Task
     }
 
     /// Whether this is a retry that presented a valid sealed state.
@@ -297,9 +421,9 @@ impl Round {
 
     /// Whether the client declared it can answer `kind`.
     pub fn can(&self, kind: InputKind) -> bool {
-        let capabilities = self.cx.client_capabilities();
+        let capabilities = self.capabilities.as_ref();
         match kind {
-            InputKind::Elicitation => elicitation_modes(&self.cx).0,
+            InputKind::Elicitation => modes(capabilities).0,
             InputKind::Sampling => capabilities.is_some_and(|c| c.sampling.is_some()),
             InputKind::Roots => capabilities.is_some_and(|c| c.roots.is_some()),
         }
@@ -338,12 +462,21 @@ impl Round {
         if let Some(outcome) = ask.settle_without_asking() {
             return Ok(Some(outcome));
         }
-        if !self.is_multi_round_trip() {
+        let (form, url) = modes(self.capabilities.as_ref());
+        if ask.needs_url_mode() || !form {
+            // A secret goes by URL only; a client without forms gets the URL
+            // if it takes URLs, else the inbox's fallback.
+            return self.ask_in_inbox(key, &ask, url).await;
+        }
+        if let Some(cx) = &self.cx {
             if !self.can(InputKind::Elicitation) {
                 return Err(RoundError::Missing(InputKind::Elicitation));
             }
-            let outcome = ask_person(&self.cx, ask, &self.rounds.inner.options).await?;
+            let outcome = ask_person(cx, ask, &self.rounds.inner.options).await?;
             return Ok(Some(outcome));
+        }
+        if self.mode == Mode::Task {
+            return self.ask_in_task(key, ask);
         }
         let mut ask = ask;
         // Replay what earlier rounds settled: the same answers give the same
@@ -384,6 +517,36 @@ impl Round {
         Ok(None)
     }
 
+    /// A task's ask: replay the answers given under `key`, `key#2`, ...;
+    /// queue the next attempt under the next key.
+    fn ask_in_task(&mut self, key: &str, mut ask: Ask) -> Result<Option<Outcome>, RoundError> {
+        let mut attempt = 1;
+        loop {
+            let current = attempt_key(key, attempt);
+            let Some(given) = self.responses.get(&current) else {
+                if !self.can(InputKind::Elicitation) {
+                    return Err(RoundError::Missing(InputKind::Elicitation));
+                }
+                if ask.needs_url_mode() {
+                    return Err(RoundError::Unanswered(Unanswered::NeedsUrlMode));
+                }
+                let params = ask
+                    .request(self.revision)
+                    .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
+                let request = input::elicit_form(&params)
+                    .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
+                self.pending.insert(current, request);
+                return Ok(None);
+            };
+            let result = input::read_elicitation(given).map_err(|e| malformed(&current, e))?;
+            match ask.settle(self.revision, &response_of(result)) {
+                Step::Settled(outcome) => return Ok(Some(outcome)),
+                Step::ReAsk(next) => ask = *next,
+            }
+            attempt += 1;
+        }
+    }
+
     /// Ask the client's model (`sampling/createMessage`) under `key`.
     ///
     /// # Errors
@@ -397,8 +560,8 @@ impl Round {
         if !self.can(InputKind::Sampling) {
             return Err(RoundError::Missing(InputKind::Sampling));
         }
-        if !self.is_multi_round_trip() {
-            let result = self.cx.peer.create_message(params).await;
+        if let Some(cx) = &self.cx {
+            let result = cx.peer.create_message(params).await;
             return result
                 .map(Some)
                 .map_err(|e| RoundError::Unanswered(Unanswered::Failed(e.to_string())));
@@ -415,8 +578,8 @@ impl Round {
         if !self.can(InputKind::Roots) {
             return Err(RoundError::Missing(InputKind::Roots));
         }
-        if !self.is_multi_round_trip() {
-            let result = self.cx.peer.list_roots().await;
+        if let Some(cx) = &self.cx {
+            let result = cx.peer.list_roots().await;
             return result
                 .map(Some)
                 .map_err(|e| RoundError::Unanswered(Unanswered::Failed(e.to_string())));
@@ -458,6 +621,25 @@ impl Round {
         &self.pending
     }
 
+    /// End a `tools/call` round that still needs answers: the input
+    /// requests (see [`Round::input_required`]), or, when asks wait in the
+    /// inbox, a tool result saying where to answer them and how to retry.
+    ///
+    /// # Errors
+    /// As [`Round::input_required`].
+    pub fn respond(self) -> Result<CallToolResponse, RoundError> {
+        if self.pending.is_empty()
+            && let Some(parked) = self.parked.first()
+        {
+            let mut result = parked.tool_result();
+            for more in &self.parked[1..] {
+                result.content.push(ContentBlock::text(more.message()));
+            }
+            return Ok(result.into());
+        }
+        Ok(self.input_required()?.into())
+    }
+
     /// End the round: the queued input requests and a new sealed state
     /// (fresh nonce, bound to this request) carrying every answer so far.
     ///
@@ -467,7 +649,14 @@ impl Round {
     /// random source.
     pub fn input_required(self) -> Result<InputRequiredResult, RoundError> {
         if self.pending.is_empty() {
-            return Err(RoundError::NothingPending);
+            return Err(match self.parked.into_iter().next() {
+                Some(parked) => RoundError::Parked(parked),
+                None => RoundError::NothingPending,
+            });
+        }
+        if self.mode == Mode::Task {
+            // A task keeps its answers in the store, not in a state.
+            return Ok(InputRequiredResult::new(Some(self.pending), None));
         }
         let state = self.seal()?;
         Ok(InputRequiredResult::new(Some(self.pending), Some(state)))
@@ -524,6 +713,10 @@ pub enum RoundError {
     /// No person could be asked (older revisions).
     #[error(transparent)]
     Unanswered(#[from] Unanswered),
+    /// The ask waits in the inbox (a request whose answer cannot say so in
+    /// a tool result, such as `prompts/get`).
+    #[error("{}", .0.message())]
+    Parked(Parked),
     /// [`Round::input_required`] with nothing to ask.
     #[error("input_required called with no input request queued")]
     NothingPending,
@@ -558,6 +751,7 @@ impl From<RoundError> for ErrorData {
             return data;
         }
         match &error {
+            RoundError::Parked(_) => ErrorData::invalid_request(error.to_string(), None),
             RoundError::State(_)
             | RoundError::Replayed
             | RoundError::Malformed { .. }

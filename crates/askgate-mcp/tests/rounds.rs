@@ -124,9 +124,8 @@ async fn harness(capabilities: Json, ttl: Duration) -> Harness {
 fn call(arguments: Json, responses: Option<Json>, state: Option<&str>) -> CallToolRequestParams {
     let mut params = CallToolRequestParams::new("deploy");
     params.arguments = arguments.as_object().cloned();
-    params.input_responses = responses.map(|r| {
-        serde_json::from_value::<InputResponses>(r).expect("input responses")
-    });
+    params.input_responses =
+        responses.map(|r| serde_json::from_value::<InputResponses>(r).expect("input responses"));
     params.request_state = state.map(str::to_owned);
     params
 }
@@ -172,10 +171,7 @@ fn form_client() -> Json {
 }
 
 fn state_of(result: &InputRequiredResult) -> String {
-    result
-        .request_state
-        .clone()
-        .expect("a sealed requestState")
+    result.request_state.clone().expect("a sealed requestState")
 }
 
 #[tokio::test]
@@ -190,7 +186,10 @@ async fn an_answer_on_the_retry_settles_the_ask() {
     assert_eq!(request["method"], "elicitation/create");
     assert_eq!(request["params"]["message"], "Deploy billing?");
     let schema = &request["params"]["requestedSchema"]["properties"];
-    assert_eq!(schema["env"]["oneOf"][1], json!({"const": "prod", "title": "Production"}));
+    assert_eq!(
+        schema["env"]["oneOf"][1],
+        json!({"const": "prod", "title": "Production"})
+    );
     assert_eq!(schema["replicas"]["maximum"], 5);
 
     let outcome = h
@@ -220,7 +219,10 @@ async fn a_wrong_answer_is_asked_again_and_the_right_half_is_kept() {
     let request = serde_json::to_value(&again.input_requests.as_ref().expect("requests")["deploy"])
         .expect("serializes");
     let message = request["params"]["message"].as_str().expect("a message");
-    assert!(message.contains("Replicas"), "the reason names the field: {message}");
+    assert!(
+        message.contains("Replicas"),
+        "the reason names the field: {message}"
+    );
     let properties = request["params"]["requestedSchema"]["properties"]
         .as_object()
         .expect("properties");
@@ -233,10 +235,17 @@ async fn a_wrong_answer_is_asked_again_and_the_right_half_is_kept() {
     assert_ne!(second, state, "each round has its own state");
 
     let outcome = h
-        .complete(call(args, Some(accept(json!({"replicas": 2}))), Some(&second)))
+        .complete(call(
+            args,
+            Some(accept(json!({"replicas": 2}))),
+            Some(&second),
+        ))
         .await;
     assert_eq!(outcome["outcome"], "accepted");
-    assert_eq!(outcome["values"]["env"]["value"], "staging", "kept from round one");
+    assert_eq!(
+        outcome["values"]["env"]["value"], "staging",
+        "kept from round one"
+    );
     assert_eq!(outcome["values"]["replicas"]["value"], 2);
 }
 
@@ -262,7 +271,11 @@ async fn a_state_is_good_for_one_retry_only() {
     h.complete(call(json!({}), answer(), Some(&state))).await;
     let replay = h.error(call(json!({}), answer(), Some(&state))).await;
     assert_eq!(replay.code.0, -32602);
-    assert!(replay.message.contains("already used"), "{}", replay.message);
+    assert!(
+        replay.message.contains("already used"),
+        "{}",
+        replay.message
+    );
 }
 
 #[tokio::test]
@@ -273,16 +286,28 @@ async fn altered_foreign_and_expired_states_are_refused() {
     let answer = || Some(accept(json!({"env": "prod", "replicas": 1})));
 
     let tampered = h
-        .error(call(args.clone(), answer(), Some(&format!("{state}-TAMPERED"))))
+        .error(call(
+            args.clone(),
+            answer(),
+            Some(&format!("{state}-TAMPERED")),
+        ))
         .await;
     assert_eq!(tampered.code.0, -32602);
-    assert!(tampered.message.contains("integrity check failed"), "{}", tampered.message);
+    assert!(
+        tampered.message.contains("integrity check failed"),
+        "{}",
+        tampered.message
+    );
 
     let other_args = h
         .error(call(json!({"service": "payroll"}), answer(), Some(&state)))
         .await;
     assert_eq!(other_args.code.0, -32602);
-    assert!(other_args.message.contains("set of arguments"), "{}", other_args.message);
+    assert!(
+        other_args.message.contains("set of arguments"),
+        "{}",
+        other_args.message
+    );
 
     let garbage = h.error(call(args.clone(), answer(), Some("hello"))).await;
     assert_eq!(garbage.code.0, -32602);
@@ -294,7 +319,9 @@ async fn altered_foreign_and_expired_states_are_refused() {
 
     let expiring = harness(form_client(), Duration::ZERO).await;
     let state = state_of(&expiring.input_required(call(json!({}), None, None)).await);
-    let expired = expiring.error(call(json!({}), answer(), Some(&state))).await;
+    let expired = expiring
+        .error(call(json!({}), answer(), Some(&state)))
+        .await;
     assert_eq!(expired.code.0, -32602);
     assert!(expired.message.contains("expired"), "{}", expired.message);
 }
@@ -304,7 +331,11 @@ async fn an_answer_that_is_not_an_elicitation_result_is_refused_by_name() {
     let h = harness(form_client(), Duration::from_secs(600)).await;
     let state = state_of(&h.input_required(call(json!({}), None, None)).await);
     let error = h
-        .error(call(json!({}), Some(json!({"deploy": 12345})), Some(&state)))
+        .error(call(
+            json!({}),
+            Some(json!({"deploy": 12345})),
+            Some(&state),
+        ))
         .await;
     assert_eq!(error.code.0, -32602);
     assert!(error.message.contains("\"deploy\""), "{}", error.message);
@@ -321,7 +352,12 @@ async fn an_unsealed_answer_is_not_taken_by_default() {
             None,
         ))
         .await;
-    assert!(result.input_requests.expect("requests").contains_key("deploy"));
+    assert!(
+        result
+            .input_requests
+            .expect("requests")
+            .contains_key("deploy")
+    );
 }
 
 #[tokio::test]
@@ -329,5 +365,8 @@ async fn a_client_without_elicitation_is_told_what_it_lacks() {
     let h = harness(json!({"sampling": {}}), Duration::from_secs(600)).await;
     let error = h.error(call(json!({}), None, None)).await;
     assert_eq!(error.code.0, -32021);
-    assert_eq!(error.data, Some(json!({"requiredCapabilities": {"elicitation": {}}})));
+    assert_eq!(
+        error.data,
+        Some(json!({"requiredCapabilities": {"elicitation": {}}}))
+    );
 }

@@ -6,7 +6,6 @@
 
 mod form_cmd;
 mod store_cmd;
-mod stored;
 
 use std::process::ExitCode;
 

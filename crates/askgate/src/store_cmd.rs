@@ -16,7 +16,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
-use crate::stored::{self, Act};
+use askgate_mcp::stored::{self, Act};
 
 const DONE: u8 = 0;
 const REFUSED: u8 = 1;

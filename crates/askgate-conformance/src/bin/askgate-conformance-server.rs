@@ -41,8 +41,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // A fixture key: the suite checks that altered state is refused, not
     // that the key is secret.
     let rounds = Rounds::new(*b"askgate conformance fixture key!", store);
+    let tasks = Fixtures::tasks(rounds.clone());
     let service = StreamableHttpService::new(
-        move || Ok(Fixtures::new(rounds.clone())),
+        move || Ok(Fixtures::with_tasks(rounds.clone(), tasks.clone())),
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     );

@@ -1,6 +1,6 @@
-//! What the gateway parks in the store as an ask's request, and how any
-//! surface (here: the CLI) settles an answer to it — through the same
-//! checks as an MCP answer.
+//! What askgate parks in the store as an ask's request, how any surface
+//! (the CLI, the inbox) settles an answer to it — through the same checks
+//! as an MCP answer — and how the asker reads the settled outcome back.
 
 use std::collections::BTreeMap;
 
@@ -14,7 +14,7 @@ use serde_json::{Map, Value as Json};
 /// An ask's request as stored: a form (with its progress) or a question set.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub(crate) enum StoredRequest {
+pub enum StoredRequest {
     /// A form of typed fields.
     Form {
         /// The form and what is settled so far.
@@ -29,7 +29,7 @@ pub(crate) enum StoredRequest {
 
 /// What a person does from the CLI.
 #[derive(Debug, Clone)]
-pub(crate) enum Act {
+pub enum Act {
     /// Answer with content: form properties, or question id -> values.
     Answer(Map<String, Json>),
     /// Decline.
@@ -39,7 +39,10 @@ pub(crate) enum Act {
 }
 
 /// The settlement to store, or the reasons the answer was refused.
-pub(crate) fn settle(
+///
+/// # Errors
+/// The reasons, each naming what was wrong.
+pub fn settle(
     request: &Json,
     act: Act,
     answered_by: &str,
@@ -133,4 +136,43 @@ fn answers(content: Map<String, Json>) -> Result<BTreeMap<String, Vec<String>>, 
 fn json_of(value: &impl Serialize) -> Json {
     // Outcomes, replies and responses are plain data: serializing cannot fail.
     serde_json::to_value(value).unwrap_or(Json::Null)
+}
+
+impl StoredRequest {
+    /// A form ask as parked.
+    pub fn form(ask: &Ask) -> StoredRequest {
+        StoredRequest::Form {
+            ask: ask.to_record(),
+        }
+    }
+
+    /// The request as stored JSON.
+    pub fn to_json(&self) -> Json {
+        json_of(self)
+    }
+}
+
+/// The outcome of a settled form ask, replayed from its stored request and
+/// reply (checked again, so a row edited by hand cannot smuggle a value
+/// past the form). `None` while it is pending, or for an ask that expired
+/// unanswered.
+///
+/// # Errors
+/// A message when the stored request or reply is not askgate's.
+pub fn form_outcome(request: &Json, reply: Option<&Json>) -> Result<Option<Outcome>, String> {
+    let Some(reply) = reply else {
+        return Ok(None);
+    };
+    let StoredRequest::Form { ask } = serde_json::from_value(request.clone())
+        .map_err(|e| format!("the stored request is not one askgate can read: {e}"))?
+    else {
+        return Err("the stored request is a question set, not a form".into());
+    };
+    let ask = Ask::from_record(ask).map_err(|e| e.to_string())?;
+    let response: Response = serde_json::from_value(reply.clone())
+        .map_err(|e| format!("the stored reply is not a response: {e}"))?;
+    match ask.settle(Revision::V2025_11_25, &response) {
+        Step::Settled(outcome) => Ok(Some(outcome)),
+        Step::ReAsk(_) => Err("the stored reply does not settle its form".into()),
+    }
 }

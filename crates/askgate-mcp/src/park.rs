@@ -1,0 +1,352 @@
+//! Asks the client cannot show: parked in the store, answered in the
+//! inbox (web page or CLI).
+//!
+//! - **URL mode**, when the client offers only that, or when a field is a
+//!   secret: the ask is parked and the client is sent the URL of its inbox
+//!   page. On 2025-11-25 the request waits until the person answers there,
+//!   then `notifications/elicitation/complete` tells the client; on
+//!   2026-07-28 the URL goes out as an input request and the retry finds
+//!   the answer in the store.
+//! - **No elicitation at all**: the ask is parked and the call is answered
+//!   with where to answer it (the inbox link and the CLI command) and how
+//!   to retry — or blocked, per [`Fallback`].
+//!
+//! A retry of the same call (same principal, request, arguments and key)
+//! finds the same parked ask, so an answer given in the inbox settles it —
+//! once, and through the same checks as any answer.
+
+use std::time::Duration;
+
+use askgate_core::{Ask, Outcome};
+use askgate_store::{AskRow, AskStatus, NewAsk, Settlement};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jiff::Timestamp;
+use rmcp::model::{
+    CallToolResult, ContentBlock, CustomNotification, ElicitRequestParams, ElicitationAction,
+    ServerNotification,
+};
+use sha2::{Digest, Sha256};
+use url::Url;
+
+use crate::ask::Unanswered;
+use crate::input;
+use crate::round::{Round, RoundError};
+use crate::stored::{StoredRequest, form_outcome};
+
+/// Where people answer what their client cannot show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inbox {
+    /// The inbox's base URL, absolute (`https://askgate.example/`); an
+    /// ask's page is `<base>asks/<id>`.
+    pub base_url: Url,
+    /// What to do when the client has no elicitation at all.
+    pub fallback: Fallback,
+}
+
+/// What a call does when its client cannot ask a person at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fallback {
+    /// Park the ask and answer the call with where to answer it and how to
+    /// retry.
+    Park,
+    /// Refuse: the call fails with `-32021` (elicitation required).
+    Block,
+}
+
+impl Inbox {
+    /// An inbox at `base_url`, parking asks clients cannot show.
+    ///
+    /// # Errors
+    /// When `base_url` is not an absolute URL.
+    pub fn new(base_url: &str) -> Result<Inbox, String> {
+        let mut url = Url::parse(base_url)
+            .map_err(|e| format!("the inbox URL {base_url:?} is not an absolute URL: {e}"))?;
+        if !url.has_host() {
+            return Err(format!("the inbox URL {base_url:?} has no host"));
+        }
+        if !url.path().ends_with('/') {
+            let path = format!("{}/", url.path());
+            url.set_path(&path);
+        }
+        Ok(Inbox {
+            base_url: url,
+            fallback: Fallback::Park,
+        })
+    }
+
+    /// The page of the ask `id`.
+    pub fn page(&self, id: &str) -> String {
+        self.base_url
+            .join(&format!("asks/{id}"))
+            .map_or_else(|_| format!("{}asks/{id}", self.base_url), String::from)
+    }
+}
+
+/// An ask waiting in the inbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parked {
+    /// The ask's id in the store.
+    pub id: String,
+    /// Its inbox page.
+    pub url: String,
+    /// The tool, prompt or resource whose call waits on it.
+    pub name: String,
+}
+
+impl Parked {
+    /// What the model reads: where a person answers, and how to go on.
+    pub fn message(&self) -> String {
+        format!(
+            "This needs a person's answer, and this client cannot ask it. The ask is waiting in \
+             the askgate inbox: open {url} or run `askgate asks answer {id}`. Once it is answered, \
+             call {name} again with the same arguments to continue.",
+            url = self.url,
+            id = self.id,
+            name = self.name
+        )
+    }
+
+    /// The call's answer: a tool result saying where to answer (an error
+    /// result: the tool has not run).
+    pub fn tool_result(&self) -> CallToolResult {
+        CallToolResult::error(vec![ContentBlock::text(self.message())])
+    }
+}
+
+/// How long a URL-mode ask on a revision that sends requests waits for the
+/// person before the request gives up (the ask stays parked).
+const URL_WAIT: Duration = Duration::from_secs(3600);
+
+impl Round {
+    /// The store key of `key`'s ask in this request: the same for every
+    /// retry of the same call.
+    fn resume_key(&self, key: &str) -> String {
+        let binding = self.binding();
+        let mut hash = Sha256::new();
+        for part in [
+            binding.principal.as_str(),
+            binding.method.as_str(),
+            binding.name.as_str(),
+            binding.arguments.as_str(),
+        ] {
+            hash.update(part.as_bytes());
+            hash.update([0]);
+        }
+        format!("mcp:{}:{key}", URL_SAFE_NO_PAD.encode(hash.finalize()))
+    }
+
+    /// Find the ask parked for `key` by an earlier try, or park `ask` now.
+    async fn park_or_find(&self, key: &str, ask: &Ask) -> Result<AskRow, RoundError> {
+        let store = self.rounds().store();
+        let resume = self.resume_key(key);
+        if let Some(row) = store
+            .ask_by_resume_key(&resume)
+            .await
+            .map_err(store_failed)?
+        {
+            return Ok(row);
+        }
+        let mut id = [0u8; 12];
+        getrandom::fill(&mut id).map_err(|e| RoundError::Random(e.to_string()))?;
+        let binding = self.binding();
+        let row = store
+            .park(&NewAsk {
+                id: format!("ask_{}", URL_SAFE_NO_PAD.encode(id)),
+                resume_key: resume,
+                principal: binding.principal.clone(),
+                request: StoredRequest::form(ask).to_json(),
+                server: None,
+                tool: Some(binding.name.clone()),
+                risk: None,
+                created_at: Timestamp::now(),
+                expires_at: None,
+            })
+            .await
+            .map_err(store_failed)?;
+        tracing::info!(ask = %row.ask.id, "ask parked in the inbox");
+        Ok(row)
+    }
+
+    /// The outcome of a parked ask, once settled.
+    fn outcome_of(row: &AskRow) -> Result<Option<Outcome>, RoundError> {
+        match row.status {
+            AskStatus::Pending => Ok(None),
+            AskStatus::Expired => Err(RoundError::Unanswered(Unanswered::Failed(format!(
+                "the parked ask {} expired unanswered",
+                row.ask.id
+            )))),
+            _ => form_outcome(&row.ask.request, row.reply.as_ref())
+                .map_err(|e| RoundError::Unanswered(Unanswered::Failed(e))),
+        }
+    }
+
+    /// Ask through the inbox because the client cannot show the form: park
+    /// it (or find it parked), and answer with its outcome once settled.
+    pub(crate) async fn ask_in_inbox(
+        &mut self,
+        key: &str,
+        ask: &Ask,
+        by_url: bool,
+    ) -> Result<Option<Outcome>, RoundError> {
+        let Some(inbox) = self.rounds().inbox().cloned() else {
+            return Err(if by_url {
+                RoundError::Unanswered(Unanswered::NeedsUrlMode)
+            } else {
+                RoundError::Missing(input::InputKind::Elicitation)
+            });
+        };
+        if !by_url && inbox.fallback == Fallback::Block {
+            return Err(RoundError::Missing(input::InputKind::Elicitation));
+        }
+        let row = self.park_or_find(key, ask).await?;
+        if let Some(outcome) = Self::outcome_of(&row)? {
+            return Ok(Some(outcome));
+        }
+        let parked = Parked {
+            url: inbox.page(&row.ask.id),
+            id: row.ask.id.clone(),
+            name: self.binding().name.clone(),
+        };
+        if !by_url {
+            self.park_note(parked);
+            return Ok(None);
+        }
+        let message = format!("{}\n\nAnswer it here: {}", ask.message(), parked.url);
+        if let Some(cx) = self.context().cloned() {
+            return self
+                .ask_by_url_and_wait(&cx, &message, &parked)
+                .await
+                .map(Some);
+        }
+        // Multi round-trip: the URL is an input request; a retry whose
+        // answer is an accept looks in the store again.
+        if let Some(given) = self.take_answer(key) {
+            let result = input::read_elicitation(&given).map_err(|e| RoundError::Malformed {
+                key: key.to_owned(),
+                detail: e.to_string(),
+            })?;
+            match result.action {
+                ElicitationAction::Accept => {}
+                action => {
+                    return self.close_parked(&row.ask.id, action).await.map(Some);
+                }
+            }
+        }
+        let request = input::elicit_url(&message, &parked.url, &parked.id)
+            .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
+        self.queue(key, request);
+        Ok(None)
+    }
+
+    /// URL mode on a revision that sends requests: send the URL, wait for
+    /// the answer in the store, tell the client it is complete.
+    async fn ask_by_url_and_wait(
+        &self,
+        cx: &rmcp::service::RequestContext<rmcp::service::RoleServer>,
+        message: &str,
+        parked: &Parked,
+    ) -> Result<Outcome, RoundError> {
+        if self.revision() < askgate_core::Revision::V2025_11_25 {
+            return Err(RoundError::Unanswered(Unanswered::NeedsUrlMode));
+        }
+        let params = ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message: message.to_owned(),
+            url: parked.url.clone(),
+            elicitation_id: parked.id.clone(),
+        };
+        let result = tokio::select! {
+            result = cx.peer.create_elicitation(params) => result,
+            () = cx.ct.cancelled() => return Err(RoundError::Unanswered(Unanswered::RequestCancelled)),
+        };
+        let result =
+            result.map_err(|e| RoundError::Unanswered(Unanswered::Failed(e.to_string())))?;
+        if result.action != ElicitationAction::Accept {
+            return self.close_parked(&parked.id, result.action).await;
+        }
+        let store = self.rounds().store();
+        let settled = tokio::select! {
+            settled = store.wait_settled(&parked.id, URL_WAIT) => settled.map_err(store_failed)?,
+            () = cx.ct.cancelled() => return Err(RoundError::Unanswered(Unanswered::RequestCancelled)),
+        };
+        let Some(row) = settled else {
+            return Err(RoundError::Unanswered(Unanswered::Failed(format!(
+                "nobody answered {} within {} minutes; it stays in the inbox",
+                parked.id,
+                URL_WAIT.as_secs() / 60
+            ))));
+        };
+        let outcome = Self::outcome_of(&row)?.ok_or_else(|| {
+            RoundError::Unanswered(Unanswered::Failed("the ask settled without a reply".into()))
+        })?;
+        // 2025-11-25 has the completion notice; rmcp 3 has no helper for it.
+        let notice = CustomNotification::new(
+            "notifications/elicitation/complete",
+            Some(serde_json::json!({"elicitationId": parked.id})),
+        );
+        if let Err(error) = cx
+            .peer
+            .send_notification(ServerNotification::CustomNotification(notice))
+            .await
+        {
+            tracing::warn!(ask = %parked.id, %error, "could not tell the client the URL ask is complete");
+        }
+        Ok(outcome)
+    }
+
+    /// The person declined or dismissed the URL: settle the parked ask so,
+    /// and return that outcome.
+    async fn close_parked(
+        &self,
+        id: &str,
+        action: ElicitationAction,
+    ) -> Result<Outcome, RoundError> {
+        let (status, outcome, reply) = match action {
+            ElicitationAction::Decline => (
+                AskStatus::Declined,
+                Outcome::Declined,
+                serde_json::json!({"action": "decline"}),
+            ),
+            _ => (
+                AskStatus::Cancelled,
+                Outcome::Cancelled,
+                serde_json::json!({"action": "cancel"}),
+            ),
+        };
+        let settlement = Settlement {
+            status,
+            reply,
+            outcome: serde_json::to_value(&outcome).unwrap_or_default(),
+            answered_by: None,
+            answered_via: "mcp".into(),
+        };
+        match self
+            .rounds()
+            .store()
+            .settle(id, &settlement, Timestamp::now())
+            .await
+        {
+            Ok(_) => Ok(outcome),
+            // Answered in the inbox meanwhile: that answer stands.
+            Err(_) => {
+                let row = self
+                    .rounds()
+                    .store()
+                    .ask(id)
+                    .await
+                    .map_err(store_failed)?
+                    .ok_or_else(|| RoundError::Store(format!("the parked ask {id} vanished")))?;
+                Self::outcome_of(&row)?.ok_or_else(|| {
+                    RoundError::Store(format!(
+                        "the parked ask {id} is neither pending nor settled"
+                    ))
+                })
+            }
+        }
+    }
+}
+
+fn store_failed(error: askgate_store::Error) -> RoundError {
+    RoundError::Store(error.to_string())
+}

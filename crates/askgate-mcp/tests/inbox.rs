@@ -1,0 +1,399 @@
+//! Asks the client cannot show go to the inbox: by URL (a client offering
+//! only URL mode, or a secret field), or parked with a message saying where
+//! to answer (a client with no elicitation). The inbox's answer is given
+//! here through the store, as the inbox page and the CLI give it.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use askgate_core::{Ask, Form, Surface};
+use askgate_mcp::stored::{self, Act};
+use askgate_mcp::{Fallback, Inbox, Request, Rounds};
+use askgate_store::Store;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
+    ContentBlock, CustomNotification, ElicitRequestParams, ElicitResult, ElicitationAction,
+    Implementation, InputResponses, ProtocolVersion, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RoleClient,
+    RoleServer, RunningService,
+};
+use rmcp::{ClientHandler, ErrorData, ServerHandler, ServiceError, ServiceExt};
+use serde_json::{Value as Json, json};
+
+fn form(secret: bool) -> Form {
+    serde_json::from_value(json!({
+        "message": "Rotate the billing key?",
+        "fields": [
+            {"id": "replicas", "title": "Replicas", "type": "integer", "minimum": 1, "maximum": 5},
+            {"id": "token", "title": "New token", "type": "text", "sensitive": secret, "required": false}
+        ]
+    }))
+    .expect("a form")
+}
+
+#[derive(Clone)]
+struct Server {
+    rounds: Rounds,
+    secret: bool,
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let mut round = self.rounds.begin(&cx, Request::tool(&params)).await?;
+        let ask = Ask::new(form(self.secret)).expect("askable");
+        let Some(outcome) = round.ask("rotate", ask).await? else {
+            return Ok(round.respond()?);
+        };
+        let text = serde_json::to_string(&outcome).expect("json");
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    }
+}
+
+/// A client that declares `capabilities` and, asked by URL, has "the
+/// person" answer in the inbox (through the store) before accepting.
+#[derive(Clone)]
+struct Client {
+    capabilities: Json,
+    store: Store,
+    asked: Arc<Mutex<Vec<Json>>>,
+    completed: Arc<Mutex<Vec<Json>>>,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(self.capabilities.clone()).expect("capabilities");
+        ClientConfig::new(capabilities, Implementation::new("inbox-test", "1.0"))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _cx: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let json = serde_json::to_value(&request).expect("json");
+        self.asked.lock().expect("not poisoned").push(json.clone());
+        let id = json["elicitationId"].as_str().expect("an id").to_owned();
+        answer_in_inbox(&self.store, &id, json!({"replicas": 3})).await;
+        Ok(ElicitResult::new(ElicitationAction::Accept))
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        self.completed.lock().expect("not poisoned").push(json!({
+            "method": notification.method,
+            "params": notification.params,
+        }));
+    }
+}
+
+/// Answer a parked ask as the inbox does: the same checks, then the store.
+async fn answer_in_inbox(store: &Store, id: &str, content: Json) {
+    let row = store.ask(id).await.expect("reads").expect("parked");
+    let content = content.as_object().cloned().expect("an object");
+    let settlement = stored::settle(
+        &row.ask.request,
+        Act::Answer(content),
+        "alice",
+        Surface::Web,
+    )
+    .expect("a valid answer");
+    store
+        .settle(id, &settlement, jiff::Timestamp::now())
+        .await
+        .expect("settles");
+}
+
+struct Scratch(std::path::PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+struct Harness {
+    client: RunningService<RoleClient, Client>,
+    store: Store,
+    asked: Arc<Mutex<Vec<Json>>>,
+    completed: Arc<Mutex<Vec<Json>>>,
+    _dir: Scratch,
+}
+
+async fn harness(
+    capabilities: Json,
+    fallback: Fallback,
+    secret: bool,
+    lifecycle: ClientLifecycleMode,
+) -> Harness {
+    let dir = std::env::temp_dir().join(format!(
+        "askgate-inbox-{}-{}",
+        std::process::id(),
+        jiff::Timestamp::now().as_nanosecond()
+    ));
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let store = Store::open(&format!("sqlite://{}", dir.join("s.db").display()))
+        .await
+        .expect("opens");
+    let mut inbox = Inbox::new("https://askgate.example/inbox").expect("an absolute URL");
+    inbox.fallback = fallback;
+    let rounds = Rounds::new([3u8; 32], store.clone()).with_inbox(inbox);
+    let (server_io, client_io) = tokio::io::duplex(256 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = (Server { rounds, secret }).serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let completed = Arc::new(Mutex::new(Vec::new()));
+    let client = Client {
+        capabilities,
+        store: store.clone(),
+        asked: asked.clone(),
+        completed: completed.clone(),
+    }
+    .serve_with_lifecycle(client_io, lifecycle)
+    .await
+    .expect("connects");
+    Harness {
+        client,
+        store,
+        asked,
+        completed,
+        _dir: Scratch(dir),
+    }
+}
+
+fn initialize() -> ClientLifecycleMode {
+    ClientLifecycleMode::Initialize
+}
+
+fn discover() -> ClientLifecycleMode {
+    ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    }
+}
+
+fn call(args: Json) -> CallToolRequestParams {
+    let mut params = CallToolRequestParams::new("rotate");
+    params.arguments = args.as_object().cloned();
+    params
+}
+
+fn text(response: CallToolResponse) -> (String, bool) {
+    match response {
+        CallToolResponse::Complete(result) => (
+            result.content[0].as_text().expect("text").text.clone(),
+            result.is_error == Some(true),
+        ),
+        other => panic!("expected a complete result, got {other:?}"),
+    }
+}
+
+/// The ask id named in a parked message.
+fn ask_id(message: &str) -> String {
+    let start = message.find("ask_").expect("names the ask");
+    message[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .collect()
+}
+
+#[tokio::test]
+async fn a_url_only_client_gets_the_inbox_page_and_the_completion_notice() {
+    let h = harness(
+        json!({"elicitation": {"url": {}}}),
+        Fallback::Park,
+        false,
+        initialize(),
+    )
+    .await;
+    let (text, is_error) = text(
+        h.client
+            .call_tool_once(call(json!({})))
+            .await
+            .expect("a result"),
+    );
+    assert!(!is_error);
+    let outcome: Json = serde_json::from_str(&text).expect("the outcome");
+    assert_eq!(outcome["outcome"], "accepted");
+    assert_eq!(outcome["values"]["replicas"]["value"], 3);
+
+    let asked = h.asked.lock().expect("not poisoned").clone();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0]["mode"], "url");
+    let id = asked[0]["elicitationId"].as_str().expect("an id");
+    assert_eq!(
+        asked[0]["url"],
+        format!("https://askgate.example/inbox/asks/{id}")
+    );
+    // The notice may trail the result by a moment.
+    let mut completed = Vec::new();
+    for _ in 0..50 {
+        completed = h.completed.lock().expect("not poisoned").clone();
+        if !completed.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        completed,
+        vec![
+            json!({"method": "notifications/elicitation/complete", "params": {"elicitationId": id}})
+        ]
+    );
+    let row = h.store.ask(id).await.expect("reads").expect("kept");
+    assert_eq!(row.answered_via.as_deref(), Some("web"));
+}
+
+#[tokio::test]
+async fn a_secret_goes_by_url_even_to_a_client_that_shows_forms() {
+    let h = harness(
+        json!({"elicitation": {"form": {}, "url": {}}}),
+        Fallback::Park,
+        true,
+        initialize(),
+    )
+    .await;
+    let (text, _) = text(
+        h.client
+            .call_tool_once(call(json!({})))
+            .await
+            .expect("a result"),
+    );
+    assert!(text.contains("accepted"), "{text}");
+    let asked = h.asked.lock().expect("not poisoned").clone();
+    assert_eq!(asked[0]["mode"], "url", "never a form with a secret in it");
+}
+
+#[tokio::test]
+async fn without_elicitation_the_call_says_where_to_answer_and_the_retry_settles() {
+    for lifecycle in [initialize(), discover()] {
+        let h = harness(json!({}), Fallback::Park, false, lifecycle).await;
+        let args = json!({"service": "billing"});
+        let (message, is_error) = text(
+            h.client
+                .call_tool_once(call(args.clone()))
+                .await
+                .expect("a result"),
+        );
+        assert!(is_error, "the tool has not run");
+        let id = ask_id(&message);
+        assert!(
+            message.contains(&format!("https://askgate.example/inbox/asks/{id}")),
+            "{message}"
+        );
+        assert!(
+            message.contains(&format!("askgate asks answer {id}")),
+            "{message}"
+        );
+        assert!(message.contains("call rotate again"), "{message}");
+
+        // Before the answer, a retry says the same, about the same ask.
+        let (again, _) = text(
+            h.client
+                .call_tool_once(call(args.clone()))
+                .await
+                .expect("a result"),
+        );
+        assert_eq!(ask_id(&again), id);
+        // Other arguments are another call: another ask.
+        let (other, _) = text(
+            h.client
+                .call_tool_once(call(json!({"service": "payroll"})))
+                .await
+                .expect("a result"),
+        );
+        assert_ne!(ask_id(&other), id);
+
+        answer_in_inbox(&h.store, &id, json!({"replicas": 2})).await;
+        let (done, is_error) = text(h.client.call_tool_once(call(args)).await.expect("a result"));
+        assert!(!is_error);
+        let outcome: Json = serde_json::from_str(&done).expect("the outcome");
+        assert_eq!(outcome["values"]["replicas"]["value"], 2);
+    }
+}
+
+#[tokio::test]
+async fn the_block_fallback_refuses_a_client_without_elicitation() {
+    let h = harness(json!({}), Fallback::Block, false, initialize()).await;
+    match h.client.call_tool_once(call(json!({}))).await {
+        Err(ServiceError::McpError(error)) => {
+            assert_eq!(error.code.0, -32021);
+            assert_eq!(
+                error.data,
+                Some(json!({"requiredCapabilities": {"elicitation": {}}}))
+            );
+        }
+        other => panic!("expected -32021, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn on_2026_a_url_goes_out_as_an_input_request_and_the_retry_reads_the_inbox() {
+    let h = harness(
+        json!({"elicitation": {"url": {}}}),
+        Fallback::Park,
+        false,
+        discover(),
+    )
+    .await;
+    let first = match h
+        .client
+        .call_tool_once(call(json!({})))
+        .await
+        .expect("a result")
+    {
+        CallToolResponse::InputRequired(result) => result,
+        other => panic!("expected input_required, got {other:?}"),
+    };
+    let request = serde_json::to_value(&first.input_requests.as_ref().expect("requests")["rotate"])
+        .expect("json");
+    assert_eq!(request["params"]["mode"], "url");
+    let url = request["params"]["url"].as_str().expect("a url");
+    let id = url.rsplit('/').next().expect("an id").to_owned();
+    let state = first.request_state.clone().expect("a state");
+
+    let retry = |state: String| {
+        let mut params = call(json!({}));
+        params.input_responses = Some(
+            serde_json::from_value::<InputResponses>(json!({"rotate": {"action": "accept"}}))
+                .expect("responses"),
+        );
+        params.request_state = Some(state);
+        params
+    };
+    // Accepted (the person went to the page) but not answered yet: asked again.
+    let second = match h
+        .client
+        .call_tool_once(retry(state))
+        .await
+        .expect("a result")
+    {
+        CallToolResponse::InputRequired(result) => result,
+        other => panic!("expected input_required again, got {other:?}"),
+    };
+    answer_in_inbox(&h.store, &id, json!({"replicas": 5})).await;
+    let (done, _) = text(
+        h.client
+            .call_tool_once(retry(second.request_state.clone().expect("a state")))
+            .await
+            .expect("a result"),
+    );
+    let outcome: Json = serde_json::from_str(&done).expect("the outcome");
+    assert_eq!(outcome["values"]["replicas"]["value"], 5);
+}

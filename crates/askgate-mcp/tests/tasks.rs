@@ -1,0 +1,446 @@
+//! Durable tasks through a real rmcp client and server in process: a task
+//! waiting on a person survives a server restart, answers apply once, a
+//! cancel stands, and a task is only its principal's.
+
+use std::time::Duration;
+
+use askgate_core::{Ask, Form, Outcome};
+use askgate_mcp::{Principal, Rounds, Tasks};
+use askgate_store::Store;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
+    ClientConfig, ContentBlock, GetTaskParams, GetTaskResult, Implementation, InputResponses,
+    ProtocolVersion, ServerCapabilities, ServerConfig, TaskPayload, TaskStatus, UpdateTaskParams,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RequestContext, RoleServer};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::{ClientHandler, ErrorData, ServerHandler, ServiceError, ServiceExt};
+use serde_json::{Value as Json, json};
+
+fn confirm_form(file: &str) -> Form {
+    serde_json::from_value(json!({
+        "message": format!("Delete {file}?"),
+        "fields": [{"id": "confirm", "title": "Delete it", "type": "boolean"}]
+    }))
+    .expect("a form")
+}
+
+fn tasks(rounds: Rounds) -> Tasks {
+    Tasks::new(rounds)
+        .with_lease(Duration::from_secs(1))
+        .with_work("delete", |mut round, params| async move {
+            let file = params
+                .arguments
+                .as_ref()
+                .and_then(|a| a.get("file"))
+                .and_then(Json::as_str)
+                .unwrap_or("?")
+                .to_owned();
+            let ask = Ask::new(confirm_form(&file)).expect("askable");
+            let Some(outcome) = round.ask("confirm", ask).await? else {
+                return Ok(round.input_required()?.into());
+            };
+            let text = match outcome {
+                Outcome::Accepted { values }
+                    if values
+                        .get("confirm")
+                        .is_some_and(|v| v.value.to_json() == json!(true)) =>
+                {
+                    format!("deleted {file}")
+                }
+                other => format!(
+                    "kept {file}: {}",
+                    serde_json::to_value(&other).expect("json")["outcome"]
+                ),
+            };
+            Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+        })
+        .with_work("boom", |_round, _params| async move {
+            if std::hint::black_box(true) {
+                panic!("the work fell over");
+            }
+            Ok(CallToolResult::success(vec![]).into())
+        })
+        .with_work("slow", |_round, _params| async move {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok(CallToolResult::success(vec![]).into())
+        })
+}
+
+#[derive(Clone)]
+struct Server {
+    tasks: Tasks,
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
+    }
+
+    async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = params.arguments.clone().unwrap_or_default();
+        Ok(self.tasks.start(&cx, &params.name, arguments).await?.into())
+    }
+
+    async fn get_task(
+        &self,
+        params: GetTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.tasks.get(&cx, params).await
+    }
+
+    async fn update_task(
+        &self,
+        params: UpdateTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.update(&cx, params).await
+    }
+
+    async fn cancel_task(
+        &self,
+        params: CancelTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.cancel(&cx, params).await
+    }
+}
+
+/// A server whose every request is for `principal` (as an authentication
+/// layer would mark it).
+#[derive(Clone)]
+struct As {
+    server: Server,
+    principal: &'static str,
+}
+
+impl ServerHandler for As {
+    fn get_info(&self) -> ServerConfig {
+        self.server.get_info()
+    }
+
+    async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        mut cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        cx.extensions.insert(Principal(self.principal.into()));
+        self.server.call_tool(params, cx).await
+    }
+
+    async fn get_task(
+        &self,
+        params: GetTaskParams,
+        mut cx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        cx.extensions.insert(Principal(self.principal.into()));
+        self.server.get_task(params, cx).await
+    }
+
+    async fn update_task(
+        &self,
+        params: UpdateTaskParams,
+        mut cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        cx.extensions.insert(Principal(self.principal.into()));
+        self.server.update_task(params, cx).await
+    }
+
+    async fn cancel_task(
+        &self,
+        params: CancelTaskParams,
+        mut cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        cx.extensions.insert(Principal(self.principal.into()));
+        self.server.cancel_task(params, cx).await
+    }
+}
+
+#[derive(Clone)]
+struct Client;
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities: ClientCapabilities = serde_json::from_value(json!({
+            "elicitation": {"form": {}},
+            "extensions": {"io.modelcontextprotocol/tasks": {}}
+        }))
+        .expect("capabilities");
+        ClientConfig::new(capabilities, Implementation::new("task-driver", "1.0"))
+    }
+}
+
+struct Scratch(std::path::PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch() -> (Scratch, String) {
+    let dir = std::env::temp_dir().join(format!(
+        "askgate-tasks-{}-{}",
+        std::process::id(),
+        jiff::Timestamp::now().as_nanosecond()
+    ));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let url = format!("sqlite://{}", dir.join("store.db").display());
+    (Scratch(dir), url)
+}
+
+/// A server process (in process) on the store at `url`, for `principal`,
+/// and a client connected to it.
+async fn serve(url: &str, principal: &'static str) -> RunningService<RoleClient, Client> {
+    let store = Store::open(url).await.expect("the store opens");
+    let rounds = Rounds::new([5u8; 32], store);
+    let server = As {
+        server: Server {
+            tasks: tasks(rounds),
+        },
+        principal,
+    };
+    let (server_io, client_io) = tokio::io::duplex(256 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    Client
+        .serve_with_lifecycle(
+            client_io,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("the client discovers the server")
+}
+
+async fn start(client: &RunningService<RoleClient, Client>, tool: &str, args: Json) -> String {
+    let mut params = CallToolRequestParams::new(tool.to_owned());
+    params.arguments = args.as_object().cloned();
+    match client.call_tool_once(params).await.expect("a result") {
+        CallToolResponse::Task(created) => created.task.task_id,
+        other => panic!("expected a task, got {other:?}"),
+    }
+}
+
+async fn get(client: &RunningService<RoleClient, Client>, id: &str) -> GetTaskResult {
+    client
+        .get_task(GetTaskParams::new(id.to_owned()))
+        .await
+        .expect("the task is known")
+}
+
+/// Poll until the task is in `status` (or give up after 10 s).
+async fn until(
+    client: &RunningService<RoleClient, Client>,
+    id: &str,
+    status: TaskStatus,
+) -> GetTaskResult {
+    for _ in 0..200 {
+        let task = get(client, id).await;
+        if task.task.task.status == status {
+            return task;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "task {id} never became {status:?}: {:?}",
+        get(client, id).await
+    );
+}
+
+fn text_of(task: &GetTaskResult) -> String {
+    match &task.task.payload {
+        TaskPayload::Completed { result } => result["content"][0]["text"]
+            .as_str()
+            .expect("a text result")
+            .to_owned(),
+        other => panic!("not completed: {other:?}"),
+    }
+}
+
+fn answer(key: &str, content: Json) -> InputResponses {
+    serde_json::from_value(json!({key: {"action": "accept", "content": content}}))
+        .expect("input responses")
+}
+
+#[tokio::test]
+async fn a_task_waiting_on_a_person_survives_a_server_restart() {
+    let (_dir, url) = scratch();
+    let first = serve(&url, "alice").await;
+    let id = start(&first, "delete", json!({"file": "notes.txt"})).await;
+    let waiting = until(&first, &id, TaskStatus::InputRequired).await;
+    let TaskPayload::InputRequired { input_requests } = &waiting.task.payload else {
+        panic!("waiting on input");
+    };
+    let asked = serde_json::to_value(&input_requests["confirm"]).expect("json");
+    assert_eq!(asked["params"]["message"], "Delete notes.txt?");
+    drop(first);
+
+    // A new server process on the same store: the task is there, waiting.
+    let second = serve(&url, "alice").await;
+    let still = get(&second, &id).await;
+    assert_eq!(still.task.task.status, TaskStatus::InputRequired);
+    second
+        .update_task(UpdateTaskParams::new(
+            id.clone(),
+            answer("confirm", json!({"confirm": true})),
+        ))
+        .await
+        .expect("acknowledged");
+    let done = until(&second, &id, TaskStatus::Completed).await;
+    assert_eq!(text_of(&done), "deleted notes.txt");
+
+    // A late duplicate answer changes nothing.
+    second
+        .update_task(UpdateTaskParams::new(
+            id.clone(),
+            answer("confirm", json!({"confirm": false})),
+        ))
+        .await
+        .expect("acknowledged, ignored");
+    assert_eq!(text_of(&get(&second, &id).await), "deleted notes.txt");
+}
+
+#[tokio::test]
+async fn a_wrong_answer_is_asked_again_under_a_new_key() {
+    let (_dir, url) = scratch();
+    let client = serve(&url, "alice").await;
+    let id = start(&client, "delete", json!({"file": "a.txt"})).await;
+    until(&client, &id, TaskStatus::InputRequired).await;
+    client
+        .update_task(UpdateTaskParams::new(
+            id.clone(),
+            answer("confirm", json!({"confirm": "yes please"})),
+        ))
+        .await
+        .expect("acknowledged");
+    // The work ran again and asked again: same ask, a key never used.
+    let mut again = None;
+    for _ in 0..200 {
+        let task = get(&client, &id).await;
+        if let TaskPayload::InputRequired { input_requests } = &task.task.payload
+            && input_requests.contains_key("confirm#2")
+        {
+            again = Some(serde_json::to_value(&input_requests["confirm#2"]).expect("json"));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let again = again.expect("asked again under confirm#2");
+    let message = again["params"]["message"].as_str().expect("a message");
+    assert!(
+        message.contains("Delete it"),
+        "the reason names the field: {message}"
+    );
+    client
+        .update_task(UpdateTaskParams::new(
+            id.clone(),
+            answer("confirm#2", json!({"confirm": false})),
+        ))
+        .await
+        .expect("acknowledged");
+    let done = until(&client, &id, TaskStatus::Completed).await;
+    assert_eq!(text_of(&done), "kept a.txt: \"accepted\"");
+}
+
+#[tokio::test]
+async fn a_cancelled_task_stays_cancelled_and_a_panic_is_a_failure() {
+    let (_dir, url) = scratch();
+    let client = serve(&url, "alice").await;
+    let id = start(&client, "slow", json!({})).await;
+    assert_eq!(
+        get(&client, &id).await.task.task.status,
+        TaskStatus::Working
+    );
+    client
+        .cancel_task(CancelTaskParams::new(id.clone()))
+        .await
+        .expect("acknowledged");
+    assert_eq!(
+        get(&client, &id).await.task.task.status,
+        TaskStatus::Cancelled
+    );
+    // Cancelling again is the same empty acknowledgement.
+    client
+        .cancel_task(CancelTaskParams::new(id.clone()))
+        .await
+        .expect("idempotent");
+
+    let id = start(&client, "boom", json!({})).await;
+    let failed = until(&client, &id, TaskStatus::Failed).await;
+    let TaskPayload::Failed { error } = &failed.task.payload else {
+        panic!("failed with an error");
+    };
+    assert_eq!(error["code"], -32603);
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("panicked"))
+    );
+}
+
+#[tokio::test]
+async fn a_task_is_only_its_principals() {
+    let (_dir, url) = scratch();
+    let alice = serve(&url, "alice").await;
+    let id = start(&alice, "delete", json!({"file": "b.txt"})).await;
+    until(&alice, &id, TaskStatus::InputRequired).await;
+    let mallory = serve(&url, "mallory").await;
+    for result in [
+        mallory
+            .get_task(GetTaskParams::new(id.clone()))
+            .await
+            .map(|_| ()),
+        mallory
+            .update_task(UpdateTaskParams::new(
+                id.clone(),
+                answer("confirm", json!({"confirm": true})),
+            ))
+            .await,
+        mallory.cancel_task(CancelTaskParams::new(id.clone())).await,
+    ] {
+        match result {
+            Err(ServiceError::McpError(error)) => {
+                assert_eq!(error.code.0, -32602);
+                assert!(error.message.contains("unknown task"), "{}", error.message);
+            }
+            other => panic!("another principal's task must read as unknown: {other:?}"),
+        }
+    }
+    assert_eq!(
+        get(&alice, &id).await.task.task.status,
+        TaskStatus::InputRequired,
+        "untouched"
+    );
+}
+
+#[tokio::test]
+async fn a_live_runner_keeps_its_task_working_past_its_first_lease() {
+    let (_dir, url) = scratch();
+    let client = serve(&url, "alice").await;
+    let id = start(&client, "slow", json!({})).await;
+    // The lease is 1 s; the runner renews it while it runs, so readers
+    // (which report a lapsed lease as interrupted) keep seeing it work.
+    // A lapsed lease itself is tested in askgate-store.
+    for _ in 0..30 {
+        assert_eq!(
+            get(&client, &id).await.task.task.status,
+            TaskStatus::Working
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
