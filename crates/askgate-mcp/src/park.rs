@@ -31,7 +31,7 @@ use url::Url;
 
 use crate::ask::Unanswered;
 use crate::input;
-use crate::round::{Round, RoundError};
+use crate::round::{InboxAnswer, Round, RoundError};
 use crate::stored::{StoredRequest, form_outcome};
 
 /// Where people answer what their client cannot show.
@@ -201,6 +201,7 @@ impl Round {
         }
         let row = self.park_or_find(key, ask).await?;
         if let Some(outcome) = Self::outcome_of(&row)? {
+            self.note_inbox_answer(key, answer_of(&row));
             return Ok(Some(outcome));
         }
         let parked = Parked {
@@ -214,10 +215,9 @@ impl Round {
         }
         let message = format!("{}\n\nAnswer it here: {}", ask.message(), parked.url);
         if let Some(cx) = self.context().cloned() {
-            return self
-                .ask_by_url_and_wait(&cx, &message, &parked)
-                .await
-                .map(Some);
+            let (outcome, row) = self.ask_by_url_and_wait(&cx, &message, &parked).await?;
+            self.note_inbox_answer(key, answer_of(&row));
+            return Ok(Some(outcome));
         }
         // Multi round-trip: the URL is an input request; a retry whose
         // answer is an accept looks in the store again.
@@ -229,7 +229,9 @@ impl Round {
             match result.action {
                 ElicitationAction::Accept => {}
                 action => {
-                    return self.close_parked(&row.ask.id, action).await.map(Some);
+                    let (outcome, row) = self.close_parked(&row.ask.id, action).await?;
+                    self.note_inbox_answer(key, answer_of(&row));
+                    return Ok(Some(outcome));
                 }
             }
         }
@@ -246,7 +248,7 @@ impl Round {
         cx: &rmcp::service::RequestContext<rmcp::service::RoleServer>,
         message: &str,
         parked: &Parked,
-    ) -> Result<Outcome, RoundError> {
+    ) -> Result<(Outcome, AskRow), RoundError> {
         if self.revision() < askgate_core::Revision::V2025_11_25 {
             return Err(RoundError::Unanswered(Unanswered::NeedsUrlMode));
         }
@@ -292,7 +294,7 @@ impl Round {
         {
             tracing::warn!(ask = %parked.id, %error, "could not tell the client the URL ask is complete");
         }
-        Ok(outcome)
+        Ok((outcome, row))
     }
 
     /// The person declined or dismissed the URL: settle the parked ask so,
@@ -301,7 +303,7 @@ impl Round {
         &self,
         id: &str,
         action: ElicitationAction,
-    ) -> Result<Outcome, RoundError> {
+    ) -> Result<(Outcome, AskRow), RoundError> {
         let (status, outcome, reply) = match action {
             ElicitationAction::Decline => (
                 AskStatus::Declined,
@@ -327,7 +329,7 @@ impl Round {
             .settle(id, &settlement, Timestamp::now())
             .await
         {
-            Ok(_) => Ok(outcome),
+            Ok(row) => Ok((outcome, row)),
             // Answered in the inbox meanwhile: that answer stands.
             Err(_) => {
                 let row = self
@@ -337,13 +339,22 @@ impl Round {
                     .await
                     .map_err(store_failed)?
                     .ok_or_else(|| RoundError::Store(format!("the parked ask {id} vanished")))?;
-                Self::outcome_of(&row)?.ok_or_else(|| {
+                let outcome = Self::outcome_of(&row)?.ok_or_else(|| {
                     RoundError::Store(format!(
                         "the parked ask {id} is neither pending nor settled"
                     ))
-                })
+                })?;
+                Ok((outcome, row))
             }
         }
+    }
+}
+
+fn answer_of(row: &AskRow) -> InboxAnswer {
+    InboxAnswer {
+        ask_id: row.ask.id.clone(),
+        by: row.answered_by.clone(),
+        via: row.answered_via.clone(),
     }
 }
 

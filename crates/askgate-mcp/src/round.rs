@@ -187,6 +187,8 @@ impl Rounds {
             accept_unsealed: false,
             pending: InputRequests::new(),
             parked: Vec::new(),
+            request_id: None,
+            inbox_answers: BTreeMap::new(),
         };
         if mode == Mode::Classic {
             return Ok(round);
@@ -208,6 +210,18 @@ impl Rounds {
             })?;
             round.sealed = true;
         }
+        let request_id = match round.carried.data.get(REQUEST_ID).and_then(Json::as_str) {
+            Some(id) => id.to_owned(),
+            None => {
+                let id = random_id()?;
+                round
+                    .carried
+                    .data
+                    .insert(REQUEST_ID.to_owned(), Json::String(id.clone()));
+                id
+            }
+        };
+        round.request_id = Some(request_id);
         Ok(round)
     }
 
@@ -218,6 +232,7 @@ impl Rounds {
     /// key (`key#2`, `key#3`...), since a task's keys are never reused.
     pub fn for_task(
         &self,
+        task_id: &str,
         principal: &str,
         tool: &str,
         arguments: &Json,
@@ -242,6 +257,8 @@ impl Rounds {
             accept_unsealed: false,
             pending: InputRequests::new(),
             parked: Vec::new(),
+            request_id: Some(task_id.to_owned()),
+            inbox_answers: BTreeMap::new(),
         }
     }
 }
@@ -363,7 +380,24 @@ pub struct Round {
     accept_unsealed: bool,
     pending: InputRequests,
     parked: Vec<Parked>,
+    /// Names this request across its rounds (multi round-trip: carried in
+    /// the state; a task: its id), so a decision reached again on a retry
+    /// is recorded once.
+    request_id: Option<String>,
+    /// Asks of this round settled in the inbox: who answered, and where.
+    inbox_answers: BTreeMap<String, InboxAnswer>,
 }
+
+/// An ask of the round that was answered in the inbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct InboxAnswer {
+    pub(crate) ask_id: String,
+    pub(crate) by: Option<String>,
+    pub(crate) via: Option<String>,
+}
+
+/// The key in the carried state naming the request.
+const REQUEST_ID: &str = "askgate.request";
 
 impl Round {
     /// The client's revision.
@@ -388,6 +422,19 @@ impl Round {
         let given = self.answer(key)?;
         self.responses.remove(key);
         Some(given)
+    }
+
+    /// The audit key of the decision made under `key` in this request.
+    pub(crate) fn decision_key(&self, key: &str) -> Option<String> {
+        self.request_id.as_ref().map(|id| format!("{id}:{key}"))
+    }
+
+    pub(crate) fn note_inbox_answer(&mut self, key: &str, answer: InboxAnswer) {
+        self.inbox_answers.insert(key.to_owned(), answer);
+    }
+
+    pub(crate) fn answered_in_inbox(&self, key: &str) -> Option<InboxAnswer> {
+        self.inbox_answers.get(key).cloned()
     }
 
     pub(crate) fn queue(&mut self, key: &str, request: InputRequest) {
@@ -663,20 +710,25 @@ impl Round {
     }
 
     fn seal(&self) -> Result<String, RoundError> {
-        let mut nonce = [0u8; 18];
-        getrandom::fill(&mut nonce).map_err(|e| RoundError::Random(e.to_string()))?;
+        let nonce = random_id()?;
         let expires_at = Timestamp::now()
             .checked_add(self.rounds.inner.ttl)
             .map_err(|e| RoundError::Random(e.to_string()))?;
         let carried = serde_json::to_value(&self.carried)
             .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
-        Ok(self.rounds.inner.sealer.seal(
-            &self.binding,
-            expires_at,
-            &URL_SAFE_NO_PAD.encode(nonce),
-            &carried,
-        ))
+        Ok(self
+            .rounds
+            .inner
+            .sealer
+            .seal(&self.binding, expires_at, &nonce, &carried))
     }
+}
+
+/// 18 random bytes, base64url: a nonce or an id nobody can guess.
+fn random_id() -> Result<String, RoundError> {
+    let mut bytes = [0u8; 18];
+    getrandom::fill(&mut bytes).map_err(|e| RoundError::Random(e.to_string()))?;
+    Ok(URL_SAFE_NO_PAD.encode(bytes))
 }
 
 fn malformed(key: &str, error: InputError) -> RoundError {

@@ -296,6 +296,7 @@ impl Tasks {
         let capabilities: Option<ClientCapabilities> =
             serde_json::from_value(row.task.capabilities.clone()).ok();
         let round = self.inner.rounds.for_task(
+            &row.task.id,
             &row.task.principal,
             &row.task.tool,
             &row.task.arguments,

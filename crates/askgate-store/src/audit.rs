@@ -55,6 +55,11 @@ pub struct AuditEntry {
     pub arguments_digest: Option<String>,
     /// The ask that decided it, if any.
     pub ask_id: Option<String>,
+    /// Names the decision, for decisions that may be reached more than once
+    /// (a handler run again on a retry): the chain keeps the first entry
+    /// with a key, and appending the same key again returns it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision_key: Option<String>,
 }
 
 /// A stored entry with its place in the chain.
@@ -145,7 +150,9 @@ fn chain_hash(prev: &str, seq: i64, entry: &str) -> String {
 }
 
 impl Store {
-    /// Append an entry to the chain.
+    /// Append an entry to the chain. An entry whose `decision_key` is
+    /// already in the chain is not appended again: the entry recorded
+    /// first is returned.
     ///
     /// # Errors
     /// [`Error`] when the store fails (after retrying a lost race with a
@@ -158,7 +165,7 @@ impl Store {
         })?;
         let mut last_error = None;
         for _ in 0..50 {
-            match self.try_append(&text).await {
+            match self.try_append(&text, entry.decision_key.as_deref()).await {
                 Ok((seq, prev_hash, hash)) => {
                     return Ok(AuditRecord {
                         seq,
@@ -177,8 +184,28 @@ impl Store {
         }))
     }
 
-    async fn try_append(&self, text: &str) -> Result<(i64, String, String), Error> {
+    async fn try_append(
+        &self,
+        text: &str,
+        key: Option<&str>,
+    ) -> Result<(i64, String, String), Error> {
         with_writer!(self, |conn| {
+            if let Some(key) = key {
+                let recorded =
+                    sqlx::query("SELECT seq, prev_hash, hash FROM audit WHERE decision_key = $1")
+                        .bind(key)
+                        .fetch_optional(&mut *conn)
+                        .await
+                        .map_err(|e| self.fail(e))?;
+                if let Some(row) = recorded {
+                    return Ok((
+                        row.try_get::<i64, _>("seq").map_err(|e| self.fail(e))?,
+                        row.try_get::<String, _>("prev_hash")
+                            .map_err(|e| self.fail(e))?,
+                        row.try_get::<String, _>("hash").map_err(|e| self.fail(e))?,
+                    ));
+                }
+            }
             let last = sqlx::query("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1")
                 .fetch_optional(&mut *conn)
                 .await
@@ -191,11 +218,14 @@ impl Store {
                 None => (1, GENESIS.to_owned()),
             };
             let hash = chain_hash(&prev, seq, text);
-            sqlx::query("INSERT INTO audit (seq, entry, prev_hash, hash) VALUES ($1, $2, $3, $4)")
+            sqlx::query(
+                "INSERT INTO audit (seq, entry, prev_hash, hash, decision_key) VALUES ($1, $2, $3, $4, $5)",
+            )
                 .bind(seq)
                 .bind(text)
                 .bind(&prev)
                 .bind(&hash)
+                .bind(key)
                 .execute(&mut *conn)
                 .await
                 .map_err(|e| self.fail(e))?;

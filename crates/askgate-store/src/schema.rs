@@ -7,7 +7,7 @@ use crate::backend::{Pool, Store, with_pool};
 use crate::error::Error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Each migration: its version, its SQL for both backends, then the SQL
 /// that differs for SQLite and for PostgreSQL.
@@ -16,7 +16,15 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     (2, V2_CALLS, "", ""),
     (3, "", "", V3_POSTGRES_NOTIFY),
     (4, V4_TASKS, "", ""),
+    (5, V5_DECISION_KEYS, "", ""),
 ];
+
+/// Audit entries of decisions that may be reached more than once are
+/// recorded once.
+const V5_DECISION_KEYS: &str = "
+ALTER TABLE audit ADD COLUMN decision_key TEXT;
+CREATE UNIQUE INDEX audit_decision_key ON audit (decision_key);
+";
 
 /// Durable tasks (the MCP tasks extension).
 const V4_TASKS: &str = "

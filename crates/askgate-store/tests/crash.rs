@@ -150,6 +150,7 @@ fn entry(id: &str) -> AuditEntry {
         answered_via: Some("cli".into()),
         arguments_digest: Some("hmac-sha256:00".into()),
         ask_id: Some(id.to_owned()),
+        decision_key: None,
     }
 }
 

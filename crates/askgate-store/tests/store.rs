@@ -295,6 +295,7 @@ fn entry(tool: &str) -> AuditEntry {
         answered_via: Some("mcp".into()),
         arguments_digest: Some("hmac-sha256:ab12".into()),
         ask_id: Some("a1".into()),
+        decision_key: None,
     }
 }
 
@@ -580,7 +581,7 @@ async fn an_older_store_is_migrated_on_open() {
     let pool = sqlx::sqlite::SqlitePool::connect(&url)
         .await
         .expect("connects");
-    sqlx::raw_sql("DROP TABLE calls; DROP TABLE tasks; UPDATE askgate_schema SET version = 1")
+    sqlx::raw_sql("DROP TABLE calls; DROP TABLE tasks; DROP INDEX audit_decision_key; ALTER TABLE audit DROP COLUMN decision_key; UPDATE askgate_schema SET version = 1")
         .execute(&pool)
         .await
         .expect("downgrades");
@@ -871,5 +872,32 @@ async fn a_working_task_whose_runner_stopped_reads_as_interrupted_and_a_cancel_s
             store.park_task("t5", requests(&["y"]), None, at(3)).await,
             Err(TaskError::Illegal { .. })
         ));
+    }
+}
+
+#[tokio::test]
+async fn a_decision_reached_twice_is_audited_once() {
+    for store in stores().await {
+        let mut first = entry("deploy");
+        first.decision_key = Some("call-1:confirm".into());
+        let recorded = store.append_audit(&first).await.expect("appends");
+        let mut again = entry("deploy");
+        again.decision_key = Some("call-1:confirm".into());
+        again.reason = "decided again on a retry".into();
+        let same = store.append_audit(&again).await.expect("recognised");
+        assert_eq!(same.seq, recorded.seq);
+        assert_eq!(same.hash, recorded.hash);
+        store.append_audit(&entry("other")).await.expect("appends");
+        let entries = store.audit_entries().await.expect("reads");
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].entry.reason, first.reason, "the first stands");
+        assert!(
+            store
+                .verify_audit()
+                .await
+                .expect("verifies")
+                .broken
+                .is_none()
+        );
     }
 }

@@ -188,6 +188,7 @@ async fn audit_verify_says_whether_the_chain_holds_and_where_it_breaks() {
                 answered_via: Some("mcp".into()),
                 arguments_digest: None,
                 ask_id: None,
+                decision_key: None,
             })
             .await
             .expect("appends");
