@@ -114,7 +114,16 @@ impl Round {
             Gate::Ask => {
                 let ask = Ask::new(confirmation_form(call))
                     .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
-                let heard = match self.ask(key, ask).await {
+                // A client that cannot show the form, with the caller's own
+                // confirmation: that stands in, rather than parking the ask.
+                let caller_stands_in =
+                    policy.caller_confirmed && !self.can(InputKind::Elicitation);
+                let asked = if caller_stands_in {
+                    Err(RoundError::Missing(InputKind::Elicitation))
+                } else {
+                    self.ask(key, ask).await
+                };
+                let heard = match asked {
                     Ok(None) => return Ok(None),
                     Ok(Some(outcome)) => heard(&outcome),
                     Err(RoundError::Missing(InputKind::Elicitation))
