@@ -2,9 +2,11 @@
 //! (`@modelcontextprotocol/conformance`), built with askgate-mcp: a server
 //! with the tools and prompts of the suite's server scenarios, and a client
 //! for its client scenarios. `scripts/conformance.sh` runs the suite
-//! against both.
+//! against both. Also the example upstream the gateway is tested behind
+//! ([`example_upstream`]): a tool of each risk level.
 
 pub mod client;
+pub mod example_upstream;
 pub mod interop;
 pub mod server;
 mod task_fixtures;

@@ -116,8 +116,7 @@ impl Round {
                     .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
                 // A client that cannot show the form, with the caller's own
                 // confirmation: that stands in, rather than parking the ask.
-                let caller_stands_in =
-                    policy.caller_confirmed && !self.can(InputKind::Elicitation);
+                let caller_stands_in = policy.caller_confirmed && !self.can(InputKind::Elicitation);
                 let asked = if caller_stands_in {
                     Err(RoundError::Missing(InputKind::Elicitation))
                 } else {

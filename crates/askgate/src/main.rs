@@ -5,6 +5,7 @@
 //! the store commands (`asks`, `audit`).
 
 mod form_cmd;
+mod gateway;
 mod store_cmd;
 
 use std::process::ExitCode;
@@ -31,6 +32,11 @@ enum Command {
         #[command(subcommand)]
         command: store_cmd::AsksCommand,
     },
+    /// Put an MCP server behind typed, durable, audited confirmation.
+    Gateway(gateway::GatewayArgs),
+    /// Every upstream tool with its risk, the rule that gave it, and what a
+    /// call would do now (the operator's dry run).
+    Tools(gateway::ToolsArgs),
     /// The audit log: list entries, verify the hash chain.
     Audit {
         #[command(flatten)]
@@ -44,6 +50,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Form(command) => form_cmd::run(command),
+        Command::Gateway(args) => gateway::run(args),
+        Command::Tools(args) => gateway::tools(args),
         Command::Asks { store, command } => store_cmd::run_asks(store, command),
         Command::Audit { store, command } => store_cmd::run_audit(store, command),
     }

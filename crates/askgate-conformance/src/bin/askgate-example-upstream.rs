@@ -1,0 +1,34 @@
+//! The example upstream MCP server: notes, a deploy and a question, one tool
+//! per risk level (see `askgate_conformance::example_upstream`), on stdio.
+//!
+//! `askgate-example-upstream [--dir DIR]`: notes in memory, or as
+//! `NAME.txt` files in `DIR`. Stdout is the MCP channel: every log goes to
+//! stderr.
+
+use std::path::PathBuf;
+
+use askgate_conformance::example_upstream::Notes;
+use clap::Parser;
+use rmcp::ServiceExt;
+use rmcp::transport::stdio;
+
+#[derive(Parser)]
+#[command(about = "An example MCP server with a tool of each risk level, on stdio")]
+struct Args {
+    /// Keep the notes as NAME.txt files in this directory (default: in
+    /// memory, gone on exit).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    let notes = match args.dir {
+        Some(dir) => Notes::in_dir(dir)?,
+        None => Notes::in_memory(),
+    };
+    let running = notes.serve(stdio()).await?;
+    running.waiting().await?;
+    Ok(())
+}

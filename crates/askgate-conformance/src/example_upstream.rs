@@ -1,0 +1,532 @@
+//! An example upstream MCP server with a tool of each risk level, to put
+//! behind the gateway: notes kept in memory (or in a directory), a deploy,
+//! and a tool that asks the person their name through classic
+//! `elicitation/create`. It also lists one prompt and one resource, for the
+//! gateway's pass-through.
+//!
+//! | tool | risk | annotations |
+//! |---|---|---|
+//! | `read_note` | read | `readOnlyHint: true` |
+//! | `append_note` | low_write | `destructiveHint: false` (additive), `idempotentHint: false` |
+//! | `write_note` | medium_write | `destructiveHint: true` (overwrites), `idempotentHint: true` |
+//! | `deploy` | high_write | `destructiveHint: true`, `openWorldHint: true` |
+//! | `delete_all_notes` | destructive | `destructiveHint: true`, `idempotentHint: true` |
+//! | `ask_name` | read | `readOnlyHint: true` (it only asks) |
+//!
+//! Nothing is written to stdout but MCP; every log line goes to stderr and
+//! names a tool, never an argument value.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use askgate_core::Risk;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    ElicitationAction, ElicitationSchema, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::{Map, Value as Json, json};
+
+/// Every tool and the risk it is meant to have, for tests and configs.
+pub const TOOLS: [(&str, Risk); 6] = [
+    ("read_note", Risk::Read),
+    ("append_note", Risk::LowWrite),
+    ("write_note", Risk::MediumWrite),
+    ("deploy", Risk::HighWrite),
+    ("delete_all_notes", Risk::Destructive),
+    ("ask_name", Risk::Read),
+];
+
+/// The one prompt.
+pub const PROMPT: &str = "summarize_notes";
+
+/// The one resource: the names of the notes, one a line.
+pub const RESOURCE: &str = "notes://index";
+
+/// The example server's handler.
+#[derive(Debug, Clone)]
+pub struct Notes {
+    shelf: Arc<Shelf>,
+}
+
+/// Where the notes are.
+#[derive(Debug)]
+enum Shelf {
+    Memory(Mutex<BTreeMap<String, String>>),
+    /// One `NAME.txt` file a note.
+    Dir(PathBuf),
+}
+
+impl Notes {
+    /// Notes kept in memory, gone when the process ends.
+    pub fn in_memory() -> Notes {
+        Notes {
+            shelf: Arc::new(Shelf::Memory(Mutex::new(BTreeMap::new()))),
+        }
+    }
+
+    /// Notes kept as `NAME.txt` files in `dir` (created if missing).
+    ///
+    /// # Errors
+    /// The directory cannot be created.
+    pub fn in_dir(dir: PathBuf) -> std::io::Result<Notes> {
+        std::fs::create_dir_all(&dir)?;
+        Ok(Notes {
+            shelf: Arc::new(Shelf::Dir(dir)),
+        })
+    }
+
+    fn read(&self, name: &str) -> Result<Option<String>, ErrorData> {
+        match &*self.shelf {
+            Shelf::Memory(map) => Ok(lock(map)?.get(name).cloned()),
+            Shelf::Dir(dir) => match std::fs::read_to_string(dir.join(format!("{name}.txt"))) {
+                Ok(text) => Ok(Some(text)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(io_error(&e)),
+            },
+        }
+    }
+
+    fn write(&self, name: &str, text: &str, append: bool) -> Result<(), ErrorData> {
+        match &*self.shelf {
+            Shelf::Memory(map) => {
+                let mut map = lock(map)?;
+                let note = map.entry(name.to_owned()).or_default();
+                if !append {
+                    note.clear();
+                }
+                note.push_str(text);
+                Ok(())
+            }
+            Shelf::Dir(dir) => {
+                use std::io::Write;
+                let mut file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .write(true)
+                    .append(append)
+                    .truncate(!append)
+                    .open(dir.join(format!("{name}.txt")))
+                    .map_err(|e| io_error(&e))?;
+                file.write_all(text.as_bytes()).map_err(|e| io_error(&e))
+            }
+        }
+    }
+
+    fn names(&self) -> Result<Vec<String>, ErrorData> {
+        match &*self.shelf {
+            Shelf::Memory(map) => Ok(lock(map)?.keys().cloned().collect()),
+            Shelf::Dir(dir) => {
+                let mut names: Vec<String> = std::fs::read_dir(dir)
+                    .map_err(|e| io_error(&e))?
+                    .filter_map(|entry| {
+                        let name = entry.ok()?.file_name().into_string().ok()?;
+                        let stem = name.strip_suffix(".txt")?;
+                        valid_name(stem).then(|| stem.to_owned())
+                    })
+                    .collect();
+                names.sort();
+                Ok(names)
+            }
+        }
+    }
+
+    fn delete_all(&self) -> Result<usize, ErrorData> {
+        match &*self.shelf {
+            Shelf::Memory(map) => {
+                let mut map = lock(map)?;
+                let count = map.len();
+                map.clear();
+                Ok(count)
+            }
+            Shelf::Dir(dir) => {
+                let names = self.names()?;
+                for name in &names {
+                    std::fs::remove_file(dir.join(format!("{name}.txt")))
+                        .map_err(|e| io_error(&e))?;
+                }
+                Ok(names.len())
+            }
+        }
+    }
+
+    async fn call(
+        &self,
+        params: &CallToolRequestParams,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let empty = Map::new();
+        let args = params.arguments.as_ref().unwrap_or(&empty);
+        match params.name.as_ref() {
+            "read_note" => {
+                let name = note_name(args)?;
+                Ok(match self.read(name)? {
+                    Some(text) => success(text),
+                    None => failure(format!("no note named {name:?}")),
+                })
+            }
+            "append_note" => {
+                let (name, text) = (note_name(args)?, string(args, "text")?);
+                self.write(name, text, true)?;
+                Ok(success(format!("appended to {name:?}")))
+            }
+            "write_note" => {
+                let (name, text) = (note_name(args)?, string(args, "text")?);
+                self.write(name, text, false)?;
+                Ok(success(format!("wrote {name:?}")))
+            }
+            "deploy" => {
+                let (service, env) = (string(args, "service")?, string(args, "env")?);
+                Ok(success(format!("deployed {service} to {env}")))
+            }
+            "delete_all_notes" => {
+                let count = self.delete_all()?;
+                Ok(success(format!("deleted {count} notes")))
+            }
+            "ask_name" => ask_name(cx).await,
+            other => Err(ErrorData::invalid_params(
+                format!("unknown tool {other:?}; tools/list names the tools"),
+                None,
+            )),
+        }
+    }
+}
+
+/// Ask the person their name through `elicitation/create`.
+async fn ask_name(cx: &RequestContext<RoleServer>) -> Result<CallToolResult, ErrorData> {
+    if cx.peer.supported_elicitation_modes().is_empty() {
+        return Ok(failure(
+            "this client cannot show a question (it declared no elicitation capability)",
+        ));
+    }
+    let schema: ElicitationSchema = serde_json::from_value(json!({
+        "type": "object",
+        "properties": {"name": {"type": "string", "title": "Your name", "minLength": 1}},
+        "required": ["name"]
+    }))
+    .map_err(|e| ErrorData::internal_error(format!("the ask_name schema: {e}"), None))?;
+    let request: ElicitRequestParams = serde_json::from_value(json!({
+        "message": "What is your name?",
+        "requestedSchema": schema
+    }))
+    .map_err(|e| ErrorData::internal_error(format!("the ask_name request: {e}"), None))?;
+    let result = match cx.peer.create_elicitation(request).await {
+        Ok(result) => result,
+        Err(e) => return Ok(failure(format!("asking failed: {e}"))),
+    };
+    eprintln!("askgate-example-upstream: ask_name: {:?}", result.action);
+    Ok(match result.action {
+        ElicitationAction::Accept => {
+            let name = result
+                .content
+                .as_ref()
+                .and_then(|c| c.get("name"))
+                .and_then(Json::as_str)
+                .map(str::trim)
+                .filter(|n| !n.is_empty());
+            match name {
+                Some(name) => success(format!("Hello, {name}")),
+                None => failure("the answer came back without a name"),
+            }
+        }
+        ElicitationAction::Decline => success("The person declined to give their name."),
+        _ => success("The person dismissed the question."),
+    })
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, ErrorData> {
+    mutex
+        .lock()
+        .map_err(|_| ErrorData::internal_error("the notes lock is poisoned", None))
+}
+
+fn io_error(error: &std::io::Error) -> ErrorData {
+    ErrorData::internal_error(format!("the notes directory: {error}"), None)
+}
+
+fn success(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text.into())])
+}
+
+fn failure(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text.into())])
+}
+
+/// A note name: 1 to 64 of `A-Z a-z 0-9 _ -` (it names a file).
+fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+fn string<'a>(args: &'a Map<String, Json>, key: &str) -> Result<&'a str, ErrorData> {
+    args.get(key).and_then(Json::as_str).ok_or_else(|| {
+        ErrorData::invalid_params(format!("a string argument {key:?} is required"), None)
+    })
+}
+
+fn note_name(args: &Map<String, Json>) -> Result<&str, ErrorData> {
+    let name = string(args, "name")?;
+    if valid_name(name) {
+        Ok(name)
+    } else {
+        Err(ErrorData::invalid_params(
+            "\"name\" must be 1 to 64 of A-Z, a-z, 0-9, _ and -",
+            None,
+        ))
+    }
+}
+
+/// An object schema with `properties`, all required.
+fn schema(properties: &[(&str, &str)]) -> Arc<Map<String, Json>> {
+    let props: Map<String, Json> = properties
+        .iter()
+        .map(|(name, description)| {
+            let property = json!({"type": "string", "description": description});
+            ((*name).to_owned(), property)
+        })
+        .collect();
+    let required: Vec<&str> = properties.iter().map(|(name, _)| *name).collect();
+    let mut object = Map::new();
+    object.insert("type".into(), json!("object"));
+    object.insert("properties".into(), Json::Object(props));
+    object.insert("required".into(), json!(required));
+    Arc::new(object)
+}
+
+/// The tools, annotated truthfully.
+fn tools() -> Vec<Tool> {
+    let name = ("name", "The note's name: A-Z, a-z, 0-9, _ and -");
+    let text = ("text", "The text");
+    vec![
+        Tool::new(
+            "read_note",
+            "Returns a note's text (risk: read)",
+            schema(&[name]),
+        )
+        .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
+        Tool::new(
+            "append_note",
+            "Appends text to a note, creating it if needed (risk: low_write)",
+            schema(&[name, text]),
+        )
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(false)
+                .idempotent(false)
+                .open_world(false),
+        ),
+        Tool::new(
+            "write_note",
+            "Replaces a note's text (risk: medium_write)",
+            schema(&[name, text]),
+        )
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(true)
+                .idempotent(true)
+                .open_world(false),
+        ),
+        Tool::new(
+            "deploy",
+            "Deploys a service to an environment (risk: high_write)",
+            schema(&[
+                ("service", "The service to deploy"),
+                ("env", "The environment: staging or production"),
+            ]),
+        )
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(true)
+                .idempotent(false)
+                .open_world(true),
+        ),
+        Tool::new(
+            "delete_all_notes",
+            "Deletes every note (risk: destructive)",
+            schema(&[]),
+        )
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(true)
+                .idempotent(true)
+                .open_world(false),
+        ),
+        Tool::new(
+            "ask_name",
+            "Asks the person their name and greets them (classic elicitation)",
+            schema(&[]),
+        )
+        .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
+    ]
+}
+
+impl ServerHandler for Notes {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .enable_resources()
+                .build(),
+        )
+        .with_instructions(
+            "askgate example upstream: notes, a deploy and a question, one tool per risk level",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // The tool's name only: arguments are the person's data.
+        eprintln!("askgate-example-upstream: call {}", params.name);
+        self.call(&params, &cx).await.map(Into::into)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let style = PromptArgument::new("style")
+            .with_description("How to summarize: brief (default) or detailed")
+            .with_required(false);
+        Ok(ListPromptsResult::with_all_items(vec![Prompt::new(
+            PROMPT,
+            Some("Summarize the notes"),
+            Some(vec![style]),
+        )]))
+    }
+
+    async fn get_prompt(
+        &self,
+        params: GetPromptRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        if params.name != PROMPT {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown prompt {:?}; the only prompt is {PROMPT:?}",
+                    params.name
+                ),
+                None,
+            ));
+        }
+        let style = params
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("style"))
+            .and_then(Json::as_str)
+            .unwrap_or("brief");
+        let names = self.names()?.join(", ");
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+            Role::User,
+            format!("Write a {style} summary of my notes: {names}."),
+        )])
+        .into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(vec![
+            Resource::new(RESOURCE, "index")
+                .with_description("The names of the notes, one a line")
+                .with_mime_type("text/plain"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        params: ReadResourceRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if params.uri != RESOURCE {
+            return Err(ErrorData::resource_not_found(
+                format!(
+                    "unknown resource {:?}; the only one is {RESOURCE:?}",
+                    params.uri
+                ),
+                None,
+            ));
+        }
+        let index = self.names()?.join("\n");
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(index, RESOURCE).with_mime_type("text/plain"),
+        ])
+        .into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_is_listed_with_its_intended_risk() {
+        let listed: Vec<String> = tools().iter().map(|t| t.name.to_string()).collect();
+        let intended: Vec<&str> = TOOLS.iter().map(|(name, _)| *name).collect();
+        assert_eq!(listed, intended);
+    }
+
+    #[test]
+    fn only_reads_say_they_are_read_only() {
+        for tool in tools() {
+            let risk = TOOLS
+                .iter()
+                .find(|(name, _)| *name == tool.name)
+                .map(|(_, risk)| *risk);
+            let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
+            assert_eq!(
+                read_only == Some(true),
+                risk == Some(Risk::Read),
+                "{}",
+                tool.name
+            );
+        }
+    }
+
+    #[test]
+    fn a_note_name_cannot_leave_the_directory() {
+        assert!(valid_name("groceries_2"));
+        for bad in ["", "../etc/passwd", "a/b", "a.txt", &"x".repeat(65)] {
+            assert!(!valid_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn notes_in_a_directory_survive_a_new_handler() -> Result<(), ErrorData> {
+        let dir = std::env::temp_dir().join(format!("askgate-notes-{}", std::process::id()));
+        let notes = Notes::in_dir(dir.clone()).map_err(|e| io_error(&e))?;
+        notes.write("a", "one", false)?;
+        notes.write("a", " two", true)?;
+        let again = Notes::in_dir(dir.clone()).map_err(|e| io_error(&e))?;
+        assert_eq!(again.read("a")?.as_deref(), Some("one two"));
+        assert_eq!(again.delete_all()?, 1);
+        assert_eq!(again.names()?, Vec::<String>::new());
+        let _ = std::fs::remove_dir_all(dir);
+        Ok(())
+    }
+}

@@ -1,0 +1,459 @@
+//! The gateway's configuration: the upstream servers, the risk rules and the
+//! policy around them, the store, the inbox and the downstream listener.
+//!
+//! It comes from a TOML file (`askgate gateway --config askgate.toml`; the
+//! annotated example is `examples/askgate.toml`) or, with no file, from the
+//! server command alone ([`Config::for_command`]). A file that cannot be used
+//! is refused as a whole, with a [`ConfigError`] that names the file, the
+//! line and the key: `askgate.toml:12: rules[1].risk: unknown variant ...`.
+//! Unknown keys are errors that list the keys accepted there.
+
+mod check;
+mod error;
+mod file;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use askgate_core::{IntakeWhen, QuestionSet, Risk, threshold};
+use serde::Deserialize;
+
+use check::check;
+pub(crate) use error::ConfigError;
+use error::Source;
+use file::File;
+
+use super::rules::{Pattern, Rules};
+
+/// The environment variable that lowers (or, with `allow_session_raise`,
+/// raises) the auto-approve threshold for this process.
+pub(crate) const AUTO_APPROVE_ENV: &str = "ASKGATE_AUTO_APPROVE_RISK";
+
+/// Where the inbox listens when the config does not say.
+const DEFAULT_INBOX: &str = "127.0.0.1:7878";
+
+/// The longest upstream name: it prefixes every tool name, and MCP tool
+/// names should stay within 128 characters.
+const MAX_NAME: usize = 32;
+
+/// The shortest principal token: guessable tokens are refused.
+const MIN_TOKEN: usize = 16;
+
+/// A usable configuration.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    /// The file it came from; `None` for [`Config::for_command`].
+    pub(crate) file: Option<PathBuf>,
+    /// The servers behind the gateway, in the order listed.
+    pub(crate) upstreams: Vec<Upstream>,
+    /// The risk rules, compiled.
+    pub(crate) rules: Rules,
+    /// Calls at or below this risk proceed without asking; `None` approves
+    /// nothing by itself. See [`Config::auto_approve_with`] for overrides.
+    pub(crate) auto_approve: Option<Risk>,
+    /// Whether a session (header, environment) may raise the threshold.
+    pub(crate) allow_session_raise: bool,
+    /// Question sets asked before a tool's first call, in the order listed.
+    pub(crate) intake: Vec<Intake>,
+    /// Whether the model is offered the `ask` tool.
+    pub(crate) offer_ask_tool: bool,
+    /// The store.
+    pub(crate) store: StoreUrl,
+    /// The inbox's web page.
+    pub(crate) inbox: Inbox,
+    /// The HTTP clients and their tokens.
+    pub(crate) principals: Vec<Principal>,
+    /// The replay policy.
+    pub(crate) replay: Replay,
+    /// Serve Streamable HTTP downstream here; `None`: stdio.
+    pub(crate) listen: Option<Listen>,
+}
+
+/// One upstream server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Upstream {
+    /// The namespace prefix of its tools: `[a-z0-9_-]`, up to 32 characters.
+    pub(crate) name: String,
+    /// How to reach it.
+    pub(crate) transport: Transport,
+}
+
+/// How to reach an upstream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Transport {
+    /// A child process speaking MCP on stdin/stdout.
+    Stdio(Stdio),
+    /// A Streamable HTTP endpoint.
+    Http(Http),
+}
+
+/// A stdio upstream: the command to spawn.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Stdio {
+    /// The program.
+    pub(crate) command: String,
+    /// Its arguments.
+    pub(crate) args: Vec<String>,
+    /// Variables added to its environment (values may be secrets: `Debug`
+    /// shows only the names).
+    pub(crate) env: BTreeMap<String, String>,
+    /// Its working directory; the gateway's when `None`.
+    pub(crate) cwd: Option<PathBuf>,
+}
+
+impl fmt::Debug for Stdio {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stdio")
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field("env", &Redacted(&self.env))
+            .field("cwd", &self.cwd)
+            .finish()
+    }
+}
+
+/// A Streamable HTTP upstream.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Http {
+    /// The MCP endpoint: `https://host/mcp`.
+    pub(crate) url: String,
+    /// Headers sent with every request (values may be credentials: `Debug`
+    /// shows only the names).
+    pub(crate) headers: BTreeMap<String, String>,
+}
+
+impl fmt::Debug for Http {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Http")
+            .field("url", &self.url)
+            .field("headers", &Redacted(&self.headers))
+            .finish()
+    }
+}
+
+/// A map shown with its keys only.
+struct Redacted<'a>(&'a BTreeMap<String, String>);
+
+impl fmt::Debug for Redacted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.0.keys().map(|key| (key, "<redacted>")))
+            .finish()
+    }
+}
+
+/// A configured intake: which calls it precedes, and what is asked.
+#[derive(Debug, Clone)]
+pub(crate) struct Intake {
+    /// The upstreams it applies to; all when `None`.
+    pub(crate) server: Option<Pattern>,
+    /// The tools it applies to.
+    pub(crate) tool: Pattern,
+    /// How often it is asked.
+    pub(crate) when: IntakeWhen,
+    /// The questions (checked; `source` is `intake`).
+    pub(crate) questions: QuestionSet,
+}
+
+/// The store's URL: `sqlite://PATH` or `postgres://...`. `Debug` and
+/// `Display` leave out a password.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct StoreUrl(String);
+
+impl StoreUrl {
+    /// The URL, password included, to open the store with.
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for StoreUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.0.find("://"), self.0.rfind('@')) {
+            (Some(scheme), Some(at)) if at > scheme => {
+                let user = self.0[scheme + 3..at].split(':').next().unwrap_or("");
+                write!(f, "{}{user}@{}", &self.0[..scheme + 3], &self.0[at + 1..])
+            }
+            _ => f.write_str(&self.0),
+        }
+    }
+}
+
+impl fmt::Debug for StoreUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "StoreUrl({:?})", self.to_string())
+    }
+}
+
+/// The inbox's web page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Inbox {
+    /// Where it listens.
+    pub(crate) listen: SocketAddr,
+    /// The address people open, when it is not `http://{listen}` (behind a
+    /// proxy).
+    pub(crate) base_url: Option<String>,
+}
+
+/// An HTTP client the gateway knows, and the token it presents.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Principal {
+    /// Who it is, as recorded in the audit log.
+    pub(crate) name: String,
+    /// Its bearer token. Never logged: `Debug` redacts it.
+    pub(crate) token: String,
+}
+
+impl fmt::Debug for Principal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Principal")
+            .field("name", &self.name)
+            .field("token", &"<redacted>")
+            .finish()
+    }
+}
+
+/// The replay policy for upstream tool calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Replay {
+    /// Every upstream call is matched to its request and its answer in the
+    /// ledger; one that cannot be is refused before it is sent.
+    #[default]
+    AppAuthorized,
+    /// Calls that cannot be watched are sent anyway (for upstreams the
+    /// gateway cannot watch), and recorded as such.
+    Compatibility,
+}
+
+/// The Streamable HTTP listener for clients.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Listen {
+    /// The address.
+    pub(crate) addr: SocketAddr,
+}
+
+impl Config {
+    /// Read and check the config file at `path`.
+    ///
+    /// # Errors
+    /// The file cannot be read, is not TOML, has an unknown key, or a value
+    /// that is not usable; the error names the file, the line and the key.
+    pub(crate) fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: Some(path.to_owned()),
+            line: None,
+            key: None,
+            message: format!("cannot read the config file: {e}"),
+        })?;
+        Config::parse(path, &text)
+    }
+
+    /// Check the config `text`, read from `path` (named in errors).
+    ///
+    /// # Errors
+    /// As [`Config::load`].
+    pub(crate) fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+        let source = Source::new(path, text);
+        let file: File =
+            toml::from_str(text).map_err(|e| explain(source.toml_error(&e), &source))?;
+        check(file, &source, path)
+    }
+
+    /// The no-config default: the one stdio server `argv` starts, named after
+    /// its program, under the default policy (every tool `medium_write`, so
+    /// each call is confirmed), on a SQLite file in the platform data
+    /// directory (or `$ASKGATE_STORE`), speaking stdio to the client.
+    ///
+    /// # Errors
+    /// `argv` is empty, or there is no data directory for the store.
+    pub(crate) fn for_command(argv: Vec<String>) -> Result<Config, ConfigError> {
+        let store = crate::store_cmd::store_url(None)
+            .map_err(|message| ConfigError::bare(Some("store"), message))?;
+        Config::for_command_with_store(argv, store)
+    }
+
+    fn for_command_with_store(argv: Vec<String>, store: String) -> Result<Config, ConfigError> {
+        let mut argv = argv.into_iter();
+        let Some(command) = argv.next().filter(|c| !c.trim().is_empty()) else {
+            return Err(ConfigError::bare(
+                None,
+                "no server command: run `askgate gateway -- COMMAND [ARGS...]`, \
+                 or pass --config FILE",
+            ));
+        };
+        let args: Vec<String> = argv.collect();
+        Ok(Config {
+            file: None,
+            upstreams: vec![Upstream {
+                name: server_name(&command, &args),
+                transport: Transport::Stdio(Stdio {
+                    command,
+                    args,
+                    env: BTreeMap::new(),
+                    cwd: None,
+                }),
+            }],
+            rules: Rules::fail_closed(),
+            auto_approve: None,
+            allow_session_raise: false,
+            intake: Vec::new(),
+            offer_ask_tool: true,
+            store: StoreUrl(store),
+            inbox: Inbox {
+                listen: default_inbox(),
+                base_url: None,
+            },
+            principals: Vec::new(),
+            replay: Replay::AppAuthorized,
+            listen: None,
+        })
+    }
+
+    /// The threshold in force when a session asks for `requested` (the
+    /// value of [`AUTO_APPROVE_ENV`] or a header: a risk level or `none`;
+    /// absent or empty: no request). The more restrictive of the config's
+    /// and the request wins, unless `allow_session_raise`; `none` always
+    /// stands, since approving nothing is the most restrictive.
+    ///
+    /// # Errors
+    /// `requested` is not a risk level nor `none`.
+    pub(crate) fn auto_approve_with(
+        &self,
+        requested: Option<&str>,
+    ) -> Result<Option<Risk>, ConfigError> {
+        let Some(requested) = requested.map(str::trim).filter(|r| !r.is_empty()) else {
+            return Ok(self.auto_approve);
+        };
+        match parse_threshold(requested) {
+            Ok(None) => Ok(None),
+            Ok(Some(risk)) => Ok(threshold(
+                self.auto_approve,
+                Some(risk),
+                self.allow_session_raise,
+            )),
+            Err(message) => Err(ConfigError::bare(Some(AUTO_APPROVE_ENV), message)),
+        }
+    }
+
+    /// [`Config::auto_approve_with`] the value of [`AUTO_APPROVE_ENV`].
+    ///
+    /// # Errors
+    /// The variable holds something other than a risk level or `none`.
+    pub(crate) fn auto_approve_from_env(&self) -> Result<Option<Risk>, ConfigError> {
+        match std::env::var_os(AUTO_APPROVE_ENV) {
+            None => self.auto_approve_with(None),
+            Some(value) => match value.to_str() {
+                Some(value) => self.auto_approve_with(Some(value)),
+                None => Err(ConfigError::bare(
+                    Some(AUTO_APPROVE_ENV),
+                    "not valid UTF-8; expected none, read, low_write, medium_write, \
+                     high_write or destructive",
+                )),
+            },
+        }
+    }
+
+    /// The intake that precedes a call to `tool` on `server`: the first one
+    /// listed that matches.
+    pub(crate) fn intake_for(&self, server: &str, tool: &str) -> Option<&Intake> {
+        self.intake.iter().find(|intake| {
+            intake.server.as_ref().is_none_or(|p| p.is_match(server)) && intake.tool.is_match(tool)
+        })
+    }
+}
+
+/// Add the likely cause to an error a TOML beginner meets: a rule's `risk`
+/// written below its `[rules.arguments]` header belongs to that table.
+fn explain(mut error: ConfigError, src: &Source<'_>) -> ConfigError {
+    if let Some(key) = &error.key
+        && error.message == "missing field `risk`"
+        && src.has_key(&format!("{key}.arguments.risk"))
+    {
+        error.message.push_str(
+            "; the `risk` below [rules.arguments] belongs to that table (as an argument \
+             named risk): write the rule's risk above the [rules.arguments] header",
+        );
+    }
+    error
+}
+
+fn default_inbox() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 7878))
+}
+
+/// `none` or a risk level.
+fn parse_threshold(text: &str) -> Result<Option<Risk>, String> {
+    if text == "none" {
+        return Ok(None);
+    }
+    text.parse().map(Some).map_err(|_| {
+        format!(
+            "unknown threshold {text:?}; expected none, read, low_write, medium_write, \
+             high_write or destructive"
+        )
+    })
+}
+
+/// The name of the upstream `command args` starts: the program's file stem,
+/// or, for a runner (`npx`, `uvx`, `node`, `python -m`, ...), the package,
+/// module or script it runs; lowercased, other characters than
+/// `[a-z0-9_-]` made `_`.
+fn server_name(command: &str, args: &[String]) -> String {
+    const RUNNERS: [&str; 12] = [
+        "npx", "bunx", "pnpx", "uvx", "pipx", "uv", "node", "deno", "bun", "python", "python3",
+        "py",
+    ];
+    // Flags of those runners that take a value, and words that are not the
+    // thing run.
+    const VALUED: [&str; 6] = ["-p", "--package", "--from", "--with", "--python", "-c"];
+    const VERBS: [&str; 4] = ["run", "tool", "x", "exec"];
+    let program = file_stem(command);
+    let mut target = None;
+    if RUNNERS.contains(&program.to_ascii_lowercase().as_str()) {
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            if arg == "-m" {
+                target = args.next();
+                break;
+            }
+            if VALUED.contains(&arg.as_str()) {
+                args.next();
+            } else if !arg.starts_with('-') && !VERBS.contains(&arg.as_str()) {
+                target = Some(arg);
+                break;
+            }
+        }
+    }
+    let stem = target.map_or(program, |target| file_stem(target));
+    let name: String = stem
+        .chars()
+        .map(|c| c.to_ascii_lowercase())
+        .map(|c| match c {
+            'a'..='z' | '0'..='9' | '_' | '-' => c,
+            _ => '_',
+        })
+        .collect();
+    let name = name.trim_matches(['_', '-']);
+    match name.get(..MAX_NAME.min(name.len())) {
+        Some(name) if !name.is_empty() => name.to_owned(),
+        _ => "upstream".to_owned(),
+    }
+}
+
+/// `/usr/bin/server.py` -> `server`; `@scope/server-x@1.2` -> `server-x`.
+fn file_stem(path: &str) -> &str {
+    let base = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    let base = match base.find('@') {
+        Some(at) if at > 0 => &base[..at],
+        _ => base,
+    };
+    match base.rfind('.') {
+        Some(dot) if dot > 0 => &base[..dot],
+        _ => base,
+    }
+}

@@ -1,0 +1,400 @@
+//! The checks that turn the file as written into a usable [`Config`]: each
+//! refuses the first value that is not usable, at its line and key.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use askgate_core::{QuestionSet, Risk, Source as Asker};
+use toml::Spanned;
+
+use super::error::{ConfigError, Source};
+use super::file::{File, IntakeFile, PrincipalFile, RuleFile, UpstreamFile};
+use super::{
+    Config, DEFAULT_INBOX, Http, Inbox, Intake, Listen, MAX_NAME, MIN_TOKEN, Principal, Stdio,
+    StoreUrl, Transport, Upstream, default_inbox, parse_threshold,
+};
+use crate::gateway::rules::{ArgumentPath, Pattern, Rule, Rules};
+
+/// Turn the file as written into a usable config, refusing the first value
+/// that is not usable.
+pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config, ConfigError> {
+    let upstreams = check_upstreams(file.upstreams, src)?;
+    let names: Vec<&str> = upstreams.iter().map(|u| u.name.as_str()).collect();
+    let rules = file
+        .rules
+        .into_iter()
+        .enumerate()
+        .map(|(index, rule)| check_rule(index, rule, &names, src))
+        .collect::<Result<Vec<_>, _>>()?;
+    let default_risk = file
+        .default_risk
+        .map_or(Risk::MediumWrite, Spanned::into_inner);
+    let auto_approve = match file.auto_approve {
+        None => None,
+        Some(value) => parse_threshold(value.get_ref()).map_err(|e| src.at(value.span(), e))?,
+    };
+    let intake = file
+        .intake
+        .into_iter()
+        .map(|intake| check_intake(intake, &names, src))
+        .collect::<Result<Vec<_>, _>>()?;
+    let inbox = match file.inbox {
+        None => Inbox {
+            listen: default_inbox(),
+            base_url: None,
+        },
+        Some(inbox) => Inbox {
+            listen: match inbox.listen {
+                None => default_inbox(),
+                Some(listen) => socket_addr(&listen, src)?,
+            },
+            base_url: inbox.base_url.map(|url| http_url(url, src)).transpose()?,
+        },
+    };
+    let principals = check_principals(file.principals, src)?;
+    let listen = match file.listen {
+        None => None,
+        Some(listen) => {
+            let addr = socket_addr(&listen.addr, src)?;
+            if !addr.ip().is_loopback() && principals.is_empty() {
+                return Err(src.at(
+                    listen.addr.span(),
+                    format!(
+                        "{addr} is reachable from other machines and no [[principals]] are \
+                         configured, so anyone who can reach it could call the tools; listen \
+                         on a loopback address (127.0.0.1) or add principals with tokens"
+                    ),
+                ));
+            }
+            Some(Listen { addr })
+        }
+    };
+    // Last: the default store may create the data directory.
+    let store = match file.store {
+        Some(store) => store_url(store, src)?,
+        None => crate::store_cmd::store_url(None)
+            .map_err(|message| src.at_key(None, "store", message))?,
+    };
+    Ok(Config {
+        file: Some(path.to_owned()),
+        upstreams,
+        rules: Rules::new(rules, default_risk, file.trust_read_only_hints),
+        auto_approve,
+        allow_session_raise: file.allow_session_raise,
+        intake,
+        offer_ask_tool: file.offer_ask_tool.unwrap_or(true),
+        store: StoreUrl(store),
+        inbox,
+        principals,
+        replay: file.replay.unwrap_or_default(),
+        listen,
+    })
+}
+
+fn check_upstreams(
+    upstreams: Vec<Spanned<UpstreamFile>>,
+    src: &Source<'_>,
+) -> Result<Vec<Upstream>, ConfigError> {
+    if upstreams.is_empty() {
+        return Err(src.at_key(
+            None,
+            "upstreams",
+            "no upstream servers; add an [[upstreams]] table with a name and a command \
+             (stdio) or a url (Streamable HTTP)",
+        ));
+    }
+    let mut seen: HashMap<String, Range<usize>> = HashMap::new();
+    let mut out = Vec::with_capacity(upstreams.len());
+    for upstream in upstreams {
+        let span = upstream.span();
+        let upstream = upstream.into_inner();
+        let name = upstream.name.get_ref();
+        if let Some(problem) = name_problem(name) {
+            return Err(src.at(upstream.name.span(), problem));
+        }
+        if let Some(first) = seen.get(name) {
+            return Err(src.at(
+                upstream.name.span(),
+                format!(
+                    "duplicate upstream name {name:?} (first at line {}); each upstream \
+                     needs its own name, the prefix of its tools",
+                    src.line_of(first.start)
+                ),
+            ));
+        }
+        seen.insert(name.clone(), upstream.name.span());
+        out.push(check_transport(upstream, span, src)?);
+    }
+    Ok(out)
+}
+
+/// What is wrong with an upstream name, if anything.
+fn name_problem(name: &str) -> Option<String> {
+    let allowed = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-';
+    if name.is_empty() || name.len() > MAX_NAME || !name.chars().all(allowed) {
+        Some(format!(
+            "invalid upstream name {name:?}; expected 1 to {MAX_NAME} characters of a-z, 0-9, \
+             _ and - (it prefixes the server's tool names)"
+        ))
+    } else {
+        None
+    }
+}
+
+fn check_transport(
+    upstream: UpstreamFile,
+    span: Range<usize>,
+    src: &Source<'_>,
+) -> Result<Upstream, ConfigError> {
+    let name = upstream.name.into_inner();
+    let transport = match (upstream.command, upstream.url) {
+        (Some(_), Some(url)) => {
+            return Err(src.at(
+                url.span(),
+                "an upstream has either a command (a stdio server) or a url (a Streamable \
+                 HTTP server), not both",
+            ));
+        }
+        (None, None) => {
+            return Err(src.at(
+                span,
+                format!(
+                    "upstream {name:?} needs a command (a stdio server) or a url (a \
+                     Streamable HTTP server)"
+                ),
+            ));
+        }
+        (Some(command), None) => {
+            if let Some(headers) = upstream.headers {
+                return Err(src.at(
+                    headers.span(),
+                    "headers apply to url upstreams only; a stdio server takes env",
+                ));
+            }
+            if command.get_ref().trim().is_empty() {
+                return Err(src.at(command.span(), "an empty command"));
+            }
+            Transport::Stdio(Stdio {
+                command: command.into_inner(),
+                args: upstream.args.map(Spanned::into_inner).unwrap_or_default(),
+                env: upstream.env.map(Spanned::into_inner).unwrap_or_default(),
+                cwd: upstream.cwd.map(|cwd| PathBuf::from(cwd.into_inner())),
+            })
+        }
+        (None, Some(url)) => {
+            let stdio_only = [
+                upstream.args.map(|v| v.span()),
+                upstream.env.map(|v| v.span()),
+                upstream.cwd.map(|v| v.span()),
+            ];
+            if let Some(span) = stdio_only.into_iter().flatten().next() {
+                return Err(src.at(
+                    span,
+                    "args, env and cwd apply to command (stdio) upstreams only; a url \
+                     upstream takes headers",
+                ));
+            }
+            let headers = upstream.headers.map(|headers| {
+                let span = headers.span();
+                let headers = headers.into_inner();
+                match headers.iter().find_map(|(k, v)| header_problem(k, v)) {
+                    Some(problem) => Err(src.at(span, problem)),
+                    None => Ok(headers),
+                }
+            });
+            Transport::Http(Http {
+                url: http_url(url, src)?,
+                headers: headers.transpose()?.unwrap_or_default(),
+            })
+        }
+    };
+    Ok(Upstream { name, transport })
+}
+
+/// What is wrong with a header, if anything. Never quotes the value.
+fn header_problem(name: &str, value: &str) -> Option<String> {
+    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if name.is_empty() || !name.chars().all(token) {
+        Some(format!("invalid header name {name:?}"))
+    } else if value.chars().any(|c| c == '\r' || c == '\n' || c == '\0') {
+        Some(format!(
+            "the value of header {name:?} has a line break or NUL"
+        ))
+    } else {
+        None
+    }
+}
+
+fn check_rule(
+    index: usize,
+    rule: Spanned<RuleFile>,
+    upstreams: &[&str],
+    src: &Source<'_>,
+) -> Result<Rule, ConfigError> {
+    let span = rule.span();
+    let rule = rule.into_inner();
+    if rule.server.is_none() && rule.tool.is_none() && rule.arguments.is_empty() {
+        return Err(src.at_key(
+            Some(span),
+            &format!("rules[{index}]"),
+            "a rule with no server, tool or arguments matches every call; set default_risk \
+             instead",
+        ));
+    }
+    let server = rule
+        .server
+        .map(|server| server_glob(&server, upstreams, src))
+        .transpose()?;
+    let tool = rule
+        .tool
+        .map(|tool| Pattern::name(tool.get_ref()).map_err(|e| src.at(tool.span(), e)))
+        .transpose()?;
+    let arguments = rule
+        .arguments
+        .into_iter()
+        .map(|(key, glob)| {
+            let path = ArgumentPath::parse(key.get_ref()).map_err(|e| src.at(key.span(), e))?;
+            let glob = Pattern::value(glob.get_ref()).map_err(|e| src.at(glob.span(), e))?;
+            Ok((path, glob))
+        })
+        .collect::<Result<Vec<_>, ConfigError>>()?;
+    Ok(Rule {
+        server,
+        tool,
+        arguments,
+        risk: rule.risk.into_inner(),
+    })
+}
+
+/// A glob on upstream names that must match at least one: a rule for a
+/// server that is not there is a typo.
+fn server_glob(
+    server: &Spanned<String>,
+    upstreams: &[&str],
+    src: &Source<'_>,
+) -> Result<Pattern, ConfigError> {
+    let pattern = Pattern::name(server.get_ref()).map_err(|e| src.at(server.span(), e))?;
+    if upstreams.iter().any(|name| pattern.is_match(name)) {
+        Ok(pattern)
+    } else {
+        Err(src.at(
+            server.span(),
+            format!(
+                "{:?} matches no upstream; the upstreams are {}",
+                server.get_ref(),
+                upstreams.join(", ")
+            ),
+        ))
+    }
+}
+
+fn check_intake(
+    intake: Spanned<IntakeFile>,
+    upstreams: &[&str],
+    src: &Source<'_>,
+) -> Result<Intake, ConfigError> {
+    let intake = intake.into_inner();
+    let server = intake
+        .server
+        .map(|server| server_glob(&server, upstreams, src))
+        .transpose()?;
+    let tool = Pattern::name(intake.tool.get_ref()).map_err(|e| src.at(intake.tool.span(), e))?;
+    let span = intake.questions.span();
+    let questions = QuestionSet {
+        preamble: intake.preamble,
+        questions: intake.questions.into_inner(),
+        source: Asker::Intake,
+    };
+    questions
+        .check()
+        .map_err(|e| src.at(span, format!("the question set cannot be asked: {e}")))?;
+    Ok(Intake {
+        server,
+        tool,
+        when: intake.when,
+        questions,
+    })
+}
+
+fn check_principals(
+    principals: Vec<Spanned<PrincipalFile>>,
+    src: &Source<'_>,
+) -> Result<Vec<Principal>, ConfigError> {
+    let mut out: Vec<Principal> = Vec::with_capacity(principals.len());
+    for principal in principals {
+        let principal = principal.into_inner();
+        let (name, token) = (principal.name.get_ref(), principal.token.get_ref());
+        if name.trim().is_empty() {
+            return Err(src.at(principal.name.span(), "an empty principal name"));
+        }
+        if out.iter().any(|p| &p.name == name) {
+            return Err(src.at(
+                principal.name.span(),
+                format!("duplicate principal {name:?}"),
+            ));
+        }
+        // The messages never quote a token.
+        if token.chars().count() < MIN_TOKEN || token.chars().any(char::is_whitespace) {
+            return Err(src.at(
+                principal.token.span(),
+                format!(
+                    "the token of {name:?} is too weak: use at least {MIN_TOKEN} characters, \
+                     no spaces (for example 32 random bytes in hex)"
+                ),
+            ));
+        }
+        if out.iter().any(|p| &p.token == token) {
+            return Err(src.at(
+                principal.token.span(),
+                format!("{name:?} has the same token as another principal"),
+            ));
+        }
+        out.push(Principal {
+            name: name.clone(),
+            token: token.clone(),
+        });
+    }
+    Ok(out)
+}
+
+fn socket_addr(addr: &Spanned<String>, src: &Source<'_>) -> Result<SocketAddr, ConfigError> {
+    addr.get_ref().parse().map_err(|_| {
+        src.at(
+            addr.span(),
+            format!(
+                "invalid address {:?}; expected IP:PORT, such as {DEFAULT_INBOX}",
+                addr.get_ref()
+            ),
+        )
+    })
+}
+
+fn http_url(url: Spanned<String>, src: &Source<'_>) -> Result<String, ConfigError> {
+    let text = url.get_ref();
+    let rest = text
+        .strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"));
+    match rest {
+        Some(rest) if !rest.is_empty() && !rest.starts_with('/') => Ok(url.into_inner()),
+        _ => Err(src.at(
+            url.span(),
+            format!("invalid URL {text:?}; expected http://HOST/... or https://HOST/..."),
+        )),
+    }
+}
+
+fn store_url(store: Spanned<String>, src: &Source<'_>) -> Result<String, ConfigError> {
+    let text = store.get_ref();
+    let known = ["sqlite:", "postgres://", "postgresql://"];
+    if known.iter().any(|scheme| text.starts_with(scheme)) {
+        Ok(store.into_inner())
+    } else {
+        // Not quoted: a URL may hold a password.
+        Err(src.at(
+            store.span(),
+            "unknown store; expected sqlite://PATH or postgres://USER@HOST/DB",
+        ))
+    }
+}

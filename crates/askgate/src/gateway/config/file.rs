@@ -1,0 +1,100 @@
+//! The config file as written: the TOML shape, before the checks that turn
+//! it into a [`Config`](super::Config). Every struct denies unknown keys, so
+//! a typo is an error that lists the keys accepted there; values that a
+//! later check may reject keep their span. None of these is `Debug`: they
+//! hold tokens, header values and environment values.
+
+use std::collections::BTreeMap;
+
+use askgate_core::{IntakeWhen, Question, Risk};
+use serde::Deserialize;
+use toml::Spanned;
+
+/// The whole file.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct File {
+    #[serde(default)]
+    pub(super) upstreams: Vec<Spanned<UpstreamFile>>,
+    #[serde(default)]
+    pub(super) rules: Vec<Spanned<RuleFile>>,
+    pub(super) default_risk: Option<Spanned<Risk>>,
+    pub(super) auto_approve: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(super) allow_session_raise: bool,
+    #[serde(default)]
+    pub(super) trust_read_only_hints: bool,
+    #[serde(default)]
+    pub(super) intake: Vec<Spanned<IntakeFile>>,
+    pub(super) offer_ask_tool: Option<bool>,
+    pub(super) store: Option<Spanned<String>>,
+    pub(super) inbox: Option<InboxFile>,
+    #[serde(default)]
+    pub(super) principals: Vec<Spanned<PrincipalFile>>,
+    pub(super) replay: Option<super::Replay>,
+    pub(super) listen: Option<ListenFile>,
+}
+
+/// `[[upstreams]]`: stdio (`command`) or Streamable HTTP (`url`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct UpstreamFile {
+    pub(super) name: Spanned<String>,
+    pub(super) command: Option<Spanned<String>>,
+    pub(super) args: Option<Spanned<Vec<String>>>,
+    pub(super) env: Option<Spanned<BTreeMap<String, String>>>,
+    pub(super) cwd: Option<Spanned<String>>,
+    pub(super) url: Option<Spanned<String>>,
+    pub(super) headers: Option<Spanned<BTreeMap<String, String>>>,
+}
+
+/// `[[rules]]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RuleFile {
+    pub(super) server: Option<Spanned<String>>,
+    pub(super) tool: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(super) arguments: BTreeMap<Spanned<String>, Spanned<String>>,
+    pub(super) risk: Spanned<Risk>,
+}
+
+/// `[[intake]]`: which calls, and the question set (askgate-core's
+/// `QuestionSet` shape without `source`, which is always `intake` here).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct IntakeFile {
+    pub(super) server: Option<Spanned<String>>,
+    pub(super) tool: Spanned<String>,
+    #[serde(default = "once")]
+    pub(super) when: IntakeWhen,
+    pub(super) preamble: Option<String>,
+    pub(super) questions: Spanned<Vec<Question>>,
+}
+
+fn once() -> IntakeWhen {
+    IntakeWhen::Once
+}
+
+/// `[inbox]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct InboxFile {
+    pub(super) listen: Option<Spanned<String>>,
+    pub(super) base_url: Option<Spanned<String>>,
+}
+
+/// `[[principals]]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PrincipalFile {
+    pub(super) name: Spanned<String>,
+    pub(super) token: Spanned<String>,
+}
+
+/// `[listen]`: Streamable HTTP downstream.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ListenFile {
+    pub(super) addr: Spanned<String>,
+}

@@ -1,0 +1,493 @@
+//! What an operator notices about the config: the example parses and means
+//! what its comments say, every error names the file, the line and the key,
+//! secrets stay out of `Debug`, and the defaults fail closed.
+
+use std::path::{Path, PathBuf};
+
+use askgate_core::{IntakeWhen, Risk};
+use serde_json::{Map, Value, json};
+
+use super::*;
+use crate::gateway::rules::{Hints, RuleRef};
+
+const UPSTREAM: &str = "[[upstreams]]\nname = \"files\"\ncommand = \"files-server\"\n";
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    Config::parse(Path::new("askgate.toml"), text)
+}
+
+/// A config with one stdio upstream, `files`, and `rest`.
+fn with_upstream(rest: &str) -> Result<Config, ConfigError> {
+    parse(&format!(
+        "store = \"sqlite:///tmp/askgate-test.db\"\n{UPSTREAM}{rest}"
+    ))
+}
+
+fn error(text: &str) -> String {
+    match parse(text) {
+        Ok(_) => "(parsed)".into(),
+        Err(error) => error.to_string(),
+    }
+}
+
+fn args(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+fn example() -> Config {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/askgate.toml");
+    match Config::load(&path) {
+        Ok(config) => config,
+        Err(error) => panic!("the example config does not load: {error}"),
+    }
+}
+
+#[test]
+fn the_example_config_parses() {
+    let config = example();
+    let names: Vec<&str> = config.upstreams.iter().map(|u| u.name.as_str()).collect();
+    assert_eq!(names, ["files", "notes", "deployer"]);
+    let Transport::Stdio(files) = &config.upstreams[0].transport else {
+        panic!("files is a stdio upstream");
+    };
+    assert_eq!(files.command, "npx");
+    assert_eq!(files.args.len(), 3);
+    assert_eq!(
+        files.env.get("NODE_ENV").map(String::as_str),
+        Some("production")
+    );
+    assert_eq!(files.cwd.as_deref(), Some(Path::new("/srv")));
+    let Transport::Http(deployer) = &config.upstreams[2].transport else {
+        panic!("deployer is an HTTP upstream");
+    };
+    assert_eq!(deployer.url, "https://deploy.internal.example/mcp");
+    assert!(deployer.headers.contains_key("Authorization"));
+    assert_eq!(config.rules.default_risk(), Risk::MediumWrite);
+    assert!(!config.rules.trusts_read_only_hints());
+    assert_eq!(config.auto_approve, Some(Risk::LowWrite));
+    assert!(!config.allow_session_raise);
+    assert!(config.offer_ask_tool);
+    assert_eq!(
+        config.store.expose(),
+        "sqlite:///var/lib/askgate/askgate.db"
+    );
+    assert_eq!(config.replay, Replay::AppAuthorized);
+    assert_eq!(config.inbox.listen.to_string(), "127.0.0.1:7878");
+    assert_eq!(
+        config.inbox.base_url.as_deref(),
+        Some("https://askgate.example.com")
+    );
+    assert_eq!(
+        config.listen.as_ref().map(|l| l.addr.to_string()),
+        Some("127.0.0.1:8080".into())
+    );
+    assert_eq!(config.principals.len(), 2);
+    let intake = config
+        .intake_for("deployer", "deploy")
+        .expect("the deploy intake");
+    assert_eq!(intake.when, IntakeWhen::Once);
+    assert_eq!(intake.questions.questions.len(), 2);
+    assert!(config.intake_for("files", "deploy").is_none());
+}
+
+#[test]
+fn the_example_rules_mean_what_their_comments_say() {
+    let config = example();
+    let judge = |server: &str, tool: &str, arguments: Value| {
+        let judged = config.rules.risk_of(server, tool, &args(arguments));
+        format!("{server}/{tool}: {} by {}", judged.risk, judged.rule)
+    };
+    let lines = [
+        judge("files", "read_file", json!({"path": "/etc/passwd"})),
+        judge("files", "write_file", json!({"path": "/etc/hosts"})),
+        judge("files", "write_file", json!({"path": "/srv/shared/a.txt"})),
+        judge(
+            "files",
+            "move_file",
+            json!({"source": "a", "destination": "b"}),
+        ),
+        judge("files", "unknown_tool", json!({})),
+        judge("notes", "ask_name", json!({})),
+        judge("notes", "write_note", json!({"name": "a", "text": "b"})),
+        judge(
+            "notes",
+            "deploy",
+            json!({"service": "a", "env": "production"}),
+        ),
+        judge("notes", "delete_all_notes", json!({})),
+        judge(
+            "deployer",
+            "deploy",
+            json!({"target": {"env": "production"}}),
+        ),
+        judge("deployer", "deploy", json!({"target": {"env": "staging"}})),
+    ];
+    insta::assert_snapshot!(lines.join("\n"));
+}
+
+#[test]
+fn a_minimal_config_fails_closed() {
+    let config = with_upstream("").expect("parses");
+    assert_eq!(config.rules.default_risk(), Risk::MediumWrite);
+    assert_eq!(config.auto_approve, None);
+    assert!(!config.allow_session_raise);
+    assert!(config.offer_ask_tool);
+    assert_eq!(config.replay, Replay::AppAuthorized);
+    assert_eq!(config.inbox.listen.to_string(), "127.0.0.1:7878");
+    assert!(config.listen.is_none());
+    let hints = Hints {
+        read_only: Some(true),
+        destructive: None,
+    };
+    let judged = config
+        .rules
+        .risk_with_hints("files", "list", hints, &Map::new());
+    assert_eq!(
+        (judged.risk, judged.rule),
+        (Risk::MediumWrite, RuleRef::Default)
+    );
+}
+
+#[test]
+fn every_config_error_names_the_file_the_line_and_the_key() {
+    let cases: &[(&str, String)] = &[
+        ("syntax", format!("{UPSTREAM}auto_approve = low_write\n")),
+        (
+            "unknown top-level key",
+            format!("auto_aprove = \"read\"\n{UPSTREAM}"),
+        ),
+        (
+            "unknown upstream key",
+            "[[upstreams]]\nname = \"files\"\ncomand = \"x\"\n".into(),
+        ),
+        (
+            "wrong type",
+            "[[upstreams]]\nname = \"files\"\ncommand = [\"x\"]\n".into(),
+        ),
+        (
+            "unknown risk level",
+            format!("{UPSTREAM}\n[[rules]]\ntool = \"x\"\nrisk = \"hgh_write\"\n"),
+        ),
+        (
+            "a key below [rules.arguments] belongs to it",
+            format!(
+                "{UPSTREAM}\n[[rules]]\ntool = \"x\"\n[rules.arguments]\npath = \"/etc/**\"\n\
+                 risk = \"destructive\"\n"
+            ),
+        ),
+        (
+            "unknown default risk",
+            format!("default_risk = \"safe\"\n{UPSTREAM}"),
+        ),
+        ("no upstreams", "store = \"sqlite://x.db\"\n".into()),
+        (
+            "command and url",
+            "[[upstreams]]\nname = \"a\"\ncommand = \"x\"\nurl = \"http://h/mcp\"\n".into(),
+        ),
+        (
+            "neither command nor url",
+            "[[upstreams]]\nname = \"a\"\n".into(),
+        ),
+        ("missing name", "[[upstreams]]\ncommand = \"x\"\n".into()),
+        (
+            "invalid upstream name",
+            "[[upstreams]]\nname = \"My Files\"\ncommand = \"x\"\n".into(),
+        ),
+        (
+            "duplicate upstream name",
+            format!("{UPSTREAM}\n[[upstreams]]\nname = \"files\"\nurl = \"http://h/mcp\"\n"),
+        ),
+        (
+            "headers on a stdio upstream",
+            format!("{UPSTREAM}headers = {{ Authorization = \"Bearer s3cret\" }}\n"),
+        ),
+        (
+            "env on a url upstream",
+            "[[upstreams]]\nname = \"a\"\nurl = \"http://h/mcp\"\nenv = { K = \"v\" }\n".into(),
+        ),
+        (
+            "invalid url",
+            "[[upstreams]]\nname = \"a\"\nurl = \"ftp://h/mcp\"\n".into(),
+        ),
+        (
+            "invalid header name",
+            "[[upstreams]]\nname = \"a\"\nurl = \"http://h/mcp\"\nheaders = { \"X Y\" = \"v\" }\n"
+                .into(),
+        ),
+        (
+            "invalid tool glob",
+            format!("{UPSTREAM}\n[[rules]]\ntool = \"delete_[\"\nrisk = \"destructive\"\n"),
+        ),
+        (
+            "invalid argument glob",
+            format!(
+                "{UPSTREAM}\n[[rules]]\narguments = {{ path = \"/etc/{{a\" }}\nrisk = \"read\"\n"
+            ),
+        ),
+        (
+            "invalid JSON pointer",
+            format!("{UPSTREAM}\n[[rules]]\narguments = {{ \"/a~2\" = \"x\" }}\nrisk = \"read\"\n"),
+        ),
+        (
+            "a rule without conditions",
+            format!("{UPSTREAM}\n[[rules]]\nrisk = \"read\"\n"),
+        ),
+        (
+            "a rule for a server that is not there",
+            format!("{UPSTREAM}\n[[rules]]\nserver = \"fils\"\ntool = \"*\"\nrisk = \"read\"\n"),
+        ),
+        (
+            "unknown threshold",
+            format!("auto_approve = \"some\"\n{UPSTREAM}"),
+        ),
+        (
+            "unknown replay policy",
+            format!("replay = \"strict\"\n{UPSTREAM}"),
+        ),
+        (
+            "unknown store",
+            format!("store = \"mysql://u:pw@h/db\"\n{UPSTREAM}"),
+        ),
+        (
+            "invalid inbox address",
+            format!("{UPSTREAM}[inbox]\nlisten = \"localhost\"\n"),
+        ),
+        (
+            "invalid base url",
+            format!("{UPSTREAM}[inbox]\nbase_url = \"askgate.example\"\n"),
+        ),
+        (
+            "a listener open to the network without principals",
+            format!("{UPSTREAM}[listen]\naddr = \"0.0.0.0:8080\"\n"),
+        ),
+        (
+            "a weak token",
+            format!("{UPSTREAM}[[principals]]\nname = \"alice\"\ntoken = \"hunter2\"\n"),
+        ),
+        (
+            "duplicate principal",
+            format!(
+                "{UPSTREAM}[[principals]]\nname = \"alice\"\ntoken = \"0123456789abcdef0\"\n\
+                 [[principals]]\nname = \"alice\"\ntoken = \"0123456789abcdef1\"\n"
+            ),
+        ),
+        (
+            "a shared token",
+            format!(
+                "{UPSTREAM}[[principals]]\nname = \"alice\"\ntoken = \"0123456789abcdef0\"\n\
+                 [[principals]]\nname = \"bob\"\ntoken = \"0123456789abcdef0\"\n"
+            ),
+        ),
+        (
+            "unknown question key",
+            format!(
+                "{UPSTREAM}[[intake]]\ntool = \"x\"\n[[intake.questions]]\nid = \"a\"\n\
+                 promt = \"A?\"\n"
+            ),
+        ),
+        (
+            "an intake question set that cannot be asked",
+            format!("{UPSTREAM}[[intake]]\ntool = \"x\"\nquestions = []\n"),
+        ),
+        (
+            "unknown intake timing",
+            format!(
+                "{UPSTREAM}[[intake]]\ntool = \"x\"\nwhen = \"always\"\n\
+                 questions = [{{ id = \"a\", prompt = \"A?\" }}]\n"
+            ),
+        ),
+    ];
+    let report: Vec<String> = cases
+        .iter()
+        .map(|(what, text)| format!("{what}:\n  {}", error(text)))
+        .collect();
+    let report = report.join("\n");
+    // No secret from the inputs reaches a message.
+    for secret in ["s3cret", "hunter2", "0123456789abcdef", ":pw@"] {
+        assert!(!report.contains(secret), "{secret} leaked into:\n{report}");
+    }
+    insta::assert_snapshot!(report);
+}
+
+#[test]
+fn an_unreadable_file_is_named() {
+    let error = Config::load(Path::new("/nonexistent/askgate.toml")).expect_err("no such file");
+    assert_eq!(
+        error.file.as_deref(),
+        Some(Path::new("/nonexistent/askgate.toml"))
+    );
+    assert!(
+        error
+            .to_string()
+            .starts_with("/nonexistent/askgate.toml: cannot read")
+    );
+}
+
+#[test]
+fn debug_never_shows_a_secret() {
+    let config = parse(
+        "store = \"postgres://app:pg-s3cret@db/askgate\"\n\
+         [[upstreams]]\nname = \"a\"\ncommand = \"x\"\nenv = { API_KEY = \"env-s3cret\" }\n\
+         [[upstreams]]\nname = \"b\"\nurl = \"https://h/mcp\"\n\
+         headers = { Authorization = \"Bearer header-s3cret\" }\n\
+         [[principals]]\nname = \"alice\"\ntoken = \"token-s3cret-0123456789\"\n",
+    )
+    .expect("parses");
+    let shown = format!("{config:?}");
+    assert!(!shown.contains("s3cret"), "{shown}");
+    assert!(
+        shown.contains("API_KEY") && shown.contains("Authorization") && shown.contains("alice")
+    );
+    assert_eq!(config.store.to_string(), "postgres://app@db/askgate");
+    assert_eq!(config.store.expose(), "postgres://app:pg-s3cret@db/askgate");
+}
+
+#[test]
+fn the_environment_can_lower_the_threshold_but_not_raise_it() {
+    let config = with_upstream("").map(|c| Config {
+        auto_approve: Some(Risk::MediumWrite),
+        ..c
+    });
+    let config = config.expect("parses");
+    assert_eq!(config.auto_approve_with(None), Ok(Some(Risk::MediumWrite)));
+    assert_eq!(
+        config.auto_approve_with(Some("")),
+        Ok(Some(Risk::MediumWrite))
+    );
+    assert_eq!(config.auto_approve_with(Some("read")), Ok(Some(Risk::Read)));
+    assert_eq!(
+        config.auto_approve_with(Some("destructive")),
+        Ok(Some(Risk::MediumWrite))
+    );
+    assert_eq!(config.auto_approve_with(Some("none")), Ok(None));
+}
+
+#[test]
+fn the_environment_can_raise_the_threshold_when_the_config_allows() {
+    let config = with_upstream("").map(|c| Config {
+        auto_approve: Some(Risk::LowWrite),
+        allow_session_raise: true,
+        ..c
+    });
+    let config = config.expect("parses");
+    assert_eq!(
+        config.auto_approve_with(Some("high_write")),
+        Ok(Some(Risk::HighWrite))
+    );
+    assert_eq!(config.auto_approve_with(Some("read")), Ok(Some(Risk::Read)));
+    assert_eq!(config.auto_approve_with(Some("none")), Ok(None));
+}
+
+#[test]
+fn a_config_without_a_threshold_takes_the_environments_lower_one() {
+    // No threshold approves nothing: a request can only keep it so.
+    let config = with_upstream("").expect("parses");
+    assert_eq!(config.auto_approve_with(Some("high_write")), Ok(None));
+}
+
+#[test]
+fn a_bad_threshold_in_the_environment_is_refused_by_name() {
+    let config = with_upstream("").expect("parses");
+    let error = config
+        .auto_approve_with(Some("everything"))
+        .expect_err("not a risk level");
+    insta::assert_snapshot!(error.to_string(), @r#"ASKGATE_AUTO_APPROVE_RISK: unknown threshold "everything"; expected none, read, low_write, medium_write, high_write or destructive"#);
+}
+
+#[test]
+fn no_config_wraps_the_command_under_the_default_policy() {
+    let argv = ["npx", "-y", "@modelcontextprotocol/server-everything"].map(String::from);
+    let config = Config::for_command_with_store(argv.to_vec(), "sqlite:///tmp/a.db".into())
+        .expect("a command");
+    assert_eq!(config.upstreams.len(), 1);
+    assert_eq!(config.upstreams[0].name, "server-everything");
+    assert_eq!(
+        config.upstreams[0].transport,
+        Transport::Stdio(Stdio {
+            command: "npx".into(),
+            args: argv[1..].to_vec(),
+            env: BTreeMap::new(),
+            cwd: None,
+        })
+    );
+    assert!(config.file.is_none());
+    assert_eq!(config.rules.default_risk(), Risk::MediumWrite);
+    assert_eq!(config.auto_approve, None);
+    assert!(config.listen.is_none());
+    assert_eq!(config.replay, Replay::AppAuthorized);
+    assert_eq!(
+        config
+            .rules
+            .risk_of("server-everything", "echo", &Map::new())
+            .rule,
+        RuleRef::Default
+    );
+}
+
+#[test]
+fn no_config_keeps_the_store_in_the_data_directory() {
+    let config = Config::for_command(vec!["my-server".into()]).expect("a data directory");
+    let store = config.store.expose();
+    match std::env::var("ASKGATE_STORE") {
+        Ok(url) => assert_eq!(store, url),
+        Err(_) => assert!(
+            store.starts_with("sqlite://") && store.ends_with("askgate.db"),
+            "{store}"
+        ),
+    }
+}
+
+#[test]
+fn no_command_is_an_error_that_says_what_to_run() {
+    let error =
+        Config::for_command_with_store(Vec::new(), "sqlite://x".into()).expect_err("no command");
+    insta::assert_snapshot!(error.to_string(), @"no server command: run `askgate gateway -- COMMAND [ARGS...]`, or pass --config FILE");
+}
+
+#[test]
+fn an_upstream_is_named_after_its_program() {
+    let name = |argv: &[&str]| {
+        let args: Vec<String> = argv[1..].iter().map(|a| (*a).to_owned()).collect();
+        server_name(argv[0], &args)
+    };
+    assert_eq!(name(&["/usr/local/bin/mcp-server-git"]), "mcp-server-git");
+    assert_eq!(name(&["./Server.PY"]), "server");
+    assert_eq!(name(&["node", "build/index.js"]), "index");
+    assert_eq!(
+        name(&["python3", "-m", "mcp_server_time"]),
+        "mcp_server_time"
+    );
+    assert_eq!(name(&["uvx", "mcp-server-fetch"]), "mcp-server-fetch");
+    assert_eq!(
+        name(&["uv", "run", "--with", "mcp", "weather.py"]),
+        "weather"
+    );
+    assert_eq!(name(&["npx", "-y", "@scope/thing@1.2.3"]), "thing");
+    assert_eq!(name(&["npx"]), "npx");
+    assert_eq!(name(&["my server (v2)"]), "my_server__v2");
+    assert_eq!(name(&["..."]), "upstream");
+    assert_eq!(name(&[&"x".repeat(40)]).len(), 32);
+}
+
+#[test]
+fn the_first_matching_intake_applies() {
+    let config = with_upstream(
+        "[[intake]]\ntool = \"deploy_prod\"\nquestions = [{ id = \"a\", prompt = \"A?\" }]\n\
+         [[intake]]\ntool = \"deploy_*\"\nwhen = \"every_turn\"\n\
+         questions = [{ id = \"b\", prompt = \"B?\" }]\n",
+    )
+    .expect("parses");
+    let first = config
+        .intake_for("files", "deploy_prod")
+        .expect("an intake");
+    assert_eq!(first.questions.questions[0].id, "a");
+    let second = config.intake_for("files", "deploy_dev").expect("an intake");
+    assert_eq!(
+        (second.when, second.questions.questions[0].id.as_str()),
+        (IntakeWhen::EveryTurn, "b")
+    );
+    assert!(config.intake_for("files", "read").is_none());
+}

@@ -1,0 +1,522 @@
+//! The gateway's server side: every upstream's tools under namespaced
+//! names, and every `tools/call` through risk -> confirmation -> audit ->
+//! ledger -> upstream -> ledger -> result. Prompts and resources pass
+//! through.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use askgate_core::{Call, Risk};
+use askgate_mcp::{Policy, Request, Rounds, session_threshold};
+use askgate_store::NewCall;
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jiff::Timestamp;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, JsonObject, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceError};
+use serde_json::{Map, Value as Json, json};
+use tokio::sync::RwLock;
+
+use super::config::Replay;
+use super::rules::{Hints, Rules};
+use super::upstream::{Downstream, Upstream};
+use super::watch::MARKER_KEY;
+
+/// Between a namespace and a tool or prompt name.
+pub(crate) const SEPARATOR: &str = "__";
+
+/// Decides a tool's risk.
+pub(crate) trait Judge: Send + Sync + 'static {
+    /// The risk of calling `tool` of `server` with `arguments`, and the
+    /// rule that gave it (for the operator).
+    fn judge(&self, server: &str, tool: &Tool, arguments: &JsonObject) -> (Risk, String);
+}
+
+impl Judge for Rules {
+    fn judge(&self, server: &str, tool: &Tool, arguments: &JsonObject) -> (Risk, String) {
+        let judged = self.risk_with_hints(server, &tool.name, Hints::of(tool), arguments);
+        (judged.risk, judged.rule.to_string())
+    }
+}
+
+/// What the gateway is configured with.
+pub(crate) struct Settings {
+    /// How to ask and where asks are kept.
+    pub(crate) rounds: Rounds,
+    /// The tools' risks.
+    pub(crate) judge: Box<dyn Judge>,
+    /// The auto-approve threshold.
+    pub(crate) threshold: Option<Risk>,
+    /// Whether a session may raise it.
+    pub(crate) allow_raise: bool,
+    /// This gateway's name in the ledger (stable across restarts).
+    pub(crate) owner: String,
+    /// The replay policy.
+    pub(crate) replay: Replay,
+}
+
+/// The gateway.
+#[derive(Clone)]
+pub(crate) struct Gateway {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    settings: Settings,
+    upstreams: Vec<Upstream>,
+    downstream: Downstream,
+    /// Namespaced tool name -> (upstream, tool).
+    tools: RwLock<HashMap<String, (usize, Tool)>>,
+    /// Resource URI -> upstream.
+    resources: RwLock<HashMap<String, usize>>,
+}
+
+impl Gateway {
+    /// A gateway over `upstreams`, relaying their asks to `downstream`.
+    pub(crate) fn new(
+        settings: Settings,
+        upstreams: Vec<Upstream>,
+        downstream: Downstream,
+    ) -> Gateway {
+        Gateway {
+            inner: Arc::new(Inner {
+                settings,
+                upstreams,
+                downstream,
+                tools: RwLock::new(HashMap::new()),
+                resources: RwLock::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// The configured auto-approve threshold.
+    pub(crate) fn threshold(&self) -> Option<Risk> {
+        self.inner.settings.threshold
+    }
+
+    /// Every upstream tool, namespaced, with its risk and the rule that
+    /// gave it — re-read from the upstreams. An upstream that fails is
+    /// left out (and logged), not fatal.
+    pub(crate) async fn refresh_tools(&self) -> Vec<(String, String, Tool, Risk, String)> {
+        let mut listed = Vec::new();
+        let mut map = HashMap::new();
+        for (index, upstream) in self.inner.upstreams.iter().enumerate() {
+            match upstream.service.list_all_tools().await {
+                Ok(tools) => {
+                    for tool in tools {
+                        let name = format!("{}{SEPARATOR}{}", upstream.name, tool.name);
+                        let (risk, rule) = self.inner.settings.judge.judge(
+                            &upstream.name,
+                            &tool,
+                            &JsonObject::new(),
+                        );
+                        map.insert(name.clone(), (index, tool.clone()));
+                        listed.push((name, upstream.name.clone(), tool, risk, rule));
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(upstream = %upstream.name, %error, "listing tools failed; its tools are left out");
+                }
+            }
+        }
+        *self.inner.tools.write().await = map;
+        listed
+    }
+
+    async fn tool(&self, name: &str) -> Option<(usize, Tool)> {
+        if let Some(found) = self.inner.tools.read().await.get(name) {
+            return Some(found.clone());
+        }
+        self.refresh_tools().await;
+        self.inner.tools.read().await.get(name).cloned()
+    }
+
+    /// Report calls a crash may have left run-but-unanswered.
+    pub(crate) async fn recover(&self) -> Result<(), String> {
+        let store = self.inner.settings.rounds.store();
+        let lost = store
+            .recover_calls(&self.inner.settings.owner, Timestamp::now())
+            .await
+            .map_err(|e| e.to_string())?;
+        for call in lost {
+            tracing::warn!(
+                call = %call.call.id,
+                server = %call.call.server,
+                tool = %call.call.tool,
+                "sent before the last stop and never answered: it may have run; it is not sent again"
+            );
+        }
+        Ok(())
+    }
+
+    /// Forward an approved call to its upstream, recorded in the ledger.
+    async fn forward(
+        &self,
+        index: usize,
+        tool: &str,
+        arguments: JsonObject,
+        digest: String,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let upstream = &self.inner.upstreams[index];
+        let store = self.inner.settings.rounds.store();
+        let id = random("call")?;
+        let marker = random("m")?;
+        let now = Timestamp::now();
+        let internal = |what: &str, e: &dyn std::fmt::Display| {
+            ErrorData::internal_error(
+                format!(
+                    "the ledger failed to record the call to {tool} on {}: {what}: {e}; the request was not sent",
+                    upstream.name
+                ),
+                None,
+            )
+        };
+        store
+            .prepare_call(&NewCall {
+                id: id.clone(),
+                owner: self.inner.settings.owner.clone(),
+                server: upstream.name.clone(),
+                tool: tool.to_owned(),
+                arguments_digest: Some(digest),
+                at: now,
+            })
+            .await
+            .map_err(|e| internal("prepare", &e))?;
+        store
+            .mark_sent(&id, &marker, Timestamp::now())
+            .await
+            .map_err(|e| internal("sent", &e))?;
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = Some(arguments);
+        if self.inner.settings.replay == Replay::AppAuthorized {
+            let mut meta = rmcp::model::RequestMetaObject::default();
+            meta.insert(MARKER_KEY.to_owned(), Json::String(marker.clone()));
+            params.meta = Some(meta);
+            upstream.watch.expect(&marker, &id);
+        }
+        let result = upstream.service.call_tool_once(params).await;
+        let observed = upstream.watch.answered(&id);
+        let finish = |answered: bool, summary: Json| async move {
+            if let Err(error) = store
+                .finish_call(&id, answered, &summary, Timestamp::now())
+                .await
+            {
+                tracing::warn!(call = %id, %error, "the ledger did not record the end of a call");
+            }
+        };
+        match result {
+            Ok(CallToolResponse::Complete(result)) => {
+                if self.inner.settings.replay == Replay::AppAuthorized && !observed {
+                    tracing::warn!(upstream = %upstream.name, tool, "an answer arrived that the watcher did not see");
+                }
+                finish(
+                    true,
+                    json!({"is_error": result.is_error.unwrap_or(false), "blocks": result.content.len()}),
+                )
+                .await;
+                Ok(result.into())
+            }
+            Ok(_) => {
+                finish(false, json!({"failure": "the upstream asked for input in a way askgate does not relay yet"})).await;
+                Err(ErrorData::internal_error(
+                    format!(
+                        "{} answered {tool} with input requests or a task, which askgate does not relay yet",
+                        upstream.name
+                    ),
+                    None,
+                ))
+            }
+            Err(ServiceError::TransportSend(error))
+                if error.to_string().contains("ERR_MCP_REPLAY_UNAVAILABLE") =>
+            {
+                upstream.watch.forget(&marker);
+                let reason = "request-unmatched";
+                finish(false, json!({"not_sent": reason})).await;
+                Err(ErrorData::new(
+                    rmcp::model::ErrorCode::INTERNAL_ERROR,
+                    format!(
+                        "ERR_MCP_REPLAY_UNAVAILABLE ({reason}): the call to {tool} on {} could not be watched, so it was not sent",
+                        upstream.name
+                    ),
+                    Some(
+                        json!({"code": "ERR_MCP_REPLAY_UNAVAILABLE", "reason": reason,
+                                "server": upstream.name, "tool": tool, "sent": false}),
+                    ),
+                ))
+            }
+            Err(error) => {
+                finish(false, json!({"failure": "transport or upstream error"})).await;
+                Err(ErrorData::internal_error(
+                    format!("{} failed on {tool}: {error}", upstream.name),
+                    None,
+                ))
+            }
+        }
+    }
+}
+
+/// A random id with a prefix.
+fn random(prefix: &str) -> Result<String, ErrorData> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| ErrorData::internal_error(format!("no randomness: {e}"), None))?;
+    Ok(format!("{prefix}_{}", URL_SAFE_NO_PAD.encode(bytes)))
+}
+
+/// The caller's `confirm: true`, taken out of the arguments unless the
+/// tool has a `confirm` argument of its own.
+fn take_confirm(tool: &Tool, arguments: &mut JsonObject) -> bool {
+    let own = tool
+        .input_schema
+        .get("properties")
+        .and_then(Json::as_object)
+        .is_some_and(|p| p.contains_key("confirm"));
+    if own {
+        return false;
+    }
+    arguments.remove("confirm") == Some(Json::Bool(true))
+}
+
+/// A short view of the arguments for the person: values cut short, and
+/// values of secret-sounding keys hidden.
+pub(crate) fn preview(arguments: &JsonObject) -> String {
+    const SECRET: [&str; 6] = ["token", "secret", "password", "key", "credential", "auth"];
+    let mut parts = Vec::new();
+    for (key, value) in arguments {
+        let lower = key.to_ascii_lowercase();
+        let shown = if SECRET.iter().any(|s| lower.contains(s)) {
+            "[hidden]".to_owned()
+        } else {
+            let text = match value {
+                Json::String(s) => format!("{s:?}"),
+                other => other.to_string(),
+            };
+            if text.chars().count() > 80 {
+                format!("{}…", text.chars().take(80).collect::<String>())
+            } else {
+                text
+            }
+        };
+        parts.push(format!("{key}: {shown}"));
+    }
+    parts.join(", ")
+}
+
+/// The tool as listed downstream: namespaced, with `confirm` offered.
+fn listed(name: String, tool: &Tool, risk: Risk) -> Tool {
+    let mut tool = tool.clone();
+    tool.name = name.into();
+    if risk > Risk::LowWrite {
+        let mut schema: Map<String, Json> = (*tool.input_schema).clone();
+        let properties = schema
+            .entry("properties")
+            .or_insert_with(|| Json::Object(Map::new()));
+        if let Json::Object(properties) = properties
+            && !properties.contains_key("confirm")
+        {
+            properties.insert(
+                "confirm".into(),
+                json!({"type": "boolean", "description":
+                    "Pass true only if the user already confirmed this exact call and the client could not ask them (askgate)."}),
+            );
+        }
+        tool.input_schema = Arc::new(schema);
+    }
+    let note = format!("[askgate: risk {risk}]");
+    tool.description = Some(match tool.description.take() {
+        Some(text) => format!("{text} {note}").into(),
+        None => note.into(),
+    });
+    tool
+}
+
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .enable_resources()
+                .build(),
+        )
+        .with_instructions(
+            "askgate: the tools of the servers behind it, each call confirmed by a person when its risk calls for it.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        self.inner.downstream.set(cx.peer.clone());
+        let tools = self
+            .refresh_tools()
+            .await
+            .into_iter()
+            .map(|(name, _, tool, risk, _)| listed(name, &tool, risk))
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.inner.downstream.set(cx.peer.clone());
+        let Some((index, tool)) = self.tool(&params.name).await else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool {:?}; tools/list names them as <server>{SEPARATOR}<tool>",
+                    params.name
+                ),
+                None,
+            ));
+        };
+        let server = self.inner.upstreams[index].name.clone();
+        let mut arguments = params.arguments.clone().unwrap_or_default();
+        let caller_confirmed = take_confirm(&tool, &mut arguments);
+        let (risk, rule) = self.inner.settings.judge.judge(&server, &tool, &arguments);
+        let threshold = session_threshold(
+            &cx,
+            self.inner.settings.threshold,
+            self.inner.settings.allow_raise,
+        )?;
+        let shown = preview(&arguments);
+        let call = Call {
+            server: &server,
+            tool: &tool.name,
+            risk,
+            preview: (!shown.is_empty()).then_some(shown.as_str()),
+        };
+        let mut round = self
+            .inner
+            .settings
+            .rounds
+            .begin(&cx, Request::tool(&params))
+            .await?;
+        let policy = Policy {
+            threshold,
+            caller_confirmed,
+        };
+        let Some(verdict) = round.confirm("confirm", &call, policy).await? else {
+            return Ok(round.respond()?);
+        };
+        tracing::debug!(server = %server, tool = %tool.name, risk = risk.as_str(), rule, "judged");
+        if !verdict.proceed {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(verdict.for_model)]).into());
+        }
+        let digest =
+            askgate_core::arguments_digest(b"askgate ledger", &Json::Object(arguments.clone()));
+        self.forward(index, &tool.name, arguments, digest).await
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let mut prompts = Vec::new();
+        for upstream in &self.inner.upstreams {
+            match upstream.service.list_all_prompts().await {
+                Ok(listed) => prompts.extend(listed.into_iter().map(|mut prompt: Prompt| {
+                    prompt.name = format!("{}{SEPARATOR}{}", upstream.name, prompt.name);
+                    prompt
+                })),
+                Err(error) => tracing::debug!(upstream = %upstream.name, %error, "no prompts"),
+            }
+        }
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        params: GetPromptRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let (namespace, name) = params.name.split_once(SEPARATOR).ok_or_else(|| {
+            ErrorData::invalid_params(format!("unknown prompt {:?}", params.name), None)
+        })?;
+        let upstream = self
+            .inner
+            .upstreams
+            .iter()
+            .find(|u| u.name == namespace)
+            .ok_or_else(|| {
+                ErrorData::invalid_params(format!("unknown prompt {:?}", params.name), None)
+            })?;
+        let mut forwarded = params.clone();
+        forwarded.name = name.to_owned();
+        forwarded.meta = None;
+        upstream
+            .service
+            .get_prompt(forwarded)
+            .await
+            .map(Into::into)
+            .map_err(|e| {
+                ErrorData::internal_error(
+                    format!("{} failed on prompt {name}: {e}", upstream.name),
+                    None,
+                )
+            })
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let mut resources = Vec::new();
+        let mut map = HashMap::new();
+        for (index, upstream) in self.inner.upstreams.iter().enumerate() {
+            match upstream.service.list_all_resources().await {
+                Ok(listed) => {
+                    for resource in listed {
+                        map.entry(resource.uri.clone()).or_insert(index);
+                        resources.push(resource);
+                    }
+                }
+                Err(error) => tracing::debug!(upstream = %upstream.name, %error, "no resources"),
+            }
+        }
+        *self.inner.resources.write().await = map;
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        params: ReadResourceRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if !self.inner.resources.read().await.contains_key(&params.uri) {
+            let _ = self.list_resources(None, cx).await;
+        }
+        let Some(index) = self.inner.resources.read().await.get(&params.uri).copied() else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown resource {:?}", params.uri),
+                None,
+            ));
+        };
+        let upstream = &self.inner.upstreams[index];
+        let mut forwarded = params.clone();
+        forwarded.meta = None;
+        upstream
+            .service
+            .read_resource(forwarded)
+            .await
+            .map(Into::into)
+            .map_err(|e| {
+                ErrorData::internal_error(
+                    format!("{} failed to read a resource: {e}", upstream.name),
+                    None,
+                )
+            })
+    }
+}

@@ -1,0 +1,671 @@
+//! The risk of a tool call, from the configured rules.
+//!
+//! How a call's risk is found, in this order:
+//! 1. The rules, in the order the config file lists them: the **first** rule
+//!    whose every condition holds gives the risk. A condition left out holds
+//!    for every call. So put narrow rules (one tool, one argument value)
+//!    before broad ones (`tool = "*"`).
+//! 2. No rule holds, and the upstream's tool says `destructiveHint: true`:
+//!    `destructive`. A server's own warning is always believed, because it
+//!    can only make a call stricter.
+//! 3. No rule holds, `trust_read_only_hints = true`, and the tool says
+//!    `readOnlyHint: true`: `read`. Off by default: a hint is the server's
+//!    claim about itself, and askgate fails closed.
+//! 4. Otherwise the default risk (`medium_write` unless configured): a tool
+//!    nobody described is asked about before it runs.
+//!
+//! Globs (the `globset` syntax: `*`, `?`, `[abc]`, `{a,b}`, `**`) match the
+//! whole text, case-sensitively. On server and tool names `*` matches any
+//! characters. On argument values `*` stays within one `/`-separated segment
+//! and `**` crosses segments, as in paths: `/etc/*` matches `/etc/passwd`,
+//! not `/etc/ssl/cert.pem`; `/etc/**` matches both. Values are compared as
+//! written: no path is normalized, so `/tmp/../etc/passwd` is not under
+//! `/etc/**` — which is why a rule that lowers the risk of a path should be
+//! narrow, and one that raises it broad.
+
+use std::fmt;
+
+use askgate_core::Risk;
+use globset::{Glob, GlobBuilder, GlobMatcher};
+use serde_json::{Map, Value};
+
+/// A glob, compiled.
+#[derive(Debug, Clone)]
+pub(crate) struct Pattern {
+    text: String,
+    matcher: GlobMatcher,
+}
+
+impl Pattern {
+    /// A glob on a server or tool name: `*` matches any characters.
+    ///
+    /// # Errors
+    /// The glob does not parse; the text says why.
+    pub(crate) fn name(text: &str) -> Result<Pattern, String> {
+        Pattern::build(text, false)
+    }
+
+    /// A glob on an argument value: `*` stays within a `/`-separated
+    /// segment, `**` crosses segments.
+    ///
+    /// # Errors
+    /// The glob does not parse; the text says why.
+    pub(crate) fn value(text: &str) -> Result<Pattern, String> {
+        Pattern::build(text, true)
+    }
+
+    fn build(text: &str, literal_separator: bool) -> Result<Pattern, String> {
+        if text.is_empty() {
+            return Err("an empty glob matches nothing; use \"*\" to match anything".into());
+        }
+        let glob: Glob = GlobBuilder::new(text)
+            .literal_separator(literal_separator)
+            .backslash_escape(true)
+            .build()
+            .map_err(|e| format!("invalid glob {text:?}: {}", e.kind()))?;
+        Ok(Pattern {
+            text: text.to_owned(),
+            matcher: glob.compile_matcher(),
+        })
+    }
+
+    /// Whether `text` matches.
+    pub(crate) fn is_match(&self, text: &str) -> bool {
+        self.matcher.is_match(text)
+    }
+
+    /// The glob as written.
+    pub(crate) fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+/// Where a rule looks in a call's arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ArgumentPath {
+    /// A top-level key: `path`.
+    Key(String),
+    /// A JSON pointer (RFC 6901), which starts with `/`: `/options/target`,
+    /// `/files/0`.
+    Pointer(Vec<String>),
+}
+
+impl ArgumentPath {
+    /// `text` as a top-level key, or, when it starts with `/`, a JSON
+    /// pointer.
+    ///
+    /// # Errors
+    /// An empty name, or a pointer with a `~` not followed by `0` or `1`.
+    pub(crate) fn parse(text: &str) -> Result<ArgumentPath, String> {
+        if text.is_empty() {
+            return Err("an empty argument name; write a top-level key (\"path\") \
+                        or a JSON pointer (\"/options/path\")"
+                .into());
+        }
+        let Some(pointer) = text.strip_prefix('/') else {
+            return Ok(ArgumentPath::Key(text.to_owned()));
+        };
+        pointer
+            .split('/')
+            .map(|token| {
+                let mut out = String::with_capacity(token.len());
+                let mut chars = token.chars();
+                while let Some(c) = chars.next() {
+                    match (c, c == '~') {
+                        (_, false) => out.push(c),
+                        (_, true) => match chars.next() {
+                            Some('0') => out.push('~'),
+                            Some('1') => out.push('/'),
+                            _ => {
+                                return Err(format!(
+                                    "invalid JSON pointer {text:?}: `~` must be followed \
+                                     by 0 (for ~) or 1 (for /)"
+                                ));
+                            }
+                        },
+                    }
+                }
+                Ok(out)
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(ArgumentPath::Pointer)
+    }
+
+    /// The value at this path, if there is one.
+    fn lookup<'a>(&self, arguments: &'a Map<String, Value>) -> Option<&'a Value> {
+        match self {
+            ArgumentPath::Key(key) => arguments.get(key),
+            ArgumentPath::Pointer(tokens) => {
+                let (first, rest) = tokens.split_first()?;
+                rest.iter()
+                    .try_fold(arguments.get(first)?, |value, token| match value {
+                        Value::Object(map) => map.get(token),
+                        Value::Array(items) => index(token).and_then(|i| items.get(i)),
+                        _ => None,
+                    })
+            }
+        }
+    }
+}
+
+impl fmt::Display for ArgumentPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArgumentPath::Key(key) => f.write_str(key),
+            ArgumentPath::Pointer(tokens) => tokens.iter().try_for_each(|token| {
+                write!(f, "/{}", token.replace('~', "~0").replace('/', "~1"))
+            }),
+        }
+    }
+}
+
+/// An array index as RFC 6901 writes it: digits, no leading zero.
+fn index(token: &str) -> Option<usize> {
+    let digits = !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit());
+    if !digits || (token.len() > 1 && token.starts_with('0')) {
+        return None;
+    }
+    token.parse().ok()
+}
+
+/// The text an argument value is matched as: a string as it is, a number
+/// or a boolean as JSON writes it. Other values (null, arrays, objects)
+/// match no glob.
+fn as_text(value: &Value) -> Option<std::borrow::Cow<'_, str>> {
+    match value {
+        Value::String(text) => Some(text.as_str().into()),
+        Value::Number(number) => Some(number.to_string().into()),
+        Value::Bool(flag) => Some(flag.to_string().into()),
+        _ => None,
+    }
+}
+
+/// One rule: conditions on the server, the tool and argument values, and
+/// the risk they give. A condition left out holds for every call.
+#[derive(Debug, Clone)]
+pub(crate) struct Rule {
+    /// The upstream's name (the namespace prefix).
+    pub(crate) server: Option<Pattern>,
+    /// The tool's name as the upstream lists it (without the prefix).
+    pub(crate) tool: Option<Pattern>,
+    /// Every one must match.
+    pub(crate) arguments: Vec<(ArgumentPath, Pattern)>,
+    /// The risk when the rule holds.
+    pub(crate) risk: Risk,
+}
+
+impl Rule {
+    fn holds(&self, server: &str, tool: &str, arguments: &Map<String, Value>) -> bool {
+        self.server.as_ref().is_none_or(|p| p.is_match(server))
+            && self.tool.as_ref().is_none_or(|p| p.is_match(tool))
+            && self.arguments.iter().all(|(path, pattern)| {
+                path.lookup(arguments)
+                    .and_then(as_text)
+                    .is_some_and(|text| pattern.is_match(&text))
+            })
+    }
+
+    /// The conditions, as in the config: `server="files", tool="delete_*"`.
+    fn conditions(&self) -> String {
+        let names = [("server", &self.server), ("tool", &self.tool)]
+            .into_iter()
+            .filter_map(|(key, p)| p.as_ref().map(|p| format!("{key}={:?}", p.as_str())));
+        let arguments = self
+            .arguments
+            .iter()
+            .map(|(path, p)| format!("arguments.{}={:?}", toml_key(&path.to_string()), p.as_str()));
+        names.chain(arguments).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// `text` as a TOML key: bare when it can be, quoted otherwise.
+pub(super) fn toml_key(text: &str) -> String {
+    let bare = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        text.to_owned()
+    } else {
+        format!("{text:?}")
+    }
+}
+
+/// What a tool's MCP annotations say about it (`readOnlyHint`,
+/// `destructiveHint`); `None` where the tool says nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Hints {
+    /// `annotations.readOnlyHint`.
+    pub(crate) read_only: Option<bool>,
+    /// `annotations.destructiveHint`.
+    pub(crate) destructive: Option<bool>,
+}
+
+impl Hints {
+    /// What `tool`'s annotations say, as an upstream listed it.
+    pub(crate) fn of(tool: &rmcp::model::Tool) -> Hints {
+        let annotations = tool.annotations.as_ref();
+        Hints {
+            read_only: annotations.and_then(|a| a.read_only_hint),
+            destructive: annotations.and_then(|a| a.destructive_hint),
+        }
+    }
+}
+
+/// The risk of a call and what gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Judged {
+    /// The risk.
+    pub(crate) risk: Risk,
+    /// The rule, hint or default that gave it.
+    pub(crate) rule: RuleRef,
+}
+
+/// What gave a call its risk, for the operator's dry run and the logs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RuleRef {
+    /// A configured rule: its index in `rules` (from 0) and its conditions.
+    Rule {
+        /// The index in the config's `rules`.
+        index: usize,
+        /// `server="files", tool="delete_*"`.
+        conditions: String,
+    },
+    /// The tool's `destructiveHint: true`.
+    DestructiveHint,
+    /// The tool's `readOnlyHint: true`, trusted by `trust_read_only_hints`.
+    ReadOnlyHint,
+    /// No rule and no hint: the default risk.
+    Default,
+}
+
+impl fmt::Display for RuleRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RuleRef::Rule { index, conditions } => write!(f, "rules[{index}] ({conditions})"),
+            RuleRef::DestructiveHint => f.write_str("annotations.destructiveHint"),
+            RuleRef::ReadOnlyHint => {
+                f.write_str("annotations.readOnlyHint (trust_read_only_hints)")
+            }
+            RuleRef::Default => f.write_str("default"),
+        }
+    }
+}
+
+/// The rules, compiled once when the config loads.
+#[derive(Debug, Clone)]
+pub(crate) struct Rules {
+    rules: Vec<Rule>,
+    default: Risk,
+    trust_read_only_hints: bool,
+}
+
+impl Rules {
+    /// `rules` in the order they apply, the risk when none holds, and
+    /// whether `readOnlyHint: true` is believed.
+    pub(crate) fn new(rules: Vec<Rule>, default: Risk, trust_read_only_hints: bool) -> Rules {
+        Rules {
+            rules,
+            default,
+            trust_read_only_hints,
+        }
+    }
+
+    /// The default policy: no rule, `medium_write` for every tool, hints
+    /// other than `destructiveHint` not believed.
+    pub(crate) fn fail_closed() -> Rules {
+        Rules::new(Vec::new(), Risk::MediumWrite, false)
+    }
+
+    /// The risk when no rule holds and the tool has no hint.
+    pub(crate) fn default_risk(&self) -> Risk {
+        self.default
+    }
+
+    /// Whether `readOnlyHint: true` lowers a tool's risk to `read`.
+    pub(crate) fn trusts_read_only_hints(&self) -> bool {
+        self.trust_read_only_hints
+    }
+
+    /// The risk of calling `tool` on `server` with `arguments`, from the
+    /// rules alone (no annotations). `tool` is the upstream's own name for
+    /// it, without the namespace prefix.
+    pub(crate) fn risk_of(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: &Map<String, Value>,
+    ) -> Judged {
+        self.risk_with_hints(server, tool, Hints::default(), arguments)
+    }
+
+    /// The risk of calling `tool` on `server` with `arguments`, with what
+    /// the tool's annotations say (see the module's docs for the order).
+    pub(crate) fn risk_with_hints(
+        &self,
+        server: &str,
+        tool: &str,
+        hints: Hints,
+        arguments: &Map<String, Value>,
+    ) -> Judged {
+        let ruled = self
+            .rules
+            .iter()
+            .enumerate()
+            .find(|(_, rule)| rule.holds(server, tool, arguments));
+        if let Some((index, rule)) = ruled {
+            return Judged {
+                risk: rule.risk,
+                rule: RuleRef::Rule {
+                    index,
+                    conditions: rule.conditions(),
+                },
+            };
+        }
+        if hints.destructive == Some(true) {
+            return Judged {
+                risk: Risk::Destructive,
+                rule: RuleRef::DestructiveHint,
+            };
+        }
+        if self.trust_read_only_hints && hints.read_only == Some(true) {
+            return Judged {
+                risk: Risk::Read,
+                rule: RuleRef::ReadOnlyHint,
+            };
+        }
+        Judged {
+            risk: self.default,
+            rule: RuleRef::Default,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn rule(server: Option<&str>, tool: Option<&str>, args: &[(&str, &str)], risk: Risk) -> Rule {
+        Rule {
+            server: server.map(|s| Pattern::name(s).expect("glob")),
+            tool: tool.map(|t| Pattern::name(t).expect("glob")),
+            arguments: args
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        ArgumentPath::parse(k).expect("path"),
+                        Pattern::value(v).expect("glob"),
+                    )
+                })
+                .collect(),
+            risk,
+        }
+    }
+
+    fn args(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+
+    fn none() -> Map<String, Value> {
+        Map::new()
+    }
+
+    #[test]
+    fn the_first_rule_that_holds_wins() {
+        let rules = Rules::new(
+            vec![
+                rule(Some("files"), Some("delete_*"), &[], Risk::Destructive),
+                rule(None, Some("delete_*"), &[], Risk::LowWrite),
+                rule(Some("files"), None, &[], Risk::Read),
+            ],
+            Risk::MediumWrite,
+            false,
+        );
+        let judged = rules.risk_of("files", "delete_all", &none());
+        assert_eq!(judged.risk, Risk::Destructive);
+        assert_eq!(
+            judged.rule.to_string(),
+            r#"rules[0] (server="files", tool="delete_*")"#
+        );
+        assert_eq!(
+            rules.risk_of("other", "delete_all", &none()).risk,
+            Risk::LowWrite
+        );
+        let read = rules.risk_of("files", "read_file", &none());
+        assert_eq!(read.risk, Risk::Read);
+        assert_eq!(read.rule.to_string(), r#"rules[2] (server="files")"#);
+    }
+
+    #[test]
+    fn a_call_no_rule_describes_gets_the_default() {
+        let rules = Rules::new(
+            vec![rule(Some("files"), None, &[], Risk::Read)],
+            Risk::HighWrite,
+            false,
+        );
+        let judged = rules.risk_of("shell", "run", &none());
+        assert_eq!(
+            judged,
+            Judged {
+                risk: Risk::HighWrite,
+                rule: RuleRef::Default
+            }
+        );
+        assert_eq!(judged.rule.to_string(), "default");
+        assert_eq!(
+            Rules::fail_closed().risk_of("x", "y", &none()).risk,
+            Risk::MediumWrite
+        );
+    }
+
+    #[test]
+    fn a_name_glob_matches_the_whole_name_and_any_characters() {
+        let p = Pattern::name("delete_*").expect("glob");
+        assert!(p.is_match("delete_all"));
+        assert!(p.is_match("delete_a/b"));
+        assert!(!p.is_match("undelete_all"));
+        assert!(!p.is_match("Delete_all"));
+        assert!(
+            Pattern::name("{read,list}_*")
+                .expect("glob")
+                .is_match("list_dir")
+        );
+    }
+
+    #[test]
+    fn an_argument_glob_holds_only_when_the_value_matches() {
+        let rules = Rules::new(
+            vec![
+                rule(
+                    Some("files"),
+                    Some("write_*"),
+                    &[("path", "/etc/**")],
+                    Risk::Destructive,
+                ),
+                rule(
+                    Some("files"),
+                    Some("write_*"),
+                    &[("path", "/tmp/*")],
+                    Risk::LowWrite,
+                ),
+            ],
+            Risk::MediumWrite,
+            false,
+        );
+        let judge = |value: Value| rules.risk_of("files", "write_file", &args(value)).risk;
+        assert_eq!(
+            judge(json!({"path": "/etc/ssl/cert.pem"})),
+            Risk::Destructive
+        );
+        assert_eq!(judge(json!({"path": "/tmp/x"})), Risk::LowWrite);
+        // `*` stays within a segment: a nested path falls through.
+        assert_eq!(judge(json!({"path": "/tmp/a/b"})), Risk::MediumWrite);
+        // Missing, or not text: the rule does not hold.
+        assert_eq!(judge(json!({})), Risk::MediumWrite);
+        assert_eq!(judge(json!({"path": ["/etc/passwd"]})), Risk::MediumWrite);
+        assert_eq!(judge(json!({"path": null})), Risk::MediumWrite);
+    }
+
+    #[test]
+    fn every_argument_condition_must_hold() {
+        let rules = Rules::new(
+            vec![rule(
+                None,
+                Some("deploy"),
+                &[("env", "prod*"), ("service", "billing")],
+                Risk::HighWrite,
+            )],
+            Risk::LowWrite,
+            false,
+        );
+        let judge = |value: Value| rules.risk_of("ops", "deploy", &args(value)).risk;
+        assert_eq!(
+            judge(json!({"env": "production", "service": "billing"})),
+            Risk::HighWrite
+        );
+        assert_eq!(
+            judge(json!({"env": "production", "service": "search"})),
+            Risk::LowWrite
+        );
+    }
+
+    #[test]
+    fn a_json_pointer_reaches_nested_values_and_array_items() {
+        let rules = Rules::new(
+            vec![
+                rule(
+                    None,
+                    None,
+                    &[("/options/target", "/etc/**")],
+                    Risk::Destructive,
+                ),
+                rule(None, None, &[("/files/1", "*.key")], Risk::HighWrite),
+                rule(None, None, &[("/a~1b/c~0d", "yes")], Risk::Read),
+                rule(None, None, &[("/count", "1?")], Risk::LowWrite),
+            ],
+            Risk::MediumWrite,
+            false,
+        );
+        let judge = |value: Value| rules.risk_of("s", "t", &args(value)).risk;
+        assert_eq!(
+            judge(json!({"options": {"target": "/etc/hosts"}})),
+            Risk::Destructive
+        );
+        assert_eq!(judge(json!({"files": ["a.txt", "b.key"]})), Risk::HighWrite);
+        assert_eq!(judge(json!({"files": {"1": "b.key"}})), Risk::HighWrite);
+        assert_eq!(judge(json!({"files": ["b.key"]})), Risk::MediumWrite);
+        assert_eq!(judge(json!({"a/b": {"c~d": "yes"}})), Risk::Read);
+        // Numbers match as JSON writes them.
+        assert_eq!(judge(json!({"count": 12})), Risk::LowWrite);
+        let judged = rules.risk_of("s", "t", &args(json!({"a/b": {"c~d": "yes"}})));
+        assert_eq!(
+            judged.rule.to_string(),
+            r#"rules[2] (arguments."/a~1b/c~0d"="yes")"#
+        );
+    }
+
+    #[test]
+    fn a_leading_zero_is_not_an_array_index() {
+        assert_eq!(index("0"), Some(0));
+        assert_eq!(index("12"), Some(12));
+        assert_eq!(index("01"), None);
+        assert_eq!(index("-1"), None);
+        assert_eq!(index(""), None);
+    }
+
+    #[test]
+    fn a_read_only_hint_is_not_trusted_by_default() {
+        let hints = Hints {
+            read_only: Some(true),
+            destructive: None,
+        };
+        let judged = Rules::fail_closed().risk_with_hints("s", "list", hints, &none());
+        assert_eq!(judged.risk, Risk::MediumWrite);
+        assert_eq!(judged.rule, RuleRef::Default);
+    }
+
+    #[test]
+    fn a_trusted_read_only_hint_makes_the_tool_a_read() {
+        let rules = Rules::new(Vec::new(), Risk::MediumWrite, true);
+        let hints = Hints {
+            read_only: Some(true),
+            destructive: None,
+        };
+        let judged = rules.risk_with_hints("s", "list", hints, &none());
+        assert_eq!(judged.risk, Risk::Read);
+        assert_eq!(
+            judged.rule.to_string(),
+            "annotations.readOnlyHint (trust_read_only_hints)"
+        );
+    }
+
+    #[test]
+    fn a_destructive_hint_is_always_believed_and_wins_over_read_only() {
+        for trust in [false, true] {
+            let rules = Rules::new(Vec::new(), Risk::MediumWrite, trust);
+            let hints = Hints {
+                read_only: Some(true),
+                destructive: Some(true),
+            };
+            let judged = rules.risk_with_hints("s", "wipe", hints, &none());
+            assert_eq!(judged.risk, Risk::Destructive);
+            assert_eq!(judged.rule, RuleRef::DestructiveHint);
+        }
+    }
+
+    #[test]
+    fn hints_come_from_the_tools_annotations() {
+        use rmcp::model::{Tool, ToolAnnotations};
+        let tool = |annotations: Option<ToolAnnotations>| {
+            let tool = Tool::new("t", "a tool", std::sync::Arc::new(Map::new()));
+            match annotations {
+                Some(annotations) => tool.with_annotations(annotations),
+                None => tool,
+            }
+        };
+        assert_eq!(Hints::of(&tool(None)), Hints::default());
+        let wipe = tool(Some(
+            ToolAnnotations::new().read_only(false).destructive(true),
+        ));
+        assert_eq!(
+            Hints::of(&wipe),
+            Hints {
+                read_only: Some(false),
+                destructive: Some(true)
+            }
+        );
+    }
+
+    #[test]
+    fn a_rule_outranks_any_hint() {
+        let rules = Rules::new(
+            vec![rule(None, Some("wipe"), &[], Risk::LowWrite)],
+            Risk::MediumWrite,
+            true,
+        );
+        let hints = Hints {
+            read_only: None,
+            destructive: Some(true),
+        };
+        assert_eq!(
+            rules.risk_with_hints("s", "wipe", hints, &none()).risk,
+            Risk::LowWrite
+        );
+    }
+
+    #[test]
+    fn bad_globs_and_pointers_say_what_is_wrong() {
+        let errors = [
+            Pattern::name("delete_[").err(),
+            Pattern::value("").err(),
+            ArgumentPath::parse("/a~2").err(),
+            ArgumentPath::parse("").err(),
+        ];
+        insta::assert_snapshot!(errors.map(|e| e.unwrap_or_default()).join("\n"));
+    }
+}

@@ -1,0 +1,235 @@
+//! One upstream MCP server: its connection (a child process on stdio, or
+//! Streamable HTTP), watched for the replay contract, and the client side
+//! that relays the server's own asks to the person.
+
+// Sampling and roots are deprecated in rmcp (SEP-2577); upstreams still
+// send them, and the gateway relays them.
+#![allow(deprecated)]
+
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, Implementation, ListRootsResult,
+};
+use rmcp::service::{Peer, RequestContext, RoleClient, RoleServer, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ErrorData, ServiceExt};
+use serde_json::json;
+
+use super::watch::{Watch, Watched};
+
+/// How to reach an upstream.
+#[derive(Debug, Clone)]
+pub(crate) enum Endpoint {
+    /// A command speaking MCP on stdio.
+    Command {
+        /// The program.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Extra environment.
+        env: Vec<(String, String)>,
+        /// The working directory.
+        cwd: Option<std::path::PathBuf>,
+    },
+    /// A Streamable HTTP URL.
+    Http {
+        /// The URL.
+        url: String,
+        /// Headers sent with every request (credentials: never logged).
+        headers: Vec<(String, String)>,
+    },
+}
+
+/// The downstream client the person is behind: where an upstream's own
+/// asks are relayed.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Downstream {
+    peer: Arc<Mutex<Option<Peer<RoleServer>>>>,
+}
+
+impl Downstream {
+    /// Relay to `peer` from now on.
+    pub(crate) fn set(&self, peer: Peer<RoleServer>) {
+        *self
+            .peer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(peer);
+    }
+
+    fn get(&self) -> Option<Peer<RoleServer>> {
+        self.peer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// The gateway's client side towards one upstream.
+#[derive(Debug, Clone)]
+pub(crate) struct Relay {
+    server: String,
+    downstream: Downstream,
+}
+
+fn unavailable(server: &str, what: &str) -> ErrorData {
+    ErrorData::invalid_request(
+        format!(
+            "{server} asked for {what}, and the client behind askgate cannot answer it (it did not declare the capability, or speaks a revision that cannot be asked mid-call)"
+        ),
+        None,
+    )
+}
+
+impl ClientHandler for Relay {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities: ClientCapabilities = serde_json::from_value(json!({
+            "elicitation": {"form": {}, "url": {}},
+            "sampling": {},
+            "roots": {}
+        }))
+        .unwrap_or_default();
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("askgate-gateway", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _cx: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let Some(peer) = self.downstream.get() else {
+            return Err(unavailable(&self.server, "a person's answer"));
+        };
+        tracing::info!(server = %self.server, "relaying the server's own ask to the client");
+        peer.create_elicitation(request)
+            .await
+            .map_err(|e| unavailable(&self.server, &format!("a person's answer ({e})")))
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _cx: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let Some(peer) = self.downstream.get() else {
+            return Err(unavailable(&self.server, "a sampled message"));
+        };
+        peer.create_message(params)
+            .await
+            .map_err(|e| unavailable(&self.server, &format!("a sampled message ({e})")))
+    }
+
+    async fn list_roots(
+        &self,
+        _cx: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let Some(peer) = self.downstream.get() else {
+            return Err(unavailable(&self.server, "the client's roots"));
+        };
+        peer.list_roots()
+            .await
+            .map_err(|e| unavailable(&self.server, &format!("the client's roots ({e})")))
+    }
+}
+
+/// A connected upstream.
+pub(crate) struct Upstream {
+    /// Its name: the namespace of its tools.
+    pub(crate) name: String,
+    /// The connection.
+    pub(crate) service: RunningService<RoleClient, Relay>,
+    /// What the replay contract sees of it.
+    pub(crate) watch: Watch,
+}
+
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upstream")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Connect to `endpoint` as `name`, relaying its asks to `downstream`.
+///
+/// # Errors
+/// What failed, naming the upstream (never its environment).
+pub(crate) async fn connect(
+    name: &str,
+    endpoint: &Endpoint,
+    downstream: Downstream,
+) -> Result<Upstream, String> {
+    let relay = Relay {
+        server: name.to_owned(),
+        downstream,
+    };
+    let watch = Watch::default();
+    let service = match endpoint {
+        Endpoint::Command {
+            program,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut command = tokio::process::Command::new(program);
+            command.args(args);
+            for (key, value) in env {
+                command.env(key, value);
+            }
+            if let Some(cwd) = cwd {
+                command.current_dir(cwd);
+            }
+            let (transport, _stderr) = TokioChildProcess::builder(command)
+                .stderr(std::process::Stdio::inherit())
+                .spawn()
+                .map_err(|e| format!("upstream {name}: cannot start {program:?}: {e}"))?;
+            relay
+                .serve(Watched::new(transport, watch.clone()))
+                .await
+                .map_err(|e| format!("upstream {name}: the MCP handshake failed: {e}"))?
+        }
+        Endpoint::Http { url, headers } => {
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
+            for (key, value) in headers {
+                let name = http::HeaderName::from_bytes(key.as_bytes())
+                    .map_err(|_| format!("upstream {name}: {key:?} is not a header name"))?;
+                let value = http::HeaderValue::from_str(value).map_err(|_| {
+                    format!("upstream {name}: the value of header {key} is not valid")
+                })?;
+                config.custom_headers.insert(name, value);
+            }
+            let transport = StreamableHttpClientTransport::from_config(config);
+            relay
+                .serve(Watched::new(transport, watch.clone()))
+                .await
+                .map_err(|e| format!("upstream {name} at {url}: the MCP handshake failed: {e}"))?
+        }
+    };
+    Ok(Upstream {
+        name: name.to_owned(),
+        service,
+        watch,
+    })
+}
+
+impl From<&super::config::Transport> for Endpoint {
+    fn from(transport: &super::config::Transport) -> Endpoint {
+        match transport {
+            super::config::Transport::Stdio(stdio) => Endpoint::Command {
+                program: stdio.command.clone(),
+                args: stdio.args.clone(),
+                env: stdio.env.clone().into_iter().collect(),
+                cwd: stdio.cwd.clone(),
+            },
+            super::config::Transport::Http(http) => Endpoint::Http {
+                url: http.url.clone(),
+                headers: http.headers.clone().into_iter().collect(),
+            },
+        }
+    }
+}

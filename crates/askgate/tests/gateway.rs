@@ -1,0 +1,276 @@
+//! The gateway end to end: an rmcp client spawns `askgate gateway -- <the
+//! example upstream>` and calls through it, as a desktop client would.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use askgate_store::{CallState, Decision, Store};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
+    ElicitResult, ElicitationAction, Implementation, ProtocolVersion,
+};
+use rmcp::service::{RequestContext, RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ErrorData, ServiceExt};
+use serde_json::{Value as Json, json};
+
+const UPSTREAM: &str = "askgate-example-upstream";
+
+/// The example upstream, built beside this crate's binary (cargo test
+/// --workspace builds it; a narrower run builds it here).
+fn upstream() -> PathBuf {
+    let askgate = PathBuf::from(env!("CARGO_BIN_EXE_askgate"));
+    let path = askgate.with_file_name(UPSTREAM);
+    if !path.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args(["build", "-p", "askgate-conformance", "--bin", UPSTREAM])
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "the example upstream builds");
+    }
+    path
+}
+
+/// A person behind the client, answering from a script.
+#[derive(Clone)]
+struct Person {
+    capabilities: Json,
+    script: Arc<Mutex<VecDeque<ElicitResult>>>,
+    asked: Arc<Mutex<Vec<Json>>>,
+}
+
+impl ClientHandler for Person {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(self.capabilities.clone()).expect("capabilities");
+        ClientConfig::new(capabilities, Implementation::new("person", "1.0"))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _cx: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.asked
+            .lock()
+            .expect("not poisoned")
+            .push(serde_json::to_value(&request).expect("json"));
+        Ok(self
+            .script
+            .lock()
+            .expect("not poisoned")
+            .pop_front()
+            .unwrap_or_else(|| ElicitResult::new(ElicitationAction::Cancel)))
+    }
+}
+
+struct Harness {
+    client: RunningService<RoleClient, Person>,
+    asked: Arc<Mutex<Vec<Json>>>,
+    store_url: String,
+    _dir: Scratch,
+}
+
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+async fn gateway(capabilities: Json, script: Vec<ElicitResult>) -> Harness {
+    let dir = std::env::temp_dir().join(format!(
+        "askgate-gateway-{}-{}",
+        std::process::id(),
+        jiff::Timestamp::now().as_nanosecond()
+    ));
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let store_url = format!("sqlite://{}", dir.join("s.db").display());
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_askgate"));
+    command
+        .args(["gateway", "--store", &store_url, "--"])
+        .arg(upstream())
+        .env("ASKGATE_LOG", "warn");
+    let (transport, _) = TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("the gateway starts");
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let client = Person {
+        capabilities,
+        script: Arc::new(Mutex::new(script.into())),
+        asked: asked.clone(),
+    }
+    .serve(transport)
+    .await
+    .expect("the client connects to the gateway");
+    Harness {
+        client,
+        asked,
+        store_url,
+        _dir: Scratch(dir),
+    }
+}
+
+fn tool(name: &str) -> String {
+    format!("{UPSTREAM}__{name}")
+}
+
+async fn call(h: &Harness, name: &str, args: Json) -> CallToolResult {
+    let mut params = CallToolRequestParams::new(tool(name));
+    params.arguments = args.as_object().cloned();
+    h.client.call_tool(params).await.expect("a result")
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn accept(content: Json) -> ElicitResult {
+    ElicitResult::new(ElicitationAction::Accept).with_content(content)
+}
+
+async fn store(h: &Harness) -> Store {
+    Store::open(&h.store_url).await.expect("the store opens")
+}
+
+#[tokio::test]
+async fn tools_are_listed_under_their_servers_name_with_their_risk() {
+    let h = gateway(json!({"elicitation": {"form": {}}}), vec![]).await;
+    let tools = h.client.list_all_tools().await.expect("tools");
+    let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    for expected in ["read_note", "write_note", "delete_all_notes", "ask_name"] {
+        assert!(names.contains(&tool(expected)), "{expected} in {names:?}");
+    }
+    let delete = tools
+        .iter()
+        .find(|t| t.name == tool("delete_all_notes"))
+        .expect("listed");
+    assert!(
+        delete.input_schema["properties"].get("confirm").is_some(),
+        "a gated tool offers confirm"
+    );
+}
+
+#[tokio::test]
+async fn a_confirmed_call_runs_once_and_is_audited_and_ledgered() {
+    let h = gateway(
+        json!({"elicitation": {"form": {}}}),
+        vec![accept(json!({"confirm": true}))],
+    )
+    .await;
+    let result = call(
+        &h,
+        "append_note",
+        json!({"name": "todo", "text": "buy milk"}),
+    )
+    .await;
+    assert_ne!(result.is_error, Some(true), "{}", text(&result));
+    let asked = h.asked.lock().expect("not poisoned").clone();
+    assert_eq!(asked.len(), 1, "one confirmation");
+    let message = asked[0]["message"].as_str().expect("a message");
+    assert!(
+        message.contains("append_note") && message.contains("medium write"),
+        "{message}"
+    );
+    let store = store(&h).await;
+    let audit = store.audit_entries().await.expect("audit");
+    assert_eq!(audit.len(), 1);
+    assert_eq!(audit[0].entry.decision, Decision::Elicited);
+    assert_eq!(audit[0].entry.tool, "append_note");
+    let raw = serde_json::to_string(&audit[0].entry).expect("json");
+    assert!(!raw.contains("buy milk"), "no argument in the audit: {raw}");
+    assert_eq!(ledger(&h).await, [CallState::Answered.as_str()]);
+}
+
+#[tokio::test]
+async fn a_declined_call_never_reaches_the_upstream() {
+    let h = gateway(
+        json!({"elicitation": {"form": {}}}),
+        vec![ElicitResult::new(ElicitationAction::Decline)],
+    )
+    .await;
+    let result = call(&h, "delete_all_notes", json!({})).await;
+    assert_eq!(result.is_error, Some(true));
+    assert!(text(&result).contains("final"), "{}", text(&result));
+    let store = store(&h).await;
+    assert_eq!(
+        store.audit_entries().await.expect("audit")[0]
+            .entry
+            .decision,
+        Decision::Blocked
+    );
+    assert!(ledger(&h).await.is_empty(), "nothing was sent upstream");
+}
+
+#[tokio::test]
+async fn without_elicitation_the_ask_is_parked_unless_the_caller_confirmed() {
+    let h = gateway(json!({}), vec![]).await;
+    // Parked in the inbox: the result says where to answer.
+    let parked = call(&h, "delete_all_notes", json!({})).await;
+    assert_eq!(parked.is_error, Some(true));
+    assert!(
+        text(&parked).contains("askgate asks answer"),
+        "{}",
+        text(&parked)
+    );
+    let store = store(&h).await;
+    assert_eq!(
+        store.pending(10, None).await.expect("pending").asks.len(),
+        1
+    );
+    assert!(ledger(&h).await.is_empty(), "nothing was sent upstream");
+
+    // The caller's confirm: true stands in where nobody can be asked.
+    let result = call(&h, "delete_all_notes", json!({"confirm": true})).await;
+    assert_ne!(result.is_error, Some(true), "{}", text(&result));
+    let audit = store.audit_entries().await.expect("audit");
+    assert_eq!(
+        audit.last().expect("an entry").entry.decision,
+        Decision::CallerConfirmed
+    );
+    assert_eq!(ledger(&h).await, ["answered"]);
+}
+
+#[tokio::test]
+async fn the_upstreams_own_ask_reaches_the_person() {
+    let h = gateway(
+        json!({"elicitation": {"form": {}}}),
+        vec![
+            accept(json!({"confirm": true})),
+            accept(json!({"name": "Ada"})),
+        ],
+    )
+    .await;
+    let result = call(&h, "ask_name", json!({})).await;
+    assert!(text(&result).contains("Ada"), "{}", text(&result));
+    let asked = h.asked.lock().expect("not poisoned").clone();
+    assert_eq!(
+        asked.len(),
+        2,
+        "the confirmation, then the server's own ask"
+    );
+    assert_eq!(ledger(&h).await, ["answered"]);
+}
+
+/// The ledger's states, oldest first.
+async fn ledger(h: &Harness) -> Vec<String> {
+    let pool = sqlx::sqlite::SqlitePool::connect(&h.store_url)
+        .await
+        .expect("connects");
+    let states: Vec<String> = sqlx::query_scalar("SELECT state FROM calls ORDER BY prepared_at")
+        .fetch_all(&pool)
+        .await
+        .expect("reads the ledger");
+    pool.close().await;
+    states
+}
