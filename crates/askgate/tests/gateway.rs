@@ -274,3 +274,53 @@ async fn ledger(h: &Harness) -> Vec<String> {
     pool.close().await;
     states
 }
+
+/// `askgate tools --json`: one object per tool.
+fn tools_json(extra: &[&str]) -> Vec<Json> {
+    let dir = std::env::temp_dir().join(format!(
+        "askgate-tools-{}-{}",
+        std::process::id(),
+        jiff::Timestamp::now().as_nanosecond()
+    ));
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let store = format!("sqlite://{}", dir.join("s.db").display());
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_askgate"))
+        .args(["tools", "--json", "--store", &store])
+        .args(extra)
+        .arg("--")
+        .arg(upstream())
+        .env("ASKGATE_LOG", "warn")
+        .output()
+        .expect("askgate tools runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout)
+        .expect("utf-8")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect()
+}
+
+fn row<'a>(rows: &'a [Json], name: &str) -> &'a Json {
+    rows.iter()
+        .find(|r| r["tool"] == tool(name))
+        .unwrap_or_else(|| panic!("{name} listed in {rows:?}"))
+}
+
+#[test]
+fn the_dry_run_names_each_tools_risk_rule_and_what_a_call_would_do() {
+    let rows = tools_json(&[]);
+    let delete = row(&rows, "delete_all_notes");
+    assert_eq!(delete["risk"], "destructive");
+    assert_eq!(delete["rule"], "annotations.destructiveHint");
+    assert_eq!(delete["now"], "ask");
+    // Without a rule, even a read-only tool fails closed.
+    let read = row(&rows, "read_note");
+    assert_eq!(read["risk"], "medium_write");
+    assert_eq!(read["rule"], "default");
+    assert_eq!(read["now"], "ask");
+
+    let rows = tools_json(&["--auto-approve", "medium_write"]);
+    assert_eq!(row(&rows, "read_note")["now"], "proceed (auto_approved)");
+    assert_eq!(row(&rows, "delete_all_notes")["now"], "ask");
+}
