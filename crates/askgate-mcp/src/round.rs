@@ -61,9 +61,22 @@ use crate::park::{Inbox, Parked};
 use crate::revision::revision_of;
 
 /// Who a request is for, when an authentication layer knows: put it in the
-/// request's extensions, and sealed state is bound to it.
+/// request's extensions (rmcp's, or on Streamable HTTP the HTTP request's),
+/// and sealed state, parked asks and tasks are bound to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal(pub String);
+
+impl Principal {
+    /// The principal of a request, if an authentication layer set one.
+    pub fn of(cx: &RequestContext<RoleServer>) -> Option<Principal> {
+        cx.extensions.get::<Principal>().cloned().or_else(|| {
+            cx.extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Principal>())
+                .cloned()
+        })
+    }
+}
 
 /// The settings shared by every request of a server: the sealing key, the
 /// store that makes each state single-use, how long a state lives.
@@ -161,7 +174,7 @@ impl Rounds {
         })?;
         let principal = request
             .principal
-            .or_else(|| cx.extensions.get::<Principal>().map(|p| p.0.clone()))
+            .or_else(|| Principal::of(cx).map(|p| p.0))
             .unwrap_or_else(|| "anonymous".to_owned());
         let binding = Binding {
             principal,

@@ -404,9 +404,8 @@ impl Tasks {
 }
 
 fn principal(cx: &RequestContext<RoleServer>) -> String {
-    cx.extensions
-        .get::<Principal>()
-        .map(|p| p.0.clone())
+    Principal::of(cx)
+        .map(|p| p.0)
         .unwrap_or_else(|| "anonymous".to_owned())
 }
 

@@ -293,7 +293,11 @@ fn tools_json(extra: &[&str]) -> Vec<Json> {
         .output()
         .expect("askgate tools runs");
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     String::from_utf8(output.stdout)
         .expect("utf-8")
         .lines()

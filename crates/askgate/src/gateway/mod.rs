@@ -10,6 +10,7 @@
 // configured but not served yet (issue 6's remaining work).
 #[allow(dead_code)]
 pub(crate) mod config;
+pub(crate) mod listen;
 pub(crate) mod proxy;
 #[allow(dead_code)]
 pub(crate) mod rules;
@@ -60,6 +61,10 @@ struct Setup {
     /// The store (`sqlite://PATH` or `postgres://...`), over the config's.
     #[arg(long)]
     store: Option<String>,
+    /// Serve clients over Streamable HTTP at this address (over the
+    /// config's `[listen]`), instead of stdio.
+    #[arg(long)]
+    listen: Option<std::net::SocketAddr>,
     /// The auto-approve threshold (a risk level), over the config's;
     /// `ASKGATE_AUTO_APPROVE_RISK` may lower it further.
     #[arg(long)]
@@ -90,6 +95,14 @@ impl Setup {
         };
         if let Some(risk) = self.auto_approve {
             config.auto_approve = Some(risk);
+        }
+        if let Some(addr) = self.listen {
+            if !addr.ip().is_loopback() && config.principals.is_empty() {
+                return Err(format!(
+                    "--listen {addr} is not a loopback address: configure [[principals]] with tokens first"
+                ));
+            }
+            config.listen = Some(config::Listen { addr });
         }
         Ok(config)
     }
@@ -205,6 +218,9 @@ async fn serve(args: GatewayArgs) -> Result<(), String> {
         "askgate gateway: asks a client cannot show wait in the inbox at {base} (or: askgate asks list)"
     );
     gateway.recover().await?;
+    if let Some(listen) = &config.listen {
+        return listen::serve(gateway, listen.addr, &config.principals).await;
+    }
     let running = gateway
         .serve(rmcp::transport::stdio())
         .await

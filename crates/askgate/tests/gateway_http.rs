@@ -1,0 +1,192 @@
+//! The gateway over Streamable HTTP: bearer tokens name the principal,
+//! sessions belong to the principal that opened them, and asks are bound
+//! to it.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+use askgate_store::Store;
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::json;
+
+const ALICE: &str = "alice-token-0123456789";
+const BOB: &str = "bob-token-0123456789ab";
+
+fn upstream() -> PathBuf {
+    let path =
+        PathBuf::from(env!("CARGO_BIN_EXE_askgate")).with_file_name("askgate-example-upstream");
+    if !path.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args([
+                "build",
+                "-p",
+                "askgate-conformance",
+                "--bin",
+                "askgate-example-upstream",
+            ])
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "the example upstream builds");
+    }
+    path
+}
+
+/// A gateway on a free loopback port; killed on drop.
+struct Running {
+    child: Child,
+    url: String,
+    store: String,
+    dir: PathBuf,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn start() -> Running {
+    let dir = std::env::temp_dir().join(format!(
+        "askgate-http-{}-{}",
+        std::process::id(),
+        jiff::Timestamp::now().as_nanosecond()
+    ));
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let store = format!("sqlite://{}", dir.join("s.db").display());
+    let config = dir.join("askgate.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "store = {store:?}\n\n[[upstreams]]\nname = \"notes\"\ncommand = {:?}\n\n\
+             [[principals]]\nname = \"alice\"\ntoken = {ALICE:?}\n\n\
+             [[principals]]\nname = \"bob\"\ntoken = {BOB:?}\n",
+            upstream().display().to_string()
+        ),
+    )
+    .expect("writes the config");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_askgate"))
+        .args(["gateway", "--config"])
+        .arg(&config)
+        .args(["--listen", "127.0.0.1:0"])
+        .env("ASKGATE_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the gateway starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("the gateway says where it listens")
+            .expect("a line");
+        if let Some(url) = line.split("Streamable HTTP at ").nth(1) {
+            break url.trim().to_owned();
+        }
+    };
+    // Keep draining stderr so the gateway never blocks on it.
+    std::thread::spawn(move || for _ in lines {});
+    Running {
+        child,
+        url,
+        store,
+        dir,
+    }
+}
+
+#[derive(Clone)]
+struct NoAsks;
+
+impl ClientHandler for NoAsks {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("http-test", "1.0"),
+        )
+    }
+}
+
+async fn connect(
+    url: &str,
+    token: &str,
+) -> rmcp::service::RunningService<rmcp::service::RoleClient, NoAsks> {
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token.to_owned());
+    NoAsks
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("connects with a token")
+}
+
+#[tokio::test]
+async fn tokens_name_the_principal_and_sessions_stay_with_it() {
+    let gateway = start();
+    let http = reqwest::Client::new();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+
+    // No token, or a wrong one: 401, and nothing served.
+    for token in [None, Some("not-a-token-at-all-000")] {
+        let mut request = http
+            .post(&gateway.url)
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.expect("answers");
+        assert_eq!(response.status(), 401, "{token:?}");
+        assert!(response.headers().contains_key("www-authenticate"));
+    }
+
+    // Alice opens a session; Bob cannot use it.
+    let opened = http
+        .post(&gateway.url)
+        .header("accept", "application/json, text/event-stream")
+        .bearer_auth(ALICE)
+        .json(&initialize)
+        .send()
+        .await
+        .expect("answers");
+    assert!(opened.status().is_success(), "{}", opened.status());
+    let session = opened
+        .headers()
+        .get("mcp-session-id")
+        .expect("a session id")
+        .to_str()
+        .expect("text")
+        .to_owned();
+    let hijack = http
+        .post(&gateway.url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session)
+        .bearer_auth(BOB)
+        .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(hijack.status(), 404);
+
+    // Through the rmcp client: Alice's parked ask is Alice's.
+    let alice = connect(&gateway.url, ALICE).await;
+    let tools = alice.list_all_tools().await.expect("tools");
+    assert!(tools.iter().any(|t| t.name == "notes__delete_all_notes"));
+    let result = alice
+        .call_tool(CallToolRequestParams::new("notes__delete_all_notes"))
+        .await
+        .expect("a result");
+    assert_eq!(result.is_error, Some(true), "parked: no elicitation");
+    let store = Store::open(&gateway.store).await.expect("opens");
+    let pending = store.pending(10, None).await.expect("pending");
+    assert_eq!(pending.asks.len(), 1);
+    assert_eq!(pending.asks[0].ask.principal, "alice");
+}
