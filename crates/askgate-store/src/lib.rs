@@ -32,6 +32,7 @@ mod backend;
 mod error;
 mod ledger;
 mod schema;
+mod stats;
 mod tasks;
 mod tokens;
 mod writer;

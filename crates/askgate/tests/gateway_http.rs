@@ -189,4 +189,53 @@ async fn tokens_name_the_principal_and_sessions_stay_with_it() {
     let pending = store.pending(10, None).await.expect("pending");
     assert_eq!(pending.asks.len(), 1);
     assert_eq!(pending.asks[0].ask.principal, "alice");
+
+    // Metrics: behind the same token; the pending ask and no upstream call.
+    let unauthorized = http
+        .get(gateway.url.replace("/mcp", "/metrics"))
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(unauthorized.status(), 401);
+    let metrics = http
+        .get(gateway.url.replace("/mcp", "/metrics"))
+        .bearer_auth(ALICE)
+        .send()
+        .await
+        .expect("answers")
+        .text()
+        .await
+        .expect("text");
+    assert!(metrics.contains("askgate_pending_asks 1"), "{metrics}");
+    assert!(
+        !metrics.contains("askgate_upstream_calls_total{"),
+        "nothing was sent: {metrics}"
+    );
+
+    // A caller-confirmed call: one decision, one answered upstream call.
+    let mut params = CallToolRequestParams::new("notes__delete_all_notes");
+    params.arguments = json!({"confirm": true}).as_object().cloned();
+    let result = alice.call_tool(params).await.expect("a result");
+    assert_ne!(result.is_error, Some(true));
+    let metrics = http
+        .get(gateway.url.replace("/mcp", "/metrics"))
+        .bearer_auth(ALICE)
+        .send()
+        .await
+        .expect("answers")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics.contains(r#"askgate_decisions_total{method="caller_confirmed"} 1"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"askgate_upstream_calls_total{server="notes",outcome="answered"} 1"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("askgate_upstream_latency_seconds_count"),
+        "{metrics}"
+    );
 }

@@ -151,6 +151,7 @@ pub(crate) async fn serve(
         hosts.push(addr.ip().to_string());
         http = http.with_allowed_hosts(hosts);
     }
+    let scraped = gateway.clone();
     let service = StreamableHttpService::new(
         move || Ok(gateway.clone()),
         Arc::new(LocalSessionManager::default()),
@@ -159,6 +160,22 @@ pub(crate) async fn serve(
     let gate = Gate::new(principals);
     let app = axum::Router::new()
         .nest_service("/mcp", service)
+        .route(
+            "/metrics",
+            axum::routing::get(move || {
+                let gateway = scraped.clone();
+                async move {
+                    let (metrics, store) = gateway.metrics();
+                    (
+                        [(
+                            header::CONTENT_TYPE,
+                            "text/plain; version=0.0.4; charset=utf-8",
+                        )],
+                        metrics.render(store).await,
+                    )
+                }
+            }),
+        )
         .layer(axum::middleware::from_fn_with_state(gate, authenticate));
     let listener = tokio::net::TcpListener::bind(addr)
         .await

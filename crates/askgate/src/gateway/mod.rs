@@ -11,6 +11,7 @@
 #[allow(dead_code)]
 pub(crate) mod config;
 pub(crate) mod listen;
+pub(crate) mod metrics;
 pub(crate) mod proxy;
 #[allow(dead_code)]
 pub(crate) mod rules;
@@ -200,6 +201,7 @@ async fn start(setup: &Setup) -> Result<(Config, Gateway), String> {
             allow_raise: config.allow_session_raise,
             owner,
             replay: config.replay,
+            metrics: metrics::Metrics::default(),
         },
         upstreams,
         downstream,

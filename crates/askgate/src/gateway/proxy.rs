@@ -24,6 +24,7 @@ use serde_json::{Map, Value as Json, json};
 use tokio::sync::RwLock;
 
 use super::config::Replay;
+use super::metrics::Metrics;
 use super::rules::{Hints, Rules};
 use super::upstream::{Downstream, Upstream};
 use super::watch::MARKER_KEY;
@@ -59,6 +60,8 @@ pub(crate) struct Settings {
     pub(crate) owner: String,
     /// The replay policy.
     pub(crate) replay: Replay,
+    /// Counts for /metrics.
+    pub(crate) metrics: Metrics,
 }
 
 /// The gateway.
@@ -93,6 +96,14 @@ impl Gateway {
                 resources: RwLock::new(HashMap::new()),
             }),
         }
+    }
+
+    /// The metrics, and the store they count pending asks in.
+    pub(crate) fn metrics(&self) -> (&Metrics, &askgate_store::Store) {
+        (
+            &self.inner.settings.metrics,
+            self.inner.settings.rounds.store(),
+        )
     }
 
     /// The configured auto-approve threshold.
@@ -200,8 +211,21 @@ impl Gateway {
             params.meta = Some(meta);
             upstream.watch.expect(&marker, &id);
         }
+        let started = std::time::Instant::now();
         let result = upstream.service.call_tool_once(params).await;
+        let took = started.elapsed();
         let observed = upstream.watch.answered(&id);
+        let metrics = &self.inner.settings.metrics;
+        let outcome = match &result {
+            Ok(CallToolResponse::Complete(_)) => "answered",
+            Err(ServiceError::TransportSend(error))
+                if error.to_string().contains("ERR_MCP_REPLAY_UNAVAILABLE") =>
+            {
+                "not_sent"
+            }
+            _ => "failed",
+        };
+        metrics.call(&upstream.name, outcome, took);
         let finish = |answered: bool, summary: Json| async move {
             if let Err(error) = store
                 .finish_call(&id, answered, &summary, Timestamp::now())
@@ -410,6 +434,10 @@ impl ServerHandler for Gateway {
             return Ok(round.respond()?);
         };
         tracing::debug!(server = %server, tool = %tool.name, risk = risk.as_str(), rule, "judged");
+        self.inner
+            .settings
+            .metrics
+            .decision(verdict.method.as_str());
         if !verdict.proceed {
             return Ok(CallToolResult::error(vec![ContentBlock::text(verdict.for_model)]).into());
         }
