@@ -83,6 +83,16 @@ impl Drop for Scratch {
 }
 
 async fn gateway(capabilities: Json, script: Vec<ElicitResult>) -> Harness {
+    gateway_with(capabilities, script, None).await
+}
+
+/// A gateway over the example upstream, with `config` (TOML, the upstream
+/// `notes` and the store added) instead of the no-config default.
+async fn gateway_with(
+    capabilities: Json,
+    script: Vec<ElicitResult>,
+    config: Option<&str>,
+) -> Harness {
     let dir = std::env::temp_dir().join(format!(
         "askgate-gateway-{}-{}",
         std::process::id(),
@@ -91,10 +101,23 @@ async fn gateway(capabilities: Json, script: Vec<ElicitResult>) -> Harness {
     std::fs::create_dir_all(&dir).expect("scratch");
     let store_url = format!("sqlite://{}", dir.join("s.db").display());
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_askgate"));
-    command
-        .args(["gateway", "--store", &store_url, "--"])
-        .arg(upstream())
-        .env("ASKGATE_LOG", "warn");
+    match config {
+        None => {
+            command
+                .args(["gateway", "--store", &store_url, "--"])
+                .arg(upstream());
+        }
+        Some(extra) => {
+            let file = dir.join("askgate.toml");
+            let text = format!(
+                "store = {store_url:?}\n{extra}\n\n[[upstreams]]\nname = \"notes\"\ncommand = {:?}\n",
+                upstream().display().to_string()
+            );
+            std::fs::write(&file, text).expect("writes the config");
+            command.args(["gateway", "--config"]).arg(&file);
+        }
+    }
+    command.env("ASKGATE_LOG", "warn");
     let (transport, _) = TokioChildProcess::builder(command)
         .stderr(std::process::Stdio::inherit())
         .spawn()
@@ -327,4 +350,74 @@ fn the_dry_run_names_each_tools_risk_rule_and_what_a_call_would_do() {
     let rows = tools_json(&["--auto-approve", "medium_write"]);
     assert_eq!(row(&rows, "read_note")["now"], "proceed (auto_approved)");
     assert_eq!(row(&rows, "delete_all_notes")["now"], "ask");
+}
+
+#[tokio::test]
+async fn the_model_asks_the_person_through_the_ask_tool() {
+    let h = gateway(
+        json!({"elicitation": {"form": {}}}),
+        vec![accept(json!({"env": "prod"}))],
+    )
+    .await;
+    let tools = h.client.list_all_tools().await.expect("tools");
+    assert!(
+        tools.iter().any(|t| t.name == "ask"),
+        "the ask tool is offered"
+    );
+    let mut params = CallToolRequestParams::new("ask");
+    params.arguments = json!({"questions": [{
+        "id": "env", "prompt": "Which environment?", "defaults": ["staging"],
+        "options": [{"value": "staging", "label": "Staging"}, {"value": "prod", "label": "Production"}]
+    }]})
+    .as_object()
+    .cloned();
+    let result = h.client.call_tool(params).await.expect("a result");
+    assert!(
+        text(&result).contains("Which environment? → Production"),
+        "{}",
+        text(&result)
+    );
+
+    // A malformed set is a tool error addressed to the model.
+    let mut params = CallToolRequestParams::new("ask");
+    params.arguments = json!({"questions": []}).as_object().cloned();
+    let result = h.client.call_tool(params).await.expect("a result");
+    assert_eq!(result.is_error, Some(true));
+    assert!(!text(&result).is_empty());
+}
+
+#[tokio::test]
+async fn intake_questions_come_before_a_tools_first_call_only() {
+    let config = r#"
+[[rules]]
+tool = "append_note"
+risk = "read"
+
+[[intake]]
+tool = "append_note"
+when = "once"
+preamble = "Before the first note:"
+questions = [{ id = "team", prompt = "Which team?", options = [{ value = "ops", label = "Ops" }, { value = "dev", label = "Dev" }], defaults = ["ops"] }]
+"#;
+    let h = gateway_with(
+        json!({"elicitation": {"form": {}}}),
+        vec![accept(json!({"team": "dev"}))],
+        Some(config),
+    )
+    .await;
+    let mut params = CallToolRequestParams::new("notes__append_note");
+    params.arguments = json!({"name": "log", "text": "one"}).as_object().cloned();
+    let first = h.client.call_tool(params.clone()).await.expect("a result");
+    assert!(
+        text(&first).contains("Which team? → Dev"),
+        "{}",
+        text(&first)
+    );
+    let second = h.client.call_tool(params).await.expect("a result");
+    assert!(!text(&second).contains("Which team?"), "{}", text(&second));
+    assert_eq!(
+        h.asked.lock().expect("not poisoned").len(),
+        1,
+        "asked once; a read needs no confirmation"
+    );
 }

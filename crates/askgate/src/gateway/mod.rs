@@ -13,6 +13,7 @@ pub(crate) mod config;
 pub(crate) mod listen;
 pub(crate) mod metrics;
 pub(crate) mod proxy;
+pub(crate) mod questions;
 #[allow(dead_code)]
 pub(crate) mod rules;
 pub(crate) mod upstream;
@@ -202,6 +203,8 @@ async fn start(setup: &Setup) -> Result<(Config, Gateway), String> {
             owner,
             replay: config.replay,
             metrics: metrics::Metrics::default(),
+            offer_ask_tool: config.offer_ask_tool,
+            intake: config.intake.clone(),
         },
         upstreams,
         downstream,

@@ -23,8 +23,9 @@ use rmcp::{ErrorData, ServerHandler, ServiceError};
 use serde_json::{Map, Value as Json, json};
 use tokio::sync::RwLock;
 
-use super::config::Replay;
+use super::config::{Intake, Replay};
 use super::metrics::Metrics;
+use super::questions::{self, Asked};
 use super::rules::{Hints, Rules};
 use super::upstream::{Downstream, Upstream};
 use super::watch::MARKER_KEY;
@@ -62,6 +63,10 @@ pub(crate) struct Settings {
     pub(crate) replay: Replay,
     /// Counts for /metrics.
     pub(crate) metrics: Metrics,
+    /// Whether the model is offered the `ask` tool.
+    pub(crate) offer_ask_tool: bool,
+    /// Intake question sets before configured tools.
+    pub(crate) intake: Vec<Intake>,
 }
 
 /// The gateway.
@@ -78,6 +83,8 @@ struct Inner {
     tools: RwLock<HashMap<String, (usize, Tool)>>,
     /// Resource URI -> upstream.
     resources: RwLock<HashMap<String, usize>>,
+    /// Intakes settled in this process (a stdio session is one thread).
+    intake_done: std::sync::Mutex<std::collections::HashSet<usize>>,
 }
 
 impl Gateway {
@@ -94,6 +101,7 @@ impl Gateway {
                 downstream,
                 tools: RwLock::new(HashMap::new()),
                 resources: RwLock::new(HashMap::new()),
+                intake_done: std::sync::Mutex::new(std::collections::HashSet::new()),
             }),
         }
     }
@@ -104,6 +112,13 @@ impl Gateway {
             &self.inner.settings.metrics,
             self.inner.settings.rounds.store(),
         )
+    }
+
+    fn intake_done(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<usize>> {
+        self.inner
+            .intake_done
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The configured auto-approve threshold.
@@ -385,6 +400,13 @@ impl ServerHandler for Gateway {
             .await
             .into_iter()
             .map(|(name, _, tool, risk, _)| listed(name, &tool, risk))
+            .chain(
+                self.inner
+                    .settings
+                    .offer_ask_tool
+                    .then(questions::ask_tool)
+                    .flatten(),
+            )
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -395,6 +417,21 @@ impl ServerHandler for Gateway {
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.inner.downstream.set(cx.peer.clone());
+        let principal =
+            askgate_mcp::Principal::of(&cx).map_or_else(|| "anonymous".to_owned(), |p| p.0);
+        if self.inner.settings.offer_ask_tool && params.name == askgate_core::ask_tool::NAME {
+            let mut round = self
+                .inner
+                .settings
+                .rounds
+                .begin(&cx, Request::tool(&params))
+                .await?;
+            let arguments = params.arguments.clone().unwrap_or_default();
+            return match questions::ask(&mut round, &arguments, &principal).await? {
+                Some(result) => Ok(result.into()),
+                None => Ok(round.respond()?),
+            };
+        }
         let Some((index, tool)) = self.tool(&params.name).await else {
             return Err(ErrorData::invalid_params(
                 format!(
@@ -430,6 +467,35 @@ impl ServerHandler for Gateway {
             threshold,
             caller_confirmed,
         };
+        // Intake first: questions configured before this tool's calls.
+        let mut intake_text = None;
+        let intake = self
+            .inner
+            .settings
+            .intake
+            .iter()
+            .enumerate()
+            .find(|(_, intake)| {
+                intake.server.as_ref().is_none_or(|p| p.is_match(&server))
+                    && intake.tool.is_match(&tool.name)
+            });
+        if let Some((which, intake)) = intake {
+            let due = match intake.when {
+                askgate_core::IntakeWhen::EveryTurn => true,
+                askgate_core::IntakeWhen::Once => !self.intake_done().contains(&which),
+            };
+            if due {
+                match questions::put(&mut round, "intake", intake.questions.clone(), &principal)
+                    .await?
+                {
+                    Asked::Settled(text) => {
+                        self.intake_done().insert(which);
+                        intake_text = Some(text);
+                    }
+                    Asked::Waiting => return Ok(round.respond()?),
+                }
+            }
+        }
         let Some(verdict) = round.confirm("confirm", &call, policy).await? else {
             return Ok(round.respond()?);
         };
@@ -443,7 +509,14 @@ impl ServerHandler for Gateway {
         }
         let digest =
             askgate_core::arguments_digest(b"askgate ledger", &Json::Object(arguments.clone()));
-        self.forward(index, &tool.name, arguments, digest).await
+        let response = self.forward(index, &tool.name, arguments, digest).await?;
+        Ok(match (intake_text, response) {
+            (Some(text), CallToolResponse::Complete(mut result)) => {
+                result.content.insert(0, ContentBlock::text(text));
+                result.into()
+            }
+            (_, response) => response,
+        })
     }
 
     async fn list_prompts(
