@@ -421,3 +421,103 @@ questions = [{ id = "team", prompt = "Which team?", options = [{ value = "ops", 
         "asked once; a read needs no confirmation"
     );
 }
+
+/// A client of 2026-07-28 driving the rounds by hand.
+#[derive(Clone)]
+struct RoundTripper;
+
+impl ClientHandler for RoundTripper {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(json!({"elicitation": {"form": {}}})).expect("capabilities");
+        ClientConfig::new(capabilities, Implementation::new("round-tripper", "1.0"))
+    }
+}
+
+#[tokio::test]
+async fn a_gateway_killed_mid_ask_gives_the_retry_its_result_and_runs_the_call_once() {
+    let dir = std::env::temp_dir().join(format!(
+        "askgate-gateway-kill-{}-{}",
+        std::process::id(),
+        jiff::Timestamp::now().as_nanosecond()
+    ));
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let _cleanup = Scratch(dir.clone());
+    let store_url = format!("sqlite://{}", dir.join("s.db").display());
+    let start = || {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_askgate"));
+        command
+            .args(["gateway", "--store", &store_url, "--"])
+            .arg(upstream())
+            .env("ASKGATE_LOG", "warn");
+        let (transport, _) = TokioChildProcess::builder(command)
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .expect("the gateway starts");
+        transport
+    };
+    let lifecycle = || rmcp::service::ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    use rmcp::service::ClientServiceExt;
+    let mut params = CallToolRequestParams::new(tool("append_note"));
+    params.arguments = json!({"name": "log", "text": "once"}).as_object().cloned();
+
+    let transport = start();
+    let pid = transport.id().expect("a pid");
+    let client = RoundTripper
+        .serve_with_lifecycle(transport, lifecycle())
+        .await
+        .expect("discovers the gateway");
+    let first = match client
+        .call_tool_once(params.clone())
+        .await
+        .expect("a result")
+    {
+        rmcp::model::CallToolResponse::InputRequired(result) => result,
+        other => panic!("expected input_required, got {other:?}"),
+    };
+    let state = first.request_state.clone().expect("a sealed state");
+    // The gateway dies while the person decides.
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    drop(client);
+
+    let client = RoundTripper
+        .serve_with_lifecycle(start(), lifecycle())
+        .await
+        .expect("discovers the restarted gateway");
+    let mut retry = params.clone();
+    retry.input_responses = Some(
+        serde_json::from_value(
+            json!({"confirm": {"action": "accept", "content": {"confirm": true}}}),
+        )
+        .expect("responses"),
+    );
+    retry.request_state = Some(state);
+    let done = match client
+        .call_tool_once(retry.clone())
+        .await
+        .expect("a result")
+    {
+        rmcp::model::CallToolResponse::Complete(result) => result,
+        other => panic!("expected the result, got {other:?}"),
+    };
+    assert_ne!(done.is_error, Some(true), "{}", text(&done));
+    // The same retry again is refused: the state was used.
+    match client.call_tool_once(retry).await {
+        Err(rmcp::ServiceError::McpError(error)) => assert_eq!(error.code.0, -32602),
+        other => panic!("a replay must be refused, got {other:?}"),
+    }
+    let pool = sqlx::sqlite::SqlitePool::connect(&store_url)
+        .await
+        .expect("connects");
+    let states: Vec<String> = sqlx::query_scalar("SELECT state FROM calls")
+        .fetch_all(&pool)
+        .await
+        .expect("reads the ledger");
+    assert_eq!(states, ["answered"], "the call ran exactly once");
+}
