@@ -112,6 +112,7 @@ impl Round {
                 },
             },
             Gate::Ask => {
+                self.about(call.server, call.tool, call.risk.as_str());
                 let ask = Ask::new(confirmation_form(call))
                     .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
                 // A client that cannot show the form, with the caller's own

@@ -136,29 +136,79 @@ impl Round {
         format!("mcp:{}:{key}", URL_SAFE_NO_PAD.encode(hash.finalize()))
     }
 
-    /// Find the ask parked for `key` by an earlier try, or park `ask` now.
+    /// Find the ask parked for `key` by an earlier try of this call, or
+    /// park `ask` now. An inbox answer lets exactly one call through: once
+    /// a call went on with it, the next identical call parks a new ask
+    /// (`<key>#2`, `#3`...).
     async fn park_or_find(&self, key: &str, ask: &Ask) -> Result<AskRow, RoundError> {
         let store = self.rounds().store();
-        let resume = self.resume_key(key);
-        if let Some(row) = store
-            .ask_by_resume_key(&resume)
+        let mut generation = 1u32;
+        loop {
+            let resume = if generation == 1 {
+                self.resume_key(key)
+            } else {
+                format!("{}#{generation}", self.resume_key(key))
+            };
+            match store
+                .ask_by_resume_key(&resume)
+                .await
+                .map_err(store_failed)?
+            {
+                None => return self.park_new(resume, ask).await,
+                Some(row) if row.status == AskStatus::Pending => return Ok(row),
+                Some(row) if self.claim(&row.ask.id).await? => return Ok(row),
+                // Answered, and already used by another call: ask anew.
+                Some(_) => generation += 1,
+            }
+        }
+    }
+
+    /// Whether this request may go on with the settled ask `id`: the first
+    /// request to claim it, and that request on every later round.
+    async fn claim(&self, id: &str) -> Result<bool, RoundError> {
+        let store = self.rounds().store();
+        let forever = Timestamp::MAX;
+        let now = Timestamp::now();
+        let mine = self
+            .request_id()
+            .map(|rid| format!("inbox-used:{id}:{rid}"));
+        if store
+            .consume_token(&format!("inbox-used:{id}"), forever, now)
             .await
             .map_err(store_failed)?
         {
-            return Ok(row);
+            if let Some(mine) = &mine {
+                store
+                    .consume_token(mine, forever, now)
+                    .await
+                    .map_err(store_failed)?;
+            }
+            return Ok(true);
         }
+        match &mine {
+            Some(mine) => store.token_consumed(mine).await.map_err(store_failed),
+            None => Ok(false),
+        }
+    }
+
+    async fn park_new(&self, resume: String, ask: &Ask) -> Result<AskRow, RoundError> {
+        let store = self.rounds().store();
         let mut id = [0u8; 12];
         getrandom::fill(&mut id).map_err(|e| RoundError::Random(e.to_string()))?;
         let binding = self.binding();
+        let (server, tool, risk) = match self.origin() {
+            Some((server, tool, risk)) => (Some(server.clone()), tool.clone(), Some(risk.clone())),
+            None => (None, binding.name.clone(), None),
+        };
         let row = store
             .park(&NewAsk {
                 id: format!("ask_{}", URL_SAFE_NO_PAD.encode(id)),
                 resume_key: resume,
                 principal: binding.principal.clone(),
                 request: StoredRequest::form(ask).to_json(),
-                server: None,
-                tool: Some(binding.name.clone()),
-                risk: None,
+                server,
+                tool: Some(tool),
+                risk,
                 created_at: Timestamp::now(),
                 expires_at: None,
             })
@@ -282,6 +332,8 @@ impl Round {
         let outcome = Self::outcome_of(&row)?.ok_or_else(|| {
             RoundError::Unanswered(Unanswered::Failed("the ask settled without a reply".into()))
         })?;
+        // This call goes on with the answer: nobody else may.
+        self.claim(&row.ask.id).await?;
         // 2025-11-25 has the completion notice; rmcp 3 has no helper for it.
         let notice = CustomNotification::new(
             "notifications/elicitation/complete",
@@ -329,7 +381,10 @@ impl Round {
             .settle(id, &settlement, Timestamp::now())
             .await
         {
-            Ok(row) => Ok((outcome, row)),
+            Ok(row) => {
+                self.claim(id).await?;
+                Ok((outcome, row))
+            }
             // Answered in the inbox meanwhile: that answer stands.
             Err(_) => {
                 let row = self

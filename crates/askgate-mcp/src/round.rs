@@ -202,6 +202,7 @@ impl Rounds {
             parked: Vec::new(),
             request_id: None,
             inbox_answers: BTreeMap::new(),
+            origin: None,
         };
         if mode == Mode::Classic {
             return Ok(round);
@@ -272,6 +273,7 @@ impl Rounds {
             parked: Vec::new(),
             request_id: Some(task_id.to_owned()),
             inbox_answers: BTreeMap::new(),
+            origin: None,
         }
     }
 }
@@ -399,6 +401,9 @@ pub struct Round {
     request_id: Option<String>,
     /// Asks of this round settled in the inbox: who answered, and where.
     inbox_answers: BTreeMap<String, InboxAnswer>,
+    /// What an ask parked now is about (server, tool, risk), for people
+    /// reading the inbox.
+    origin: Option<(String, String, String)>,
 }
 
 /// An ask of the round that was answered in the inbox.
@@ -435,6 +440,20 @@ impl Round {
         let given = self.answer(key)?;
         self.responses.remove(key);
         Some(given)
+    }
+
+    /// Say what asks parked from now on are about: the server, the tool and
+    /// its risk (shown in the inbox and `askgate asks list`).
+    pub fn about(&mut self, server: &str, tool: &str, risk: &str) {
+        self.origin = Some((server.to_owned(), tool.to_owned(), risk.to_owned()));
+    }
+
+    pub(crate) fn origin(&self) -> Option<&(String, String, String)> {
+        self.origin.as_ref()
+    }
+
+    pub(crate) fn request_id(&self) -> Option<&str> {
+        self.request_id.as_deref()
     }
 
     /// The audit key of the decision made under `key` in this request.

@@ -397,3 +397,28 @@ async fn on_2026_a_url_goes_out_as_an_input_request_and_the_retry_reads_the_inbo
     let outcome: Json = serde_json::from_str(&done).expect("the outcome");
     assert_eq!(outcome["values"]["replicas"]["value"], 5);
 }
+
+#[tokio::test]
+async fn an_inbox_answer_lets_exactly_one_call_through() {
+    let h = harness(json!({}), Fallback::Park, false, initialize()).await;
+    let args = json!({"service": "billing"});
+    let (message, _) = text(
+        h.client
+            .call_tool_once(call(args.clone()))
+            .await
+            .expect("a result"),
+    );
+    let id = ask_id(&message);
+    answer_in_inbox(&h.store, &id, json!({"replicas": 2})).await;
+    let (done, is_error) = text(
+        h.client
+            .call_tool_once(call(args.clone()))
+            .await
+            .expect("a result"),
+    );
+    assert!(!is_error, "{done}");
+    // The same call again: the answer was used; a new ask is parked.
+    let (again, is_error) = text(h.client.call_tool_once(call(args)).await.expect("a result"));
+    assert!(is_error, "parked again: {again}");
+    assert_ne!(ask_id(&again), id, "a new ask, not the used answer");
+}

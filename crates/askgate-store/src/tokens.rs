@@ -3,7 +3,7 @@
 use jiff::Timestamp;
 
 use crate::asks::micros;
-use crate::backend::{Store, with_writer};
+use crate::backend::{Store, with_pool, with_writer};
 use crate::error::Error;
 
 impl Store {
@@ -34,6 +34,21 @@ impl Store {
             )
         })?;
         Ok(inserted == 1)
+    }
+
+    /// Whether `nonce` was consumed (and not yet purged).
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn token_consumed(&self, nonce: &str) -> Result<bool, Error> {
+        with_pool!(self, |pool| {
+            Ok(sqlx::query("SELECT 1 FROM tokens WHERE nonce = $1")
+                .bind(nonce)
+                .fetch_optional(pool)
+                .await
+                .map_err(|e| self.fail(e))?
+                .is_some())
+        })
     }
 
     /// Forget consumed nonces that expired before `now` (they can no longer

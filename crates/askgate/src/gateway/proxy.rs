@@ -259,6 +259,12 @@ impl Gateway {
                     json!({"is_error": result.is_error.unwrap_or(false), "blocks": result.content.len()}),
                 )
                 .await;
+                let mut result = result;
+                // A result from an older upstream has no resultType; a
+                // 2026-07-28 client needs one (rmcp strips it for older ones).
+                result
+                    .result_type
+                    .get_or_insert(rmcp::model::ResultType::COMPLETE);
                 Ok(result.into())
             }
             Ok(_) => {
@@ -380,8 +386,11 @@ impl ServerHandler for Gateway {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_tool_list_changed()
                 .enable_prompts()
+                .enable_prompts_list_changed()
                 .enable_resources()
+                .enable_resources_list_changed()
                 .build(),
         )
         .with_instructions(
@@ -560,7 +569,12 @@ impl ServerHandler for Gateway {
             .service
             .get_prompt(forwarded)
             .await
-            .map(Into::into)
+            .map(|mut result| {
+                result
+                    .result_type
+                    .get_or_insert(rmcp::model::ResultType::COMPLETE);
+                result.into()
+            })
             .map_err(|e| {
                 ErrorData::internal_error(
                     format!("{} failed on prompt {name}: {e}", upstream.name),
@@ -612,7 +626,12 @@ impl ServerHandler for Gateway {
             .service
             .read_resource(forwarded)
             .await
-            .map(Into::into)
+            .map(|mut result| {
+                result
+                    .result_type
+                    .get_or_insert(rmcp::model::ResultType::COMPLETE);
+                result.into()
+            })
             .map_err(|e| {
                 ErrorData::internal_error(
                     format!("{} failed to read a resource: {e}", upstream.name),

@@ -12,7 +12,9 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, Implementation, ListRootsResult,
 };
-use rmcp::service::{Peer, RequestContext, RoleClient, RoleServer, RunningService};
+use rmcp::service::{
+    NotificationContext, Peer, RequestContext, RoleClient, RoleServer, RunningService,
+};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData, ServiceExt};
@@ -122,6 +124,31 @@ impl ClientHandler for Relay {
         peer.create_message(params)
             .await
             .map_err(|e| unavailable(&self.server, &format!("a sampled message ({e})")))
+    }
+
+    async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        // The gateway re-reads the tools on the next list; tell the client.
+        if let Some(peer) = self.downstream.get()
+            && let Err(error) = peer.notify_tool_list_changed().await
+        {
+            tracing::debug!(server = %self.server, %error, "could not relay tools/list_changed");
+        }
+    }
+
+    async fn on_prompt_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        if let Some(peer) = self.downstream.get()
+            && let Err(error) = peer.notify_prompt_list_changed().await
+        {
+            tracing::debug!(server = %self.server, %error, "could not relay prompts/list_changed");
+        }
+    }
+
+    async fn on_resource_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        if let Some(peer) = self.downstream.get()
+            && let Err(error) = peer.notify_resource_list_changed().await
+        {
+            tracing::debug!(server = %self.server, %error, "could not relay resources/list_changed");
+        }
     }
 
     async fn list_roots(

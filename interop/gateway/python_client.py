@@ -1,0 +1,335 @@
+"""Gateway end to end: the Python MCP SDK (PyPI `mcp`, a `ClientSession`
+on stdio) as the client of the real `askgate gateway`, which has three real
+upstreams behind it (see scripts/gateway-e2e.sh for the config):
+
+- `everything`: npm @modelcontextprotocol/server-everything
+- `files`:      npm @modelcontextprotocol/server-filesystem, rooted in --root
+- `notes`:      the repository's askgate-example-upstream, notes in --notes
+
+A scripted person answers through the SDK's elicitation callback; the client
+speaks 2025-11-25 (`ClientSession.initialize`) unless a scenario says
+otherwise. Each scenario spawns the gateway afresh (`askgate gateway --config FILE`) and
+checks what the person was asked, what the tool returned, what the upstream
+did (files on disk) and what the store recorded (`askgate asks|audit`):
+
+- tools:         every upstream's tools are listed as <server>__<tool>;
+                 gated tools offer `confirm`, reads do not
+- read:          a tool a rule makes `read` runs without asking anyone
+- write-accept:  a write is confirmed through elicitation, then runs
+- write-decline: declined: a blocked result, the file is not written
+- destructive-no-elicitation: a client without elicitation gets the ask
+                 parked (pending in the store, the note not deleted); the
+                 caller's `confirm: true` then proceeds, audited as
+                 caller_confirmed
+- relay-everything, relay-notes: the upstream's own elicitation reaches the
+                 person, and the answer reaches the upstream
+- mrtr-write-accept, mrtr-relay-notes: the same on 2026-07-28 (`Client`,
+                 mode "auto"): the confirmation and the upstream's own ask
+                 come back as InputRequiredResult, and the SDK retries
+- audit:         the decisions are in the audit chain, without argument
+                 values, and `askgate audit verify` passes
+
+    python python_client.py --askgate BIN --config FILE --store URL --root DIR --notes DIR --logs DIR
+
+Prints `python: N passed, N failed`; exits non-zero when any scenario fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import os
+import re
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+import mcp.types as types
+from mcp import Client, ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from store_cli import StoreCli, Tally, check, decisions
+
+SDK = f"mcp {importlib.metadata.version('mcp')}"
+ELICITING_TOOL = "everything__trigger-elicitation-request"
+CLASSIC = "2025-11-25"
+MRTR = "2026-07-28"
+
+
+class Person:
+    """A scripted person: gives its answers in order, records each ask."""
+
+    def __init__(self, *answers: tuple[str, dict[str, Any] | None]) -> None:
+        self.answers = list(answers)
+        self.asked: list[types.ElicitRequestFormParams] = []
+
+    async def __call__(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
+        if not isinstance(params, types.ElicitRequestFormParams):
+            return types.ErrorData(code=types.INVALID_PARAMS, message=f"the person expected a form, got {params!r}")
+        self.asked.append(params)
+        if not self.answers:
+            return types.ErrorData(
+                code=types.INTERNAL_ERROR, message=f"the scripted person was asked more than expected: {params.message!r}"
+            )
+        action, content = self.answers.pop(0)
+        return types.ElicitResult(action=action, content=content)
+
+
+def text(result: types.CallToolResult) -> str:
+    return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+def succeeded(result: types.CallToolResult, what: str) -> str:
+    check(not result.is_error, f"{what} failed: {text(result)!r}")
+    return text(result)
+
+
+def blocked(result: types.CallToolResult, what: str) -> str:
+    check(result.is_error is True, f"{what} was not blocked: {text(result)!r}")
+    return text(result)
+
+
+def check_confirmation(person: Person, tool: str) -> None:
+    """The person was asked once, to confirm `tool`, with one pre-ticked checkbox."""
+    check(len(person.asked) == 1, f"the person was asked {len(person.asked)} times, expected once")
+    ask = person.asked[0]
+    check(tool in ask.message, f"the confirmation does not name {tool}: {ask.message!r}")
+    props = ask.requested_schema.get("properties", {})
+    check(list(props) == ["confirm"], f"the confirmation asks {list(props)}, expected only confirm")
+    check(props["confirm"].get("type") == "boolean", f"confirm is not a boolean: {props['confirm']!r}")
+    check(props["confirm"].get("default") is True, f"confirm is not pre-ticked: {props['confirm']!r}")
+
+
+class Gateway:
+    """How to reach the gateway under test, and what is behind it."""
+
+    def __init__(self, args: argparse.Namespace, errlog: TextIO) -> None:
+        self.askgate = args.askgate
+        self.config = args.config
+        self.root = Path(args.root)
+        self.notes = Path(args.notes)
+        self.store = StoreCli(args.askgate, args.store)
+        self.errlog = errlog
+
+    @asynccontextmanager
+    async def session(self, person: Person | None) -> AsyncIterator[ClientSession]:
+        """A session with a freshly spawned gateway; with `person`, the client declares elicitation."""
+        env = dict(os.environ, ASKGATE_LOG=os.environ.get("ASKGATE_LOG", "info"))
+        params = StdioServerParameters(command=self.askgate, args=["gateway", "--config", self.config], env=env)
+        async with stdio_client(params, errlog=self.errlog) as (read, write):
+            async with ClientSession(read, write, elicitation_callback=person) as session:
+                result = await session.initialize()
+                check(result.protocol_version == CLASSIC, f"negotiated {result.protocol_version}, expected {CLASSIC}")
+                yield session
+
+
+    @asynccontextmanager
+    async def mrtr_client(self, person: Person) -> AsyncIterator[Client]:
+        """A client on 2026-07-28 (multi round-trip): asks come back as InputRequiredResult, the SDK retries."""
+        env = dict(os.environ, ASKGATE_LOG=os.environ.get("ASKGATE_LOG", "info"))
+        params = StdioServerParameters(command=self.askgate, args=["gateway", "--config", self.config], env=env)
+        async with Client(stdio_client(params, errlog=self.errlog), mode="auto", elicitation_callback=person) as client:
+            check(client.protocol_version == MRTR, f"negotiated {client.protocol_version}, expected {MRTR}")
+            yield client
+
+
+async def all_tools(session: ClientSession) -> dict[str, types.Tool]:
+    tools: dict[str, types.Tool] = {}
+    cursor = None
+    while True:
+        page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+        tools.update({tool.name: tool for tool in page.tools})
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
+async def tools(gw: Gateway) -> None:
+    async with gw.session(Person()) as session:
+        listed = await all_tools(session)
+    expected = [
+        "everything__echo",
+        ELICITING_TOOL,
+        "files__read_text_file",
+        "files__write_file",
+        "files__edit_file",
+        "notes__read_note",
+        "notes__append_note",
+        "notes__delete_all_notes",
+        "notes__ask_name",
+    ]
+    missing = [name for name in expected if name not in listed]
+    check(not missing, f"not listed: {missing}; listed: {sorted(listed)}")
+    # Besides the upstreams' tools, only askgate's own `ask` tool (offer_ask_tool, default on).
+    unprefixed = [name for name in listed if not re.match(r"^(everything|files|notes)__", name) and name != "ask"]
+    check(not unprefixed, f"listed without a server's namespace: {unprefixed}")
+    for name in ["files__write_file", "notes__delete_all_notes"]:
+        props = listed[name].input_schema.get("properties", {})
+        check("confirm" in props, f"{name} is gated but does not offer confirm: {list(props)}")
+    for name in ["files__read_text_file", "everything__echo"]:
+        props = listed[name].input_schema.get("properties", {})
+        check("confirm" not in props, f"{name} is a read but offers confirm")
+    described = listed["notes__delete_all_notes"].description or ""
+    check("[askgate: risk destructive]" in described, f"the risk is not in the description: {described!r}")
+
+
+async def read(gw: Gateway) -> None:
+    (gw.root / "readme.txt").write_text("read me, no questions asked\n")
+    person = Person()
+    async with gw.session(person) as session:
+        got = succeeded(
+            await session.call_tool("files__read_text_file", {"path": str(gw.root / "readme.txt")}), "the file read"
+        )
+        echoed = succeeded(await session.call_tool("everything__echo", {"message": "hello askgate"}), "echo")
+    check("read me, no questions asked" in got, f"read {got!r}")
+    check("hello askgate" in echoed, f"echo returned {echoed!r}")
+    check(not person.asked, f"a read asked the person: {[a.message for a in person.asked]}")
+    entries = gw.store.audit()
+    check(decisions(entries, "files", "read_text_file") == ["not_required"], "the read is not audited as not_required")
+
+
+async def write_accept(gw: Gateway) -> None:
+    path = gw.root / "accepted.txt"
+    person = Person(("accept", {"confirm": True}))
+    async with gw.session(person) as session:
+        result = await session.call_tool("files__write_file", {"path": str(path), "content": "written after a yes"})
+    succeeded(result, "the confirmed write")
+    check_confirmation(person, "write_file")
+    check(path.exists() and path.read_text() == "written after a yes", f"{path} was not written as asked")
+    check(decisions(gw.store.audit(), "files", "write_file")[-1] == "elicited", "the write is not audited as elicited")
+
+
+async def write_decline(gw: Gateway) -> None:
+    path = gw.root / "declined.txt"
+    person = Person(("decline", None))
+    async with gw.session(person) as session:
+        result = await session.call_tool("files__write_file", {"path": str(path), "content": "never written"})
+    said = blocked(result, "the declined write")
+    check_confirmation(person, "write_file")
+    check("declined" in said and "final" in said, f"the result does not say the decline is final: {said!r}")
+    check(not path.exists(), f"{path} was written although the person declined")
+    check(decisions(gw.store.audit(), "files", "write_file")[-1] == "blocked", "the decline is not audited as blocked")
+
+
+async def destructive_no_elicitation(gw: Gateway) -> None:
+    note = gw.notes / "doomed.txt"
+    async with gw.session(None) as session:
+        # low_write: proceeds without asking, even without elicitation.
+        succeeded(await session.call_tool("notes__append_note", {"name": "doomed", "text": "x"}), "append_note")
+        check(note.exists(), f"append_note did not write {note}")
+        parked = blocked(await session.call_tool("notes__delete_all_notes", {}), "delete_all_notes without elicitation")
+        found = re.search(r"askgate asks answer (ask_[A-Za-z0-9_-]+)", parked)
+        check(found is not None, f"the parked result does not say how to answer: {parked!r}")
+        ask_id = found.group(1)
+        pending = {row["id"]: row for row in gw.store.pending()}
+        check(ask_id in pending, f"{ask_id} is not pending in the store: {list(pending)}")
+        check(pending[ask_id]["status"] == "pending", f"{ask_id}: {pending[ask_id]['status']}")
+        check(note.exists(), "the note was deleted while the ask was parked")
+
+        done = succeeded(
+            await session.call_tool("notes__delete_all_notes", {"confirm": True}), "delete_all_notes with confirm: true"
+        )
+    check("deleted 1 notes" in done, f"the upstream said {done!r}")
+    check(not note.exists(), f"{note} survived the confirmed delete")
+    # Parked is not a decision: the only one audited is the caller's.
+    audited = decisions(gw.store.audit(), "notes", "delete_all_notes")
+    check(audited == ["caller_confirmed"], f"audited {audited}, expected caller_confirmed")
+
+
+async def relay_everything(gw: Gateway) -> None:
+    person = Person(("accept", {"name": "Ada Lovelace", "check": True}))
+    async with gw.session(person) as session:
+        said = succeeded(await session.call_tool(ELICITING_TOOL, {}), ELICITING_TOOL)
+    check(len(person.asked) == 1, f"the person was asked {len(person.asked)} times, expected once (the server's ask)")
+    ask = person.asked[0]
+    check("Please provide inputs" in ask.message, f"not the server's ask: {ask.message!r}")
+    props = ask.requested_schema.get("properties", {})
+    for name in ["name", "check", "email", "integer", "untitledSingleSelectEnum", "titledMultipleSelectEnum"]:
+        check(name in props, f"the relayed schema lost {name!r}: {list(props)}")
+    check(ask.requested_schema.get("required") == ["name"], f"required: {ask.requested_schema.get('required')}")
+    check("Name: Ada Lovelace" in said, f"the answer did not reach the server: {said!r}")
+
+
+async def relay_notes(gw: Gateway) -> None:
+    person = Person(("accept", {"name": "Grace"}))
+    async with gw.session(person) as session:
+        said = succeeded(await session.call_tool("notes__ask_name", {}), "ask_name")
+    check(len(person.asked) == 1, f"the person was asked {len(person.asked)} times, expected once")
+    check(person.asked[0].message == "What is your name?", f"not the server's ask: {person.asked[0].message!r}")
+    check("Hello, Grace" in said, f"the answer did not reach the server: {said!r}")
+
+
+async def mrtr_write_accept(gw: Gateway) -> None:
+    path = gw.root / "accepted-mrtr.txt"
+    person = Person(("accept", {"confirm": True}))
+    async with gw.mrtr_client(person) as client:
+        result = await client.call_tool("files__write_file", {"path": str(path), "content": "written after a yes"})
+    succeeded(result, "the confirmed write on 2026-07-28")
+    check_confirmation(person, "write_file")
+    check(path.exists() and path.read_text() == "written after a yes", f"{path} was not written as asked")
+
+
+async def mrtr_relay_notes(gw: Gateway) -> None:
+    person = Person(("accept", {"name": "Grace"}))
+    async with gw.mrtr_client(person) as client:
+        said = succeeded(await client.call_tool("notes__ask_name", {}), "ask_name on 2026-07-28")
+    check(len(person.asked) == 1, f"the person was asked {len(person.asked)} times, expected once")
+    check(person.asked[0].message == "What is your name?", f"not the server's ask: {person.asked[0].message!r}")
+    check("Hello, Grace" in said, f"the answer did not reach the server: {said!r}")
+
+
+async def audit(gw: Gateway) -> None:
+    raw = gw.store.audit_text()
+    for value in ["written after a yes", "never written", "hello askgate", "Ada Lovelace", "Grace"]:
+        check(value not in raw, f"an argument or answer value is in the audit log: {value!r}")
+    found = {e["decision"] for e in gw.store.audit()}
+    for decision in ["not_required", "elicited", "blocked", "caller_confirmed"]:
+        check(decision in found, f"no {decision} decision audited: {sorted(found)}")
+    gw.store.verify()
+
+
+SCENARIOS = [
+    ("tools", tools),
+    ("read", read),
+    ("write-accept", write_accept),
+    ("write-decline", write_decline),
+    ("destructive-no-elicitation", destructive_no_elicitation),
+    ("relay-everything", relay_everything),
+    ("relay-notes", relay_notes),
+    ("mrtr-write-accept", mrtr_write_accept),
+    ("mrtr-relay-notes", mrtr_relay_notes),
+    ("audit", audit),
+]
+
+
+async def run(args: argparse.Namespace) -> int:
+    logs = Path(args.logs)
+    tally = Tally("python", prefix=f"{SDK} ")
+    with (logs / "python-gateway.log").open("w") as errlog:
+        gw = Gateway(args, errlog)
+        for name, scenario in SCENARIOS:
+            if args.only and args.only != name:
+                continue
+            await tally.run(name, lambda scenario=scenario: scenario(gw))
+    return tally.close(str(logs))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--askgate", required=True, help="the askgate binary")
+    parser.add_argument("--config", required=True, help="the gateway config (scripts/gateway-e2e.sh writes it)")
+    parser.add_argument("--store", required=True, help="the config's store URL, for askgate asks|audit")
+    parser.add_argument("--root", required=True, help="server-filesystem's root")
+    parser.add_argument("--notes", required=True, help="the example upstream's notes directory")
+    parser.add_argument("--logs", required=True, help="where the gateway's stderr goes")
+    parser.add_argument("--only", help="run one scenario")
+    args = parser.parse_args()
+    print(f"gateway-e2e python: {SDK}", flush=True)
+    return anyio.run(run, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
