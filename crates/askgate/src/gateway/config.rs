@@ -357,14 +357,18 @@ impl Config {
             },
         }
     }
+}
 
-    /// The intake that precedes a call to `tool` on `server`: the first one
-    /// listed that matches.
-    pub(crate) fn intake_for(&self, server: &str, tool: &str) -> Option<&Intake> {
-        self.intake.iter().find(|intake| {
-            intake.server.as_ref().is_none_or(|p| p.is_match(server)) && intake.tool.is_match(tool)
-        })
-    }
+/// The intake that precedes a call to `tool` on `server`: the first one
+/// listed that matches, with its place in the list.
+pub(crate) fn intake_for<'a>(
+    intakes: &'a [Intake],
+    server: &str,
+    tool: &str,
+) -> Option<(usize, &'a Intake)> {
+    intakes.iter().enumerate().find(|(_, intake)| {
+        intake.server.as_ref().is_none_or(|p| p.is_match(server)) && intake.tool.is_match(tool)
+    })
 }
 
 /// Add the likely cause to an error a TOML beginner meets: a rule's `risk`

@@ -8,13 +8,11 @@
 
 // Intake questions, the `ask` tool, principals and the HTTP listener are
 // configured but not served yet (issue 6's remaining work).
-#[allow(dead_code)]
 pub(crate) mod config;
 pub(crate) mod listen;
 pub(crate) mod metrics;
 pub(crate) mod proxy;
 pub(crate) mod questions;
-#[allow(dead_code)]
 pub(crate) mod rules;
 pub(crate) mod upstream;
 pub(crate) mod watch;
@@ -257,7 +255,7 @@ pub(crate) fn tools(args: ToolsArgs) -> ExitCode {
 }
 
 async fn list_tools(args: ToolsArgs) -> Result<(), String> {
-    let (_config, gateway) = start(&args.setup).await?;
+    let (config, gateway) = start(&args.setup).await?;
     let threshold = gateway.threshold();
     let mut out = String::new();
     let listed = gateway.refresh_tools().await;
@@ -292,7 +290,17 @@ async fn list_tools(args: ToolsArgs) -> Result<(), String> {
         }
         let _ = writeln!(
             out,
-            "\nauto-approve threshold: {}",
+            "\nconfig: {}; default risk: {}; read-only hints trusted: {}; auto-approve threshold: {}",
+            config.file.as_ref().map_or_else(
+                || "none (the default policy)".to_owned(),
+                |f| f.display().to_string()
+            ),
+            config.rules.default_risk(),
+            if config.rules.trusts_read_only_hints() {
+                "yes"
+            } else {
+                "no"
+            },
             threshold.map_or("none", Risk::as_str)
         );
     }

@@ -478,16 +478,7 @@ impl ServerHandler for Gateway {
         };
         // Intake first: questions configured before this tool's calls.
         let mut intake_text = None;
-        let intake = self
-            .inner
-            .settings
-            .intake
-            .iter()
-            .enumerate()
-            .find(|(_, intake)| {
-                intake.server.as_ref().is_none_or(|p| p.is_match(&server))
-                    && intake.tool.is_match(&tool.name)
-            });
+        let intake = super::config::intake_for(&self.inner.settings.intake, &server, &tool.name);
         if let Some((which, intake)) = intake {
             let due = match intake.when {
                 askgate_core::IntakeWhen::EveryTurn => true,

@@ -330,6 +330,7 @@ impl Rules {
     /// The risk of calling `tool` on `server` with `arguments`, from the
     /// rules alone (no annotations). `tool` is the upstream's own name for
     /// it, without the namespace prefix.
+    #[cfg(test)]
     pub(crate) fn risk_of(
         &self,
         server: &str,

@@ -85,12 +85,11 @@ fn the_example_config_parses() {
         Some("127.0.0.1:8080".into())
     );
     assert_eq!(config.principals.len(), 2);
-    let intake = config
-        .intake_for("deployer", "deploy")
-        .expect("the deploy intake");
+    let (_, intake) =
+        super::intake_for(&config.intake, "deployer", "deploy").expect("the deploy intake");
     assert_eq!(intake.when, IntakeWhen::Once);
     assert_eq!(intake.questions.questions.len(), 2);
-    assert!(config.intake_for("files", "deploy").is_none());
+    assert!(super::intake_for(&config.intake, "files", "deploy").is_none());
 }
 
 #[test]
@@ -480,14 +479,12 @@ fn the_first_matching_intake_applies() {
          questions = [{ id = \"b\", prompt = \"B?\" }]\n",
     )
     .expect("parses");
-    let first = config
-        .intake_for("files", "deploy_prod")
-        .expect("an intake");
+    let (_, first) = super::intake_for(&config.intake, "files", "deploy_prod").expect("an intake");
     assert_eq!(first.questions.questions[0].id, "a");
-    let second = config.intake_for("files", "deploy_dev").expect("an intake");
+    let (_, second) = super::intake_for(&config.intake, "files", "deploy_dev").expect("an intake");
     assert_eq!(
         (second.when, second.questions.questions[0].id.as_str()),
         (IntakeWhen::EveryTurn, "b")
     );
-    assert!(config.intake_for("files", "read").is_none());
+    assert!(super::intake_for(&config.intake, "files", "read").is_none());
 }
