@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use sqlx::Row;
 
-use crate::backend::{Store, with_pool, with_writer};
+use crate::backend::{Store, with_pool, with_writer, write_statement};
 use crate::error::{Error, SettleError};
+use crate::statement::Statement;
 
 /// Where an ask stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -159,6 +160,28 @@ const SETTLE: &str = concat!(
     ask_columns!()
 );
 
+/// [`PARK`] returning only the id: an ask it returns is stored as given.
+const PARK_NEW: &str = "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, status) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending') ON CONFLICT DO NOTHING RETURNING id";
+
+/// [`PARK_NEW`] for many asks at once (PostgreSQL): one array per parameter.
+const PARK_MANY: &str = "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, status) \
+     SELECT id, resume_key, principal, request, server, tool, risk, created_at, expires_at, 'pending' \
+     FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
+     $8::int8[], $9::int8[]) AS p (id, resume_key, principal, request, server, tool, risk, created_at, expires_at) \
+     ON CONFLICT DO NOTHING RETURNING id";
+
+/// [`SETTLE`] for many asks at once (PostgreSQL): one array per parameter.
+const SETTLE_MANY: &str = concat!(
+    "UPDATE asks SET status = s.new_status, reply = s.new_reply, outcome = s.new_outcome, \
+     answered_by = s.new_by, answered_via = s.new_via, settled_at = s.new_at \
+     FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int8[], $7::text[]) \
+     AS s (new_status, new_reply, new_outcome, new_by, new_via, new_at, target) \
+     WHERE asks.id = s.target AND asks.status = 'pending' \
+     AND (asks.expires_at IS NULL OR asks.expires_at > s.new_at) RETURNING ",
+    ask_columns!()
+);
+
 const PENDING_FIRST: &str = concat!(
     "SELECT ",
     ask_columns!(),
@@ -178,6 +201,31 @@ impl Store {
     /// # Errors
     /// [`Error`] when the store fails.
     pub async fn park(&self, ask: &NewAsk) -> Result<AskRow, Error> {
+        // The common case, a new ask, is one statement: batched with others.
+        let statement = Statement::new(PARK_NEW, &ask.id)
+            .many(PARK_MANY)
+            .text(ask.id.as_str())
+            .text(ask.resume_key.as_str())
+            .text(ask.principal.as_str())
+            .text(ask.request.to_string())
+            .opt_text(ask.server.as_deref())
+            .opt_text(ask.tool.as_deref())
+            .opt_text(ask.risk.as_deref())
+            .int(micros(ask.created_at))
+            .opt_int(ask.expires_at.map(micros));
+        let parked = write_statement!(self, statement, |_row| Ok::<_, Error>(()))?;
+        if parked.is_some() {
+            return Ok(AskRow {
+                ask: ask.clone(),
+                status: AskStatus::Pending,
+                reply: None,
+                outcome: None,
+                answered_by: None,
+                answered_via: None,
+                settled_at: None,
+            });
+        }
+        // Parked before (or its id taken): the whole write, which says which.
         with_writer!(self, |conn| {
             let inserted = sqlx::query(PARK)
                 .bind(&ask.id)
@@ -243,7 +291,42 @@ impl Store {
         settlement: &Settlement,
         now: Timestamp,
     ) -> Result<AskRow, SettleError> {
-        let settled = with_writer!(self, |conn| {
+        // The common case, the first answer, is one statement: batched with
+        // others. Otherwise the whole write runs, and says why the answer is
+        // refused (running the update again changes nothing that was not
+        // pending).
+        let statement = Statement::new(SETTLE, id)
+            .many(SETTLE_MANY)
+            .text(settlement.status.as_str())
+            .text(settlement.reply.to_string())
+            .text(settlement.outcome.to_string())
+            .opt_text(settlement.answered_by.as_deref())
+            .text(settlement.answered_via.as_str())
+            .int(micros(now))
+            .text(id);
+        let settled = match write_statement!(self, statement, |row| self.read(&row))? {
+            Some(row) => Ok(row),
+            None => self.refuse(id, settlement, now).await?,
+        };
+        if let Ok(row) = &settled {
+            self.news.announce(Settled {
+                id: Arc::from(id),
+                row: Some(Arc::new(row.clone())),
+            });
+        }
+        settled
+    }
+
+    /// Apply an answer that [`Store::settle`]'s single statement did not,
+    /// as one write: apply it if it now applies, or record and return the
+    /// refusal.
+    async fn refuse(
+        &self,
+        id: &str,
+        settlement: &Settlement,
+        now: Timestamp,
+    ) -> Result<Result<AskRow, SettleError>, Error> {
+        with_writer!(self, |conn| {
             let applied = sqlx::query(SETTLE)
                 .bind(settlement.status.as_str())
                 .bind(settlement.reply.to_string())
@@ -292,14 +375,7 @@ impl Store {
             .await
             .map_err(|e| self.fail(e))?;
             Ok::<_, Error>(Err(refusal))
-        })?;
-        if let Ok(row) = &settled {
-            let _ = self.settled.send(Settled {
-                id: Arc::from(id),
-                row: Some(Arc::new(row.clone())),
-            });
-        }
-        settled
+        })
     }
 
     /// How many answers to this ask were refused (conflict or gone).
@@ -336,7 +412,7 @@ impl Store {
                 .collect::<Result<Vec<_>, Error>>()
         })?;
         for id in &ids {
-            let _ = self.settled.send(Settled {
+            self.news.announce(Settled {
                 id: Arc::from(id.as_str()),
                 row: None,
             });
@@ -396,7 +472,7 @@ impl Store {
         timeout: std::time::Duration,
     ) -> Result<Option<AskRow>, Error> {
         let deadline = tokio::time::Instant::now() + timeout;
-        let mut settlements = self.settlements();
+        let mut news = self.news.wait_for(id);
         loop {
             match self.ask(id).await? {
                 Some(row) if row.status != AskStatus::Pending => return Ok(Some(row)),
@@ -407,17 +483,13 @@ impl Store {
             if tokio::time::Instant::now() >= deadline {
                 return Ok(None);
             }
-            // Look again when this ask settles (or news of settlements was
-            // missed), on the poll, or at the deadline — not on every other
-            // ask's settlement.
+            // Look again when this ask settles (news from another process
+            // says only that), on the poll, or at the deadline.
             let wake = deadline.min(look_again);
-            while let Ok(Ok(settled)) = tokio::time::timeout_at(wake, settlements.recv()).await {
-                if &*settled.id == id {
-                    match settled.row {
-                        Some(row) => return Ok(Some(AskRow::clone(&row))),
-                        None => break,
-                    }
-                }
+            if let Ok(Some(Settled { row: Some(row), .. })) =
+                tokio::time::timeout_at(wake, news.next()).await
+            {
+                return Ok(Some(AskRow::clone(&row)));
             }
         }
     }

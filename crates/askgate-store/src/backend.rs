@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::ConnectOptions;
-use sqlx::postgres::{PgListener, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgListener, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
     SqliteSynchronous,
@@ -15,6 +15,7 @@ use tokio::sync::broadcast;
 
 use crate::asks::Settled;
 use crate::error::Error;
+use crate::news::News;
 use crate::schema;
 use crate::writer::GroupCommit;
 
@@ -48,7 +49,7 @@ macro_rules! with_writer {
                 .await;
                 write.finish(result).await
             }
-            $crate::backend::Writer::Postgres(pool) => {
+            $crate::backend::Writer::Postgres { pool, .. } => {
                 let mut write = $crate::writer::PgWrite::begin(pool, &$store.name).await?;
                 let result = async {
                     let $conn = write.conn()?;
@@ -62,6 +63,30 @@ macro_rules! with_writer {
 }
 pub(crate) use with_writer;
 
+/// Run a one-statement write (a [`Statement`](crate::statement::Statement))
+/// in the next batch of the group committer, and, once it is durable, read
+/// the row it returned with `$read` (`$row` bound to the row):
+/// `Result<Option<T>, Error>` for `$read: Result<T, Error>`.
+macro_rules! write_statement {
+    ($store:expr, $statement:expr, |$row:ident| $read:expr) => {
+        match &$store.writer {
+            $crate::backend::Writer::Sqlite(writer) => match writer.write($statement).await {
+                Ok(Some($row)) => $read.map(Some),
+                Ok(None) => Ok(None),
+                Err(e) => Err(e),
+            },
+            $crate::backend::Writer::Postgres { batches, .. } => {
+                match batches.write($statement).await {
+                    Ok(Some($row)) => $read.map(Some),
+                    Ok(None) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            }
+        }
+    };
+}
+pub(crate) use write_statement;
+
 /// The two backends.
 #[derive(Debug, Clone)]
 pub(crate) enum Pool {
@@ -69,12 +94,16 @@ pub(crate) enum Pool {
     Postgres(PgPool),
 }
 
-/// Where writes go: SQLite's one write connection, committing in groups, or
-/// PostgreSQL's pool.
+/// Where writes go: SQLite's one write connection, committing in groups; on
+/// PostgreSQL, one-statement writes to a connection committing in groups,
+/// other writes to the pool.
 #[derive(Debug, Clone)]
 pub(crate) enum Writer {
     Sqlite(Arc<GroupCommit<SqliteConnection>>),
-    Postgres(PgPool),
+    Postgres {
+        pool: PgPool,
+        batches: Arc<GroupCommit<PgConnection>>,
+    },
 }
 
 /// A durable store of asks, tokens and audit entries.
@@ -88,10 +117,10 @@ pub struct Store {
     pub(crate) name: Arc<str>,
     /// The id of every ask that settles: here, or (PostgreSQL) in any
     /// process sharing the database, through LISTEN/NOTIFY.
-    pub(crate) settled: broadcast::Sender<Settled>,
-    /// Stops the LISTEN task (PostgreSQL) or the committer (SQLite) when the
-    /// last clone of the store is dropped.
-    _task: Option<Arc<AbortOnDrop>>,
+    pub(crate) news: Arc<News>,
+    /// Stops the committer, and the LISTEN task (PostgreSQL), when the last
+    /// clone of the store is dropped.
+    _tasks: Arc<[AbortOnDrop]>,
 }
 
 /// The channel PostgreSQL notifications of settled asks travel on.
@@ -122,7 +151,7 @@ impl Store {
             store: name.to_string(),
             detail: e.to_string(),
         };
-        let (settled, _) = broadcast::channel(1024);
+        let news = Arc::new(News::new());
         let (pool, writer, task) = if let Some(path) = url
             .strip_prefix("sqlite://")
             .or_else(|| url.strip_prefix("sqlite:"))
@@ -141,30 +170,39 @@ impl Store {
                 .connect_with(options.clone())
                 .await
                 .map_err(|e| classify(&name, &e))?;
+            // The writer caches a command per statement, count of writes
+            // and place in the batch (see `statement`): room for all.
+            let options = options.statement_cache_capacity(256);
             let conn = options.connect().await.map_err(|e| classify(&name, &e))?;
             let connect: crate::writer::Connect<SqliteConnection> = Box::new(move || {
                 let options = options.clone();
                 Box::pin(async move { options.connect().await })
             });
-            let (writer, committer) =
-                GroupCommit::start(conn, "BEGIN IMMEDIATE", connect, Arc::clone(&name));
+            let (writer, committer) = GroupCommit::start(conn, connect, Arc::clone(&name));
             (
                 Pool::Sqlite(pool),
                 Writer::Sqlite(writer),
-                AbortOnDrop(committer),
+                vec![AbortOnDrop(committer)],
             )
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let options = PgConnectOptions::from_str(url).map_err(unreachable)?;
             let pool = PgPoolOptions::new()
                 .max_connections(16)
                 .acquire_timeout(Duration::from_secs(5))
-                .connect(url)
+                .connect_with(options.clone())
                 .await
                 .map_err(unreachable)?;
-            let listener = listen(&pool, &name, settled.clone()).await?;
+            let listener = listen(&pool, &name, Arc::clone(&news)).await?;
+            let conn = options.connect().await.map_err(unreachable)?;
+            let connect: crate::writer::Connect<PgConnection> = Box::new(move || {
+                let options = options.clone();
+                Box::pin(async move { options.connect().await })
+            });
+            let (batches, committer) = GroupCommit::start(conn, connect, Arc::clone(&name));
             (
                 Pool::Postgres(pool.clone()),
-                Writer::Postgres(pool),
-                listener,
+                Writer::Postgres { pool, batches },
+                vec![listener, AbortOnDrop(committer)],
             )
         } else {
             return Err(Error::BadUrl {
@@ -175,8 +213,8 @@ impl Store {
             pool,
             writer,
             name,
-            settled,
-            _task: Some(Arc::new(task)),
+            news,
+            _tasks: Arc::from(task),
         };
         schema::migrate(&store).await?;
         Ok(store)
@@ -186,7 +224,7 @@ impl Store {
     /// this process and — on PostgreSQL — in every process sharing the
     /// database. A receiver that falls behind is told how many it missed.
     pub fn settlements(&self) -> broadcast::Receiver<Settled> {
-        self.settled.subscribe()
+        self.news.subscribe()
     }
 
     /// The store's name as shown in messages (no credentials).
@@ -197,8 +235,9 @@ impl Store {
     /// Commit pending writes and close the connections, waiting for them
     /// to finish.
     pub async fn close(&self) {
-        if let Writer::Sqlite(writer) = &self.writer {
-            writer.close().await;
+        match &self.writer {
+            Writer::Sqlite(writer) => writer.close().await,
+            Writer::Postgres { batches, .. } => batches.close().await,
         }
         with_pool!(self, |pool| pool.close().await)
     }
@@ -209,12 +248,8 @@ impl Store {
     }
 }
 
-/// Relay PostgreSQL notifications of settled asks to the in-process channel.
-async fn listen(
-    pool: &PgPool,
-    name: &str,
-    settled: broadcast::Sender<Settled>,
-) -> Result<AbortOnDrop, Error> {
+/// Relay PostgreSQL notifications of settled asks to the in-process news.
+async fn listen(pool: &PgPool, name: &str, news: Arc<News>) -> Result<AbortOnDrop, Error> {
     let mut listener = PgListener::connect_with(pool)
         .await
         .map_err(|e| classify(name, &e))?;
@@ -225,7 +260,7 @@ async fn listen(
     let task = tokio::spawn(async move {
         // `recv` reconnects by itself after a lost connection.
         while let Ok(notification) = listener.recv().await {
-            let _ = settled.send(Settled {
+            news.announce(Settled {
                 id: Arc::from(notification.payload()),
                 row: None,
             });

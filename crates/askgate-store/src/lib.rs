@@ -16,12 +16,14 @@
 //! checked at run time, so building needs no database.
 //!
 //! # Writes
-//! On SQLite every write goes through one connection with group commit (see
-//! the `writer` module): concurrent writers share one durable commit, and a
-//! write returns only once it is durable. On PostgreSQL each write is one
-//! autocommitted statement on the pool (PostgreSQL groups concurrent commits
-//! itself), and a trigger notifies every listening process as an ask
-//! settles.
+//! Writes commit in groups (see the `writer` module): concurrent writers
+//! share one durable commit, and a write returns only once it is durable.
+//! On SQLite every write goes through one connection; parking and answering
+//! an ask — one statement each — are run by a committer task, many per
+//! command. On PostgreSQL those two run through one connection too, many per
+//! statement (`UNNEST`), so that answers share a commit (each notifies);
+//! other writes are one autocommitted statement each on the pool. A trigger
+//! notifies every listening process as an ask settles.
 //!
 //! Times are passed in (`now`), as everywhere in askgate: tests run on a fake
 //! clock.
@@ -31,7 +33,9 @@ mod audit;
 mod backend;
 mod error;
 mod ledger;
+mod news;
 mod schema;
+mod statement;
 mod stats;
 mod tasks;
 mod tokens;

@@ -1,51 +1,75 @@
-//! Group commit: every write of a store goes through one connection, and the
-//! writes that arrive while a commit is being made durable share the next
-//! commit — one `fsync` for many of them.
+//! Group commit: the writes that arrive while a commit is being made durable
+//! share the next commit — one `fsync` for many of them, and on PostgreSQL
+//! one turn of the lock that every notifying commit takes in turn.
 //!
-//! A writer takes the connection (a fair queue), runs its statements in the
-//! open batch transaction, and hands the connection on. It is acknowledged
-//! only once the batch it joined has committed: an acknowledged write is
-//! durable, and a batch is all or nothing. A writer whose statements fail —
-//! or that is dropped half-way, its future cancelled — rolls the whole batch
-//! back, and every writer of that batch is told that nothing of its write
-//! was kept (so it may retry). Failures are rare (a full disk, a lost lock,
-//! an unreadable row) and most of them end the transaction anyway, so this
-//! costs little and saves two statements per write that savepoints would
-//! cost.
+//! Writes come in two shapes. A one-statement write (a [`Statement`]: park
+//! an ask, answer it) is handed to the committer task, which runs all the
+//! queued ones in a batch and commits it: on SQLite a run of the same
+//! statement is one command to the driver, the batch's `BEGIN IMMEDIATE` and
+//! `COMMIT` folded into the first and last, so a batch costs a few thread
+//! hops instead of two per write; on PostgreSQL a run is one statement over
+//! arrays, so a batch costs a round trip per kind of write (and a
+//! transaction only when it has several runs). Any other write — a body of
+//! statements, `with_writer!` — takes the SQLite connection itself (a fair
+//! queue), runs its statements in the open batch and hands the connection
+//! on; the committer commits it with the rest. (On PostgreSQL those writes
+//! stay one autocommitted statement each, on the pool.)
+//!
+//! Either way a write is acknowledged only once the batch it joined has
+//! committed: an acknowledged write is durable, and a batch is all or
+//! nothing. A write that fails — or a body writer dropped half-way, its
+//! future cancelled — rolls the whole batch back: the failing write is told
+//! why, every other write that had been sent is told that nothing of it was
+//! kept (so it may retry), and the runs not sent yet go on in the next
+//! batch. Failures are rare (a full disk, a lost lock, an unreadable row)
+//! and most of them end the transaction anyway, so this costs little and
+//! saves the two statements per write that savepoints would cost.
+//!
+//! Within a batch, writes run ordered by statement, then by the key they
+//! change (an ask's id), not in arrival order: none of them is acknowledged
+//! before the batch commits, so they are concurrent, and any order is a
+//! correct one. A key twice in a PostgreSQL run ends the run: the second
+//! write runs after the first, as SQLite runs them.
 //!
 //! Why not a transaction per write on a pool: SQLite has one writer at a
 //! time, so pooled writers wait on the file lock (busy-sleeping) and each
-//! pays its own `fsync`; batching turns that queue into throughput.
+//! pays its own `fsync`; PostgreSQL serializes the commits of transactions
+//! that notify (an answered ask does), each with its own WAL flush. Batching
+//! turns those queues into throughput.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
 use sqlx::{Connection, Executor};
-use tokio::sync::{Mutex, MutexGuard, Notify, watch};
+use tokio::sync::{Mutex, MutexGuard, Notify, oneshot, watch};
 
 use crate::error::Error;
+use crate::statement::{Backend, Commands, Failure, Row, Statement};
 
 /// How a writer connection is (re)made after it was lost.
 pub(crate) type Connect<C> =
     Box<dyn Fn() -> Pin<Box<dyn Future<Output = Result<C, sqlx::Error>> + Send>> + Send + Sync>;
 
-/// The result of one batch, as its writers see it.
+/// The result of one batch, as its body writers see it.
 type BatchResult = Option<Result<(), Arc<str>>>;
 
+/// Where a one-statement write learns its row, once its batch is durable.
+type Reply<C> = oneshot::Sender<Result<Option<Row<C>>, Error>>;
+
 /// One connection shared by all writers, committing in batches.
-pub(crate) struct GroupCommit<C> {
+pub(crate) struct GroupCommit<C: Connection> {
     state: Mutex<State<C>>,
-    /// Rung by every writer that joined a batch.
+    /// One-statement writes waiting for the committer.
+    queue: std::sync::Mutex<Vec<Job<C>>>,
+    /// Rung by every write that joined or wants a batch.
     pending: Notify,
-    /// `BEGIN IMMEDIATE` on SQLite (take the file's write lock up front).
-    begin: &'static str,
     connect: Connect<C>,
     /// The store's name, for errors.
     name: Arc<str>,
 }
 
-impl<C> std::fmt::Debug for GroupCommit<C> {
+impl<C: Connection> std::fmt::Debug for GroupCommit<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GroupCommit")
             .field("store", &self.name)
@@ -53,27 +77,41 @@ impl<C> std::fmt::Debug for GroupCommit<C> {
     }
 }
 
-struct State<C> {
+struct State<C: Connection> {
     /// `None` after the connection was lost; made again on the next write.
     conn: Option<C>,
     /// A batch transaction is open.
     open: bool,
-    /// A writer was dropped half-way: the batch must be rolled back.
+    /// A body writer was dropped half-way: the batch must be rolled back.
     abandoned: bool,
-    /// Where the open batch's result will be published.
+    /// Where the open batch's result will be published (body writers).
     batch: watch::Sender<BatchResult>,
+    /// One-statement writes that ran in the open batch, with their rows.
+    ran: Vec<(Reply<C>, Option<Row<C>>)>,
+    commands: Commands,
+}
+
+/// A one-statement write, queued.
+struct Job<C: Connection> {
+    statement: Statement,
+    reply: Reply<C>,
+}
+
+/// Writes of one statement, run together.
+struct Run<C: Connection> {
+    statements: Vec<Statement>,
+    replies: Vec<Reply<C>>,
 }
 
 impl<C> GroupCommit<C>
 where
-    C: Connection + 'static,
+    C: Backend,
     for<'c> &'c mut C: Executor<'c, Database = C::Database>,
 {
     /// A group committer over `conn`, and the task that commits its batches
     /// (abort it when the store goes away).
     pub(crate) fn start(
         conn: C,
-        begin: &'static str,
         connect: Connect<C>,
         name: Arc<str>,
     ) -> (Arc<Self>, tokio::task::JoinHandle<()>) {
@@ -83,9 +121,11 @@ where
                 open: false,
                 abandoned: false,
                 batch: watch::channel(None).0,
+                ran: Vec::new(),
+                commands: Commands::new(),
             }),
+            queue: std::sync::Mutex::new(Vec::new()),
             pending: Notify::new(),
-            begin,
             connect,
             name,
         });
@@ -93,30 +133,35 @@ where
         let task = tokio::spawn(async move {
             loop {
                 committer.pending.notified().await;
-                // Writers queued before this point join the batch first: the
-                // queue is fair, so a batch grows while the last commit syncs.
+                // Let the tasks that are about to write queue first: a
+                // batch grows by what is ready now, at no cost when nothing
+                // else is. Body writers queued before the lock below join
+                // the batch first (the lock is fair).
+                tokio::task::yield_now().await;
                 let mut state = committer.state.lock().await;
+                committer.run_queued(&mut state).await;
                 committer.commit_batch(&mut state).await;
             }
         });
         (writer, task)
     }
 
-    /// Take the connection for one writer, in the open batch.
+    /// Run a one-statement write in the next batch. Returns its row (the
+    /// first, if it returns several) once the batch is durable.
+    pub(crate) async fn write(&self, statement: Statement) -> Result<Option<Row<C>>, Error> {
+        let (reply, done) = oneshot::channel();
+        self.queue().push(Job { statement, reply });
+        self.pending.notify_one();
+        done.await.unwrap_or_else(|_| Err(self.lost()))
+    }
+
+    /// Take the connection for one body writer, in the open batch.
     pub(crate) async fn begin(&self) -> Result<Write<'_, C>, Error> {
         let mut state = self.state.lock().await;
         self.clean_up(&mut state).await;
-        if state.conn.is_none() {
-            state.conn = Some((self.connect)().await.map_err(|e| self.fail(&e))?);
-        }
-        if !state.open {
-            let conn = state.conn.as_mut().ok_or_else(|| self.lost())?;
-            if let Err(e) = sqlx::raw_sql(self.begin).execute(&mut *conn).await {
-                self.drop_connection_if_broken(&mut state, &e);
-                return Err(self.fail(&e));
-            }
-            state.open = true;
-        }
+        self.open_batch(&mut state)
+            .await
+            .map_err(|detail| self.fail_with(detail))?;
         Ok(Write {
             owner: self,
             state: Some(state),
@@ -126,9 +171,170 @@ where
     /// Close the connection after committing what is pending.
     pub(crate) async fn close(&self) {
         let mut state = self.state.lock().await;
+        self.run_queued(&mut state).await;
         self.commit_batch(&mut state).await;
         if let Some(conn) = state.conn.take() {
             let _ = conn.close().await;
+        }
+    }
+
+    fn queue(&self) -> std::sync::MutexGuard<'_, Vec<Job<C>>> {
+        // A panic while holding the queue leaves it consistent (a push).
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Make the connection again if it was lost.
+    async fn reconnect(&self, state: &mut State<C>) -> Result<(), String> {
+        if state.conn.is_none() {
+            state.conn = Some((self.connect)().await.map_err(|e| e.to_string())?);
+        }
+        Ok(())
+    }
+
+    /// Reconnect if needed, and begin a batch if none is open.
+    async fn open_batch(&self, state: &mut State<C>) -> Result<(), String> {
+        self.reconnect(state).await?;
+        if !state.open {
+            let conn = state
+                .conn
+                .as_mut()
+                .ok_or("the write connection was lost; retry")?;
+            if let Err(e) = sqlx::raw_sql(C::BEGIN).execute(&mut *conn).await {
+                drop_connection_if_broken(state, &e);
+                return Err(e.to_string());
+            }
+            state.open = true;
+        }
+        Ok(())
+    }
+
+    /// Run the queued one-statement writes in a batch. On SQLite the first
+    /// command of a batch also begins it and the last also commits it; on
+    /// PostgreSQL a lone statement commits by itself.
+    async fn run_queued(&self, state: &mut State<C>) {
+        let mut jobs = std::mem::take(&mut *self.queue());
+        if jobs.is_empty() {
+            return;
+        }
+        self.clean_up(state).await;
+        jobs.sort_by(|a, b| {
+            (a.statement.sql, &a.statement.key).cmp(&(b.statement.sql, &b.statement.key))
+        });
+        let mut runs: Vec<Run<C>> = Vec::new();
+        for job in jobs {
+            match runs.last_mut() {
+                Some(run) if C::may_join(&run.statements, &job.statement) => {
+                    run.statements.push(job.statement);
+                    run.replies.push(job.reply);
+                }
+                _ => runs.push(Run {
+                    statements: vec![job.statement],
+                    replies: vec![job.reply],
+                }),
+            }
+        }
+        let folds = C::FOLDS_BEGIN_AND_COMMIT;
+        let by_itself = !folds && runs.len() == 1 && !state.open;
+        let ready = if folds || by_itself {
+            self.reconnect(state).await
+        } else {
+            self.open_batch(state).await
+        };
+        if let Err(detail) = ready {
+            for reply in runs.into_iter().flat_map(|run| run.replies) {
+                let _ = reply.send(Err(self.fail_with(detail.clone())));
+            }
+            return;
+        }
+        let last = runs.len() - 1;
+        let mut runs = runs.into_iter().enumerate();
+        while let Some((i, mut run)) = runs.next() {
+            let begin = folds && !state.open;
+            let commit = (folds && i == last) || by_itself;
+            let State { conn, commands, .. } = state;
+            let result = match conn.as_mut() {
+                Some(conn) => {
+                    conn.run_writes(commands, &mut run.statements, begin, commit)
+                        .await
+                }
+                None => Err(Failure::Begin(sqlx::Error::Protocol(
+                    "the write connection was lost".into(),
+                ))),
+            };
+            let failure = match result {
+                Ok(rows) => {
+                    state.ran.extend(run.replies.into_iter().zip(rows));
+                    state.open = !commit;
+                    if commit {
+                        self.publish(state, Ok(()));
+                    }
+                    continue;
+                }
+                Err(failure) => failure,
+            };
+            match failure {
+                Failure::Begin(error) => {
+                    // Nothing ran.
+                    drop_connection_if_broken(state, &error);
+                    let detail = error.to_string();
+                    let rest = runs.flat_map(|(_, run)| run.replies);
+                    for reply in run.replies.into_iter().chain(rest) {
+                        let _ = reply.send(Err(self.fail_with(detail.clone())));
+                    }
+                }
+                Failure::Write(failed, error) => {
+                    // The failing write is told why; the others of its
+                    // command that nothing was kept; the runs after it were
+                    // not sent, and go on in the next batch.
+                    state.open = !by_itself;
+                    drop_connection_if_broken(state, &error);
+                    let mut replies = run.replies.into_iter();
+                    let before = replies.by_ref().take(failed).map(|reply| (reply, None));
+                    state.ran.extend(before);
+                    if let Some(reply) = replies.next() {
+                        let _ = reply.send(Err(self.fail(&error)));
+                    }
+                    state.ran.extend(replies.map(|reply| (reply, None)));
+                    self.roll_back_batch(state, "another write in the same batch failed")
+                        .await;
+                    self.queue_again(runs.map(|(_, run)| run));
+                }
+                Failure::Run(error) => {
+                    // Which write failed is not known: all are told why.
+                    state.open = !by_itself;
+                    drop_connection_if_broken(state, &error);
+                    let detail = error.to_string();
+                    for reply in run.replies {
+                        let _ = reply.send(Err(self.fail_with(detail.clone())));
+                    }
+                    self.roll_back_batch(state, "another write in the same batch failed")
+                        .await;
+                    self.queue_again(runs.map(|(_, run)| run));
+                }
+                Failure::Commit(error) => {
+                    state
+                        .ran
+                        .extend(run.replies.into_iter().map(|reply| (reply, None)));
+                    state.open = !by_itself;
+                    drop_connection_if_broken(state, &error);
+                    // The transaction may still be open after a failed
+                    // commit (a full disk, a lost lock): end it.
+                    self.roll_back_batch(state, &error.to_string()).await;
+                }
+            }
+            return;
+        }
+    }
+
+    /// Put runs that did not start back at the head of the queue.
+    fn queue_again(&self, runs: impl Iterator<Item = Run<C>>) {
+        let jobs: Vec<Job<C>> = runs
+            .flat_map(|run| run.statements.into_iter().zip(run.replies))
+            .map(|(statement, reply)| Job { statement, reply })
+            .collect();
+        if !jobs.is_empty() {
+            self.queue().splice(0..0, jobs);
+            self.pending.notify_one();
         }
     }
 
@@ -144,48 +350,59 @@ where
                     // The transaction may still be open after a failed
                     // commit (a full disk, a lost lock): end it.
                     let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
-                    self.drop_connection_if_broken(state, &e);
+                    drop_connection_if_broken(state, &e);
                     Err(Arc::from(e.to_string()))
                 }
             },
             None => Err(Arc::from("the write connection was lost")),
         };
         state.open = false;
-        let done = std::mem::replace(&mut state.batch, watch::channel(None).0);
-        let _ = done.send(Some(result));
+        self.publish(state, result);
     }
 
-    /// Roll the batch back if a writer was dropped half-way.
+    /// Roll the batch back if a body writer was dropped half-way.
     async fn clean_up(&self, state: &mut State<C>) {
         if state.abandoned {
             state.abandoned = false;
-            self.roll_back_batch(state, "a cancelled write in the same batch")
+            self.roll_back_batch(state, "a cancelled write in the same batch failed")
                 .await;
         }
     }
 
-    /// Undo the open batch and tell its writers that nothing was kept.
-    async fn roll_back_batch(&self, state: &mut State<C>, cause: &str) {
-        if let Some(conn) = state.conn.as_mut() {
+    /// Undo the open batch and tell its writers that nothing was kept,
+    /// and why.
+    async fn roll_back_batch(&self, state: &mut State<C>, why: &str) {
+        if let (true, Some(conn)) = (state.open, state.conn.as_mut()) {
             let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
         }
         state.open = false;
-        let failed = std::mem::replace(&mut state.batch, watch::channel(None).0);
-        let _ = failed.send(Some(Err(Arc::from(format!("{cause} failed")))));
+        self.publish(state, Err(Arc::from(why)));
     }
 
-    fn drop_connection_if_broken(&self, state: &mut State<C>, error: &sqlx::Error) {
-        if matches!(
-            error,
-            sqlx::Error::Io(_) | sqlx::Error::Protocol(_) | sqlx::Error::Tls(_)
-        ) {
-            state.conn = None;
-            state.open = false;
+    /// Tell the writers of the batch that just ended how it ended.
+    fn publish(&self, state: &mut State<C>, result: Result<(), Arc<str>>) {
+        for (reply, row) in state.ran.drain(..) {
+            let _ = reply.send(match &result {
+                Ok(()) => Ok(row),
+                Err(detail) => Err(self.not_kept(detail)),
+            });
         }
+        let done = std::mem::replace(&mut state.batch, watch::channel(None).0);
+        let _ = done.send(Some(result));
     }
 
     fn fail(&self, error: &sqlx::Error) -> Error {
         crate::backend::classify(&self.name, error)
+    }
+
+    fn fail_with(&self, detail: String) -> Error {
+        crate::backend::classify_detail(&self.name, detail)
+    }
+
+    fn not_kept(&self, detail: &str) -> Error {
+        self.fail_with(format!(
+            "the batch this write joined was not kept: {detail}"
+        ))
     }
 
     fn lost(&self) -> Error {
@@ -196,16 +413,26 @@ where
     }
 }
 
-/// One writer's turn on the connection, in the open batch. End it with
+fn drop_connection_if_broken<C: Connection>(state: &mut State<C>, error: &sqlx::Error) {
+    if matches!(
+        error,
+        sqlx::Error::Io(_) | sqlx::Error::Protocol(_) | sqlx::Error::Tls(_)
+    ) {
+        state.conn = None;
+        state.open = false;
+    }
+}
+
+/// One body writer's turn on the connection, in the open batch. End it with
 /// [`Write::finish`]; dropping it rolls the batch back.
-pub(crate) struct Write<'a, C> {
+pub(crate) struct Write<'a, C: Connection> {
     owner: &'a GroupCommit<C>,
     state: Option<MutexGuard<'a, State<C>>>,
 }
 
 impl<C> Write<'_, C>
 where
-    C: Connection + 'static,
+    C: Backend,
     for<'c> &'c mut C: Executor<'c, Database = C::Database>,
 {
     /// The connection, to run this writer's statements on.
@@ -230,7 +457,7 @@ where
         };
         if result.is_err() {
             owner
-                .roll_back_batch(&mut state, "another write in the same batch")
+                .roll_back_batch(&mut state, "another write in the same batch failed")
                 .await;
             return result;
         }
@@ -243,17 +470,13 @@ where
         };
         match outcome {
             Some(Ok(())) => result,
-            Some(Err(detail)) => Err(crate::backend::classify_detail(
-                &owner.name,
-                format!("the batch this write joined was not kept: {detail}"),
-            )
-            .into()),
+            Some(Err(detail)) => Err(owner.not_kept(&detail).into()),
             None => Err(owner.lost().into()),
         }
     }
 }
 
-impl<C> Drop for Write<'_, C> {
+impl<C: Connection> Drop for Write<'_, C> {
     fn drop(&mut self) {
         if let Some(state) = self.state.as_mut() {
             state.abandoned = true;
@@ -261,11 +484,11 @@ impl<C> Drop for Write<'_, C> {
     }
 }
 
-/// A write on PostgreSQL: a connection of the pool, in autocommit. Every
-/// write of the store changes rows in one statement (its other statements
-/// only read), so each commits on its own; PostgreSQL makes concurrent
-/// commits share a WAL flush by itself, and its row locks let the writers of
-/// several replicas run side by side.
+/// A body write on PostgreSQL: a connection of the pool, in autocommit.
+/// These writes change rows in one statement (their other statements only
+/// read), so each commits on its own, and PostgreSQL's row locks let the
+/// writers of several replicas run side by side. One-statement writes go
+/// through the group committer instead.
 pub(crate) struct PgWrite {
     conn: sqlx::pool::PoolConnection<sqlx::Postgres>,
 }

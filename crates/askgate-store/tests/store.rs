@@ -38,6 +38,8 @@ async fn urls() -> Vec<String> {
     let n = NEXT.fetch_add(1, Ordering::SeqCst);
     let tag = format!("{}_{n}", std::process::id());
     let dir = std::env::temp_dir().join(format!("askgate-store-{tag}"));
+    // A process id is used again in time: start from nothing.
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     let mut urls = vec![format!("sqlite://{}", dir.join("askgate.db").display())];
     match std::env::var("ASKGATE_TEST_POSTGRES_URL") {
@@ -47,6 +49,16 @@ async fn urls() -> Vec<String> {
         }
     }
     urls
+}
+
+/// Remove a SQLite file left by an earlier run (a process id is used again
+/// in time), with its WAL and shared-memory files.
+fn remove_database(path: &std::path::Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut file = path.as_os_str().to_owned();
+        file.push(suffix);
+        let _ = std::fs::remove_file(file);
+    }
 }
 
 /// The URL of a schema of its own, so tests never see each other's rows.
@@ -122,6 +134,7 @@ fn answer(by: &str) -> Settlement {
 async fn a_parked_ask_survives_reopening_the_store() {
     let n = NEXT.fetch_add(1, Ordering::SeqCst);
     let path = std::env::temp_dir().join(format!("askgate-reopen-{}-{n}.db", std::process::id()));
+    remove_database(&path);
     let url = format!("sqlite://{}", path.display());
     let store = Store::open(&url).await.expect("opens");
     store.park(&new_ask("a1", 0, None)).await.expect("parks");
@@ -202,6 +215,72 @@ async fn concurrent_answers_settle_an_ask_exactly_once() {
         }
         assert_eq!(won, 1, "{}", store.name());
         assert_eq!(store.rejected_attempts("race").await.expect("counts"), 15);
+    }
+}
+
+#[tokio::test]
+async fn concurrent_parks_and_answers_each_get_their_own_ask() {
+    for store in stores().await {
+        // Parked at once (one batch): each call gets its own ask; a second
+        // park of a call, under another id, gets the first.
+        let mut parks = Vec::new();
+        for i in 0..24 {
+            let store = store.clone();
+            parks.push(tokio::spawn(async move {
+                let mut ask = new_ask(&format!("a{i:02}"), i, Some(100));
+                if i >= 20 {
+                    ask.resume_key = format!("tool:run-1:a{:02}", i - 20);
+                }
+                store.park(&ask).await
+            }));
+        }
+        for (i, task) in parks.into_iter().enumerate() {
+            let row = task.await.expect("joins").expect("parks");
+            let first = if i >= 20 { i - 20 } else { i };
+            assert_eq!(row.ask.id, format!("a{first:02}"), "{}", store.name());
+            assert_eq!(row.status, AskStatus::Pending);
+        }
+
+        // Answered at once: each answer settles its own ask; of two answers
+        // to one ask, one wins; an answer after expiry is refused.
+        let mut answers = Vec::new();
+        for (i, by) in (0..20)
+            .map(|i| (i, format!("p{i}")))
+            .chain([(0, "q0".into())])
+        {
+            let store = store.clone();
+            let now = if i >= 16 { at(200) } else { at(50) };
+            answers.push(tokio::spawn(async move {
+                let result = store.settle(&format!("a{i:02}"), &answer(&by), now).await;
+                (i, by, result)
+            }));
+        }
+        let mut first_answers = 0;
+        for task in answers {
+            match task.await.expect("joins") {
+                (i, by, Ok(row)) => {
+                    assert_eq!(row.ask.id, format!("a{i:02}"), "{}", store.name());
+                    assert_eq!(row.answered_by.as_deref(), Some(by.as_str()));
+                    assert_eq!(row.status, AskStatus::Answered);
+                    assert!(
+                        i < 16,
+                        "{}: a{i:02} was answered after expiry",
+                        store.name()
+                    );
+                    if i == 0 {
+                        first_answers += 1;
+                    }
+                }
+                (0, _, Err(SettleError::Conflict { .. })) => {}
+                (i, _, Err(SettleError::Gone { .. })) if i >= 16 => {}
+                (i, by, Err(other)) => panic!("{}: a{i:02} by {by}: {other}", store.name()),
+            }
+        }
+        assert_eq!(first_answers, 1, "{}", store.name());
+        assert_eq!(store.rejected_attempts("a00").await.expect("counts"), 1);
+        assert_eq!(store.rejected_attempts("a17").await.expect("counts"), 1);
+        let a05 = store.ask("a05").await.expect("reads").expect("there");
+        assert_eq!(a05.answered_by.as_deref(), Some("p5"));
     }
 }
 
@@ -395,6 +474,7 @@ async fn verify_names_an_inserted_entry() {
 #[tokio::test]
 async fn a_foreign_database_file_is_refused_naming_the_store() {
     let path = std::env::temp_dir().join(format!("askgate-foreign-{}.db", std::process::id()));
+    remove_database(&path);
     let url = format!("sqlite://{}", path.display());
     {
         let pool = sqlx::sqlite::SqlitePool::connect(&format!("{url}?mode=rwc"))
@@ -428,6 +508,7 @@ async fn a_foreign_database_file_is_refused_naming_the_store() {
 #[tokio::test]
 async fn a_store_from_a_newer_askgate_is_refused() {
     let path = std::env::temp_dir().join(format!("askgate-newer-{}.db", std::process::id()));
+    remove_database(&path);
     let url = format!("sqlite://{}", path.display());
     Store::open(&url).await.expect("creates").close().await;
     tamper_url(&url, "UPDATE askgate_schema SET version = 99").await;
