@@ -137,7 +137,7 @@ risk = "medium_write"
 
 [[rules]]
 server = "everything"
-tool = "{echo,trigger-elicitation-request}"
+tool = "{echo,trigger-elicitation-request,trigger-sampling-request,get-roots-list}"
 risk = "read"
 
 [[rules]]

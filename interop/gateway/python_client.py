@@ -23,6 +23,10 @@ did (files on disk) and what the store recorded (`askgate asks|audit`):
                  caller_confirmed
 - relay-everything, relay-notes: the upstream's own elicitation reaches the
                  person, and the answer reaches the upstream
+- relay-sampling, relay-roots: the upstream's sampling and roots requests
+                 reach a client that declared them
+- sampling-undeclared: a client without sampling: the upstream's request is
+                 refused with an error that says why
 - mrtr-write-accept, mrtr-relay-notes: the same on 2026-07-28 (`Client`,
                  mode "auto"): the confirmation and the upstream's own ask
                  come back as InputRequiredResult, and the SDK retries
@@ -115,12 +119,13 @@ class Gateway:
         self.errlog = errlog
 
     @asynccontextmanager
-    async def session(self, person: Person | None) -> AsyncIterator[ClientSession]:
-        """A session with a freshly spawned gateway; with `person`, the client declares elicitation."""
+    async def session(self, person: Person | None, **callbacks: Any) -> AsyncIterator[ClientSession]:
+        """A session with a freshly spawned gateway; with `person`, the client declares elicitation,
+        with `sampling_callback` or `list_roots_callback` sampling or roots."""
         env = dict(os.environ, ASKGATE_LOG=os.environ.get("ASKGATE_LOG", "info"))
         params = StdioServerParameters(command=self.askgate, args=["gateway", "--config", self.config], env=env)
         async with stdio_client(params, errlog=self.errlog) as (read, write):
-            async with ClientSession(read, write, elicitation_callback=person) as session:
+            async with ClientSession(read, write, elicitation_callback=person, **callbacks) as session:
                 result = await session.initialize()
                 check(result.protocol_version == CLASSIC, f"negotiated {result.protocol_version}, expected {CLASSIC}")
                 yield session
@@ -281,6 +286,45 @@ async def mrtr_relay_notes(gw: Gateway) -> None:
     check("Hello, Grace" in said, f"the answer did not reach the server: {said!r}")
 
 
+SAMPLED = "a sampled answer from the client's model"
+ROOT = "file:///srv/askgate-e2e-root"
+
+
+async def relay_sampling(gw: Gateway) -> None:
+    asked: list[types.CreateMessageRequestParams] = []
+
+    async def model(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        asked.append(params)
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text=SAMPLED), model="scripted"
+        )
+
+    async with gw.session(Person(), sampling_callback=model) as session:
+        said = succeeded(
+            await session.call_tool("everything__trigger-sampling-request", {"prompt": "say something"}),
+            "trigger-sampling-request",
+        )
+    check(len(asked) == 1, f"the client's model was asked {len(asked)} times, expected once")
+    check(SAMPLED in said, f"the sampled message did not reach the server: {said!r}")
+
+
+async def sampling_undeclared(gw: Gateway) -> None:
+    async with gw.session(Person()) as session:
+        result = await session.call_tool("everything__trigger-sampling-request", {"prompt": "say something"})
+    said = text(result)
+    check(result.is_error is True, f"sampling without the capability did not fail: {said!r}")
+    check("did not declare sampling" in said, f"the error does not say why: {said!r}")
+
+
+async def relay_roots(gw: Gateway) -> None:
+    async def roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=ROOT, name="e2e")])
+
+    async with gw.session(Person(), list_roots_callback=roots) as session:
+        said = succeeded(await session.call_tool("everything__get-roots-list", {}), "get-roots-list")
+    check(ROOT in said, f"the client's root did not reach the server: {said!r}")
+
+
 async def audit(gw: Gateway) -> None:
     raw = gw.store.audit_text()
     for value in ["written after a yes", "never written", "hello askgate", "Ada Lovelace", "Grace"]:
@@ -299,6 +343,9 @@ SCENARIOS = [
     ("destructive-no-elicitation", destructive_no_elicitation),
     ("relay-everything", relay_everything),
     ("relay-notes", relay_notes),
+    ("relay-sampling", relay_sampling),
+    ("sampling-undeclared", sampling_undeclared),
+    ("relay-roots", relay_roots),
     ("mrtr-write-accept", mrtr_write_accept),
     ("mrtr-relay-notes", mrtr_relay_notes),
     ("audit", audit),

@@ -687,6 +687,35 @@ impl Round {
         Ok(None)
     }
 
+    /// The answer this retry carries under `key` to an input request that
+    /// was relayed for another server (see [`Round::relay`]), raw: checking
+    /// it is the relaying side's job. Answers are taken only on a sealed
+    /// retry (or with [`Round::accept_unsealed`]), and are not carried into
+    /// later rounds.
+    pub fn relayed_answer(&self, key: &str) -> Option<Json> {
+        self.answer(key)
+    }
+
+    /// Queue `request` — an input another server asked for, passed through
+    /// as it is — under `key`, for [`Round::respond`] or
+    /// [`Round::input_required`] to send.
+    ///
+    /// # Errors
+    /// [`RoundError::Missing`] when the client did not declare the
+    /// capability the request needs; [`RoundError::Malformed`] for a
+    /// request of no kind a client answers.
+    pub fn relay(&mut self, key: &str, request: InputRequest) -> Result<(), RoundError> {
+        let kind = InputKind::of(&request).ok_or_else(|| RoundError::Malformed {
+            key: key.to_owned(),
+            detail: "not an elicitation, sampling or roots request".into(),
+        })?;
+        if !self.can(kind) {
+            return Err(RoundError::Missing(kind));
+        }
+        self.pending.insert(key.to_owned(), request);
+        Ok(())
+    }
+
     /// This round's answer under `key`, if it may be taken.
     fn answer(&self, key: &str) -> Option<Json> {
         if !(self.sealed || self.accept_unsealed) {

@@ -521,3 +521,111 @@ async fn a_gateway_killed_mid_ask_gives_the_retry_its_result_and_runs_the_call_o
         .expect("reads the ledger");
     assert_eq!(states, ["answered"], "the call ran exactly once");
 }
+
+/// The input requests of an `InputRequiredResult`, as JSON by key.
+fn input_requests(result: &rmcp::model::InputRequiredResult) -> serde_json::Map<String, Json> {
+    serde_json::to_value(result.input_requests.clone().unwrap_or_default())
+        .expect("json")
+        .as_object()
+        .cloned()
+        .expect("a map")
+}
+
+#[tokio::test]
+async fn the_upstreams_own_ask_reaches_a_2026_client_as_input_requests_and_its_answer_is_checked() {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_askgate"));
+    let dir = std::env::temp_dir().join(format!(
+        "askgate-gateway-mrtr-{}-{}",
+        std::process::id(),
+        jiff::Timestamp::now().as_nanosecond()
+    ));
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let _cleanup = Scratch(dir.clone());
+    let store_url = format!("sqlite://{}", dir.join("s.db").display());
+    command
+        .args(["gateway", "--store", &store_url, "--"])
+        .arg(upstream())
+        .env("ASKGATE_LOG", "warn");
+    let (transport, _) = TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("the gateway starts");
+    use rmcp::service::ClientServiceExt;
+    let client = RoundTripper
+        .serve_with_lifecycle(
+            transport,
+            rmcp::service::ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("discovers the gateway");
+    let params = CallToolRequestParams::new(tool("ask_name"));
+    let mut call = params.clone();
+    let mut asked_name = Vec::new();
+    let mut states = Vec::new();
+    let mut answers = [json!({"name": 42}), json!({"name": "Grace"})].into_iter();
+    let done = loop {
+        let needed = match client.call_tool_once(call.clone()).await.expect("a result") {
+            rmcp::model::CallToolResponse::Complete(result) => break result,
+            rmcp::model::CallToolResponse::InputRequired(needed) => needed,
+            other => panic!("expected a result or input requests, got {other:?}"),
+        };
+        assert!(states.len() < 6, "too many rounds");
+        let mut responses = serde_json::Map::new();
+        for (key, request) in input_requests(&needed) {
+            let message = request["params"]["message"].as_str().unwrap_or_default();
+            let content = if key == "confirm" {
+                json!({"confirm": true})
+            } else {
+                assert!(key.starts_with("upstream-"), "{key}");
+                asked_name.push(message.to_owned());
+                answers.next().expect("asked at most twice")
+            };
+            responses.insert(key, json!({"action": "accept", "content": content}));
+        }
+        let state = needed.request_state.clone().expect("a sealed state");
+        states.push(state.clone());
+        call = params.clone();
+        call.input_responses =
+            Some(serde_json::from_value(Json::Object(responses)).expect("responses"));
+        call.request_state = Some(state);
+    };
+    assert!(text(&done).contains("Hello, Grace"), "{}", text(&done));
+    assert_eq!(
+        asked_name.len(),
+        2,
+        "asked, then asked again: {asked_name:?}"
+    );
+    assert_eq!(asked_name[0], "What is your name?");
+    assert!(
+        asked_name[1].contains("name") && asked_name[1].contains("What is your name?"),
+        "the re-ask says what did not fit: {:?}",
+        asked_name[1]
+    );
+    assert!(
+        !asked_name[1].contains("42"),
+        "the reason never echoes the value"
+    );
+    // A used state does not run anything again.
+    let mut replay = params.clone();
+    replay.request_state = states.last().cloned();
+    replay.input_responses = Some(
+        serde_json::from_value(
+            json!({"upstream-2": {"action": "accept", "content": {"name": "Eve"}}}),
+        )
+        .expect("responses"),
+    );
+    match client.call_tool_once(replay).await {
+        Err(rmcp::ServiceError::McpError(error)) => assert_eq!(error.code.0, -32602),
+        other => panic!("a replay must be refused, got {other:?}"),
+    }
+    let pool = sqlx::sqlite::SqlitePool::connect(&store_url)
+        .await
+        .expect("connects");
+    let states: Vec<String> = sqlx::query_scalar("SELECT state FROM calls")
+        .fetch_all(&pool)
+        .await
+        .expect("reads the ledger");
+    assert_eq!(states, ["answered"], "the call ran once");
+}

@@ -14,6 +14,7 @@ pub(crate) mod metrics;
 pub(crate) mod proxy;
 pub(crate) mod questions;
 pub(crate) mod rules;
+pub(crate) mod upcall;
 pub(crate) mod upstream;
 pub(crate) mod watch;
 
@@ -203,6 +204,8 @@ async fn start(setup: &Setup) -> Result<(Config, Gateway), String> {
             metrics: metrics::Metrics::default(),
             offer_ask_tool: config.offer_ask_tool,
             intake: config.intake.clone(),
+            // As long as a sealed state lives (the rounds' default).
+            hold_for: std::time::Duration::from_secs(60 * 60),
         },
         upstreams,
         downstream,

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use askgate_core::{Call, Risk};
-use askgate_mcp::{Policy, Request, Rounds, session_threshold};
+use askgate_mcp::{Policy, Request, Round, Rounds, session_threshold};
 use askgate_store::NewCall;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -27,6 +27,7 @@ use super::config::{Intake, Replay};
 use super::metrics::Metrics;
 use super::questions::{self, Asked};
 use super::rules::{Hints, Rules};
+use super::upcall::{self, Asks, Entered, Followed, Held};
 use super::upstream::{Downstream, Upstream};
 use super::watch::MARKER_KEY;
 
@@ -67,6 +68,9 @@ pub(crate) struct Settings {
     pub(crate) offer_ask_tool: bool,
     /// Intake question sets before configured tools.
     pub(crate) intake: Vec<Intake>,
+    /// How long an upstream call waiting on a 2026-07-28 client's retry is
+    /// held (as long as a sealed state lives).
+    pub(crate) hold_for: std::time::Duration,
 }
 
 /// The gateway.
@@ -85,6 +89,8 @@ struct Inner {
     resources: RwLock<HashMap<String, usize>>,
     /// Intakes settled in this process (a stdio session is one thread).
     intake_done: std::sync::Mutex<std::collections::HashSet<usize>>,
+    /// Upstream calls waiting on a client's retry, by handle.
+    held: std::sync::Mutex<HashMap<String, Held>>,
 }
 
 impl Gateway {
@@ -102,6 +108,7 @@ impl Gateway {
                 tools: RwLock::new(HashMap::new()),
                 resources: RwLock::new(HashMap::new()),
                 intake_done: std::sync::Mutex::new(std::collections::HashSet::new()),
+                held: std::sync::Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -181,14 +188,16 @@ impl Gateway {
         Ok(())
     }
 
-    /// Forward an approved call to its upstream, recorded in the ledger.
+    /// Forward an approved call to its upstream, recorded in the ledger:
+    /// the call, to follow (see [`Held::follow`]).
     async fn forward(
         &self,
         index: usize,
         tool: &str,
         arguments: JsonObject,
         digest: String,
-    ) -> Result<CallToolResponse, ErrorData> {
+        principal: &str,
+    ) -> Result<Held, ErrorData> {
         let upstream = &self.inner.upstreams[index];
         let store = self.inner.settings.rounds.store();
         let id = random("call")?;
@@ -218,19 +227,176 @@ impl Gateway {
             .mark_sent(&id, &marker, Timestamp::now())
             .await
             .map_err(|e| internal("sent", &e))?;
+        let (asks, asked) = tokio::sync::mpsc::unbounded_channel();
+        let entered = upstream.inflight.enter(&id, principal, asks.clone());
+        let call = Upcall {
+            gateway: self.clone(),
+            index,
+            tool: tool.to_owned(),
+            id,
+        };
+        Ok(Held::new(call.run(arguments, marker, asks, entered), asked))
+    }
+
+    /// Hold `held` until the client's retry (or its wait's end): the handle
+    /// the round's sealed state carries.
+    fn hold(&self, held: Held) -> Result<String, ErrorData> {
+        let handle = random("held")?;
+        self.held().insert(handle.clone(), held);
+        let gateway = Arc::downgrade(&self.inner);
+        let expired = handle.clone();
+        let ttl = self.inner.settings.hold_for;
+        tokio::spawn(async move {
+            tokio::time::sleep(ttl).await;
+            if let Some(inner) = gateway.upgrade() {
+                // Dropped: the server's asks are told nobody answered.
+                let gone = inner
+                    .held
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .remove(&expired);
+                drop(gone);
+            }
+        });
+        Ok(handle)
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, Held>> {
+        self.inner
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Follow `held` in `round`: its result, or the round's input requests
+    /// with the call held for the retry.
+    async fn follow(
+        &self,
+        held: Held,
+        mut round: Round,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        match held.follow(&mut round, &cx.peer).await {
+            Followed::Done(response) => response,
+            Followed::Waiting(held) => {
+                let handle = self.hold(held)?;
+                round.carry(HELD, Json::String(handle));
+                Ok(round.respond()?)
+            }
+        }
+    }
+
+    /// A retry of a call whose upstream was waiting on the client's
+    /// answers.
+    async fn resume(
+        &self,
+        handle: &str,
+        round: Round,
+        cx: &RequestContext<RoleServer>,
+        tool: &str,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(held) = self.held().remove(handle) else {
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "the call to {tool} was sent and its server was waiting on an answer that askgate no longer holds (askgate restarted, or the wait passed its limit); it may have run, and it is not sent again — call again to start over"
+                ),
+                None,
+            ));
+        };
+        self.follow(held, round, cx).await
+    }
+}
+
+/// The key in a round's carried state of a held upstream call.
+const HELD: &str = "held";
+
+/// One upstream call, from the ledger's `sent` to its end.
+struct Upcall {
+    gateway: Gateway,
+    index: usize,
+    tool: String,
+    /// The ledger's id.
+    id: String,
+}
+
+impl Upcall {
+    /// Send the call, relay what its server asks in `InputRequiredResult`s
+    /// through `asks` and send it again with the answers, until it
+    /// completes; record its end in the ledger.
+    async fn run(
+        self,
+        arguments: JsonObject,
+        mut marker: String,
+        asks: Asks,
+        entered: Entered,
+    ) -> upcall::Response {
+        let upstream = &self.gateway.inner.upstreams[self.index];
+        let settings = &self.gateway.inner.settings;
+        let tool = self.tool.as_str();
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = Some(arguments);
-        if self.inner.settings.replay == Replay::AppAuthorized {
-            let mut meta = rmcp::model::RequestMetaObject::default();
-            meta.insert(MARKER_KEY.to_owned(), Json::String(marker.clone()));
-            params.meta = Some(meta);
-            upstream.watch.expect(&marker, &id);
-        }
         let started = std::time::Instant::now();
-        let result = upstream.service.call_tool_once(params).await;
+        let mut rounds = 0;
+        let result = loop {
+            if settings.replay == Replay::AppAuthorized {
+                let mut meta = rmcp::model::RequestMetaObject::default();
+                meta.insert(MARKER_KEY.to_owned(), Json::String(marker.clone()));
+                params.meta = Some(meta);
+                upstream.watch.expect(&marker, &self.id);
+            }
+            let result = upstream.service.call_tool_once(params.clone()).await;
+            let Ok(CallToolResponse::InputRequired(needed)) = &result else {
+                break result;
+            };
+            rounds += 1;
+            if rounds > askgate_mcp::client::MAX_ROUNDS {
+                break result;
+            }
+            let mut inputs = Vec::new();
+            let mut replies = Vec::new();
+            for (key, request) in needed.input_requests.clone().unwrap_or_default() {
+                let (reply, answer) = tokio::sync::oneshot::channel();
+                inputs.push(upcall::Input { request, reply });
+                replies.push((key, answer));
+            }
+            if !inputs.is_empty() && asks.send(inputs).is_err() {
+                break result;
+            }
+            let mut responses = rmcp::model::InputResponses::new();
+            let mut unanswered = None;
+            for (key, answer) in replies {
+                match answer.await {
+                    Ok(Ok(answer)) => {
+                        responses.insert(key, answer);
+                    }
+                    Ok(Err(why)) => unanswered = Some(why),
+                    Err(_) => unanswered = Some("nobody answered".to_owned()),
+                }
+            }
+            if let Some(why) = unanswered {
+                self.finish(
+                    false,
+                    json!({"failure": "an input its server asked for was not given"}),
+                )
+                .await;
+                return Err(ErrorData::invalid_request(
+                    format!(
+                        "{} asked for input to run {tool}, and askgate could not get it: {why}; the call did not complete",
+                        upstream.name
+                    ),
+                    None,
+                ));
+            }
+            params.input_responses = Some(responses);
+            params.request_state = needed.request_state.clone();
+            marker = match random("m") {
+                Ok(marker) => marker,
+                Err(error) => break Err(ServiceError::McpError(error)),
+            };
+        };
+        drop(entered);
         let took = started.elapsed();
-        let observed = upstream.watch.answered(&id);
-        let metrics = &self.inner.settings.metrics;
+        let observed = upstream.watch.answered(&self.id);
         let outcome = match &result {
             Ok(CallToolResponse::Complete(_)) => "answered",
             Err(ServiceError::TransportSend(error))
@@ -240,38 +406,43 @@ impl Gateway {
             }
             _ => "failed",
         };
-        metrics.call(&upstream.name, outcome, took);
-        let finish = |answered: bool, summary: Json| async move {
-            if let Err(error) = store
-                .finish_call(&id, answered, &summary, Timestamp::now())
-                .await
-            {
-                tracing::warn!(call = %id, %error, "the ledger did not record the end of a call");
-            }
-        };
+        settings.metrics.call(&upstream.name, outcome, took);
         match result {
             Ok(CallToolResponse::Complete(result)) => {
-                if self.inner.settings.replay == Replay::AppAuthorized && !observed {
+                if settings.replay == Replay::AppAuthorized && !observed {
                     tracing::warn!(upstream = %upstream.name, tool, "an answer arrived that the watcher did not see");
                 }
-                finish(
+                self.finish(
                     true,
                     json!({"is_error": result.is_error.unwrap_or(false), "blocks": result.content.len()}),
                 )
                 .await;
-                let mut result = result;
-                // A result from an older upstream has no resultType; a
-                // 2026-07-28 client needs one (rmcp strips it for older ones).
-                result
-                    .result_type
-                    .get_or_insert(rmcp::model::ResultType::COMPLETE);
-                Ok(result.into())
+                Ok(upcall::complete(result))
             }
-            Ok(_) => {
-                finish(false, json!({"failure": "the upstream asked for input in a way askgate does not relay yet"})).await;
+            Ok(CallToolResponse::InputRequired(_)) => {
+                self.finish(
+                    false,
+                    json!({"failure": "the server kept asking for input"}),
+                )
+                .await;
                 Err(ErrorData::internal_error(
                     format!(
-                        "{} answered {tool} with input requests or a task, which askgate does not relay yet",
+                        "{} kept asking for input to run {tool}, past {} rounds; askgate stopped",
+                        upstream.name,
+                        askgate_mcp::client::MAX_ROUNDS
+                    ),
+                    None,
+                ))
+            }
+            Ok(_) => {
+                self.finish(
+                    false,
+                    json!({"failure": "the upstream answered with a task"}),
+                )
+                .await;
+                Err(ErrorData::internal_error(
+                    format!(
+                        "{} answered {tool} with a task, which askgate does not relay yet",
                         upstream.name
                     ),
                     None,
@@ -282,7 +453,7 @@ impl Gateway {
             {
                 upstream.watch.forget(&marker);
                 let reason = "request-unmatched";
-                finish(false, json!({"not_sent": reason})).await;
+                self.finish(false, json!({"not_sent": reason})).await;
                 Err(ErrorData::new(
                     rmcp::model::ErrorCode::INTERNAL_ERROR,
                     format!(
@@ -296,12 +467,24 @@ impl Gateway {
                 ))
             }
             Err(error) => {
-                finish(false, json!({"failure": "transport or upstream error"})).await;
+                self.finish(false, json!({"failure": "transport or upstream error"}))
+                    .await;
                 Err(ErrorData::internal_error(
                     format!("{} failed on {tool}: {error}", upstream.name),
                     None,
                 ))
             }
+        }
+    }
+
+    /// Record the call's end in the ledger.
+    async fn finish(&self, answered: bool, summary: Json) {
+        let store = self.gateway.inner.settings.rounds.store();
+        if let Err(error) = store
+            .finish_call(&self.id, answered, &summary, Timestamp::now())
+            .await
+        {
+            tracing::warn!(call = %self.id, %error, "the ledger did not record the end of a call");
         }
     }
 }
@@ -472,6 +655,11 @@ impl ServerHandler for Gateway {
             .rounds
             .begin(&cx, Request::tool(&params))
             .await?;
+        if let Some(Json::String(handle)) = round.carried(HELD).cloned() {
+            // Approved and sent in an earlier round; its server waits on
+            // answers this retry brings.
+            return self.resume(&handle, round, &cx, &params.name).await;
+        }
         let policy = Policy {
             threshold,
             caller_confirmed,
@@ -509,7 +697,10 @@ impl ServerHandler for Gateway {
         }
         let digest =
             askgate_core::arguments_digest(b"askgate ledger", &Json::Object(arguments.clone()));
-        let response = self.forward(index, &tool.name, arguments, digest).await?;
+        let held = self
+            .forward(index, &tool.name, arguments, digest, &principal)
+            .await?;
+        let response = self.follow(held, round, &cx).await?;
         Ok(match (intake_text, response) {
             (Some(text), CallToolResponse::Complete(mut result)) => {
                 result.content.insert(0, ContentBlock::text(text));

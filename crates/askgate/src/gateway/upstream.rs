@@ -8,9 +8,11 @@
 
 use std::sync::{Arc, Mutex};
 
+use askgate_mcp::input;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, Implementation, ListRootsResult,
+    ElicitRequest, ElicitRequestParams, ElicitResult, Implementation, InputRequest,
+    ListRootsResult,
 };
 use rmcp::service::{
     NotificationContext, Peer, RequestContext, RoleClient, RoleServer, RunningService,
@@ -18,8 +20,9 @@ use rmcp::service::{
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData, ServiceExt};
-use serde_json::json;
+use serde_json::{Value as Json, json};
 
+use super::upcall::{self, Inflight, Route};
 use super::watch::{Watch, Watched};
 
 /// How to reach an upstream.
@@ -74,15 +77,45 @@ impl Downstream {
 pub(crate) struct Relay {
     server: String,
     downstream: Downstream,
+    inflight: Inflight,
 }
 
-fn unavailable(server: &str, what: &str) -> ErrorData {
+fn unavailable(server: &str, what: &str, why: &str) -> ErrorData {
     ErrorData::invalid_request(
-        format!(
-            "{server} asked for {what}, and the client behind askgate cannot answer it (it did not declare the capability, or speaks a revision that cannot be asked mid-call)"
-        ),
+        format!("{server} asked for {what}, and askgate could not get it: {why}"),
         None,
     )
+}
+
+impl Relay {
+    /// Put the server's own `request` to the person behind the call that
+    /// caused it (see the `upcall` module), or — asked outside any call —
+    /// to the most recent client, when it takes requests.
+    async fn ask(&self, request: InputRequest, what: &str) -> Result<Json, ErrorData> {
+        let answer = match self.inflight.route() {
+            Route::Call(asks) => {
+                tracing::info!(server = %self.server, what, "relaying the server's own ask to the person");
+                upcall::ask_through(&asks, request).await
+            }
+            Route::NoCall => match self.downstream.get() {
+                Some(peer) => upcall::ask_peer(&peer, &request).await,
+                None => Err("no client is connected".to_owned()),
+            },
+            Route::Ambiguous => Err(
+                "calls of several people are in flight to this server, and its request does not say which one it is for"
+                    .to_owned(),
+            ),
+        };
+        answer.map_err(|why| unavailable(&self.server, what, &why))
+    }
+}
+
+fn read<T: serde::de::DeserializeOwned>(
+    server: &str,
+    what: &str,
+    answer: Json,
+) -> Result<T, ErrorData> {
+    serde_json::from_value(answer).map_err(|e| unavailable(server, what, &e.to_string()))
 }
 
 impl ClientHandler for Relay {
@@ -104,13 +137,11 @@ impl ClientHandler for Relay {
         request: ElicitRequestParams,
         _cx: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let Some(peer) = self.downstream.get() else {
-            return Err(unavailable(&self.server, "a person's answer"));
-        };
-        tracing::info!(server = %self.server, "relaying the server's own ask to the client");
-        peer.create_elicitation(request)
-            .await
-            .map_err(|e| unavailable(&self.server, &format!("a person's answer ({e})")))
+        let what = "a person's answer";
+        let answer = self
+            .ask(InputRequest::Elicitation(ElicitRequest::new(request)), what)
+            .await?;
+        read(&self.server, what, answer)
     }
 
     async fn create_message(
@@ -118,12 +149,9 @@ impl ClientHandler for Relay {
         params: CreateMessageRequestParams,
         _cx: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        let Some(peer) = self.downstream.get() else {
-            return Err(unavailable(&self.server, "a sampled message"));
-        };
-        peer.create_message(params)
-            .await
-            .map_err(|e| unavailable(&self.server, &format!("a sampled message ({e})")))
+        let what = "a sampled message";
+        let answer = self.ask(input::sample(params), what).await?;
+        read(&self.server, what, answer)
     }
 
     async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
@@ -155,12 +183,9 @@ impl ClientHandler for Relay {
         &self,
         _cx: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        let Some(peer) = self.downstream.get() else {
-            return Err(unavailable(&self.server, "the client's roots"));
-        };
-        peer.list_roots()
-            .await
-            .map_err(|e| unavailable(&self.server, &format!("the client's roots ({e})")))
+        let what = "the client's roots";
+        let answer = self.ask(input::list_roots(), what).await?;
+        read(&self.server, what, answer)
     }
 }
 
@@ -172,6 +197,8 @@ pub(crate) struct Upstream {
     pub(crate) service: RunningService<RoleClient, Relay>,
     /// What the replay contract sees of it.
     pub(crate) watch: Watch,
+    /// Its calls in flight, where its own asks go.
+    pub(crate) inflight: Inflight,
 }
 
 impl std::fmt::Debug for Upstream {
@@ -191,9 +218,11 @@ pub(crate) async fn connect(
     endpoint: &Endpoint,
     downstream: Downstream,
 ) -> Result<Upstream, String> {
+    let inflight = Inflight::default();
     let relay = Relay {
         server: name.to_owned(),
         downstream,
+        inflight: inflight.clone(),
     };
     let watch = Watch::default();
     let service = match endpoint {
@@ -241,6 +270,7 @@ pub(crate) async fn connect(
         name: name.to_owned(),
         service,
         watch,
+        inflight,
     })
 }
 
