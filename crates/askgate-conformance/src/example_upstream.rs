@@ -22,10 +22,11 @@ use std::sync::{Arc, Mutex};
 
 use askgate_core::Risk;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
-    ElicitationAction, ElicitationSchema, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, ListPromptsResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequest, InputRequiredResult,
+    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt,
+    PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities,
     ServerConfig, Tool, ToolAnnotations,
 };
@@ -197,30 +198,58 @@ impl Notes {
     }
 }
 
-/// Ask the person their name through `elicitation/create`.
-async fn ask_name(cx: &RequestContext<RoleServer>) -> Result<CallToolResult, ErrorData> {
-    if cx.peer.supported_elicitation_modes().is_empty() {
-        return Ok(failure(
-            "this client cannot show a question (it declared no elicitation capability)",
-        ));
-    }
+/// What `ask_name` asks.
+fn name_request() -> Result<ElicitRequestParams, ErrorData> {
     let schema: ElicitationSchema = serde_json::from_value(json!({
         "type": "object",
         "properties": {"name": {"type": "string", "title": "Your name", "minLength": 1}},
         "required": ["name"]
     }))
     .map_err(|e| ErrorData::internal_error(format!("the ask_name schema: {e}"), None))?;
-    let request: ElicitRequestParams = serde_json::from_value(json!({
+    serde_json::from_value(json!({
         "message": "What is your name?",
         "requestedSchema": schema
     }))
-    .map_err(|e| ErrorData::internal_error(format!("the ask_name request: {e}"), None))?;
-    let result = match cx.peer.create_elicitation(request).await {
+    .map_err(|e| ErrorData::internal_error(format!("the ask_name request: {e}"), None))
+}
+
+/// Ask the person their name through `elicitation/create` (2025-11-25 and
+/// older: a request to the client, waited on).
+async fn ask_name(cx: &RequestContext<RoleServer>) -> Result<CallToolResult, ErrorData> {
+    if cx.peer.supported_elicitation_modes().is_empty() {
+        return Ok(failure(
+            "this client cannot show a question (it declared no elicitation capability)",
+        ));
+    }
+    let result = match cx.peer.create_elicitation(name_request()?).await {
         Ok(result) => result,
         Err(e) => return Ok(failure(format!("asking failed: {e}"))),
     };
+    Ok(greeting(&result))
+}
+
+/// `ask_name` on 2026-07-28: an `InputRequiredResult` asking for the name,
+/// and on the retry the answer it carries.
+fn ask_name_in_rounds(params: &CallToolRequestParams) -> Result<CallToolResponse, ErrorData> {
+    let answer = params.input_responses.as_ref().and_then(|r| r.get("name"));
+    let Some(answer) = answer else {
+        let request = InputRequest::Elicitation(ElicitRequest::new(name_request()?));
+        let requests = BTreeMap::from([("name".to_owned(), request)]);
+        return Ok(InputRequiredResult::new(Some(requests), None).into());
+    };
+    let result: ElicitResult = serde_json::from_value(answer.clone()).map_err(|e| {
+        ErrorData::invalid_params(
+            format!("inputResponses.name is not an ElicitResult: {e}"),
+            None,
+        )
+    })?;
+    Ok(greeting(&result).into())
+}
+
+/// The answer to `ask_name`'s question, as its result.
+fn greeting(result: &ElicitResult) -> CallToolResult {
     eprintln!("askgate-example-upstream: ask_name: {:?}", result.action);
-    Ok(match result.action {
+    match result.action {
         ElicitationAction::Accept => {
             let name = result
                 .content
@@ -236,7 +265,7 @@ async fn ask_name(cx: &RequestContext<RoleServer>) -> Result<CallToolResult, Err
         }
         ElicitationAction::Decline => success("The person declined to give their name."),
         _ => success("The person dismissed the question."),
-    })
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, ErrorData> {
@@ -400,6 +429,12 @@ impl ServerHandler for Notes {
     ) -> Result<CallToolResponse, ErrorData> {
         // The tool's name only: arguments are the person's data.
         eprintln!("askgate-example-upstream: call {}", params.name);
+        let rounds = cx
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        if params.name == "ask_name" && rounds {
+            return ask_name_in_rounds(&params);
+        }
         self.call(&params, &cx).await.map(Into::into)
     }
 

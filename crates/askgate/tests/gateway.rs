@@ -93,6 +93,17 @@ async fn gateway_with(
     script: Vec<ElicitResult>,
     config: Option<&str>,
 ) -> Harness {
+    gateway_on(capabilities, script, config, "").await
+}
+
+/// [`gateway_with`], with `upstream` (TOML keys) added to the upstream's
+/// table.
+async fn gateway_on(
+    capabilities: Json,
+    script: Vec<ElicitResult>,
+    config: Option<&str>,
+    upstream: &str,
+) -> Harness {
     let dir = std::env::temp_dir().join(format!(
         "askgate-gateway-{}-{}",
         std::process::id(),
@@ -105,13 +116,13 @@ async fn gateway_with(
         None => {
             command
                 .args(["gateway", "--store", &store_url, "--"])
-                .arg(upstream());
+                .arg(self::upstream());
         }
         Some(extra) => {
             let file = dir.join("askgate.toml");
             let text = format!(
-                "store = {store_url:?}\n{extra}\n\n[[upstreams]]\nname = \"notes\"\ncommand = {:?}\n",
-                upstream().display().to_string()
+                "store = {store_url:?}\n{extra}\n\n[[upstreams]]\nname = \"notes\"\ncommand = {:?}\n{upstream}\n",
+                self::upstream().display().to_string()
             );
             std::fs::write(&file, text).expect("writes the config");
             command.args(["gateway", "--config"]).arg(&file);
@@ -628,4 +639,31 @@ async fn the_upstreams_own_ask_reaches_a_2026_client_as_input_requests_and_its_a
         .await
         .expect("reads the ledger");
     assert_eq!(states, ["answered"], "the call ran once");
+}
+
+#[tokio::test]
+async fn an_upstream_on_2026_asks_a_classic_client_through_elicitation() {
+    let h = gateway_on(
+        json!({"elicitation": {"form": {}}}),
+        vec![accept(json!({"name": ""})), accept(json!({"name": "Ada"}))],
+        Some("[[rules]]\nserver = \"notes\"\ntool = \"ask_name\"\nrisk = \"read\""),
+        "protocol = \"2026-07-28\"",
+    )
+    .await;
+    let params = CallToolRequestParams::new("notes__ask_name");
+    let result = h.client.call_tool(params).await.expect("a result");
+    assert!(text(&result).contains("Hello, Ada"), "{}", text(&result));
+    let asked = h.asked.lock().expect("not poisoned").clone();
+    assert_eq!(
+        asked.len(),
+        2,
+        "asked, then asked again after an empty name"
+    );
+    assert_eq!(asked[0]["message"], "What is your name?");
+    let again = asked[1]["message"].as_str().unwrap_or_default();
+    assert!(
+        again.contains("name") && again.ends_with("What is your name?"),
+        "the re-ask says why: {again:?}"
+    );
+    assert_eq!(ledger(&h).await, ["answered"]);
 }

@@ -80,6 +80,34 @@ pub(crate) struct Upstream {
     pub(crate) name: String,
     /// How to reach it.
     pub(crate) transport: Transport,
+    /// The revision askgate speaks to it.
+    pub(crate) protocol: UpstreamProtocol,
+}
+
+/// The revision askgate speaks to an upstream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum UpstreamProtocol {
+    /// `2025-11-25` through `initialize` (the default: every server built
+    /// before 2026-07-28 speaks it, and most after it still do).
+    #[default]
+    Initialize,
+    /// `2026-07-28` through `server/discover`: the server's asks come back
+    /// as `InputRequiredResult`s.
+    Discover,
+}
+
+impl UpstreamProtocol {
+    /// The values `protocol` takes in the config.
+    pub(crate) const EXPECTED: &'static str = "\"2025-11-25\" (the default) or \"2026-07-28\"";
+
+    /// Read a config value.
+    pub(crate) fn parse(text: &str) -> Option<UpstreamProtocol> {
+        match text {
+            "2025-11-25" => Some(UpstreamProtocol::Initialize),
+            "2026-07-28" => Some(UpstreamProtocol::Discover),
+            _ => None,
+        }
+    }
 }
 
 /// How to reach an upstream.
@@ -297,6 +325,7 @@ impl Config {
                     env: BTreeMap::new(),
                     cwd: None,
                 }),
+                protocol: UpstreamProtocol::default(),
             }],
             rules: Rules::fail_closed(),
             auto_approve: None,

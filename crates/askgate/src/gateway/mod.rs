@@ -175,7 +175,14 @@ async fn start(setup: &Setup) -> Result<(Config, Gateway), String> {
     let mut upstreams = Vec::new();
     for upstream in &config.upstreams {
         let endpoint = Endpoint::from(&upstream.transport);
-        match upstream::connect(&upstream.name, &endpoint, downstream.clone()).await {
+        match upstream::connect(
+            &upstream.name,
+            &endpoint,
+            upstream.protocol,
+            downstream.clone(),
+        )
+        .await
+        {
             Ok(connected) => upstreams.push(connected),
             Err(error) => tracing::error!(upstream = %upstream.name, %error, "left out"),
         }

@@ -9,19 +9,22 @@
 use std::sync::{Arc, Mutex};
 
 use askgate_mcp::input;
+use rmcp::model::ProtocolVersion;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequest, ElicitRequestParams, ElicitResult, Implementation, InputRequest,
     ListRootsResult,
 };
 use rmcp::service::{
-    NotificationContext, Peer, RequestContext, RoleClient, RoleServer, RunningService,
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, RequestContext, RoleClient,
+    RoleServer, RunningService,
 };
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, ErrorData, ServiceExt};
+use rmcp::{ClientHandler, ErrorData};
 use serde_json::{Value as Json, json};
 
+use super::config::UpstreamProtocol;
 use super::upcall::{self, Inflight, Route};
 use super::watch::{Watch, Watched};
 
@@ -216,8 +219,15 @@ impl std::fmt::Debug for Upstream {
 pub(crate) async fn connect(
     name: &str,
     endpoint: &Endpoint,
+    protocol: UpstreamProtocol,
     downstream: Downstream,
 ) -> Result<Upstream, String> {
+    let lifecycle = match protocol {
+        UpstreamProtocol::Initialize => ClientLifecycleMode::Initialize,
+        UpstreamProtocol::Discover => ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    };
     let inflight = Inflight::default();
     let relay = Relay {
         server: name.to_owned(),
@@ -245,7 +255,7 @@ pub(crate) async fn connect(
                 .spawn()
                 .map_err(|e| format!("upstream {name}: cannot start {program:?}: {e}"))?;
             relay
-                .serve(Watched::new(transport, watch.clone()))
+                .serve_with_lifecycle(Watched::new(transport, watch.clone()), lifecycle)
                 .await
                 .map_err(|e| format!("upstream {name}: the MCP handshake failed: {e}"))?
         }
@@ -261,7 +271,7 @@ pub(crate) async fn connect(
             }
             let transport = StreamableHttpClientTransport::from_config(config);
             relay
-                .serve(Watched::new(transport, watch.clone()))
+                .serve_with_lifecycle(Watched::new(transport, watch.clone()), lifecycle)
                 .await
                 .map_err(|e| format!("upstream {name} at {url}: the MCP handshake failed: {e}"))?
         }

@@ -13,7 +13,7 @@ use super::error::{ConfigError, Source};
 use super::file::{File, IntakeFile, PrincipalFile, RuleFile, UpstreamFile};
 use super::{
     Config, DEFAULT_INBOX, Http, Inbox, Intake, Listen, MAX_NAME, MIN_TOKEN, Principal, Stdio,
-    StoreUrl, Transport, Upstream, default_inbox, parse_threshold,
+    StoreUrl, Transport, Upstream, UpstreamProtocol, default_inbox, parse_threshold,
 };
 use crate::gateway::rules::{ArgumentPath, Pattern, Rule, Rules};
 
@@ -149,6 +149,19 @@ fn check_transport(
     src: &Source<'_>,
 ) -> Result<Upstream, ConfigError> {
     let name = upstream.name.into_inner();
+    let protocol = match upstream.protocol {
+        None => UpstreamProtocol::default(),
+        Some(text) => UpstreamProtocol::parse(text.get_ref()).ok_or_else(|| {
+            src.at(
+                text.span(),
+                format!(
+                    "unknown protocol {:?}: expected {}",
+                    text.get_ref(),
+                    UpstreamProtocol::EXPECTED
+                ),
+            )
+        })?,
+    };
     let transport = match (upstream.command, upstream.url) {
         (Some(_), Some(url)) => {
             return Err(src.at(
@@ -210,7 +223,11 @@ fn check_transport(
             })
         }
     };
-    Ok(Upstream { name, transport })
+    Ok(Upstream {
+        name,
+        transport,
+        protocol,
+    })
 }
 
 /// What is wrong with a header, if anything. Never quotes the value.

@@ -46,6 +46,7 @@ pub(super) struct UpstreamFile {
     pub(super) cwd: Option<Spanned<String>>,
     pub(super) url: Option<Spanned<String>>,
     pub(super) headers: Option<Spanned<BTreeMap<String, String>>>,
+    pub(super) protocol: Option<Spanned<String>>,
 }
 
 /// `[[rules]]`.

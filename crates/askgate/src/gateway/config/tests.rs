@@ -65,6 +65,8 @@ fn the_example_config_parses() {
     };
     assert_eq!(deployer.url, "https://deploy.internal.example/mcp");
     assert!(deployer.headers.contains_key("Authorization"));
+    assert_eq!(config.upstreams[2].protocol, UpstreamProtocol::Discover);
+    assert_eq!(config.upstreams[0].protocol, UpstreamProtocol::Initialize);
     assert_eq!(config.rules.default_risk(), Risk::MediumWrite);
     assert!(!config.rules.trusts_read_only_hints());
     assert_eq!(config.auto_approve, Some(Risk::LowWrite));
@@ -487,4 +489,16 @@ fn the_first_matching_intake_applies() {
         (IntakeWhen::EveryTurn, "b")
     );
     assert!(super::intake_for(&config.intake, "files", "read").is_none());
+}
+
+#[test]
+fn an_unknown_upstream_protocol_names_the_line_and_the_expected_values() {
+    let text = "store = \"sqlite:///tmp/a.db\"\n[[upstreams]]\nname = \"x\"\ncommand = \"x\"\nprotocol = \"2024-11-05\"\n";
+    let said = error(text);
+    assert!(said.starts_with("askgate.toml:5:"), "{said}");
+    assert!(said.contains("\"2024-11-05\""), "{said}");
+    assert!(
+        said.contains("\"2025-11-25\" (the default) or \"2026-07-28\""),
+        "{said}"
+    );
 }
