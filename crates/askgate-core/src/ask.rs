@@ -51,6 +51,8 @@ pub struct Ask {
     max_attempts: u32,
     /// Why the previous attempt was refused, shown before the message.
     reasons: Vec<String>,
+    /// The same, field by field (empty for an ask resumed from a record).
+    problems: Vec<Problem>,
 }
 
 impl Ask {
@@ -119,6 +121,7 @@ impl Ask {
             attempt: 1,
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             reasons: Vec::new(),
+            problems: Vec::new(),
         })
     }
 
@@ -152,6 +155,13 @@ impl Ask {
     /// Why the previous attempt was refused (empty on the first attempt).
     pub fn reasons(&self) -> &[String] {
         &self.reasons
+    }
+
+    /// Why the previous attempt was refused, field by field (what
+    /// [`Ask::reasons`] says, with the field each reason is about; empty on
+    /// the first attempt and for an ask resumed from a record).
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
     }
 
     /// The ids of the fields still to be asked, in form order.
@@ -362,6 +372,7 @@ impl Ask {
             attempt: self.attempt + 1,
             max_attempts: self.max_attempts,
             reasons: problems.iter().map(Problem::message).collect(),
+            problems,
         }))
     }
 

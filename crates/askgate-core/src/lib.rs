@@ -46,6 +46,7 @@ mod error;
 mod field;
 mod form;
 mod intake;
+mod link;
 mod outcome;
 mod problem;
 mod question;
@@ -67,6 +68,7 @@ pub use form::{
     IntegerSpec, NumberSpec, TextFormat, TextSpec, TimeRangeSpec, ZoneSpec,
 };
 pub use intake::{IntakeWhen, ThreadState};
+pub use link::{LinkError, LinkSigner, OpenedLink};
 pub use outcome::{Action, Outcome, Response, Step};
 pub use problem::{Echo, Problem, ProblemKind};
 pub use question::{MAX_QUESTIONS, Question, QuestionSet, Source};

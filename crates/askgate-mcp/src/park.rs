@@ -17,7 +17,7 @@
 
 use std::time::Duration;
 
-use askgate_core::{Ask, Outcome};
+use askgate_core::{Ask, LinkSigner, Outcome};
 use askgate_store::{AskRow, AskStatus, NewAsk, Settlement};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -35,13 +35,15 @@ use crate::round::{InboxAnswer, Round, RoundError};
 use crate::stored::{StoredRequest, form_outcome};
 
 /// Where people answer what their client cannot show.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Inbox {
     /// The inbox's base URL, absolute (`https://askgate.example/`); an
     /// ask's page is `<base>asks/<id>`.
     pub base_url: Url,
     /// What to do when the client has no elicitation at all.
     pub fallback: Fallback,
+    /// Signs the URL-mode links sent to clients, and how long they last.
+    links: Option<(LinkSigner, Duration)>,
 }
 
 /// What a call does when its client cannot ask a person at all.
@@ -72,7 +74,37 @@ impl Inbox {
         Ok(Inbox {
             base_url: url,
             fallback: Fallback::Park,
+            links: None,
         })
+    }
+
+    /// Sign the links sent to clients in URL mode with `signer`, each good
+    /// for `ttl` and one opening: the link itself lets the person it is
+    /// for open that one ask without signing in (see the inbox).
+    #[must_use]
+    pub fn with_links(mut self, signer: LinkSigner, ttl: Duration) -> Inbox {
+        self.links = Some((signer, ttl));
+        self
+    }
+
+    /// The link sent to a client in URL mode for the ask `id`: its page,
+    /// signed when links are signed (else the page, where the person signs
+    /// in).
+    ///
+    /// # Errors
+    /// When the system's random source fails (no nonce).
+    pub fn link(&self, id: &str) -> Result<String, String> {
+        let page = self.page(id);
+        let Some((signer, ttl)) = &self.links else {
+            return Ok(page);
+        };
+        let mut nonce = [0u8; 18];
+        getrandom::fill(&mut nonce).map_err(|e| format!("no randomness for a link: {e}"))?;
+        let expires_at = Timestamp::now()
+            .checked_add(*ttl)
+            .map_err(|e| format!("a link's expiry: {e}"))?;
+        let token = signer.sign(id, expires_at, &URL_SAFE_NO_PAD.encode(nonce));
+        Ok(format!("{page}?link={token}"))
     }
 
     /// The page of the ask `id`.
@@ -263,6 +295,13 @@ impl Round {
             self.park_note(parked);
             return Ok(None);
         }
+        // The client shows this link to the person: signed, single use.
+        let parked = Parked {
+            url: inbox
+                .link(&row.ask.id)
+                .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e)))?,
+            ..parked
+        };
         let message = format!("{}\n\nAnswer it here: {}", ask.message(), parked.url);
         if let Some(cx) = self.context().cloned() {
             let (outcome, row) = self.ask_by_url_and_wait(&cx, &message, &parked).await?;

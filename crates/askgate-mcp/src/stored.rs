@@ -38,6 +38,26 @@ pub enum Act {
     Skip,
 }
 
+/// Why an answer was refused: what a person reads, and the field it is
+/// about, when it is about one (an inbox shows it beside that field).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    /// The field's id (a question's id in a question set), if the reason
+    /// is about one.
+    pub field: Option<String>,
+    /// What was wrong and what was expected.
+    pub message: String,
+}
+
+impl From<String> for Reason {
+    fn from(message: String) -> Reason {
+        Reason {
+            field: None,
+            message,
+        }
+    }
+}
+
 /// The settlement to store, or the reasons the answer was refused.
 ///
 /// # Errors
@@ -48,23 +68,39 @@ pub fn settle(
     answered_by: &str,
     via: Surface,
 ) -> Result<Settlement, Vec<String>> {
+    settle_explained(request, act, answered_by, via)
+        .map_err(|reasons| reasons.into_iter().map(|r| r.message).collect())
+}
+
+/// [`settle`], with each reason tied to its field where it has one.
+///
+/// # Errors
+/// The reasons, each naming what was wrong.
+pub fn settle_explained(
+    request: &Json,
+    act: Act,
+    answered_by: &str,
+    via: Surface,
+) -> Result<Settlement, Vec<Reason>> {
+    let general =
+        |messages: Vec<String>| -> Vec<Reason> { messages.into_iter().map(Reason::from).collect() };
     let request: StoredRequest = serde_json::from_value(request.clone()).map_err(|e| {
-        vec![format!(
+        general(vec![format!(
             "the stored request is not one askgate can answer: {e}"
-        )]
+        )])
     })?;
     let by = Some(answered_by.to_owned());
     let via_text = via.to_string();
     match request {
         StoredRequest::Form { ask } => {
-            let ask = Ask::from_record(ask).map_err(|e| vec![e.to_string()])?;
+            let ask = Ask::from_record(ask).map_err(|e| general(vec![e.to_string()]))?;
             let response = match act {
                 Act::Answer(content) => Response::accept(content),
                 Act::Decline => Response::decline(),
                 Act::Skip => {
-                    return Err(vec![
+                    return Err(general(vec![
                         "skip is for question sets; decline this form instead".into(),
-                    ]);
+                    ]));
                 }
             };
             match ask.settle(Revision::V2025_11_25, &response) {
@@ -82,18 +118,27 @@ pub fn settle(
                         answered_via: via_text,
                     })
                 }
-                Step::ReAsk(next) => Err(next.reasons().to_vec()),
+                Step::ReAsk(next) => Err(next
+                    .problems()
+                    .iter()
+                    .map(|problem| Reason {
+                        field: (!problem.title.is_empty()).then(|| problem.field.clone()),
+                        message: problem.message(),
+                    })
+                    .collect()),
             }
         }
         StoredRequest::QuestionSet { set } => {
-            let checked = set.prepare().map_err(|e| vec![e.to_string()])?;
+            let checked = set.prepare().map_err(|e| general(vec![e.to_string()]))?;
             let mut reply = Reply::new(via);
             reply.answered_by = by.clone();
             match act {
-                Act::Answer(content) => reply.answers = answers(content)?,
+                Act::Answer(content) => reply.answers = answers(content).map_err(general)?,
                 Act::Skip | Act::Decline => reply.skipped = true,
             }
-            let outcome = checked.settle(&reply).map_err(|e| vec![e.to_string()])?;
+            let outcome = checked
+                .settle(&reply)
+                .map_err(|e| general(vec![e.to_string()]))?;
             Ok(Settlement {
                 status: if reply.skipped {
                     AskStatus::Skipped

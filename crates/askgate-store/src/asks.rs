@@ -141,6 +141,9 @@ macro_rules! ask_columns {
     };
 }
 
+/// The columns of an ask, in the order [`Store::read`] expects them.
+pub(crate) const ASK_COLUMNS: &str = ask_columns!();
+
 const BY_ID: &str = concat!("SELECT ", ask_columns!(), " FROM asks WHERE id = $1");
 const BY_RESUME_KEY: &str = concat!(
     "SELECT ",
@@ -508,7 +511,7 @@ impl Store {
         })
     }
 
-    fn read<R: Row>(&self, row: &R) -> Result<AskRow, Error>
+    pub(crate) fn read<R: Row>(&self, row: &R) -> Result<AskRow, Error>
     where
         for<'r> &'r str: sqlx::ColumnIndex<R>,
         for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,

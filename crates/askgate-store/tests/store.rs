@@ -5,8 +5,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use askgate_store::{
-    AskStatus, AuditEntry, CallState, ChainBreak, Decision, Error, LedgerError, NewAsk, NewCall,
-    NewTask, SCHEMA_VERSION, SettleError, Settlement, Store, TaskEnd, TaskError, TaskStatus,
+    AskFilter, AskStatus, AuditEntry, CallState, ChainBreak, Decision, Error, LedgerError, NewAsk,
+    NewCall, NewTask, SCHEMA_VERSION, SettleError, Settlement, Store, TaskEnd, TaskError,
+    TaskStatus,
 };
 use jiff::Timestamp;
 use serde_json::json;
@@ -318,6 +319,52 @@ async fn pending_asks_list_newest_first_page_by_page() {
         let ids: Vec<&str> = second.asks.iter().map(|a| a.ask.id.as_str()).collect();
         assert_eq!(ids, ["a1", "a0"], "{}", store.name());
         assert_eq!(second.next, None);
+    }
+}
+
+#[tokio::test]
+async fn asks_list_narrowed_to_a_principal_server_risk_or_status_page_by_page() {
+    for store in stores().await {
+        for i in 0..6 {
+            let mut ask = new_ask(&format!("f{i}"), i, None);
+            ask.principal = if i % 2 == 0 { "alice" } else { "bob" }.into();
+            if i >= 4 {
+                ask.server = Some("files".into());
+                ask.risk = Some("read".into());
+            }
+            store.park(&ask).await.expect("parks");
+        }
+        store
+            .settle("f2", &answer("alice"), at(9))
+            .await
+            .expect("settles");
+        let ids = |page: &askgate_store::Page| -> Vec<String> {
+            page.asks.iter().map(|a| a.ask.id.clone()).collect()
+        };
+        let alice = AskFilter {
+            principal: Some("alice".into()),
+            ..AskFilter::default()
+        };
+        let first = store.asks_where(&alice, 1, None).await.expect("lists");
+        assert_eq!(ids(&first), ["f4"], "{}", store.name());
+        let rest = store
+            .asks_where(&alice, 5, first.next.as_deref())
+            .await
+            .expect("lists");
+        assert_eq!(ids(&rest), ["f0"], "f2 is settled: {}", store.name());
+        let files = AskFilter {
+            server: Some("files".into()),
+            risk: Some("read".into()),
+            ..AskFilter::default()
+        };
+        let page = store.asks_where(&files, 10, None).await.expect("lists");
+        assert_eq!(ids(&page), ["f5", "f4"], "{}", store.name());
+        let settled = AskFilter {
+            statuses: vec![AskStatus::Answered, AskStatus::Expired],
+            ..AskFilter::default()
+        };
+        let page = store.asks_where(&settled, 10, None).await.expect("lists");
+        assert_eq!(ids(&page), ["f2"], "{}", store.name());
     }
 }
 

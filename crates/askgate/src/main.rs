@@ -6,6 +6,7 @@
 
 mod form_cmd;
 mod gateway;
+mod inbox;
 mod store_cmd;
 
 use std::process::ExitCode;
@@ -34,6 +35,8 @@ enum Command {
     },
     /// Put an MCP server behind typed, durable, audited confirmation.
     Gateway(gateway::GatewayArgs),
+    /// Serve the inbox page on its own, over a store.
+    Inbox(inbox::InboxArgs),
     /// Every upstream tool with its risk, the rule that gave it, and what a
     /// call would do now (the operator's dry run).
     Tools(gateway::ToolsArgs),
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Command::Form(command) => form_cmd::run(command),
         Command::Gateway(args) => gateway::run(args),
         Command::Tools(args) => gateway::tools(args),
+        Command::Inbox(args) => inbox::run(args),
         Command::Asks { store, command } => store_cmd::run_asks(store, command),
         Command::Audit { store, command } => store_cmd::run_audit(store, command),
     }

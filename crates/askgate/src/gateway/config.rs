@@ -218,13 +218,27 @@ impl fmt::Debug for StoreUrl {
 }
 
 /// The inbox's web page.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub(crate) struct Inbox {
     /// Where it listens.
     pub(crate) listen: SocketAddr,
     /// The address people open, when it is not `http://{listen}` (behind a
     /// proxy).
     pub(crate) base_url: Option<String>,
+    /// The operator's sign-in token (sees every ask). Without it one is
+    /// generated on first start and printed once. Never logged: `Debug`
+    /// redacts it.
+    pub(crate) token: Option<String>,
+}
+
+impl fmt::Debug for Inbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Inbox")
+            .field("listen", &self.listen)
+            .field("base_url", &self.base_url)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 /// An HTTP client the gateway knows, and the token it presents.
@@ -234,6 +248,8 @@ pub(crate) struct Principal {
     pub(crate) name: String,
     /// Its bearer token. Never logged: `Debug` redacts it.
     pub(crate) token: String,
+    /// Sees and answers every ask in the inbox, not only its own.
+    pub(crate) operator: bool,
 }
 
 impl fmt::Debug for Principal {
@@ -241,6 +257,7 @@ impl fmt::Debug for Principal {
         f.debug_struct("Principal")
             .field("name", &self.name)
             .field("token", &"<redacted>")
+            .field("operator", &self.operator)
             .finish()
     }
 }
@@ -336,6 +353,7 @@ impl Config {
             inbox: Inbox {
                 listen: default_inbox(),
                 base_url: None,
+                token: None,
             },
             principals: Vec::new(),
             replay: Replay::AppAuthorized,

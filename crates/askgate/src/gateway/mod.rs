@@ -120,7 +120,7 @@ pub(crate) enum LogFormat {
 
 /// Logs to stderr, filtered by `ASKGATE_LOG` (default `info`). They carry
 /// ids, names, risks and decisions — never arguments, answers or tokens.
-fn init_logs(format: LogFormat) {
+pub(crate) fn init_logs(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("ASKGATE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
@@ -154,22 +154,59 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
     }
 }
 
+/// The inbox page, bound and ready to serve.
+struct InboxPage {
+    page: crate::inbox::Inbox,
+    listener: tokio::net::TcpListener,
+}
+
 /// Open the store and connect every upstream (one that fails is left out,
-/// unless none is left).
-async fn start(setup: &Setup) -> Result<(Config, Gateway), String> {
+/// unless none is left); with `serve_inbox`, bind the inbox page first, so
+/// links name the address it is served at.
+async fn start(
+    setup: &Setup,
+    serve_inbox: bool,
+) -> Result<(Config, Gateway, Option<InboxPage>), String> {
     let config = setup.config()?;
     let store_url = match &setup.store {
         Some(url) => url.clone(),
         None => config.store.expose().to_owned(),
     };
     let store = Store::open(&store_url).await.map_err(|e| e.to_string())?;
-    let key = load_or_create_key(&key_path(&store_url))?;
+    let key_file = key_path(&store_url);
+    let key = load_or_create_key(&key_file)?;
+    let listener = if serve_inbox {
+        match crate::inbox::bind(config.inbox.listen).await {
+            Ok(listener) => Some(listener),
+            Err(error) => {
+                tracing::warn!(
+                    "{error}; the inbox page is not served (answer with `askgate asks`)"
+                );
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let bound = listener
+        .as_ref()
+        .and_then(|l| l.local_addr().ok())
+        .unwrap_or(config.inbox.listen);
     let base = config
         .inbox
         .base_url
         .clone()
-        .unwrap_or_else(|| format!("http://{}/", config.inbox.listen));
-    let inbox = Inbox::new(&base)?;
+        .unwrap_or_else(|| format!("http://{bound}/"));
+    let links = askgate_core::LinkSigner::new(key.clone());
+    let inbox = Inbox::new(&base)?.with_links(links.clone(), LINK_TTL);
+    let page = match listener {
+        Some(listener) => {
+            let people = crate::inbox::people(&config, &key_file)?;
+            let page = crate::inbox::Inbox::new(store.clone(), people, links, &base)?;
+            Some(InboxPage { page, listener })
+        }
+        None => None,
+    };
     let rounds = Rounds::new(key, store).with_inbox(inbox);
     let downstream = Downstream::default();
     let mut upstreams = Vec::new();
@@ -217,19 +254,30 @@ async fn start(setup: &Setup) -> Result<(Config, Gateway), String> {
         upstreams,
         downstream,
     );
-    Ok((config, gateway))
+    Ok((config, gateway, page))
 }
 
+/// How long a link sent to a client in URL mode stays good.
+const LINK_TTL: std::time::Duration = std::time::Duration::from_secs(60 * 60);
+
 async fn serve(args: GatewayArgs) -> Result<(), String> {
-    let (config, gateway) = start(&args.setup).await?;
-    let base = config
-        .inbox
-        .base_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{}/", config.inbox.listen));
-    eprintln!(
-        "askgate gateway: asks a client cannot show wait in the inbox at {base} (or: askgate asks list)"
-    );
+    let (config, gateway, page) = start(&args.setup, true).await?;
+    match page {
+        Some(InboxPage { page, listener }) => {
+            let base = config.inbox.base_url.clone().unwrap_or_else(|| {
+                listener
+                    .local_addr()
+                    .map_or_else(|_| "?".into(), |a| format!("http://{a}/"))
+            });
+            eprintln!(
+                "askgate gateway: asks a client cannot show wait in the inbox at {base} (or: askgate asks list)"
+            );
+            tokio::spawn(crate::inbox::serve(page, listener));
+        }
+        None => eprintln!(
+            "askgate gateway: asks a client cannot show wait in the store: askgate asks list"
+        ),
+    }
     gateway.recover().await?;
     if let Some(listen) = &config.listen {
         return listen::serve(gateway, listen.addr, &config.principals).await;
@@ -265,7 +313,7 @@ pub(crate) fn tools(args: ToolsArgs) -> ExitCode {
 }
 
 async fn list_tools(args: ToolsArgs) -> Result<(), String> {
-    let (config, gateway) = start(&args.setup).await?;
+    let (config, gateway, _) = start(&args.setup, false).await?;
     let threshold = gateway.threshold();
     let mut out = String::new();
     let listed = gateway.refresh_tools().await;
@@ -322,7 +370,7 @@ async fn list_tools(args: ToolsArgs) -> Result<(), String> {
 
 /// Where the gateway's sealing key lives: beside a SQLite store, else in
 /// the data directory.
-fn key_path(store_url: &str) -> PathBuf {
+pub(crate) fn key_path(store_url: &str) -> PathBuf {
     if let Some(path) = store_url
         .strip_prefix("sqlite://")
         .or_else(|| store_url.strip_prefix("sqlite:"))
@@ -338,7 +386,7 @@ fn key_path(store_url: &str) -> PathBuf {
 /// The 32-byte key sealing request state and keying digests: the same
 /// across restarts (a state sealed before a restart still opens), created
 /// on first start, readable by its owner only.
-fn load_or_create_key(path: &Path) -> Result<Vec<u8>, String> {
+pub(crate) fn load_or_create_key(path: &Path) -> Result<Vec<u8>, String> {
     match std::fs::read(path) {
         Ok(key) if key.len() >= 32 => return Ok(key),
         Ok(_) => {

@@ -44,6 +44,7 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
         None => Inbox {
             listen: default_inbox(),
             base_url: None,
+            token: None,
         },
         Some(inbox) => Inbox {
             listen: match inbox.listen {
@@ -51,6 +52,10 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
                 Some(listen) => socket_addr(&listen, src)?,
             },
             base_url: inbox.base_url.map(|url| http_url(url, src)).transpose()?,
+            token: inbox
+                .token
+                .map(|token| inbox_token(token, src))
+                .transpose()?,
         },
     };
     let principals = check_principals(file.principals, src)?;
@@ -335,6 +340,22 @@ fn check_intake(
     })
 }
 
+/// The operator's inbox token: as strong as a principal's. The message
+/// never quotes it.
+fn inbox_token(token: Spanned<String>, src: &Source<'_>) -> Result<String, ConfigError> {
+    let text = token.get_ref();
+    if text.chars().count() < MIN_TOKEN || text.chars().any(char::is_whitespace) {
+        return Err(src.at(
+            token.span(),
+            format!(
+                "the inbox token is too weak: use at least {MIN_TOKEN} characters, no spaces \
+                 (for example 32 random bytes in hex), or leave it out to have one generated"
+            ),
+        ));
+    }
+    Ok(token.into_inner())
+}
+
 fn check_principals(
     principals: Vec<Spanned<PrincipalFile>>,
     src: &Source<'_>,
@@ -371,6 +392,7 @@ fn check_principals(
         out.push(Principal {
             name: name.clone(),
             token: token.clone(),
+            operator: principal.operator,
         });
     }
     Ok(out)

@@ -83,6 +83,7 @@ fn once() -> IntakeWhen {
 pub(super) struct InboxFile {
     pub(super) listen: Option<Spanned<String>>,
     pub(super) base_url: Option<Spanned<String>>,
+    pub(super) token: Option<Spanned<String>>,
 }
 
 /// `[[principals]]`.
@@ -91,6 +92,8 @@ pub(super) struct InboxFile {
 pub(super) struct PrincipalFile {
     pub(super) name: Spanned<String>,
     pub(super) token: Spanned<String>,
+    #[serde(default)]
+    pub(super) operator: bool,
 }
 
 /// `[listen]`: Streamable HTTP downstream.

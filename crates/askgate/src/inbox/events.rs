@@ -1,0 +1,74 @@
+//! Live updates: server-sent events telling an open listing that asks
+//! changed — one arrived, or one settled here or in another process
+//! sharing the store — so the page refreshes its table without a reload.
+//! An event carries no ask's data, only that something changed.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use askgate_store::{AskFilter, Store};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+
+use super::Inbox;
+
+/// How often the newest pending ask is looked at (asks parked by another
+/// process announce nothing).
+const LOOK: Duration = Duration::from_secs(2);
+
+pub(super) async fn stream(State(inbox): State<Inbox>, headers: HeaderMap) -> Response {
+    let Some(session) = inbox.inner.sessions.of(&headers) else {
+        return StatusCode::UNAUTHORIZED.into_response();
+    };
+    let filter = AskFilter {
+        principal: (!session.person.operator).then(|| session.person.name.clone()),
+        ..AskFilter::default()
+    };
+    let (sender, events) = mpsc::channel::<Result<Event, Infallible>>(8);
+    let store = inbox.store().clone();
+    tokio::spawn(async move {
+        let mut settled = store.settlements();
+        let mut look = tokio::time::interval(LOOK);
+        let mut newest = newest_pending(&store, &filter).await;
+        loop {
+            let changed = tokio::select! {
+                news = settled.recv() => match news {
+                    Ok(_) | Err(RecvError::Lagged(_)) => true,
+                    Err(RecvError::Closed) => break,
+                },
+                _ = look.tick() => {
+                    let now = newest_pending(&store, &filter).await;
+                    let changed = now != newest;
+                    newest = now;
+                    changed
+                }
+                () = sender.closed() => break,
+            };
+            if changed
+                && sender
+                    .send(Ok(Event::default().event("changed").data("asks")))
+                    .await
+                    .is_err()
+            {
+                break;
+            }
+        }
+    });
+    Sse::new(ReceiverStream::new(events))
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+async fn newest_pending(store: &Store, filter: &AskFilter) -> Option<String> {
+    store
+        .asks_where(filter, 1, None)
+        .await
+        .ok()
+        .and_then(|page| page.asks.into_iter().next())
+        .map(|row| row.ask.id)
+}

@@ -1,0 +1,481 @@
+//! A form's fields as HTML inputs, by type, and a posted form read back
+//! into each field's value — which then goes through the same settling as
+//! any MCP answer.
+//!
+//! Input names: `f.<id>` the value; `f.<id>.other` free entry beside
+//! choices; `f.<id>.zone` the zone of an instant whose field has none;
+//! `f.<id>.from` / `f.<id>.to` a time range's ends; `f.<id>.shown` marks a
+//! checkbox that was shown (an unticked box sends nothing). Question sets
+//! use `q.<id>` and `q.<id>.other`.
+
+use std::collections::BTreeMap;
+
+use askgate_core::{ChoiceOption, Field, FieldKind, Question, QuestionSet, TextFormat};
+use maud::{Markup, html};
+use serde_json::{Map, Value as Json};
+
+/// What a person posted, by input name (a name may repeat: several ticked
+/// options).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Posted {
+    values: BTreeMap<String, Vec<String>>,
+}
+
+impl Posted {
+    /// The pairs of a posted form.
+    pub(crate) fn new(pairs: Vec<(String, String)>) -> Posted {
+        let mut values: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (name, value) in pairs {
+            values.entry(name).or_default().push(value);
+        }
+        Posted { values }
+    }
+
+    /// The first value of `name`, trimmed, if not empty.
+    pub(crate) fn one(&self, name: &str) -> Option<&str> {
+        self.values
+            .get(name)
+            .and_then(|v| v.first())
+            .map(|v| v.trim())
+            .filter(|v| !v.is_empty())
+    }
+
+    fn all(&self, name: &str) -> Vec<String> {
+        self.values
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+            .collect()
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.values.contains_key(name)
+    }
+}
+
+/// What to show in a field's inputs: what the person posted (a re-shown
+/// form keeps their answer), else the field's default.
+struct Shown<'a> {
+    posted: Option<&'a Posted>,
+}
+
+impl Shown<'_> {
+    fn text(&self, name: &str, default: Option<&Json>, secret: bool) -> String {
+        if secret {
+            return String::new();
+        }
+        match self.posted {
+            Some(posted) => posted.one(name).unwrap_or_default().to_owned(),
+            None => match default {
+                Some(Json::String(text)) => text.clone(),
+                Some(Json::Number(n)) => n.to_string(),
+                _ => String::new(),
+            },
+        }
+    }
+
+    fn picked(&self, name: &str, default: Option<&Json>, value: &str) -> bool {
+        match self.posted {
+            Some(posted) => posted.all(name).iter().any(|v| v == value),
+            None => match default {
+                Some(Json::String(text)) => text == value,
+                Some(Json::Array(items)) => items.iter().any(|i| i.as_str() == Some(value)),
+                _ => false,
+            },
+        }
+    }
+}
+
+/// A datetime-local input's value from an RFC 3339 or local default.
+fn local_input(text: &str) -> String {
+    // `2026-12-01T10:00:00+01:00` -> `2026-12-01T10:00`
+    text.get(..16).unwrap_or(text).to_owned()
+}
+
+/// The inputs of one form field, with its error (if any) beside it.
+pub(crate) fn field(field: &Field, posted: Option<&Posted>, error: Option<&str>) -> Markup {
+    let shown = Shown { posted };
+    let name = format!("f.{}", field.id);
+    let default = field.default.as_ref();
+    let secret = field.sensitive;
+    let required = field.required;
+    let error_id = format!("err-{}", field.id);
+    html! {
+        div.field data-field=(field.id) {
+            @match &field.kind {
+                FieldKind::Boolean(_) => {
+                    input type="hidden" name=(format!("{name}.shown")) value="1";
+                    label {
+                        input type="checkbox" name=(name) value="true"
+                            checked[shown.picked(&name, None, "true") || (posted.is_none() && default == Some(&Json::Bool(true)))];
+                        " " (field.title)
+                    }
+                }
+                _ => {
+                    label for=(name) { (field.title) @if required { span.required title="required" { " *" } } }
+                }
+            }
+            @if let Some(description) = &field.description {
+                p.hint { (description) }
+            }
+            @match &field.kind {
+                FieldKind::Text(spec) => {
+                    @let kind = match (secret, spec.format) {
+                        (true, _) => "password",
+                        (false, Some(TextFormat::Email)) => "email",
+                        (false, Some(TextFormat::Uri)) => "url",
+                        _ => "text",
+                    };
+                    input id=(name) type=(kind) name=(name) value=(shown.text(&name, default, secret))
+                        minlength=[spec.min_length] maxlength=[spec.max_length] required[required]
+                        autocomplete="off" aria-describedby=(error_id);
+                    @match (spec.min_length, spec.max_length) {
+                        (Some(min), Some(max)) => p.hint { "Between " (min) " and " (max) " characters." },
+                        (Some(min), None) => p.hint { "At least " (min) " characters." },
+                        (None, Some(max)) => p.hint { "At most " (max) " characters." },
+                        (None, None) => {},
+                    }
+                    @match spec.format {
+                        Some(TextFormat::Email) => p.hint { "An email address, name@example.com." },
+                        Some(TextFormat::Uri) => p.hint { "An absolute address with its scheme, https://example.com/." },
+                        None => {},
+                    }
+                }
+                FieldKind::Number(spec) => {
+                    input id=(name) type="number" step="any" name=(name) value=(shown.text(&name, default, secret))
+                        min=[spec.minimum] max=[spec.maximum] required[required] aria-describedby=(error_id);
+                    (bounds(spec.minimum.map(|m| m.to_string()), spec.maximum.map(|m| m.to_string())))
+                }
+                FieldKind::Integer(spec) => {
+                    input id=(name) type="number" step="1" name=(name) value=(shown.text(&name, default, secret))
+                        min=[spec.minimum] max=[spec.maximum] required[required] aria-describedby=(error_id);
+                    (bounds(spec.minimum.map(|m| m.to_string()), spec.maximum.map(|m| m.to_string())))
+                }
+                FieldKind::Boolean(_) => {}
+                FieldKind::Choice(spec) => {
+                    (options(&name, &spec.options, spec.multiple, !spec.strict, &shown, default))
+                    @if spec.multiple {
+                        @match (spec.min_items, spec.max_items) {
+                            (Some(min), Some(max)) => p.hint { "Pick " (min) " to " (max) "." },
+                            (Some(min), None) => p.hint { "Pick at least " (min) "." },
+                            (None, Some(max)) => p.hint { "Pick at most " (max) "." },
+                            (None, None) => {},
+                        }
+                    }
+                }
+                FieldKind::Date(_) => {
+                    input id=(name) type="date" name=(name) value=(shown.text(&name, default, secret))
+                        required[required] aria-describedby=(error_id);
+                }
+                FieldKind::Instant(spec) => {
+                    @if !spec.options.is_empty() {
+                        (options(&name, &spec.options, false, !spec.strict, &shown, default))
+                    } @else {
+                        input id=(name) type="datetime-local" name=(name)
+                            value=(local_input(&shown.text(&name, default, secret)))
+                            required[required] aria-describedby=(error_id);
+                        (zone_of(&name, spec.zone.as_deref(), &shown))
+                    }
+                }
+                FieldKind::Zone(spec) => {
+                    @if !spec.options.is_empty() {
+                        (options(&name, &spec.options, false, !spec.strict, &shown, default))
+                    } @else {
+                        input id=(name) type="text" name=(name) list="zones" value=(shown.text(&name, default, secret))
+                            placeholder="Europe/Paris" autocomplete="off" required[required] aria-describedby=(error_id);
+                        p.hint { "An IANA time zone: type to search." }
+                    }
+                }
+                FieldKind::TimeRange(spec) => {
+                    @let (from, to) = range_defaults(default);
+                    div.range {
+                        label { "From " input type="datetime-local" name=(format!("{name}.from"))
+                            value=(local_input(&shown.text(&format!("{name}.from"), from.as_ref(), secret)))
+                            required[required]; }
+                        label { " to " input type="datetime-local" name=(format!("{name}.to"))
+                            value=(local_input(&shown.text(&format!("{name}.to"), to.as_ref(), secret)))
+                            required[required]; }
+                    }
+                    (zone_of(&name, spec.zone.as_deref(), &shown))
+                    p.hint { "From is included, to is not; from comes first." }
+                }
+                _ => {
+                    input id=(name) type="text" name=(name) value=(shown.text(&name, default, secret));
+                }
+            }
+            p.error id=(error_id) role="alert" { @if let Some(error) = error { (error) } }
+        }
+    }
+}
+
+fn bounds(min: Option<String>, max: Option<String>) -> Markup {
+    html! {
+        @match (min, max) {
+            (Some(min), Some(max)) => p.hint { "From " (min) " to " (max) "." },
+            (Some(min), None) => p.hint { "At least " (min) "." },
+            (None, Some(max)) => p.hint { "At most " (max) "." },
+            (None, None) => {},
+        }
+    }
+}
+
+/// The zone a local time is read in: the field's (shown), or a picker.
+fn zone_of(name: &str, zone: Option<&str>, shown: &Shown<'_>) -> Markup {
+    let picker = format!("{name}.zone");
+    html! {
+        @match zone {
+            Some(zone) => p.zone { "Time zone: " strong { (zone) } },
+            None => label.zone { "Time zone "
+                input type="text" name=(picker) list="zones" value=(shown.text(&picker, None, false))
+                    placeholder="UTC" autocomplete="off" data-local-zone;
+            },
+        }
+    }
+}
+
+fn range_defaults(default: Option<&Json>) -> (Option<Json>, Option<Json>) {
+    match default {
+        Some(Json::Object(range)) => (range.get("from").cloned(), range.get("to").cloned()),
+        _ => (None, None),
+    }
+}
+
+/// Options as radio buttons (one) or checkboxes (several), each with its
+/// label and hotkey; free entry beside them when allowed.
+fn options(
+    name: &str,
+    options: &[ChoiceOption],
+    multiple: bool,
+    free: bool,
+    shown: &Shown<'_>,
+    default: Option<&Json>,
+) -> Markup {
+    let kind = if multiple { "checkbox" } else { "radio" };
+    let other = format!("{name}.other");
+    html! {
+        fieldset.options {
+            @for option in options {
+                label.option {
+                    input type=(kind) name=(name) value=(option.value)
+                        checked[shown.picked(name, default, &option.value)]
+                        data-hotkey=[option.hotkey.map(|k| k.to_string())];
+                    " " (option.label)
+                    @if let Some(key) = option.hotkey { " " kbd { (key) } }
+                }
+            }
+            @if free {
+                label.option.other {
+                    @if multiple { "Also: " } @else { "Or: " }
+                    input type="text" name=(other) value=(shown.text(&other, None, false)) autocomplete="off";
+                }
+            }
+        }
+    }
+}
+
+/// The value of every field the person posted, in its JSON shape (what
+/// `Ask::content_for` takes). A field left blank is left out: settling
+/// then applies its default, or says it is missing.
+pub(crate) fn read_form(fields: &[&Field], posted: &Posted) -> Map<String, Json> {
+    let mut values = Map::new();
+    for field in fields {
+        let name = format!("f.{}", field.id);
+        let value = match &field.kind {
+            FieldKind::Boolean(_) if posted.has(&format!("{name}.shown")) => {
+                Some(Json::Bool(posted.all(&name).iter().any(|v| v == "true")))
+            }
+            FieldKind::Number(_) => posted.one(&name).map(|text| {
+                text.parse::<f64>()
+                    .ok()
+                    .and_then(serde_json::Number::from_f64)
+                    .map_or_else(|| Json::String(text.to_owned()), Json::Number)
+            }),
+            FieldKind::Integer(_) => posted.one(&name).map(|text| {
+                text.parse::<i64>().map_or_else(
+                    |_| Json::String(text.to_owned()),
+                    |n| Json::Number(n.into()),
+                )
+            }),
+            FieldKind::Choice(spec) if spec.multiple => {
+                let mut picked = posted.all(&name);
+                picked.extend(posted.one(&format!("{name}.other")).map(str::to_owned));
+                (!picked.is_empty())
+                    .then(|| Json::Array(picked.into_iter().map(Json::String).collect()))
+            }
+            FieldKind::Choice(_) | FieldKind::Zone(_) => posted
+                .one(&format!("{name}.other"))
+                .or_else(|| posted.one(&name))
+                .map(|v| Json::String(v.to_owned())),
+            FieldKind::Instant(spec) => {
+                let zone = spec
+                    .zone
+                    .is_none()
+                    .then(|| posted.one(&format!("{name}.zone")))
+                    .flatten();
+                posted
+                    .one(&format!("{name}.other"))
+                    .or_else(|| posted.one(&name))
+                    .map(|local| Json::String(with_zone(local, zone)))
+            }
+            FieldKind::TimeRange(spec) => {
+                let zone = spec
+                    .zone
+                    .is_none()
+                    .then(|| posted.one(&format!("{name}.zone")))
+                    .flatten();
+                match (
+                    posted.one(&format!("{name}.from")),
+                    posted.one(&format!("{name}.to")),
+                ) {
+                    (None, None) => None,
+                    (from, to) => Some(serde_json::json!({
+                        "from": from.map(|f| with_zone(f, zone)).unwrap_or_default(),
+                        "to": to.map(|t| with_zone(t, zone)).unwrap_or_default(),
+                    })),
+                }
+            }
+            _ => posted.one(&name).map(|v| Json::String(v.to_owned())),
+        };
+        if let Some(value) = value {
+            values.insert(field.id.clone(), value);
+        }
+    }
+    values
+}
+
+/// A local date and time, read in `zone` when one was picked (an RFC 9557
+/// annotation: settling resolves it, and refuses a time the clocks skip).
+fn with_zone(local: &str, zone: Option<&str>) -> String {
+    match zone {
+        Some(zone) if !local.contains('[') => format!("{local}[{zone}]"),
+        _ => local.to_owned(),
+    }
+}
+
+/// One question of a set: its options, free entry, or typed input.
+pub(crate) fn question(
+    question: &Question,
+    posted: Option<&Posted>,
+    error: Option<&str>,
+) -> Markup {
+    let shown = Shown { posted };
+    let name = format!("q.{}", question.id);
+    let defaults = Json::Array(
+        question
+            .defaults
+            .iter()
+            .cloned()
+            .map(Json::String)
+            .collect(),
+    );
+    let default = (!question.defaults.is_empty()).then_some(&defaults);
+    html! {
+        div.field data-field=(question.id) {
+            label for=(name) { (question.prompt) }
+            @if let Some(description) = &question.description { p.hint { (description) } }
+            @if !question.options.is_empty() {
+                (options(&name, &question.options, question.multiple, question.allow_free_text, &shown, default))
+            } @else {
+                @let kind = match &question.input {
+                    Some(FieldKind::Date(_)) => "date",
+                    Some(FieldKind::Instant(_)) => "datetime-local",
+                    Some(FieldKind::Number(_) | FieldKind::Integer(_)) => "number",
+                    _ => "text",
+                };
+                @let list = matches!(question.input, Some(FieldKind::Zone(_))).then_some("zones");
+                input id=(name) type=(kind) name=(name) list=[list]
+                    value=(shown.text(&name, question.defaults.first().map(|d| Json::String(d.clone())).as_ref(), false))
+                    autocomplete="off";
+            }
+            @if !question.defaults.is_empty() {
+                p.hint { "Pre-picked: " (question.defaults.join(", ")) }
+            }
+            p.error role="alert" { @if let Some(error) = error { (error) } }
+        }
+    }
+}
+
+/// The answers to a question set as posted: question id -> values.
+pub(crate) fn read_questions(set: &QuestionSet, posted: &Posted) -> Map<String, Json> {
+    let mut answers = Map::new();
+    for question in &set.questions {
+        let name = format!("q.{}", question.id);
+        let mut values = posted.all(&name);
+        values.extend(posted.one(&format!("{name}.other")).map(str::to_owned));
+        if !values.is_empty() {
+            answers.insert(
+                question.id.clone(),
+                Json::Array(values.into_iter().map(Json::String).collect()),
+            );
+        }
+    }
+    answers
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(json: Json) -> Vec<Field> {
+        serde_json::from_value(json).expect("fields")
+    }
+
+    #[test]
+    fn a_posted_form_reads_back_into_each_fields_shape() {
+        let fields = form(serde_json::json!([
+            {"id": "replicas", "title": "Replicas", "type": "integer"},
+            {"id": "ok", "title": "OK", "type": "boolean"},
+            {"id": "env", "title": "Env", "type": "choice", "options": [{"value": "prod", "label": "Prod"}]},
+            {"id": "tags", "title": "Tags", "type": "choice", "multiple": true, "strict": false,
+             "options": [{"value": "a", "label": "A"}, {"value": "b", "label": "B"}]},
+            {"id": "at", "title": "At", "type": "instant"},
+            {"id": "window", "title": "Window", "type": "time_range", "zone": "Europe/Paris"},
+            {"id": "note", "title": "Note", "type": "text", "required": false}
+        ]));
+        let refs: Vec<&Field> = fields.iter().collect();
+        let posted = Posted::new(
+            [
+                ("f.replicas", "3"),
+                ("f.ok.shown", "1"),
+                ("f.env", "prod"),
+                ("f.tags", "a"),
+                ("f.tags", "b"),
+                ("f.tags.other", "c"),
+                ("f.at", "2026-12-01T10:00"),
+                ("f.at.zone", "Asia/Tokyo"),
+                ("f.window.from", "2026-12-01T09:00"),
+                ("f.window.to", "2026-12-01T17:00"),
+                ("f.note", "  "),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+        );
+        let values = read_form(&refs, &posted);
+        assert_eq!(
+            Json::Object(values),
+            serde_json::json!({
+                "replicas": 3,
+                "ok": false,
+                "env": "prod",
+                "tags": ["a", "b", "c"],
+                "at": "2026-12-01T10:00[Asia/Tokyo]",
+                "window": {"from": "2026-12-01T09:00", "to": "2026-12-01T17:00"}
+            })
+        );
+    }
+
+    #[test]
+    fn a_sensitive_field_is_never_shown_back() {
+        let fields = form(serde_json::json!([
+            {"id": "token", "title": "Token", "type": "text", "sensitive": true}
+        ]));
+        let posted = Posted::new(vec![("f.token".into(), "s3cret-value".into())]);
+        let html = field(&fields[0], Some(&posted), Some("Token: too short")).into_string();
+        assert!(html.contains("type=\"password\""), "{html}");
+        assert!(!html.contains("s3cret-value"), "{html}");
+        assert!(html.contains("Token: too short"), "{html}");
+    }
+}

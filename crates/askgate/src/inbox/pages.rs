@@ -1,0 +1,372 @@
+//! The inbox's pages, as HTML.
+
+use askgate_core::{Ask, Field, QuestionSet};
+use askgate_mcp::stored::Reason;
+use askgate_store::{AskRow, AskStatus, AuditRecord, Page};
+use maud::{DOCTYPE, Markup, html};
+
+use super::auth::Session;
+use super::fields::{self, Posted};
+
+/// The inbox's style sheet, served at `/static/inbox.css`.
+pub(crate) const STYLE: &str = include_str!("inbox.css");
+/// The inbox's script, served at `/static/inbox.js`.
+pub(crate) const SCRIPT: &str = include_str!("inbox.js");
+
+/// A page around `body`.
+pub(crate) fn layout(title: &str, session: Option<&Session>, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="referrer" content="no-referrer";
+                title { (title) " — askgate inbox" }
+                link rel="stylesheet" href="/static/inbox.css";
+            }
+            body {
+                header {
+                    a.home href="/" { "askgate inbox" }
+                    @if let Some(session) = session {
+                        span.who {
+                            "Signed in as " strong { (session.person.name) }
+                            @if session.person.operator { " (operator)" }
+                        }
+                        form.logout method="post" action="/logout" {
+                            input type="hidden" name="csrf" value=(session.csrf);
+                            button type="submit" { "Sign out" }
+                        }
+                    }
+                }
+                main { (body) }
+                script src="/static/inbox.js" defer {}
+            }
+        }
+    }
+}
+
+/// The sign-in page.
+pub(crate) fn login(csrf: &str, next: &str, problem: Option<&str>) -> Markup {
+    layout(
+        "Sign in",
+        None,
+        html! {
+            h1 { "Sign in" }
+            p { "Paste your inbox token: the operator's (printed once when askgate first started, or set in the config), or your principal's." }
+            @if let Some(problem) = problem { p.error.banner role="alert" { (problem) } }
+            form method="post" action="/login" {
+                input type="hidden" name="csrf" value=(csrf);
+                input type="hidden" name="next" value=(next);
+                label for="token" { "Token" }
+                input id="token" type="password" name="token" autocomplete="current-password" required autofocus;
+                button type="submit" { "Sign in" }
+            }
+        },
+    )
+}
+
+/// A page that only says something (refused, not found, gone).
+pub(crate) fn notice(title: &str, session: Option<&Session>, message: &str) -> Markup {
+    layout(
+        title,
+        session,
+        html! {
+            h1 { (title) }
+            p.banner role="alert" { (message) }
+            p { a href="/" { "Back to the inbox" } }
+        },
+    )
+}
+
+/// What a listing shows, for its links and its filter form.
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+pub(crate) struct ListQuery {
+    pub(crate) server: Option<String>,
+    pub(crate) tool: Option<String>,
+    pub(crate) risk: Option<String>,
+    /// `pending` (the default) or `settled`.
+    pub(crate) status: Option<String>,
+    pub(crate) after: Option<String>,
+    /// Only the table, for live updates.
+    pub(crate) partial: Option<String>,
+}
+
+impl ListQuery {
+    pub(crate) fn settled(&self) -> bool {
+        self.status.as_deref() == Some("settled")
+    }
+
+    fn with_after(&self, after: &str) -> String {
+        let mut query = url::form_urlencoded::Serializer::new(String::new());
+        for (key, value) in [
+            ("server", &self.server),
+            ("tool", &self.tool),
+            ("risk", &self.risk),
+            ("status", &self.status),
+        ] {
+            if let Some(value) = value.as_deref().filter(|v| !v.is_empty()) {
+                query.append_pair(key, value);
+            }
+        }
+        query.append_pair("after", after);
+        format!("/?{}", query.finish())
+    }
+}
+
+/// The list of asks, with its filters.
+pub(crate) fn list(session: &Session, query: &ListQuery, page: &Page) -> Markup {
+    let settled = query.settled();
+    layout(
+        "Asks",
+        Some(session),
+        html! {
+            h1 { @if settled { "Settled asks" } @else { "Pending asks" } }
+            nav.tabs {
+                a href="/" aria-current=[(!settled).then_some("page")] { "Pending" }
+                a href="/?status=settled" aria-current=[settled.then_some("page")] { "Settled" }
+            }
+            form.filters method="get" action="/" {
+                @if settled { input type="hidden" name="status" value="settled"; }
+                label { "Server " input type="text" name="server" value=[query.server.as_deref()]; }
+                label { "Tool " input type="text" name="tool" value=[query.tool.as_deref()]; }
+                label { "Risk "
+                    select name="risk" {
+                        option value="" { "any" }
+                        @for risk in ["read", "low_write", "medium_write", "high_write", "destructive"] {
+                            option value=(risk) selected[query.risk.as_deref() == Some(risk)] { (risk) }
+                        }
+                    }
+                }
+                button type="submit" { "Filter" }
+            }
+            (table(query, page))
+        },
+    )
+}
+
+/// The table of a listing (also sent alone for live updates).
+pub(crate) fn table(query: &ListQuery, page: &Page) -> Markup {
+    html! {
+        div #asks data-live=(if query.after.is_none() { "1" } else { "0" }) {
+            @if page.asks.is_empty() {
+                p.empty { "Nothing here." }
+            } @else {
+                table {
+                    thead { tr { th { "Asked" } th { "What" } th { "From" } th { "Risk" } th { "For" } th { "Status" } } }
+                    tbody {
+                        @for row in &page.asks {
+                            tr data-ask=(row.ask.id) {
+                                td { time datetime=(row.ask.created_at.to_string()) { (short_time(row.ask.created_at)) } }
+                                td { a href=(format!("/asks/{}", row.ask.id)) { (title_of(row)) } }
+                                td { (origin(row)) }
+                                td { span class=(format!("risk {}", row.ask.risk.as_deref().unwrap_or("none"))) { (row.ask.risk.as_deref().unwrap_or("—")) } }
+                                td { (row.ask.principal) }
+                                td { (row.status.as_str()) }
+                            }
+                        }
+                    }
+                }
+            }
+            @if let Some(next) = &page.next {
+                p { a.next href=(query.with_after(next)) { "Older asks →" } }
+            }
+        }
+    }
+}
+
+fn short_time(at: jiff::Timestamp) -> String {
+    at.strftime("%Y-%m-%d %H:%M:%S UTC").to_string()
+}
+
+fn origin(row: &AskRow) -> String {
+    match (&row.ask.server, &row.ask.tool) {
+        (Some(server), Some(tool)) => format!("{server} / {tool}"),
+        (Some(server), None) => server.clone(),
+        _ => "—".into(),
+    }
+}
+
+/// What an ask is about, in a line: its form's message or the preamble.
+pub(crate) fn title_of(row: &AskRow) -> String {
+    let request = &row.ask.request;
+    let text = request
+        .pointer("/ask/form/message")
+        .or_else(|| request.pointer("/set/preamble"))
+        .and_then(|m| m.as_str())
+        .or_else(|| {
+            request
+                .pointer("/set/questions/0/prompt")
+                .and_then(|p| p.as_str())
+        })
+        .unwrap_or("An ask");
+    let line = text.lines().next().unwrap_or(text);
+    if line.chars().count() > 100 {
+        format!("{}…", line.chars().take(100).collect::<String>())
+    } else {
+        line.to_owned()
+    }
+}
+
+/// What the person may do with an ask, and what was wrong last time.
+pub(crate) struct Answering<'a> {
+    pub(crate) posted: Option<&'a Posted>,
+    pub(crate) reasons: &'a [Reason],
+}
+
+/// An ask with a form of typed fields, to answer.
+pub(crate) fn form_ask(
+    session: &Session,
+    row: &AskRow,
+    ask: &Ask,
+    answering: &Answering<'_>,
+) -> Markup {
+    let open: Vec<&Field> = ask
+        .open_fields()
+        .filter_map(|id| ask.form().fields.iter().find(|f| f.id == id))
+        .collect();
+    let general: Vec<&Reason> = answering
+        .reasons
+        .iter()
+        .filter(|r| r.field.is_none())
+        .collect();
+    let error_of = |id: &str| {
+        answering
+            .reasons
+            .iter()
+            .find(|r| r.field.as_deref() == Some(id))
+            .map(|r| r.message.as_str())
+    };
+    layout(
+        &title_of(row),
+        Some(session),
+        html! {
+            (heading(row))
+            @for line in ask.form().message.lines() { p.message { (line) } }
+            @if !general.is_empty() {
+                ul.error.banner role="alert" { @for reason in &general { li { (reason.message) } } }
+            }
+            form.answer method="post" action=(format!("/asks/{}", row.ask.id)) novalidate {
+                input type="hidden" name="csrf" value=(session.csrf);
+                @for field in &open { (fields::field(field, answering.posted, error_of(&field.id))) }
+                div.actions {
+                    button type="submit" name="action" value="accept" { "Accept" }
+                    button type="submit" name="action" value="decline" formnovalidate { "Decline" }
+                }
+            }
+            (zones())
+        },
+    )
+}
+
+/// A question set, to answer or skip.
+pub(crate) fn question_ask(
+    session: &Session,
+    row: &AskRow,
+    set: &QuestionSet,
+    answering: &Answering<'_>,
+) -> Markup {
+    let error_of = |id: &str| {
+        answering
+            .reasons
+            .iter()
+            .find(|r| r.field.as_deref() == Some(id))
+            .map(|r| r.message.as_str())
+    };
+    let general: Vec<&Reason> = answering
+        .reasons
+        .iter()
+        .filter(|r| r.field.is_none())
+        .collect();
+    layout(
+        &title_of(row),
+        Some(session),
+        html! {
+            (heading(row))
+            @if let Some(preamble) = &set.preamble { p.message { (preamble) } }
+            @if !general.is_empty() {
+                ul.error.banner role="alert" { @for reason in &general { li { (reason.message) } } }
+            }
+            form.answer method="post" action=(format!("/asks/{}", row.ask.id)) {
+                input type="hidden" name="csrf" value=(session.csrf);
+                @for question in &set.questions { (fields::question(question, answering.posted, error_of(&question.id))) }
+                div.actions {
+                    button type="submit" name="action" value="accept" { "Answer" }
+                    button type="submit" name="action" value="skip" { "Skip (keep the pre-picked answers)" }
+                }
+            }
+            (zones())
+        },
+    )
+}
+
+/// A settled ask: its outcome and its audit entries.
+pub(crate) fn settled(
+    session: &Session,
+    row: &AskRow,
+    shown: &[(String, String)],
+    audit: &[AuditRecord],
+) -> Markup {
+    layout(
+        &title_of(row),
+        Some(session),
+        html! {
+            (heading(row))
+            p.outcome {
+                "This ask is " strong { (row.status.as_str()) }
+                @if let Some(by) = &row.answered_by { ", by " (by) }
+                @if let Some(via) = &row.answered_via { " via " (via) }
+                @if let Some(at) = row.settled_at { ", at " (short_time(at)) }
+                "."
+            }
+            @if row.status == AskStatus::Expired { p { "Nobody answered in time; no default was applied." } }
+            @if !shown.is_empty() {
+                dl.values { @for (name, value) in shown { dt { (name) } dd { (value) } } }
+            }
+            h2 { "Audit" }
+            @if audit.is_empty() {
+                p.empty { "No audit entry names this ask." }
+            } @else {
+                table.audit {
+                    thead { tr { th { "#" } th { "When" } th { "Decision" } th { "Why" } th { "By" } } }
+                    tbody {
+                        @for record in audit {
+                            tr {
+                                td { (record.seq) }
+                                td { (short_time(record.entry.at)) }
+                                td { (serde_json::to_value(record.entry.decision).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()) }
+                                td { (record.entry.reason) }
+                                td { (record.entry.answered_by.as_deref().unwrap_or("—")) " " (record.entry.answered_via.as_deref().unwrap_or("")) }
+                            }
+                        }
+                    }
+                }
+            }
+            p { a href="/" { "Back to the inbox" } }
+        },
+    )
+}
+
+/// Who and what an ask is about: server, tool, risk, for whom, expiry.
+fn heading(row: &AskRow) -> Markup {
+    html! {
+        h1 { (title_of(row)) }
+        dl.about {
+            @if let Some(server) = &row.ask.server { dt { "Server" } dd { (server) } }
+            @if let Some(tool) = &row.ask.tool { dt { "Tool" } dd { (tool) } }
+            @if let Some(risk) = &row.ask.risk { dt { "Risk" } dd { span class=(format!("risk {risk}")) { (risk) } } }
+            dt { "For" } dd { (row.ask.principal) }
+            dt { "Asked" } dd { (short_time(row.ask.created_at)) }
+            @if let Some(expires) = row.ask.expires_at { dt { "Expires" } dd { (short_time(expires)) } }
+        }
+    }
+}
+
+/// Every IANA zone, for the searchable zone inputs.
+fn zones() -> Markup {
+    html! {
+        datalist #zones {
+            @for name in jiff::tz::db().available() { option value=(name.as_str()) {} }
+        }
+    }
+}

@@ -1,0 +1,526 @@
+//! The inbox page, as a browser uses it: `askgate inbox` over a real
+//! SQLite store, driven over HTTP — sign-in, CSRF and Origin checks, a
+//! form answered with a wrong value (inline error, nothing stored) then a
+//! right one (settled once, via web, by the person), per-principal
+//! visibility, signed single-use links bound to their principal, and live
+//! events.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use askgate_core::{Ask, Form, LinkSigner};
+use askgate_store::{AskStatus, Decision, NewAsk, Store};
+use jiff::Timestamp;
+use reqwest::StatusCode;
+use reqwest::header::{COOKIE, LOCATION, ORIGIN, SET_COOKIE};
+use serde_json::{Value as Json, json};
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+struct Server {
+    child: Child,
+    base: String,
+    operator_token: String,
+    store_url: String,
+    dir: std::path::PathBuf,
+    http: reqwest::Client,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+const ALICE: &str = "alice-token-0123456789abcdef";
+const BOB: &str = "bob-token-0123456789abcdef00";
+
+/// `askgate inbox` on a free port, over a fresh store, with principals
+/// alice and bob; the operator token is the one it prints.
+fn start() -> Server {
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("askgate-inbox-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let store_url = format!("sqlite://{}", dir.join("s.db").display());
+    let config = dir.join("askgate.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "store = {store_url:?}\n\n[inbox]\nlisten = \"127.0.0.1:0\"\n\n\
+             [[upstreams]]\nname = \"none\"\ncommand = \"true\"\n\n\
+             [[principals]]\nname = \"alice\"\ntoken = {ALICE:?}\n\n\
+             [[principals]]\nname = \"bob\"\ntoken = {BOB:?}\n"
+        ),
+    )
+    .expect("config");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_askgate"))
+        .args(["inbox", "--config"])
+        .arg(&config)
+        .env("ASKGATE_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("askgate inbox starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let (mut token, mut base) = (None, None);
+    while token.is_none() || base.is_none() {
+        let line = lines
+            .next()
+            .expect("askgate inbox says where it serves")
+            .expect("a line");
+        if let Some((_, t)) = line.split_once("): ") {
+            token = Some(t.trim().to_owned());
+        }
+        if let Some(rest) = line.strip_prefix("askgate inbox: serving ") {
+            base = rest
+                .split_whitespace()
+                .next()
+                .map(|b| b.trim_end_matches('/').to_owned());
+        }
+    }
+    // Keep reading stderr so the child never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    Server {
+        child,
+        base: base.expect("a base"),
+        operator_token: token.expect("a token"),
+        store_url,
+        dir,
+        http: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("a client"),
+    }
+}
+
+fn form() -> Form {
+    serde_json::from_value(json!({
+        "message": "Deploy web to production?",
+        "fields": [
+            {"id": "replicas", "title": "Replicas", "type": "integer", "minimum": 1, "maximum": 5, "default": 2},
+            {"id": "env", "title": "Environment", "type": "choice",
+             "options": [{"value": "staging", "label": "Staging", "hotkey": "s"},
+                         {"value": "prod", "label": "Production", "hotkey": "p"}]},
+            {"id": "window", "title": "Window", "type": "time_range", "zone": "Europe/Paris"}
+        ]
+    }))
+    .expect("a form")
+}
+
+async fn park(server: &Server, id: &str, principal: &str) -> Store {
+    let store = Store::open(&server.store_url).await.expect("opens");
+    let ask = Ask::new(form()).expect("askable");
+    store
+        .park(&NewAsk {
+            id: id.into(),
+            resume_key: format!("tool:run:{id}"),
+            principal: principal.into(),
+            request: json!({"kind": "form", "ask": ask.to_record()}),
+            server: Some("deployer".into()),
+            tool: Some("deploy".into()),
+            risk: Some("high_write".into()),
+            created_at: Timestamp::now(),
+            expires_at: None,
+        })
+        .await
+        .expect("parks");
+    store
+}
+
+/// The `name=value` of a `Set-Cookie` named `name`.
+fn cookie(response: &reqwest::Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get_all(SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with(&format!("{name}=")))
+        .map(|v| v.split(';').next().unwrap_or_default().to_owned())
+}
+
+/// A hidden input's value in a page.
+fn hidden(html: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = html.find(&marker).expect("the input is on the page") + marker.len();
+    html[start..]
+        .split('"')
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Sign in with `token`: the session cookie.
+async fn sign_in(server: &Server, token: &str) -> String {
+    let page = server
+        .http
+        .get(format!("{}/login", server.base))
+        .send()
+        .await
+        .expect("the sign-in page");
+    let login = cookie(&page, "askgate_login").expect("a sign-in cookie");
+    let csrf = hidden(&page.text().await.expect("html"), "csrf");
+    let signed = server
+        .http
+        .post(format!("{}/login", server.base))
+        .header(COOKIE, &login)
+        .header(ORIGIN, &server.base)
+        .form(&[("csrf", csrf.as_str()), ("token", token), ("next", "/")])
+        .send()
+        .await
+        .expect("signs in");
+    assert_eq!(signed.status(), StatusCode::SEE_OTHER);
+    cookie(&signed, "askgate_session").expect("a session cookie")
+}
+
+async fn get(server: &Server, session: &str, path: &str) -> (StatusCode, String) {
+    let response = server
+        .http
+        .get(format!("{}{path}", server.base))
+        .header(COOKIE, session)
+        .send()
+        .await
+        .expect("a page");
+    (response.status(), response.text().await.expect("html"))
+}
+
+async fn post(
+    server: &Server,
+    session: &str,
+    path: &str,
+    origin: Option<&str>,
+    form: &[(&str, &str)],
+) -> (StatusCode, String) {
+    let mut request = server
+        .http
+        .post(format!("{}{path}", server.base))
+        .header(COOKIE, session)
+        .form(form);
+    if let Some(origin) = origin {
+        request = request.header(ORIGIN, origin);
+    }
+    let response = request.send().await.expect("a post");
+    (response.status(), response.text().await.expect("html"))
+}
+
+#[tokio::test]
+async fn a_person_signs_in_and_answers_an_ask_with_the_same_checks_as_mcp() {
+    let server = start();
+    let store = park(&server, "ask_deploy", "alice").await;
+
+    let anonymous = server
+        .http
+        .get(format!("{}/", server.base))
+        .send()
+        .await
+        .expect("a page");
+    assert_eq!(
+        anonymous.status(),
+        StatusCode::SEE_OTHER,
+        "signed out: to the sign-in page"
+    );
+    assert!(
+        anonymous.headers()[LOCATION]
+            .to_str()
+            .expect("text")
+            .starts_with("/login")
+    );
+
+    // A wrong token signs nobody in.
+    let page = server
+        .http
+        .get(format!("{}/login", server.base))
+        .send()
+        .await
+        .expect("page");
+    let login = cookie(&page, "askgate_login").expect("cookie");
+    let csrf = hidden(&page.text().await.expect("html"), "csrf");
+    let refused = server
+        .http
+        .post(format!("{}/login", server.base))
+        .header(COOKIE, &login)
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("token", "not-a-token-at-all-000000"),
+        ])
+        .send()
+        .await
+        .expect("a post");
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    assert!(cookie(&refused, "askgate_session").is_none());
+
+    let session = sign_in(&server, ALICE).await;
+    let (status, list) = get(&server, &session, "/").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        list.contains("Deploy web to production?") && list.contains("ask_deploy"),
+        "{list}"
+    );
+
+    let (status, page) = get(&server, &session, "/asks/ask_deploy").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains("type=\"number\"")
+            && page.contains("min=\"1\"")
+            && page.contains("max=\"5\"")
+    );
+    assert!(page.contains("value=\"2\""), "the default is filled in");
+    assert!(page.contains("data-hotkey=\"p\"") && page.contains("Production"));
+    assert!(page.contains("Europe/Paris") && page.contains("type=\"datetime-local\""));
+    assert!(page.contains("deployer") && page.contains("high_write"));
+    let csrf = hidden(&page, "csrf");
+    let answer = [
+        ("csrf", csrf.as_str()),
+        ("action", "accept"),
+        ("f.replicas", "9"),
+        ("f.env", "prod"),
+        ("f.window.from", "2026-12-01T09:00"),
+        ("f.window.to", "2026-12-01T17:00"),
+    ];
+
+    // Without the CSRF token, or from another origin: refused, nothing stored.
+    let without: Vec<_> = answer
+        .iter()
+        .copied()
+        .filter(|(k, _)| *k != "csrf")
+        .collect();
+    let (status, _) = post(
+        &server,
+        &session,
+        "/asks/ask_deploy",
+        Some(&server.base),
+        &without,
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let mut wrong = answer.to_vec();
+    wrong[0] = ("csrf", "forged-token");
+    let (status, _) = post(
+        &server,
+        &session,
+        "/asks/ask_deploy",
+        Some(&server.base),
+        &wrong,
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _) = post(
+        &server,
+        &session,
+        "/asks/ask_deploy",
+        Some("https://evil.example"),
+        &answer,
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+
+    // A value out of range: the form again, the error beside the field.
+    let (status, page) = post(
+        &server,
+        &session,
+        "/asks/ask_deploy",
+        Some(&server.base),
+        &answer,
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let error = page
+        .split("id=\"err-replicas\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</p>").next())
+        .expect("the replicas error element");
+    assert!(
+        error.contains("Replicas"),
+        "the error names the field: {error}"
+    );
+    assert!(
+        page.contains("value=\"9\""),
+        "what the person typed is kept"
+    );
+    let row = store
+        .ask("ask_deploy")
+        .await
+        .expect("reads")
+        .expect("there");
+    assert_eq!(
+        row.status,
+        AskStatus::Pending,
+        "a refused answer stores nothing"
+    );
+
+    let mut right = answer.to_vec();
+    right[2] = ("f.replicas", "3");
+    let (status, _) = post(
+        &server,
+        &session,
+        "/asks/ask_deploy",
+        Some(&server.base),
+        &right,
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let row = store
+        .ask("ask_deploy")
+        .await
+        .expect("reads")
+        .expect("there");
+    assert_eq!(row.status, AskStatus::Answered);
+    assert_eq!(row.answered_via.as_deref(), Some("web"));
+    assert_eq!(row.answered_by.as_deref(), Some("alice"));
+    let outcome = askgate_mcp::stored::form_outcome(&row.ask.request, row.reply.as_ref())
+        .expect("readable")
+        .expect("settled");
+    let values = match outcome {
+        askgate_core::Outcome::Accepted { values } => values,
+        other => panic!("expected accepted, got {other:?}"),
+    };
+    let json: Json = serde_json::to_value(&values).expect("json");
+    assert_eq!(json["replicas"]["value"], json!(3));
+    assert_eq!(json["env"]["value"], json!("prod"));
+    assert_eq!(
+        json["window"]["value"]["from"],
+        json!("2026-12-01T09:00:00+01:00")
+    );
+
+    // Settled: the page shows the outcome; a second answer does not apply.
+    let (status, page) = get(&server, &session, "/asks/ask_deploy").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains("answered") && page.contains("alice"),
+        "{page}"
+    );
+    let (status, _) = post(
+        &server,
+        &session,
+        "/asks/ask_deploy",
+        Some(&server.base),
+        &right,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+}
+
+#[tokio::test]
+async fn a_person_sees_only_their_own_asks_and_the_operator_sees_all() {
+    let server = start();
+    park(&server, "ask_alice", "alice").await;
+    park(&server, "ask_bob", "bob").await;
+    let bob = sign_in(&server, BOB).await;
+    let (_, list) = get(&server, &bob, "/").await;
+    assert!(
+        list.contains("ask_bob") && !list.contains("ask_alice"),
+        "{list}"
+    );
+    let (status, _) = get(&server, &bob, "/asks/ask_alice").await;
+    assert_eq!(
+        status,
+        StatusCode::NOT_FOUND,
+        "another's ask is not shown, nor said to exist"
+    );
+    let operator = sign_in(&server, &server.operator_token.clone()).await;
+    let (_, list) = get(&server, &operator, "/").await;
+    assert!(
+        list.contains("ask_bob") && list.contains("ask_alice"),
+        "{list}"
+    );
+    let (_, filtered) = get(&server, &operator, "/?server=nowhere").await;
+    assert!(!filtered.contains("ask_bob"), "filtered by server");
+}
+
+#[tokio::test]
+async fn a_signed_link_opens_its_ask_once_for_its_person_only() {
+    let server = start();
+    let store = park(&server, "ask_link", "alice").await;
+    let key = std::fs::read(format!(
+        "{}.key",
+        server.store_url.trim_start_matches("sqlite://")
+    ))
+    .expect("the key the inbox made");
+    let signer = LinkSigner::new(key);
+    let expires = Timestamp::now() + Duration::from_secs(600);
+    let link = |nonce: &str| {
+        format!(
+            "{}/asks/ask_link?link={}",
+            server.base,
+            signer.sign("ask_link", expires, nonce)
+        )
+    };
+
+    // Not signed in: the link opens that ask, and only that ask.
+    let first = link("nonce-one");
+    let opened = server.http.get(&first).send().await.expect("opens");
+    assert_eq!(opened.status(), StatusCode::SEE_OTHER);
+    let session = cookie(&opened, "askgate_session").expect("a session for the ask");
+    let (status, page) = get(&server, &session, "/asks/ask_link").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("Deploy web to production?"));
+    let (status, _) = get(&server, &session, "/").await;
+    assert_eq!(
+        status,
+        StatusCode::SEE_OTHER,
+        "a link's session sees its ask only"
+    );
+
+    // Used once: refused after.
+    let again = server.http.get(&first).send().await.expect("a page");
+    assert_eq!(again.status(), StatusCode::GONE);
+
+    // Altered: refused.
+    let altered = first.replace("nonce-one", "nonce-two");
+    let refused = server.http.get(&altered).send().await.expect("a page");
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+
+    // Opened by someone signed in as another principal: refused, audited.
+    let bob = sign_in(&server, BOB).await;
+    let mismatch = server
+        .http
+        .get(link("nonce-three"))
+        .header(COOKIE, &bob)
+        .send()
+        .await
+        .expect("a page");
+    assert_eq!(mismatch.status(), StatusCode::FORBIDDEN);
+    let audit = store.audit_of_ask("ask_link").await.expect("reads");
+    assert_eq!(audit.len(), 1, "the refused opening is audited");
+    assert_eq!(audit[0].entry.decision, Decision::Blocked);
+    assert_eq!(audit[0].entry.answered_by.as_deref(), Some("bob"));
+}
+
+#[tokio::test]
+async fn an_open_listing_hears_of_a_new_ask() {
+    let server = start();
+    let store = park(&server, "ask_first", "alice").await;
+    let session = sign_in(&server, ALICE).await;
+    let mut events = server
+        .http
+        .get(format!("{}/events", server.base))
+        .header(COOKIE, &session)
+        .send()
+        .await
+        .expect("the event stream");
+    assert_eq!(events.status(), StatusCode::OK);
+    assert!(
+        events.headers()["content-type"]
+            .to_str()
+            .expect("text")
+            .starts_with("text/event-stream")
+    );
+    drop(store);
+    park(&server, "ask_second", "alice").await;
+    let mut seen = String::new();
+    let heard = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(chunk) = events.chunk().await.expect("a chunk") {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if seen.contains("event: changed") {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(heard, Ok(true), "no change event: {seen:?}");
+}
