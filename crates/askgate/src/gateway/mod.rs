@@ -156,7 +156,7 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
 
 /// Open the store and connect every upstream (one that fails is left out,
 /// unless none is left).
-async fn start(setup: &Setup) -> Result<(Config, Gateway), String> {
+async fn start(setup: &Setup) -> Result<(Config, Gateway, Store), String> {
     let config = setup.config()?;
     let store_url = match &setup.store {
         Some(url) => url.clone(),
@@ -170,7 +170,7 @@ async fn start(setup: &Setup) -> Result<(Config, Gateway), String> {
         .clone()
         .unwrap_or_else(|| format!("http://{}/", config.inbox.listen));
     let inbox = Inbox::new(&base)?;
-    let rounds = Rounds::new(key, store).with_inbox(inbox);
+    let rounds = Rounds::new(key, store.clone()).with_inbox(inbox);
     let downstream = Downstream::default();
     let mut upstreams = Vec::new();
     for upstream in &config.upstreams {
@@ -217,11 +217,11 @@ async fn start(setup: &Setup) -> Result<(Config, Gateway), String> {
         upstreams,
         downstream,
     );
-    Ok((config, gateway))
+    Ok((config, gateway, store))
 }
 
 async fn serve(args: GatewayArgs) -> Result<(), String> {
-    let (config, gateway) = start(&args.setup).await?;
+    let (config, gateway, store) = start(&args.setup).await?;
     let base = config
         .inbox
         .base_url
@@ -230,6 +230,15 @@ async fn serve(args: GatewayArgs) -> Result<(), String> {
     eprintln!(
         "askgate gateway: asks a client cannot show wait in the inbox at {base} (or: askgate asks list)"
     );
+    // Posts as asks are parked and settle, until the gateway stops.
+    let _notifier = match &config.notify {
+        Some(webhook) => {
+            let notifier =
+                crate::notify::Notifier::new(store, webhook.clone(), Inbox::new(&base)?)?;
+            Some(AbortOnDrop(notifier.listen()))
+        }
+        None => None,
+    };
     gateway.recover().await?;
     if let Some(listen) = &config.listen {
         return listen::serve(gateway, listen.addr, &config.principals).await;
@@ -265,7 +274,7 @@ pub(crate) fn tools(args: ToolsArgs) -> ExitCode {
 }
 
 async fn list_tools(args: ToolsArgs) -> Result<(), String> {
-    let (config, gateway) = start(&args.setup).await?;
+    let (config, gateway, _store) = start(&args.setup).await?;
     let threshold = gateway.threshold();
     let mut out = String::new();
     let listed = gateway.refresh_tools().await;
@@ -318,6 +327,15 @@ async fn list_tools(args: ToolsArgs) -> Result<(), String> {
     std::io::stdout()
         .write_all(out.as_bytes())
         .map_err(|e| format!("cannot write the list: {e}"))
+}
+
+/// Stops a background task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Where the gateway's sealing key lives: beside a SQLite store, else in
