@@ -109,6 +109,17 @@ pub struct Settled {
     pub row: Option<Arc<AskRow>>,
 }
 
+/// News that an ask was parked (a new one: parking an ask again is not
+/// news).
+#[derive(Debug, Clone)]
+pub struct Parked {
+    /// The ask's id.
+    pub id: Arc<str>,
+    /// The ask as parked, when it was parked in this process; `None` when
+    /// the news came from another process (read the ask to see it).
+    pub row: Option<Arc<AskRow>>,
+}
+
 /// An answer to apply to a pending ask.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settlement {
@@ -185,6 +196,12 @@ const SETTLE_MANY: &str = concat!(
     ask_columns!()
 );
 
+const EXPIRE_ONE: &str = concat!(
+    "UPDATE asks SET status = 'expired', settled_at = $1 WHERE id = $2 AND status = 'pending' \
+     RETURNING ",
+    ask_columns!()
+);
+
 const PENDING_FIRST: &str = concat!(
     "SELECT ",
     ask_columns!(),
@@ -218,7 +235,7 @@ impl Store {
             .opt_int(ask.expires_at.map(micros));
         let parked = write_statement!(self, statement, |_row| Ok::<_, Error>(()))?;
         if parked.is_some() {
-            return Ok(AskRow {
+            let row = AskRow {
                 ask: ask.clone(),
                 status: AskStatus::Pending,
                 reply: None,
@@ -226,10 +243,12 @@ impl Store {
                 answered_by: None,
                 answered_via: None,
                 settled_at: None,
-            });
+            };
+            self.announce_parked(&row);
+            return Ok(row);
         }
         // Parked before (or its id taken): the whole write, which says which.
-        with_writer!(self, |conn| {
+        let (row, new) = with_writer!(self, |conn| {
             let inserted = sqlx::query(PARK)
                 .bind(&ask.id)
                 .bind(&ask.resume_key)
@@ -243,6 +262,7 @@ impl Store {
                 .fetch_optional(&mut *conn)
                 .await
                 .map_err(|e| self.fail(e))?;
+            let new = inserted.is_some();
             let row = match inserted {
                 Some(row) => Some(row),
                 // Parked before: the stored ask stands.
@@ -253,7 +273,7 @@ impl Store {
                     .map_err(|e| self.fail(e))?,
             };
             match row {
-                Some(row) => self.read(&row),
+                Some(row) => self.read(&row).map(|row| (row, new)),
                 None => Err(Error::Corrupt {
                     store: self.name.to_string(),
                     what: "ask",
@@ -263,7 +283,20 @@ impl Store {
                     ),
                 }),
             }
-        })
+        })?;
+        if new {
+            self.announce_parked(&row);
+        }
+        Ok(row)
+    }
+
+    /// Tell this process's subscribers of [`Store::parked`] (on PostgreSQL
+    /// a trigger tells every process as the insert commits).
+    fn announce_parked(&self, row: &AskRow) {
+        self.news.announce_parked(Parked {
+            id: Arc::from(row.ask.id.as_str()),
+            row: Some(Arc::new(row.clone())),
+        });
     }
 
     /// The ask with this id.
@@ -421,6 +454,36 @@ impl Store {
             });
         }
         Ok(ids)
+    }
+
+    /// Expire the ask `id` now, if it is still pending — its asker gave up
+    /// waiting, so nobody answers it late. Defaults are never applied by
+    /// expiry. Returns the ask as it stands afterwards: expired, or settled
+    /// otherwise before this (that settlement stands); `None` when there is
+    /// no such ask.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn expire(&self, id: &str, now: Timestamp) -> Result<Option<AskRow>, Error> {
+        let expired = with_writer!(self, |conn| {
+            let row = sqlx::query(EXPIRE_ONE)
+                .bind(micros(now))
+                .bind(id)
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err(|e| self.fail(e))?;
+            row.map(|row| self.read(&row)).transpose()
+        })?;
+        match expired {
+            Some(row) => {
+                self.news.announce(Settled {
+                    id: Arc::from(id),
+                    row: Some(Arc::new(row.clone())),
+                });
+                Ok(Some(row))
+            }
+            None => self.ask(id).await,
+        }
     }
 
     /// Pending asks, newest first, `limit` a page; pass the previous page's

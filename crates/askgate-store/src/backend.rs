@@ -13,7 +13,7 @@ use sqlx::sqlite::{
 };
 use tokio::sync::broadcast;
 
-use crate::asks::Settled;
+use crate::asks::{Parked, Settled};
 use crate::error::Error;
 use crate::news::News;
 use crate::schema;
@@ -126,6 +126,9 @@ pub struct Store {
 /// The channel PostgreSQL notifications of settled asks travel on.
 pub(crate) const SETTLED_CHANNEL: &str = "askgate_settled";
 
+/// The channel PostgreSQL notifications of parked asks travel on.
+pub(crate) const PARKED_CHANNEL: &str = "askgate_parked";
+
 /// Aborts a background task when dropped.
 #[derive(Debug)]
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
@@ -227,6 +230,15 @@ impl Store {
         self.news.subscribe()
     }
 
+    /// The ids of asks as they are parked (new asks only: parking an ask
+    /// again is not news), in this process and — on PostgreSQL — in every
+    /// process sharing the database. A receiver that falls behind is told
+    /// how many it missed. On PostgreSQL the news of an ask parked here may
+    /// come twice (once with its row, once from the database without).
+    pub fn parked(&self) -> broadcast::Receiver<Parked> {
+        self.news.subscribe_parked()
+    }
+
     /// The store's name as shown in messages (no credentials).
     pub fn name(&self) -> &str {
         &self.name
@@ -248,22 +260,25 @@ impl Store {
     }
 }
 
-/// Relay PostgreSQL notifications of settled asks to the in-process news.
+/// Relay PostgreSQL notifications of parked and settled asks to the
+/// in-process news.
 async fn listen(pool: &PgPool, name: &str, news: Arc<News>) -> Result<AbortOnDrop, Error> {
     let mut listener = PgListener::connect_with(pool)
         .await
         .map_err(|e| classify(name, &e))?;
     listener
-        .listen(SETTLED_CHANNEL)
+        .listen_all([SETTLED_CHANNEL, PARKED_CHANNEL])
         .await
         .map_err(|e| classify(name, &e))?;
     let task = tokio::spawn(async move {
         // `recv` reconnects by itself after a lost connection.
         while let Ok(notification) = listener.recv().await {
-            news.announce(Settled {
-                id: Arc::from(notification.payload()),
-                row: None,
-            });
+            let id = Arc::from(notification.payload());
+            if notification.channel() == PARKED_CHANNEL {
+                news.announce_parked(Parked { id, row: None });
+            } else {
+                news.announce(Settled { id, row: None });
+            }
         }
     });
     Ok(AbortOnDrop(task))

@@ -22,8 +22,8 @@
 //! an ask — one statement each — are run by a committer task, many per
 //! command. On PostgreSQL those two run through one connection too, many per
 //! statement (`UNNEST`), so that answers share a commit (each notifies);
-//! other writes are one autocommitted statement each on the pool. A trigger
-//! notifies every listening process as an ask settles.
+//! other writes are one autocommitted statement each on the pool. Triggers
+//! notify every listening process as an ask is parked and as it settles.
 //!
 //! Times are passed in (`now`), as everywhere in askgate: tests run on a fake
 //! clock.
@@ -42,7 +42,7 @@ mod tasks;
 mod tokens;
 mod writer;
 
-pub use asks::{AskRow, AskStatus, NewAsk, Page, Settled, Settlement};
+pub use asks::{AskRow, AskStatus, NewAsk, Page, Parked, Settled, Settlement};
 pub use audit::{AuditEntry, AuditRecord, ChainBreak, Decision, Verification};
 pub use backend::Store;
 pub use error::{Error, SettleError};

@@ -1,8 +1,10 @@
 //! News of settled asks: to every subscriber of [`Store::settlements`], and
 //! to the waiters of that one ask only — a settlement wakes its own waiters,
-//! not every task waiting on some ask.
+//! not every task waiting on some ask. News of parked asks: to every
+//! subscriber of [`Store::parked`].
 //!
 //! [`Store::settlements`]: crate::Store::settlements
+//! [`Store::parked`]: crate::Store::parked
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::{broadcast, mpsc};
 
-use crate::asks::Settled;
+use crate::asks::{Parked, Settled};
 
 /// The waiters of each ask, by ask id: each a token and where to send.
 type Waiters = HashMap<Arc<str>, Vec<(u64, mpsc::UnboundedSender<Settled>)>>;
@@ -19,6 +21,7 @@ type Waiters = HashMap<Arc<str>, Vec<(u64, mpsc::UnboundedSender<Settled>)>>;
 #[derive(Debug)]
 pub(crate) struct News {
     all: broadcast::Sender<Settled>,
+    parked: broadcast::Sender<Parked>,
     waiters: Mutex<Waiters>,
     next_waiter: AtomicU64,
 }
@@ -27,6 +30,7 @@ impl News {
     pub(crate) fn new() -> News {
         News {
             all: broadcast::channel(1024).0,
+            parked: broadcast::channel(1024).0,
             waiters: Mutex::new(HashMap::new()),
             next_waiter: AtomicU64::new(0),
         }
@@ -40,6 +44,16 @@ impl News {
             }
         }
         let _ = self.all.send(settled);
+    }
+
+    /// Tell every subscriber an ask was parked.
+    pub(crate) fn announce_parked(&self, parked: Parked) {
+        let _ = self.parked.send(parked);
+    }
+
+    /// Every parked ask from now on.
+    pub(crate) fn subscribe_parked(&self) -> broadcast::Receiver<Parked> {
+        self.parked.subscribe()
     }
 
     /// Every settlement from now on.

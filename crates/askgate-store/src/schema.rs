@@ -7,7 +7,7 @@ use crate::backend::{Pool, Store, with_pool};
 use crate::error::Error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Each migration: its version, its SQL for both backends, then the SQL
 /// that differs for SQLite and for PostgreSQL.
@@ -17,7 +17,22 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     (3, "", "", V3_POSTGRES_NOTIFY),
     (4, V4_TASKS, "", ""),
     (5, V5_DECISION_KEYS, "", ""),
+    (6, "", "", V6_POSTGRES_NOTIFY_PARKED),
 ];
+
+/// PostgreSQL: every new ask notifies every process listening, as it
+/// commits — whoever parked it (a replica, `askgate ask`, a script). The
+/// payload is the id only.
+const V6_POSTGRES_NOTIFY_PARKED: &str = "
+CREATE FUNCTION askgate_announce_parked() RETURNS trigger AS $$
+BEGIN
+    PERFORM pg_notify('askgate_parked', NEW.id);
+    RETURN NULL;
+END
+$$ LANGUAGE plpgsql;
+CREATE TRIGGER asks_parked AFTER INSERT ON asks FOR EACH ROW
+    EXECUTE FUNCTION askgate_announce_parked();
+";
 
 /// Audit entries of decisions that may be reached more than once are
 /// recorded once.

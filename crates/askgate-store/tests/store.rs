@@ -1029,3 +1029,86 @@ async fn a_decision_reached_twice_is_audited_once() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_new_ask_is_news_and_parking_it_again_is_not() {
+    for store in stores().await {
+        let mut parked = store.parked();
+        store.park(&new_ask("n1", 0, None)).await.expect("parks");
+        store
+            .park(&new_ask("n1", 0, None))
+            .await
+            .expect("parks again");
+        store.park(&new_ask("n2", 1, None)).await.expect("parks");
+        let mut heard = Vec::new();
+        // The news of this process comes with the row; PostgreSQL's trigger
+        // may repeat it without.
+        while heard.len() < 2 {
+            let news = tokio::time::timeout(Duration::from_secs(30), parked.recv())
+                .await
+                .expect("news comes")
+                .expect("not lagged");
+            if let Some(row) = &news.row {
+                assert_eq!(row.status, AskStatus::Pending);
+                heard.push(news.id.to_string());
+            }
+        }
+        assert_eq!(heard, ["n1", "n2"], "one piece of news per new ask");
+    }
+}
+
+#[tokio::test]
+async fn an_ask_parked_through_one_replica_is_news_to_another() {
+    let Some(url) = urls().await.into_iter().find(|u| u.starts_with("postgres")) else {
+        notice(
+            "ASKGATE_TEST_POSTGRES_URL is not set: the PostgreSQL half of these tests is skipped",
+        );
+        return;
+    };
+    let listener = Store::open(&url).await.expect("replica 1 opens");
+    let parker = Store::open(&url).await.expect("replica 2 opens");
+    let mut parked = listener.parked();
+    parker
+        .park(&new_ask("far", 0, None))
+        .await
+        .expect("parks on replica 2");
+    let heard = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match parked.recv().await {
+                Ok(news) if &*news.id == "far" => return news,
+                Ok(_) => continue,
+                Err(error) => panic!("{error}"),
+            }
+        }
+    })
+    .await
+    .expect("replica 1 hears of the ask through LISTEN/NOTIFY");
+    assert!(heard.row.is_none(), "the database says the id only");
+}
+
+#[tokio::test]
+async fn expiring_one_ask_refuses_a_late_answer_and_leaves_a_settled_one_alone() {
+    for store in stores().await {
+        store.park(&new_ask("late", 0, None)).await.expect("parks");
+        store.park(&new_ask("done", 1, None)).await.expect("parks");
+        store.park(&new_ask("other", 2, None)).await.expect("parks");
+        store
+            .settle("done", &answer("alice"), at(3))
+            .await
+            .expect("settles");
+        let expired = store.expire("late", at(4)).await.expect("expires");
+        let expired = expired.expect("the ask exists");
+        assert_eq!(expired.status, AskStatus::Expired);
+        assert_eq!(expired.outcome, None, "expiry applies no default");
+        let refused = store.settle("late", &answer("bob"), at(5)).await;
+        assert!(
+            matches!(refused, Err(SettleError::Gone { .. })),
+            "{refused:?}"
+        );
+        let done = store.expire("done", at(6)).await.expect("reads");
+        assert_eq!(done.expect("exists").status, AskStatus::Answered);
+        let other = store.ask("other").await.expect("reads").expect("exists");
+        assert_eq!(other.status, AskStatus::Pending, "only the one ask expires");
+        assert!(store.expire("nope", at(7)).await.expect("reads").is_none());
+    }
+}

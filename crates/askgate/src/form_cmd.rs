@@ -188,7 +188,7 @@ fn parse_content(text: &str, origin: &str) -> Result<Map<String, Json>, String> 
 }
 
 /// serde_json appends " at line L column C"; the position is printed first instead.
-fn strip_position(error: &serde_json::Error) -> String {
+pub(crate) fn strip_position(error: &serde_json::Error) -> String {
     let text = error.to_string();
     match text.rfind(" at line ") {
         Some(cut) => text[..cut].to_owned(),
@@ -196,7 +196,7 @@ fn strip_position(error: &serde_json::Error) -> String {
     }
 }
 
-fn read(path: &Path) -> Result<String, String> {
+pub(crate) fn read(path: &Path) -> Result<String, String> {
     if path == Path::new("-") {
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)

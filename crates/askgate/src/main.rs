@@ -1,12 +1,15 @@
 //! `askgate`: human-in-the-loop for the Model Context Protocol.
 //!
 //! For now the binary carries the `form` commands (print the
-//! `elicitation/create` params of a form, settle an answer against it), and
-//! the store commands (`asks`, `audit`).
+//! `elicitation/create` params of a form, settle an answer against it),
+//! the store commands (`asks`, `audit`), and `ask` (put a form to a person
+//! from a script, and wait for the answer).
 
+mod ask_cmd;
 mod form_cmd;
 mod gateway;
 mod inbox;
+mod notify;
 mod store_cmd;
 
 use std::process::ExitCode;
@@ -33,6 +36,9 @@ enum Command {
         #[command(subcommand)]
         command: store_cmd::AsksCommand,
     },
+    /// Put a typed ask to a person from a script: park it, print its inbox
+    /// link, and (with --wait) print the settled outcome as JSON.
+    Ask(ask_cmd::AskArgs),
     /// Put an MCP server behind typed, durable, audited confirmation.
     Gateway(gateway::GatewayArgs),
     /// Serve the inbox page on its own, over a store.
@@ -53,6 +59,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Form(command) => form_cmd::run(command),
+        Command::Ask(args) => ask_cmd::run(args),
         Command::Gateway(args) => gateway::run(args),
         Command::Tools(args) => gateway::tools(args),
         Command::Inbox(args) => inbox::run(args),

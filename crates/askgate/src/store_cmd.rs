@@ -291,7 +291,7 @@ fn print_line(text: &str) -> Result<(), (u8, String)> {
         .map_err(|e| (MALFORMED, format!("standard output: {e}")))
 }
 
-fn runtime<F, Fut>(body: F) -> ExitCode
+pub(crate) fn runtime<F, Fut>(body: F) -> ExitCode
 where
     F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = Result<u8, (u8, String)>>,

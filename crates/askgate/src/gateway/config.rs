@@ -71,6 +71,8 @@ pub(crate) struct Config {
     pub(crate) replay: Replay,
     /// Serve Streamable HTTP downstream here; `None`: stdio.
     pub(crate) listen: Option<Listen>,
+    /// The webhook posted as asks are parked and settle; `None`: no posts.
+    pub(crate) notify: Option<crate::notify::Webhook>,
 }
 
 /// One upstream server.
@@ -358,6 +360,7 @@ impl Config {
             principals: Vec::new(),
             replay: Replay::AppAuthorized,
             listen: None,
+            notify: None,
         })
     }
 

@@ -262,13 +262,18 @@ const LINK_TTL: std::time::Duration = std::time::Duration::from_secs(60 * 60);
 
 async fn serve(args: GatewayArgs) -> Result<(), String> {
     let (config, gateway, page) = start(&args.setup, true).await?;
+    let mut base = config
+        .inbox
+        .base_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{}/", config.inbox.listen));
     match page {
         Some(InboxPage { page, listener }) => {
-            let base = config.inbox.base_url.clone().unwrap_or_else(|| {
-                listener
-                    .local_addr()
-                    .map_or_else(|_| "?".into(), |a| format!("http://{a}/"))
-            });
+            if config.inbox.base_url.is_none()
+                && let Ok(addr) = listener.local_addr()
+            {
+                base = format!("http://{addr}/");
+            }
             eprintln!(
                 "askgate gateway: asks a client cannot show wait in the inbox at {base} (or: askgate asks list)"
             );
@@ -278,6 +283,16 @@ async fn serve(args: GatewayArgs) -> Result<(), String> {
             "askgate gateway: asks a client cannot show wait in the store: askgate asks list"
         ),
     }
+    // Posts as asks are parked and settle, until the gateway stops.
+    let _notifier = match &config.notify {
+        Some(webhook) => {
+            let store = gateway.metrics().1.clone();
+            let notifier =
+                crate::notify::Notifier::new(store, webhook.clone(), Inbox::new(&base)?)?;
+            Some(AbortOnDrop(notifier.listen()))
+        }
+        None => None,
+    };
     gateway.recover().await?;
     if let Some(listen) = &config.listen {
         return listen::serve(gateway, listen.addr, &config.principals).await;
@@ -366,6 +381,15 @@ async fn list_tools(args: ToolsArgs) -> Result<(), String> {
     std::io::stdout()
         .write_all(out.as_bytes())
         .map_err(|e| format!("cannot write the list: {e}"))
+}
+
+/// Stops a background task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Where the gateway's sealing key lives: beside a SQLite store, else in

@@ -10,12 +10,13 @@ use askgate_core::{QuestionSet, Risk, Source as Asker};
 use toml::Spanned;
 
 use super::error::{ConfigError, Source};
-use super::file::{File, IntakeFile, PrincipalFile, RuleFile, UpstreamFile};
+use super::file::{File, IntakeFile, NotifyFile, PrincipalFile, RuleFile, UpstreamFile};
 use super::{
     Config, DEFAULT_INBOX, Http, Inbox, Intake, Listen, MAX_NAME, MIN_TOKEN, Principal, Stdio,
     StoreUrl, Transport, Upstream, UpstreamProtocol, default_inbox, parse_threshold,
 };
 use crate::gateway::rules::{ArgumentPath, Pattern, Rule, Rules};
+use crate::notify::{Preset, Webhook};
 
 /// Turn the file as written into a usable config, refusing the first value
 /// that is not usable.
@@ -76,6 +77,10 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
             Some(Listen { addr })
         }
     };
+    let notify = file
+        .notify
+        .map(|notify| check_notify(notify, src))
+        .transpose()?;
     // Last: the default store may create the data directory.
     let store = match file.store {
         Some(store) => store_url(store, src)?,
@@ -95,7 +100,45 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
         principals,
         replay: file.replay.unwrap_or_default(),
         listen,
+        notify,
     })
+}
+
+fn check_notify(notify: NotifyFile, src: &Source<'_>) -> Result<Webhook, ConfigError> {
+    let preset = match notify.preset {
+        None => Preset::default(),
+        Some(text) => Preset::parse(text.get_ref()).ok_or_else(|| {
+            src.at(
+                text.span(),
+                format!(
+                    "unknown preset {:?}: expected {}",
+                    text.get_ref(),
+                    Preset::EXPECTED
+                ),
+            )
+        })?,
+    };
+    let headers = notify
+        .headers
+        .map(|headers| {
+            let span = headers.span();
+            let headers = headers.into_inner();
+            match headers.iter().find_map(|(k, v)| header_problem(k, v)) {
+                Some(problem) => Err(src.at(span, problem)),
+                None => Ok(headers),
+            }
+        })
+        .transpose()?
+        .unwrap_or_default();
+    // Not quoted in errors: a webhook URL may hold a secret (Slack's do).
+    let span = notify.webhook.span();
+    let url = http_url(notify.webhook, src).map_err(|_| {
+        src.at(
+            span,
+            "invalid webhook URL; expected http://HOST/... or https://HOST/...",
+        )
+    })?;
+    Ok(Webhook::new(url, preset, headers))
 }
 
 fn check_upstreams(

@@ -33,6 +33,7 @@ pub(super) struct File {
     pub(super) principals: Vec<Spanned<PrincipalFile>>,
     pub(super) replay: Option<super::Replay>,
     pub(super) listen: Option<ListenFile>,
+    pub(super) notify: Option<NotifyFile>,
 }
 
 /// `[[upstreams]]`: stdio (`command`) or Streamable HTTP (`url`).
@@ -101,4 +102,13 @@ pub(super) struct PrincipalFile {
 #[serde(deny_unknown_fields)]
 pub(super) struct ListenFile {
     pub(super) addr: Spanned<String>,
+}
+
+/// `[notify]`: the webhook posted when an ask is parked and when it settles.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct NotifyFile {
+    pub(super) webhook: Spanned<String>,
+    pub(super) preset: Option<Spanned<String>>,
+    pub(super) headers: Option<Spanned<BTreeMap<String, String>>>,
 }

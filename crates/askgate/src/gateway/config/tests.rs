@@ -502,3 +502,57 @@ fn an_unknown_upstream_protocol_names_the_line_and_the_expected_values() {
         "{said}"
     );
 }
+
+#[test]
+fn the_example_notify_table_posts_to_slack() {
+    let webhook = example().notify.expect("the example has [notify]");
+    assert_eq!(webhook.preset, crate::notify::Preset::Slack);
+    assert!(webhook.url.starts_with("https://hooks.slack.com/"));
+    assert!(webhook.headers.is_empty());
+}
+
+#[test]
+fn notify_takes_a_webhook_a_preset_and_headers() {
+    let config = with_upstream(
+        "[notify]\nwebhook = \"https://hooks.example/askgate\"\n\
+         headers = { Authorization = \"Bearer hook-secret\" }\n",
+    )
+    .expect("parses");
+    let webhook = config.notify.expect("a webhook");
+    assert_eq!(webhook.preset, crate::notify::Preset::Generic);
+    assert_eq!(webhook.headers["Authorization"], "Bearer hook-secret");
+    assert!(!format!("{webhook:?}").contains("hook-secret"));
+    assert!(with_upstream("").expect("parses").notify.is_none());
+}
+
+#[test]
+fn notify_errors_name_the_line_and_the_key_and_never_the_url() {
+    let cases = [
+        (
+            "[notify]\nwebhook = \"https://h/x\"\npreset = \"teams\"\n",
+            "askgate.toml:7: notify.preset: unknown preset \"teams\": expected \"generic\" (the \
+             default) or \"slack\"",
+        ),
+        (
+            "[notify]\nwebhook = \"hooks.slack.com/services/s3cret\"\n",
+            "askgate.toml:6: notify.webhook: invalid webhook URL; expected http://HOST/... or \
+             https://HOST/...",
+        ),
+        (
+            "[notify]\nwebhook = \"https://h/x\"\nheaders = { \"X Y\" = \"1\" }\n",
+            "askgate.toml:7: notify.headers: invalid header name \"X Y\"",
+        ),
+        (
+            "[notify]\nwebhok = \"https://h/x\"\n",
+            "askgate.toml:6: notify.webhok: unknown field `webhok`, expected one of `webhook`, \
+             `preset`, `headers`",
+        ),
+    ];
+    for (text, expected) in cases {
+        let got = match with_upstream(text) {
+            Ok(_) => "(parsed)".to_owned(),
+            Err(error) => error.to_string(),
+        };
+        assert_eq!(got, expected, "for {text:?}");
+    }
+}

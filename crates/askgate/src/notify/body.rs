@@ -1,0 +1,162 @@
+//! What a webhook post says: the facts of one ask — title, origin, risk,
+//! status, inbox link — in the generic JSON shape or Slack's. Never an
+//! answer value, never a tool argument: the facts are read from the ask's
+//! columns and the first line of its message only.
+
+use askgate_mcp::stored::StoredRequest;
+use askgate_store::AskRow;
+use jiff::Timestamp;
+use serde::Serialize;
+use serde_json::{Value as Json, json};
+
+/// The longest title posted, in characters.
+const MAX_TITLE: usize = 150;
+
+/// When a post is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Event {
+    /// A new ask waits for a person.
+    Parked,
+    /// An ask settled: answered, declined, skipped, cancelled or expired.
+    Settled,
+}
+
+impl Event {
+    /// The event as posted and logged.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Event::Parked => "parked",
+            Event::Settled => "settled",
+        }
+    }
+}
+
+/// The generic body: one flat JSON object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct Facts {
+    /// `parked` or `settled`.
+    pub(crate) event: Event,
+    /// The ask's id.
+    pub(crate) id: String,
+    /// The first line of what the person is asked.
+    pub(crate) title: String,
+    /// The upstream server (or the `--server` of `askgate ask`).
+    pub(crate) server: Option<String>,
+    /// The tool.
+    pub(crate) tool: Option<String>,
+    /// The tool's risk.
+    pub(crate) risk: Option<String>,
+    /// Where the ask stands: `pending`, `answered`, `declined`, ...
+    pub(crate) status: &'static str,
+    /// Its inbox page.
+    pub(crate) link: String,
+    /// When it was parked (`parked`) or settled (`settled`).
+    pub(crate) at: Timestamp,
+}
+
+impl Facts {
+    /// The facts of `row` for `event`, linking to `link`.
+    pub(crate) fn of(event: Event, row: &AskRow, link: String) -> Facts {
+        let at = match event {
+            Event::Parked => row.ask.created_at,
+            Event::Settled => row.settled_at.unwrap_or_else(Timestamp::now),
+        };
+        Facts {
+            event,
+            id: row.ask.id.clone(),
+            title: title(&row.ask.request),
+            server: row.ask.server.clone(),
+            tool: row.ask.tool.clone(),
+            risk: row.ask.risk.clone(),
+            status: row.status.as_str(),
+            link,
+            at,
+        }
+    }
+
+    /// The generic body.
+    pub(crate) fn generic(&self) -> Json {
+        // Plain strings and options: serializing cannot fail.
+        serde_json::to_value(self).unwrap_or(Json::Null)
+    }
+
+    /// Slack's incoming-webhook body: `text` (the notification) and
+    /// `blocks` (what the channel shows).
+    pub(crate) fn slack(&self) -> Json {
+        let what = match self.event {
+            Event::Parked => "An ask waits for a person".to_owned(),
+            Event::Settled => format!("An ask was {}", self.status),
+        };
+        let origin = match (&self.server, &self.tool) {
+            (Some(server), Some(tool)) => format!("{server}/{tool}"),
+            (Some(one), None) | (None, Some(one)) => one.clone(),
+            (None, None) => "-".to_owned(),
+        };
+        let risk = self.risk.as_deref().unwrap_or("-");
+        let text = format!("{what}: {}", self.title);
+        json!({
+            "text": text,
+            "blocks": [
+                {
+                    "type": "section",
+                    "text": {
+                        "type": "mrkdwn",
+                        "text": format!("*{}*\n{}", escape(&what), escape(&self.title)),
+                    },
+                },
+                {
+                    "type": "context",
+                    "elements": [{
+                        "type": "mrkdwn",
+                        "text": format!(
+                            "{} · risk {} · {} · `{}`",
+                            escape(&origin),
+                            escape(risk),
+                            self.status,
+                            escape(&self.id)
+                        ),
+                    }],
+                },
+                {
+                    "type": "section",
+                    "text": {
+                        "type": "mrkdwn",
+                        "text": format!("<{}|Open in the askgate inbox>", escape(&self.link)),
+                    },
+                },
+            ],
+        })
+    }
+}
+
+/// Slack's mrkdwn control characters, escaped as Slack asks.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The first line of what the person is asked: a form's message, a
+/// question set's preamble or first prompt. A confirmation's argument
+/// preview is on a later line, so it is never posted.
+pub(crate) fn title(request: &Json) -> String {
+    let text = match serde_json::from_value::<StoredRequest>(request.clone()) {
+        Ok(StoredRequest::Form { ask }) => ask.form.message,
+        Ok(StoredRequest::QuestionSet { set }) => set
+            .preamble
+            .clone()
+            .or_else(|| set.questions.first().map(|q| q.prompt.clone()))
+            .unwrap_or_default(),
+        Err(_) => String::new(),
+    };
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty());
+    match line {
+        None => "An ask".to_owned(),
+        Some(line) if line.chars().count() > MAX_TITLE => {
+            let cut: String = line.chars().take(MAX_TITLE - 1).collect();
+            format!("{cut}…")
+        }
+        Some(line) => line.to_owned(),
+    }
+}

@@ -1,0 +1,377 @@
+//! Webhook notifications: a post when an ask is parked and when it
+//! settles, so a person hears that something waits for them.
+//!
+//! - The body is the ask's facts ([`body::Facts`]: title, origin, risk,
+//!   status, inbox link), as generic JSON or in Slack's incoming-webhook
+//!   shape — never an answer value, never a tool argument.
+//! - Each post has a timeout, and is tried a bounded number of times with
+//!   exponential backoff (network errors, timeouts, 429 and 5xx are tried
+//!   again; other statuses are final). A failure is logged (the ask id, the
+//!   event and the HTTP status, never the URL: a Slack webhook URL is a
+//!   secret) and never blocks or fails the ask: posts run on tasks of their
+//!   own.
+//! - Exactly one process posts per event, however many hear of it (several
+//!   gateways on one PostgreSQL, the CLI beside them): the poster first
+//!   consumes the single-use token `notify:<id>:<event>` in the store, and
+//!   only the one that consumed it posts. A process that dies between the
+//!   claim and the post loses that post: notifications are at most once.
+//!
+//! [`Notifier::listen`] hears of asks through the store's news
+//! ([`Store::parked`], [`Store::settlements`]): on PostgreSQL from every
+//! process, on SQLite from this process only. [`Notifier::post`] posts for
+//! an ask the caller knows of (`askgate ask` posts its own).
+
+pub(crate) mod body;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use askgate_mcp::Inbox;
+use askgate_store::{AskRow, Store};
+use jiff::Timestamp;
+use serde_json::Value as Json;
+use tokio::sync::{broadcast, watch};
+
+pub(crate) use body::Event;
+use body::Facts;
+
+/// How long a post may take before it is abandoned (and tried again).
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How many times a post is tried in all.
+const TRIES: u32 = 3;
+
+/// The wait before the second try; doubled before each next one.
+const BACKOFF: Duration = Duration::from_millis(500);
+
+/// How long the claim on a post is kept (a replica that hears of the event
+/// later than that could post it again).
+const CLAIM_DAYS: i64 = 30;
+
+/// The shape of the body.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Preset {
+    /// `{event, id, title, server, tool, risk, status, link, at}`.
+    #[default]
+    Generic,
+    /// Slack's incoming webhook: `{text, blocks}`.
+    Slack,
+}
+
+impl Preset {
+    /// The values `preset` takes.
+    pub(crate) const EXPECTED: &'static str = "\"generic\" (the default) or \"slack\"";
+
+    /// Read a config or flag value.
+    pub(crate) fn parse(text: &str) -> Option<Preset> {
+        match text {
+            "generic" => Some(Preset::Generic),
+            "slack" => Some(Preset::Slack),
+            _ => None,
+        }
+    }
+}
+
+/// Where and how to post.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Webhook {
+    /// The URL posted to (may hold a secret, as Slack's do: never logged,
+    /// `Debug` shows its scheme and host only).
+    pub(crate) url: String,
+    /// The body's shape.
+    pub(crate) preset: Preset,
+    /// Headers sent with each post (values may be credentials: `Debug`
+    /// shows the names only).
+    pub(crate) headers: BTreeMap<String, String>,
+    /// How long one try may take.
+    pub(crate) timeout: Duration,
+    /// How many tries in all.
+    pub(crate) tries: u32,
+    /// The wait before the second try, doubled each time.
+    pub(crate) backoff: Duration,
+}
+
+impl Webhook {
+    /// A webhook at `url` with the default timeout, tries and backoff.
+    pub(crate) fn new(url: String, preset: Preset, headers: BTreeMap<String, String>) -> Webhook {
+        Webhook {
+            url,
+            preset,
+            headers,
+            timeout: TIMEOUT,
+            tries: TRIES,
+            backoff: BACKOFF,
+        }
+    }
+
+    /// The URL's scheme and host, for messages.
+    fn host(&self) -> String {
+        match reqwest::Url::parse(&self.url) {
+            Ok(url) => format!("{}://{}", url.scheme(), url.host_str().unwrap_or("?")),
+            Err(_) => "(not a URL)".to_owned(),
+        }
+    }
+}
+
+impl fmt::Debug for Webhook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Webhook")
+            .field("url", &format_args!("{}/<redacted>", self.host()))
+            .field("preset", &self.preset)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("timeout", &self.timeout)
+            .field("tries", &self.tries)
+            .field("backoff", &self.backoff)
+            .finish()
+    }
+}
+
+/// How a post ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Delivery {
+    /// The ask.
+    pub(crate) id: String,
+    /// The event.
+    pub(crate) event: Event,
+    /// Whether this process claimed the post; `false`: another process (or
+    /// an earlier piece of the same news) posts it, and nothing was sent.
+    pub(crate) claimed: bool,
+    /// How many tries were made.
+    pub(crate) tries: u32,
+    /// The receiver's HTTP status on the last try, when it answered.
+    pub(crate) status: Option<u16>,
+    /// Whether the receiver took it (a 2xx status).
+    pub(crate) delivered: bool,
+}
+
+/// Posts to a webhook as asks are parked and settle. Cloning is cheap:
+/// clones share the client and the posts in flight.
+#[derive(Debug, Clone)]
+pub(crate) struct Notifier {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    store: Store,
+    webhook: Webhook,
+    inbox: Inbox,
+    client: reqwest::Client,
+    /// How each post ended, for whoever listens (tests, `askgate ask`).
+    deliveries: broadcast::Sender<Delivery>,
+    /// How many posts are in flight.
+    in_flight: watch::Sender<usize>,
+}
+
+impl Notifier {
+    /// A notifier posting to `webhook` of asks in `store`, linking to
+    /// their pages in `inbox`.
+    ///
+    /// # Errors
+    /// A message when a header is not a valid HTTP header, or the HTTP
+    /// client cannot be built.
+    pub(crate) fn new(store: Store, webhook: Webhook, inbox: Inbox) -> Result<Notifier, String> {
+        let mut headers = reqwest::header::HeaderMap::new();
+        for (name, value) in &webhook.headers {
+            // The messages never quote a header value.
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| format!("the webhook header name {name:?} is not valid"))?;
+            let mut value = reqwest::header::HeaderValue::from_str(value)
+                .map_err(|_| format!("the value of webhook header {name:?} is not valid"))?;
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
+        let client = reqwest::Client::builder()
+            .timeout(webhook.timeout)
+            .default_headers(headers)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| format!("cannot build the webhook client: {}", e.without_url()))?;
+        Ok(Notifier {
+            inner: Arc::new(Inner {
+                store,
+                webhook,
+                inbox,
+                client,
+                deliveries: broadcast::channel(256).0,
+                in_flight: watch::channel(0).0,
+            }),
+        })
+    }
+
+    /// How each post ends, from now on.
+    pub(crate) fn deliveries(&self) -> broadcast::Receiver<Delivery> {
+        self.inner.deliveries.subscribe()
+    }
+
+    /// Post for every ask parked or settled from now on, as the store
+    /// hears of it, until the returned task is aborted. Subscribes before
+    /// returning: an ask parked after this call is heard.
+    pub(crate) fn listen(&self) -> tokio::task::JoinHandle<()> {
+        let mut parked = self.inner.store.parked();
+        let mut settled = self.inner.store.settlements();
+        let notifier = self.clone();
+        tokio::spawn(async move {
+            loop {
+                let (event, heard) = tokio::select! {
+                    news = parked.recv() => (Event::Parked, news.map(|n| (n.id, n.row))),
+                    news = settled.recv() => (Event::Settled, news.map(|n| (n.id, n.row))),
+                };
+                match heard {
+                    Ok((id, row)) => notifier.post_id(event, &id, row),
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!(
+                            event = event.as_str(),
+                            missed,
+                            "the webhook notifier fell behind; no post for those asks"
+                        );
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        })
+    }
+
+    /// Post `event` for the ask `row`, on a task of its own: this returns
+    /// at once.
+    pub(crate) fn post(&self, event: Event, row: &AskRow) {
+        self.post_id(event, &row.ask.id, Some(Arc::new(row.clone())));
+    }
+
+    /// Wait until every post in flight has ended, for at most `within`.
+    pub(crate) async fn flush(&self, within: Duration) {
+        let mut in_flight = self.inner.in_flight.subscribe();
+        let _ = tokio::time::timeout(within, in_flight.wait_for(|n| *n == 0)).await;
+    }
+
+    /// How long a post can take at most, all tries and waits included.
+    pub(crate) fn longest_post(&self) -> Duration {
+        let webhook = &self.inner.webhook;
+        let waits: Duration = (1..webhook.tries)
+            .map(|n| webhook.backoff * 2u32.saturating_pow(n - 1))
+            .sum();
+        webhook.timeout * webhook.tries + waits
+    }
+
+    fn post_id(&self, event: Event, id: &str, row: Option<Arc<AskRow>>) {
+        self.inner.in_flight.send_modify(|n| *n += 1);
+        let notifier = self.clone();
+        let id = id.to_owned();
+        tokio::spawn(async move {
+            notifier.claim_and_post(event, &id, row).await;
+            notifier.inner.in_flight.send_modify(|n| *n -= 1);
+        });
+    }
+
+    async fn claim_and_post(&self, event: Event, id: &str, row: Option<Arc<AskRow>>) {
+        let store = &self.inner.store;
+        let row = match row {
+            Some(row) => row,
+            None => match store.ask(id).await {
+                Ok(Some(row)) => Arc::new(row),
+                // Not an ask of this store (another schema on the same
+                // PostgreSQL database): nothing to post.
+                Ok(None) => return,
+                Err(error) => {
+                    tracing::warn!(ask = %id, event = event.as_str(), %error, "no webhook post: the ask could not be read");
+                    return;
+                }
+            },
+        };
+        let now = Timestamp::now();
+        let keep = now
+            .checked_add(jiff::SignedDuration::from_hours(24 * CLAIM_DAYS))
+            .unwrap_or(Timestamp::MAX);
+        let claim = format!("notify:{id}:{}", event.as_str());
+        match store.consume_token(&claim, keep, now).await {
+            Ok(true) => {}
+            // Another process (or an earlier piece of the same news) posts it.
+            Ok(false) => {
+                let _ = self.inner.deliveries.send(Delivery {
+                    id: id.to_owned(),
+                    event,
+                    claimed: false,
+                    tries: 0,
+                    status: None,
+                    delivered: false,
+                });
+                return;
+            }
+            Err(error) => {
+                tracing::warn!(ask = %id, event = event.as_str(), %error, "no webhook post: the claim failed");
+                return;
+            }
+        }
+        let facts = Facts::of(event, &row, self.inner.inbox.page(id));
+        let body = match self.inner.webhook.preset {
+            Preset::Generic => facts.generic(),
+            Preset::Slack => facts.slack(),
+        };
+        let delivery = self.send(id, event, &body).await;
+        let _ = self.inner.deliveries.send(delivery);
+    }
+
+    /// Post `body`, trying again after a failure that may pass.
+    async fn send(&self, id: &str, event: Event, body: &Json) -> Delivery {
+        let webhook = &self.inner.webhook;
+        let mut wait = webhook.backoff;
+        let mut tried = 0;
+        loop {
+            tried += 1;
+            let (status, failure) = match self
+                .inner
+                .client
+                .post(&webhook.url)
+                .json(body)
+                .send()
+                .await
+            {
+                Ok(response) if response.status().is_success() => {
+                    tracing::debug!(ask = %id, event = event.as_str(), tries = tried, "webhook posted");
+                    return Delivery {
+                        id: id.to_owned(),
+                        event,
+                        claimed: true,
+                        tries: tried,
+                        status: Some(response.status().as_u16()),
+                        delivered: true,
+                    };
+                }
+                Ok(response) => {
+                    let status = response.status();
+                    let passing = status.is_server_error()
+                        || status == reqwest::StatusCode::TOO_MANY_REQUESTS;
+                    (Some(status.as_u16()), passing.then_some("answered"))
+                }
+                Err(error) if error.is_timeout() => (None, Some("timed out")),
+                Err(error) if error.is_connect() => (None, Some("could not connect")),
+                Err(_) => (None, Some("failed")),
+            };
+            let last = tried >= webhook.tries || failure.is_none();
+            if last {
+                tracing::warn!(
+                    ask = %id,
+                    event = event.as_str(),
+                    status = status.map_or_else(|| "none".to_owned(), |s| s.to_string()),
+                    tries = tried,
+                    "the webhook post failed; the ask is not affected"
+                );
+                return Delivery {
+                    id: id.to_owned(),
+                    event,
+                    claimed: true,
+                    tries: tried,
+                    status,
+                    delivered: false,
+                };
+            }
+            tracing::debug!(ask = %id, event = event.as_str(), status, how = failure.unwrap_or(""), "webhook post to try again");
+            tokio::time::sleep(wait).await;
+            wait = wait.saturating_mul(2);
+        }
+    }
+}

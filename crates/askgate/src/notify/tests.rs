@@ -1,0 +1,420 @@
+//! The notifier against a local HTTP receiver (axum on 127.0.0.1:0).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use askgate_core::{Ask, Call, Risk, Surface, confirmation_form};
+use askgate_mcp::Inbox;
+use askgate_mcp::stored::{self, Act, StoredRequest};
+use askgate_store::{AskRow, AskStatus, NewAsk, Store};
+use axum::Json as AxumJson;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use jiff::Timestamp;
+use serde_json::{Value as Json, json};
+use tokio::sync::broadcast;
+
+use super::{Delivery, Event, Notifier, Preset, Webhook};
+
+/// What the receiver answers each post, in order (then 200).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Status(u16),
+    Never,
+}
+
+/// A local webhook receiver: records every post.
+#[derive(Clone)]
+struct Receiver {
+    posts: Arc<Mutex<Vec<(HeaderMap, Json)>>>,
+    script: Arc<Mutex<Vec<Answer>>>,
+    url: String,
+}
+
+impl Receiver {
+    async fn start(script: Vec<Answer>) -> Receiver {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("binds a port");
+        let addr = listener.local_addr().expect("has an address");
+        let receiver = Receiver {
+            posts: Arc::default(),
+            script: Arc::new(Mutex::new(script)),
+            url: format!("http://{addr}/hook/s3cret-path"),
+        };
+        let app = axum::Router::new()
+            .route("/hook/s3cret-path", axum::routing::post(receive))
+            .with_state(receiver.clone());
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        receiver
+    }
+
+    fn posts(&self) -> Vec<(HeaderMap, Json)> {
+        self.posts.lock().expect("not poisoned").clone()
+    }
+
+    fn bodies(&self) -> Vec<Json> {
+        self.posts().into_iter().map(|(_, body)| body).collect()
+    }
+}
+
+async fn receive(
+    State(receiver): State<Receiver>,
+    headers: HeaderMap,
+    AxumJson(body): AxumJson<Json>,
+) -> StatusCode {
+    receiver
+        .posts
+        .lock()
+        .expect("not poisoned")
+        .push((headers, body));
+    let next = {
+        let mut script = receiver.script.lock().expect("not poisoned");
+        if script.is_empty() {
+            Answer::Status(200)
+        } else {
+            script.remove(0)
+        }
+    };
+    match next {
+        Answer::Status(code) => StatusCode::from_u16(code).unwrap_or(StatusCode::OK),
+        Answer::Never => std::future::pending().await,
+    }
+}
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+async fn sqlite() -> Store {
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("askgate-notify-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    Store::open(&format!("sqlite://{}", dir.join("askgate.db").display()))
+        .await
+        .expect("the store opens")
+}
+
+/// Fast tries, so a failing receiver does not hold a test up.
+fn webhook(receiver: &Receiver, preset: Preset) -> Webhook {
+    let mut headers = BTreeMap::new();
+    headers.insert("authorization".to_owned(), "Bearer hook-token".to_owned());
+    Webhook {
+        timeout: Duration::from_millis(500),
+        backoff: Duration::from_millis(10),
+        ..Webhook::new(receiver.url.clone(), preset, headers)
+    }
+}
+
+fn inbox() -> Inbox {
+    Inbox::new("https://askgate.example/inbox/").expect("a valid URL")
+}
+
+/// A confirmation of a risky call, whose message carries an argument
+/// preview (which must never be posted).
+fn confirmation(id: &str) -> NewAsk {
+    let form = confirmation_form(&Call {
+        server: "deploy",
+        tool: "ship",
+        risk: Risk::HighWrite,
+        preview: Some("{\"target\": \"ARGUMENT-VALUE\"}"),
+    });
+    let ask = Ask::new(form).expect("a valid form");
+    NewAsk {
+        id: id.to_owned(),
+        resume_key: format!("test:{id}"),
+        principal: "alice".into(),
+        request: StoredRequest::form(&ask).to_json(),
+        server: Some("deploy".into()),
+        tool: Some("ship".into()),
+        risk: Some("high_write".into()),
+        created_at: Timestamp::now(),
+        expires_at: None,
+    }
+}
+
+/// Answer the ask from the CLI, with a value that must never be posted.
+async fn answer(store: &Store, row: &AskRow, value: bool) -> AskRow {
+    let mut content = serde_json::Map::new();
+    content.insert("confirm".into(), Json::Bool(value));
+    let settlement = stored::settle(&row.ask.request, Act::Answer(content), "bob", Surface::Cli)
+        .expect("the answer passes its checks");
+    store
+        .settle(&row.ask.id, &settlement, Timestamp::now())
+        .await
+        .expect("settles")
+}
+
+/// The next post this notifier made (not the ones another claimed).
+async fn next_delivery(deliveries: &mut broadcast::Receiver<Delivery>) -> Delivery {
+    loop {
+        let delivery = tokio::time::timeout(Duration::from_secs(60), deliveries.recv())
+            .await
+            .expect("a post ends")
+            .expect("not lagged");
+        if delivery.claimed {
+            return delivery;
+        }
+    }
+}
+
+#[tokio::test]
+async fn parking_an_ask_posts_its_facts_once_and_no_arguments() {
+    let receiver = Receiver::start(Vec::new()).await;
+    let store = sqlite().await;
+    let notifier =
+        Notifier::new(store.clone(), webhook(&receiver, Preset::Generic), inbox()).expect("builds");
+    let mut deliveries = notifier.deliveries();
+    let _listening = notifier.listen();
+    let row = store.park(&confirmation("ask_p1")).await.expect("parks");
+    store
+        .park(&confirmation("ask_p1"))
+        .await
+        .expect("parks again");
+    let delivery = next_delivery(&mut deliveries).await;
+    assert!(delivery.delivered, "{delivery:?}");
+    notifier.flush(Duration::from_secs(10)).await;
+    let posts = receiver.posts();
+    assert_eq!(posts.len(), 1, "one post per new ask");
+    let (headers, body) = &posts[0];
+    assert_eq!(
+        body,
+        &json!({
+            "event": "parked",
+            "id": "ask_p1",
+            "title": "Allow deploy to run ship? Risk: high write.",
+            "server": "deploy",
+            "tool": "ship",
+            "risk": "high_write",
+            "status": "pending",
+            "link": "https://askgate.example/inbox/asks/ask_p1",
+            "at": row.ask.created_at.to_string(),
+        })
+    );
+    assert_eq!(headers["authorization"], "Bearer hook-token");
+    assert!(!body.to_string().contains("ARGUMENT-VALUE"));
+}
+
+#[tokio::test]
+async fn settling_an_ask_posts_once_without_the_answer() {
+    let receiver = Receiver::start(Vec::new()).await;
+    let store = sqlite().await;
+    let notifier =
+        Notifier::new(store.clone(), webhook(&receiver, Preset::Generic), inbox()).expect("builds");
+    let mut deliveries = notifier.deliveries();
+    let _listening = notifier.listen();
+    let row = store.park(&confirmation("ask_s1")).await.expect("parks");
+    next_delivery(&mut deliveries).await;
+    let settled = answer(&store, &row, false).await;
+    // The same news told twice (as `askgate ask` does) is posted once.
+    notifier.post(Event::Settled, &settled);
+    let delivery = next_delivery(&mut deliveries).await;
+    assert_eq!((delivery.event, delivery.delivered), (Event::Settled, true));
+    notifier.flush(Duration::from_secs(10)).await;
+    let bodies = receiver.bodies();
+    let settled_posts: Vec<&Json> = bodies.iter().filter(|b| b["event"] == "settled").collect();
+    assert_eq!(settled_posts.len(), 1, "{bodies:?}");
+    let body = settled_posts[0];
+    assert_eq!(body["status"], "answered");
+    assert_eq!(body["id"], "ask_s1");
+    assert_eq!(body["at"], settled.settled_at.expect("settled").to_string());
+    let mut keys: Vec<&String> = body.as_object().expect("an object").keys().collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "at", "event", "id", "link", "risk", "server", "status", "title", "tool"
+        ],
+        "the facts, and no answer"
+    );
+}
+
+#[tokio::test]
+async fn a_receiver_failing_twice_gets_the_post_on_the_third_try() {
+    let receiver = Receiver::start(vec![Answer::Status(500), Answer::Status(503)]).await;
+    let store = sqlite().await;
+    let notifier =
+        Notifier::new(store.clone(), webhook(&receiver, Preset::Generic), inbox()).expect("builds");
+    let mut deliveries = notifier.deliveries();
+    let _listening = notifier.listen();
+    store.park(&confirmation("ask_r1")).await.expect("parks");
+    let delivery = next_delivery(&mut deliveries).await;
+    assert_eq!(
+        (delivery.delivered, delivery.tries, delivery.status),
+        (true, 3, Some(200))
+    );
+    assert_eq!(receiver.posts().len(), 3);
+}
+
+#[tokio::test]
+async fn a_refusing_receiver_is_not_tried_again() {
+    let receiver = Receiver::start(vec![Answer::Status(404)]).await;
+    let store = sqlite().await;
+    let notifier =
+        Notifier::new(store.clone(), webhook(&receiver, Preset::Generic), inbox()).expect("builds");
+    let mut deliveries = notifier.deliveries();
+    let _listening = notifier.listen();
+    store.park(&confirmation("ask_r2")).await.expect("parks");
+    let delivery = next_delivery(&mut deliveries).await;
+    assert_eq!(
+        (delivery.delivered, delivery.tries, delivery.status),
+        (false, 1, Some(404))
+    );
+}
+
+#[tokio::test]
+async fn a_receiver_that_never_answers_does_not_hold_the_ask() {
+    let receiver = Receiver::start(vec![Answer::Never; 10]).await;
+    let store = sqlite().await;
+    let notifier =
+        Notifier::new(store.clone(), webhook(&receiver, Preset::Generic), inbox()).expect("builds");
+    let mut deliveries = notifier.deliveries();
+    let _listening = notifier.listen();
+    let row = store.park(&confirmation("ask_n1")).await.expect("parks");
+    let settled = answer(&store, &row, true).await;
+    assert_eq!(
+        settled.status,
+        AskStatus::Answered,
+        "settled while posts hang"
+    );
+    for _ in 0..2 {
+        let delivery = next_delivery(&mut deliveries).await;
+        assert!(!delivery.delivered, "{delivery:?}");
+        assert_eq!((delivery.tries, delivery.status), (3, None));
+    }
+}
+
+#[tokio::test]
+async fn the_slack_preset_posts_text_and_blocks() {
+    let receiver = Receiver::start(Vec::new()).await;
+    let store = sqlite().await;
+    let notifier =
+        Notifier::new(store.clone(), webhook(&receiver, Preset::Slack), inbox()).expect("builds");
+    let mut deliveries = notifier.deliveries();
+    let _listening = notifier.listen();
+    store.park(&confirmation("ask_k1")).await.expect("parks");
+    next_delivery(&mut deliveries).await;
+    let body = &receiver.bodies()[0];
+    assert_eq!(
+        body["text"],
+        "An ask waits for a person: Allow deploy to run ship? Risk: high write."
+    );
+    let blocks = body["blocks"].as_array().expect("blocks");
+    let kinds: Vec<&str> = blocks
+        .iter()
+        .map(|b| b["type"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(kinds, ["section", "context", "section"]);
+    assert_eq!(
+        blocks[1]["elements"][0]["text"],
+        "deploy/ship · risk high_write · pending · `ask_k1`"
+    );
+    assert_eq!(
+        blocks[2]["text"]["text"],
+        "<https://askgate.example/inbox/asks/ask_k1|Open in the askgate inbox>"
+    );
+    assert!(!body.to_string().contains("ARGUMENT-VALUE"));
+}
+
+#[test]
+fn a_webhook_url_and_header_values_never_show_in_debug() {
+    let mut headers = BTreeMap::new();
+    headers.insert("authorization".to_owned(), "Bearer hook-token".to_owned());
+    let hook = Webhook::new(
+        "https://hooks.slack.example/services/T0/B0/s3cret".into(),
+        Preset::Slack,
+        headers,
+    );
+    let shown = format!("{hook:?}");
+    assert!(
+        !shown.contains("s3cret") && !shown.contains("hook-token"),
+        "{shown}"
+    );
+    assert!(shown.contains("hooks.slack.example"), "{shown}");
+}
+
+#[test]
+fn a_question_set_is_titled_by_its_preamble() {
+    let set: askgate_core::QuestionSet = serde_json::from_value(json!({
+        "source": "ask",
+        "preamble": "Before the deploy:\nsecond line",
+        "questions": [{"id": "env", "prompt": "Which environment?", "defaults": ["staging"],
+            "options": [{"value": "staging", "label": "Staging"}]}]
+    }))
+    .expect("a question set");
+    let request = StoredRequest::QuestionSet { set }.to_json();
+    assert_eq!(super::body::title(&request), "Before the deploy:");
+    assert_eq!(super::body::title(&json!({"junk": 1})), "An ask");
+}
+
+#[tokio::test]
+async fn two_replicas_on_one_postgres_post_each_event_once() {
+    let Ok(base) = std::env::var("ASKGATE_TEST_POSTGRES_URL") else {
+        eprintln!(
+            "notice: ASKGATE_TEST_POSTGRES_URL is not set; the two-replica webhook test is skipped"
+        );
+        return;
+    };
+    let schema = format!(
+        "askgate_notify_{}_{}",
+        std::process::id(),
+        Timestamp::now().as_millisecond()
+    );
+    let admin = sqlx::postgres::PgPool::connect(&base)
+        .await
+        .expect("PostgreSQL is reachable");
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
+        .execute(&admin)
+        .await
+        .expect("creates a schema");
+    let separator = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{separator}options=-c%20search_path%3D{schema}");
+    let one = Store::open(&url).await.expect("replica 1 opens");
+    let two = Store::open(&url).await.expect("replica 2 opens");
+    let receiver = Receiver::start(Vec::new()).await;
+    let mut deliveries = Vec::new();
+    let mut listening = Vec::new();
+    let mut notifiers = Vec::new();
+    for store in [&one, &two] {
+        let notifier = Notifier::new(store.clone(), webhook(&receiver, Preset::Generic), inbox())
+            .expect("builds");
+        deliveries.push(notifier.deliveries());
+        listening.push(notifier.listen());
+        notifiers.push(notifier);
+    }
+    let row = one
+        .park(&confirmation("ask_pg1"))
+        .await
+        .expect("parks on 1");
+    answer(&two, &row, true).await;
+    // Each replica hears of each event (and posts it, or finds it claimed).
+    let mut heard = std::collections::BTreeSet::new();
+    let [first, second] = &mut deliveries[..] else {
+        unreachable!("two replicas")
+    };
+    while heard.len() < 4 {
+        tokio::select! {
+            Ok(d) = first.recv() => heard.insert((1, d.event.as_str())),
+            Ok(d) = second.recv() => heard.insert((2, d.event.as_str())),
+            () = tokio::time::sleep(Duration::from_secs(60)) => panic!("not heard within a minute: {heard:?}"),
+        };
+    }
+    for notifier in &notifiers {
+        notifier.flush(Duration::from_secs(30)).await;
+    }
+    let mut events: Vec<String> = receiver
+        .bodies()
+        .iter()
+        .map(|b| b["event"].as_str().unwrap_or("").to_owned())
+        .collect();
+    events.sort();
+    assert_eq!(events, ["parked", "settled"], "one post per event");
+    one.close().await;
+    two.close().await;
+    let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
+        .execute(&admin)
+        .await;
+}
