@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use askgate_core::Surface;
-use askgate_store::{AskRow, SettleError, Store};
+use askgate_store::{AskFilter, AskRow, AskStatus, SettleError, Store};
 use clap::{Args, Subcommand};
 use jiff::Timestamp;
 use serde::Serialize;
@@ -37,7 +37,7 @@ pub(crate) struct StoreArg {
 /// `askgate asks ...`
 #[derive(Debug, Subcommand)]
 pub(crate) enum AsksCommand {
-    /// List pending asks, newest first.
+    /// List asks, newest first: pending ones unless --status says otherwise.
     List {
         /// How many on a page.
         #[arg(long, default_value_t = 50)]
@@ -45,6 +45,23 @@ pub(crate) enum AsksCommand {
         /// The `next` cursor of the previous page.
         #[arg(long)]
         after: Option<String>,
+        /// Only asks from this server.
+        #[arg(long)]
+        server: Option<String>,
+        /// Only asks about this tool.
+        #[arg(long)]
+        tool: Option<String>,
+        /// Only asks of this risk (read, low_write, medium_write,
+        /// high_write, destructive).
+        #[arg(long)]
+        risk: Option<String>,
+        /// Only asks for this principal.
+        #[arg(long)]
+        principal: Option<String>,
+        /// `pending` (the default), `settled` (answered, declined,
+        /// cancelled, skipped or expired), or one status.
+        #[arg(long, default_value = "pending")]
+        status: String,
     },
     /// Show one ask: its request, and its outcome once settled.
     Show {
@@ -94,8 +111,26 @@ pub(crate) fn run_asks(store: StoreArg, command: AsksCommand) -> ExitCode {
         let json = store.json;
         let store = open(store.store).await?;
         match command {
-            AsksCommand::List { limit, after } => {
-                let page = store.pending(limit, after.as_deref()).await.map_err(fail)?;
+            AsksCommand::List {
+                limit,
+                after,
+                server,
+                tool,
+                risk,
+                principal,
+                status,
+            } => {
+                let filter = AskFilter {
+                    statuses: statuses(&status)?,
+                    principal,
+                    server,
+                    tool,
+                    risk,
+                };
+                let page = store
+                    .asks_where(&filter, limit, after.as_deref())
+                    .await
+                    .map_err(fail)?;
                 if json {
                     print_json(&page)?;
                 } else {
@@ -109,12 +144,26 @@ pub(crate) fn run_asks(store: StoreArg, command: AsksCommand) -> ExitCode {
                 Ok(DONE)
             }
             AsksCommand::Show { id } => match store.ask(&id).await.map_err(fail)? {
-                Some(row) if json => print_json(&row).map(|()| DONE),
+                Some(row) if json => {
+                    let audit = store.audit_of_ask(&id).await.map_err(fail)?;
+                    print_json(&serde_json::json!({"ask": row, "audit": audit})).map(|()| DONE)
+                }
                 Some(row) => {
                     print_line(&summary(&row))?;
                     print_line(&format!("request: {}", row.ask.request))?;
                     if let Some(outcome) = &row.outcome {
                         print_line(&format!("outcome: {outcome}"))?;
+                    }
+                    for record in store.audit_of_ask(&id).await.map_err(fail)? {
+                        print_line(&format!(
+                            "audit {}: {} {}",
+                            record.seq,
+                            serde_json::to_value(record.entry.decision)
+                                .ok()
+                                .and_then(|v| v.as_str().map(str::to_owned))
+                                .unwrap_or_default(),
+                            record.entry.reason
+                        ))?;
                     }
                     Ok(DONE)
                 }
@@ -225,6 +274,33 @@ async fn act(
         Err(SettleError::Store(error)) => Err(fail(error)),
         Err(refusal) => Err((REFUSED, refusal.to_string())),
     }
+}
+
+/// The statuses `--status` names.
+fn statuses(status: &str) -> Result<Vec<AskStatus>, (u8, String)> {
+    Ok(match status {
+        "pending" => vec![AskStatus::Pending],
+        "settled" => vec![
+            AskStatus::Answered,
+            AskStatus::Declined,
+            AskStatus::Cancelled,
+            AskStatus::Skipped,
+            AskStatus::Expired,
+        ],
+        "answered" => vec![AskStatus::Answered],
+        "declined" => vec![AskStatus::Declined],
+        "cancelled" => vec![AskStatus::Cancelled],
+        "skipped" => vec![AskStatus::Skipped],
+        "expired" => vec![AskStatus::Expired],
+        other => {
+            return Err((
+                MALFORMED,
+                format!(
+                    "--status {other:?}: expected pending, settled, answered, declined, cancelled, skipped or expired"
+                ),
+            ));
+        }
+    })
 }
 
 fn summary(row: &AskRow) -> String {

@@ -133,6 +133,53 @@ async fn a_parked_ask_is_listed_and_answered_through_the_same_checks() {
         "{}",
         text(&again.stderr)
     );
+
+    // As the inbox lists them: settled ones, narrowed by server and risk.
+    let pending: Json =
+        serde_json::from_slice(&askgate(&url, &["asks", "list", "--json"]).stdout).expect("JSON");
+    assert_eq!(pending["asks"], json!([]), "a1 is no longer pending");
+    let settled: Json = serde_json::from_slice(
+        &askgate(
+            &url,
+            &[
+                "asks",
+                "list",
+                "--json",
+                "--status",
+                "settled",
+                "--server",
+                "files",
+                "--risk",
+                "destructive",
+            ],
+        )
+        .stdout,
+    )
+    .expect("JSON");
+    assert_eq!(settled["asks"][0]["id"], "a1");
+    let elsewhere: Json = serde_json::from_slice(
+        &askgate(
+            &url,
+            &[
+                "asks", "list", "--json", "--status", "settled", "--server", "mail",
+            ],
+        )
+        .stdout,
+    )
+    .expect("JSON");
+    assert_eq!(elsewhere["asks"], json!([]));
+    let bad = askgate(&url, &["asks", "list", "--status", "sometime"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains("expected pending, settled"),
+        "{}",
+        text(&bad.stderr)
+    );
+    let shown: Json =
+        serde_json::from_slice(&askgate(&url, &["asks", "show", "a1", "--json"]).stdout)
+            .expect("JSON");
+    assert_eq!(shown["ask"]["status"], "answered");
+    assert!(shown["audit"].is_array());
 }
 
 #[tokio::test]
