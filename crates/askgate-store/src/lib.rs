@@ -45,6 +45,6 @@ pub use asks::{AskRow, AskStatus, NewAsk, Page, Settled, Settlement};
 pub use audit::{AuditEntry, AuditRecord, ChainBreak, Decision, Verification};
 pub use backend::Store;
 pub use error::{Error, SettleError};
-pub use ledger::{CallRow, CallState, LedgerError, NewCall};
+pub use ledger::{CallEnd, CallRow, CallState, Finishing, LedgerError, NewCall};
 pub use schema::SCHEMA_VERSION;
 pub use tasks::{NewTask, TaskAnswered, TaskEnd, TaskError, TaskRow, TaskStatus};

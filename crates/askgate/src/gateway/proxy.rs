@@ -1,14 +1,17 @@
 //! The gateway's server side: every upstream's tools under namespaced
-//! names, and every `tools/call` through risk -> confirmation -> audit ->
-//! ledger -> upstream -> ledger -> result. Prompts and resources pass
-//! through.
+//! names, and every `tools/call` through risk -> confirmation -> audit and
+//! ledger (one write) -> upstream -> result, the ledger told the end
+//! without the answer waiting for it. A `read` call that proceeds without a
+//! person does not wait for the store at all (unless `durable_reads`):
+//! replaying a read is harmless, so its audit entry and ledger row are
+//! written when it ends, in one write. Prompts and resources pass through.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use askgate_core::{Call, Risk};
-use askgate_mcp::{Policy, Request, Rounds, session_threshold};
-use askgate_store::NewCall;
+use askgate_core::{Call, Method, Risk};
+use askgate_mcp::{Decided, Policy, Request, Rounds, session_threshold};
+use askgate_store::{AuditEntry, CallEnd, NewCall};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jiff::Timestamp;
@@ -23,6 +26,7 @@ use rmcp::{ErrorData, ServerHandler, ServiceError};
 use serde_json::{Map, Value as Json, json};
 use tokio::sync::RwLock;
 
+use super::background::Background;
 use super::config::{Intake, Replay};
 use super::metrics::Metrics;
 use super::questions::{self, Asked};
@@ -67,6 +71,11 @@ pub(crate) struct Settings {
     pub(crate) offer_ask_tool: bool,
     /// Intake question sets before configured tools.
     pub(crate) intake: Vec<Intake>,
+    /// Whether a `read` call waits for its audit and ledger record to be
+    /// durable before it is sent, as calls above `read` always do.
+    pub(crate) durable_reads: bool,
+    /// The store writes the answers do not wait for.
+    pub(crate) background: Background,
 }
 
 /// The gateway.
@@ -181,43 +190,76 @@ impl Gateway {
         Ok(())
     }
 
-    /// Forward an approved call to its upstream, recorded in the ledger.
+    /// Wait for the store writes the answers did not wait for.
+    pub(crate) async fn settle_writes(&self) {
+        self.inner.settings.background.idle().await;
+    }
+
+    /// Whether a call let through by `decided` waits for its record to be
+    /// durable before it is sent: every call above `read`, and a `read`
+    /// call that a person decided, or when the operator asked for it.
+    fn waits_for_record(&self, risk: Risk, decided: &Decided) -> bool {
+        let unattended = matches!(
+            decided.verdict.method,
+            Method::NotRequired | Method::AutoApproved
+        );
+        self.inner.settings.durable_reads || risk > Risk::Read || !unattended
+    }
+
+    /// Forward an approved call to its upstream, recorded in the ledger
+    /// with its decision's audit entry. With `durable`, the record is
+    /// durable before the request leaves, and the end is queued after;
+    /// without, both are written in one write when the call ends. The
+    /// answer waits for neither.
     async fn forward(
         &self,
         index: usize,
         tool: &str,
         arguments: JsonObject,
         digest: String,
+        decided: Decided,
+        durable: bool,
     ) -> Result<CallToolResponse, ErrorData> {
         let upstream = &self.inner.upstreams[index];
         let store = self.inner.settings.rounds.store();
+        let background = &self.inner.settings.background;
         let id = random("call")?;
         let marker = random("m")?;
-        let now = Timestamp::now();
-        let internal = |what: &str, e: &dyn std::fmt::Display| {
-            ErrorData::internal_error(
-                format!(
-                    "the ledger failed to record the call to {tool} on {}: {what}: {e}; the request was not sent",
-                    upstream.name
-                ),
-                None,
-            )
+        let call = NewCall {
+            id: id.clone(),
+            owner: self.inner.settings.owner.clone(),
+            server: upstream.name.clone(),
+            tool: tool.to_owned(),
+            arguments_digest: Some(digest),
+            at: Timestamp::now(),
         };
-        store
-            .prepare_call(&NewCall {
-                id: id.clone(),
-                owner: self.inner.settings.owner.clone(),
-                server: upstream.name.clone(),
-                tool: tool.to_owned(),
-                arguments_digest: Some(digest),
-                at: now,
-            })
-            .await
-            .map_err(|e| internal("prepare", &e))?;
-        store
-            .mark_sent(&id, &marker, Timestamp::now())
-            .await
-            .map_err(|e| internal("sent", &e))?;
+        let end = if durable {
+            store
+                .record_sent_call(&decided.entry, &call, &marker, call.at)
+                .await
+                .map_err(|e| {
+                    ErrorData::internal_error(
+                        format!(
+                            "the ledger failed to record the call to {tool} on {}: {e}; the request was not sent",
+                            upstream.name
+                        ),
+                        None,
+                    )
+                })?;
+            End::Queue(store.clone())
+        } else {
+            // Bounded: a store that falls behind slows reads down rather
+            // than letting their records pile up in memory.
+            background.room().await;
+            End::Record(Box::new(Unrecorded {
+                store: store.clone(),
+                background: background.clone(),
+                entry: Some(decided.entry.clone()),
+                call: call.clone(),
+                marker: marker.clone(),
+            }))
+        };
+        decided.log();
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = Some(arguments);
         if self.inner.settings.replay == Replay::AppAuthorized {
@@ -241,14 +283,7 @@ impl Gateway {
             _ => "failed",
         };
         metrics.call(&upstream.name, outcome, took);
-        let finish = |answered: bool, summary: Json| async move {
-            if let Err(error) = store
-                .finish_call(&id, answered, &summary, Timestamp::now())
-                .await
-            {
-                tracing::warn!(call = %id, %error, "the ledger did not record the end of a call");
-            }
-        };
+        let finish = |answered: bool, result: Json| end.finish(background, &id, answered, result);
         match result {
             Ok(CallToolResponse::Complete(result)) => {
                 if self.inner.settings.replay == Replay::AppAuthorized && !observed {
@@ -257,8 +292,7 @@ impl Gateway {
                 finish(
                     true,
                     json!({"is_error": result.is_error.unwrap_or(false), "blocks": result.content.len()}),
-                )
-                .await;
+                );
                 let mut result = result;
                 // A result from an older upstream has no resultType; a
                 // 2026-07-28 client needs one (rmcp strips it for older ones).
@@ -268,7 +302,10 @@ impl Gateway {
                 Ok(result.into())
             }
             Ok(_) => {
-                finish(false, json!({"failure": "the upstream asked for input in a way askgate does not relay yet"})).await;
+                finish(
+                    false,
+                    json!({"failure": "the upstream asked for input in a way askgate does not relay yet"}),
+                );
                 Err(ErrorData::internal_error(
                     format!(
                         "{} answered {tool} with input requests or a task, which askgate does not relay yet",
@@ -282,7 +319,7 @@ impl Gateway {
             {
                 upstream.watch.forget(&marker);
                 let reason = "request-unmatched";
-                finish(false, json!({"not_sent": reason})).await;
+                finish(false, json!({"not_sent": reason}));
                 Err(ErrorData::new(
                     rmcp::model::ErrorCode::INTERNAL_ERROR,
                     format!(
@@ -296,13 +333,89 @@ impl Gateway {
                 ))
             }
             Err(error) => {
-                finish(false, json!({"failure": "transport or upstream error"})).await;
+                finish(false, json!({"failure": "transport or upstream error"}));
                 Err(ErrorData::internal_error(
                     format!("{} failed on {tool}: {error}", upstream.name),
                     None,
                 ))
             }
         }
+    }
+}
+
+/// How the end of a call reaches the ledger.
+enum End {
+    /// Its record is durable: queue the end in the store's next batch.
+    Queue(askgate_store::Store),
+    /// Nothing is recorded yet (a read): record the call as it ended, with
+    /// its decision, in one write.
+    Record(Box<Unrecorded>),
+}
+
+impl End {
+    /// Record the end of call `id` without waiting for it.
+    fn finish(self, background: &Background, id: &str, answered: bool, result: Json) {
+        match self {
+            End::Queue(store) => {
+                let finishing = store.queue_finish_call(id, answered, &result, Timestamp::now());
+                let id = id.to_owned();
+                background.spawn(async move {
+                    if let Err(error) = finishing.await {
+                        tracing::warn!(call = %id, %error, "the ledger did not record the end of a call");
+                    }
+                });
+            }
+            End::Record(unrecorded) => unrecorded.ended(answered, result),
+        }
+    }
+}
+
+/// A read call sent before its audit entry and ledger record were written:
+/// they are written when it ends, in one write — or, if the call is
+/// dropped before it ends (the client went away), as `sent`.
+struct Unrecorded {
+    store: askgate_store::Store,
+    background: Background,
+    /// `None` once handed to the write.
+    entry: Option<AuditEntry>,
+    call: NewCall,
+    marker: String,
+}
+
+impl Unrecorded {
+    fn ended(mut self, answered: bool, result: Json) {
+        self.write(Some(CallEnd {
+            answered,
+            result,
+            at: Timestamp::now(),
+        }));
+    }
+
+    fn write(&mut self, end: Option<CallEnd>) {
+        let Some(entry) = self.entry.take() else {
+            return;
+        };
+        let store = self.store.clone();
+        let (call, marker) = (self.call.clone(), std::mem::take(&mut self.marker));
+        self.background.spawn(async move {
+            let recorded = match &end {
+                Some(end) => {
+                    store
+                        .record_ended_call(&entry, &call, &marker, call.at, end)
+                        .await
+                }
+                None => store.record_sent_call(&entry, &call, &marker, call.at).await,
+            };
+            if let Err(error) = recorded {
+                tracing::warn!(call = %call.id, %error, "the audit entry and ledger record of a read call were not written");
+            }
+        });
+    }
+}
+
+impl Drop for Unrecorded {
+    fn drop(&mut self) {
+        self.write(None);
     }
 }
 
@@ -496,20 +609,26 @@ impl ServerHandler for Gateway {
                 }
             }
         }
-        let Some(verdict) = round.confirm("confirm", &call, policy).await? else {
+        let Some(decided) = round.decide("confirm", &call, policy).await? else {
             return Ok(round.respond()?);
         };
         tracing::debug!(server = %server, tool = %tool.name, risk = risk.as_str(), rule, "judged");
         self.inner
             .settings
             .metrics
-            .decision(verdict.method.as_str());
-        if !verdict.proceed {
-            return Ok(CallToolResult::error(vec![ContentBlock::text(verdict.for_model)]).into());
+            .decision(decided.verdict.method.as_str());
+        if !decided.verdict.proceed {
+            decided.audit(&round).await?;
+            return Ok(
+                CallToolResult::error(vec![ContentBlock::text(decided.verdict.for_model)]).into(),
+            );
         }
         let digest =
             askgate_core::arguments_digest(b"askgate ledger", &Json::Object(arguments.clone()));
-        let response = self.forward(index, &tool.name, arguments, digest).await?;
+        let durable = self.waits_for_record(risk, &decided);
+        let response = self
+            .forward(index, &tool.name, arguments, digest, decided, durable)
+            .await?;
         Ok(match (intake_text, response) {
             (Some(text), CallToolResponse::Complete(mut result)) => {
                 result.content.insert(0, ContentBlock::text(text));
