@@ -96,6 +96,27 @@ impl Round {
         call: &Call<'_>,
         policy: Policy,
     ) -> Result<Option<Verdict>, RoundError> {
+        let Some(decided) = self.decide(key, call, policy).await? else {
+            return Ok(None);
+        };
+        decided.audit(self).await?;
+        Ok(Some(decided.verdict))
+    }
+
+    /// [`Round::confirm`] without the audit: the verdict and the entry to
+    /// append, for a caller that records the entry together with what it
+    /// does next (a call ledgered as sent, in the same write) or later.
+    /// Record it with [`Decided::audit`], or as
+    /// [`Decided::entry`] through the store.
+    ///
+    /// # Errors
+    /// As [`Round::confirm`], but never a store failure of the audit.
+    pub async fn decide(
+        &mut self,
+        key: &str,
+        call: &Call<'_>,
+        policy: Policy,
+    ) -> Result<Option<Decided>, RoundError> {
         let verdict = match gate(call.risk, policy.threshold) {
             Gate::Proceed(method) => Verdict {
                 proceed: true,
@@ -138,17 +159,12 @@ impl Round {
                 decide(call, &heard, policy.caller_confirmed)
             }
         };
-        self.record(key, call, &verdict).await?;
-        Ok(Some(verdict))
+        let entry = self.entry(key, call, &verdict);
+        Ok(Some(Decided { verdict, entry }))
     }
 
-    /// Append the decision to the audit chain, once per request and key.
-    async fn record(
-        &self,
-        key: &str,
-        call: &Call<'_>,
-        verdict: &Verdict,
-    ) -> Result<(), RoundError> {
+    /// The decision's audit entry, keyed once per request and key.
+    fn entry(&self, key: &str, call: &Call<'_>, verdict: &Verdict) -> AuditEntry {
         let inbox = self.answered_in_inbox(key);
         let asked = verdict.method == Method::Elicited
             || (verdict.method == Method::Blocked && verdict.final_no);
@@ -160,7 +176,7 @@ impl Round {
             ),
             (None, false) => (None, None),
         };
-        let entry = AuditEntry {
+        AuditEntry {
             at: Timestamp::now(),
             server: call.server.to_owned(),
             tool: call.tool.to_owned(),
@@ -172,20 +188,47 @@ impl Round {
             arguments_digest: Some(self.binding().arguments.clone()),
             ask_id: inbox.map(|answer| answer.ask_id),
             decision_key: self.decision_key(key),
-        };
-        self.rounds()
+        }
+    }
+}
+
+/// A call's confirmation, decided and not yet audited (see
+/// [`Round::decide`]).
+#[derive(Debug, Clone)]
+pub struct Decided {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Its audit entry (with the call's risk, server and tool; never its
+    /// arguments), to append once — appending it again under its
+    /// `decision_key` returns the entry recorded first.
+    pub entry: AuditEntry,
+}
+
+impl Decided {
+    /// Append the entry to the round's store, and log the decision.
+    ///
+    /// # Errors
+    /// A store failure.
+    pub async fn audit(&self, round: &Round) -> Result<(), RoundError> {
+        round
+            .rounds()
             .store()
-            .append_audit(&entry)
+            .append_audit(&self.entry)
             .await
             .map_err(|e| RoundError::Store(e.to_string()))?;
+        self.log();
+        Ok(())
+    }
+
+    /// Log the decision (names, risk and method; never arguments).
+    pub fn log(&self) {
         tracing::info!(
-            server = call.server,
-            tool = call.tool,
-            risk = call.risk.as_str(),
-            decision = verdict.method.as_str(),
+            server = %self.entry.server,
+            tool = %self.entry.tool,
+            risk = %self.entry.risk,
+            decision = self.verdict.method.as_str(),
             "call decided"
         );
-        Ok(())
     }
 }
 

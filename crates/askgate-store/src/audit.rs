@@ -14,7 +14,7 @@ use crate::backend::{Store, with_pool, with_writer};
 use crate::error::Error;
 
 /// The hash before the first entry.
-const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+pub(crate) const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 /// How a tool call was decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -135,7 +135,7 @@ pub struct Verification {
     pub broken: Option<ChainBreak>,
 }
 
-fn chain_hash(prev: &str, seq: i64, entry: &str) -> String {
+pub(crate) fn chain_hash(prev: &str, seq: i64, entry: &str) -> String {
     let mut hasher = Sha256::new();
     hasher.update(prev.as_bytes());
     hasher.update(b"\n");
@@ -149,6 +149,64 @@ fn chain_hash(prev: &str, seq: i64, entry: &str) -> String {
         .collect()
 }
 
+/// Append the entry `$text` (keyed by `$key`, an `Option<&str>`) to the
+/// chain on `$conn`, inside a `with_writer!` body: the entry already
+/// recorded under the key, or the new entry's `(seq, prev_hash, hash)`.
+/// The chain's head is read on the writer's connection, so appends made
+/// one after another — in one batch or across batches — link up. (On
+/// PostgreSQL a concurrent appender may take the place first: the insert
+/// then fails on `seq`, and the caller retries.)
+macro_rules! append_entry {
+    ($store:expr, $conn:ident, $text:expr, $key:expr) => {
+        async {
+            let (text, key): (&str, Option<&str>) = ($text, $key);
+            if let Some(key) = key {
+                let recorded =
+                    sqlx::query("SELECT seq, prev_hash, hash FROM audit WHERE decision_key = $1")
+                        .bind(key)
+                        .fetch_optional(&mut *$conn)
+                        .await
+                        .map_err(|e| $store.fail(e))?;
+                if let Some(row) = recorded {
+                    return Ok::<_, Error>((
+                        row.try_get::<i64, _>("seq").map_err(|e| $store.fail(e))?,
+                        row.try_get::<String, _>("prev_hash")
+                            .map_err(|e| $store.fail(e))?,
+                        row.try_get::<String, _>("hash")
+                            .map_err(|e| $store.fail(e))?,
+                    ));
+                }
+            }
+            let last = sqlx::query("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1")
+                .fetch_optional(&mut *$conn)
+                .await
+                .map_err(|e| $store.fail(e))?;
+            let (seq, prev) = match last {
+                Some(row) => (
+                    row.try_get::<i64, _>("seq").map_err(|e| $store.fail(e))? + 1,
+                    row.try_get::<String, _>("hash").map_err(|e| $store.fail(e))?,
+                ),
+                None => (1, $crate::audit::GENESIS.to_owned()),
+            };
+            let hash = $crate::audit::chain_hash(&prev, seq, text);
+            sqlx::query(
+                "INSERT INTO audit (seq, entry, prev_hash, hash, decision_key) VALUES ($1, $2, $3, $4, $5)",
+            )
+            .bind(seq)
+            .bind(text)
+            .bind(&prev)
+            .bind(&hash)
+            .bind(key)
+            .execute(&mut *$conn)
+            .await
+            .map_err(|e| $store.fail(e))?;
+            Ok((seq, prev, hash))
+        }
+        .await
+    };
+}
+pub(crate) use append_entry;
+
 impl Store {
     /// Append an entry to the chain. An entry whose `decision_key` is
     /// already in the chain is not appended again: the entry recorded
@@ -158,11 +216,7 @@ impl Store {
     /// [`Error`] when the store fails (after retrying a lost race with a
     /// concurrent appender).
     pub async fn append_audit(&self, entry: &AuditEntry) -> Result<AuditRecord, Error> {
-        let text = serde_json::to_string(entry).map_err(|e| Error::Corrupt {
-            store: self.name.to_string(),
-            what: "audit entry",
-            detail: e.to_string(),
-        })?;
+        let text = self.audit_text(entry)?;
         let mut last_error = None;
         for _ in 0..50 {
             match self.try_append(&text, entry.decision_key.as_deref()).await {
@@ -189,47 +243,15 @@ impl Store {
         text: &str,
         key: Option<&str>,
     ) -> Result<(i64, String, String), Error> {
-        with_writer!(self, |conn| {
-            if let Some(key) = key {
-                let recorded =
-                    sqlx::query("SELECT seq, prev_hash, hash FROM audit WHERE decision_key = $1")
-                        .bind(key)
-                        .fetch_optional(&mut *conn)
-                        .await
-                        .map_err(|e| self.fail(e))?;
-                if let Some(row) = recorded {
-                    return Ok((
-                        row.try_get::<i64, _>("seq").map_err(|e| self.fail(e))?,
-                        row.try_get::<String, _>("prev_hash")
-                            .map_err(|e| self.fail(e))?,
-                        row.try_get::<String, _>("hash").map_err(|e| self.fail(e))?,
-                    ));
-                }
-            }
-            let last = sqlx::query("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1")
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(|e| self.fail(e))?;
-            let (seq, prev) = match last {
-                Some(row) => (
-                    row.try_get::<i64, _>("seq").map_err(|e| self.fail(e))? + 1,
-                    row.try_get::<String, _>("hash").map_err(|e| self.fail(e))?,
-                ),
-                None => (1, GENESIS.to_owned()),
-            };
-            let hash = chain_hash(&prev, seq, text);
-            sqlx::query(
-                "INSERT INTO audit (seq, entry, prev_hash, hash, decision_key) VALUES ($1, $2, $3, $4, $5)",
-            )
-                .bind(seq)
-                .bind(text)
-                .bind(&prev)
-                .bind(&hash)
-                .bind(key)
-                .execute(&mut *conn)
-                .await
-                .map_err(|e| self.fail(e))?;
-            Ok((seq, prev, hash))
+        with_writer!(self, |conn| append_entry!(self, conn, text, key))
+    }
+
+    /// The entry's text as chained (and hashed): its JSON.
+    pub(crate) fn audit_text(&self, entry: &AuditEntry) -> Result<String, Error> {
+        serde_json::to_string(entry).map_err(|e| Error::Corrupt {
+            store: self.name.to_string(),
+            what: "audit entry",
+            detail: e.to_string(),
         })
     }
 

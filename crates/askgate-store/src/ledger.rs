@@ -3,15 +3,27 @@
 //! marker), and when it is answered or fails. After a crash, a `prepared`
 //! call was never sent (safe to send); a `sent` call without an answer
 //! becomes `may_have_run` and is never re-sent automatically.
+//!
+//! A caller that sends at once records the call straight as `sent`, with
+//! the audit entry of the decision that let it through, in one write
+//! ([`Store::record_sent_call`]): one durable commit before the request
+//! leaves instead of three. A crash between that commit and the send makes
+//! a call that never left `may_have_run` — the conservative side. The end
+//! of a call can be queued without waiting ([`Store::queue_finish_call`]).
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use sqlx::Row;
 
+use std::future::Future;
+use std::pin::Pin;
+
 use crate::asks::micros;
-use crate::backend::{Store, with_pool, with_writer};
+use crate::audit::{AuditEntry, AuditRecord, append_entry};
+use crate::backend::{Store, Writer, with_pool, with_writer};
 use crate::error::Error;
+use crate::statement::Statement;
 
 /// Where a call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -72,6 +84,18 @@ pub struct NewCall {
     pub at: Timestamp,
 }
 
+/// How a call ended, for [`Store::record_ended_call`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallEnd {
+    /// Whether the upstream answered (`answered`) or the call failed
+    /// (`failed`).
+    pub answered: bool,
+    /// The result or the failure (a summary: never the arguments).
+    pub result: Json,
+    /// When it ended.
+    pub at: Timestamp,
+}
+
 /// A recorded call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CallRow {
@@ -120,6 +144,17 @@ macro_rules! call_columns {
 }
 
 const CALL_BY_ID: &str = concat!("SELECT ", call_columns!(), " FROM calls WHERE id = $1");
+
+/// `sent -> answered | failed`, one statement (run by the group committer).
+const FINISH: &str = concat!(
+    "UPDATE calls SET state = $1, result = $2, finished_at = $3 \
+     WHERE id = $4 AND state = 'sent' RETURNING ",
+    call_columns!()
+);
+
+/// What [`Store::queue_finish_call`] returns: the move's outcome, once the
+/// batch it joined is durable.
+pub type Finishing = Pin<Box<dyn Future<Output = Result<CallRow, LedgerError>> + Send>>;
 
 impl Store {
     /// Record a call before sending it. Recording the same id twice returns
@@ -178,6 +213,139 @@ impl Store {
         .await
     }
 
+    /// Record `call` as `sent` with its private `marker`, and append the
+    /// audit `entry` of the decision that let it through, in one write:
+    /// both or neither are kept. Returns once both are durable. Recording
+    /// the same id twice keeps the call recorded first (and `entry`'s
+    /// `decision_key` keeps the entry recorded first, as
+    /// [`Store::append_audit`] does).
+    ///
+    /// Send the request only after this returns: a crash after it and
+    /// before the send leaves a call that never left, and recovery reports
+    /// it `may_have_run` — never re-sent silently.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails (after retrying a lost race with a
+    /// concurrent audit appender).
+    pub async fn record_sent_call(
+        &self,
+        entry: &AuditEntry,
+        call: &NewCall,
+        marker: &str,
+        sent_at: Timestamp,
+    ) -> Result<(AuditRecord, CallRow), Error> {
+        self.record_call(entry, call, marker, sent_at, None).await
+    }
+
+    /// [`Store::record_sent_call`] after the fact: the call as it ended
+    /// (`answered` or `failed`, with `end`'s result), for a caller that did
+    /// not need it recorded before sending it. One write instead of two.
+    ///
+    /// # Errors
+    /// As [`Store::record_sent_call`].
+    pub async fn record_ended_call(
+        &self,
+        entry: &AuditEntry,
+        call: &NewCall,
+        marker: &str,
+        sent_at: Timestamp,
+        end: &CallEnd,
+    ) -> Result<(AuditRecord, CallRow), Error> {
+        self.record_call(entry, call, marker, sent_at, Some(end))
+            .await
+    }
+
+    async fn record_call(
+        &self,
+        entry: &AuditEntry,
+        call: &NewCall,
+        marker: &str,
+        sent_at: Timestamp,
+        end: Option<&CallEnd>,
+    ) -> Result<(AuditRecord, CallRow), Error> {
+        let text = self.audit_text(entry)?;
+        let mut last_error = None;
+        for _ in 0..50 {
+            match self
+                .try_record(&text, entry, call, marker, sent_at, end)
+                .await
+            {
+                Ok(((seq, prev_hash, hash), row)) => {
+                    let record = AuditRecord {
+                        seq,
+                        entry: entry.clone(),
+                        prev_hash,
+                        hash,
+                    };
+                    return Ok((record, row));
+                }
+                Err(error) => last_error = Some(error),
+            }
+            tokio::task::yield_now().await;
+        }
+        Err(last_error.unwrap_or_else(|| Error::Database {
+            store: self.name.to_string(),
+            detail: "could not record the call".into(),
+        }))
+    }
+
+    async fn try_record(
+        &self,
+        text: &str,
+        entry: &AuditEntry,
+        call: &NewCall,
+        marker: &str,
+        sent_at: Timestamp,
+        end: Option<&CallEnd>,
+    ) -> Result<((i64, String, String), CallRow), Error> {
+        let sql = concat!(
+            "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, marker, \
+             prepared_at, sent_at, finished_at, result) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+             ON CONFLICT DO NOTHING RETURNING ",
+            call_columns!()
+        );
+        let key = entry.decision_key.as_deref();
+        let state = match end {
+            None => CallState::Sent,
+            Some(end) if end.answered => CallState::Answered,
+            Some(_) => CallState::Failed,
+        };
+        let finished_at = end.map(|end| micros(end.at));
+        let result = end.map(|end| end.result.to_string());
+        with_writer!(self, |conn| {
+            // The call first: on PostgreSQL, where each statement commits
+            // by itself, a retry after a lost race for the chain's next
+            // place finds the call recorded and appends the entry once.
+            let inserted = sqlx::query(sql)
+                .bind(&call.id)
+                .bind(&call.owner)
+                .bind(&call.server)
+                .bind(&call.tool)
+                .bind(&call.arguments_digest)
+                .bind(state.as_str())
+                .bind(marker)
+                .bind(micros(call.at))
+                .bind(micros(sent_at))
+                .bind(finished_at)
+                .bind(&result)
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err(|e| self.fail(e))?;
+            let row = match inserted {
+                Some(row) => row,
+                None => sqlx::query(CALL_BY_ID)
+                    .bind(&call.id)
+                    .fetch_one(&mut *conn)
+                    .await
+                    .map_err(|e| self.fail(e))?,
+            };
+            let row = self.read_call(&row)?;
+            let chained = append_entry!(self, conn, text, key)?;
+            Ok::<_, Error>((chained, row))
+        })
+    }
+
     /// `sent -> answered` or `sent -> failed`, with the result or the failure.
     ///
     /// # Errors
@@ -189,20 +357,74 @@ impl Store {
         result: &Json,
         now: Timestamp,
     ) -> Result<CallRow, LedgerError> {
+        self.queue_finish_call(id, answered, result, now).await
+    }
+
+    /// [`Store::finish_call`], queued for the next batch before this
+    /// returns, and the move's outcome once that batch is durable. Drop the
+    /// outcome to not wait: the move is made all the same (a crash before
+    /// its batch commits leaves the call `sent`, reported `may_have_run`
+    /// after recovery).
+    pub fn queue_finish_call(
+        &self,
+        id: &str,
+        answered: bool,
+        result: &Json,
+        now: Timestamp,
+    ) -> Finishing {
         let state = if answered {
             CallState::Answered
         } else {
             CallState::Failed
         };
-        self.move_call(
-            id,
-            CallState::Sent,
-            state,
-            None,
-            Some(result.to_string()),
-            now,
-        )
-        .await
+        let statement = Statement::new(FINISH, id)
+            .text(state.as_str())
+            .text(result.to_string())
+            .int(micros(now))
+            .text(id);
+        let store = self.clone();
+        let id = id.to_owned();
+        match &self.writer {
+            Writer::Sqlite(writer) => {
+                let written = writer.submit(statement);
+                Box::pin(async move {
+                    let row = written.await?;
+                    store
+                        .finished(&id, state, row.map(|row| store.read_call(&row)))
+                        .await
+                })
+            }
+            Writer::Postgres { batches, .. } => {
+                let written = batches.submit(statement);
+                Box::pin(async move {
+                    let row = written.await?;
+                    store
+                        .finished(&id, state, row.map(|row| store.read_call(&row)))
+                        .await
+                })
+            }
+        }
+    }
+
+    /// The finished call, or — the move matched nothing — why: where the
+    /// call stands now, or that there is none.
+    async fn finished(
+        &self,
+        id: &str,
+        wanted: CallState,
+        moved: Option<Result<CallRow, Error>>,
+    ) -> Result<CallRow, LedgerError> {
+        if let Some(row) = moved {
+            return Ok(row?);
+        }
+        match self.call(id).await? {
+            None => Err(LedgerError::NotFound { id: id.to_owned() }),
+            Some(row) => Err(LedgerError::Illegal {
+                id: id.to_owned(),
+                state: row.state.as_str(),
+                wanted: wanted.as_str(),
+            }),
+        }
     }
 
     /// The one guarded move of the ledger: `from -> to` (stamping `sent_at`

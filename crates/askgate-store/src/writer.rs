@@ -149,10 +149,25 @@ where
     /// Run a one-statement write in the next batch. Returns its row (the
     /// first, if it returns several) once the batch is durable.
     pub(crate) async fn write(&self, statement: Statement) -> Result<Option<Row<C>>, Error> {
+        self.submit(statement).await
+    }
+
+    /// Queue a one-statement write for the next batch now, and return what
+    /// resolves to its row once the batch is durable. Dropping the returned
+    /// future does not withdraw the write: it runs and commits all the same,
+    /// unheard.
+    pub(crate) fn submit(
+        &self,
+        statement: Statement,
+    ) -> impl Future<Output = Result<Option<Row<C>>, Error>> + Send + 'static
+    where
+        Row<C>: Send + 'static,
+    {
         let (reply, done) = oneshot::channel();
         self.queue().push(Job { statement, reply });
         self.pending.notify_one();
-        done.await.unwrap_or_else(|_| Err(self.lost()))
+        let lost = self.lost();
+        async move { done.await.unwrap_or(Err(lost)) }
     }
 
     /// Take the connection for one body writer, in the open batch.

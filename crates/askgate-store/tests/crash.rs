@@ -91,6 +91,13 @@ async fn child(url: &str) {
                 }
                 store.append_audit(&entry(&id)).await.expect("audits");
                 ack(format!("audited {id}"));
+                // A call recorded as sent with its decision, in one write.
+                let recorded = format!("{id}-r");
+                store
+                    .record_sent_call(&entry(&recorded), &call(&recorded), "marker", at(6))
+                    .await
+                    .expect("records a call as sent");
+                ack(format!("recorded {recorded}"));
             }
         });
     }
@@ -290,6 +297,19 @@ async fn check(url: &str, acknowledged: &BTreeMap<String, BTreeSet<String>>, rou
         assert!(
             kept.contains(id),
             "round {round}: acknowledged audit entry for {id} lost"
+        );
+    }
+
+    // A call recorded as sent with its decision: both kept.
+    for id in acked("recorded") {
+        assert!(
+            kept.contains(&id),
+            "round {round}: acknowledged audit entry of recorded call {id} lost"
+        );
+        let row = store.call(&id).await.expect("reads");
+        assert!(
+            row.is_some(),
+            "round {round}: acknowledged recorded call {id} lost"
         );
     }
 

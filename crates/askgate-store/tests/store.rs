@@ -1112,3 +1112,87 @@ async fn expiring_one_ask_refuses_a_late_answer_and_leaves_a_settled_one_alone()
         assert!(store.expire("nope", at(7)).await.expect("reads").is_none());
     }
 }
+
+#[tokio::test]
+async fn a_call_recorded_as_sent_carries_its_decision_in_the_chain() {
+    for store in stores().await {
+        let (record, row) = store
+            .record_sent_call(&entry("delete"), &call("c1", "gw-1"), "m-1", at(1))
+            .await
+            .expect("records");
+        assert_eq!(
+            (row.state, row.marker.as_deref()),
+            (CallState::Sent, Some("m-1"))
+        );
+        assert_eq!(record.seq, 1);
+        let twice = store.mark_sent("c1", "m-2", at(2)).await;
+        assert!(
+            matches!(twice, Err(LedgerError::Illegal { state: "sent", .. })),
+            "sent twice: {twice:?}"
+        );
+        let done = store
+            .finish_call("c1", true, &json!({"ok": true}), at(3))
+            .await
+            .expect("answers");
+        assert_eq!(done.state, CallState::Answered);
+        let again = store
+            .finish_call("c1", false, &json!({"failure": "late"}), at(4))
+            .await;
+        assert!(
+            matches!(
+                again,
+                Err(LedgerError::Illegal {
+                    state: "answered",
+                    ..
+                })
+            ),
+            "{again:?}"
+        );
+        let missing = store.finish_call("nope", true, &json!({}), at(4)).await;
+        assert!(
+            matches!(missing, Err(LedgerError::NotFound { .. })),
+            "{missing:?}"
+        );
+        let entries = store.audit_entries().await.expect("reads");
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].entry.tool, "delete");
+    }
+}
+
+#[tokio::test]
+async fn calls_recorded_side_by_side_keep_one_unbroken_chain() {
+    for url in urls().await {
+        let store = Store::open(&url).await.expect("opens");
+        let mut writers = tokio::task::JoinSet::new();
+        for i in 0..24 {
+            let store = store.clone();
+            writers.spawn(async move {
+                let id = format!("c{i}");
+                store
+                    .record_sent_call(&entry("read"), &call(&id, "gw-1"), "m", at(1))
+                    .await
+                    .expect("records");
+                // Queued and not waited for: it lands with a later batch.
+                drop(store.queue_finish_call(&id, true, &json!({"ok": true}), at(2)));
+                store.append_audit(&entry("other")).await.expect("appends");
+            });
+        }
+        while let Some(done) = writers.join_next().await {
+            done.expect("a writer ends");
+        }
+        // Closing commits what is queued.
+        store.close().await;
+        drop(store);
+        let reopened = Store::open(&url).await.expect("reopens");
+        let verification = reopened.verify_audit().await.expect("verifies");
+        assert_eq!((verification.entries, verification.broken), (48, None));
+        for i in 0..24 {
+            let row = reopened
+                .call(&format!("c{i}"))
+                .await
+                .expect("reads")
+                .expect("recorded");
+            assert_eq!(row.state, CallState::Answered, "a queued end is kept");
+        }
+    }
+}

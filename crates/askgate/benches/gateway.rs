@@ -125,8 +125,9 @@ async fn main() {
 }
 
 /// Per peer: the samples at each in-flight level, and the CPU time its
-/// process spent over them (ticks), if known.
-type Measured = Vec<([Sample; 2], Option<u64>)>;
+/// process spent over them (ticks) and the context switches its threads
+/// made, if known.
+type Measured = Vec<([Sample; 2], Option<u64>, Option<u64>)>;
 
 /// Warm every peer up, then `calls` calls per peer and in-flight level, in
 /// interleaved rounds.
@@ -137,6 +138,10 @@ async fn measure(peers: &[Subject], calls: usize) -> Measured {
         }
     }
     let before: Vec<Option<u64>> = peers.iter().map(|p| p.pid.and_then(cpu_ticks)).collect();
+    let switched: Vec<Option<u64>> = peers
+        .iter()
+        .map(|p| p.pid.and_then(context_switches))
+        .collect();
     let mut samples: Vec<[Sample; 2]> = peers.iter().map(|_| Default::default()).collect();
     for round in 0..ROUNDS {
         for (slot, in_flight) in IN_FLIGHT.into_iter().enumerate() {
@@ -150,10 +155,17 @@ async fn measure(peers: &[Subject], calls: usize) -> Measured {
     }
     samples
         .into_iter()
-        .zip(peers.iter().zip(before))
-        .map(|(samples, (peer, before))| {
+        .zip(peers.iter().zip(before.into_iter().zip(switched)))
+        .map(|(samples, (peer, (before, switched)))| {
             let after = peer.pid.and_then(cpu_ticks);
-            (samples, before.zip(after).map(|(b, a)| a.saturating_sub(b)))
+            let switched_after = peer.pid.and_then(context_switches);
+            (
+                samples,
+                before.zip(after).map(|(b, a)| a.saturating_sub(b)),
+                switched
+                    .zip(switched_after)
+                    .map(|(b, a)| a.saturating_sub(b)),
+            )
         })
         .collect()
 }
@@ -161,10 +173,10 @@ async fn measure(peers: &[Subject], calls: usize) -> Measured {
 /// The table, then the figures the targets are about.
 fn report(peers: &[Subject], measured: &Measured) {
     println!(
-        "{:<13} | {:>9} | {:>8} | {:>9} | {:>9} | {:>9} | {:>8}",
-        "peer", "in flight", "calls/s", "p50", "p99", "RSS", "CPU/call"
+        "{:<13} | {:>9} | {:>8} | {:>9} | {:>9} | {:>9} | {:>8} | {:>8}",
+        "peer", "in flight", "calls/s", "p50", "p99", "RSS", "CPU/call", "cs/call"
     );
-    for (peer, (samples, ticks)) in peers.iter().zip(measured) {
+    for (peer, (samples, ticks, switches)) in peers.iter().zip(measured) {
         let rss = peer.pid.and_then(resident_kib).map_or_else(
             || "-".to_owned(),
             |kib| format!("{:.1} MB", kib as f64 / 1024.0),
@@ -175,9 +187,13 @@ fn report(peers: &[Subject], measured: &Measured) {
             || "-".to_owned(),
             |ticks| format!("{:.0} µs", ticks as f64 * 10_000.0 / calls.max(1) as f64),
         );
+        let switches = switches.map_or_else(
+            || "-".to_owned(),
+            |switches| format!("{:.1}", switches as f64 / calls.max(1) as f64),
+        );
         for (in_flight, sample) in IN_FLIGHT.iter().zip(samples) {
             println!(
-                "{:<13} | {in_flight:>9} | {:>8.0} | {:>9.2?} | {:>9.2?} | {rss:>9} | {cpu:>8}",
+                "{:<13} | {in_flight:>9} | {:>8.0} | {:>9.2?} | {:>9.2?} | {rss:>9} | {cpu:>8} | {switches:>8}",
                 peer.name,
                 sample.rate(),
                 sample.percentile(0.50),
@@ -186,8 +202,8 @@ fn report(peers: &[Subject], measured: &Measured) {
         }
     }
     println!(
-        "(RSS and CPU/call: the intermediary's own process, server-everything's for direct; \
-         CPU/call over both in-flight levels)"
+        "(RSS, CPU/call and cs/call (context switches of its live threads): the intermediary's \
+         own process, server-everything's for direct; per call over both in-flight levels)"
     );
     let find = |name: &str| peers.iter().position(|p| p.name == name);
     if let (Some(direct), Some(gate)) = (find("direct"), find("askgate")) {
@@ -561,6 +577,26 @@ fn cpu_ticks(pid: u32) -> Option<u64> {
     let user: u64 = fields.next()?.parse().ok()?;
     let system: u64 = fields.next()?.parse().ok()?;
     Some(user + system)
+}
+
+/// The context switches (voluntary and not) of a process's live threads so
+/// far (Linux), if known. Threads that ended are not counted.
+fn context_switches(pid: u32) -> Option<u64> {
+    let mut total = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let Ok(status) = std::fs::read_to_string(task.ok()?.path().join("status")) else {
+            continue;
+        };
+        total += status
+            .lines()
+            .filter_map(|line| {
+                line.strip_prefix("voluntary_ctxt_switches:")
+                    .or_else(|| line.strip_prefix("nonvoluntary_ctxt_switches:"))
+            })
+            .filter_map(|n| n.trim().parse::<u64>().ok())
+            .sum::<u64>();
+    }
+    Some(total)
 }
 
 /// A process's resident memory in KiB (Linux), if known.

@@ -146,7 +146,16 @@ pub(crate) fn run_asks(store: StoreArg, command: AsksCommand) -> ExitCode {
             AsksCommand::Show { id } => match store.ask(&id).await.map_err(fail)? {
                 Some(row) if json => {
                     let audit = store.audit_of_ask(&id).await.map_err(fail)?;
-                    print_json(&serde_json::json!({"ask": row, "audit": audit})).map(|()| DONE)
+                    // The row, with the audit entries that name it.
+                    let mut shown =
+                        serde_json::to_value(&row).map_err(|e| (MALFORMED, e.to_string()))?;
+                    if let Json::Object(fields) = &mut shown {
+                        fields.insert(
+                            "audit".into(),
+                            serde_json::to_value(&audit).map_err(|e| (MALFORMED, e.to_string()))?,
+                        );
+                    }
+                    print_json(&shown).map(|()| DONE)
                 }
                 Some(row) => {
                     print_line(&summary(&row))?;

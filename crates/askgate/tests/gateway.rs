@@ -223,7 +223,16 @@ async fn a_confirmed_call_runs_once_and_is_audited_and_ledgered() {
     assert_eq!(audit[0].entry.tool, "append_note");
     let raw = serde_json::to_string(&audit[0].entry).expect("json");
     assert!(!raw.contains("buy milk"), "no argument in the audit: {raw}");
-    assert_eq!(ledger(&h).await, [CallState::Answered.as_str()]);
+    // Recorded as sent before it left; its end is recorded after the answer.
+    assert!(
+        matches!(ledger(&h).await.as_slice(), [state] if state == "sent" || state == "answered"),
+        "the call is in the ledger when its answer arrives"
+    );
+    let stopped = stop(h).await;
+    assert_eq!(
+        ledger_at(&stopped.store_url).await,
+        [CallState::Answered.as_str()]
+    );
 }
 
 #[tokio::test]
@@ -272,7 +281,9 @@ async fn without_elicitation_the_ask_is_parked_unless_the_caller_confirmed() {
         audit.last().expect("an entry").entry.decision,
         Decision::CallerConfirmed
     );
-    assert_eq!(ledger(&h).await, ["answered"]);
+    store.close().await;
+    let stopped = stop(h).await;
+    assert_eq!(ledger_at(&stopped.store_url).await, ["answered"]);
 }
 
 #[tokio::test]
@@ -293,12 +304,103 @@ async fn the_upstreams_own_ask_reaches_the_person() {
         2,
         "the confirmation, then the server's own ask"
     );
-    assert_eq!(ledger(&h).await, ["answered"]);
+    let stopped = stop(h).await;
+    assert_eq!(ledger_at(&stopped.store_url).await, ["answered"]);
+}
+
+#[tokio::test]
+async fn a_read_call_is_audited_and_ledgered_and_a_clean_stop_keeps_both() {
+    let config = "[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n";
+    let h = gateway_with(json!({"elicitation": {"form": {}}}), vec![], Some(config)).await;
+    let mut params = CallToolRequestParams::new("notes__read_note");
+    params.arguments = json!({"name": "todo"}).as_object().cloned();
+    h.client.call_tool(params).await.expect("a result");
+    assert!(
+        h.asked.lock().expect("not poisoned").is_empty(),
+        "a read is not confirmed"
+    );
+    // The read did not wait for its records; a clean stop writes them.
+    let stopped = stop(h).await;
+    let store = Store::open(&stopped.store_url).await.expect("opens");
+    let audit = store.audit_entries().await.expect("audit");
+    assert_eq!(audit.len(), 1);
+    assert_eq!(audit[0].entry.decision, Decision::NotRequired);
+    assert_eq!(audit[0].entry.tool, "read_note");
+    assert_eq!(audit[0].entry.risk, "read");
+    assert_eq!(store.verify_audit().await.expect("verifies").broken, None);
+    store.close().await;
+    assert_eq!(ledger_at(&stopped.store_url).await, ["answered"]);
+}
+
+#[tokio::test]
+async fn reads_called_side_by_side_keep_one_unbroken_audit_chain() {
+    let config = "[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n";
+    let h = gateway_with(json!({"elicitation": {"form": {}}}), vec![], Some(config)).await;
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..20 {
+        let mut params = CallToolRequestParams::new("notes__read_note");
+        params.arguments = json!({"name": format!("n{i}")}).as_object().cloned();
+        let peer = h.client.peer().clone();
+        calls.spawn(async move { peer.call_tool(params).await });
+    }
+    while let Some(done) = calls.join_next().await {
+        done.expect("the call's task ends").expect("a result");
+    }
+    let stopped = stop(h).await;
+    let store = Store::open(&stopped.store_url).await.expect("opens");
+    let verification = store.verify_audit().await.expect("verifies");
+    assert_eq!(verification.entries, 20);
+    assert_eq!(verification.broken, None);
+    store.close().await;
+    assert_eq!(ledger_at(&stopped.store_url).await, vec!["answered"; 20]);
+}
+
+#[tokio::test]
+async fn with_durable_reads_a_read_is_recorded_before_its_answer() {
+    let config = "durable_reads = true\n\n[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n";
+    let h = gateway_with(json!({"elicitation": {"form": {}}}), vec![], Some(config)).await;
+    let mut params = CallToolRequestParams::new("notes__read_note");
+    params.arguments = json!({"name": "todo"}).as_object().cloned();
+    h.client.call_tool(params).await.expect("a result");
+    // Still running: what the answer waited for is in the store.
+    let store = store(&h).await;
+    let audit = store.audit_entries().await.expect("audit");
+    assert_eq!(audit.len(), 1);
+    assert_eq!(audit[0].entry.decision, Decision::NotRequired);
+    store.close().await;
+    assert!(
+        matches!(ledger(&h).await.as_slice(), [state] if state == "sent" || state == "answered"),
+        "the read is in the ledger when its answer arrives"
+    );
+}
+
+/// A gateway stopped by its client (stdin closed, as a desktop client
+/// quits): its store, and the scratch directory that holds it.
+struct Stopped {
+    store_url: String,
+    _dir: Scratch,
+}
+
+/// Close the client's side and wait for the gateway to exit.
+async fn stop(h: Harness) -> Stopped {
+    let Harness {
+        client,
+        store_url,
+        _dir,
+        ..
+    } = h;
+    client.cancel().await.expect("the gateway stops");
+    Stopped { store_url, _dir }
 }
 
 /// The ledger's states, oldest first.
 async fn ledger(h: &Harness) -> Vec<String> {
-    let pool = sqlx::sqlite::SqlitePool::connect(&h.store_url)
+    ledger_at(&h.store_url).await
+}
+
+/// The ledger's states in the store at `store_url`, oldest first.
+async fn ledger_at(store_url: &str) -> Vec<String> {
+    let pool = sqlx::sqlite::SqlitePool::connect(store_url)
         .await
         .expect("connects");
     let states: Vec<String> = sqlx::query_scalar("SELECT state FROM calls ORDER BY prepared_at")
@@ -523,14 +625,12 @@ async fn a_gateway_killed_mid_ask_gives_the_retry_its_result_and_runs_the_call_o
         Err(rmcp::ServiceError::McpError(error)) => assert_eq!(error.code.0, -32602),
         other => panic!("a replay must be refused, got {other:?}"),
     }
-    let pool = sqlx::sqlite::SqlitePool::connect(&store_url)
-        .await
-        .expect("connects");
-    let states: Vec<String> = sqlx::query_scalar("SELECT state FROM calls")
-        .fetch_all(&pool)
-        .await
-        .expect("reads the ledger");
-    assert_eq!(states, ["answered"], "the call ran exactly once");
+    client.cancel().await.expect("the gateway stops");
+    assert_eq!(
+        ledger_at(&store_url).await,
+        ["answered"],
+        "the call ran exactly once"
+    );
 }
 
 /// The input requests of an `InputRequiredResult`, as JSON by key.

@@ -178,7 +178,7 @@ async fn a_parked_ask_is_listed_and_answered_through_the_same_checks() {
     let shown: Json =
         serde_json::from_slice(&askgate(&url, &["asks", "show", "a1", "--json"]).stdout)
             .expect("JSON");
-    assert_eq!(shown["ask"]["status"], "answered");
+    assert_eq!(shown["status"], "answered");
     assert!(shown["audit"].is_array());
 }
 

@@ -69,6 +69,13 @@ pub(crate) struct Config {
     pub(crate) principals: Vec<Principal>,
     /// The replay policy.
     pub(crate) replay: Replay,
+    /// Whether a `read` call that proceeds without a person waits for its
+    /// audit entry and ledger record to be durable before it is sent (as
+    /// every call above `read` does). Default `false`: a read is sent at
+    /// once and its records are committed with the next batch, since
+    /// replaying a read is harmless; a crash may lose the records of the
+    /// reads of its last moments.
+    pub(crate) durable_reads: bool,
     /// Serve Streamable HTTP downstream here; `None`: stdio.
     pub(crate) listen: Option<Listen>,
     /// The webhook posted as asks are parked and settle; `None`: no posts.
@@ -359,6 +366,7 @@ impl Config {
             },
             principals: Vec::new(),
             replay: Replay::AppAuthorized,
+            durable_reads: false,
             listen: None,
             notify: None,
         })

@@ -1,14 +1,17 @@
 //! The gateway's server side: every upstream's tools under namespaced
-//! names, and every `tools/call` through risk -> confirmation -> audit ->
-//! ledger -> upstream -> ledger -> result. Prompts and resources pass
-//! through.
+//! names, and every `tools/call` through risk -> confirmation -> audit and
+//! ledger (one write) -> upstream -> result, the ledger told the end
+//! without the answer waiting for it. A `read` call that proceeds without a
+//! person does not wait for the store at all (unless `durable_reads`):
+//! replaying a read is harmless, so its audit entry and ledger row are
+//! written when it ends, in one write. Prompts and resources pass through.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use askgate_core::{Call, Risk};
-use askgate_mcp::{Policy, Request, Round, Rounds, session_threshold};
-use askgate_store::NewCall;
+use askgate_core::{Call, Method, Risk};
+use askgate_mcp::{Decided, Policy, Request, Round, Rounds, session_threshold};
+use askgate_store::{AuditEntry, CallEnd, NewCall};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jiff::Timestamp;
@@ -23,6 +26,7 @@ use rmcp::{ErrorData, ServerHandler, ServiceError};
 use serde_json::{Map, Value as Json, json};
 use tokio::sync::RwLock;
 
+use super::background::Background;
 use super::config::{Intake, Replay};
 use super::metrics::Metrics;
 use super::questions::{self, Asked};
@@ -71,6 +75,11 @@ pub(crate) struct Settings {
     /// How long an upstream call waiting on a 2026-07-28 client's retry is
     /// held (as long as a sealed state lives).
     pub(crate) hold_for: std::time::Duration,
+    /// Whether a `read` call waits for its audit and ledger record to be
+    /// durable before it is sent, as calls above `read` always do.
+    pub(crate) durable_reads: bool,
+    /// The store writes the answers do not wait for.
+    pub(crate) background: Background,
 }
 
 /// The gateway.
@@ -188,45 +197,77 @@ impl Gateway {
         Ok(())
     }
 
-    /// Forward an approved call to its upstream, recorded in the ledger:
-    /// the call, to follow (see [`Held::follow`]).
+    /// Wait for the store writes the answers did not wait for.
+    pub(crate) async fn settle_writes(&self) {
+        self.inner.settings.background.idle().await;
+    }
+
+    /// Whether a call let through by `decided` waits for its record to be
+    /// durable before it is sent: every call above `read`, and a `read`
+    /// call that a person decided, or when the operator asked for it.
+    fn waits_for_record(&self, risk: Risk, decided: &Decided) -> bool {
+        let unattended = matches!(
+            decided.verdict.method,
+            Method::NotRequired | Method::AutoApproved
+        );
+        self.inner.settings.durable_reads || risk > Risk::Read || !unattended
+    }
+
+    /// Forward an approved call to its upstream, recorded in the ledger
+    /// with its decision's audit entry — durable before the request leaves
+    /// when `durable`, else written when the call ends: the call, to follow
+    /// (see [`Held::follow`]). The answer never waits for the end's record.
     async fn forward(
         &self,
         index: usize,
         tool: &str,
         arguments: JsonObject,
-        digest: String,
         principal: &str,
+        decided: Decided,
+        durable: bool,
     ) -> Result<Held, ErrorData> {
+        let digest =
+            askgate_core::arguments_digest(b"askgate ledger", &Json::Object(arguments.clone()));
         let upstream = &self.inner.upstreams[index];
         let store = self.inner.settings.rounds.store();
+        let background = &self.inner.settings.background;
         let id = random("call")?;
         let marker = random("m")?;
-        let now = Timestamp::now();
-        let internal = |what: &str, e: &dyn std::fmt::Display| {
-            ErrorData::internal_error(
-                format!(
-                    "the ledger failed to record the call to {tool} on {}: {what}: {e}; the request was not sent",
-                    upstream.name
-                ),
-                None,
-            )
+        let call = NewCall {
+            id: id.clone(),
+            owner: self.inner.settings.owner.clone(),
+            server: upstream.name.clone(),
+            tool: tool.to_owned(),
+            arguments_digest: Some(digest),
+            at: Timestamp::now(),
         };
-        store
-            .prepare_call(&NewCall {
-                id: id.clone(),
-                owner: self.inner.settings.owner.clone(),
-                server: upstream.name.clone(),
-                tool: tool.to_owned(),
-                arguments_digest: Some(digest),
-                at: now,
-            })
-            .await
-            .map_err(|e| internal("prepare", &e))?;
-        store
-            .mark_sent(&id, &marker, Timestamp::now())
-            .await
-            .map_err(|e| internal("sent", &e))?;
+        let end = if durable {
+            store
+                .record_sent_call(&decided.entry, &call, &marker, call.at)
+                .await
+                .map_err(|e| {
+                    ErrorData::internal_error(
+                        format!(
+                            "the ledger failed to record the call to {tool} on {}: {e}; the request was not sent",
+                            upstream.name
+                        ),
+                        None,
+                    )
+                })?;
+            End::Queue(store.clone())
+        } else {
+            // Bounded: a store that falls behind slows reads down rather
+            // than letting their records pile up in memory.
+            background.room().await;
+            End::Record(Box::new(Unrecorded {
+                store: store.clone(),
+                background: background.clone(),
+                entry: Some(decided.entry.clone()),
+                call: call.clone(),
+                marker: marker.clone(),
+            }))
+        };
+        decided.log();
         let (asks, asked) = tokio::sync::mpsc::unbounded_channel();
         let entered = upstream.inflight.enter(&id, principal, asks.clone());
         let call = Upcall {
@@ -234,6 +275,7 @@ impl Gateway {
             index,
             tool: tool.to_owned(),
             id,
+            end: Some(end),
         };
         Ok(Held::new(call.run(arguments, marker, asks, entered), asked))
     }
@@ -317,6 +359,8 @@ struct Upcall {
     tool: String,
     /// The ledger's id.
     id: String,
+    /// How its end reaches the ledger (taken when it ends).
+    end: Option<End>,
 }
 
 impl Upcall {
@@ -324,12 +368,13 @@ impl Upcall {
     /// through `asks` and send it again with the answers, until it
     /// completes; record its end in the ledger.
     async fn run(
-        self,
+        mut self,
         arguments: JsonObject,
         mut marker: String,
         asks: Asks,
         entered: Entered,
     ) -> upcall::Response {
+        let mut end = self.end.take();
         let upstream = &self.gateway.inner.upstreams[self.index];
         let settings = &self.gateway.inner.settings;
         let tool = self.tool.as_str();
@@ -374,11 +419,13 @@ impl Upcall {
                 }
             }
             if let Some(why) = unanswered {
-                self.finish(
+                finish(
+                    &mut end,
+                    &settings.background,
+                    &self.id,
                     false,
                     json!({"failure": "an input its server asked for was not given"}),
-                )
-                .await;
+                );
                 return Err(ErrorData::invalid_request(
                     format!(
                         "{} asked for input to run {tool}, and askgate could not get it: {why}; the call did not complete",
@@ -412,19 +459,23 @@ impl Upcall {
                 if settings.replay == Replay::AppAuthorized && !observed {
                     tracing::warn!(upstream = %upstream.name, tool, "an answer arrived that the watcher did not see");
                 }
-                self.finish(
+                finish(
+                    &mut end,
+                    &settings.background,
+                    &self.id,
                     true,
                     json!({"is_error": result.is_error.unwrap_or(false), "blocks": result.content.len()}),
-                )
-                .await;
+                );
                 Ok(upcall::complete(result))
             }
             Ok(CallToolResponse::InputRequired(_)) => {
-                self.finish(
+                finish(
+                    &mut end,
+                    &settings.background,
+                    &self.id,
                     false,
                     json!({"failure": "the server kept asking for input"}),
-                )
-                .await;
+                );
                 Err(ErrorData::internal_error(
                     format!(
                         "{} kept asking for input to run {tool}, past {} rounds; askgate stopped",
@@ -435,11 +486,13 @@ impl Upcall {
                 ))
             }
             Ok(_) => {
-                self.finish(
+                finish(
+                    &mut end,
+                    &settings.background,
+                    &self.id,
                     false,
                     json!({"failure": "the upstream answered with a task"}),
-                )
-                .await;
+                );
                 Err(ErrorData::internal_error(
                     format!(
                         "{} answered {tool} with a task, which askgate does not relay yet",
@@ -453,7 +506,13 @@ impl Upcall {
             {
                 upstream.watch.forget(&marker);
                 let reason = "request-unmatched";
-                self.finish(false, json!({"not_sent": reason})).await;
+                finish(
+                    &mut end,
+                    &settings.background,
+                    &self.id,
+                    false,
+                    json!({"not_sent": reason}),
+                );
                 Err(ErrorData::new(
                     rmcp::model::ErrorCode::INTERNAL_ERROR,
                     format!(
@@ -467,8 +526,13 @@ impl Upcall {
                 ))
             }
             Err(error) => {
-                self.finish(false, json!({"failure": "transport or upstream error"}))
-                    .await;
+                finish(
+                    &mut end,
+                    &settings.background,
+                    &self.id,
+                    false,
+                    json!({"failure": "transport or upstream error"}),
+                );
                 Err(ErrorData::internal_error(
                     format!("{} failed on {tool}: {error}", upstream.name),
                     None,
@@ -476,16 +540,88 @@ impl Upcall {
             }
         }
     }
+}
 
-    /// Record the call's end in the ledger.
-    async fn finish(&self, answered: bool, summary: Json) {
-        let store = self.gateway.inner.settings.rounds.store();
-        if let Err(error) = store
-            .finish_call(&self.id, answered, &summary, Timestamp::now())
-            .await
-        {
-            tracing::warn!(call = %self.id, %error, "the ledger did not record the end of a call");
+/// Record the end of call `id` in the ledger, once, without waiting for it.
+fn finish(end: &mut Option<End>, background: &Background, id: &str, answered: bool, summary: Json) {
+    if let Some(end) = end.take() {
+        end.finish(background, id, answered, summary);
+    }
+}
+
+/// How the end of a call reaches the ledger.
+enum End {
+    /// Its record is durable: queue the end in the store's next batch.
+    Queue(askgate_store::Store),
+    /// Nothing is recorded yet (a read): record the call as it ended, with
+    /// its decision, in one write.
+    Record(Box<Unrecorded>),
+}
+
+impl End {
+    /// Record the end of call `id` without waiting for it.
+    fn finish(self, background: &Background, id: &str, answered: bool, result: Json) {
+        match self {
+            End::Queue(store) => {
+                let finishing = store.queue_finish_call(id, answered, &result, Timestamp::now());
+                let id = id.to_owned();
+                background.spawn(async move {
+                    if let Err(error) = finishing.await {
+                        tracing::warn!(call = %id, %error, "the ledger did not record the end of a call");
+                    }
+                });
+            }
+            End::Record(unrecorded) => unrecorded.ended(answered, result),
         }
+    }
+}
+
+/// A read call sent before its audit entry and ledger record were written:
+/// they are written when it ends, in one write — or, if the call is
+/// dropped before it ends (the client went away), as `sent`.
+struct Unrecorded {
+    store: askgate_store::Store,
+    background: Background,
+    /// `None` once handed to the write.
+    entry: Option<AuditEntry>,
+    call: NewCall,
+    marker: String,
+}
+
+impl Unrecorded {
+    fn ended(mut self, answered: bool, result: Json) {
+        self.write(Some(CallEnd {
+            answered,
+            result,
+            at: Timestamp::now(),
+        }));
+    }
+
+    fn write(&mut self, end: Option<CallEnd>) {
+        let Some(entry) = self.entry.take() else {
+            return;
+        };
+        let store = self.store.clone();
+        let (call, marker) = (self.call.clone(), std::mem::take(&mut self.marker));
+        self.background.spawn(async move {
+            let recorded = match &end {
+                Some(end) => {
+                    store
+                        .record_ended_call(&entry, &call, &marker, call.at, end)
+                        .await
+                }
+                None => store.record_sent_call(&entry, &call, &marker, call.at).await,
+            };
+            if let Err(error) = recorded {
+                tracing::warn!(call = %call.id, %error, "the audit entry and ledger record of a read call were not written");
+            }
+        });
+    }
+}
+
+impl Drop for Unrecorded {
+    fn drop(&mut self) {
+        self.write(None);
     }
 }
 
@@ -684,21 +820,23 @@ impl ServerHandler for Gateway {
                 }
             }
         }
-        let Some(verdict) = round.confirm("confirm", &call, policy).await? else {
+        let Some(decided) = round.decide("confirm", &call, policy).await? else {
             return Ok(round.respond()?);
         };
         tracing::debug!(server = %server, tool = %tool.name, risk = risk.as_str(), rule, "judged");
         self.inner
             .settings
             .metrics
-            .decision(verdict.method.as_str());
-        if !verdict.proceed {
-            return Ok(CallToolResult::error(vec![ContentBlock::text(verdict.for_model)]).into());
+            .decision(decided.verdict.method.as_str());
+        if !decided.verdict.proceed {
+            decided.audit(&round).await?;
+            return Ok(
+                CallToolResult::error(vec![ContentBlock::text(decided.verdict.for_model)]).into(),
+            );
         }
-        let digest =
-            askgate_core::arguments_digest(b"askgate ledger", &Json::Object(arguments.clone()));
+        let durable = self.waits_for_record(risk, &decided);
         let held = self
-            .forward(index, &tool.name, arguments, digest, &principal)
+            .forward(index, &tool.name, arguments, &principal, decided, durable)
             .await?;
         let response = self.follow(held, round, &cx).await?;
         Ok(match (intake_text, response) {

@@ -21,7 +21,7 @@ pub(crate) fn layout(title: &str, session: Option<&Session>, body: Markup) -> Ma
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
-                meta name="referrer" content="no-referrer";
+                meta name="referrer" content="same-origin";
                 title { (title) " — askgate inbox" }
                 link rel="stylesheet" href="/static/inbox.css";
             }
@@ -242,7 +242,8 @@ pub(crate) fn form_ask(
         Some(session),
         html! {
             (heading(row))
-            @for line in ask.form().message.lines() { p.message { (line) } }
+            // The first line is the heading already.
+            @for line in ask.form().message.lines().skip(1) { p.message { (line) } }
             @if !general.is_empty() {
                 ul.error.banner role="alert" { @for reason in &general { li { (reason.message) } } }
             }

@@ -30,6 +30,7 @@ pub(super) fn router(inbox: Inbox) -> Router {
         .route("/events", get(super::events::stream))
         .route("/static/inbox.css", get(style))
         .route("/static/inbox.js", get(script))
+        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
         .with_state(inbox)
         .layer(axum::middleware::map_response(harden))
 }
@@ -45,7 +46,7 @@ async fn harden(mut response: Response) -> Response {
         ),
         (header::X_FRAME_OPTIONS, "DENY"),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        (header::REFERRER_POLICY, "no-referrer"),
+        (header::REFERRER_POLICY, "same-origin"),
         (header::CACHE_CONTROL, "no-store"),
     ] {
         headers.insert(name, HeaderValue::from_static(value));
@@ -384,6 +385,17 @@ fn shown_values(row: &AskRow) -> Vec<(String, String)> {
                     } else {
                         match settled.value.to_json() {
                             Json::String(text) => text,
+                            Json::Array(items) => items
+                                .iter()
+                                .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_owned))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            Json::Object(range) => match (range.get("from"), range.get("to")) {
+                                (Some(Json::String(from)), Some(Json::String(to))) => {
+                                    format!("from {from} to {to}")
+                                }
+                                _ => Json::Object(range).to_string(),
+                            },
                             other => other.to_string(),
                         }
                     };

@@ -99,6 +99,7 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
         inbox,
         principals,
         replay: file.replay.unwrap_or_default(),
+        durable_reads: file.durable_reads,
         listen,
         notify,
     })

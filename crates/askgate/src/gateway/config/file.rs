@@ -32,6 +32,8 @@ pub(super) struct File {
     #[serde(default)]
     pub(super) principals: Vec<Spanned<PrincipalFile>>,
     pub(super) replay: Option<super::Replay>,
+    #[serde(default)]
+    pub(super) durable_reads: bool,
     pub(super) listen: Option<ListenFile>,
     pub(super) notify: Option<NotifyFile>,
 }

@@ -77,6 +77,7 @@ fn the_example_config_parses() {
         "sqlite:///var/lib/askgate/askgate.db"
     );
     assert_eq!(config.replay, Replay::AppAuthorized);
+    assert!(!config.durable_reads);
     assert_eq!(config.inbox.listen.to_string(), "127.0.0.1:7878");
     assert_eq!(
         config.inbox.base_url.as_deref(),
@@ -137,6 +138,7 @@ fn a_minimal_config_fails_closed() {
     assert!(!config.allow_session_raise);
     assert!(config.offer_ask_tool);
     assert_eq!(config.replay, Replay::AppAuthorized);
+    assert!(!config.durable_reads, "reads do not wait for the store");
     assert_eq!(config.inbox.listen.to_string(), "127.0.0.1:7878");
     assert!(config.listen.is_none());
     let hints = Hints {
@@ -555,4 +557,13 @@ fn notify_errors_name_the_line_and_the_key_and_never_the_url() {
         };
         assert_eq!(got, expected, "for {text:?}");
     }
+}
+
+#[test]
+fn durable_reads_makes_reads_wait_for_the_store() {
+    let config = parse(&format!(
+        "store = \"sqlite:///tmp/askgate-test.db\"\ndurable_reads = true\n{UPSTREAM}"
+    ))
+    .expect("parses");
+    assert!(config.durable_reads);
 }
