@@ -731,14 +731,13 @@ async fn the_upstreams_own_ask_reaches_a_2026_client_as_input_requests_and_its_a
         Err(rmcp::ServiceError::McpError(error)) => assert_eq!(error.code.0, -32602),
         other => panic!("a replay must be refused, got {other:?}"),
     }
-    let pool = sqlx::sqlite::SqlitePool::connect(&store_url)
-        .await
-        .expect("connects");
-    let states: Vec<String> = sqlx::query_scalar("SELECT state FROM calls")
-        .fetch_all(&pool)
-        .await
-        .expect("reads the ledger");
-    assert_eq!(states, ["answered"], "the call ran once");
+    // A read's record is written as it ends: a clean stop keeps it.
+    client.cancel().await.expect("the gateway stops");
+    assert_eq!(
+        ledger_at(&store_url).await,
+        ["answered"],
+        "the call ran once"
+    );
 }
 
 #[tokio::test]
@@ -765,5 +764,57 @@ async fn an_upstream_on_2026_asks_a_classic_client_through_elicitation() {
         again.contains("name") && again.ends_with("What is your name?"),
         "the re-ask says why: {again:?}"
     );
-    assert_eq!(ledger(&h).await, ["answered"]);
+    // A read's record is written as it ends, without the answer waiting:
+    // a clean stop keeps it.
+    let stopped = stop(h).await;
+    assert_eq!(ledger_at(&stopped.store_url).await, ["answered"]);
+}
+
+#[tokio::test]
+async fn a_parked_ask_is_posted_to_the_configured_webhook_without_arguments() {
+    // A local receiver records what is posted to it.
+    let posts: Arc<Mutex<Vec<Json>>> = Arc::new(Mutex::new(Vec::new()));
+    let recorded = posts.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |axum::Json(body): axum::Json<Json>| {
+            let recorded = recorded.clone();
+            async move {
+                recorded.lock().expect("not poisoned").push(body);
+                "ok"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let addr = listener.local_addr().expect("an address");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let config = format!("[notify]\nwebhook = \"http://{addr}/hook\"\n");
+    let h = gateway_with(json!({}), vec![], Some(&config)).await;
+    let mut params = CallToolRequestParams::new("notes__delete_all_notes");
+    params.arguments = json!({"reason": "a-secret-argument"}).as_object().cloned();
+    let parked = h.client.call_tool(params).await.expect("a result");
+    assert_eq!(parked.is_error, Some(true), "parked: {}", text(&parked));
+    let mut seen = Vec::new();
+    for _ in 0..100 {
+        seen = posts.lock().expect("not poisoned").clone();
+        if !seen.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(seen.len(), 1, "one post for the parked ask: {seen:?}");
+    let post = &seen[0];
+    assert_eq!(post["event"], "parked");
+    assert_eq!(
+        (post["server"].as_str(), post["tool"].as_str()),
+        (Some("notes"), Some("delete_all_notes"))
+    );
+    assert_eq!(post["risk"], "destructive");
+    assert!(post["link"].as_str().is_some_and(|l| l.contains("/asks/")));
+    assert!(
+        !post.to_string().contains("a-secret-argument"),
+        "no argument is posted: {post}"
+    );
 }
