@@ -202,18 +202,6 @@ const EXPIRE_ONE: &str = concat!(
     ask_columns!()
 );
 
-const PENDING_FIRST: &str = concat!(
-    "SELECT ",
-    ask_columns!(),
-    " FROM asks WHERE status = 'pending' ORDER BY created_at DESC, id DESC LIMIT $1"
-);
-const PENDING_AFTER: &str = concat!(
-    "SELECT ",
-    ask_columns!(),
-    " FROM asks WHERE status = 'pending' AND (created_at < $1 OR (created_at = $1 AND id < $2)) \
-     ORDER BY created_at DESC, id DESC LIMIT $3"
-);
-
 impl Store {
     /// Park an ask. Parking the same id (or resume key) twice is a no-op that
     /// returns the stored ask, so a retried call never parks two asks.
@@ -492,37 +480,8 @@ impl Store {
     /// # Errors
     /// [`Error`] when the store fails.
     pub async fn pending(&self, limit: u32, after: Option<&str>) -> Result<Page, Error> {
-        let cursor = after
-            .and_then(|c| c.split_once('/'))
-            .and_then(|(created, id)| {
-                created
-                    .parse::<i64>()
-                    .ok()
-                    .map(|created| (created, id.to_owned()))
-            });
-        let limit_plus_one = i64::from(limit) + 1;
-        let rows = with_pool!(self, |pool| {
-            let query = match &cursor {
-                None => sqlx::query(PENDING_FIRST).bind(limit_plus_one),
-                Some((created, id)) => sqlx::query(PENDING_AFTER)
-                    .bind(*created)
-                    .bind(id)
-                    .bind(limit_plus_one),
-            };
-            let rows = query.fetch_all(pool).await.map_err(|e| self.fail(e))?;
-            rows.iter()
-                .map(|row| self.read(row))
-                .collect::<Result<Vec<_>, _>>()?
-        });
-        let mut asks = rows;
-        let next = if asks.len() > limit as usize {
-            asks.truncate(limit as usize);
-            asks.last()
-                .map(|last| format!("{}/{}", micros(last.ask.created_at), last.ask.id))
-        } else {
-            None
-        };
-        Ok(Page { asks, next })
+        self.asks_where(&crate::AskFilter::default(), limit, after)
+            .await
     }
 
     /// Wait until the ask is no longer pending — answered here, by another

@@ -176,6 +176,17 @@ fn safe_next(next: Option<&str>) -> String {
 }
 
 async fn login_page(State(inbox): State<Inbox>, Query(next): Query<Next>) -> Response {
+    login_form(
+        &inbox,
+        StatusCode::OK,
+        &safe_next(next.next.as_deref()),
+        None,
+    )
+}
+
+/// The sign-in form with a fresh CSRF token (and its cookie), and why the
+/// last try was refused, if it was.
+fn login_form(inbox: &Inbox, status: StatusCode, next: &str, problem: Option<&str>) -> Response {
     let Ok(csrf) = auth::random() else {
         return page(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -183,8 +194,12 @@ async fn login_page(State(inbox): State<Inbox>, Query(next): Query<Next>) -> Res
         );
     };
     let cookie = auth::set_cookie(LOGIN_COOKIE, &csrf, inbox.inner.secure, Some(600));
-    let body = pages::login(&csrf, &safe_next(next.next.as_deref()), None);
-    ([(header::SET_COOKIE, cookie)], body).into_response()
+    (
+        status,
+        [(header::SET_COOKIE, cookie)],
+        pages::login(&csrf, next, problem),
+    )
+        .into_response()
 }
 
 #[derive(Debug, Deserialize)]
@@ -200,21 +215,8 @@ async fn login(
     Form(form): Form<LoginForm>,
 ) -> Response {
     let next = safe_next(form.next.as_deref());
-    let again = |status: StatusCode, problem: &str| -> Response {
-        let Ok(csrf) = auth::random() else {
-            return page(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                pages::notice("Unavailable", None, "No randomness for a security token."),
-            );
-        };
-        let cookie = auth::set_cookie(LOGIN_COOKIE, &csrf, inbox.inner.secure, Some(600));
-        (
-            status,
-            [(header::SET_COOKIE, cookie)],
-            pages::login(&csrf, &next, Some(problem)),
-        )
-            .into_response()
-    };
+    let again =
+        |status: StatusCode, problem: &str| login_form(&inbox, status, &next, Some(problem));
     if let Some(problem) = auth::origin_problem(&headers, &inbox.inner.origin) {
         return again(StatusCode::FORBIDDEN, &problem);
     }
