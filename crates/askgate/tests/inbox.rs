@@ -154,8 +154,9 @@ fn hidden(html: &str, name: &str) -> String {
         .to_owned()
 }
 
-/// Sign in with `token`: the session cookie.
-async fn sign_in(server: &Server, token: &str) -> String {
+/// Post the sign-in form with `token`, as a browser does: the sign-in
+/// page's cookie and CSRF token, from the inbox's origin.
+async fn post_sign_in(server: &Server, token: &str) -> reqwest::Response {
     let page = server
         .http
         .get(format!("{}/login", server.base))
@@ -164,7 +165,7 @@ async fn sign_in(server: &Server, token: &str) -> String {
         .expect("the sign-in page");
     let login = cookie(&page, "askgate_login").expect("a sign-in cookie");
     let csrf = hidden(&page.text().await.expect("html"), "csrf");
-    let signed = server
+    server
         .http
         .post(format!("{}/login", server.base))
         .header(COOKIE, &login)
@@ -172,7 +173,12 @@ async fn sign_in(server: &Server, token: &str) -> String {
         .form(&[("csrf", csrf.as_str()), ("token", token), ("next", "/")])
         .send()
         .await
-        .expect("signs in");
+        .expect("a sign-in post")
+}
+
+/// Sign in with `token`: the session cookie.
+async fn sign_in(server: &Server, token: &str) -> String {
+    let signed = post_sign_in(server, token).await;
     assert_eq!(signed.status(), StatusCode::SEE_OTHER);
     cookie(&signed, "askgate_session").expect("a session cookie")
 }
@@ -231,25 +237,7 @@ async fn a_person_signs_in_and_answers_an_ask_with_the_same_checks_as_mcp() {
     );
 
     // A wrong token signs nobody in.
-    let page = server
-        .http
-        .get(format!("{}/login", server.base))
-        .send()
-        .await
-        .expect("page");
-    let login = cookie(&page, "askgate_login").expect("cookie");
-    let csrf = hidden(&page.text().await.expect("html"), "csrf");
-    let refused = server
-        .http
-        .post(format!("{}/login", server.base))
-        .header(COOKIE, &login)
-        .form(&[
-            ("csrf", csrf.as_str()),
-            ("token", "not-a-token-at-all-000000"),
-        ])
-        .send()
-        .await
-        .expect("a post");
+    let refused = post_sign_in(&server, "not-a-token-at-all-000000").await;
     assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
     assert!(cookie(&refused, "askgate_session").is_none());
 

@@ -185,6 +185,12 @@ pub(crate) fn csrf_ok(session: &Session, given: Option<&str>) -> bool {
     given.is_some_and(|given| constant_eq(given.as_bytes(), session.csrf.as_bytes()))
 }
 
+/// Whether the sign-in form's token matches the cookie set with the form
+/// (constant time).
+pub(crate) fn login_csrf_ok(cookie: Option<&str>, given: Option<&str>) -> bool {
+    matches!((cookie, given), (Some(a), Some(b)) if !a.is_empty() && constant_eq(a.as_bytes(), b.as_bytes()))
+}
+
 /// Why a post is refused by its `Origin`, if it is: a post from a page of
 /// another origin (a browser always says where a form was posted from).
 pub(crate) fn origin_problem(headers: &HeaderMap, origin: &str) -> Option<String> {

@@ -4,7 +4,7 @@
 //! in gets a session for that ask only.
 
 use askgate_store::{AuditEntry, Decision};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use jiff::Timestamp;
 
@@ -74,11 +74,11 @@ pub(super) async fn open(inbox: &Inbox, headers: &HeaderMap, id: &str, token: &s
         Ok(session) => {
             tracing::info!(ask = %id, "inbox: opened by its link");
             let cookie = auth::set_cookie(SESSION_COOKIE, &session, inbox.inner.secure, None);
-            let mut response = Redirect::to(&format!("/asks/{id}")).into_response();
-            if let Ok(value) = HeaderValue::from_str(&cookie) {
-                response.headers_mut().insert(header::SET_COOKIE, value);
-            }
-            response
+            (
+                [(header::SET_COOKIE, cookie)],
+                Redirect::to(&format!("/asks/{id}")),
+            )
+                .into_response()
         }
         Err(problem) => refuse(StatusCode::INTERNAL_SERVER_ERROR, &problem),
     }

@@ -6,7 +6,7 @@ use askgate_store::{AskFilter, AskRow, AskStatus, SettleError};
 use axum::Router;
 use axum::extract::{Form, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::{AppendHeaders, IntoResponse, Redirect, Response};
 use axum::routing::get;
 use jiff::Timestamp;
 use maud::Markup;
@@ -221,8 +221,7 @@ async fn login(
         return again(StatusCode::FORBIDDEN, &problem);
     }
     let expected = auth::cookie(&headers, LOGIN_COOKIE);
-    let csrf_ok = matches!((&expected, &form.csrf), (Some(a), Some(b)) if a == b);
-    if !csrf_ok {
+    if !auth::login_csrf_ok(expected.as_deref(), form.csrf.as_deref()) {
         return again(
             StatusCode::FORBIDDEN,
             "The sign-in form's security token did not match; this form has a fresh one.",
@@ -242,13 +241,11 @@ async fn login(
             tracing::info!(principal = %person.name, "inbox: signed in");
             let session = auth::set_cookie(SESSION_COOKIE, &id, inbox.inner.secure, None);
             let clear = auth::set_cookie(LOGIN_COOKIE, "", inbox.inner.secure, Some(0));
-            let mut response = Redirect::to(&next).into_response();
-            for cookie in [session, clear] {
-                if let Ok(value) = HeaderValue::from_str(&cookie) {
-                    response.headers_mut().append(header::SET_COOKIE, value);
-                }
-            }
-            response
+            (
+                AppendHeaders([(header::SET_COOKIE, session), (header::SET_COOKIE, clear)]),
+                Redirect::to(&next),
+            )
+                .into_response()
         }
         Err(problem) => again(StatusCode::INTERNAL_SERVER_ERROR, &problem),
     }
