@@ -113,14 +113,35 @@ fn form() -> Form {
 }
 
 async fn park(server: &Server, id: &str, principal: &str) -> Store {
-    let store = Store::open(&server.store_url).await.expect("opens");
     let ask = Ask::new(form()).expect("askable");
+    park_request(
+        server,
+        id,
+        principal,
+        json!({"kind": "form", "ask": ask.to_record()}),
+    )
+    .await
+}
+
+/// A question set: which environment (pre-picked staging), and which
+/// regions (several, free entry allowed).
+fn question_set() -> Json {
+    json!({"kind": "question_set", "set": {"source": "ask", "preamble": "Before the deploy:", "questions": [
+        {"id": "env", "prompt": "Which environment?", "defaults": ["staging"],
+         "options": [{"value": "staging", "label": "Staging"}, {"value": "prod", "label": "Production", "hotkey": "p"}]},
+        {"id": "regions", "prompt": "Which regions?", "multiple": true, "allow_free_text": true, "defaults": ["eu"],
+         "options": [{"value": "eu", "label": "Europe"}, {"value": "us", "label": "Americas"}]}
+    ]}})
+}
+
+async fn park_request(server: &Server, id: &str, principal: &str, request: Json) -> Store {
+    let store = Store::open(&server.store_url).await.expect("opens");
     store
         .park(&NewAsk {
             id: id.into(),
             resume_key: format!("tool:run:{id}"),
             principal: principal.into(),
-            request: json!({"kind": "form", "ask": ask.to_record()}),
+            request,
             server: Some("deployer".into()),
             tool: Some("deploy".into()),
             risk: Some("high_write".into()),
@@ -511,4 +532,77 @@ async fn an_open_listing_hears_of_a_new_ask() {
     })
     .await;
     assert_eq!(heard, Ok(true), "no change event: {seen:?}");
+}
+
+#[tokio::test]
+async fn a_question_set_is_answered_or_skipped_on_the_page() {
+    let server = start();
+    let store = park_request(&server, "ask_set", "alice", question_set()).await;
+    park_request(&server, "ask_skip", "alice", question_set()).await;
+    let session = sign_in(&server, ALICE).await;
+
+    let (status, page) = get(&server, &session, "/asks/ask_set").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("Before the deploy:") && page.contains("Which regions?"));
+    assert!(page.contains("type=\"checkbox\"") && page.contains("data-hotkey=\"p\""));
+    assert!(
+        page.contains("value=\"skip\""),
+        "a question set can be skipped"
+    );
+    let csrf = hidden(&page, "csrf");
+    let answer = [
+        ("csrf", csrf.as_str()),
+        ("action", "accept"),
+        ("q.env", "prod"),
+        ("q.regions", "us"),
+        ("q.regions.other", "apac"),
+    ];
+    let (status, _) = post(
+        &server,
+        &session,
+        "/asks/ask_set",
+        Some(&server.base),
+        &answer,
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let row = store.ask("ask_set").await.expect("reads").expect("there");
+    assert_eq!(row.status, AskStatus::Answered);
+    assert_eq!(row.answered_via.as_deref(), Some("web"));
+    let answers = &row.outcome.expect("an outcome")["answers"];
+    let values = |i: usize| -> Vec<Json> {
+        answers[i]["chosen"]
+            .as_array()
+            .expect("chosen")
+            .iter()
+            .map(|c| c["value"].clone())
+            .collect()
+    };
+    assert_eq!(values(0), [json!("prod")]);
+    assert_eq!(values(1), [json!("us"), json!("apac")]);
+    let (_, settled) = get(&server, &session, "/asks/ask_set").await;
+    assert!(
+        settled.contains("Americas, apac"),
+        "the settled page shows the answers as the person read them: {settled}"
+    );
+
+    let (_, page) = get(&server, &session, "/asks/ask_skip").await;
+    let csrf = hidden(&page, "csrf");
+    let skip = [("csrf", csrf.as_str()), ("action", "skip")];
+    let (status, _) = post(
+        &server,
+        &session,
+        "/asks/ask_skip",
+        Some(&server.base),
+        &skip,
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let row = store.ask("ask_skip").await.expect("reads").expect("there");
+    assert_eq!(row.status, AskStatus::Skipped);
+    let answers = &row.outcome.expect("an outcome")["answers"];
+    assert_eq!(
+        answers[0]["chosen"][0]["value"], "staging",
+        "the pre-picked answers stand"
+    );
 }

@@ -412,14 +412,21 @@ fn shown_values(row: &AskRow) -> Vec<(String, String)> {
             .filter_map(|answer| {
                 let prompt = answer.get("prompt")?.as_str()?.to_owned();
                 let chosen = answer.get("chosen")?;
-                let text = match chosen {
-                    Json::Array(items) => items
-                        .iter()
-                        .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_owned))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    other => other.to_string(),
-                };
+                // Each choice as the person read it: its label, or what
+                // they typed.
+                let text = chosen
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|choice| {
+                        choice
+                            .get("label")
+                            .or_else(|| choice.get("value"))
+                            .and_then(Json::as_str)
+                            .map_or_else(|| choice.to_string(), str::to_owned)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 Some((prompt, text))
             })
             .collect(),
