@@ -26,7 +26,7 @@ use serde_json::Value as Json;
 
 use crate::ask::Unanswered;
 use crate::input::InputKind;
-use crate::round::{Round, RoundError};
+use crate::round::{Round, RoundError, Rounds};
 
 /// The HTTP header a session sets its auto-approve threshold with (a risk
 /// level, or `none`).
@@ -117,22 +117,9 @@ impl Round {
         call: &Call<'_>,
         policy: Policy,
     ) -> Result<Option<Decided>, RoundError> {
-        let verdict = match gate(call.risk, policy.threshold) {
-            Gate::Proceed(method) => Verdict {
-                proceed: true,
-                method,
-                final_no: false,
-                for_model: String::new(),
-                for_audit: match method {
-                    Method::AutoApproved => format!(
-                        "risk {} is within the auto-approve threshold {}",
-                        call.risk,
-                        policy.threshold.map_or("none", Risk::as_str)
-                    ),
-                    _ => format!("risk {} needs no confirmation", call.risk),
-                },
-            },
-            Gate::Ask => {
+        let verdict = match unattended(call, policy.threshold) {
+            Some(verdict) => verdict,
+            None => {
                 self.about(call.server, call.tool, call.risk.as_str());
                 let ask = Ask::new(confirmation_form(call))
                     .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
@@ -189,6 +176,60 @@ impl Round {
             ask_id: inbox.map(|answer| answer.ask_id),
             decision_key: self.decision_key(key),
         }
+    }
+}
+
+/// The verdict on `call` when no person needs to decide it: its risk needs
+/// no confirmation, or is within `threshold` (rule 1); `None` when a person
+/// must be asked.
+fn unattended(call: &Call<'_>, threshold: Option<Risk>) -> Option<Verdict> {
+    let Gate::Proceed(method) = gate(call.risk, threshold) else {
+        return None;
+    };
+    Some(Verdict {
+        proceed: true,
+        method,
+        final_no: false,
+        for_model: String::new(),
+        for_audit: match method {
+            Method::AutoApproved => format!(
+                "risk {} is within the auto-approve threshold {}",
+                call.risk,
+                threshold.map_or("none", Risk::as_str)
+            ),
+            _ => format!("risk {} needs no confirmation", call.risk),
+        },
+    })
+}
+
+impl Rounds {
+    /// The decision on `call`, with its audit entry, when no person needs
+    /// to make it (rule 1) — without a round, for a caller that relays the
+    /// call without rmcp's request handling (the gateway's express lane).
+    /// `None` when a person must be asked: begin a round and
+    /// [`Round::decide`]. The entry is the one [`Round::decide`] makes for
+    /// the same call and `arguments` on a classic revision.
+    pub fn decide_unattended(
+        &self,
+        call: &Call<'_>,
+        threshold: Option<Risk>,
+        arguments: &Json,
+    ) -> Option<Decided> {
+        let verdict = unattended(call, threshold)?;
+        let entry = AuditEntry {
+            at: Timestamp::now(),
+            server: call.server.to_owned(),
+            tool: call.tool.to_owned(),
+            risk: call.risk.as_str().to_owned(),
+            decision: decision(verdict.method),
+            reason: verdict.for_audit.clone(),
+            answered_by: None,
+            answered_via: None,
+            arguments_digest: Some(self.arguments_digest(arguments)),
+            ask_id: None,
+            decision_key: None,
+        };
+        Some(Decided { verdict, entry })
     }
 }
 

@@ -153,6 +153,12 @@ impl Rounds {
         &self.inner.store
     }
 
+    /// The keyed digest of a request's `arguments`, as rounds bind them
+    /// and audit entries record them.
+    pub(crate) fn arguments_digest(&self, arguments: &Json) -> String {
+        arguments_digest(&self.inner.digest_key, arguments)
+    }
+
     /// Start a round of `request`: on a retry, open and check its
     /// `requestState` and consume the state's nonce.
     ///

@@ -128,7 +128,11 @@ async fn gateway_on(
             command.args(["gateway", "--config"]).arg(&file);
         }
     }
-    command.env("ASKGATE_LOG", "warn");
+    // Quiet unless a developer asks for more (ASKGATE_TEST_LOG=debug).
+    command.env(
+        "ASKGATE_LOG",
+        std::env::var("ASKGATE_TEST_LOG").unwrap_or_else(|_| "warn".into()),
+    );
     let (transport, _) = TokioChildProcess::builder(command)
         .stderr(std::process::Stdio::inherit())
         .spawn()

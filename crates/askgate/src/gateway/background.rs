@@ -65,6 +65,11 @@ impl Background {
         .await;
     }
 
+    /// Whether fewer than [`MOST_UNDER_WAY`] writes are under way.
+    pub(crate) fn has_room(&self) -> bool {
+        self.inner.running.load(Ordering::Acquire) < MOST_UNDER_WAY
+    }
+
     /// Wait until fewer than [`MOST_UNDER_WAY`] writes are under way.
     pub(crate) async fn room(&self) {
         Self::until(&self.inner.room, || {

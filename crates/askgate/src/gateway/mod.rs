@@ -7,7 +7,9 @@
 //! show, or the inbox) -> audit -> ledger -> upstream -> ledger -> result.
 
 pub(crate) mod background;
+pub(crate) mod child;
 pub(crate) mod config;
+pub(crate) mod express;
 pub(crate) mod listen;
 pub(crate) mod metrics;
 pub(crate) mod proxy;
@@ -17,6 +19,7 @@ pub(crate) mod stdio;
 pub(crate) mod upcall;
 pub(crate) mod upstream;
 pub(crate) mod watch;
+pub(crate) mod wire;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -299,6 +302,9 @@ async fn serve(args: GatewayArgs) -> Result<(), String> {
         None => None,
     };
     gateway.recover().await?;
+    // Know the tools before the first call: the express lane takes a call
+    // only of a tool listed.
+    gateway.refresh_tools().await;
     let served = match &config.listen {
         Some(listen) => listen::serve(gateway.clone(), listen.addr, &config.principals).await,
         None => serve_stdio(gateway.clone()).await,
@@ -309,14 +315,43 @@ async fn serve(args: GatewayArgs) -> Result<(), String> {
     served
 }
 
-/// Serve one client on stdin and stdout until it goes away.
+/// Serve one client on stdin and stdout until it goes away. When both are
+/// pipes, the express lane takes the calls that need no person (see
+/// [`express`]); rmcp serves everything else.
 async fn serve_stdio(gateway: Gateway) -> Result<(), String> {
-    let running = gateway
-        .serve(stdio::channel())
+    let (reader, writer) = match stdio::pipes() {
+        Ok(pipes) => pipes,
+        Err(why) => {
+            tracing::debug!(%why, "stdin or stdout is not a pipe: no express lane");
+            let running = gateway
+                .serve(stdio::channel())
+                .await
+                .map_err(|e| format!("the client handshake failed: {e}"))?;
+            let _ = running.waiting().await;
+            return Ok(());
+        }
+    };
+    let out = wire::Out::new(writer);
+    let (handover, rest) = wire::handover();
+    let mut express = express::Express::new(gateway.clone(), std::sync::Arc::clone(&out));
+    let tap = tokio::spawn(async move {
+        wire::tap(reader, move |line| express.offer(line), rest, "client").await;
+    });
+    let served = match gateway
+        .clone()
+        .serve((handover, wire::OutWriter(std::sync::Arc::clone(&out))))
         .await
-        .map_err(|e| format!("the client handshake failed: {e}"))?;
-    let _ = running.waiting().await;
-    Ok(())
+    {
+        Ok(running) => {
+            let _ = running.waiting().await;
+            Ok(())
+        }
+        Err(e) => Err(format!("the client handshake failed: {e}")),
+    };
+    tap.abort();
+    gateway.abandon_express();
+    out.drained().await;
+    served
 }
 
 /// Run `askgate tools`.

@@ -26,6 +26,8 @@ use rmcp::{ErrorData, ServerHandler, ServiceError};
 use serde_json::{Map, Value as Json, json};
 use tokio::sync::RwLock;
 
+use super::express::Lane;
+
 use super::background::Background;
 use super::config::{Intake, Replay};
 use super::metrics::Metrics;
@@ -92,8 +94,9 @@ struct Inner {
     settings: Settings,
     upstreams: Vec<Upstream>,
     downstream: Downstream,
-    /// Namespaced tool name -> (upstream, tool).
-    tools: RwLock<HashMap<String, (usize, Tool)>>,
+    /// Namespaced tool name -> (upstream, tool). Never held across an
+    /// await: the express lane reads it without one.
+    tools: std::sync::RwLock<HashMap<String, (usize, Tool)>>,
     /// Resource URI -> upstream.
     resources: RwLock<HashMap<String, usize>>,
     /// Intakes settled in this process (a stdio session is one thread).
@@ -114,7 +117,7 @@ impl Gateway {
                 settings,
                 upstreams,
                 downstream,
-                tools: RwLock::new(HashMap::new()),
+                tools: std::sync::RwLock::new(HashMap::new()),
                 resources: RwLock::new(HashMap::new()),
                 intake_done: std::sync::Mutex::new(std::collections::HashSet::new()),
                 held: std::sync::Mutex::new(HashMap::new()),
@@ -167,16 +170,142 @@ impl Gateway {
                 }
             }
         }
-        *self.inner.tools.write().await = map;
+        *self
+            .inner
+            .tools
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = map;
         listed
     }
 
+    /// The upstream and tool listed as `name`, as last listed.
+    fn listed_tool(&self, name: &str) -> Option<(usize, Tool)> {
+        self.inner
+            .tools
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(name)
+            .cloned()
+    }
+
     async fn tool(&self, name: &str) -> Option<(usize, Tool)> {
-        if let Some(found) = self.inner.tools.read().await.get(name) {
-            return Some(found.clone());
+        if let Some(found) = self.listed_tool(name) {
+            return Some(found);
         }
         self.refresh_tools().await;
-        self.inner.tools.read().await.get(name).cloned()
+        self.listed_tool(name)
+    }
+
+    /// The plan for a call of `name` with `arguments` when it needs no
+    /// person and nothing waits for its record (see [`super::express`]):
+    /// `None` for any call that must go through a round.
+    pub(crate) fn unattended(&self, name: &str, arguments: JsonObject) -> Option<Plan> {
+        let settings = &self.inner.settings;
+        if settings.offer_ask_tool && name == askgate_core::ask_tool::NAME {
+            return None;
+        }
+        let (index, tool) = self.listed_tool(name)?;
+        let server = &self.inner.upstreams[index].name;
+        if super::config::intake_for(&settings.intake, server, &tool.name).is_some() {
+            return None;
+        }
+        // Bound the records not yet written, as `forward` does.
+        if !settings.background.has_room() {
+            return None;
+        }
+        let original = Json::Object(arguments.clone());
+        let mut arguments = arguments;
+        take_confirm(&tool, &mut arguments);
+        let (risk, rule) = settings.judge.judge(server, &tool, &arguments);
+        let call = Call {
+            server,
+            tool: &tool.name,
+            risk,
+            preview: None,
+        };
+        let decided = settings
+            .rounds
+            .decide_unattended(&call, settings.threshold, &original)?;
+        if self.waits_for_record(risk, &decided) {
+            return None;
+        }
+        tracing::debug!(server = %server, tool = %tool.name, risk = risk.as_str(), rule, "judged");
+        Some(Plan {
+            index,
+            server: server.clone(),
+            tool: tool.name.to_string(),
+            arguments,
+            decided,
+        })
+    }
+
+    /// The upstream `index`'s express lane, when it has one.
+    pub(crate) fn lane(&self, index: usize) -> Option<&Arc<Lane>> {
+        self.inner.upstreams.get(index)?.lane.as_ref()
+    }
+
+    /// Whether upstream calls carry the replay contract's marker.
+    pub(crate) fn marks_calls(&self) -> bool {
+        self.inner.settings.replay == Replay::AppAuthorized
+    }
+
+    /// The ledger call of `plan`, about to be sent on the express lane:
+    /// its id, its marker, and how its end is recorded (with its decision,
+    /// in one write, when it ends). Logs and counts the decision.
+    pub(crate) fn express_record(&self, plan: &Plan) -> Result<(String, String, End), ErrorData> {
+        let (call, marker) = self.new_call(plan.index, &plan.tool, &plan.arguments)?;
+        let settings = &self.inner.settings;
+        settings
+            .metrics
+            .decision(plan.decided.verdict.method.as_str());
+        plan.decided.log();
+        let id = call.id.clone();
+        let end = End::Record(Box::new(Unrecorded {
+            store: settings.rounds.store().clone(),
+            background: settings.background.clone(),
+            entry: Some(plan.decided.entry.clone()),
+            call,
+            marker: marker.clone(),
+        }));
+        Ok((id, marker, end))
+    }
+
+    /// Count an upstream call that ended with `outcome` after `took`.
+    pub(crate) fn count_call(&self, server: &str, outcome: &str, took: std::time::Duration) {
+        self.inner.settings.metrics.call(server, outcome, took);
+    }
+
+    /// Record the end of ledger call `id` without waiting for it.
+    pub(crate) fn finish_call(&self, end: End, id: &str, answered: bool, summary: Json) {
+        end.finish(&self.inner.settings.background, id, answered, summary);
+    }
+
+    /// Leave every call on the express lanes (the gateway stops): each is
+    /// ledgered as sent.
+    pub(crate) fn abandon_express(&self) {
+        for lane in self.inner.upstreams.iter().filter_map(|u| u.lane.as_ref()) {
+            lane.abandon();
+        }
+    }
+
+    /// A new ledger call of `tool` on upstream `index`, and its marker.
+    fn new_call(
+        &self,
+        index: usize,
+        tool: &str,
+        arguments: &JsonObject,
+    ) -> Result<(NewCall, String), ErrorData> {
+        let digest =
+            askgate_core::arguments_digest(b"askgate ledger", &Json::Object(arguments.clone()));
+        let call = NewCall {
+            id: random("call")?,
+            owner: self.inner.settings.owner.clone(),
+            server: self.inner.upstreams[index].name.clone(),
+            tool: tool.to_owned(),
+            arguments_digest: Some(digest),
+            at: Timestamp::now(),
+        };
+        Ok((call, random("m")?))
     }
 
     /// Report calls a crash may have left run-but-unanswered.
@@ -226,21 +355,11 @@ impl Gateway {
         decided: Decided,
         durable: bool,
     ) -> Result<Held, ErrorData> {
-        let digest =
-            askgate_core::arguments_digest(b"askgate ledger", &Json::Object(arguments.clone()));
         let upstream = &self.inner.upstreams[index];
         let store = self.inner.settings.rounds.store();
         let background = &self.inner.settings.background;
-        let id = random("call")?;
-        let marker = random("m")?;
-        let call = NewCall {
-            id: id.clone(),
-            owner: self.inner.settings.owner.clone(),
-            server: upstream.name.clone(),
-            tool: tool.to_owned(),
-            arguments_digest: Some(digest),
-            at: Timestamp::now(),
-        };
+        let (call, marker) = self.new_call(index, tool, &arguments)?;
+        let id = call.id.clone();
         let end = if durable {
             store
                 .record_sent_call(&decided.entry, &call, &marker, call.at)
@@ -347,6 +466,21 @@ impl Gateway {
         };
         self.follow(held, round, cx).await
     }
+}
+
+/// A call the express lane may take: it needs no person, and nothing
+/// waits for its record.
+pub(crate) struct Plan {
+    /// The upstream.
+    pub(crate) index: usize,
+    /// The upstream's name.
+    pub(crate) server: String,
+    /// The tool, by its upstream name.
+    pub(crate) tool: String,
+    /// The arguments to send (the caller's `confirm` taken out).
+    pub(crate) arguments: JsonObject,
+    /// The decision, and its audit entry.
+    pub(crate) decided: Decided,
 }
 
 /// The key in a round's carried state of a held upstream call.
@@ -550,7 +684,7 @@ fn finish(end: &mut Option<End>, background: &Background, id: &str, answered: bo
 }
 
 /// How the end of a call reaches the ledger.
-enum End {
+pub(crate) enum End {
     /// Its record is durable: queue the end in the store's next batch.
     Queue(askgate_store::Store),
     /// Nothing is recorded yet (a read): record the call as it ended, with
@@ -560,7 +694,7 @@ enum End {
 
 impl End {
     /// Record the end of call `id` without waiting for it.
-    fn finish(self, background: &Background, id: &str, answered: bool, result: Json) {
+    pub(crate) fn finish(self, background: &Background, id: &str, answered: bool, result: Json) {
         match self {
             End::Queue(store) => {
                 let finishing = store.queue_finish_call(id, answered, &result, Timestamp::now());
@@ -579,7 +713,7 @@ impl End {
 /// A read call sent before its audit entry and ledger record were written:
 /// they are written when it ends, in one write — or, if the call is
 /// dropped before it ends (the client went away), as `sent`.
-struct Unrecorded {
+pub(crate) struct Unrecorded {
     store: askgate_store::Store,
     background: Background,
     /// `None` once handed to the write.

@@ -28,7 +28,7 @@ pub(crate) fn channel() -> (Reader, Writer) {
 
 /// Stdin and stdout, duplicated, as non-blocking pipes (an error when
 /// either is not a pipe).
-fn pipes() -> std::io::Result<(pipe::Receiver, pipe::Sender)> {
+pub(crate) fn pipes() -> std::io::Result<(pipe::Receiver, pipe::Sender)> {
     let stdin = std::io::stdin().as_fd().try_clone_to_owned()?;
     let stdout = std::io::stdout().as_fd().try_clone_to_owned()?;
     let reader = pipe::Receiver::from_file(std::fs::File::from(stdin))?;

@@ -19,12 +19,13 @@ use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, RequestContext, RoleClient,
     RoleServer, RunningService,
 };
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData};
 use serde_json::{Value as Json, json};
 
 use super::config::UpstreamProtocol;
+use super::express::Lane;
 use super::upcall::{self, Inflight, Route};
 use super::watch::{Watch, Watched};
 
@@ -202,6 +203,8 @@ pub(crate) struct Upstream {
     pub(crate) watch: Watch,
     /// Its calls in flight, where its own asks go.
     pub(crate) inflight: Inflight,
+    /// Its express lane, when it runs as a child process.
+    pub(crate) lane: Option<Arc<Lane>>,
 }
 
 impl std::fmt::Debug for Upstream {
@@ -235,6 +238,7 @@ pub(crate) async fn connect(
         inflight: inflight.clone(),
     };
     let watch = Watch::default();
+    let mut lane = None;
     let service = match endpoint {
         Endpoint::Command {
             program,
@@ -250,10 +254,9 @@ pub(crate) async fn connect(
             if let Some(cwd) = cwd {
                 command.current_dir(cwd);
             }
-            let (transport, _stderr) = TokioChildProcess::builder(command)
-                .stderr(std::process::Stdio::inherit())
-                .spawn()
+            let (transport, child_lane) = super::child::spawn(command, name)
                 .map_err(|e| format!("upstream {name}: cannot start {program:?}: {e}"))?;
+            lane = Some(child_lane);
             relay
                 .serve_with_lifecycle(Watched::new(transport, watch.clone()), lifecycle)
                 .await
@@ -276,11 +279,15 @@ pub(crate) async fn connect(
                 .map_err(|e| format!("upstream {name} at {url}: the MCP handshake failed: {e}"))?
         }
     };
+    if let (Some(lane), Some(info)) = (&lane, service.peer_info()) {
+        lane.negotiated(info.protocol_version.as_str());
+    }
     Ok(Upstream {
         name: name.to_owned(),
         service,
         watch,
         inflight,
+        lane,
     })
 }
 

@@ -1,0 +1,98 @@
+//! An upstream run as a child process on stdio: its pipes shared by rmcp
+//! and the express lane (see [`super::wire`]), and its stop.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::RoleClient;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use tokio::net::unix::pipe;
+use tokio::process::{Child, Command};
+
+use super::express::Lane;
+use super::wire::{self, Handover, Out, OutWriter};
+
+/// How long a stopping child is given after its stdin closes before it is
+/// killed (as long as rmcp's own child transport gives it).
+const GRACE: Duration = Duration::from_secs(3);
+
+/// rmcp's transport to a child process, beside the express lane.
+pub(crate) struct ChildTransport {
+    rmcp: AsyncRwTransport<RoleClient, Handover, OutWriter>,
+    out: Arc<Out>,
+    child: Option<Child>,
+}
+
+/// Start `command` (its stderr is the gateway's): rmcp's transport to it,
+/// and its express lane. Lines the lane does not take reach rmcp.
+///
+/// # Errors
+/// It did not start, or its pipes could not be set up.
+pub(crate) fn spawn(
+    mut command: Command,
+    peer: &str,
+) -> std::io::Result<(ChildTransport, Arc<Lane>)> {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true);
+    let mut child = command.spawn()?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(std::io::Error::other(
+            "the child's stdin or stdout is missing",
+        ));
+    };
+    let writer = pipe::Sender::from_owned_fd(stdin.into_owned_fd()?)?;
+    let reader = pipe::Receiver::from_owned_fd(stdout.into_owned_fd()?)?;
+    let out = Out::new(writer);
+    let lane = Lane::new(Arc::clone(&out));
+    let (handover, rest) = wire::handover();
+    let tapped = Arc::clone(&lane);
+    let peer = peer.to_owned();
+    tokio::spawn(async move {
+        let offer = Arc::clone(&tapped);
+        wire::tap(reader, move |line| offer.offer(line), rest, &peer).await;
+        tapped.gone();
+    });
+    let transport = ChildTransport {
+        rmcp: AsyncRwTransport::new(handover, OutWriter(Arc::clone(&out))),
+        out,
+        child: Some(child),
+    };
+    Ok((transport, lane))
+}
+
+impl Transport<RoleClient> for ChildTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.rmcp.send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        self.rmcp.receive()
+    }
+
+    /// Close the child's stdin — a stdio MCP server exits at its end — and
+    /// give it [`GRACE`] to do so, then kill it. (rmcp's own child
+    /// transport sends SIGTERM in between; that takes `unsafe`, which this
+    /// workspace forbids.)
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.rmcp.close().await?;
+        self.out.close().await;
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        if tokio::time::timeout(GRACE, child.wait()).await.is_ok() {
+            return Ok(());
+        }
+        child.kill().await
+    }
+}

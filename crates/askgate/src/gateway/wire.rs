@@ -1,0 +1,390 @@
+//! Newline-delimited JSON-RPC on pipes, shared by rmcp and the express
+//! lane.
+//!
+//! rmcp reads and writes the gateway's MCP messages and decodes every one
+//! into its model types. The express lane ([`super::express`]) relays the
+//! calls that need no person as bytes, without that decoding and without a
+//! task between the two pipes. On each pipe the gateway reads, a [`tap`]
+//! reads whole lines and offers each to the lane first; a line the lane
+//! does not take goes on, unchanged, to rmcp's own transport through an
+//! in-memory pipe — so rmcp's framing and its handling of bad input stay
+//! exactly as they are. Writes from rmcp and from the lane both go through
+//! one [`Out`], which keeps every line whole.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader, SimplexStream, WriteHalf};
+use tokio::net::unix::pipe;
+use tokio::sync::Notify;
+
+/// The longest line read, as rmcp's own transport caps it: a longer one is
+/// dropped (and logged), and the connection stays open.
+pub(crate) const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+
+/// How much of what rmcp is yet to read the in-memory pipe holds before
+/// the tap waits for it.
+const HANDOVER: usize = 256 * 1024;
+
+/// The in-memory pipe from a tap to rmcp's transport: what rmcp reads.
+pub(crate) type Handover = tokio::io::ReadHalf<SimplexStream>;
+
+/// An in-memory pipe for the lines a tap hands to rmcp.
+pub(crate) fn handover() -> (Handover, WriteHalf<SimplexStream>) {
+    tokio::io::simplex(HANDOVER)
+}
+
+/// The writing end of a pipe, shared: each [`Out::send`] writes one whole
+/// line after every line sent before it. A line the pipe takes at once is
+/// written by the caller, with no task in between; the rest waits in a
+/// buffer that a task drains as the reader makes room.
+#[derive(Debug)]
+pub(crate) struct Out {
+    state: Mutex<State>,
+    /// Rung when the buffer empties or the pipe breaks.
+    drained: Notify,
+}
+
+#[derive(Debug)]
+struct State {
+    /// `None` once closed.
+    pipe: Option<pipe::Sender>,
+    /// Bytes waiting to be written, from `written` on.
+    waiting: Vec<u8>,
+    written: usize,
+    /// Whether a task is draining `waiting`.
+    draining: bool,
+    /// Why the pipe can no longer be written, once it cannot.
+    broken: Option<io::ErrorKind>,
+}
+
+impl State {
+    fn idle(&self) -> bool {
+        self.broken.is_some() || self.written == self.waiting.len()
+    }
+
+    /// Write what waits, as far as the pipe takes it without waiting.
+    /// `Ok(true)` when nothing is left.
+    fn write_waiting(&mut self) -> io::Result<bool> {
+        while self.written < self.waiting.len() {
+            let Some(pipe) = &self.pipe else {
+                return Err(io::ErrorKind::NotConnected.into());
+            };
+            match pipe.try_write(&self.waiting[self.written..]) {
+                Ok(n) => self.written += n,
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(error),
+            }
+        }
+        self.waiting.clear();
+        self.written = 0;
+        Ok(true)
+    }
+}
+
+impl Out {
+    /// Share the writing end `pipe`.
+    pub(crate) fn new(pipe: pipe::Sender) -> Arc<Out> {
+        Arc::new(Out {
+            state: Mutex::new(State {
+                pipe: Some(pipe),
+                waiting: Vec::new(),
+                written: 0,
+                draining: false,
+                broken: None,
+            }),
+            drained: Notify::new(),
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Write `bytes` — whole lines, each with its newline — after every
+    /// line sent before. Returns at once: what the pipe does not take now
+    /// is written as the reader makes room.
+    ///
+    /// # Errors
+    /// The pipe is closed or broken (the reader went away).
+    pub(crate) fn send(self: &Arc<Self>, bytes: &[u8]) -> io::Result<()> {
+        let mut state = self.state();
+        if let Some(kind) = state.broken {
+            return Err(kind.into());
+        }
+        state.waiting.extend_from_slice(bytes);
+        if state.draining {
+            return Ok(());
+        }
+        match state.write_waiting() {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                state.draining = true;
+                drop(state);
+                let out = Arc::clone(self);
+                tokio::spawn(async move { std::future::poll_fn(|cx| out.drain(cx)).await });
+                Ok(())
+            }
+            Err(error) => {
+                state.broken = Some(error.kind());
+                drop(state);
+                self.drained.notify_waiters();
+                Err(error)
+            }
+        }
+    }
+
+    /// Write what waits as the pipe makes room, until nothing does.
+    fn drain(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut state = self.state();
+        loop {
+            match state.write_waiting() {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(error) => {
+                    state.broken = Some(error.kind());
+                    break;
+                }
+            }
+            let ready = match &state.pipe {
+                Some(pipe) => pipe.poll_write_ready(cx),
+                None => Poll::Ready(Err(io::ErrorKind::NotConnected.into())),
+            };
+            match ready {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Err(error)) => {
+                    state.broken = Some(error.kind());
+                    break;
+                }
+            }
+        }
+        state.draining = false;
+        drop(state);
+        self.drained.notify_waiters();
+        Poll::Ready(())
+    }
+
+    /// Wait until every line sent is written, or the pipe broke.
+    pub(crate) async fn drained(&self) {
+        loop {
+            let notified = self.drained.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.state().idle() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Close the pipe once every line sent is written: the reader sees the
+    /// end of the stream.
+    pub(crate) async fn close(&self) {
+        self.drained().await;
+        let pipe = self.state().pipe.take();
+        drop(pipe);
+    }
+}
+
+/// rmcp's writing end of an [`Out`]: whatever rmcp writes at once is whole
+/// frames (its codec encodes a frame completely before writing it), and
+/// is taken whole.
+#[derive(Debug, Clone)]
+pub(crate) struct OutWriter(pub(crate) Arc<Out>);
+
+impl AsyncWrite for OutWriter {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        bytes: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Poll::Ready(self.0.send(bytes).map(|()| bytes.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // Sent is as good as written: `Out` writes it in order.
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// Read `pipe` line by line until it ends, offering each line (without its
+/// newline) to `take`; a line it does not take is written, with its
+/// newline, to `rest` — rmcp's side. A line longer than [`MAX_LINE`] is
+/// dropped and logged, as rmcp drops it. `rest` is shut when `pipe` ends,
+/// so rmcp sees the end too.
+pub(crate) async fn tap(
+    pipe: pipe::Receiver,
+    mut take: impl FnMut(&[u8]) -> bool,
+    mut rest: WriteHalf<SimplexStream>,
+    peer: &str,
+) {
+    let mut reader = BufReader::with_capacity(64 * 1024, pipe);
+    let mut line = Vec::new();
+    let mut oversized = false;
+    loop {
+        let buffer = match reader.fill_buf().await {
+            Ok([]) => break,
+            Ok(buffer) => buffer,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => {
+                tracing::warn!(peer, %error, "reading from the pipe failed");
+                break;
+            }
+        };
+        let (chunk, ends) = match memchr(buffer) {
+            Some(at) => (&buffer[..at], true),
+            None => (buffer, false),
+        };
+        if !oversized && line.len() + chunk.len() > MAX_LINE {
+            tracing::error!(
+                peer,
+                max_line_length = MAX_LINE,
+                "a message exceeded the longest line read; it is dropped"
+            );
+            oversized = true;
+            line = Vec::new();
+        }
+        if !oversized {
+            line.extend_from_slice(chunk);
+        }
+        let used = chunk.len() + usize::from(ends);
+        reader.consume(used);
+        if !ends {
+            continue;
+        }
+        if !std::mem::take(&mut oversized) && !line.is_empty() && !take(trim(&line)) {
+            line.push(b'\n');
+            if rest.write_all(&line).await.is_err() {
+                // rmcp's side is gone: nobody reads the rest.
+                break;
+            }
+        }
+        line.clear();
+    }
+    let _ = rest.shutdown().await;
+}
+
+/// Where the first newline is.
+fn memchr(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'\n')
+}
+
+/// The line without a trailing carriage return.
+fn trim(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    fn pipe_pair() -> (pipe::Sender, pipe::Receiver) {
+        let (sender, receiver) = pipe::pipe().expect("a pipe");
+        (sender, receiver)
+    }
+
+    #[tokio::test]
+    async fn lines_not_taken_reach_the_rest_whole_and_in_order() {
+        let (sender, receiver) = pipe_pair();
+        let (mut rmcp, rest) = handover();
+        let taken = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&taken);
+        let tapping = tokio::spawn(async move {
+            tap(
+                receiver,
+                move |line| {
+                    let mine = line.starts_with(b"express");
+                    if mine {
+                        seen.lock().expect("not poisoned").push(line.to_vec());
+                    }
+                    mine
+                },
+                rest,
+                "test",
+            )
+            .await;
+        });
+        let out = Out::new(sender);
+        out.send(b"one\nexpress 1\r\ntwo\n\nexpress 2\n").expect("the pipe is open");
+        out.send(b"three").expect("the pipe is open");
+        out.close().await;
+        tapping.await.expect("done");
+        let mut read = String::new();
+        rmcp.read_to_string(&mut read).await.expect("done");
+        // A trailing line without a newline is incomplete: not delivered.
+        assert_eq!(read, "one\ntwo\n");
+        assert_eq!(
+            *taken.lock().expect("not poisoned"),
+            vec![b"express 1".to_vec(), b"express 2".to_vec()]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_reader_slower_than_the_writers_gets_every_line_whole() {
+        let (sender, receiver) = pipe_pair();
+        let out = Out::new(sender);
+        // Far more than a pipe holds, from two writers at once.
+        let line_a = format!("{}\n", "a".repeat(3000));
+        let line_b = format!("{}\n", "b".repeat(5000));
+        let writers: Vec<_> = [line_a.clone(), line_b.clone()]
+            .into_iter()
+            .map(|line| {
+                let out = Arc::clone(&out);
+                tokio::spawn(async move {
+                    for _ in 0..200 {
+                        out.send(line.as_bytes()).expect("the pipe is open");
+                        tokio::task::yield_now().await;
+                    }
+                })
+            })
+            .collect();
+        let reader = tokio::spawn(async move {
+            let mut text = String::new();
+            let mut receiver = receiver;
+            receiver.read_to_string(&mut text).await.expect("done");
+            text
+        });
+        for writer in writers {
+            writer.await.expect("done");
+        }
+        out.close().await;
+        let text = reader.await.expect("done");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 400);
+        assert!(
+            lines
+                .iter()
+                .all(|l| *l == line_a.trim_end() || *l == line_b.trim_end()),
+            "a line was split or interleaved"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_limit_is_dropped_and_the_next_one_still_arrives() {
+        let (sender, receiver) = pipe_pair();
+        let (mut rmcp, rest) = handover();
+        let tapping = tokio::spawn(async move { tap(receiver, |_| false, rest, "test").await });
+        let reading = tokio::spawn(async move {
+            let mut read = String::new();
+            rmcp.read_to_string(&mut read).await.expect("done");
+            read
+        });
+        let out = Out::new(sender);
+        let mut huge = vec![b'x'; MAX_LINE + 10];
+        huge.push(b'\n');
+        out.send(&huge).expect("the pipe is open");
+        out.send(b"after\n").expect("the pipe is open");
+        out.close().await;
+        tapping.await.expect("done");
+        assert_eq!(reading.await.expect("done"), "after\n");
+    }
+}
