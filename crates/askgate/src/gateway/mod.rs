@@ -12,10 +12,12 @@ pub(crate) mod listen;
 pub(crate) mod metrics;
 pub(crate) mod proxy;
 pub(crate) mod questions;
+pub(crate) mod reads;
 pub(crate) mod rules;
 pub(crate) mod stdio;
 pub(crate) mod upcall;
 pub(crate) mod upstream;
+pub(crate) mod url_mode;
 pub(crate) mod watch;
 
 use std::path::{Path, PathBuf};
