@@ -34,11 +34,20 @@ const MOST: usize = 256;
 /// with the client each went to.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct UrlAsks {
-    asks: Arc<Mutex<VecDeque<(String, Peer<RoleServer>)>>>,
+    asks: Arc<Mutex<VecDeque<Awaiting>>>,
+}
+
+/// A URL-mode ask awaiting completion.
+#[derive(Debug)]
+struct Awaiting {
+    /// Its `elicitationId`.
+    id: String,
+    /// The client it went to.
+    client: Peer<RoleServer>,
 }
 
 impl UrlAsks {
-    fn asks(&self) -> std::sync::MutexGuard<'_, VecDeque<(String, Peer<RoleServer>)>> {
+    fn asks(&self) -> std::sync::MutexGuard<'_, VecDeque<Awaiting>> {
         self.asks.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -46,19 +55,22 @@ impl UrlAsks {
     /// completes. Asks of clients that have gone away are forgotten.
     pub(crate) fn went_to(&self, id: &str, client: Peer<RoleServer>) {
         let mut asks = self.asks();
-        asks.retain(|(known, peer)| known != id && !peer.is_transport_closed());
+        asks.retain(|ask| ask.id != id && !ask.client.is_transport_closed());
         if asks.len() >= MOST {
             asks.pop_front();
         }
-        asks.push_back((id.to_owned(), client));
+        asks.push_back(Awaiting {
+            id: id.to_owned(),
+            client,
+        });
     }
 
     /// The client to tell that ask `id` completed, if one is; the ask is
     /// forgotten.
     pub(crate) fn completed(&self, id: &str) -> Option<Peer<RoleServer>> {
         let mut asks = self.asks();
-        let at = asks.iter().position(|(known, _)| known == id)?;
-        asks.remove(at).map(|(_, client)| client)
+        let at = asks.iter().position(|ask| ask.id == id)?;
+        asks.remove(at).map(|ask| ask.client)
     }
 }
 
