@@ -8,6 +8,7 @@
 
 pub(crate) mod background;
 pub(crate) mod config;
+pub(crate) mod holds;
 pub(crate) mod listen;
 pub(crate) mod metrics;
 pub(crate) mod proxy;

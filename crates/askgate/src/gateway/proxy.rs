@@ -30,11 +30,12 @@ use tokio::sync::RwLock;
 
 use super::background::Background;
 use super::config::{Intake, Replay};
+use super::holds::Holds;
 use super::metrics::Metrics;
 use super::questions::{self, Asked};
 use super::reads::Reads;
 use super::rules::{Hints, Rules};
-use super::upcall::{self, Asks, Entered, Followed, Held, Holds};
+use super::upcall::{self, Asks, Entered, Followed, Held};
 use super::upstream::{Downstream, Upstream};
 use super::watch::MARKER_KEY;
 

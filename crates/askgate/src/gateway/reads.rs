@@ -25,8 +25,9 @@ use rmcp::service::{Peer, RequestContext, RoleClient, RoleServer};
 use rmcp::{ErrorData, ServiceError};
 use serde_json::Value as Json;
 
+use super::holds::Holds;
 use super::proxy::{HELD, random};
-use super::upcall::{self, Asks, Entered, Followed, Held, Holds};
+use super::upcall::{self, Asks, Entered, Followed, Held};
 use super::upstream::Upstream;
 
 /// The upstream requests of prompts and resources waiting on a

@@ -162,9 +162,11 @@ impl ClientHandler for Relay {
         Ok(result)
     }
 
-    /// Pass `notifications/elicitation/complete` on to the client the
-    /// URL-mode ask went to (see the `url_mode` module); other custom
-    /// notifications are not relayed.
+    /// Pass `notifications/elicitation/complete` on to the classic client
+    /// the URL-mode ask went to (see the `url_mode` module). A 2026-07-28
+    /// client is not told: its revision has no such notification, and its
+    /// retry gets the server's result once the ask is complete. Other
+    /// custom notifications are not relayed.
     async fn on_custom_notification(
         &self,
         notification: CustomNotification,
