@@ -1,8 +1,11 @@
 //! An example upstream MCP server with a tool of each risk level, to put
 //! behind the gateway: notes kept in memory (or in a directory), a deploy,
-//! and a tool that asks the person their name through classic
-//! `elicitation/create`. It also lists one prompt and one resource, for the
-//! gateway's pass-through.
+//! a tool that asks the person their name (`elicitation/create`, or input
+//! requests on 2026-07-28) and one that sends them to a sign-in link (URL
+//! mode, then `notifications/elicitation/complete`). It also lists two
+//! prompts and two resources: [`PROMPT`] and [`RESOURCE`] answer at once,
+//! [`PROMPT_ASKING`] and [`RESOURCE_ASKING`] ask the person's name first
+//! (see the `asks` module).
 //!
 //! | tool | risk | annotations |
 //! |---|---|---|
@@ -12,9 +15,12 @@
 //! | `deploy` | high_write | `destructiveHint: true`, `openWorldHint: true` |
 //! | `delete_all_notes` | destructive | `destructiveHint: true`, `idempotentHint: true` |
 //! | `ask_name` | read | `readOnlyHint: true` (it only asks) |
+//! | `sign_in` | read | `readOnlyHint: true` (it only sends the person to a link) |
 //!
 //! Nothing is written to stdout but MCP; every log line goes to stderr and
 //! names a tool, never an argument value.
+
+mod asks;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -22,11 +28,9 @@ use std::sync::{Arc, Mutex};
 
 use askgate_core::Risk;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequest, InputRequiredResult,
-    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt,
-    PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities,
     ServerConfig, Tool, ToolAnnotations,
 };
@@ -35,20 +39,27 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Map, Value as Json, json};
 
 /// Every tool and the risk it is meant to have, for tests and configs.
-pub const TOOLS: [(&str, Risk); 6] = [
+pub const TOOLS: [(&str, Risk); 7] = [
     ("read_note", Risk::Read),
     ("append_note", Risk::LowWrite),
     ("write_note", Risk::MediumWrite),
     ("deploy", Risk::HighWrite),
     ("delete_all_notes", Risk::Destructive),
     ("ask_name", Risk::Read),
+    ("sign_in", Risk::Read),
 ];
 
-/// The one prompt.
+/// The prompt that answers at once.
 pub const PROMPT: &str = "summarize_notes";
 
-/// The one resource: the names of the notes, one a line.
+/// The prompt that asks the person's name first, and greets them by it.
+pub const PROMPT_ASKING: &str = "greet_me";
+
+/// The resource that answers at once: the names of the notes, one a line.
 pub const RESOURCE: &str = "notes://index";
+
+/// The resource that asks the person's name first: whose notes these are.
+pub const RESOURCE_ASKING: &str = "notes://owner";
 
 /// The example server's handler.
 #[derive(Debug, Clone)]
@@ -189,82 +200,13 @@ impl Notes {
                 let count = self.delete_all()?;
                 Ok(success(format!("deleted {count} notes")))
             }
-            "ask_name" => ask_name(cx).await,
+            "ask_name" => asks::ask_name(cx).await,
+            "sign_in" => asks::sign_in(cx).await,
             other => Err(ErrorData::invalid_params(
                 format!("unknown tool {other:?}; tools/list names the tools"),
                 None,
             )),
         }
-    }
-}
-
-/// What `ask_name` asks.
-fn name_request() -> Result<ElicitRequestParams, ErrorData> {
-    let schema: ElicitationSchema = serde_json::from_value(json!({
-        "type": "object",
-        "properties": {"name": {"type": "string", "title": "Your name", "minLength": 1}},
-        "required": ["name"]
-    }))
-    .map_err(|e| ErrorData::internal_error(format!("the ask_name schema: {e}"), None))?;
-    serde_json::from_value(json!({
-        "message": "What is your name?",
-        "requestedSchema": schema
-    }))
-    .map_err(|e| ErrorData::internal_error(format!("the ask_name request: {e}"), None))
-}
-
-/// Ask the person their name through `elicitation/create` (2025-11-25 and
-/// older: a request to the client, waited on).
-async fn ask_name(cx: &RequestContext<RoleServer>) -> Result<CallToolResult, ErrorData> {
-    if cx.peer.supported_elicitation_modes().is_empty() {
-        return Ok(failure(
-            "this client cannot show a question (it declared no elicitation capability)",
-        ));
-    }
-    let result = match cx.peer.create_elicitation(name_request()?).await {
-        Ok(result) => result,
-        Err(e) => return Ok(failure(format!("asking failed: {e}"))),
-    };
-    Ok(greeting(&result))
-}
-
-/// `ask_name` on 2026-07-28: an `InputRequiredResult` asking for the name,
-/// and on the retry the answer it carries.
-fn ask_name_in_rounds(params: &CallToolRequestParams) -> Result<CallToolResponse, ErrorData> {
-    let answer = params.input_responses.as_ref().and_then(|r| r.get("name"));
-    let Some(answer) = answer else {
-        let request = InputRequest::Elicitation(ElicitRequest::new(name_request()?));
-        let requests = BTreeMap::from([("name".to_owned(), request)]);
-        return Ok(InputRequiredResult::new(Some(requests), None).into());
-    };
-    let result: ElicitResult = serde_json::from_value(answer.clone()).map_err(|e| {
-        ErrorData::invalid_params(
-            format!("inputResponses.name is not an ElicitResult: {e}"),
-            None,
-        )
-    })?;
-    Ok(greeting(&result).into())
-}
-
-/// The answer to `ask_name`'s question, as its result.
-fn greeting(result: &ElicitResult) -> CallToolResult {
-    eprintln!("askgate-example-upstream: ask_name: {:?}", result.action);
-    match result.action {
-        ElicitationAction::Accept => {
-            let name = result
-                .content
-                .as_ref()
-                .and_then(|c| c.get("name"))
-                .and_then(Json::as_str)
-                .map(str::trim)
-                .filter(|n| !n.is_empty());
-            match name {
-                Some(name) => success(format!("Hello, {name}")),
-                None => failure("the answer came back without a name"),
-            }
-        }
-        ElicitationAction::Decline => success("The person declined to give their name."),
-        _ => success("The person dismissed the question."),
     }
 }
 
@@ -397,6 +339,12 @@ fn tools() -> Vec<Tool> {
             schema(&[]),
         )
         .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
+        Tool::new(
+            "sign_in",
+            "Sends the person to a sign-in link and says when they are back (URL-mode elicitation)",
+            schema(&[]),
+        )
+        .with_annotations(ToolAnnotations::new().read_only(true).open_world(true)),
     ]
 }
 
@@ -429,11 +377,8 @@ impl ServerHandler for Notes {
     ) -> Result<CallToolResponse, ErrorData> {
         // The tool's name only: arguments are the person's data.
         eprintln!("askgate-example-upstream: call {}", params.name);
-        let rounds = cx
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-        if params.name == "ask_name" && rounds {
-            return ask_name_in_rounds(&params);
+        if params.name == "ask_name" && asks::in_rounds(&cx) {
+            return asks::ask_name_in_rounds(&params);
         }
         self.call(&params, &cx).await.map(Into::into)
     }
@@ -446,22 +391,32 @@ impl ServerHandler for Notes {
         let style = PromptArgument::new("style")
             .with_description("How to summarize: brief (default) or detailed")
             .with_required(false);
-        Ok(ListPromptsResult::with_all_items(vec![Prompt::new(
-            PROMPT,
-            Some("Summarize the notes"),
-            Some(vec![style]),
-        )]))
+        Ok(ListPromptsResult::with_all_items(vec![
+            Prompt::new(PROMPT, Some("Summarize the notes"), Some(vec![style])),
+            Prompt::new(
+                PROMPT_ASKING,
+                Some("Greet the person by name (they are asked it)"),
+                None,
+            ),
+        ]))
     }
 
     async fn get_prompt(
         &self,
         params: GetPromptRequestParams,
-        _cx: RequestContext<RoleServer>,
+        cx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if params.name == PROMPT_ASKING {
+            let responses = params.input_responses.as_ref();
+            return Ok(match asks::greeting_prompt(responses, &cx).await? {
+                Ok(result) => result.into(),
+                Err(needed) => needed.into(),
+            });
+        }
         if params.name != PROMPT {
             return Err(ErrorData::invalid_params(
                 format!(
-                    "unknown prompt {:?}; the only prompt is {PROMPT:?}",
+                    "unknown prompt {:?}; the prompts are {PROMPT:?} and {PROMPT_ASKING:?}",
                     params.name
                 ),
                 None,
@@ -490,18 +445,28 @@ impl ServerHandler for Notes {
             Resource::new(RESOURCE, "index")
                 .with_description("The names of the notes, one a line")
                 .with_mime_type("text/plain"),
+            Resource::new(RESOURCE_ASKING, "owner")
+                .with_description("Whose notes these are (the person is asked their name)")
+                .with_mime_type("text/plain"),
         ]))
     }
 
     async fn read_resource(
         &self,
         params: ReadResourceRequestParams,
-        _cx: RequestContext<RoleServer>,
+        cx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if params.uri == RESOURCE_ASKING {
+            let responses = params.input_responses.as_ref();
+            return Ok(match asks::owner(responses, &cx).await? {
+                Ok(contents) => ReadResourceResult::new(vec![contents]).into(),
+                Err(needed) => needed.into(),
+            });
+        }
         if params.uri != RESOURCE {
             return Err(ErrorData::resource_not_found(
                 format!(
-                    "unknown resource {:?}; the only one is {RESOURCE:?}",
+                    "unknown resource {:?}; the resources are {RESOURCE:?} and {RESOURCE_ASKING:?}",
                     params.uri
                 ),
                 None,

@@ -4,7 +4,9 @@
 
 use std::process::Stdio;
 
-use askgate_conformance::example_upstream::{PROMPT, RESOURCE, TOOLS};
+use askgate_conformance::example_upstream::{
+    PROMPT, PROMPT_ASKING, RESOURCE, RESOURCE_ASKING, TOOLS,
+};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction, GetPromptRequestParams, Implementation, ReadResourceRequestParams,
@@ -102,6 +104,7 @@ async fn every_tool_answers() {
         ("delete_all_notes", json!({})),
         ("read_note", json!({"name": "todo"})),
         ("ask_name", json!({})),
+        ("sign_in", json!({})),
     ];
     let mut transcript = Vec::new();
     for (tool, args) in calls {
@@ -124,6 +127,7 @@ async fn every_tool_answers() {
             "delete_all_notes: deleted 1 notes",
             "read_note: no note named \"todo\" (error)",
             "ask_name: Hello, Ada",
+            "sign_in: this client cannot open a link (it declared no URL-mode elicitation) (error)",
         ]
     );
     client.cancel().await.expect("stops");
@@ -188,7 +192,7 @@ async fn the_annotations_tell_the_truth() {
     assert_eq!(listed.len(), TOOLS.len());
     for (name, read_only, destructive) in listed {
         let expected = match name.as_str() {
-            "read_note" | "ask_name" => (Some(true), None),
+            "read_note" | "ask_name" | "sign_in" => (Some(true), None),
             "append_note" => (Some(false), Some(false)),
             "write_note" | "deploy" | "delete_all_notes" => (Some(false), Some(true)),
             other => panic!("unexpected tool {other}"),
@@ -205,7 +209,7 @@ async fn the_prompt_and_the_resource_are_listed_and_answer() {
     let prompts = client.list_all_prompts().await.expect("prompts/list");
     assert_eq!(
         prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
-        [PROMPT]
+        [PROMPT, PROMPT_ASKING]
     );
     let prompt = client
         .get_prompt(GetPromptRequestParams::new(PROMPT))
@@ -219,7 +223,7 @@ async fn the_prompt_and_the_resource_are_listed_and_answer() {
     let resources = client.list_all_resources().await.expect("resources/list");
     assert_eq!(
         resources.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(),
-        [RESOURCE]
+        [RESOURCE, RESOURCE_ASKING]
     );
     let read = client
         .read_resource(ReadResourceRequestParams::new(RESOURCE))

@@ -2,15 +2,15 @@
 //! example upstream>` and calls through it, as a desktop client would.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use askgate_store::{CallState, Decision, Store};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
-    ElicitResult, ElicitationAction, Implementation, ProtocolVersion,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, CustomNotification,
+    ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, ProtocolVersion,
 };
-use rmcp::service::{RequestContext, RoleClient, RunningService};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Value as Json, json};
@@ -39,6 +39,38 @@ struct Person {
     capabilities: Json,
     script: Arc<Mutex<VecDeque<ElicitResult>>>,
     asked: Arc<Mutex<Vec<Json>>>,
+    told: Told,
+}
+
+/// The custom notifications a client was sent, as `{method, params}`.
+#[derive(Clone, Default)]
+struct Told {
+    notifications: Arc<Mutex<Vec<Json>>>,
+    arrived: Arc<tokio::sync::Notify>,
+}
+
+impl Told {
+    /// The first notification, once one arrived (or the test's guard ends:
+    /// then the test fails).
+    async fn first(&self) -> Json {
+        let wait = async {
+            loop {
+                let first = self
+                    .notifications
+                    .lock()
+                    .expect("not poisoned")
+                    .first()
+                    .cloned();
+                if let Some(first) = first {
+                    return first;
+                }
+                self.arrived.notified().await;
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(60), wait)
+            .await
+            .expect("a notification arrives")
+    }
 }
 
 impl ClientHandler for Person {
@@ -65,11 +97,26 @@ impl ClientHandler for Person {
             .pop_front()
             .unwrap_or_else(|| ElicitResult::new(ElicitationAction::Cancel)))
     }
+
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        let told = json!({"method": notification.method, "params": notification.params});
+        self.told
+            .notifications
+            .lock()
+            .expect("not poisoned")
+            .push(told);
+        self.told.arrived.notify_one();
+    }
 }
 
 struct Harness {
     client: RunningService<RoleClient, Person>,
     asked: Arc<Mutex<Vec<Json>>>,
+    told: Told,
     store_url: String,
     _dir: Scratch,
 }
@@ -104,18 +151,54 @@ async fn gateway_on(
     config: Option<&str>,
     upstream: &str,
 ) -> Harness {
+    let dir = scratch("askgate-gateway");
+    let store_url = format!("sqlite://{}", dir.join("s.db").display());
+    let transport = start_gateway(&dir, &store_url, config, upstream);
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let told = Told::default();
+    let client = Person {
+        capabilities,
+        script: Arc::new(Mutex::new(script.into())),
+        asked: asked.clone(),
+        told: told.clone(),
+    }
+    .serve(transport)
+    .await
+    .expect("the client connects to the gateway");
+    Harness {
+        client,
+        asked,
+        told,
+        store_url,
+        _dir: Scratch(dir),
+    }
+}
+
+/// A new scratch directory named from `prefix`.
+fn scratch(prefix: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
-        "askgate-gateway-{}-{}",
+        "{prefix}-{}-{}",
         std::process::id(),
         jiff::Timestamp::now().as_nanosecond()
     ));
     std::fs::create_dir_all(&dir).expect("scratch");
-    let store_url = format!("sqlite://{}", dir.join("s.db").display());
+    dir
+}
+
+/// Start a gateway over the example upstream, on the store at
+/// `store_url`: with no config file, or with `config` (see
+/// [`gateway_on`]) written into `dir`.
+fn start_gateway(
+    dir: &Path,
+    store_url: &str,
+    config: Option<&str>,
+    upstream: &str,
+) -> TokioChildProcess {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_askgate"));
     match config {
         None => {
             command
-                .args(["gateway", "--store", &store_url, "--"])
+                .args(["gateway", "--store", store_url, "--"])
                 .arg(self::upstream());
         }
         Some(extra) => {
@@ -137,21 +220,7 @@ async fn gateway_on(
         .stderr(std::process::Stdio::inherit())
         .spawn()
         .expect("the gateway starts");
-    let asked = Arc::new(Mutex::new(Vec::new()));
-    let client = Person {
-        capabilities,
-        script: Arc::new(Mutex::new(script.into())),
-        asked: asked.clone(),
-    }
-    .serve(transport)
-    .await
-    .expect("the client connects to the gateway");
-    Harness {
-        client,
-        asked,
-        store_url,
-        _dir: Scratch(dir),
-    }
+    transport
 }
 
 fn tool(name: &str) -> String {
@@ -821,4 +890,121 @@ async fn a_parked_ask_is_posted_to_the_configured_webhook_without_arguments() {
         !post.to_string().contains("a-secret-argument"),
         "no argument is posted: {post}"
     );
+}
+
+#[tokio::test]
+async fn a_2026_upstreams_prompt_asks_a_classic_client_and_gets_its_checked_answer() {
+    let h = gateway_on(
+        json!({"elicitation": {"form": {}}}),
+        vec![accept(json!({"name": ""})), accept(json!({"name": "Ada"}))],
+        Some(""),
+        "protocol = \"2026-07-28\"",
+    )
+    .await;
+    let prompt = h
+        .client
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("notes__greet_me"))
+        .await
+        .expect("the prompt");
+    let prompt = serde_json::to_value(&prompt).expect("json");
+    assert_eq!(
+        prompt["messages"][0]["content"]["text"], "Greet Ada by name, warmly.",
+        "the prompt the upstream built from the answer: {prompt}"
+    );
+    let asked = h.asked.lock().expect("not poisoned").clone();
+    assert_eq!(
+        asked.len(),
+        2,
+        "asked, then asked again after an empty name"
+    );
+    assert_eq!(asked[0]["message"], "What is your name?");
+    let again = asked[1]["message"].as_str().unwrap_or_default();
+    assert!(
+        again.contains("name") && again.ends_with("What is your name?"),
+        "the re-ask says why: {again:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_2026_upstreams_resource_asks_a_2026_client_which_answers_on_its_retry() {
+    let dir = scratch("askgate-gateway-read");
+    let _cleanup = Scratch(dir.clone());
+    let store_url = format!("sqlite://{}", dir.join("s.db").display());
+    let transport = start_gateway(&dir, &store_url, Some(""), "protocol = \"2026-07-28\"");
+    use rmcp::service::ClientServiceExt;
+    let client = RoundTripper
+        .serve_with_lifecycle(
+            transport,
+            rmcp::service::ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("discovers the gateway");
+    let params = rmcp::model::ReadResourceRequestParams::new("notes://owner");
+    let mut read = params.clone();
+    let mut asked = Vec::new();
+    let mut answers = [json!({"name": 42}), json!({"name": "Grace"})].into_iter();
+    let done = loop {
+        let needed = match client
+            .read_resource_once(read.clone())
+            .await
+            .expect("a result")
+        {
+            rmcp::model::ReadResourceResponse::Complete(result) => break result,
+            rmcp::model::ReadResourceResponse::InputRequired(needed) => needed,
+            other => panic!("expected a result or input requests, got {other:?}"),
+        };
+        assert!(asked.len() < 4, "too many rounds");
+        let mut responses = serde_json::Map::new();
+        for (key, request) in input_requests(&needed) {
+            assert!(key.starts_with("upstream-"), "{key}");
+            asked.push(request["params"]["message"].clone());
+            let content = answers.next().expect("asked at most twice");
+            responses.insert(key, json!({"action": "accept", "content": content}));
+        }
+        read = params.clone();
+        read.input_responses =
+            Some(serde_json::from_value(Json::Object(responses)).expect("responses"));
+        read.request_state = Some(needed.request_state.clone().expect("a sealed state"));
+    };
+    let done = serde_json::to_value(&done).expect("json");
+    assert_eq!(
+        done["contents"][0]["text"], "These notes belong to Grace.",
+        "the resource the upstream built from the answer: {done}"
+    );
+    assert_eq!(asked.len(), 2, "asked, then asked again: {asked:?}");
+    let again = asked[1].as_str().unwrap_or_default();
+    assert!(
+        again.contains("name") && !again.contains("42"),
+        "the re-ask says what did not fit, never the value: {again:?}"
+    );
+    client.cancel().await.expect("the gateway stops");
+}
+
+#[tokio::test]
+async fn the_completion_of_a_url_mode_ask_reaches_the_classic_client_it_went_to() {
+    let h = gateway_with(
+        json!({"elicitation": {"form": {}, "url": {}}}),
+        vec![ElicitResult::new(ElicitationAction::Accept)],
+        Some("[[rules]]\nserver = \"notes\"\ntool = \"sign_in\"\nrisk = \"read\""),
+    )
+    .await;
+    let result = h
+        .client
+        .call_tool(CallToolRequestParams::new("notes__sign_in"))
+        .await
+        .expect("a result");
+    assert!(text(&result).starts_with("Signed in"), "{}", text(&result));
+    let asked = h.asked.lock().expect("not poisoned").clone();
+    assert_eq!(asked.len(), 1, "one ask: {asked:?}");
+    assert_eq!(asked[0]["mode"], "url");
+    let id = asked[0]["elicitationId"].clone();
+    assert!(
+        id.as_str().is_some_and(|id| id.starts_with("sign-in-")),
+        "{id}"
+    );
+    let told = h.told.first().await;
+    assert_eq!(told["method"], "notifications/elicitation/complete");
+    assert_eq!(told["params"]["elicitationId"], id, "{told}");
 }

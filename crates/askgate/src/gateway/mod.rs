@@ -10,14 +10,17 @@ pub(crate) mod background;
 pub(crate) mod child;
 pub(crate) mod config;
 pub(crate) mod express;
+pub(crate) mod holds;
 pub(crate) mod listen;
 pub(crate) mod metrics;
 pub(crate) mod proxy;
 pub(crate) mod questions;
+pub(crate) mod reads;
 pub(crate) mod rules;
 pub(crate) mod stdio;
 pub(crate) mod upcall;
 pub(crate) mod upstream;
+pub(crate) mod url_mode;
 pub(crate) mod watch;
 pub(crate) mod wire;
 

@@ -4,7 +4,9 @@
 //! without the answer waiting for it. A `read` call that proceeds without a
 //! person does not wait for the store at all (unless `durable_reads`):
 //! replaying a read is harmless, so its audit entry and ledger row are
-//! written when it ends, in one write. Prompts and resources pass through.
+//! written when it ends, in one write. Prompts and resources are not
+//! gated; what their servers ask on the way is relayed (see the `reads`
+//! module).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,7 +23,7 @@ use rmcp::model::{
     PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResponse,
     ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceError};
 use serde_json::{Map, Value as Json, json};
 use tokio::sync::RwLock;
@@ -30,8 +32,10 @@ use super::express::Lane;
 
 use super::background::Background;
 use super::config::{Intake, Replay};
+use super::holds::Holds;
 use super::metrics::Metrics;
 use super::questions::{self, Asked};
+use super::reads::Reads;
 use super::rules::{Hints, Rules};
 use super::upcall::{self, Asks, Entered, Followed, Held};
 use super::upstream::{Downstream, Upstream};
@@ -102,7 +106,10 @@ struct Inner {
     /// Intakes settled in this process (a stdio session is one thread).
     intake_done: std::sync::Mutex<std::collections::HashSet<usize>>,
     /// Upstream calls waiting on a client's retry, by handle.
-    held: std::sync::Mutex<HashMap<String, Held>>,
+    held: Holds,
+    /// Prompts and resources read through the gateway, and their
+    /// upstream requests waiting on a client's retry.
+    reads: Reads,
 }
 
 impl Gateway {
@@ -112,6 +119,7 @@ impl Gateway {
         upstreams: Vec<Upstream>,
         downstream: Downstream,
     ) -> Gateway {
+        let (held, reads) = (Holds::new(settings.hold_for), Reads::new(settings.hold_for));
         Gateway {
             inner: Arc::new(Inner {
                 settings,
@@ -120,7 +128,8 @@ impl Gateway {
                 tools: std::sync::RwLock::new(HashMap::new()),
                 resources: RwLock::new(HashMap::new()),
                 intake_done: std::sync::Mutex::new(std::collections::HashSet::new()),
-                held: std::sync::Mutex::new(HashMap::new()),
+                held,
+                reads,
             }),
         }
     }
@@ -399,36 +408,6 @@ impl Gateway {
         Ok(Held::new(call.run(arguments, marker, asks, entered), asked))
     }
 
-    /// Hold `held` until the client's retry (or its wait's end): the handle
-    /// the round's sealed state carries.
-    fn hold(&self, held: Held) -> Result<String, ErrorData> {
-        let handle = random("held")?;
-        self.held().insert(handle.clone(), held);
-        let gateway = Arc::downgrade(&self.inner);
-        let expired = handle.clone();
-        let ttl = self.inner.settings.hold_for;
-        tokio::spawn(async move {
-            tokio::time::sleep(ttl).await;
-            if let Some(inner) = gateway.upgrade() {
-                // Dropped: the server's asks are told nobody answered.
-                let gone = inner
-                    .held
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .remove(&expired);
-                drop(gone);
-            }
-        });
-        Ok(handle)
-    }
-
-    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, Held>> {
-        self.inner
-            .held
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
     /// Follow `held` in `round`: its result, or the round's input requests
     /// with the call held for the retry.
     async fn follow(
@@ -440,7 +419,7 @@ impl Gateway {
         match held.follow(&mut round, &cx.peer).await {
             Followed::Done(response) => response,
             Followed::Waiting(held) => {
-                let handle = self.hold(held)?;
+                let handle = self.inner.held.hold(held)?;
                 round.carry(HELD, Json::String(handle));
                 Ok(round.respond()?)
             }
@@ -456,7 +435,7 @@ impl Gateway {
         cx: &RequestContext<RoleServer>,
         tool: &str,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(held) = self.held().remove(handle) else {
+        let Some(held) = self.inner.held.take(handle) else {
             return Err(ErrorData::invalid_request(
                 format!(
                     "the call to {tool} was sent and its server was waiting on an answer that askgate no longer holds (askgate restarted, or the wait passed its limit); it may have run, and it is not sent again — call again to start over"
@@ -484,7 +463,7 @@ pub(crate) struct Plan {
 }
 
 /// The key in a round's carried state of a held upstream call.
-const HELD: &str = "held";
+pub(crate) const HELD: &str = "held";
 
 /// One upstream call, from the ledger's `sent` to its end.
 struct Upcall {
@@ -531,43 +510,25 @@ impl Upcall {
             if rounds > askgate_mcp::client::MAX_ROUNDS {
                 break result;
             }
-            let mut inputs = Vec::new();
-            let mut replies = Vec::new();
-            for (key, request) in needed.input_requests.clone().unwrap_or_default() {
-                let (reply, answer) = tokio::sync::oneshot::channel();
-                inputs.push(upcall::Input { request, reply });
-                replies.push((key, answer));
-            }
-            if !inputs.is_empty() && asks.send(inputs).is_err() {
-                break result;
-            }
-            let mut responses = rmcp::model::InputResponses::new();
-            let mut unanswered = None;
-            for (key, answer) in replies {
-                match answer.await {
-                    Ok(Ok(answer)) => {
-                        responses.insert(key, answer);
-                    }
-                    Ok(Err(why)) => unanswered = Some(why),
-                    Err(_) => unanswered = Some("nobody answered".to_owned()),
+            let responses = match upcall::answers(needed, &asks).await {
+                Ok(responses) => responses,
+                Err(why) => {
+                    finish(
+                        &mut end,
+                        &settings.background,
+                        &self.id,
+                        false,
+                        json!({"failure": "an input its server asked for was not given"}),
+                    );
+                    return Err(ErrorData::invalid_request(
+                        format!(
+                            "{} asked for input to run {tool}, and askgate could not get it: {why}; the call did not complete",
+                            upstream.name
+                        ),
+                        None,
+                    ));
                 }
-            }
-            if let Some(why) = unanswered {
-                finish(
-                    &mut end,
-                    &settings.background,
-                    &self.id,
-                    false,
-                    json!({"failure": "an input its server asked for was not given"}),
-                );
-                return Err(ErrorData::invalid_request(
-                    format!(
-                        "{} asked for input to run {tool}, and askgate could not get it: {why}; the call did not complete",
-                        upstream.name
-                    ),
-                    None,
-                ));
-            }
+            };
             params.input_responses = Some(responses);
             params.request_state = needed.request_state.clone();
             marker = match random("m") {
@@ -760,7 +721,7 @@ impl Drop for Unrecorded {
 }
 
 /// A random id with a prefix.
-fn random(prefix: &str) -> Result<String, ErrorData> {
+pub(crate) fn random(prefix: &str) -> Result<String, ErrorData> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes)
         .map_err(|e| ErrorData::internal_error(format!("no randomness: {e}"), None))?;
@@ -849,6 +810,13 @@ impl ServerHandler for Gateway {
         .with_instructions(
             "askgate: the tools of the servers behind it, each call confirmed by a person when its risk calls for it.",
         )
+    }
+
+    /// The client is connected: from now on an upstream's asks outside a
+    /// call the gateway handles — during a call on the express lane, say —
+    /// go to it.
+    async fn on_initialized(&self, cx: NotificationContext<RoleServer>) {
+        self.inner.downstream.set(cx.peer);
     }
 
     async fn list_tools(
@@ -1003,7 +971,7 @@ impl ServerHandler for Gateway {
     async fn get_prompt(
         &self,
         params: GetPromptRequestParams,
-        _cx: RequestContext<RoleServer>,
+        cx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let (namespace, name) = params.name.split_once(SEPARATOR).ok_or_else(|| {
             ErrorData::invalid_params(format!("unknown prompt {:?}", params.name), None)
@@ -1016,25 +984,11 @@ impl ServerHandler for Gateway {
             .ok_or_else(|| {
                 ErrorData::invalid_params(format!("unknown prompt {:?}", params.name), None)
             })?;
-        let mut forwarded = params.clone();
-        forwarded.name = name.to_owned();
-        forwarded.meta = None;
-        upstream
-            .service
-            .get_prompt(forwarded)
+        let rounds = &self.inner.settings.rounds;
+        self.inner
+            .reads
+            .prompt(upstream, name, &params, rounds, &cx)
             .await
-            .map(|mut result| {
-                result
-                    .result_type
-                    .get_or_insert(rmcp::model::ResultType::COMPLETE);
-                result.into()
-            })
-            .map_err(|e| {
-                ErrorData::internal_error(
-                    format!("{} failed on prompt {name}: {e}", upstream.name),
-                    None,
-                )
-            })
     }
 
     async fn list_resources(
@@ -1065,7 +1019,7 @@ impl ServerHandler for Gateway {
         cx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         if !self.inner.resources.read().await.contains_key(&params.uri) {
-            let _ = self.list_resources(None, cx).await;
+            let _ = self.list_resources(None, cx.clone()).await;
         }
         let Some(index) = self.inner.resources.read().await.get(&params.uri).copied() else {
             return Err(ErrorData::invalid_params(
@@ -1074,23 +1028,10 @@ impl ServerHandler for Gateway {
             ));
         };
         let upstream = &self.inner.upstreams[index];
-        let mut forwarded = params.clone();
-        forwarded.meta = None;
-        upstream
-            .service
-            .read_resource(forwarded)
+        let rounds = &self.inner.settings.rounds;
+        self.inner
+            .reads
+            .resource(upstream, &params, rounds, &cx)
             .await
-            .map(|mut result| {
-                result
-                    .result_type
-                    .get_or_insert(rmcp::model::ResultType::COMPLETE);
-                result.into()
-            })
-            .map_err(|e| {
-                ErrorData::internal_error(
-                    format!("{} failed to read a resource: {e}", upstream.name),
-                    None,
-                )
-            })
     }
 }

@@ -16,6 +16,11 @@
 //! upstream say it: when they are all for one principal, the ask goes to the
 //! most recent; when they are for several, the ask is refused rather than
 //! shown to the wrong person.
+//!
+//! The same machinery serves `tools/call`, `prompts/get` and
+//! `resources/read`: [`Held`] follows any upstream request, [`answers`]
+//! gets the person's answers to one `InputRequiredResult`, and the `holds`
+//! module keeps the requests waiting on a retry.
 
 // Sampling and roots are deprecated in rmcp (SEP-2577); upstreams still
 // send them, and the gateway relays them.
@@ -30,14 +35,18 @@ use askgate_mcp::input;
 use askgate_mcp::{Round, RoundError};
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolResponse, ElicitRequestParams, ElicitationAction, InputRequest, ResultType,
+    CallToolResponse, ElicitRequestParams, ElicitationAction, InputRequest, InputRequiredResult,
+    InputResponses, ResultType,
 };
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{Map, Value as Json, json};
 use tokio::sync::{mpsc, oneshot};
 
-/// What a finished upstream call gives the client.
-pub(crate) type Response = Result<CallToolResponse, ErrorData>;
+use super::url_mode::UrlAsks;
+
+/// What a finished upstream call gives the client: a tool's result
+/// unless said otherwise (a prompt, a resource).
+pub(crate) type Response<R = CallToolResponse> = Result<R, ErrorData>;
 
 /// How many times a person is asked again when an answer does not fit the
 /// server's form, before the server is told the ask was cancelled.
@@ -49,16 +58,31 @@ pub(crate) struct Input {
     /// The request, as the server sent it.
     pub(crate) request: InputRequest,
     /// Where the checked answer goes, or why there is none.
-    pub(crate) reply: oneshot::Sender<Result<Json, String>>,
+    pub(crate) reply: oneshot::Sender<Result<Answer, String>>,
+}
+
+/// A checked answer to an [`Input`], and the client that gave it.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    /// The answer, as the server gets it.
+    pub(crate) value: Json,
+    /// The classic client that was sent the request and answered it —
+    /// where later news about the ask goes (the completion of a URL-mode
+    /// elicitation, see the `url_mode` module). `None` when the answer
+    /// came in a 2026-07-28 client's retry: that revision has no such
+    /// news.
+    pub(crate) client: Option<Peer<RoleServer>>,
 }
 
 /// Where the asks of one upstream call go.
 pub(crate) type Asks = mpsc::UnboundedSender<Vec<Input>>;
 
-/// The calls in flight to one upstream, and where their asks go.
+/// The calls in flight to one upstream, where their asks go, and the
+/// URL-mode asks of its server awaiting completion.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Inflight {
     calls: Arc<Mutex<Vec<Entry>>>,
+    urls: UrlAsks,
 }
 
 #[derive(Debug)]
@@ -99,6 +123,11 @@ impl Inflight {
         }
     }
 
+    /// The server's URL-mode asks awaiting completion.
+    pub(crate) fn urls(&self) -> &UrlAsks {
+        &self.urls
+    }
+
     /// Where an ask that names no call goes now.
     pub(crate) fn route(&self) -> Route {
         let calls = self.calls();
@@ -129,7 +158,7 @@ impl Drop for Entered {
 ///
 /// # Errors
 /// Why nobody answered, in words for the server (no values).
-pub(crate) async fn ask_through(asks: &Asks, request: InputRequest) -> Result<Json, String> {
+pub(crate) async fn ask_through(asks: &Asks, request: InputRequest) -> Result<Answer, String> {
     let (reply, answer) = oneshot::channel();
     asks.send(vec![Input { request, reply }])
         .map_err(|_| "the call it was asked for has ended".to_owned())?;
@@ -138,18 +167,48 @@ pub(crate) async fn ask_through(asks: &Asks, request: InputRequest) -> Result<Js
         .map_err(|_| "nobody answered before the call's wait ended".to_owned())?
 }
 
+/// The person's answers to the input requests of `needed` — one round of
+/// a 2026-07-28 server's request — asked through the handler behind
+/// `asks`, by the keys the server gave them.
+///
+/// # Errors
+/// Why one of them got no answer, in words for the server and the client
+/// (no values).
+pub(crate) async fn answers(
+    needed: &InputRequiredResult,
+    asks: &Asks,
+) -> Result<InputResponses, String> {
+    let mut inputs = Vec::new();
+    let mut replies = Vec::new();
+    for (key, request) in needed.input_requests.clone().unwrap_or_default() {
+        let (reply, answer) = oneshot::channel();
+        inputs.push(Input { request, reply });
+        replies.push((key, answer));
+    }
+    if !inputs.is_empty() && asks.send(inputs).is_err() {
+        return Err("the call it was asked for has ended".to_owned());
+    }
+    let mut responses = InputResponses::new();
+    for (key, answer) in replies {
+        let answer = answer.await.map_err(|_| "nobody answered".to_owned())??;
+        responses.insert(key, answer.value);
+    }
+    Ok(responses)
+}
+
 /// The upstream call itself: running here, or sent away to run while its
 /// downstream call waits for the client's retry.
-enum Upcall {
-    Here(Pin<Box<dyn Future<Output = Response> + Send>>),
-    Away(tokio::task::JoinHandle<Response>),
+enum Upcall<R> {
+    Here(Pin<Box<dyn Future<Output = Response<R>> + Send>>),
+    Away(tokio::task::JoinHandle<Response<R>>),
     /// Only while being sent away.
     Moving,
 }
 
-/// An upstream call and the asks of its server still waiting for answers.
-pub(crate) struct Held {
-    upcall: Upcall,
+/// An upstream call (a tool's unless said otherwise) and the asks of its
+/// server still waiting for answers.
+pub(crate) struct Held<R = CallToolResponse> {
+    upcall: Upcall<R>,
     asks: mpsc::UnboundedReceiver<Vec<Input>>,
     asks_open: bool,
     /// Asks sent to the client, by the key they went under.
@@ -159,7 +218,7 @@ pub(crate) struct Held {
     next_key: u32,
 }
 
-impl std::fmt::Debug for Held {
+impl<R> std::fmt::Debug for Held<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Held")
             .field("waiting", &self.waiting.len())
@@ -169,19 +228,19 @@ impl std::fmt::Debug for Held {
 
 /// Where following a call got to.
 #[derive(Debug)]
-pub(crate) enum Followed {
+pub(crate) enum Followed<R = CallToolResponse> {
     /// The upstream answered.
-    Done(Response),
+    Done(Response<R>),
     /// The client must answer the round's input requests first.
-    Waiting(Held),
+    Waiting(Held<R>),
 }
 
-impl Held {
+impl<R: Send + 'static> Held<R> {
     /// Follow `upcall`, whose server's asks arrive on `asks`.
     pub(crate) fn new(
-        upcall: impl Future<Output = Response> + Send + 'static,
+        upcall: impl Future<Output = Response<R>> + Send + 'static,
         asks: mpsc::UnboundedReceiver<Vec<Input>>,
-    ) -> Held {
+    ) -> Held<R> {
         Held {
             upcall: Upcall::Here(Box::pin(upcall)),
             asks,
@@ -196,7 +255,7 @@ impl Held {
         format!("upstream-{}", self.next_key)
     }
 
-    async fn result(upcall: &mut Upcall) -> Response {
+    async fn result(upcall: &mut Upcall<R>) -> Response<R> {
         match upcall {
             Upcall::Here(future) => future.await,
             Upcall::Away(task) => task.await.unwrap_or_else(|e| {
@@ -224,7 +283,11 @@ impl Held {
     /// Follow the call to its end, answering what its server asks on the
     /// way: through `peer` on revisions that send requests, else as the
     /// round's input requests (the call is then held for the retry).
-    pub(crate) async fn follow(mut self, round: &mut Round, peer: &Peer<RoleServer>) -> Followed {
+    pub(crate) async fn follow(
+        mut self,
+        round: &mut Round,
+        peer: &Peer<RoleServer>,
+    ) -> Followed<R> {
         loop {
             if !self.waiting.is_empty() {
                 if round.is_multi_round_trip() {
@@ -235,7 +298,10 @@ impl Held {
                 } else {
                     for (_, input) in std::mem::take(&mut self.waiting) {
                         let answer = ask_peer(peer, &input.request).await;
-                        let _ = input.reply.send(answer);
+                        let _ = input.reply.send(answer.map(|value| Answer {
+                            value,
+                            client: Some(peer.clone()),
+                        }));
                     }
                 }
             }
@@ -264,8 +330,9 @@ impl Held {
         for (key, input) in std::mem::take(&mut self.waiting) {
             let next = match round.relayed_answer(&key) {
                 Some(answer) => match check(&input.request, &answer) {
-                    Ok(answer) => {
-                        let _ = input.reply.send(Ok(answer));
+                    Ok(value) => {
+                        let client = None;
+                        let _ = input.reply.send(Ok(Answer { value, client }));
                         continue;
                     }
                     Err(why) => Some((self.key(), with_reason(&input.request, &why))),

@@ -12,8 +12,8 @@ use askgate_mcp::input;
 use rmcp::model::ProtocolVersion;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequest, ElicitRequestParams, ElicitResult, Implementation, InputRequest,
-    ListRootsResult,
+    CustomNotification, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    Implementation, InputRequest, ListRootsResult,
 };
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, RequestContext, RoleClient,
@@ -26,7 +26,8 @@ use serde_json::{Value as Json, json};
 
 use super::config::UpstreamProtocol;
 use super::express::Lane;
-use super::upcall::{self, Inflight, Route};
+use super::upcall::{self, Answer, Inflight, Route};
+use super::url_mode;
 use super::watch::{Watch, Watched};
 
 /// How to reach an upstream.
@@ -95,14 +96,19 @@ impl Relay {
     /// Put the server's own `request` to the person behind the call that
     /// caused it (see the `upcall` module), or — asked outside any call —
     /// to the most recent client, when it takes requests.
-    async fn ask(&self, request: InputRequest, what: &str) -> Result<Json, ErrorData> {
+    async fn ask(&self, request: InputRequest, what: &str) -> Result<Answer, ErrorData> {
         let answer = match self.inflight.route() {
             Route::Call(asks) => {
                 tracing::info!(server = %self.server, what, "relaying the server's own ask to the person");
                 upcall::ask_through(&asks, request).await
             }
             Route::NoCall => match self.downstream.get() {
-                Some(peer) => upcall::ask_peer(&peer, &request).await,
+                Some(peer) => upcall::ask_peer(&peer, &request)
+                    .await
+                    .map(|value| Answer {
+                        value,
+                        client: Some(peer),
+                    }),
                 None => Err("no client is connected".to_owned()),
             },
             Route::Ambiguous => Err(
@@ -142,10 +148,42 @@ impl ClientHandler for Relay {
         _cx: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let what = "a person's answer";
+        let url = url_mode::id_of(&request).map(str::to_owned);
         let answer = self
             .ask(InputRequest::Elicitation(ElicitRequest::new(request)), what)
             .await?;
-        read(&self.server, what, answer)
+        let result: ElicitResult = read(&self.server, what, answer.value)?;
+        if let (Some(id), Some(client)) = (url, answer.client)
+            && result.action == ElicitationAction::Accept
+        {
+            // The person went to the link: the server will say when they
+            // are done there.
+            self.inflight.urls().went_to(&id, client);
+        }
+        Ok(result)
+    }
+
+    /// Pass `notifications/elicitation/complete` on to the classic client
+    /// the URL-mode ask went to (see the `url_mode` module). A 2026-07-28
+    /// client is not told: its revision has no such notification, and its
+    /// retry gets the server's result once the ask is complete. Other
+    /// custom notifications are not relayed.
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        let Some(id) = url_mode::completion(&notification) else {
+            tracing::debug!(server = %self.server, method = %notification.method, "a notification askgate does not relay");
+            return;
+        };
+        let Some(client) = self.inflight.urls().completed(&id) else {
+            tracing::debug!(server = %self.server, elicitation = %id, "the completion of a URL-mode ask no classic client awaits");
+            return;
+        };
+        if let Err(error) = url_mode::tell(&client, &id).await {
+            tracing::debug!(server = %self.server, elicitation = %id, %error, "could not relay the completion of a URL-mode ask");
+        }
     }
 
     async fn create_message(
@@ -155,7 +193,7 @@ impl ClientHandler for Relay {
     ) -> Result<CreateMessageResult, ErrorData> {
         let what = "a sampled message";
         let answer = self.ask(input::sample(params), what).await?;
-        read(&self.server, what, answer)
+        read(&self.server, what, answer.value)
     }
 
     async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
@@ -189,7 +227,7 @@ impl ClientHandler for Relay {
     ) -> Result<ListRootsResult, ErrorData> {
         let what = "the client's roots";
         let answer = self.ask(input::list_roots(), what).await?;
-        read(&self.server, what, answer)
+        read(&self.server, what, answer.value)
     }
 }
 

@@ -314,7 +314,8 @@ mod tests {
             .await;
         });
         let out = Out::new(sender);
-        out.send(b"one\nexpress 1\r\ntwo\n\nexpress 2\n").expect("the pipe is open");
+        out.send(b"one\nexpress 1\r\ntwo\n\nexpress 2\n")
+            .expect("the pipe is open");
         out.send(b"three").expect("the pipe is open");
         out.close().await;
         tapping.await.expect("done");

@@ -1,0 +1,234 @@
+//! What the example upstream asks the person, for the gateway to relay:
+//! their name (the `ask_name` tool, the [`PROMPT_ASKING`](super::PROMPT_ASKING)
+//! prompt and the [`RESOURCE_ASKING`](super::RESOURCE_ASKING) resource), and
+//! a sign-in through a link (the `sign_in` tool).
+//!
+//! On 2025-11-25 and older a name is asked through `elicitation/create`, a
+//! request the server waits on; on 2026-07-28 through the input requests of
+//! an `InputRequiredResult` (key `name`), the answer coming on the retry.
+//! `sign_in` is a URL-mode elicitation (2025-11-25), followed by
+//! `notifications/elicitation/complete` naming its `elicitationId` once the
+//! (stand-in) sign-in page is done.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomNotification, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, GetPromptResult,
+    InputRequest, InputRequiredResult, InputResponses, PromptMessage, ProtocolVersion,
+    ResourceContents, Role, ServerNotification,
+};
+use rmcp::service::{ElicitationMode, RequestContext, RoleServer};
+use serde_json::{Value as Json, json};
+
+use super::{failure, success};
+
+/// Whether `cx`'s client speaks 2026-07-28, where asks go in
+/// `InputRequiredResult`s.
+pub(super) fn in_rounds(cx: &RequestContext<RoleServer>) -> bool {
+    cx.protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// What `ask_name` asks.
+fn name_request() -> Result<ElicitRequestParams, ErrorData> {
+    let schema: ElicitationSchema = serde_json::from_value(json!({
+        "type": "object",
+        "properties": {"name": {"type": "string", "title": "Your name", "minLength": 1}},
+        "required": ["name"]
+    }))
+    .map_err(|e| ErrorData::internal_error(format!("the ask_name schema: {e}"), None))?;
+    serde_json::from_value(json!({
+        "message": "What is your name?",
+        "requestedSchema": schema
+    }))
+    .map_err(|e| ErrorData::internal_error(format!("the ask_name request: {e}"), None))
+}
+
+/// The name asked for as the input request `name` (2026-07-28).
+fn name_input_required() -> Result<InputRequiredResult, ErrorData> {
+    let request = InputRequest::Elicitation(ElicitRequest::new(name_request()?));
+    let requests = BTreeMap::from([("name".to_owned(), request)]);
+    Ok(InputRequiredResult::new(Some(requests), None))
+}
+
+/// The answer a retry carries under `name`, if any.
+fn name_answer(responses: Option<&InputResponses>) -> Result<Option<ElicitResult>, ErrorData> {
+    let Some(answer) = responses.and_then(|r| r.get("name")) else {
+        return Ok(None);
+    };
+    serde_json::from_value(answer.clone())
+        .map(Some)
+        .map_err(|e| {
+            ErrorData::invalid_params(
+                format!("inputResponses.name is not an ElicitResult: {e}"),
+                None,
+            )
+        })
+}
+
+/// Ask the person their name through `elicitation/create` (2025-11-25 and
+/// older: a request to the client, waited on).
+pub(super) async fn ask_name(cx: &RequestContext<RoleServer>) -> Result<CallToolResult, ErrorData> {
+    if cx.peer.supported_elicitation_modes().is_empty() {
+        return Ok(failure(
+            "this client cannot show a question (it declared no elicitation capability)",
+        ));
+    }
+    let result = match cx.peer.create_elicitation(name_request()?).await {
+        Ok(result) => result,
+        Err(e) => return Ok(failure(format!("asking failed: {e}"))),
+    };
+    Ok(greeting(&result))
+}
+
+/// `ask_name` on 2026-07-28: an `InputRequiredResult` asking for the name,
+/// and on the retry the answer it carries.
+pub(super) fn ask_name_in_rounds(
+    params: &CallToolRequestParams,
+) -> Result<CallToolResponse, ErrorData> {
+    match name_answer(params.input_responses.as_ref())? {
+        Some(result) => Ok(greeting(&result).into()),
+        None => Ok(name_input_required()?.into()),
+    }
+}
+
+/// The name in an accepted answer, trimmed, if there is one.
+fn given_name(result: &ElicitResult) -> Option<&str> {
+    if result.action != ElicitationAction::Accept {
+        return None;
+    }
+    result
+        .content
+        .as_ref()
+        .and_then(|c| c.get("name"))
+        .and_then(Json::as_str)
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+}
+
+/// The answer to `ask_name`'s question, as its result.
+fn greeting(result: &ElicitResult) -> CallToolResult {
+    eprintln!("askgate-example-upstream: ask_name: {:?}", result.action);
+    match (given_name(result), &result.action) {
+        (Some(name), _) => success(format!("Hello, {name}")),
+        (None, ElicitationAction::Accept) => failure("the answer came back without a name"),
+        (None, ElicitationAction::Decline) => success("The person declined to give their name."),
+        (None, _) => success("The person dismissed the question."),
+    }
+}
+
+/// What a prompt or a resource has of the person's name.
+enum Named {
+    /// Their name.
+    Given(String),
+    /// Not asked yet (2026-07-28): the input requests to answer with.
+    Ask(InputRequiredResult),
+    /// No name, and why (declined, dismissed, no way to ask).
+    Without(String),
+}
+
+/// The person's name: from a 2026-07-28 retry's `inputResponses` (asked
+/// for when it is not there), or asked through `elicitation/create`.
+async fn named(
+    responses: Option<&InputResponses>,
+    cx: &RequestContext<RoleServer>,
+) -> Result<Named, ErrorData> {
+    let result = if in_rounds(cx) {
+        match name_answer(responses)? {
+            Some(result) => result,
+            None => return Ok(Named::Ask(name_input_required()?)),
+        }
+    } else if cx.peer.supported_elicitation_modes().is_empty() {
+        return Ok(Named::Without("the client cannot ask".into()));
+    } else {
+        match cx.peer.create_elicitation(name_request()?).await {
+            Ok(result) => result,
+            Err(e) => return Ok(Named::Without(format!("asking failed: {e}"))),
+        }
+    };
+    eprintln!("askgate-example-upstream: a name: {:?}", result.action);
+    Ok(match given_name(&result) {
+        Some(name) => Named::Given(name.to_owned()),
+        None => Named::Without(format!("no name was given ({:?})", result.action)),
+    })
+}
+
+/// The prompt that greets the person by the name they give.
+pub(super) async fn greeting_prompt(
+    responses: Option<&InputResponses>,
+    cx: &RequestContext<RoleServer>,
+) -> Result<Result<GetPromptResult, InputRequiredResult>, ErrorData> {
+    let text = match named(responses, cx).await? {
+        Named::Ask(needed) => return Ok(Err(needed)),
+        Named::Given(name) => format!("Greet {name} by name, warmly."),
+        Named::Without(why) => format!("Greet the person; their name is not known: {why}."),
+    };
+    Ok(Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+        Role::User,
+        text,
+    )])))
+}
+
+/// The resource saying whose notes these are: the person is asked.
+pub(super) async fn owner(
+    responses: Option<&InputResponses>,
+    cx: &RequestContext<RoleServer>,
+) -> Result<Result<ResourceContents, InputRequiredResult>, ErrorData> {
+    let text = match named(responses, cx).await? {
+        Named::Ask(needed) => return Ok(Err(needed)),
+        Named::Given(name) => format!("These notes belong to {name}."),
+        Named::Without(why) => format!("Whose notes these are is not known: {why}."),
+    };
+    Ok(Ok(
+        ResourceContents::text(text, super::RESOURCE_ASKING).with_mime_type("text/plain")
+    ))
+}
+
+/// Sign-ins started by this process: each ask gets its own id.
+static SIGN_INS: AtomicU64 = AtomicU64::new(0);
+
+/// Send the person to a (stand-in) sign-in page through URL-mode
+/// elicitation; once they accepted, the page is done at once and the client
+/// is told so with `notifications/elicitation/complete`.
+pub(super) async fn sign_in(cx: &RequestContext<RoleServer>) -> Result<CallToolResult, ErrorData> {
+    if !cx
+        .peer
+        .supported_elicitation_modes()
+        .contains(&ElicitationMode::Url)
+    {
+        return Ok(failure(
+            "this client cannot open a link (it declared no URL-mode elicitation)",
+        ));
+    }
+    let id = format!(
+        "sign-in-{}-{}",
+        std::process::id(),
+        SIGN_INS.fetch_add(1, Ordering::Relaxed)
+    );
+    let params = ElicitRequestParams::UrlElicitationParams {
+        meta: None,
+        message: "Sign in to the notes service.".into(),
+        url: format!("https://notes.example/sign-in?session={id}"),
+        elicitation_id: id.clone(),
+    };
+    let result = match cx.peer.create_elicitation(params).await {
+        Ok(result) => result,
+        Err(e) => return Ok(failure(format!("asking failed: {e}"))),
+    };
+    eprintln!("askgate-example-upstream: sign_in: {:?}", result.action);
+    if result.action != ElicitationAction::Accept {
+        return Ok(success("The person did not sign in."));
+    }
+    let done = CustomNotification::new(
+        "notifications/elicitation/complete",
+        Some(json!({"elicitationId": id})),
+    );
+    cx.peer
+        .send_notification(ServerNotification::CustomNotification(done))
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("telling the client: {e}"), None))?;
+    Ok(success(format!("Signed in ({id}).")))
+}

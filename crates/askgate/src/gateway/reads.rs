@@ -1,0 +1,297 @@
+//! Prompts and resources read through the gateway: `prompts/get` and
+//! `resources/read` sent to their upstream, with what its server asks on
+//! the way relayed to the person like a tool's asks (see the `upcall`
+//! module) — a classic `elicitation/create` of a 2025-11-25 server, or the
+//! input requests of a 2026-07-28 server's `InputRequiredResult`, answered
+//! and sent again with `inputResponses` and `requestState` until the
+//! server completes.
+//!
+//! The person is asked the way the downstream client's revision allows:
+//! requests it waits on (2025-06-18, 2025-11-25), or the input requests of
+//! its own `InputRequiredResult`, the upstream request held until its retry
+//! (2026-07-28). A client older than 2025-06-18 gets what the server gives
+//! without asking, or an error saying the server needs input it cannot
+//! give. Reading is not gated: nothing here is audited or ledgered.
+
+use std::future::Future;
+use std::time::Duration;
+
+use askgate_mcp::{Principal, Request, RoundError, Rounds, Unanswered};
+use rmcp::model::{
+    GetPromptRequestParams, GetPromptResponse, InputRequiredResult, InputResponses,
+    ReadResourceRequestParams, ReadResourceResponse, ResultType,
+};
+use rmcp::service::{Peer, RequestContext, RoleClient, RoleServer};
+use rmcp::{ErrorData, ServiceError};
+use serde_json::Value as Json;
+
+use super::holds::Holds;
+use super::proxy::{HELD, random};
+use super::upcall::{self, Asks, Entered, Followed, Held};
+use super::upstream::Upstream;
+
+/// The upstream requests of prompts and resources waiting on a
+/// 2026-07-28 client's retry.
+#[derive(Debug)]
+pub(crate) struct Reads {
+    prompts: Holds<GetPromptResponse>,
+    resources: Holds<ReadResourceResponse>,
+}
+
+impl Reads {
+    /// Nothing waiting yet; each request held for at most `ttl`.
+    pub(crate) fn new(ttl: Duration) -> Reads {
+        Reads {
+            prompts: Holds::new(ttl),
+            resources: Holds::new(ttl),
+        }
+    }
+
+    /// Get prompt `name` of `upstream` for the client's `params` (named
+    /// in the gateway's namespace), asking the person what the server
+    /// asks on the way.
+    ///
+    /// # Errors
+    /// A refused retry (see [`Rounds::begin`]), input the server asked
+    /// for and did not get, a server that kept asking, the upstream's own
+    /// failure — each naming the upstream.
+    pub(crate) async fn prompt(
+        &self,
+        upstream: &Upstream,
+        name: &str,
+        params: &GetPromptRequestParams,
+        rounds: &Rounds,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let mut forwarded = GetPromptRequestParams::new(name);
+        forwarded.arguments = params.arguments.clone();
+        let request = Request::prompt(params);
+        relay(&self.prompts, upstream, rounds, request, forwarded, cx).await
+    }
+
+    /// Read resource `params.uri` of `upstream`, asking the person what
+    /// the server asks on the way.
+    ///
+    /// # Errors
+    /// As [`Reads::prompt`].
+    pub(crate) async fn resource(
+        &self,
+        upstream: &Upstream,
+        params: &ReadResourceRequestParams,
+        rounds: &Rounds,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let forwarded = ReadResourceRequestParams::new(params.uri.clone());
+        let request = Request::resource(params);
+        relay(&self.resources, upstream, rounds, request, forwarded, cx).await
+    }
+}
+
+/// A request a 2026-07-28 server may answer with input requests, sent
+/// again with their answers.
+pub(crate) trait Rounded: Clone + Send + 'static {
+    /// What the server answers.
+    type Response: From<InputRequiredResult> + Send + 'static;
+    /// What it is, for errors (no argument values).
+    fn what(&self) -> String;
+    /// Send it once.
+    fn send(
+        self,
+        peer: &Peer<RoleClient>,
+    ) -> impl Future<Output = Result<Self::Response, ServiceError>> + Send;
+    /// The input requests, when the server needs input first.
+    fn input_required(response: &Self::Response) -> Option<&InputRequiredResult>;
+    /// This request again, with the answers and the server's state.
+    fn answered(&mut self, responses: InputResponses, state: Option<String>);
+    /// The server's result as a client of any revision takes it: with
+    /// `resultType`, which a 2026-07-28 client needs (rmcp strips it for
+    /// older ones).
+    fn complete(response: Self::Response) -> Self::Response;
+}
+
+impl Rounded for GetPromptRequestParams {
+    type Response = GetPromptResponse;
+
+    fn what(&self) -> String {
+        format!("get prompt {}", self.name)
+    }
+
+    async fn send(self, peer: &Peer<RoleClient>) -> Result<GetPromptResponse, ServiceError> {
+        peer.get_prompt_once(self).await
+    }
+
+    fn input_required(response: &GetPromptResponse) -> Option<&InputRequiredResult> {
+        match response {
+            GetPromptResponse::InputRequired(needed) => Some(needed),
+            _ => None,
+        }
+    }
+
+    fn answered(&mut self, responses: InputResponses, state: Option<String>) {
+        self.input_responses = Some(responses);
+        self.request_state = state;
+    }
+
+    fn complete(mut response: GetPromptResponse) -> GetPromptResponse {
+        if let GetPromptResponse::Complete(result) = &mut response {
+            result.result_type.get_or_insert(ResultType::COMPLETE);
+        }
+        response
+    }
+}
+
+impl Rounded for ReadResourceRequestParams {
+    type Response = ReadResourceResponse;
+
+    fn what(&self) -> String {
+        // The URI may carry the person's data: not named.
+        "read a resource".to_owned()
+    }
+
+    async fn send(self, peer: &Peer<RoleClient>) -> Result<ReadResourceResponse, ServiceError> {
+        peer.read_resource_once(self).await
+    }
+
+    fn input_required(response: &ReadResourceResponse) -> Option<&InputRequiredResult> {
+        match response {
+            ReadResourceResponse::InputRequired(needed) => Some(needed),
+            _ => None,
+        }
+    }
+
+    fn answered(&mut self, responses: InputResponses, state: Option<String>) {
+        self.input_responses = Some(responses);
+        self.request_state = state;
+    }
+
+    fn complete(mut response: ReadResourceResponse) -> ReadResourceResponse {
+        if let ReadResourceResponse::Complete(result) = &mut response {
+            result.result_type.get_or_insert(ResultType::COMPLETE);
+        }
+        response
+    }
+}
+
+/// Send `forwarded` to `upstream` for the client behind `cx` (whose own
+/// request is `request`), relaying what the server asks: its result, or
+/// the input requests the client answers on its retry, the upstream
+/// request held in `holds` until then.
+async fn relay<Q: Rounded>(
+    holds: &Holds<Q::Response>,
+    upstream: &Upstream,
+    rounds: &Rounds,
+    request: Request<'_>,
+    forwarded: Q,
+    cx: &RequestContext<RoleServer>,
+) -> Result<Q::Response, ErrorData> {
+    let mut round = match rounds.begin(cx, request).await {
+        Ok(round) => round,
+        Err(RoundError::Unanswered(Unanswered::OldRevision(revision))) => {
+            return unasked(upstream, forwarded, &revision).await;
+        }
+        Err(error) => return Err(error.into()),
+    };
+    let held = match round.carried(HELD) {
+        Some(Json::String(handle)) => holds.take(handle).ok_or_else(|| gone(&forwarded))?,
+        _ => start(upstream, forwarded, cx)?,
+    };
+    match held.follow(&mut round, &cx.peer).await {
+        Followed::Done(response) => response,
+        Followed::Waiting(held) => {
+            let handle = holds.hold(held)?;
+            round.carry(HELD, Json::String(handle));
+            Ok(round.input_required()?.into())
+        }
+    }
+}
+
+/// Send `forwarded` to `upstream`, noted in flight for the principal
+/// behind `cx` so that the server's classic asks reach them: the request,
+/// to follow.
+fn start<Q: Rounded>(
+    upstream: &Upstream,
+    forwarded: Q,
+    cx: &RequestContext<RoleServer>,
+) -> Result<Held<Q::Response>, ErrorData> {
+    let principal = Principal::of(cx).map_or_else(|| "anonymous".to_owned(), |p| p.0);
+    let (asks, asked) = tokio::sync::mpsc::unbounded_channel();
+    let entered = upstream
+        .inflight
+        .enter(&random("read")?, &principal, asks.clone());
+    let peer = upstream.service.peer().clone();
+    let server = upstream.name.clone();
+    Ok(Held::new(
+        settle(peer, server, forwarded, asks, entered),
+        asked,
+    ))
+}
+
+/// Send `params` until the server completes, each round's input requests
+/// answered through `asks`, at most [`askgate_mcp::client::MAX_ROUNDS`]
+/// rounds; `entered` ends when it does.
+async fn settle<Q: Rounded>(
+    peer: Peer<RoleClient>,
+    server: String,
+    mut params: Q,
+    asks: Asks,
+    entered: Entered,
+) -> upcall::Response<Q::Response> {
+    let _entered = entered;
+    let what = params.what();
+    for _ in 0..=askgate_mcp::client::MAX_ROUNDS {
+        let response = params.clone().send(&peer).await.map_err(|e| {
+            ErrorData::internal_error(format!("{server} failed to {what}: {e}"), None)
+        })?;
+        let Some(needed) = Q::input_required(&response) else {
+            return Ok(Q::complete(response));
+        };
+        let responses = upcall::answers(needed, &asks).await.map_err(|why| {
+            ErrorData::invalid_request(
+                format!("{server} asked for input to {what}, and askgate could not get it: {why}"),
+                None,
+            )
+        })?;
+        params.answered(responses, needed.request_state.clone());
+    }
+    Err(ErrorData::internal_error(
+        format!(
+            "{server} kept asking for input to {what}, past {} rounds; askgate stopped",
+            askgate_mcp::client::MAX_ROUNDS
+        ),
+        None,
+    ))
+}
+
+/// For a client whose revision has no way to ask a person: what the
+/// server gives without asking.
+async fn unasked<Q: Rounded>(
+    upstream: &Upstream,
+    forwarded: Q,
+    revision: &str,
+) -> Result<Q::Response, ErrorData> {
+    let what = forwarded.what();
+    let server = &upstream.name;
+    let response = forwarded
+        .send(upstream.service.peer())
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("{server} failed to {what}: {e}"), None))?;
+    if Q::input_required(&response).is_some() {
+        return Err(ErrorData::invalid_request(
+            format!(
+                "{server} needs a person's input to {what}, and the client's protocol revision {revision} has no way to ask one"
+            ),
+            None,
+        ));
+    }
+    Ok(Q::complete(response))
+}
+
+fn gone<Q: Rounded>(forwarded: &Q) -> ErrorData {
+    ErrorData::invalid_request(
+        format!(
+            "the answers are for a request to {} that askgate no longer holds (askgate restarted, or the wait passed its limit); ask again without requestState to start over",
+            forwarded.what()
+        ),
+        None,
+    )
+}
