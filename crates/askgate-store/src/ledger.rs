@@ -25,6 +25,47 @@ use crate::backend::{Store, Writer, with_pool, with_writer};
 use crate::error::Error;
 use crate::statement::Statement;
 
+/// Insert `$call` (sent at `$sent_at`, ended as `$end` if it has) in the
+/// ledger on `$conn`, or read it back if it is there already: its row.
+macro_rules! insert_call {
+    ($store:expr, $conn:ident, $call:expr, $marker:expr, $sent_at:expr, $end:expr) => {
+        async {
+            let (call, marker, sent_at, end): (&NewCall, &str, Timestamp, Option<&CallEnd>) =
+                ($call, $marker, $sent_at, $end);
+            let state = match end {
+                None => CallState::Sent,
+                Some(end) if end.answered => CallState::Answered,
+                Some(_) => CallState::Failed,
+            };
+            let inserted = sqlx::query(INSERT_CALL)
+                .bind(&call.id)
+                .bind(&call.owner)
+                .bind(&call.server)
+                .bind(&call.tool)
+                .bind(&call.arguments_digest)
+                .bind(state.as_str())
+                .bind(marker)
+                .bind(micros(call.at))
+                .bind(micros(sent_at))
+                .bind(end.map(|end| micros(end.at)))
+                .bind(end.map(|end| end.result.to_string()))
+                .fetch_optional(&mut *$conn)
+                .await
+                .map_err(|e| $store.fail(e))?;
+            let row = match inserted {
+                Some(row) => row,
+                None => sqlx::query(CALL_BY_ID)
+                    .bind(&call.id)
+                    .fetch_one(&mut *$conn)
+                    .await
+                    .map_err(|e| $store.fail(e))?,
+            };
+            $store.read_call(&row)
+        }
+        .await
+    };
+}
+
 /// Where a call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -96,6 +137,22 @@ pub struct CallEnd {
     pub at: Timestamp,
 }
 
+/// A call as it ended, with its decision's audit entry: one of the calls
+/// [`Store::record_ended_calls`] writes together.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EndedCall {
+    /// The decision's audit entry.
+    pub entry: AuditEntry,
+    /// The call.
+    pub call: NewCall,
+    /// Its replay-contract marker.
+    pub marker: String,
+    /// When it was sent.
+    pub sent_at: Timestamp,
+    /// How it ended.
+    pub end: CallEnd,
+}
+
 /// A recorded call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CallRow {
@@ -142,6 +199,15 @@ macro_rules! call_columns {
         "id, owner, server, tool, arguments_digest, state, marker, prepared_at, result"
     };
 }
+
+/// The ledger's insert of a new call.
+const INSERT_CALL: &str = concat!(
+    "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, marker, \
+     prepared_at, sent_at, finished_at, result) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+     ON CONFLICT DO NOTHING RETURNING ",
+    call_columns!()
+);
 
 const CALL_BY_ID: &str = concat!("SELECT ", call_columns!(), " FROM calls WHERE id = $1");
 
@@ -298,52 +364,54 @@ impl Store {
         sent_at: Timestamp,
         end: Option<&CallEnd>,
     ) -> Result<((i64, String, String), CallRow), Error> {
-        let sql = concat!(
-            "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, marker, \
-             prepared_at, sent_at, finished_at, result) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
-             ON CONFLICT DO NOTHING RETURNING ",
-            call_columns!()
-        );
         let key = entry.decision_key.as_deref();
-        let state = match end {
-            None => CallState::Sent,
-            Some(end) if end.answered => CallState::Answered,
-            Some(_) => CallState::Failed,
-        };
-        let finished_at = end.map(|end| micros(end.at));
-        let result = end.map(|end| end.result.to_string());
         with_writer!(self, |conn| {
             // The call first: on PostgreSQL, where each statement commits
             // by itself, a retry after a lost race for the chain's next
             // place finds the call recorded and appends the entry once.
-            let inserted = sqlx::query(sql)
-                .bind(&call.id)
-                .bind(&call.owner)
-                .bind(&call.server)
-                .bind(&call.tool)
-                .bind(&call.arguments_digest)
-                .bind(state.as_str())
-                .bind(marker)
-                .bind(micros(call.at))
-                .bind(micros(sent_at))
-                .bind(finished_at)
-                .bind(&result)
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(|e| self.fail(e))?;
-            let row = match inserted {
-                Some(row) => row,
-                None => sqlx::query(CALL_BY_ID)
-                    .bind(&call.id)
-                    .fetch_one(&mut *conn)
-                    .await
-                    .map_err(|e| self.fail(e))?,
-            };
-            let row = self.read_call(&row)?;
+            let row = insert_call!(self, conn, call, marker, sent_at, end)?;
             let chained = append_entry!(self, conn, text, key)?;
             Ok::<_, Error>((chained, row))
         })
+    }
+
+    /// [`Store::record_ended_call`] for each of `calls`. On SQLite they are
+    /// one write — one transaction, one commit — so many calls cost about
+    /// what one does; if that write fails, each is recorded by itself (with
+    /// its own retries). On PostgreSQL, one after another.
+    ///
+    /// # Errors
+    /// The first call that could not be recorded (the ones before it are).
+    pub async fn record_ended_calls(&self, calls: &[EndedCall]) -> Result<(), Error> {
+        if matches!(self.writer, Writer::Sqlite(_)) && calls.len() > 1 {
+            let texts = calls
+                .iter()
+                .map(|ended| self.audit_text(&ended.entry))
+                .collect::<Result<Vec<_>, _>>()?;
+            let together = with_writer!(self, |conn| {
+                for (ended, text) in calls.iter().zip(&texts) {
+                    let end = Some(&ended.end);
+                    insert_call!(self, conn, &ended.call, &ended.marker, ended.sent_at, end)?;
+                    let key = ended.entry.decision_key.as_deref();
+                    append_entry!(self, conn, text, key)?;
+                }
+                Ok::<_, Error>(())
+            });
+            if together.is_ok() {
+                return Ok(());
+            }
+        }
+        for ended in calls {
+            self.record_ended_call(
+                &ended.entry,
+                &ended.call,
+                &ended.marker,
+                ended.sent_at,
+                &ended.end,
+            )
+            .await?;
+        }
+        Ok(())
     }
 
     /// `sent -> answered` or `sent -> failed`, with the result or the failure.

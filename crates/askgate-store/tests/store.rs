@@ -5,9 +5,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use askgate_store::{
-    AskFilter, AskStatus, AuditEntry, CallState, ChainBreak, Decision, Error, LedgerError, NewAsk,
-    NewCall, NewTask, SCHEMA_VERSION, SettleError, Settlement, Store, TaskEnd, TaskError,
-    TaskStatus,
+    AskFilter, AskStatus, AuditEntry, CallEnd, CallState, ChainBreak, Decision, EndedCall, Error,
+    LedgerError, NewAsk, NewCall, NewTask, SCHEMA_VERSION, SettleError, Settlement, Store, TaskEnd,
+    TaskError, TaskStatus,
 };
 use jiff::Timestamp;
 use serde_json::json;
@@ -1194,5 +1194,54 @@ async fn calls_recorded_side_by_side_keep_one_unbroken_chain() {
                 .expect("recorded");
             assert_eq!(row.state, CallState::Answered, "a queued end is kept");
         }
+    }
+}
+
+#[tokio::test]
+async fn calls_recorded_together_each_keep_their_end_and_their_place_in_the_chain() {
+    for store in stores().await {
+        store.append_audit(&entry("before")).await.expect("appends");
+        let ended: Vec<EndedCall> = (0..5)
+            .map(|i| EndedCall {
+                entry: entry(&format!("read-{i}")),
+                call: call(&format!("r{i}"), "gw-1"),
+                marker: format!("m-{i}"),
+                sent_at: at(1),
+                end: CallEnd {
+                    answered: i != 3,
+                    result: json!({"blocks": i}),
+                    at: at(2),
+                },
+            })
+            .collect();
+        store.record_ended_calls(&ended).await.expect("records");
+        for i in 0..5 {
+            let row = store
+                .call(&format!("r{i}"))
+                .await
+                .expect("reads")
+                .expect("recorded");
+            let state = if i == 3 {
+                CallState::Failed
+            } else {
+                CallState::Answered
+            };
+            assert_eq!(
+                (row.state, row.marker.as_deref()),
+                (state, Some(format!("m-{i}").as_str()))
+            );
+        }
+        let entries = store.audit_entries().await.expect("reads");
+        let tools: Vec<&str> = entries.iter().map(|r| r.entry.tool.as_str()).collect();
+        assert_eq!(
+            tools,
+            ["before", "read-0", "read-1", "read-2", "read-3", "read-4"]
+        );
+        let verification = store.verify_audit().await.expect("verifies");
+        assert_eq!((verification.entries, verification.broken), (6, None));
+        store
+            .record_ended_calls(&[])
+            .await
+            .expect("nothing to record");
     }
 }

@@ -4,11 +4,16 @@
 //! before it closes the store on the way out, so a clean stop keeps them
 //! all. A crash may lose the ones not yet committed (see DESIGN.md,
 //! "Reads do not wait for the store").
+//!
+//! The records of ended reads are gathered for [`LINGER`] and written
+//! together, in one store write: a stream of reads then costs the store one
+//! commit (one fsync) per few milliseconds instead of one per call.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use askgate_store::{EndedCall, Store};
 use tokio::sync::Notify;
 
 /// The writes under way, counted so that a stop can wait for them.
@@ -19,6 +24,8 @@ pub(crate) struct Background {
 
 #[derive(Debug, Default)]
 struct Inner {
+    /// Ended reads waiting to be written together.
+    gathered: std::sync::Mutex<Gathered>,
     running: AtomicUsize,
     /// Rung when none is left.
     idle: Notify,
@@ -31,7 +38,21 @@ struct Inner {
 /// memory (a few hundred bytes each).
 const MOST_UNDER_WAY: usize = 4096;
 
+/// How long the records of ended reads are gathered before they are
+/// written together.
+const LINGER: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// The ended reads gathered for the next write.
+#[derive(Debug, Default)]
+struct Gathered {
+    calls: Vec<EndedCall>,
+    running: Vec<Running>,
+    /// Whether a task is writing them.
+    writing: bool,
+}
+
 /// Counts one write down when it ends, however it ends.
+#[derive(Debug)]
 struct Running(Arc<Inner>);
 
 impl Drop for Running {
@@ -47,10 +68,58 @@ impl Drop for Running {
 }
 
 impl Background {
+    /// Count one more write under way, until the guard drops.
+    fn start(&self) -> Running {
+        self.inner.running.fetch_add(1, Ordering::AcqRel);
+        Running(Arc::clone(&self.inner))
+    }
+
+    fn gathered(&self) -> std::sync::MutexGuard<'_, Gathered> {
+        self.inner
+            .gathered
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Record `ended` in `store` with the other reads that end within
+    /// [`LINGER`], in one write.
+    pub(crate) fn record_ended(&self, store: &Store, ended: EndedCall) {
+        let running = self.start();
+        let mut gathered = self.gathered();
+        gathered.calls.push(ended);
+        gathered.running.push(running);
+        if std::mem::replace(&mut gathered.writing, true) {
+            return;
+        }
+        drop(gathered);
+        let background = self.clone();
+        let store = store.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(LINGER).await;
+                let (calls, running) = {
+                    let mut gathered = background.gathered();
+                    if gathered.calls.is_empty() {
+                        gathered.writing = false;
+                        return;
+                    }
+                    (
+                        std::mem::take(&mut gathered.calls),
+                        std::mem::take(&mut gathered.running),
+                    )
+                };
+                if let Err(error) = store.record_ended_calls(&calls).await {
+                    let ids: Vec<&str> = calls.iter().map(|c| c.call.id.as_str()).collect();
+                    tracing::warn!(calls = ?ids, %error, "the audit entries and ledger records of read calls were not all written");
+                }
+                drop(running);
+            }
+        });
+    }
+
     /// Run `work` beside the call that started it.
     pub(crate) fn spawn(&self, work: impl Future<Output = ()> + Send + 'static) {
-        self.inner.running.fetch_add(1, Ordering::AcqRel);
-        let running = Running(Arc::clone(&self.inner));
+        let running = self.start();
         tokio::spawn(async move {
             let _running = running;
             work.await;

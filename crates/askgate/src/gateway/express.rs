@@ -362,17 +362,15 @@ impl Pending {
                 (self.error_line(message), false, failure())
             }
         };
-        self.gateway.count_call(
-            &self.server,
-            if answered { "answered" } else { "failed" },
-            took,
-        );
+        // The answer first: nothing it says waits for the records.
+        if let Err(error) = self.reply.send(&line) {
+            tracing::debug!(call = %self.ledger_id, %error, "the client went away before its answer");
+        }
+        let outcome = if answered { "answered" } else { "failed" };
+        self.gateway.count_call(&self.server, outcome, took);
         if let Some(end) = self.end.take() {
             self.gateway
                 .finish_call(end, &self.ledger_id, answered, summary);
-        }
-        if let Err(error) = self.reply.send(&line) {
-            tracing::debug!(call = %self.ledger_id, %error, "the client went away before its answer");
         }
     }
 

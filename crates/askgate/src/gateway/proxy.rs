@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use askgate_core::{Call, Method, Risk};
 use askgate_mcp::{Decided, Policy, Request, Round, Rounds, session_threshold};
-use askgate_store::{AuditEntry, CallEnd, NewCall};
+use askgate_store::{AuditEntry, CallEnd, EndedCall, NewCall};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jiff::Timestamp;
@@ -696,18 +696,22 @@ impl Unrecorded {
         let Some(entry) = self.entry.take() else {
             return;
         };
-        let store = self.store.clone();
         let (call, marker) = (self.call.clone(), std::mem::take(&mut self.marker));
-        self.background.spawn(async move {
-            let recorded = match &end {
-                Some(end) => {
-                    store
-                        .record_ended_call(&entry, &call, &marker, call.at, end)
-                        .await
-                }
-                None => store.record_sent_call(&entry, &call, &marker, call.at).await,
+        if let Some(end) = end {
+            let sent_at = call.at;
+            let ended = EndedCall {
+                entry,
+                call,
+                marker,
+                sent_at,
+                end,
             };
-            if let Err(error) = recorded {
+            self.background.record_ended(&self.store, ended);
+            return;
+        }
+        let store = self.store.clone();
+        self.background.spawn(async move {
+            if let Err(error) = store.record_sent_call(&entry, &call, &marker, call.at).await {
                 tracing::warn!(call = %call.id, %error, "the audit entry and ledger record of a read call were not written");
             }
         });
