@@ -1008,3 +1008,104 @@ async fn the_completion_of_a_url_mode_ask_reaches_the_classic_client_it_went_to(
     assert_eq!(told["method"], "notifications/elicitation/complete");
     assert_eq!(told["params"]["elicitationId"], id, "{told}");
 }
+
+#[tokio::test]
+async fn a_2026_upstreams_ask_outlives_a_killed_gateway_and_the_retry_gets_the_result() {
+    let dir = scratch("askgate-gateway-resume");
+    let _cleanup = Scratch(dir.clone());
+    let store_url = format!("sqlite://{}", dir.join("s.db").display());
+    // ask_name, ruled high_write: the person confirms, then the server
+    // asks in its own InputRequiredResult.
+    let config = "[[rules]]\ntool = \"ask_name\"\nrisk = \"high_write\"";
+    let start = || start_gateway(&dir, &store_url, Some(config), "protocol = \"2026-07-28\"");
+    let lifecycle = || rmcp::service::ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    use rmcp::service::ClientServiceExt;
+    let params = CallToolRequestParams::new("notes__ask_name");
+    let answer_all = |needed: &rmcp::model::InputRequiredResult, name: &str| {
+        let mut responses = serde_json::Map::new();
+        for (key, _) in input_requests(needed) {
+            let content = if key == "confirm" {
+                json!({"confirm": true})
+            } else {
+                json!({"name": name})
+            };
+            responses.insert(key, json!({"action": "accept", "content": content}));
+        }
+        let mut retry = params.clone();
+        retry.input_responses =
+            Some(serde_json::from_value(Json::Object(responses)).expect("responses"));
+        retry.request_state = Some(needed.request_state.clone().expect("a sealed state"));
+        retry
+    };
+
+    let transport = start();
+    let pid = transport.id().expect("a pid");
+    let client = RoundTripper
+        .serve_with_lifecycle(transport, lifecycle())
+        .await
+        .expect("discovers the gateway");
+    let confirm = match client
+        .call_tool_once(params.clone())
+        .await
+        .expect("a result")
+    {
+        rmcp::model::CallToolResponse::InputRequired(needed) => needed,
+        other => panic!("expected the confirmation, got {other:?}"),
+    };
+    let asked = match client
+        .call_tool_once(answer_all(&confirm, "unused"))
+        .await
+        .expect("a result")
+    {
+        rmcp::model::CallToolResponse::InputRequired(needed) => needed,
+        other => panic!("expected the server's own ask, got {other:?}"),
+    };
+    let keys: Vec<String> = input_requests(&asked).keys().cloned().collect();
+    assert!(
+        keys.iter().all(|k| k.starts_with("upstream-")),
+        "the server's ask: {keys:?}"
+    );
+    // The gateway, and its upstream with it, die while the person types.
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    drop(client);
+
+    let client = RoundTripper
+        .serve_with_lifecycle(start(), lifecycle())
+        .await
+        .expect("discovers the restarted gateway");
+    let retry = answer_all(&asked, "Ada");
+    let done = match client
+        .call_tool_once(retry.clone())
+        .await
+        .expect("a result")
+    {
+        rmcp::model::CallToolResponse::Complete(result) => result,
+        other => panic!("expected the server's result, got {other:?}"),
+    };
+    assert!(text(&done).contains("Hello, Ada"), "{}", text(&done));
+    // The same retry again is refused: its state was used.
+    match client.call_tool_once(retry).await {
+        Err(rmcp::ServiceError::McpError(error)) => assert_eq!(error.code.0, -32602),
+        other => panic!("a replay must be refused, got {other:?}"),
+    }
+    client.cancel().await.expect("the gateway stops");
+    let store = Store::open(&store_url).await.expect("opens");
+    let decisions: Vec<String> = store
+        .audit_entries()
+        .await
+        .expect("reads")
+        .into_iter()
+        .map(|r| format!("{} {:?}", r.entry.tool, r.entry.decision))
+        .collect();
+    assert_eq!(decisions.len(), 1, "decided once: {decisions:?}");
+    // The round before the kill was answered with the server's ask; the
+    // round after it, with the result.
+    let states = ledger_at(&store_url).await;
+    assert!(states.contains(&"answered".to_owned()), "{states:?}");
+}

@@ -37,7 +37,7 @@ use super::metrics::Metrics;
 use super::questions::{self, Asked};
 use super::reads::Reads;
 use super::rules::{Hints, Rules};
-use super::upcall::{self, Asks, Entered, Followed, Held};
+use super::upcall::{self, Asks, Entered, Followed, Held, Resumable};
 use super::upstream::{Downstream, Upstream};
 use super::watch::MARKER_KEY;
 
@@ -357,14 +357,27 @@ impl Gateway {
     /// (see [`Held::follow`]). The answer never waits for the end's record.
     async fn forward(
         &self,
-        index: usize,
-        tool: &str,
-        arguments: JsonObject,
-        principal: &str,
-        decided: Decided,
-        durable: bool,
+        approved: Approved<'_>,
+        resumed: Option<&Resumable>,
     ) -> Result<Held, ErrorData> {
+        let Approved {
+            index,
+            tool,
+            arguments,
+            principal,
+            decided,
+            durable,
+        } = approved;
         let upstream = &self.inner.upstreams[index];
+        let start = match resumed.map(Resumable::needed).transpose() {
+            Ok(start) => start,
+            Err(why) => {
+                return Err(ErrorData::invalid_params(
+                    format!("the retry's state cannot resume the call to {tool}: {why}"),
+                    None,
+                ));
+            }
+        };
         let store = self.inner.settings.rounds.store();
         let background = &self.inner.settings.background;
         let (call, marker) = self.new_call(index, tool, &arguments)?;
@@ -405,7 +418,14 @@ impl Gateway {
             id,
             end: Some(end),
         };
-        Ok(Held::new(call.run(arguments, marker, asks, entered), asked))
+        if resumed.is_some() {
+            tracing::info!(call = %call.id, server = %upstream.name, tool, "resuming a call held before a restart: sending its server's round again with the retry's answers");
+        }
+        let held = Held::new(call.run(arguments, marker, asks, entered, start), asked);
+        Ok(match resumed {
+            Some(resumed) => held.with_keys(resumed.keys()),
+            None => held,
+        })
     }
 
     /// Follow `held` in `round`: its result, or the round's input requests
@@ -419,32 +439,50 @@ impl Gateway {
         match held.follow(&mut round, &cx.peer).await {
             Followed::Done(response) => response,
             Followed::Waiting(held) => {
+                let resumable = held.resumable().and_then(|r| serde_json::to_value(r).ok());
                 let handle = self.inner.held.hold(held)?;
                 round.carry(HELD, Json::String(handle));
+                // Null: an earlier round's, if any, no longer applies.
+                round.carry(RESUME, resumable.unwrap_or(Json::Null));
                 Ok(round.respond()?)
             }
         }
     }
 
     /// A retry of a call whose upstream was waiting on the client's
-    /// answers.
-    async fn resume(
-        &self,
-        handle: &str,
-        round: Round,
-        cx: &RequestContext<RoleServer>,
-        tool: &str,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let Some(held) = self.inner.held.take(handle) else {
-            return Err(ErrorData::invalid_request(
-                format!(
-                    "the call to {tool} was sent and its server was waiting on an answer that askgate no longer holds (askgate restarted, or the wait passed its limit); it may have run, and it is not sent again — call again to start over"
-                ),
-                None,
-            ));
-        };
-        self.follow(held, round, cx).await
+    /// answers, no longer held: its server's round to send again with the
+    /// retry's answers, when its server asked in an `InputRequiredResult`
+    /// (carried as [`RESUME`]); else an error — the call may have run, and
+    /// is not sent again.
+    fn resumable(round: &Round, tool: &str) -> Result<Resumable, ErrorData> {
+        round
+            .carried(RESUME)
+            .and_then(|r| serde_json::from_value::<Resumable>(r.clone()).ok())
+            .ok_or_else(|| {
+                ErrorData::invalid_request(
+                    format!(
+                        "the call to {tool} was sent and its server was waiting on an answer that askgate no longer holds (askgate restarted, or the wait passed its limit); it may have run, and it is not sent again — call again to start over"
+                    ),
+                    None,
+                )
+            })
     }
+}
+
+/// A call approved to go upstream, as [`Gateway::forward`] takes it.
+struct Approved<'a> {
+    /// The upstream.
+    index: usize,
+    /// The tool, by its upstream name.
+    tool: &'a str,
+    /// The arguments to send.
+    arguments: JsonObject,
+    /// Who asked for it.
+    principal: &'a str,
+    /// The decision, and its audit entry.
+    decided: Decided,
+    /// Whether its record is durable before it is sent.
+    durable: bool,
 }
 
 /// A call the express lane may take: it needs no person, and nothing
@@ -461,6 +499,10 @@ pub(crate) struct Plan {
     /// The decision, and its audit entry.
     pub(crate) decided: Decided,
 }
+
+/// The key in a round's carried state of a held call's server's round
+/// (see [`Resumable`]).
+const RESUME: &str = "resume";
 
 /// The key in a round's carried state of a held upstream call.
 pub(crate) const HELD: &str = "held";
@@ -486,6 +528,7 @@ impl Upcall {
         mut marker: String,
         asks: Asks,
         entered: Entered,
+        start: Option<rmcp::model::InputRequiredResult>,
     ) -> upcall::Response {
         let mut end = self.end.take();
         let upstream = &self.gateway.inner.upstreams[self.index];
@@ -495,7 +538,35 @@ impl Upcall {
         params.arguments = Some(arguments);
         let started = std::time::Instant::now();
         let mut rounds = 0;
+        let mut needed = start;
         let result = loop {
+            if let Some(needed) = needed.take() {
+                let responses = match upcall::answers(&needed, &asks).await {
+                    Ok(responses) => responses,
+                    Err(why) => {
+                        finish(
+                            &mut end,
+                            &settings.background,
+                            &self.id,
+                            false,
+                            json!({"failure": "an input its server asked for was not given"}),
+                        );
+                        return Err(ErrorData::invalid_request(
+                            format!(
+                                "{} asked for input to run {tool}, and askgate could not get it: {why}; the call did not complete",
+                                upstream.name
+                            ),
+                            None,
+                        ));
+                    }
+                };
+                params.input_responses = Some(responses);
+                params.request_state = needed.request_state;
+                marker = match random("m") {
+                    Ok(marker) => marker,
+                    Err(error) => break Err(ServiceError::McpError(error)),
+                };
+            }
             if settings.replay == Replay::AppAuthorized {
                 let mut meta = rmcp::model::RequestMetaObject::default();
                 meta.insert(MARKER_KEY.to_owned(), Json::String(marker.clone()));
@@ -503,38 +574,14 @@ impl Upcall {
                 upstream.watch.expect(&marker, &self.id);
             }
             let result = upstream.service.call_tool_once(params.clone()).await;
-            let Ok(CallToolResponse::InputRequired(needed)) = &result else {
+            let Ok(CallToolResponse::InputRequired(asked)) = &result else {
                 break result;
             };
             rounds += 1;
             if rounds > askgate_mcp::client::MAX_ROUNDS {
                 break result;
             }
-            let responses = match upcall::answers(needed, &asks).await {
-                Ok(responses) => responses,
-                Err(why) => {
-                    finish(
-                        &mut end,
-                        &settings.background,
-                        &self.id,
-                        false,
-                        json!({"failure": "an input its server asked for was not given"}),
-                    );
-                    return Err(ErrorData::invalid_request(
-                        format!(
-                            "{} asked for input to run {tool}, and askgate could not get it: {why}; the call did not complete",
-                            upstream.name
-                        ),
-                        None,
-                    ));
-                }
-            };
-            params.input_responses = Some(responses);
-            params.request_state = needed.request_state.clone();
-            marker = match random("m") {
-                Ok(marker) => marker,
-                Err(error) => break Err(ServiceError::McpError(error)),
-            };
+            needed = Some(asked.clone());
         };
         drop(entered);
         let took = started.elapsed();
@@ -897,10 +944,17 @@ impl ServerHandler for Gateway {
             .rounds
             .begin(&cx, Request::tool(&params))
             .await?;
+        let mut resumed = None;
         if let Some(Json::String(handle)) = round.carried(HELD).cloned() {
             // Approved and sent in an earlier round; its server waits on
             // answers this retry brings.
-            return self.resume(&handle, round, &cx, &params.name).await;
+            if let Some(held) = self.inner.held.take(&handle) {
+                return self.follow(held, round, &cx).await;
+            }
+            // No longer held (a restart), its server's round carried:
+            // decide again (the decision is recorded once, under its key)
+            // and send that round again with this retry's answers.
+            resumed = Some(Self::resumable(&round, &params.name)?);
         }
         let policy = Policy {
             threshold,
@@ -941,9 +995,15 @@ impl ServerHandler for Gateway {
             );
         }
         let durable = self.waits_for_record(risk, &decided);
-        let held = self
-            .forward(index, &tool.name, arguments, &principal, decided, durable)
-            .await?;
+        let approved = Approved {
+            index,
+            tool: &tool.name,
+            arguments,
+            principal: &principal,
+            decided,
+            durable,
+        };
+        let held = self.forward(approved, resumed.as_ref()).await?;
         let response = self.follow(held, round, &cx).await?;
         Ok(match (intake_text, response) {
             (Some(text), CallToolResponse::Complete(mut result)) => {

@@ -59,6 +59,19 @@ pub(crate) struct Input {
     pub(crate) request: InputRequest,
     /// Where the checked answer goes, or why there is none.
     pub(crate) reply: oneshot::Sender<Result<Answer, String>>,
+    /// Where it came from, when its server asked in an
+    /// `InputRequiredResult` (rather than in a request it waits on).
+    pub(crate) from_round: Option<FromRound>,
+}
+
+/// An input request of an upstream's `InputRequiredResult`: what it takes
+/// to send the server its answer in a new request — after a restart, too.
+#[derive(Debug, Clone)]
+pub(crate) struct FromRound {
+    /// The server's key for it.
+    pub(crate) key: String,
+    /// The server's `requestState`, to send back with the answers.
+    pub(crate) state: Option<String>,
 }
 
 /// A checked answer to an [`Input`], and the client that gave it.
@@ -160,8 +173,12 @@ impl Drop for Entered {
 /// Why nobody answered, in words for the server (no values).
 pub(crate) async fn ask_through(asks: &Asks, request: InputRequest) -> Result<Answer, String> {
     let (reply, answer) = oneshot::channel();
-    asks.send(vec![Input { request, reply }])
-        .map_err(|_| "the call it was asked for has ended".to_owned())?;
+    asks.send(vec![Input {
+        request,
+        reply,
+        from_round: None,
+    }])
+    .map_err(|_| "the call it was asked for has ended".to_owned())?;
     answer
         .await
         .map_err(|_| "nobody answered before the call's wait ended".to_owned())?
@@ -182,7 +199,15 @@ pub(crate) async fn answers(
     let mut replies = Vec::new();
     for (key, request) in needed.input_requests.clone().unwrap_or_default() {
         let (reply, answer) = oneshot::channel();
-        inputs.push(Input { request, reply });
+        let from_round = Some(FromRound {
+            key: key.clone(),
+            state: needed.request_state.clone(),
+        });
+        inputs.push(Input {
+            request,
+            reply,
+            from_round,
+        });
         replies.push((key, answer));
     }
     if !inputs.is_empty() && asks.send(inputs).is_err() {
@@ -194,6 +219,58 @@ pub(crate) async fn answers(
         responses.insert(key, answer.value);
     }
     Ok(responses)
+}
+
+/// How the keys of relayed asks begin.
+const KEY_PREFIX: &str = "upstream-";
+
+/// A held call's asks of its server's latest `InputRequiredResult`,
+/// carried in the client's sealed request state: when the retry finds the
+/// call no longer held (the gateway restarted), the call is sent again
+/// with the retry's answers and the server's state — the next request of
+/// the multi round-trip, not a second run.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
+pub(crate) struct Resumable {
+    /// The asks, in the order they went to the client.
+    pub(crate) asks: Vec<ResumableAsk>,
+    /// The server's `requestState`.
+    pub(crate) state: Option<String>,
+}
+
+/// One ask of a [`Resumable`] call.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
+pub(crate) struct ResumableAsk {
+    /// The key it went to the client under.
+    pub(crate) ours: String,
+    /// The server's key.
+    pub(crate) theirs: String,
+    /// The server's request.
+    pub(crate) request: Json,
+}
+
+impl Resumable {
+    /// The server's round again: what [`answers`] asks the client for.
+    ///
+    /// # Errors
+    /// A carried request that is not an input request (a state from
+    /// another version of askgate).
+    pub(crate) fn needed(&self) -> Result<rmcp::model::InputRequiredResult, String> {
+        let mut requests = rmcp::model::InputRequests::new();
+        for ask in &self.asks {
+            let request = serde_json::from_value(ask.request.clone())
+                .map_err(|e| format!("a carried input request is not one: {e}"))?;
+            requests.insert(ask.theirs.clone(), request);
+        }
+        Ok(rmcp::model::InputRequiredResult::new(
+            Some(requests),
+            self.state.clone(),
+        ))
+    }
+
+    /// The keys the asks went to the client under, in order.
+    pub(crate) fn keys(&self) -> Vec<String> {
+        self.asks.iter().map(|a| a.ours.clone()).collect()
+    }
 }
 
 /// The upstream call itself: running here, or sent away to run while its
@@ -216,6 +293,10 @@ pub(crate) struct Held<R = CallToolResponse> {
     /// Keys are never reused within a call: a retry's answers are found
     /// by key.
     next_key: u32,
+    /// Keys to give the first asks before counting on (a call resumed
+    /// after a restart: its asks go under the keys they went under
+    /// before).
+    preset: std::collections::VecDeque<String>,
 }
 
 impl<R> std::fmt::Debug for Held<R> {
@@ -247,12 +328,45 @@ impl<R: Send + 'static> Held<R> {
             asks_open: true,
             waiting: Vec::new(),
             next_key: 0,
+            preset: std::collections::VecDeque::new(),
         }
     }
 
+    /// Give the first asks `keys`, in order, and count on past them.
+    pub(crate) fn with_keys(mut self, keys: Vec<String>) -> Held<R> {
+        self.next_key = keys
+            .iter()
+            .filter_map(|k| k.strip_prefix(KEY_PREFIX)?.parse::<u32>().ok())
+            .max()
+            .unwrap_or(0);
+        self.preset = keys.into();
+        self
+    }
+
     fn key(&mut self) -> String {
+        if let Some(key) = self.preset.pop_front() {
+            return key;
+        }
         self.next_key += 1;
-        format!("upstream-{}", self.next_key)
+        format!("{KEY_PREFIX}{}", self.next_key)
+    }
+
+    /// What it takes to resume the call after a restart, when every ask
+    /// waiting came in its server's `InputRequiredResult` (a server's
+    /// request it waits on dies with the connection): see [`Resumable`].
+    pub(crate) fn resumable(&self) -> Option<Resumable> {
+        let mut asks = Vec::new();
+        let mut state = None;
+        for (ours, input) in &self.waiting {
+            let from = input.from_round.as_ref()?;
+            state.clone_from(&from.state);
+            asks.push(ResumableAsk {
+                ours: ours.clone(),
+                theirs: from.key.clone(),
+                request: serde_json::to_value(&input.request).ok()?,
+            });
+        }
+        (!asks.is_empty()).then_some(Resumable { asks, state })
     }
 
     async fn result(upcall: &mut Upcall<R>) -> Response<R> {
@@ -518,6 +632,41 @@ pub(crate) fn complete(mut result: rmcp::model::CallToolResult) -> CallToolRespo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_resumed_call_gives_its_asks_their_old_keys_and_counts_on_past_them() {
+        let (_asks, asked) = mpsc::unbounded_channel();
+        let mut held: Held = Held::new(std::future::pending(), asked)
+            .with_keys(vec!["upstream-3".into(), "upstream-5".into()]);
+        assert_eq!(held.key(), "upstream-3");
+        assert_eq!(held.key(), "upstream-5");
+        assert_eq!(held.key(), "upstream-6", "never a key used before");
+    }
+
+    #[test]
+    fn a_carried_round_gives_the_server_its_own_keys_and_state_back() {
+        let resumable = Resumable {
+            asks: vec![ResumableAsk {
+                ours: "upstream-1".into(),
+                theirs: "name".into(),
+                request: serde_json::to_value(name_form()).expect("serializes"),
+            }],
+            state: Some("theirs".into()),
+        };
+        let needed = resumable.needed().expect("its requests read back");
+        let requests = needed.input_requests.expect("requests");
+        assert_eq!(requests.keys().collect::<Vec<_>>(), ["name"]);
+        assert_eq!(needed.request_state.as_deref(), Some("theirs"));
+        assert_eq!(resumable.keys(), ["upstream-1"]);
+        let broken = Resumable {
+            asks: vec![ResumableAsk {
+                request: json!({"method": "nonsense"}),
+                ..resumable.asks[0].clone()
+            }],
+            state: None,
+        };
+        assert!(broken.needed().is_err());
+    }
 
     fn name_form() -> InputRequest {
         input::from_json(&json!({
