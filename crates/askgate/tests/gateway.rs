@@ -1109,3 +1109,56 @@ async fn a_2026_upstreams_ask_outlives_a_killed_gateway_and_the_retry_gets_the_r
     let states = ledger_at(&store_url).await;
     assert!(states.contains(&"answered".to_owned()), "{states:?}");
 }
+
+#[tokio::test]
+async fn a_2026_upstreams_resource_ask_outlives_a_killed_gateway() {
+    let dir = scratch("askgate-gateway-resume-read");
+    let _cleanup = Scratch(dir.clone());
+    let store_url = format!("sqlite://{}", dir.join("s.db").display());
+    let start = || start_gateway(&dir, &store_url, Some(""), "protocol = \"2026-07-28\"");
+    let lifecycle = || rmcp::service::ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    use rmcp::service::ClientServiceExt;
+    let params = rmcp::model::ReadResourceRequestParams::new("notes://owner");
+    let transport = start();
+    let pid = transport.id().expect("a pid");
+    let client = RoundTripper
+        .serve_with_lifecycle(transport, lifecycle())
+        .await
+        .expect("discovers the gateway");
+    let asked = match client
+        .read_resource_once(params.clone())
+        .await
+        .expect("a result")
+    {
+        rmcp::model::ReadResourceResponse::InputRequired(needed) => needed,
+        other => panic!("expected the server's ask, got {other:?}"),
+    };
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    drop(client);
+
+    let client = RoundTripper
+        .serve_with_lifecycle(start(), lifecycle())
+        .await
+        .expect("discovers the restarted gateway");
+    let mut responses = serde_json::Map::new();
+    for (key, _) in input_requests(&asked) {
+        responses.insert(key, json!({"action": "accept", "content": {"name": "Ada"}}));
+    }
+    let mut retry = params.clone();
+    retry.input_responses =
+        Some(serde_json::from_value(Json::Object(responses)).expect("responses"));
+    retry.request_state = asked.request_state.clone();
+    let done = match client.read_resource_once(retry).await.expect("a result") {
+        rmcp::model::ReadResourceResponse::Complete(result) => result,
+        other => panic!("expected the resource, got {other:?}"),
+    };
+    let text = serde_json::to_string(&done).expect("serializes");
+    assert!(text.contains("These notes belong to Ada."), "{text}");
+    client.cancel().await.expect("the gateway stops");
+}

@@ -502,7 +502,7 @@ pub(crate) struct Plan {
 
 /// The key in a round's carried state of a held call's server's round
 /// (see [`Resumable`]).
-const RESUME: &str = "resume";
+pub(crate) const RESUME: &str = "resume";
 
 /// The key in a round's carried state of a held upstream call.
 pub(crate) const HELD: &str = "held";

@@ -26,8 +26,8 @@ use rmcp::{ErrorData, ServiceError};
 use serde_json::Value as Json;
 
 use super::holds::Holds;
-use super::proxy::{HELD, random};
-use super::upcall::{self, Asks, Entered, Followed, Held};
+use super::proxy::{HELD, RESUME, random};
+use super::upcall::{self, Asks, Entered, Followed, Held, Resumable};
 use super::upstream::Upstream;
 
 /// The upstream requests of prompts and resources waiting on a
@@ -192,26 +192,45 @@ async fn relay<Q: Rounded>(
         Err(error) => return Err(error.into()),
     };
     let held = match round.carried(HELD) {
-        Some(Json::String(handle)) => holds.take(handle).ok_or_else(|| gone(&forwarded))?,
-        _ => start(upstream, forwarded, cx)?,
+        Some(Json::String(handle)) => match holds.take(handle) {
+            Some(held) => held,
+            // No longer held (a restart): the server's round, when it
+            // asked in one, is sent again with this retry's answers.
+            None => {
+                let resumable = round
+                    .carried(RESUME)
+                    .and_then(|r| serde_json::from_value::<Resumable>(r.clone()).ok())
+                    .ok_or_else(|| gone(&forwarded))?;
+                let needed = resumable
+                    .needed()
+                    .map_err(|why| ErrorData::invalid_params(why, None))?;
+                start(upstream, forwarded, cx, Some(needed))?.with_keys(resumable.keys())
+            }
+        },
+        _ => start(upstream, forwarded, cx, None)?,
     };
     match held.follow(&mut round, &cx.peer).await {
         Followed::Done(response) => response,
         Followed::Waiting(held) => {
+            let resumable = held.resumable().and_then(|r| serde_json::to_value(r).ok());
             let handle = holds.hold(held)?;
             round.carry(HELD, Json::String(handle));
+            // Null: an earlier round's, if any, no longer applies.
+            round.carry(RESUME, resumable.unwrap_or(Json::Null));
             Ok(round.input_required()?.into())
         }
     }
 }
 
-/// Send `forwarded` to `upstream`, noted in flight for the principal
-/// behind `cx` so that the server's classic asks reach them: the request,
-/// to follow.
+/// Send `forwarded` to `upstream` — first with the answers to `needed`,
+/// a round of its server's carried over a restart — noted in flight for
+/// the principal behind `cx` so that the server's classic asks reach them:
+/// the request, to follow.
 fn start<Q: Rounded>(
     upstream: &Upstream,
     forwarded: Q,
     cx: &RequestContext<RoleServer>,
+    needed: Option<InputRequiredResult>,
 ) -> Result<Held<Q::Response>, ErrorData> {
     let principal = Principal::of(cx).map_or_else(|| "anonymous".to_owned(), |p| p.0);
     let (asks, asked) = tokio::sync::mpsc::unbounded_channel();
@@ -221,7 +240,7 @@ fn start<Q: Rounded>(
     let peer = upstream.service.peer().clone();
     let server = upstream.name.clone();
     Ok(Held::new(
-        settle(peer, server, forwarded, asks, entered),
+        settle(peer, server, forwarded, asks, entered, needed),
         asked,
     ))
 }
@@ -235,9 +254,20 @@ async fn settle<Q: Rounded>(
     mut params: Q,
     asks: Asks,
     entered: Entered,
+    carried: Option<InputRequiredResult>,
 ) -> upcall::Response<Q::Response> {
     let _entered = entered;
     let what = params.what();
+    let asked_for = |why: String| {
+        ErrorData::invalid_request(
+            format!("{server} asked for input to {what}, and askgate could not get it: {why}"),
+            None,
+        )
+    };
+    if let Some(needed) = carried {
+        let responses = upcall::answers(&needed, &asks).await.map_err(asked_for)?;
+        params.answered(responses, needed.request_state);
+    }
     for _ in 0..=askgate_mcp::client::MAX_ROUNDS {
         let response = params.clone().send(&peer).await.map_err(|e| {
             ErrorData::internal_error(format!("{server} failed to {what}: {e}"), None)
@@ -245,12 +275,7 @@ async fn settle<Q: Rounded>(
         let Some(needed) = Q::input_required(&response) else {
             return Ok(Q::complete(response));
         };
-        let responses = upcall::answers(needed, &asks).await.map_err(|why| {
-            ErrorData::invalid_request(
-                format!("{server} asked for input to {what}, and askgate could not get it: {why}"),
-                None,
-            )
-        })?;
+        let responses = upcall::answers(needed, &asks).await.map_err(asked_for)?;
         params.answered(responses, needed.request_state.clone());
     }
     Err(ErrorData::internal_error(
