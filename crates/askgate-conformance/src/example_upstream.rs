@@ -16,11 +16,13 @@
 //! | `delete_all_notes` | destructive | `destructiveHint: true`, `idempotentHint: true` |
 //! | `ask_name` | read | `readOnlyHint: true` (it only asks) |
 //! | `sign_in` | read | `readOnlyHint: true` (it only sends the person to a link) |
+//! | `wait_for_note` | read | `readOnlyHint: true` (a read that takes a while; see the `wait` module) |
 //!
 //! Nothing is written to stdout but MCP; every log line goes to stderr and
 //! names a tool, never an argument value.
 
 mod asks;
+mod wait;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -39,7 +41,7 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Map, Value as Json, json};
 
 /// Every tool and the risk it is meant to have, for tests and configs.
-pub const TOOLS: [(&str, Risk); 7] = [
+pub const TOOLS: [(&str, Risk); 8] = [
     ("read_note", Risk::Read),
     ("append_note", Risk::LowWrite),
     ("write_note", Risk::MediumWrite),
@@ -47,7 +49,12 @@ pub const TOOLS: [(&str, Risk); 7] = [
     ("delete_all_notes", Risk::Destructive),
     ("ask_name", Risk::Read),
     ("sign_in", Risk::Read),
+    (wait::NAME, Risk::Read),
 ];
+
+/// The line `wait_for_note` writes to stderr when its call is cancelled
+/// before the note exists (nothing else is written for it).
+pub const WAIT_CANCELLED: &str = "askgate-example-upstream: wait_for_note cancelled";
 
 /// The prompt that answers at once.
 pub const PROMPT: &str = "summarize_notes";
@@ -202,6 +209,7 @@ impl Notes {
             }
             "ask_name" => asks::ask_name(cx).await,
             "sign_in" => asks::sign_in(cx).await,
+            wait::NAME => wait::wait_for_note(self, args, cx).await,
             other => Err(ErrorData::invalid_params(
                 format!("unknown tool {other:?}; tools/list names the tools"),
                 None,
@@ -345,6 +353,12 @@ fn tools() -> Vec<Tool> {
             schema(&[]),
         )
         .with_annotations(ToolAnnotations::new().read_only(true).open_world(true)),
+        Tool::new(
+            wait::NAME,
+            "Returns a note's text once it exists, waiting for it at most wait_ms milliseconds (risk: read)",
+            wait::schema(),
+        )
+        .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
     ]
 }
 

@@ -5,17 +5,19 @@
 use std::process::Stdio;
 
 use askgate_conformance::example_upstream::{
-    PROMPT, PROMPT_ASKING, RESOURCE, RESOURCE_ASKING, TOOLS,
+    PROMPT, PROMPT_ASKING, RESOURCE, RESOURCE_ASKING, TOOLS, WAIT_CANCELLED,
 };
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
-    ElicitationAction, GetPromptRequestParams, Implementation, ReadResourceRequestParams,
+    CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, GetPromptRequestParams, Implementation,
+    ReadResourceRequestParams,
 };
-use rmcp::service::{RequestContext, RoleClient, RunningService};
+use rmcp::service::{PeerRequestOptions, RequestContext, RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Map, Value as Json, json};
-use tokio::process::Command;
+use tokio::io::AsyncBufReadExt;
+use tokio::process::{ChildStderr, Command};
 
 /// A client whose person answers `ask_name` with `answer` (or declines);
 /// with `answer: None` and `elicitation: false`, a client that cannot ask.
@@ -100,6 +102,8 @@ async fn every_tool_answers() {
         ("read_note", json!({"name": "todo"})),
         ("write_note", json!({"name": "todo", "text": "bread"})),
         ("read_note", json!({"name": "todo"})),
+        ("wait_for_note", json!({"name": "todo", "wait_ms": 0})),
+        ("wait_for_note", json!({"name": "nope", "wait_ms": 0})),
         ("deploy", json!({"service": "billing", "env": "staging"})),
         ("delete_all_notes", json!({})),
         ("read_note", json!({"name": "todo"})),
@@ -123,6 +127,8 @@ async fn every_tool_answers() {
             "read_note: milk, eggs",
             "write_note: wrote \"todo\"",
             "read_note: bread",
+            "wait_for_note: bread",
+            "wait_for_note: no note named \"nope\" after 0 ms (error)",
             "deploy: deployed billing to staging",
             "delete_all_notes: deleted 1 notes",
             "read_note: no note named \"todo\" (error)",
@@ -192,7 +198,7 @@ async fn the_annotations_tell_the_truth() {
     assert_eq!(listed.len(), TOOLS.len());
     for (name, read_only, destructive) in listed {
         let expected = match name.as_str() {
-            "read_note" | "ask_name" | "sign_in" => (Some(true), None),
+            "read_note" | "ask_name" | "sign_in" | "wait_for_note" => (Some(true), None),
             "append_note" => (Some(false), Some(false)),
             "write_note" | "deploy" | "delete_all_notes" => (Some(false), Some(true)),
             other => panic!("unexpected tool {other}"),
@@ -232,4 +238,86 @@ async fn the_prompt_and_the_resource_are_listed_and_answer() {
     let read = serde_json::to_value(&read).expect("serializes");
     assert_eq!(read["contents"][0]["text"], json!("ideas"));
     client.cancel().await.expect("stops");
+}
+
+#[tokio::test]
+async fn a_wait_answers_as_soon_as_its_note_is_written() {
+    let client = spawn(DECLINES).await;
+    let peer = client.peer().clone();
+    let waiting = tokio::spawn(async move {
+        let params = CallToolRequestParams::new("wait_for_note").with_arguments(Map::from_iter([
+            ("name".to_owned(), json!("later")),
+            ("wait_ms".to_owned(), json!(3_600_000)),
+        ]));
+        peer.call_tool(params).await
+    });
+    call(
+        &client,
+        "write_note",
+        json!({"name": "later", "text": "here"}),
+    )
+    .await;
+    let waited = waiting
+        .await
+        .expect("the wait's task ends")
+        .expect("the wait answers");
+    let waited = serde_json::to_value(&waited).expect("serializes");
+    assert_eq!(waited["content"][0]["text"], json!("here"));
+    client.cancel().await.expect("stops");
+}
+
+#[tokio::test]
+async fn a_cancelled_wait_stops_and_says_so() {
+    let (client, stderr) = spawn_watched(DECLINES).await;
+    let params = CallToolRequestParams::new("wait_for_note").with_arguments(Map::from_iter([
+        ("name".to_owned(), json!("never")),
+        ("wait_ms".to_owned(), json!(3_600_000)),
+    ]));
+    let handle = client
+        .peer()
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("sent");
+    // The call is in flight once the server logged it; then cancel it.
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    until_line(&mut lines, "call wait_for_note").await;
+    handle
+        .cancel(Some("the person moved on".into()))
+        .await
+        .expect("the cancel is sent");
+    until_line(&mut lines, WAIT_CANCELLED).await;
+    // The server goes on serving.
+    let (text, _) = call(&client, "read_note", json!({"name": "never"})).await;
+    assert_eq!(text, "no note named \"never\"");
+    client.cancel().await.expect("stops");
+}
+
+/// [`spawn`], with the server's stderr to read.
+async fn spawn_watched(person: Person) -> (RunningService<RoleClient, Person>, ChildStderr) {
+    let command = Command::new(env!("CARGO_BIN_EXE_askgate-example-upstream"));
+    let (transport, stderr) = TokioChildProcess::builder(command)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the example upstream starts");
+    let client = person.serve(transport).await.expect("the handshake");
+    (client, stderr.expect("stderr is piped"))
+}
+
+/// Read `lines` until one contains `wanted` (the test fails if the server's
+/// stderr ends first, or nothing comes for a minute: it hangs otherwise).
+async fn until_line(lines: &mut tokio::io::Lines<tokio::io::BufReader<ChildStderr>>, wanted: &str) {
+    let reading = async {
+        while let Some(line) = lines.next_line().await.expect("stderr reads") {
+            if line.contains(wanted) {
+                return;
+            }
+        }
+        panic!("stderr ended before {wanted:?}");
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), reading)
+        .await
+        .unwrap_or_else(|_| panic!("no {wanted:?} on stderr"));
 }

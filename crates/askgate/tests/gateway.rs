@@ -17,6 +17,11 @@ use serde_json::{Value as Json, json};
 
 const UPSTREAM: &str = "askgate-example-upstream";
 
+/// The express lane beyond the happy path: upstream errors, cancels, an
+/// upstream that dies, a large result.
+#[path = "gateway/express_lane.rs"]
+mod express_lane;
+
 /// The example upstream, built beside this crate's binary (cargo test
 /// --workspace builds it; a narrower run builds it here).
 fn upstream() -> PathBuf {
@@ -154,6 +159,18 @@ async fn gateway_on(
     let dir = scratch("askgate-gateway");
     let store_url = format!("sqlite://{}", dir.join("s.db").display());
     let transport = start_gateway(&dir, &store_url, config, upstream);
+    connect(transport, capabilities, script, store_url, dir).await
+}
+
+/// A client of the gateway on `transport`, whose store is at `store_url`
+/// in the scratch directory `dir`.
+async fn connect(
+    transport: TokioChildProcess,
+    capabilities: Json,
+    script: Vec<ElicitResult>,
+    store_url: String,
+    dir: PathBuf,
+) -> Harness {
     let asked = Arc::new(Mutex::new(Vec::new()));
     let told = Told::default();
     let client = Person {
@@ -194,6 +211,21 @@ fn start_gateway(
     config: Option<&str>,
     upstream: &str,
 ) -> TokioChildProcess {
+    let (transport, _) =
+        TokioChildProcess::builder(gateway_command(dir, store_url, config, upstream))
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .expect("the gateway starts");
+    transport
+}
+
+/// The command [`start_gateway`] runs.
+fn gateway_command(
+    dir: &Path,
+    store_url: &str,
+    config: Option<&str>,
+    upstream: &str,
+) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_askgate"));
     match config {
         None => {
@@ -216,11 +248,7 @@ fn start_gateway(
         "ASKGATE_LOG",
         std::env::var("ASKGATE_TEST_LOG").unwrap_or_else(|_| "warn".into()),
     );
-    let (transport, _) = TokioChildProcess::builder(command)
-        .stderr(std::process::Stdio::inherit())
-        .spawn()
-        .expect("the gateway starts");
-    transport
+    command
 }
 
 fn tool(name: &str) -> String {
@@ -255,7 +283,13 @@ async fn tools_are_listed_under_their_servers_name_with_their_risk() {
     let h = gateway(json!({"elicitation": {"form": {}}}), vec![]).await;
     let tools = h.client.list_all_tools().await.expect("tools");
     let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
-    for expected in ["read_note", "write_note", "delete_all_notes", "ask_name"] {
+    for expected in [
+        "read_note",
+        "write_note",
+        "delete_all_notes",
+        "ask_name",
+        "wait_for_note",
+    ] {
         assert!(names.contains(&tool(expected)), "{expected} in {names:?}");
     }
     let delete = tools

@@ -160,15 +160,28 @@ impl Lane {
         if self.calls().remove(&id).is_none() {
             return;
         }
-        let notification = json!({
-            "jsonrpc": "2.0",
-            "method": "notifications/cancelled",
-            "params": {"requestId": id, "reason": reason},
-        });
-        let mut line = notification.to_string().into_bytes();
-        line.push(b'\n');
-        let _ = self.out.send(&line);
+        let _ = self.out.send(&cancel_line(id, reason));
     }
+}
+
+/// The `notifications/cancelled` line telling an upstream that call `id`
+/// is cancelled, with the client's `reason` when it gave a string: the
+/// schema's `reason` is an optional string, and a `null` there makes a
+/// strict server (the TypeScript SDK's) reject the notification — and go
+/// on with the call.
+fn cancel_line(id: u64, reason: Option<&RawValue>) -> Vec<u8> {
+    let mut params = json!({"requestId": id});
+    if let Some(reason) = reason.and_then(|r| serde_json::from_str::<String>(r.get()).ok()) {
+        params["reason"] = Json::String(reason);
+    }
+    let notification = json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": params,
+    });
+    let mut line = notification.to_string().into_bytes();
+    line.push(b'\n');
+    line
 }
 
 /// The client's side of the lane: offered every line the client sends.
@@ -473,4 +486,37 @@ struct ErrorResponse<'a> {
     jsonrpc: &'static str,
     id: &'a RawValue,
     error: ErrorData,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params_of(line: &[u8]) -> Json {
+        let message: Json = serde_json::from_slice(line).expect("a JSON line");
+        assert_eq!(message["method"], "notifications/cancelled");
+        message["params"].clone()
+    }
+
+    #[test]
+    fn a_cancel_without_a_reason_goes_upstream_without_one() {
+        assert_eq!(
+            params_of(&cancel_line(FIRST_ID, None)),
+            json!({"requestId": FIRST_ID})
+        );
+    }
+
+    #[test]
+    fn a_cancels_reason_goes_upstream_only_when_it_is_a_string() {
+        let reason = RawValue::from_string("\"the person moved on\"".into()).expect("JSON");
+        assert_eq!(
+            params_of(&cancel_line(FIRST_ID, Some(&reason))),
+            json!({"requestId": FIRST_ID, "reason": "the person moved on"})
+        );
+        let number = RawValue::from_string("42".into()).expect("JSON");
+        assert_eq!(
+            params_of(&cancel_line(FIRST_ID, Some(&number))),
+            json!({"requestId": FIRST_ID})
+        );
+    }
 }

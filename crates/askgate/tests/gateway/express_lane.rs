@@ -1,0 +1,318 @@
+//! The express lane beyond the happy path: what a client sees when the
+//! upstream answers a read with an error, when the client cancels a read in
+//! flight, when the upstream dies mid-read, and when the answer is large.
+//!
+//! Every read here is ruled `read`, so it takes the lane; each test first
+//! checks that it did (the gateway's debug line "on the express lane"), so
+//! a call that fell back to rmcp cannot pass for the lane. The gateway's
+//! stderr — its own logs and its upstreams' — is read by the test.
+
+use std::sync::{Arc, Mutex};
+
+use askgate_store::{Decision, Store};
+use rmcp::ServiceError;
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ElicitResult};
+use rmcp::service::PeerRequestOptions;
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value as Json, json};
+use tokio::io::AsyncBufReadExt;
+
+use super::{Harness, Scratch, accept, connect, gateway_command, ledger_at, scratch, stop, text};
+
+/// Reads ruled `read`: they need no person, so they take the lane.
+const READS: &str = "[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n\n\
+                     [[rules]]\ntool = \"wait_for_note\"\nrisk = \"read\"\n";
+
+/// What the example upstream writes to stderr when a call reaches it.
+const WAIT_ARRIVED: &str = "askgate-example-upstream: call wait_for_note";
+
+/// What it writes when a `wait_for_note` is cancelled
+/// (`askgate_conformance::example_upstream::WAIT_CANCELLED`).
+const WAIT_CANCELLED: &str = "askgate-example-upstream: wait_for_note cancelled";
+
+/// A wait that never ends by itself within a test: an hour.
+const FOREVER_MS: u64 = 60 * 60 * 1000;
+
+/// A gateway whose stderr the test reads.
+struct Watched {
+    h: Harness,
+    /// The gateway's process id.
+    pid: u32,
+    log: Log,
+}
+
+/// The lines the gateway and its upstreams wrote to stderr, so far.
+#[derive(Clone, Default)]
+struct Log {
+    lines: Arc<Mutex<Vec<String>>>,
+    arrived: Arc<tokio::sync::Notify>,
+}
+
+impl Log {
+    /// Read `stderr` into the log (and pass it on to the test's stderr)
+    /// until it ends.
+    fn keep(&self, stderr: tokio::process::ChildStderr) {
+        let log = self.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                eprintln!("{line}");
+                log.lines.lock().expect("not poisoned").push(line);
+                log.arrived.notify_one();
+            }
+        });
+    }
+
+    /// Wait until a line holding every one of `parts` was written (or the
+    /// test's guard ends: then the test fails, where it would hang).
+    async fn until(&self, parts: &[&str]) {
+        let wait = async {
+            loop {
+                let seen = self
+                    .lines
+                    .lock()
+                    .expect("not poisoned")
+                    .iter()
+                    .any(|line| parts.iter().all(|part| line.contains(part)));
+                if seen {
+                    return;
+                }
+                self.arrived.notified().await;
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(60), wait)
+            .await
+            .unwrap_or_else(|_| panic!("no line with {parts:?} on the gateway's stderr"));
+    }
+
+    /// Wait until the call of `tool` took the express lane.
+    async fn took_the_lane(&self, tool: &str) {
+        self.until(&["on the express lane", tool]).await;
+    }
+}
+
+/// A gateway over the example upstream `notes` with `config` (TOML, as in
+/// `gateway_on`) and `upstream` (keys of `notes`' table), whose stderr the
+/// test reads; its client's person answers from `script`.
+async fn watched(config: &str, upstream: &str, script: Vec<ElicitResult>) -> Watched {
+    let dir = scratch("askgate-express");
+    let store_url = format!("sqlite://{}", dir.join("s.db").display());
+    let mut command = gateway_command(&dir, &store_url, Some(config), upstream);
+    let base = std::env::var("ASKGATE_TEST_LOG").unwrap_or_else(|_| "warn".into());
+    command
+        .env(
+            "ASKGATE_LOG",
+            format!("{base},askgate::gateway::express=debug"),
+        )
+        .env("NO_COLOR", "1");
+    let (transport, stderr) = TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the gateway starts");
+    let pid = transport.id().expect("the gateway runs");
+    let log = Log::default();
+    log.keep(stderr.expect("stderr is piped"));
+    let capabilities = json!({"elicitation": {"form": {}}});
+    let h = connect(transport, capabilities, script, store_url, dir).await;
+    Watched { h, pid, log }
+}
+
+/// What `answer` comes to — or a failed test, where a lane that lost the
+/// answer would leave the test hanging.
+async fn guarded<T>(answer: impl Future<Output = T>) -> T {
+    tokio::time::timeout(std::time::Duration::from_secs(60), answer)
+        .await
+        .expect("an answer comes")
+}
+
+/// The parameters of a call of `notes`' tool `name`.
+fn on_notes(name: &str, args: Json) -> CallToolRequestParams {
+    let mut params = CallToolRequestParams::new(format!("notes__{name}"));
+    params.arguments = args.as_object().cloned();
+    params
+}
+
+/// The audit chain of the stopped gateway's store: its decisions, after
+/// checking that it verifies.
+async fn verified_decisions(store_url: &str) -> Vec<Decision> {
+    let store = Store::open(store_url).await.expect("the store opens");
+    let verification = store.verify_audit().await.expect("verifies");
+    assert_eq!(verification.broken, None, "the audit chain is unbroken");
+    let decisions = store
+        .audit_entries()
+        .await
+        .expect("audit")
+        .into_iter()
+        .map(|e| e.entry.decision)
+        .collect();
+    store.close().await;
+    decisions
+}
+
+#[tokio::test]
+async fn an_upstreams_error_on_a_read_names_the_upstream_and_tool_and_is_ledgered_as_failed() {
+    let Watched { h, log, .. } = watched(READS, "", vec![]).await;
+    // An invalid note name: the upstream answers with a JSON-RPC error.
+    let bad_name = on_notes("read_note", json!({"name": "../etc/passwd"}));
+    let refused = guarded(h.client.call_tool(bad_name)).await;
+    log.took_the_lane("read_note").await;
+    let Err(ServiceError::McpError(error)) = refused else {
+        panic!("expected the upstream's error, got {refused:?}");
+    };
+    assert!(
+        error.message.starts_with("notes failed on read_note: ")
+            && error.message.contains("\"name\" must be"),
+        "{}",
+        error.message
+    );
+    let stopped = stop(h).await;
+    assert_eq!(ledger_at(&stopped.store_url).await, ["failed"]);
+    assert_eq!(
+        verified_decisions(&stopped.store_url).await,
+        [Decision::NotRequired]
+    );
+}
+
+#[tokio::test]
+async fn a_read_the_client_cancels_is_cancelled_upstream_and_left_unanswered() {
+    let Watched { h, log, .. } = watched(READS, "", vec![]).await;
+    let waiting = on_notes(
+        "wait_for_note",
+        json!({"name": "never", "wait_ms": FOREVER_MS}),
+    );
+    let handle = h
+        .client
+        .peer()
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(waiting)),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("the call is sent");
+    log.took_the_lane("wait_for_note").await;
+    log.until(&[WAIT_ARRIVED]).await;
+    // Cancelled without a reason, as a client that just gives up.
+    handle.cancel(None).await.expect("the cancel is sent");
+    // The upstream stops waiting: the cancel reached it.
+    log.until(&[WAIT_CANCELLED]).await;
+    // The gateway goes on serving.
+    let later = on_notes("read_note", json!({"name": "never"}));
+    let later = guarded(h.client.call_tool(later))
+        .await
+        .expect("a later read answers");
+    assert!(text(&later).contains("no note named"), "{}", text(&later));
+    let stopped = stop(h).await;
+    // Sent, never answered: it may have run (a cancel is a request).
+    assert_eq!(ledger_at(&stopped.store_url).await, ["sent", "answered"]);
+    assert_eq!(
+        verified_decisions(&stopped.store_url).await,
+        [Decision::NotRequired, Decision::NotRequired]
+    );
+}
+
+#[tokio::test]
+async fn an_upstream_that_dies_mid_read_fails_the_read_and_the_others_go_on() {
+    let notes_dir = Scratch(scratch("askgate-express-notes"));
+    let mark = notes_dir.0.display().to_string();
+    let spare = format!(
+        "{READS}\n[[upstreams]]\nname = \"spare\"\ncommand = {:?}\n",
+        super::upstream().display().to_string()
+    );
+    let notes = format!("args = [\"--dir\", {mark:?}]");
+    let Watched { h, pid, log } = watched(&spare, &notes, vec![]).await;
+    let peer = h.client.peer().clone();
+    let waiting = on_notes(
+        "wait_for_note",
+        json!({"name": "never", "wait_ms": FOREVER_MS}),
+    );
+    let waiting = tokio::spawn(async move { peer.call_tool(waiting).await });
+    log.took_the_lane("wait_for_note").await;
+    log.until(&[WAIT_ARRIVED]).await;
+    kill_child(pid, &mark);
+    let failed = guarded(waiting).await.expect("the read's task ends");
+    let Err(ServiceError::McpError(error)) = failed else {
+        panic!("expected an error naming the upstream, got {failed:?}");
+    };
+    assert!(
+        error.message.starts_with("notes failed on wait_for_note: "),
+        "{}",
+        error.message
+    );
+    // The gateway still lists tools, and the other upstream still answers.
+    let tools = guarded(h.client.list_all_tools())
+        .await
+        .expect("tools/list answers");
+    assert!(
+        tools.iter().any(|t| t.name == "spare__read_note"),
+        "{:?}",
+        tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>()
+    );
+    let mut on_spare = CallToolRequestParams::new("spare__read_note");
+    on_spare.arguments = json!({"name": "todo"}).as_object().cloned();
+    let answered = guarded(h.client.call_tool(on_spare))
+        .await
+        .expect("spare answers");
+    assert!(
+        text(&answered).contains("no note named"),
+        "{}",
+        text(&answered)
+    );
+    let stopped = stop(h).await;
+    assert_eq!(ledger_at(&stopped.store_url).await, ["failed", "answered"]);
+    assert_eq!(
+        verified_decisions(&stopped.store_url).await,
+        [Decision::NotRequired, Decision::NotRequired]
+    );
+}
+
+#[tokio::test]
+async fn a_large_answer_comes_back_through_the_lane_intact() {
+    let confirms = vec![accept(json!({"confirm": true}))];
+    let Watched { h, log, .. } = watched(READS, "", confirms).await;
+    // Over a MiB, with what JSON escapes: quotes, backslashes, newlines,
+    // and characters beyond ASCII.
+    let line = "a \"quoted\" C:\\path, été ✓\n";
+    let note = line.repeat((1 << 20) / line.len() + 1);
+    let write = on_notes("write_note", json!({"name": "big", "text": note}));
+    let written = guarded(h.client.call_tool(write))
+        .await
+        .expect("the write answers");
+    assert_ne!(written.is_error, Some(true), "{}", text(&written));
+    let read = on_notes("read_note", json!({"name": "big"}));
+    let read = guarded(h.client.call_tool(read))
+        .await
+        .expect("the read answers");
+    log.took_the_lane("read_note").await;
+    assert!(text(&read) == note, "the note came back changed");
+    let stopped = stop(h).await;
+    assert_eq!(
+        ledger_at(&stopped.store_url).await,
+        ["answered", "answered"]
+    );
+}
+
+/// SIGKILL the child of process `parent` whose command line has the
+/// argument `mark`.
+fn kill_child(parent: u32, mark: &str) {
+    let mut children = Vec::new();
+    let threads = std::fs::read_dir(format!("/proc/{parent}/task")).expect("the gateway runs");
+    for thread in threads {
+        let listed = thread
+            .ok()
+            .and_then(|t| std::fs::read_to_string(t.path().join("children")).ok())
+            .unwrap_or_default();
+        children.extend(listed.split_whitespace().map(str::to_owned));
+    }
+    let child = children
+        .iter()
+        .find(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|line| line.split(|b| *b == 0).any(|arg| arg == mark.as_bytes()))
+        })
+        .unwrap_or_else(|| panic!("no child of {parent} has {mark} among {children:?}"));
+    let killed = std::process::Command::new("kill")
+        .args(["-9", child])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success(), "the upstream is killed");
+}
