@@ -359,9 +359,16 @@ impl Pending {
                 (line, true, summary)
             }
             Settled::Answered(Reply { error, .. }) => {
-                let error = error.unwrap_or_else(|| {
-                    ErrorData::internal_error("an answer with neither result nor error", None)
-                });
+                let error = match error.map(|e| serde_json::from_str::<ErrorData>(e.get())) {
+                    Some(Ok(error)) => error,
+                    Some(Err(_)) => ErrorData::internal_error(
+                        "an error response whose error is not a JSON-RPC error object",
+                        None,
+                    ),
+                    None => {
+                        ErrorData::internal_error("a response with neither result nor error", None)
+                    }
+                };
                 let message = format!(
                     "{} failed on {}: {}",
                     self.server,
@@ -470,7 +477,10 @@ struct Reply<'a> {
     method: Option<&'a RawValue>,
     #[serde(borrow)]
     result: Option<&'a RawValue>,
-    error: Option<ErrorData>,
+    /// Read as an [`ErrorData`] when settled: a malformed one still
+    /// settles its call.
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
 }
 
 /// What the ledger keeps of a result.
@@ -518,5 +528,16 @@ mod tests {
             params_of(&cancel_line(FIRST_ID, Some(&number))),
             json!({"requestId": FIRST_ID})
         );
+    }
+
+    #[test]
+    fn an_answer_with_a_malformed_error_is_still_an_answer_to_its_call() {
+        // Were it not read, the line would go to rmcp, which knows no call
+        // of that id, and the client would wait for ever.
+        let line = br#"{"jsonrpc":"2.0","id":1099511627776,"error":{"code":"oops"}}"#;
+        let reply: Reply<'_> = serde_json::from_slice(line).expect("read");
+        assert!(reply.method.is_none());
+        assert_eq!(reply.id.map(RawValue::get), Some("1099511627776"));
+        assert!(reply.error.is_some());
     }
 }
