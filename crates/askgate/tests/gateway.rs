@@ -1196,3 +1196,60 @@ async fn a_2026_upstreams_resource_ask_outlives_a_killed_gateway() {
     assert!(text.contains("These notes belong to Ada."), "{text}");
     client.cancel().await.expect("the gateway stops");
 }
+
+#[tokio::test]
+async fn on_stdio_the_inbox_listener_serves_metrics_to_the_operator_only() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let config = format!(
+        "[inbox]\nlisten = \"127.0.0.1:{port}\"\ntoken = \"metrics-operator-token\"\n\n\
+         [[rules]]\ntool = \"read_note\"\nrisk = \"read\""
+    );
+    let h = gateway_on(json!({}), Vec::new(), Some(&config), "").await;
+    let mut params = CallToolRequestParams::new("notes__read_note");
+    params.arguments = json!({"name": "absent"}).as_object().cloned();
+    let read = h.client.call_tool(params).await.expect("a result");
+    assert!(text(&read).contains("no note named"), "{}", text(&read));
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let http = reqwest::Client::new();
+    let anonymous = http.get(&url).send().await.expect("the inbox answers");
+    assert_eq!(anonymous.status(), reqwest::StatusCode::UNAUTHORIZED);
+    let wrong = http
+        .get(&url)
+        .bearer_auth("not-the-token")
+        .send()
+        .await
+        .expect("the inbox answers");
+    assert_eq!(wrong.status(), reqwest::StatusCode::UNAUTHORIZED);
+    // The call is counted as its answer goes out: read until it shows (a
+    // guard turns a hang into a failure).
+    let counted = "askgate_upstream_calls_total{server=\"notes\",outcome=\"answered\"} 1";
+    let scraped = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        loop {
+            let body = http
+                .get(&url)
+                .bearer_auth("metrics-operator-token")
+                .send()
+                .await
+                .expect("the inbox answers")
+                .text()
+                .await
+                .expect("a body");
+            if body.contains(counted) {
+                return body;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the read is counted");
+    assert!(
+        scraped.contains("askgate_decisions_total{method=\"not_required\"} 1"),
+        "{scraped}"
+    );
+    assert!(scraped.contains("askgate_pending_asks 0"), "{scraped}");
+    assert!(!scraped.contains("absent"), "no argument in the metrics");
+    stop(h).await;
+}

@@ -164,16 +164,7 @@ pub(crate) async fn serve(
             "/metrics",
             axum::routing::get(move || {
                 let gateway = scraped.clone();
-                async move {
-                    let (metrics, store) = gateway.metrics();
-                    (
-                        [(
-                            header::CONTENT_TYPE,
-                            "text/plain; version=0.0.4; charset=utf-8",
-                        )],
-                        metrics.render(store).await,
-                    )
-                }
+                async move { super::metrics::exposition(&gateway).await }
             }),
         )
         .layer(axum::middleware::from_fn_with_state(gate, authenticate));

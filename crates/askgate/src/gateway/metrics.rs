@@ -124,3 +124,45 @@ impl Metrics {
         text
     }
 }
+
+/// The `/metrics` response: the text exposition of `gateway`'s metrics.
+pub(crate) async fn exposition(gateway: &super::proxy::Gateway) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let (metrics, store) = gateway.metrics();
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        metrics.render(store).await,
+    )
+        .into_response()
+}
+
+/// `GET /metrics` beside the inbox's pages, for a gateway on stdio (whose
+/// only HTTP listener the inbox is): for the operator's token, sent as
+/// `Authorization: Bearer <token>`; anyone else gets 401.
+pub(crate) fn beside_inbox(
+    gateway: super::proxy::Gateway,
+    inbox: crate::inbox::Inbox,
+) -> axum::Router {
+    use axum::http::{HeaderMap, StatusCode, header};
+    use axum::response::IntoResponse;
+    axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move |headers: HeaderMap| {
+            let (gateway, inbox) = (gateway.clone(), inbox.clone());
+            async move {
+                if !inbox.operator_bearer(&headers) {
+                    return (
+                        StatusCode::UNAUTHORIZED,
+                        [(header::WWW_AUTHENTICATE, "Bearer")],
+                        "the inbox's operator token, as a bearer token, is needed for /metrics\n",
+                    )
+                        .into_response();
+                }
+                exposition(&gateway).await
+            }
+        }),
+    )
+}

@@ -288,7 +288,10 @@ async fn serve(args: GatewayArgs) -> Result<(), String> {
             eprintln!(
                 "askgate gateway: asks a client cannot show wait in the inbox at {base} (or: askgate asks list)"
             );
-            tokio::spawn(crate::inbox::serve(page, listener));
+            let app = page
+                .router()
+                .merge(metrics::beside_inbox(gateway.clone(), page.clone()));
+            tokio::spawn(crate::inbox::serve(app, listener));
         }
         None => eprintln!(
             "askgate gateway: asks a client cannot show wait in the store: askgate asks list"

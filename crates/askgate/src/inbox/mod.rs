@@ -92,6 +92,18 @@ impl Inbox {
     pub(crate) fn router(&self) -> axum::Router {
         routes::router(self.clone())
     }
+
+    /// Whether `headers` carry an operator's token as
+    /// `Authorization: Bearer <token>` (how a scraper of the gateway's
+    /// `/metrics` on this listener signs in).
+    pub(crate) fn operator_bearer(&self, headers: &axum::http::HeaderMap) -> bool {
+        headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .and_then(|token| self.inner.people.find(token.trim()))
+            .is_some_and(|person| person.operator)
+    }
 }
 
 /// Bind `addr` for the inbox (before the rest starts, so the address
@@ -105,12 +117,13 @@ pub(crate) async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, St
         .map_err(|e| format!("the inbox cannot listen on {addr}: {e}"))
 }
 
-/// Serve `inbox` on `listener` until the process ends.
-pub(crate) async fn serve(inbox: Inbox, listener: tokio::net::TcpListener) {
+/// Serve `app` — the inbox's routes, and what the gateway adds to them —
+/// on `listener` until the process ends.
+pub(crate) async fn serve(app: axum::Router, listener: tokio::net::TcpListener) {
     let addr = listener
         .local_addr()
         .map_or_else(|_| "?".to_owned(), |a| a.to_string());
-    if let Err(error) = axum::serve(listener, inbox.router()).await {
+    if let Err(error) = axum::serve(listener, app).await {
         tracing::error!(%addr, %error, "the inbox stopped");
     }
 }
@@ -270,7 +283,7 @@ async fn serve_alone(args: InboxArgs) -> Result<(), String> {
         store_url_shown = inbox.store().name()
     );
     tokio::select! {
-        () = serve(inbox, listener) => Ok(()),
+        () = serve(inbox.router(), listener) => Ok(()),
         _ = tokio::signal::ctrl_c() => Ok(()),
     }
 }
