@@ -7,6 +7,7 @@
 #
 #   scripts/bench-gateway.sh                       # everything
 #   scripts/bench-gateway.sh direct askgate        # only these cases
+#   (askgate-rmcp: the gateway with express_lane = false)
 #   ASKGATE_BENCH_CALLS=5000 scripts/bench-gateway.sh
 #
 # The npm packages are pinned below and installed once into

@@ -3,7 +3,10 @@
 //!
 //! - `direct`: the server itself on stdio (the baseline);
 //! - `askgate`: `askgate gateway --config` over stdio, echo ruled `read`
-//!   (proceeds without asking, audited and ledgered as every call is);
+//!   (proceeds without asking, audited and ledgered as every call is), so
+//!   it takes the express lane;
+//! - `askgate-rmcp`: the same with `express_lane = false`: every message
+//!   through rmcp (what the lane saves);
 //! - `supergateway`: npm `supergateway --stateful`, Streamable HTTP;
 //! - `mcp-proxy`: npm `mcp-proxy`, Streamable HTTP.
 //!
@@ -23,7 +26,8 @@
 //! - `ASKGATE_BENCH_DIR`: where stores, configs and logs go (default: a
 //!   temp dir).
 //!
-//! Words after `--` pick what runs: `direct`, `askgate`, `supergateway`,
+//! Words after `--` pick what runs: `direct`, `askgate`, `askgate-rmcp`,
+//! `supergateway`,
 //! `mcp-proxy`, `pending` (the memory case); none picks everything. A peer
 //! whose command is missing is skipped with a notice. Nothing here is a
 //! pass/fail test.
@@ -89,7 +93,11 @@ async fn main() {
         peers.push(direct(&everything, &dir).await);
     }
     if runs("askgate") {
-        peers.push(gateway(&askgate, &everything, &dir.join("askgate"), 0).await);
+        peers.push(gateway(&askgate, &everything, &dir.join("askgate"), 0, Lane::On).await);
+    }
+    if runs("askgate-rmcp") {
+        let dir = dir.join("askgate-rmcp");
+        peers.push(gateway(&askgate, &everything, &dir, 0, Lane::Off).await);
     }
     if runs("supergateway") {
         match command("ASKGATE_BENCH_SUPERGATEWAY") {
@@ -221,6 +229,17 @@ fn report(peers: &[Subject], measured: &Measured) {
             );
         }
     }
+    if let (Some(lane), Some(rmcp)) = (find("askgate"), find("askgate-rmcp")) {
+        let p50 = |at: usize| measured[at].0[0].percentile(0.50).as_secs_f64() * 1e6;
+        let rate = |at: usize| measured[at].0[1].rate();
+        println!(
+            "askgate with / without the express lane: p50 at 1 in flight {:.0} / {:.0} µs; \
+             calls/s at 10 in flight {:.2}x",
+            p50(lane),
+            p50(rmcp),
+            rate(lane) / rate(rmcp)
+        );
+    }
     if let (Some(gate), Some(peer)) = (find("askgate"), find("supergateway")) {
         let ratio = measured[gate].0[1].rate() / measured[peer].0[1].rate();
         println!(
@@ -342,7 +361,20 @@ async fn direct(everything: &Path, dir: &Path) -> Subject {
 /// `askgate gateway --config` in `dir`: server-everything as `everything`,
 /// echo a `read`; the store (`dir/askgate.db`) filled with `pending` asks
 /// first.
-async fn gateway(askgate: &Path, everything: &Path, dir: &Path, pending: usize) -> Subject {
+/// Whether the gateway's express lane is on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lane {
+    On,
+    Off,
+}
+
+async fn gateway(
+    askgate: &Path,
+    everything: &Path,
+    dir: &Path,
+    pending: usize,
+    lane: Lane,
+) -> Subject {
     std::fs::create_dir_all(dir).expect("the gateway's dir");
     let store = format!("sqlite://{}", dir.join("askgate.db").display());
     if pending > 0 {
@@ -352,9 +384,10 @@ async fn gateway(askgate: &Path, everything: &Path, dir: &Path, pending: usize) 
     std::fs::write(
         &config,
         format!(
-            "store = {store:?}\n\n\
+            "store = {store:?}\nexpress_lane = {}\n\n\
              [[upstreams]]\nname = \"everything\"\ncommand = {:?}\nargs = [\"stdio\"]\n\n\
              [[rules]]\nserver = \"everything\"\ntool = \"echo\"\nrisk = \"read\"\n",
+            lane == Lane::On,
             everything.display().to_string()
         ),
     )
@@ -365,7 +398,11 @@ async fn gateway(askgate: &Path, everything: &Path, dir: &Path, pending: usize) 
         .arg(&config)
         .env("ASKGATE_LOG", "warn");
     let log = log(dir.join("gateway.log"));
-    stdio("askgate", "everything__echo", command, log).await
+    let name = match lane {
+        Lane::On => "askgate",
+        Lane::Off => "askgate-rmcp",
+    };
+    stdio(name, "everything__echo", command, log).await
 }
 
 /// Park `count` pending asks in the store at `url`, 16 at a time.
@@ -486,7 +523,7 @@ fn shell_quote(path: &Path) -> String {
 /// The gateway on a store holding `PENDING` pending asks, after a few
 /// calls: its resident memory in KiB.
 async fn gateway_with_pending(askgate: &Path, everything: &Path, dir: &Path) -> Option<u64> {
-    let subject = gateway(askgate, everything, dir, PENDING).await;
+    let subject = gateway(askgate, everything, dir, PENDING, Lane::On).await;
     subject
         .client
         .list_all_tools()

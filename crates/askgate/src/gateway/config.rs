@@ -76,6 +76,10 @@ pub(crate) struct Config {
     /// replaying a read is harmless; a crash may lose the records of the
     /// reads of its last moments.
     pub(crate) durable_reads: bool,
+    /// Whether, on stdio, calls that need no person are relayed as bytes
+    /// (the express lane; DESIGN.md). Default `true`; `false` sends every
+    /// call through rmcp, for an operator who suspects the lane.
+    pub(crate) express_lane: bool,
     /// Serve Streamable HTTP downstream here; `None`: stdio.
     pub(crate) listen: Option<Listen>,
     /// The webhook posted as asks are parked and settle; `None`: no posts.
@@ -367,6 +371,7 @@ impl Config {
             principals: Vec::new(),
             replay: Replay::AppAuthorized,
             durable_reads: false,
+            express_lane: true,
             listen: None,
             notify: None,
         })

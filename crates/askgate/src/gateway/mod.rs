@@ -313,7 +313,7 @@ async fn serve(args: GatewayArgs) -> Result<(), String> {
     gateway.refresh_tools().await;
     let served = match &config.listen {
         Some(listen) => listen::serve(gateway.clone(), listen.addr, &config.principals).await,
-        None => serve_stdio(gateway.clone()).await,
+        None => serve_stdio(gateway.clone(), config.express_lane).await,
     };
     // Keep what the answers did not wait for: a clean stop loses nothing.
     gateway.settle_writes().await;
@@ -324,11 +324,16 @@ async fn serve(args: GatewayArgs) -> Result<(), String> {
 /// Serve one client on stdin and stdout until it goes away. When both are
 /// pipes, the express lane takes the calls that need no person (see
 /// [`express`]); rmcp serves everything else.
-async fn serve_stdio(gateway: Gateway) -> Result<(), String> {
-    let (reader, writer) = match stdio::pipes() {
+async fn serve_stdio(gateway: Gateway, express_lane: bool) -> Result<(), String> {
+    let pipes = if express_lane {
+        stdio::pipes().map_err(|why| why.to_string())
+    } else {
+        Err("express_lane = false".to_owned())
+    };
+    let (reader, writer) = match pipes {
         Ok(pipes) => pipes,
         Err(why) => {
-            tracing::debug!(%why, "stdin or stdout is not a pipe: no express lane");
+            tracing::debug!(%why, "no express lane");
             let running = gateway
                 .serve(stdio::channel())
                 .await

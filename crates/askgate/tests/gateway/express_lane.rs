@@ -316,3 +316,39 @@ fn kill_child(parent: u32, mark: &str) {
         .expect("kill runs");
     assert!(killed.success(), "the upstream is killed");
 }
+
+#[tokio::test]
+async fn with_the_lane_off_the_same_read_fails_the_same_way_through_rmcp() {
+    let off = format!("express_lane = false\n{READS}");
+    let mut seen = Vec::new();
+    for config in [READS.to_owned(), off] {
+        let Watched { h, log, .. } = watched(&config, "", vec![]).await;
+        let bad_name = on_notes("read_note", json!({"name": "../etc/passwd"}));
+        let refused = guarded(h.client.call_tool(bad_name)).await;
+        let Err(ServiceError::McpError(error)) = refused else {
+            panic!("expected the upstream's error, got {refused:?}");
+        };
+        // The gateway logs the lane before it sends; the upstream logs the
+        // call when it arrives: once the second is seen, so is the first.
+        log.until(&["askgate-example-upstream: call read_note"])
+            .await;
+        let lane = log
+            .lines
+            .lock()
+            .expect("not poisoned")
+            .iter()
+            .any(|line| line.contains("on the express lane"));
+        let stopped = stop(h).await;
+        let ledger = ledger_at(&stopped.store_url).await;
+        let decisions = verified_decisions(&stopped.store_url).await;
+        seen.push((lane, error.code, error.message, ledger, decisions));
+    }
+    let (on, off) = (&seen[0], &seen[1]);
+    assert!(on.0, "the lane takes the read when it is on");
+    assert!(!off.0, "express_lane = false: the read goes through rmcp");
+    assert_eq!(
+        (&on.1, &on.2, &on.3, &on.4),
+        (&off.1, &off.2, &off.3, &off.4),
+        "the client and the records cannot tell the two paths apart"
+    );
+}

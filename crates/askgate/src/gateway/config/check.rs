@@ -100,6 +100,7 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
         principals,
         replay: file.replay.unwrap_or_default(),
         durable_reads: file.durable_reads,
+        express_lane: file.express_lane.unwrap_or(true),
         listen,
         notify,
     })

@@ -34,6 +34,7 @@ pub(super) struct File {
     pub(super) replay: Option<super::Replay>,
     #[serde(default)]
     pub(super) durable_reads: bool,
+    pub(super) express_lane: Option<bool>,
     pub(super) listen: Option<ListenFile>,
     pub(super) notify: Option<NotifyFile>,
 }

@@ -560,6 +560,20 @@ fn notify_errors_name_the_line_and_the_key_and_never_the_url() {
 }
 
 #[test]
+fn the_express_lane_is_on_unless_the_config_turns_it_off() {
+    let on = parse(&format!(
+        "store = \"sqlite:///tmp/askgate-test.db\"\n{UPSTREAM}"
+    ))
+    .expect("parses");
+    assert!(on.express_lane);
+    let off = parse(&format!(
+        "store = \"sqlite:///tmp/askgate-test.db\"\nexpress_lane = false\n{UPSTREAM}"
+    ))
+    .expect("parses");
+    assert!(!off.express_lane);
+}
+
+#[test]
 fn durable_reads_makes_reads_wait_for_the_store() {
     let config = parse(&format!(
         "store = \"sqlite:///tmp/askgate-test.db\"\ndurable_reads = true\n{UPSTREAM}"
