@@ -153,6 +153,10 @@ pub struct EndedCall {
     pub end: CallEnd,
 }
 
+/// The most calls [`Store::record_ended_calls`] writes in one statement
+/// (11 values each, well under SQLite's 32,766).
+const CHUNK: usize = 256;
+
 /// A recorded call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CallRow {
@@ -383,17 +387,78 @@ impl Store {
     /// # Errors
     /// The first call that could not be recorded (the ones before it are).
     pub async fn record_ended_calls(&self, calls: &[EndedCall]) -> Result<(), Error> {
-        if matches!(self.writer, Writer::Sqlite(_)) && calls.len() > 1 {
+        // Entries with a decision key are appended once per key, which
+        // takes a look at the chain each: those go one by one.
+        let keyless = calls.iter().all(|c| c.entry.decision_key.is_none());
+        if matches!(self.writer, Writer::Sqlite(_)) && calls.len() > 1 && keyless {
             let texts = calls
                 .iter()
                 .map(|ended| self.audit_text(&ended.entry))
                 .collect::<Result<Vec<_>, _>>()?;
+            // Three statements per chunk, whatever its size: every
+            // statement is a hop to the SQLite thread and back.
             let together = with_writer!(self, |conn| {
-                for (ended, text) in calls.iter().zip(&texts) {
-                    let end = Some(&ended.end);
-                    insert_call!(self, conn, &ended.call, &ended.marker, ended.sent_at, end)?;
-                    let key = ended.entry.decision_key.as_deref();
-                    append_entry!(self, conn, text, key)?;
+                for (calls, texts) in calls.chunks(CHUNK).zip(texts.chunks(CHUNK)) {
+                    let mut insert = sqlx::QueryBuilder::new(
+                        "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, \
+                         marker, prepared_at, sent_at, finished_at, result) ",
+                    );
+                    insert.push_values(calls, |mut row, ended| {
+                        let state = if ended.end.answered {
+                            CallState::Answered
+                        } else {
+                            CallState::Failed
+                        };
+                        row.push_bind(&ended.call.id)
+                            .push_bind(&ended.call.owner)
+                            .push_bind(&ended.call.server)
+                            .push_bind(&ended.call.tool)
+                            .push_bind(&ended.call.arguments_digest)
+                            .push_bind(state.as_str())
+                            .push_bind(&ended.marker)
+                            .push_bind(micros(ended.call.at))
+                            .push_bind(micros(ended.sent_at))
+                            .push_bind(micros(ended.end.at))
+                            .push_bind(ended.end.result.to_string());
+                    });
+                    insert.push(" ON CONFLICT DO NOTHING");
+                    insert
+                        .build()
+                        .execute(&mut *conn)
+                        .await
+                        .map_err(|e| self.fail(e))?;
+                    let last = sqlx::query("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1")
+                        .fetch_optional(&mut *conn)
+                        .await
+                        .map_err(|e| self.fail(e))?;
+                    let (mut seq, mut prev) = match last {
+                        Some(row) => (
+                            row.try_get::<i64, _>("seq").map_err(|e| self.fail(e))?,
+                            row.try_get::<String, _>("hash").map_err(|e| self.fail(e))?,
+                        ),
+                        None => (0, crate::audit::GENESIS.to_owned()),
+                    };
+                    let mut chained = Vec::with_capacity(texts.len());
+                    for text in texts {
+                        seq += 1;
+                        let hash = crate::audit::chain_hash(&prev, seq, text);
+                        chained.push((seq, text, std::mem::replace(&mut prev, hash.clone()), hash));
+                    }
+                    let mut append = sqlx::QueryBuilder::new(
+                        "INSERT INTO audit (seq, entry, prev_hash, hash, decision_key) ",
+                    );
+                    append.push_values(&chained, |mut row, (seq, text, prev, hash)| {
+                        row.push_bind(*seq)
+                            .push_bind(text.as_str())
+                            .push_bind(prev.as_str())
+                            .push_bind(hash.as_str())
+                            .push_bind(None::<String>);
+                    });
+                    append
+                        .build()
+                        .execute(&mut *conn)
+                        .await
+                        .map_err(|e| self.fail(e))?;
                 }
                 Ok::<_, Error>(())
             });
