@@ -255,6 +255,16 @@ fn tool(name: &str) -> String {
     format!("{UPSTREAM}__{name}")
 }
 
+/// Kill process `pid` at once, as a crash would (the workspace forbids the
+/// `unsafe` a signal call takes).
+fn sigkill(pid: &str) {
+    let killed = std::process::Command::new("kill")
+        .args(["-9", pid])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success(), "{pid} was killed");
+}
+
 async fn call(h: &Harness, name: &str, args: Json) -> CallToolResult {
     let mut params = CallToolRequestParams::new(tool(name));
     params.arguments = args.as_object().cloned();
@@ -699,11 +709,7 @@ async fn a_gateway_killed_mid_ask_gives_the_retry_its_result_and_runs_the_call_o
     };
     let state = first.request_state.clone().expect("a sealed state");
     // The gateway dies while the person decides.
-    let killed = std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(killed.success());
+    sigkill(&pid.to_string());
     drop(client);
 
     let client = RoundTripper
@@ -1102,11 +1108,7 @@ async fn a_2026_upstreams_ask_outlives_a_killed_gateway_and_the_retry_gets_the_r
         "the server's ask: {keys:?}"
     );
     // The gateway, and its upstream with it, die while the person types.
-    let killed = std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(killed.success());
+    sigkill(&pid.to_string());
     drop(client);
 
     let client = RoundTripper
@@ -1169,11 +1171,7 @@ async fn a_2026_upstreams_resource_ask_outlives_a_killed_gateway() {
         rmcp::model::ReadResourceResponse::InputRequired(needed) => needed,
         other => panic!("expected the server's ask, got {other:?}"),
     };
-    let killed = std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(killed.success());
+    sigkill(&pid.to_string());
     drop(client);
 
     let client = RoundTripper

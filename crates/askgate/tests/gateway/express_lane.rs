@@ -17,7 +17,9 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::{Value as Json, json};
 use tokio::io::AsyncBufReadExt;
 
-use super::{Harness, Scratch, accept, connect, gateway_command, ledger_at, scratch, stop, text};
+use super::{
+    Harness, Scratch, accept, connect, gateway_command, ledger_at, scratch, sigkill, stop, text,
+};
 
 /// Reads ruled `read`: they need no person, so they take the lane.
 const READS: &str = "[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n\n\
@@ -310,11 +312,7 @@ fn kill_child(parent: u32, mark: &str) {
                 .is_ok_and(|line| line.split(|b| *b == 0).any(|arg| arg == mark.as_bytes()))
         })
         .unwrap_or_else(|| panic!("no child of {parent} has {mark} among {children:?}"));
-    let killed = std::process::Command::new("kill")
-        .args(["-9", child])
-        .status()
-        .expect("kill runs");
-    assert!(killed.success(), "the upstream is killed");
+    sigkill(child);
 }
 
 #[tokio::test]
