@@ -85,7 +85,9 @@ impl Lane {
         self.classic.store(is_classic(version), Ordering::Release);
     }
 
-    fn is_open(&self) -> bool {
+    /// Whether calls may take the lane: the upstream answers on a classic
+    /// revision, and its connection is up.
+    pub(crate) fn is_open(&self) -> bool {
         self.classic.load(Ordering::Acquire)
     }
 
@@ -145,6 +147,15 @@ impl Lane {
         }
         line.push(b'\n');
         self.calls().insert(id, pending);
+        // `gone` closes the lane, then settles what it finds: a call put
+        // in after that is settled here (whoever removes it settles it).
+        if !self.is_open() {
+            let pending = self.calls().remove(&id);
+            if let Some(pending) = pending {
+                pending.settle(Settled::Gone("its connection closed"));
+            }
+            return;
+        }
         if let Err(error) = self.out.send(&line) {
             let pending = self.calls().remove(&id);
             if let Some(pending) = pending {
@@ -246,12 +257,11 @@ impl Express {
         else {
             return false;
         };
+        // Open when planned; one that closes since fails the call (see
+        // `Lane::send`).
         let Some(lane) = self.gateway.lane(plan.index) else {
             return false;
         };
-        if !lane.is_open() {
-            return false;
-        }
         let Ok((ledger_id, marker, end)) = self.gateway.express_record(&plan) else {
             return false;
         };

@@ -205,8 +205,9 @@ impl Gateway {
         self.listed_tool(name)
     }
 
-    /// The plan for a call of `name` with `arguments` when it needs no
-    /// person and nothing waits for its record (see [`super::express`]):
+    /// The plan for a call of `name` with `arguments` when its upstream's
+    /// express lane is open, it needs no person and nothing waits for its
+    /// record (see [`super::express`]):
     /// `None` for any call that must go through a round.
     pub(crate) fn unattended(&self, name: &str, arguments: JsonObject) -> Option<Plan> {
         let settings = &self.inner.settings;
@@ -214,6 +215,11 @@ impl Gateway {
             return None;
         }
         let (index, tool) = self.listed_tool(name)?;
+        // First what is cheap to check: a lane to an upstream that answers
+        // on a classic revision.
+        if !self.lane(index).is_some_and(|lane| lane.is_open()) {
+            return None;
+        }
         let server = &self.inner.upstreams[index].name;
         if super::config::intake_for(&settings.intake, server, &tool.name).is_some() {
             return None;
