@@ -58,6 +58,8 @@ pub(crate) enum Endpoint {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Downstream {
     peer: Arc<Mutex<Option<Peer<RoleServer>>>>,
+    /// Rung when a client is set.
+    set: Arc<tokio::sync::Notify>,
 }
 
 impl Downstream {
@@ -67,6 +69,26 @@ impl Downstream {
             .peer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(peer);
+        self.set.notify_waiters();
+    }
+
+    /// The client, waiting up to `within` for one: rmcp notes it as it
+    /// handles `notifications/initialized`, which may still be on its way
+    /// when the express lane already relays the client's first call — and
+    /// that call's upstream asks.
+    async fn get_within(&self, within: std::time::Duration) -> Option<Peer<RoleServer>> {
+        let waiting = async {
+            loop {
+                let rung = self.set.notified();
+                tokio::pin!(rung);
+                rung.as_mut().enable();
+                if let Some(peer) = self.get() {
+                    return peer;
+                }
+                rung.await;
+            }
+        };
+        tokio::time::timeout(within, waiting).await.ok()
     }
 
     fn get(&self) -> Option<Peer<RoleServer>> {
@@ -76,6 +98,10 @@ impl Downstream {
             .clone()
     }
 }
+
+/// How long an upstream's ask outside a call the gateway handles waits
+/// for the client to be known.
+const CLIENT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The gateway's client side towards one upstream.
 #[derive(Debug, Clone)]
@@ -102,7 +128,7 @@ impl Relay {
                 tracing::info!(server = %self.server, what, "relaying the server's own ask to the person");
                 upcall::ask_through(&asks, request).await
             }
-            Route::NoCall => match self.downstream.get() {
+            Route::NoCall => match self.downstream.get_within(CLIENT_WAIT).await {
                 Some(peer) => upcall::ask_peer(&peer, &request)
                     .await
                     .map(|value| Answer {
