@@ -345,19 +345,31 @@ impl Ask {
                 Err(kind) => problems.push(field.problem(kind)),
             }
         }
+        // A property no field owns refuses the whole answer: it is often a
+        // misnamed field ({"confrim": false}), whose real field would
+        // otherwise settle on its default. Nothing of this attempt is kept,
+        // so the re-ask asks again every field it asked.
+        let mut unknown = unknown.into_iter().peekable();
+        if unknown.peek().is_some() {
+            let expected = self.expected_names();
+            for key in unknown {
+                problems.push(Problem {
+                    field: key.to_owned(),
+                    title: String::new(),
+                    kind: ProblemKind::UnknownProperty {
+                        expected: expected.clone(),
+                    },
+                });
+            }
+            values.retain(|settled| {
+                let index = fields.iter().position(|f| Arc::ptr_eq(&f.key, &settled.id));
+                index.is_some_and(|i| self.settled[i] != Slot::Open)
+            });
+            left_empty.clear();
+        }
         let values = Values(values);
-        // Properties no field owns are named in a re-ask (often a misnamed
-        // field, whose real name is then missing), but on their own they
-        // leave nothing to ask again: every field settled, they are dropped.
         if problems.is_empty() {
             return Step::Settled(Outcome::Accepted { values });
-        }
-        for key in unknown {
-            problems.push(Problem {
-                field: key.to_owned(),
-                title: String::new(),
-                kind: ProblemKind::UnknownProperty,
-            });
         }
         if self.attempt >= self.max_attempts {
             return Step::Settled(Outcome::GaveUp {
@@ -484,6 +496,20 @@ impl Ask {
     /// The checked fields, in form order.
     pub(crate) fn checked_fields(&self) -> &[CheckedField] {
         &self.shape.fields
+    }
+
+    /// The property names this attempt asks for, in form order: each open
+    /// field's own (a range's two ends), and its free entry.
+    fn expected_names(&self) -> Vec<String> {
+        let mut expected = Vec::new();
+        for (_, names) in self.open() {
+            match &names.ends {
+                Some((from, to)) => expected.extend([from.clone(), to.clone()]),
+                None => expected.push(names.main.clone()),
+            }
+            expected.extend(names.other.clone());
+        }
+        expected
     }
 
     fn open(&self) -> impl Iterator<Item = (&CheckedField, &Names)> {

@@ -135,10 +135,15 @@ pub enum Error {
         given: usize,
     },
     /// A reply answers a question the set does not hold.
-    #[error("the reply answers {id:?}, which is not a question of this set")]
+    #[error(
+        "the reply answers {id:?}, which is not a question of this set; its questions are {}",
+        expected.iter().map(|id| format!("{id:?}")).collect::<Vec<_>>().join(", ")
+    )]
     UnknownQuestion {
         /// The id given.
         id: String,
+        /// The ids of the set's questions.
+        expected: Vec<String>,
     },
     /// Answers were delivered to a call that waits on a yes/no decision.
     #[error(

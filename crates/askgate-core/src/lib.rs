@@ -56,6 +56,7 @@ mod revision;
 mod risk;
 mod seal;
 mod time;
+mod trust;
 mod typed;
 mod value;
 pub mod wire;
@@ -78,9 +79,12 @@ pub use reply::{
 };
 pub use revision::{Revision, UnknownRevision};
 pub use risk::{
-    CONFIRM_FIELD, Call, Gate, Heard, Method, Risk, Unavailable, UnknownRisk, Verdict,
-    confirmation_form, decide, gate, threshold,
+    CONFIRM_FIELD, Call, Gate, Method, Risk, UnknownRisk, confirmation_form, gate, threshold,
 };
 pub use seal::{Binding, Opened, Sealer, StateError};
+pub use trust::{
+    Answered, Channel, Earlier, Facts, Heard, Reach, Ruling, Said, Trust, Verdict, Waiting, rule,
+    withdrawn,
+};
 pub use typed::{AskChoice, AskField, AskForm, TimeRange, ValuesMismatch, private as __private};
 pub use value::{Instant, Provenance, Settled, Value, Values};

@@ -30,11 +30,27 @@ impl Problem {
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            ProblemKind::UnknownProperty => write!(
-                f,
-                "The answer has a property {:?} that this form does not ask for.",
-                Shown(&self.field)
-            ),
+            ProblemKind::UnknownProperty { expected } => {
+                write!(
+                    f,
+                    "The answer has a property {:?} that this form does not ask for; ",
+                    Shown(&self.field)
+                )?;
+                match expected.as_slice() {
+                    [] => f.write_str("it asks for nothing more."),
+                    [one] => write!(f, "it asks for {:?}.", Shown(one)),
+                    [rest @ .., last] => {
+                        f.write_str("it asks for ")?;
+                        for (i, name) in rest.iter().enumerate() {
+                            if i > 0 {
+                                f.write_str(", ")?;
+                            }
+                            write!(f, "{:?}", Shown(name))?;
+                        }
+                        write!(f, " and {:?}.", Shown(last))
+                    }
+                }
+            }
             kind => write!(f, "{}: {kind}", self.title),
         }
     }
@@ -254,8 +270,12 @@ pub enum ProblemKind {
         /// `"from"` or `"to"`: the end that is missing.
         missing: &'static str,
     },
-    /// The answer has a property the form does not ask for.
-    UnknownProperty,
+    /// The answer has a property the form does not ask for: the whole
+    /// answer is refused.
+    UnknownProperty {
+        /// The property names the form asks for in this attempt.
+        expected: Vec<String>,
+    },
     /// One end of a time range is wrong.
     RangeEnd {
         /// `"from"` or `"to"`.
@@ -292,7 +312,7 @@ impl ProblemKind {
             ProblemKind::UnknownZone { .. } => "unknown_zone",
             ProblemKind::RangeOrder => "range_order",
             ProblemKind::HalfRange { .. } => "half_range",
-            ProblemKind::UnknownProperty => "unknown_property",
+            ProblemKind::UnknownProperty { .. } => "unknown_property",
             ProblemKind::RangeEnd { problem, .. } => problem.code(),
         }
     }
@@ -412,7 +432,7 @@ impl fmt::Display for ProblemKind {
             ProblemKind::HalfRange { missing } => {
                 write!(f, "both ends are needed; \"{missing}\" is missing.")
             }
-            ProblemKind::UnknownProperty => f.write_str("not asked for."),
+            ProblemKind::UnknownProperty { .. } => f.write_str("not asked for."),
             ProblemKind::RangeEnd { end, problem } => write!(f, "{end}: {problem}"),
         }
     }

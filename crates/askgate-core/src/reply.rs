@@ -199,7 +199,10 @@ impl CheckedSet {
             .keys()
             .find(|id| !self.set.questions.iter().any(|q| &q.id == *id))
         {
-            return Err(Error::UnknownQuestion { id: id.clone() });
+            return Err(Error::UnknownQuestion {
+                id: id.clone(),
+                expected: self.set.questions.iter().map(|q| q.id.clone()).collect(),
+            });
         }
         let answers = self
             .set

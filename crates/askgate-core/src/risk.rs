@@ -1,22 +1,11 @@
-//! Risk-gated confirmation: which tool calls proceed, which ask a person,
-//! and what a person's answer — or the lack of one — decides.
+//! Risk levels, the auto-approve threshold, and the confirmation a person
+//! is asked for.
 //!
-//! The rules, in the order they apply:
-//! 1. At or below the auto-approve threshold: proceed (`auto_approved`).
-//! 2. `read` and `low_write` never prompt: proceed (`not_required`).
-//! 3. Otherwise ask, with a `confirm` checkbox that defaults to true.
-//!    - Accepted with `confirm: true`: proceed (`elicited`).
-//!    - Accepted with `confirm: false`, declined or cancelled: blocked. A
-//!      person said no; that is final, and a caller's `confirm: true` does
-//!      not override it.
-//!    - No person could be asked (the client has no elicitation, the ask
-//!      failed), or the answer came back without its `confirm` field (the
-//!      client never showed the prompt): blocked — unless the caller passed
-//!      `confirm: true`, which stands in only here (`caller_confirmed`).
-//!
-//! Every verdict carries two texts: one for the model, with the way to
-//! recover, and one for the audit log, which never calls a client's failure
-//! a person's decline.
+//! Which calls need a person at all is [`gate`]: at or below the
+//! auto-approve threshold, proceed (`auto_approved`); `read` and
+//! `low_write` never prompt (`not_required`); anything else asks a person
+//! with [`confirmation_form`]. What a person's answer — or the lack of one —
+//! decides is the trust rules' job (see [`crate::rule`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -129,8 +118,11 @@ pub enum Method {
     AutoApproved,
     /// A read or a low-risk write: no confirmation needed.
     NotRequired,
-    /// Declined, cancelled, or no way to confirm.
+    /// Not run: a person said no, the caller cancelled, or no person can
+    /// be asked.
     Blocked,
+    /// Not run yet: the ask waits for a person in the inbox.
+    Waiting,
 }
 
 impl Method {
@@ -142,6 +134,7 @@ impl Method {
             Method::AutoApproved => "auto_approved",
             Method::NotRequired => "not_required",
             Method::Blocked => "blocked",
+            Method::Waiting => "waiting",
         }
     }
 }
@@ -219,116 +212,5 @@ pub fn confirmation_form(call: &Call<'_>) -> Form {
             kind: FieldKind::Boolean(BooleanSpec::default()),
         }],
         supplied: Map::new(),
-    }
-}
-
-/// What came back when a person was asked to confirm.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Heard {
-    /// Accepted; the `confirm` field's value, `None` when it is missing (the
-    /// client never showed the prompt).
-    Accepted {
-        /// The checkbox.
-        confirm: Option<bool>,
-    },
-    /// The person declined.
-    Declined,
-    /// The person cancelled (dismissed the prompt).
-    Cancelled,
-    /// No person could be asked.
-    Unavailable(Unavailable),
-}
-
-/// Why no person could be asked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Unavailable {
-    /// The client cannot show an ask (no elicitation capability).
-    NoElicitation,
-    /// Asking failed (transport error, timeout, a malformed reply). The text
-    /// names what failed, never an answer's values.
-    Failed(String),
-}
-
-/// The decision on a call that needed confirmation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verdict {
-    /// Whether the call goes ahead.
-    pub proceed: bool,
-    /// How it was decided.
-    pub method: Method,
-    /// Whether the decision is a person's "no" (final: not to be retried or
-    /// overridden).
-    pub final_no: bool,
-    /// For the model: what happened and how to recover. Empty when the call
-    /// proceeds.
-    pub for_model: String,
-    /// For the audit log: why, in words that never call a client's failure a
-    /// person's decline.
-    pub for_audit: String,
-}
-
-/// Rule 3: what the answer (or its absence) decides. `caller_confirmed` is
-/// the caller's `confirm: true`, which stands in only where no person could
-/// be asked.
-pub fn decide(call: &Call<'_>, heard: &Heard, caller_confirmed: bool) -> Verdict {
-    let person_said_no = |what: &str| Verdict {
-        proceed: false,
-        method: Method::Blocked,
-        final_no: true,
-        for_model: format!(
-            "The person {what} the call to {} on {}. This is final: do not retry it, \
-             and do not pass confirm: true to get around it. Ask the user how to go on.",
-            call.tool, call.server
-        ),
-        for_audit: format!("the person {what}"),
-    };
-    let nobody_asked = |why: String| {
-        if caller_confirmed {
-            Verdict {
-                proceed: true,
-                method: Method::CallerConfirmed,
-                final_no: false,
-                for_model: String::new(),
-                for_audit: format!("{why}; the caller passed confirm: true"),
-            }
-        } else {
-            Verdict {
-                proceed: false,
-                method: Method::Blocked,
-                final_no: false,
-                for_model: format!(
-                    "The call to {} on {} needs a person's confirmation (risk: {}), and {why}. \
-                     If the user has already confirmed this exact call in the conversation, \
-                     call it again with confirm: true; otherwise ask the user first.",
-                    call.tool, call.server, call.risk
-                ),
-                for_audit: format!("{why}; no confirmation from the caller"),
-            }
-        }
-    };
-    match heard {
-        Heard::Accepted {
-            confirm: Some(true),
-        } => Verdict {
-            proceed: true,
-            method: Method::Elicited,
-            final_no: false,
-            for_model: String::new(),
-            for_audit: "the person confirmed".into(),
-        },
-        Heard::Accepted {
-            confirm: Some(false),
-        } => person_said_no("unticked the confirmation of"),
-        Heard::Declined => person_said_no("declined"),
-        Heard::Cancelled => person_said_no("cancelled"),
-        Heard::Accepted { confirm: None } => nobody_asked(
-            "the client accepted without the confirm field, so no person saw the prompt".into(),
-        ),
-        Heard::Unavailable(Unavailable::NoElicitation) => {
-            nobody_asked("the client cannot show a confirmation (no elicitation)".into())
-        }
-        Heard::Unavailable(Unavailable::Failed(what)) => {
-            nobody_asked(format!("asking for confirmation failed ({what})"))
-        }
     }
 }

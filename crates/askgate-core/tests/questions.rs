@@ -156,12 +156,17 @@ fn a_reply_to_a_question_not_in_the_set_is_refused() {
     let error = set()
         .settle(&reply(json!({"colour": ["blue"]})))
         .expect_err("unknown question");
-    assert_eq!(
-        error,
-        Error::UnknownQuestion {
-            id: "colour".into()
-        }
-    );
+    let Error::UnknownQuestion { id, expected } = &error else {
+        panic!("not an unknown question: {error:?}")
+    };
+    assert_eq!(id, "colour");
+    assert!(!expected.is_empty());
+    // The message names the stray id and every question the set holds.
+    let message = error.to_string();
+    assert!(message.contains("\"colour\""), "{message}");
+    for question in &set().questions {
+        assert!(message.contains(&format!("{:?}", question.id)), "{message}");
+    }
 }
 
 #[test]

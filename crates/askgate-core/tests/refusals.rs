@@ -165,14 +165,36 @@ fn the_cap_on_attempts_ends_in_an_outcome_that_says_so() {
 }
 
 #[test]
-fn an_unknown_property_alone_is_dropped_not_asked_again() {
+fn an_unknown_property_refuses_the_whole_answer_and_names_what_is_asked() {
     let ask = Ask::new(form()).expect("askable");
     let response = Response::accept(
         serde_json::from_value(json!({"name": "valid", "colour": "blue"})).expect("an object"),
     );
-    let Step::Settled(Outcome::Accepted { values }) = ask.settle(Revision::V2025_11_25, &response)
-    else {
-        panic!("every field settles, so nothing is left to ask again");
+    let Step::ReAsk(again) = ask.settle(Revision::V2025_11_25, &response) else {
+        panic!("a property the form does not ask for is refused");
     };
-    assert!(values.get("colour").is_none());
+    let message = again.problems()[0].message();
+    assert!(message.contains("\"colour\""), "{message}");
+    assert!(message.contains("it asks for \"name\""), "{message}");
+    // Nothing of the refused answer is kept: the re-ask asks every field.
+    let asked = again.request(Revision::V2025_11_25).expect("a request");
+    assert!(asked.requested_schema.property("name").is_some());
+}
+
+#[test]
+fn a_mistyped_confirmation_does_not_settle_on_its_default() {
+    let form: Form = serde_json::from_value(json!({
+        "message": "Run it?",
+        "fields": [{"id": "confirm", "title": "Run it", "type": "boolean", "default": true}]
+    }))
+    .expect("a form");
+    let ask = Ask::new(form).expect("askable");
+    let typo = Response::accept(serde_json::from_value(json!({"confrim": false})).expect("an object"));
+    let Step::ReAsk(again) = ask.settle(Revision::V2025_11_25, &typo) else {
+        panic!("{{\"confrim\": false}} must not settle as accepted with confirm: true");
+    };
+    assert_eq!(
+        again.problems()[0].message(),
+        "The answer has a property \"confrim\" that this form does not ask for; it asks for \"confirm\"."
+    );
 }

@@ -1,9 +1,10 @@
-//! Risk-gated confirmation: every rule of the decision, as a user of the
-//! gateway would see it.
+//! Risk levels, the auto-approve threshold and the confirmation form, as a
+//! user of the gateway would see them (what an answer decides is
+//! `tests/trust.rs`).
 
 use askgate_core::{
-    Ask, CONFIRM_FIELD, Call, FieldKind, Gate, Heard, Method, Outcome, Response, Revision, Risk,
-    Step, Unavailable, confirmation_form, decide, gate, threshold,
+    Ask, CONFIRM_FIELD, Call, FieldKind, Gate, Method, Outcome, Response, Revision, Risk, Step,
+    confirmation_form, gate, threshold,
 };
 
 fn call(risk: Risk) -> Call<'static> {
@@ -84,69 +85,5 @@ fn the_confirmation_is_one_pre_ticked_checkbox_that_settles_on_accept() {
             values.get(CONFIRM_FIELD).expect("confirm").value.to_json(),
             true
         );
-    }
-}
-
-#[test]
-fn a_confirmed_accept_proceeds_as_elicited() {
-    let verdict = decide(
-        &call(Risk::HighWrite),
-        &Heard::Accepted {
-            confirm: Some(true),
-        },
-        false,
-    );
-    assert!(verdict.proceed);
-    assert_eq!(verdict.method, Method::Elicited);
-}
-
-#[test]
-fn a_persons_no_is_final_and_the_callers_confirm_does_not_override_it() {
-    for heard in [
-        Heard::Accepted {
-            confirm: Some(false),
-        },
-        Heard::Declined,
-        Heard::Cancelled,
-    ] {
-        for caller_confirmed in [false, true] {
-            let verdict = decide(&call(Risk::Destructive), &heard, caller_confirmed);
-            assert!(!verdict.proceed, "{heard:?}");
-            assert_eq!(verdict.method, Method::Blocked);
-            assert!(verdict.final_no);
-            assert!(verdict.for_model.contains("do not retry"));
-            assert!(
-                !verdict
-                    .for_model
-                    .contains("call it again with confirm: true")
-            );
-        }
-    }
-}
-
-#[test]
-fn when_nobody_could_be_asked_only_the_callers_confirm_lets_it_through() {
-    for heard in [
-        Heard::Unavailable(Unavailable::NoElicitation),
-        Heard::Unavailable(Unavailable::Failed("timed out after 60 s".into())),
-        // Accepted without the field: the client never showed the prompt.
-        Heard::Accepted { confirm: None },
-    ] {
-        let blocked = decide(&call(Risk::MediumWrite), &heard, false);
-        assert!(!blocked.proceed);
-        assert_eq!(blocked.method, Method::Blocked);
-        assert!(!blocked.final_no, "not a person's no: {heard:?}");
-        assert!(blocked.for_model.contains("confirm: true"));
-        // The audit never calls a client failure a person's decline.
-        assert!(
-            !blocked.for_audit.contains("declined"),
-            "{}",
-            blocked.for_audit
-        );
-
-        let confirmed = decide(&call(Risk::MediumWrite), &heard, true);
-        assert!(confirmed.proceed);
-        assert_eq!(confirmed.method, Method::CallerConfirmed);
-        assert!(confirmed.for_audit.contains("confirm: true"));
     }
 }

@@ -225,16 +225,25 @@ proptest! {
         for revision in Revision::ALL {
             let mut content = valid_content(&case, &ask, revision);
             if let Some(name) = &unknown {
-                // A property the form does not ask for, alone, is dropped:
-                // nothing would be left to ask again.
+                // A property the form does not ask for refuses the whole
+                // answer, even beside otherwise valid values: it is named,
+                // and nothing of the answer is kept.
                 let mut extra = content.clone();
                 extra.insert(name.clone(), json!("anything"));
                 match ask.settle(revision, &Response::accept(extra)) {
-                    Step::Settled(Outcome::Accepted { values }) => {
-                        prop_assert!(values.get(name).is_none());
+                    Step::ReAsk(again) => {
+                        prop_assert!(max_attempts > 1);
+                        let quoted = format!("{:?}", name.chars().take(40).collect::<String>());
+                        let named = again.reasons().iter().any(|r| r.contains(&quoted));
+                        prop_assert!(named, "{} is named", quoted);
+                        prop_assert_eq!(format!("{:?}", again.values()), format!("{:?}", ask.values()), "nothing of a refused answer is kept");
+                    }
+                    Step::Settled(Outcome::GaveUp { problems, .. }) => {
+                        prop_assert_eq!(max_attempts, 1);
+                        prop_assert!(problems.iter().any(|p| &p.field == name));
                     }
                     other => {
-                        return Err(TestCaseError::fail(format!("{revision}: an extra property alone was refused: {other:?}")));
+                        return Err(TestCaseError::fail(format!("{revision}: an extra property was not refused: {other:?}")));
                     }
                 }
             }
