@@ -201,6 +201,7 @@ fn ask(id: &str, created: i64) -> NewAsk {
     NewAsk {
         id: id.to_owned(),
         resume_key: format!("tool:bench:{id}"),
+        call_key: None,
         principal: "bench".into(),
         request: json!({"kind": "form"}),
         server: Some("bench".into()),

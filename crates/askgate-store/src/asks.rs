@@ -63,6 +63,11 @@ pub struct NewAsk {
     pub id: String,
     /// `tool:<run_id>:<call_id>`: the call that waits on it.
     pub resume_key: String,
+    /// The call it is about, across every ask for it: the same principal,
+    /// tool and arguments (see [`Store::asks_of_call`]). Unlike
+    /// `resume_key`, several asks may share it (one after another).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_key: Option<String>,
     /// Who the ask is for.
     pub principal: String,
     /// The form or question set, as JSON.
@@ -148,7 +153,7 @@ pub struct Page {
 macro_rules! ask_columns {
     () => {
         "id, resume_key, principal, request, server, tool, risk, created_at, expires_at, \
-         status, reply, outcome, answered_by, answered_via, settled_at"
+         status, reply, outcome, answered_by, answered_via, settled_at, call_key"
     };
 }
 
@@ -162,9 +167,15 @@ const BY_RESUME_KEY: &str = concat!(
     " FROM asks WHERE resume_key = $1"
 );
 
+const BY_CALL_KEY: &str = concat!(
+    "SELECT ",
+    ask_columns!(),
+    " FROM asks WHERE call_key = $1 ORDER BY created_at DESC, id DESC LIMIT $2"
+);
+
 const PARK: &str = concat!(
-    "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, status) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending') ON CONFLICT DO NOTHING RETURNING ",
+    "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, status) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending') ON CONFLICT DO NOTHING RETURNING ",
     ask_columns!()
 );
 
@@ -175,14 +186,14 @@ const SETTLE: &str = concat!(
 );
 
 /// [`PARK`] returning only the id: an ask it returns is stored as given.
-const PARK_NEW: &str = "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, status) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending') ON CONFLICT DO NOTHING RETURNING id";
+const PARK_NEW: &str = "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, status) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending') ON CONFLICT DO NOTHING RETURNING id";
 
 /// [`PARK_NEW`] for many asks at once (PostgreSQL): one array per parameter.
-const PARK_MANY: &str = "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, status) \
-     SELECT id, resume_key, principal, request, server, tool, risk, created_at, expires_at, 'pending' \
+const PARK_MANY: &str = "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, status) \
+     SELECT id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, 'pending' \
      FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
-     $8::int8[], $9::int8[]) AS p (id, resume_key, principal, request, server, tool, risk, created_at, expires_at) \
+     $8::int8[], $9::int8[], $10::text[]) AS p (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key) \
      ON CONFLICT DO NOTHING RETURNING id";
 
 /// [`SETTLE`] for many asks at once (PostgreSQL): one array per parameter.
@@ -220,7 +231,8 @@ impl Store {
             .opt_text(ask.tool.as_deref())
             .opt_text(ask.risk.as_deref())
             .int(micros(ask.created_at))
-            .opt_int(ask.expires_at.map(micros));
+            .opt_int(ask.expires_at.map(micros))
+            .opt_text(ask.call_key.as_deref());
         let parked = write_statement!(self, statement, |_row| Ok::<_, Error>(()))?;
         if parked.is_some() {
             let row = AskRow {
@@ -247,6 +259,7 @@ impl Store {
                 .bind(&ask.risk)
                 .bind(micros(ask.created_at))
                 .bind(ask.expires_at.map(micros))
+                .bind(&ask.call_key)
                 .fetch_optional(&mut *conn)
                 .await
                 .map_err(|e| self.fail(e))?;
@@ -301,6 +314,24 @@ impl Store {
     /// [`Error`] when the store fails.
     pub async fn ask_by_resume_key(&self, key: &str) -> Result<Option<AskRow>, Error> {
         self.one(BY_RESUME_KEY, key).await
+    }
+
+    /// The newest `limit` asks about the call `call_key` names (see
+    /// [`NewAsk::call_key`]), newest first: what earlier tries of the same
+    /// call left — a pending ask, a person's answer.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn asks_of_call(&self, call_key: &str, limit: u32) -> Result<Vec<AskRow>, Error> {
+        with_pool!(self, |pool| {
+            let rows = sqlx::query(BY_CALL_KEY)
+                .bind(call_key)
+                .bind(i64::from(limit))
+                .fetch_all(pool)
+                .await
+                .map_err(|e| self.fail(e))?;
+            rows.iter().map(|row| self.read(row)).collect()
+        })
     }
 
     /// Apply an answer: the first wins. A second answer gets
@@ -567,6 +598,7 @@ impl Store {
             ask: NewAsk {
                 id: required(text("id")?, "id")?,
                 resume_key: required(text("resume_key")?, "resume_key")?,
+                call_key: text("call_key")?,
                 principal: required(text("principal")?, "principal")?,
                 request: json("request")?.ok_or_else(|| corrupt("request is empty".into()))?,
                 server: text("server")?,

@@ -28,8 +28,11 @@ pub enum Decision {
     AutoApproved,
     /// A read or low-risk write: no confirmation needed.
     NotRequired,
-    /// Declined, cancelled, or no way to confirm.
+    /// Not run: a person said no, the caller cancelled, or no person can
+    /// be asked.
     Blocked,
+    /// Not run yet: the ask waits for a person in the inbox.
+    Waiting,
 }
 
 /// One audited decision.
@@ -49,6 +52,11 @@ pub struct AuditEntry {
     pub reason: String,
     /// Who answered, when a person did.
     pub answered_by: Option<String>,
+    /// The principal (the agent) the call and its ask were for, when
+    /// known. Absent from entries written before it was recorded, so their
+    /// hashes still verify.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
     /// Through which surface.
     pub answered_via: Option<String>,
     /// A keyed digest of the arguments (never the arguments).

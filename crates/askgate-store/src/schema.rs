@@ -7,7 +7,7 @@ use crate::backend::{Pool, Store, with_pool};
 use crate::error::Error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Each migration: its version, its SQL for both backends, then the SQL
 /// that differs for SQLite and for PostgreSQL.
@@ -18,7 +18,30 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     (4, V4_TASKS, "", ""),
     (5, V5_DECISION_KEYS, "", ""),
     (6, "", "", V6_POSTGRES_NOTIFY_PARKED),
+    (7, V7_CALL_KEYS, V7_SQLITE_BACKFILL, V7_POSTGRES_BACKFILL),
 ];
+
+/// Every ask about one call (the same principal, tool and arguments) is
+/// found by one indexed key, so earlier answers to the same call are found
+/// in one query: a person's no stands for the same call, an ask waiting
+/// for it is not asked twice.
+const V7_CALL_KEYS: &str = "
+ALTER TABLE asks ADD COLUMN call_key TEXT;
+CREATE INDEX asks_call_key ON asks (call_key, created_at);
+";
+
+/// The asks parked before v7 by askgate-mcp (`mcp:` keys, later ones of the
+/// same call with `#N` appended) get their call's key.
+const V7_SQLITE_BACKFILL: &str = "
+UPDATE asks SET call_key = CASE WHEN instr(resume_key, '#') > 0
+    THEN substr(resume_key, 1, instr(resume_key, '#') - 1) ELSE resume_key END
+    WHERE resume_key LIKE 'mcp:%';
+";
+
+/// As [`V7_SQLITE_BACKFILL`], for PostgreSQL.
+const V7_POSTGRES_BACKFILL: &str = "
+UPDATE asks SET call_key = split_part(resume_key, '#', 1) WHERE resume_key LIKE 'mcp:%';
+";
 
 /// PostgreSQL: every new ask notifies every process listening, as it
 /// commits — whoever parked it (a replica, `askgate ask`, a script). The

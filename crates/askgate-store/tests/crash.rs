@@ -114,6 +114,7 @@ fn ask(id: &str) -> NewAsk {
     NewAsk {
         id: id.to_owned(),
         resume_key: format!("tool:crash:{id}"),
+        call_key: None,
         principal: "crash".into(),
         request: json!({"kind": "form"}),
         server: Some("crash".into()),
@@ -154,6 +155,7 @@ fn entry(id: &str) -> AuditEntry {
         decision: Decision::Elicited,
         reason: "crash test".into(),
         answered_by: Some("first".into()),
+        principal: None,
         answered_via: Some("cli".into()),
         arguments_digest: Some("hmac-sha256:00".into()),
         ask_id: Some(id.to_owned()),

@@ -40,6 +40,7 @@ fn ask(id: &str, body_bytes: usize) -> NewAsk {
     NewAsk {
         id: id.to_owned(),
         resume_key: format!("tool:faults:{id}"),
+        call_key: None,
         principal: "faults".into(),
         request: json!({"kind": "form", "padding": "x".repeat(body_bytes)}),
         server: None,

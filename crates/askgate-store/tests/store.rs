@@ -111,6 +111,7 @@ fn new_ask(id: &str, created: i64, expires: Option<i64>) -> NewAsk {
     NewAsk {
         id: id.to_owned(),
         resume_key: format!("tool:run-1:{id}"),
+        call_key: None,
         principal: "alice".into(),
         request: json!({"message": "Deploy?", "fields": []}),
         server: Some("deploy".into()),
@@ -418,6 +419,7 @@ fn entry(tool: &str) -> AuditEntry {
         decision: Decision::Elicited,
         reason: "confirmed by a person".into(),
         answered_by: Some("alice".into()),
+        principal: None,
         answered_via: Some("mcp".into()),
         arguments_digest: Some("hmac-sha256:ab12".into()),
         ask_id: Some("a1".into()),
@@ -702,6 +704,47 @@ async fn after_a_crash_a_sent_call_may_have_run_and_a_prepared_one_was_never_sen
 }
 
 #[tokio::test]
+async fn the_asks_of_one_call_are_found_newest_first() {
+    for store in stores().await {
+        let of = |id: &str, call: Option<&str>, created: i64| {
+            let mut ask = new_ask(id, created, None);
+            ask.call_key = call.map(str::to_owned);
+            ask
+        };
+        for ask in [
+            of("first", Some("mcp:k:confirm"), 1),
+            of("other", Some("mcp:other:confirm"), 2),
+            of("second", Some("mcp:k:confirm"), 3),
+            of("unkeyed", None, 4),
+        ] {
+            store.park(&ask).await.expect("parks");
+        }
+        store
+            .settle("first", &answer("alice"), at(5))
+            .await
+            .expect("settles");
+        let found = store
+            .asks_of_call("mcp:k:confirm", 10)
+            .await
+            .expect("lists");
+        let ids: Vec<&str> = found.iter().map(|row| row.ask.id.as_str()).collect();
+        assert_eq!(ids, ["second", "first"], "{}", store.name());
+        assert_eq!(found[1].status, AskStatus::Answered);
+        assert_eq!(found[0].ask.call_key.as_deref(), Some("mcp:k:confirm"));
+        assert_eq!(
+            store
+                .asks_of_call("mcp:k:confirm", 1)
+                .await
+                .expect("lists")
+                .len(),
+            1,
+            "at most the limit"
+        );
+        store.close().await;
+    }
+}
+
+#[tokio::test]
 async fn an_older_store_is_migrated_on_open() {
     let url = urls().await.remove(0);
     Store::open(&url).await.expect("creates").close().await;
@@ -709,16 +752,37 @@ async fn an_older_store_is_migrated_on_open() {
     let pool = sqlx::sqlite::SqlitePool::connect(&url)
         .await
         .expect("connects");
-    sqlx::raw_sql("DROP TABLE calls; DROP TABLE tasks; DROP INDEX audit_decision_key; ALTER TABLE audit DROP COLUMN decision_key; UPDATE askgate_schema SET version = 1")
+    sqlx::raw_sql("DROP TABLE calls; DROP TABLE tasks; DROP INDEX audit_decision_key; ALTER TABLE audit DROP COLUMN decision_key; DROP INDEX asks_call_key; ALTER TABLE asks DROP COLUMN call_key; UPDATE askgate_schema SET version = 1")
         .execute(&pool)
         .await
         .expect("downgrades");
+    // Asks an older askgate-mcp parked: a call's first ask, and its second.
+    for (id, key) in [("old1", "mcp:abc:confirm"), ("old2", "mcp:abc:confirm#2")] {
+        sqlx::query("INSERT INTO asks (id, resume_key, principal, request, created_at, status) VALUES ($1, $2, 'alice', '{}', 1, 'pending')")
+            .bind(id)
+            .bind(key)
+            .execute(&pool)
+            .await
+            .expect("an old ask");
+    }
     pool.close().await;
     let store = Store::open(&url).await.expect("migrates");
     store
         .prepare_call(&call("c1", "gw-1"))
         .await
         .expect("the new table exists");
+    let of_call: Vec<String> = store
+        .asks_of_call("mcp:abc:confirm", 10)
+        .await
+        .expect("lists")
+        .into_iter()
+        .map(|row| row.ask.id)
+        .collect();
+    assert_eq!(
+        of_call.len(),
+        2,
+        "both old asks found by their call: {of_call:?}"
+    );
     store.close().await;
     let pool = sqlx::sqlite::SqlitePool::connect(&url)
         .await
