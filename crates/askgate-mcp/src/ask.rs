@@ -1,10 +1,14 @@
 //! Asking a person from inside a request handler.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use askgate_core::{Action, Ask, Outcome, Response, Revision, Step};
-use rmcp::model::{ClientCapabilities, ElicitResult, ElicitationAction};
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::ServiceError;
+use rmcp::model::{
+    CancelledNotificationParam, ClientCapabilities, ClientResult, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ServerRequest,
+};
+use rmcp::service::{PeerRequestOptions, RequestContext, RoleServer};
 use serde_json::{Map, Value as Json};
 
 use crate::input::form_params;
@@ -46,9 +50,14 @@ pub enum Unanswered {
     /// The form has a field only URL mode may ask (a secret).
     #[error("the form asks for a secret, which only URL mode may ask")]
     NeedsUrlMode,
-    /// The request was cancelled (`notifications/cancelled`) while waiting.
+    /// The request was cancelled (`notifications/cancelled`) while waiting;
+    /// the ask was withdrawn from the client.
     #[error("the request was cancelled while waiting for the person")]
     RequestCancelled,
+    /// Nobody answered within the wait; the ask was withdrawn from the
+    /// client.
+    #[error("nobody answered within {} s", .0.as_secs())]
+    TimedOut(Duration),
     /// The client failed to answer: a transport error, a timeout, an error
     /// reply. Never a person's decision.
     #[error("asking failed: {0}")]
@@ -88,8 +97,21 @@ pub async fn ask_person(
     ask: Ask,
     options: &AskOptions,
 ) -> Result<Outcome, Unanswered> {
+    ask_person_timed(cx, ask, options)
+        .await
+        .map(|(outcome, _)| outcome)
+}
+
+/// [`ask_person`], and how long the client took to give the answer that
+/// settled it (from sending that ask to its answer): an answer faster than
+/// a person can read is not a person's.
+pub(crate) async fn ask_person_timed(
+    cx: &RequestContext<RoleServer>,
+    ask: Ask,
+    options: &AskOptions,
+) -> Result<(Outcome, Option<Duration>), Unanswered> {
     if let Some(outcome) = ask.settle_without_asking() {
-        return Ok(outcome);
+        return Ok((outcome, None));
     }
     let version = cx
         .protocol_version()
@@ -111,14 +133,54 @@ pub async fn ask_person(
             .request(revision)
             .map_err(|e| Unanswered::Unsendable(e.to_string()))?;
         let params = form_params(&params).map_err(|e| Unanswered::Unsendable(e.to_string()))?;
-        let result = tokio::select! {
-            result = cx.peer.create_elicitation_with_timeout(params, options.timeout) => result,
-            () = cx.ct.cancelled() => return Err(Unanswered::RequestCancelled),
-        };
-        let result = result.map_err(|e| Unanswered::Failed(e.to_string()))?;
+        let started = Instant::now();
+        let result = elicit(cx, params, options.timeout).await?;
+        let took = started.elapsed();
         match ask.settle(revision, &response_of(result)) {
-            Step::Settled(outcome) => return Ok(outcome),
+            Step::Settled(outcome) => return Ok((outcome, Some(took))),
             Step::ReAsk(next) => ask = *next,
+        }
+    }
+}
+
+/// Send `elicitation/create` and wait for its answer, or for the request
+/// it was for to be cancelled — then the ask is withdrawn from the client
+/// (`notifications/cancelled` for it), so no dialog stays up whose answer
+/// nobody reads. A timeout withdraws it too (rmcp sends that notice).
+///
+/// # Errors
+/// [`Unanswered::RequestCancelled`], [`Unanswered::TimedOut`], or
+/// [`Unanswered::Failed`] for a transport error or an error reply.
+pub(crate) async fn elicit(
+    cx: &RequestContext<RoleServer>,
+    params: ElicitRequestParams,
+    timeout: Option<Duration>,
+) -> Result<ElicitResult, Unanswered> {
+    let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+    let mut options = PeerRequestOptions::no_options();
+    options.timeout = timeout;
+    let handle = cx
+        .peer
+        .send_request_with_option(request, options)
+        .await
+        .map_err(|e| Unanswered::Failed(e.to_string()))?;
+    let id = handle.id.clone();
+    tokio::select! {
+        result = handle.await_response() => match result {
+            Ok(ClientResult::ElicitResult(result)) => Ok(result),
+            Ok(_) => Err(Unanswered::Failed("the client answered with another kind of result".into())),
+            Err(ServiceError::Timeout { timeout }) => Err(Unanswered::TimedOut(timeout)),
+            Err(error) => Err(Unanswered::Failed(error.to_string())),
+        },
+        () = cx.ct.cancelled() => {
+            let notice = CancelledNotificationParam::new(
+                Some(id),
+                Some("the request this ask was for was cancelled".into()),
+            );
+            if let Err(error) = cx.peer.notify_cancelled(notice).await {
+                tracing::debug!(%error, "could not withdraw an ask from the client");
+            }
+            Err(Unanswered::RequestCancelled)
         }
     }
 }

@@ -40,7 +40,7 @@ pub use revision::revision_of;
 // A typed ask: each name is both the trait (askgate-core) and its derive.
 pub use askgate_core::{AskChoice, AskForm};
 pub use askgate_derive::{AskChoice, AskForm};
-pub use confirm::{Decided, Policy, THRESHOLD_HEADER, session_threshold};
+pub use confirm::{Confirmations, Decided, Policy, THRESHOLD_HEADER, session_threshold};
 pub use park::{Fallback, Inbox, Parked};
 pub use round::{Principal, Request, Round, RoundError, Rounds};
 pub use tasks::{Tasks, WorkFuture};

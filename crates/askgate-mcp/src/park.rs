@@ -23,15 +23,15 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jiff::Timestamp;
 use rmcp::model::{
-    CallToolResult, ContentBlock, CustomNotification, ElicitRequestParams, ElicitationAction,
-    ServerNotification,
+    CallToolResult, ContentBlock, CustomNotification, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ServerNotification,
 };
 use sha2::{Digest, Sha256};
 use url::Url;
 
 use crate::ask::Unanswered;
 use crate::input;
-use crate::round::{InboxAnswer, Round, RoundError};
+use crate::round::{Round, RoundError};
 use crate::stored::{StoredRequest, form_outcome};
 
 /// Where people answer what their client cannot show.
@@ -127,12 +127,14 @@ pub struct Parked {
 }
 
 impl Parked {
-    /// What the model reads: where a person answers, and how to go on.
+    /// What the model reads: where a person answers, and how to go on —
+    /// never a command or a link that answers by itself (the page needs a
+    /// person's sign-in).
     pub fn message(&self) -> String {
         format!(
-            "This needs a person's answer, and this client cannot ask it. The ask is waiting in \
-             the askgate inbox: open {url} or run `askgate asks answer {id}`. Once it is answered, \
-             call {name} again with the same arguments to continue.",
+            "This needs a person's answer, and this client cannot show it. The ask ({id}) waits \
+             in the askgate inbox ({url}): ask the user to answer it there, then call {name} \
+             again with the same arguments to continue.",
             url = self.url,
             id = self.id,
             name = self.name
@@ -150,10 +152,16 @@ impl Parked {
 /// person before the request gives up (the ask stays parked).
 const URL_WAIT: Duration = Duration::from_secs(3600);
 
+/// How many of a call's asks are read to learn where it stands: the newest
+/// decides, and a call is rarely asked more often than this in an ask's
+/// lifetime.
+const ASKS_OF_A_CALL: u32 = 16;
+
 impl Round {
-    /// The store key of `key`'s ask in this request: the same for every
-    /// retry of the same call.
-    fn resume_key(&self, key: &str) -> String {
+    /// The key of the call `key`'s asks are about: the same for every try
+    /// of the same call (principal, request, arguments) — what the store
+    /// finds earlier asks of the same call by.
+    pub(crate) fn call_key(&self, key: &str) -> String {
         let binding = self.binding();
         let mut hash = Sha256::new();
         for part in [
@@ -168,36 +176,32 @@ impl Round {
         format!("mcp:{}:{key}", URL_SAFE_NO_PAD.encode(hash.finalize()))
     }
 
+    /// The asks of the call `key` is about, newest first.
+    pub(crate) async fn asks_of_call(&self, key: &str) -> Result<Vec<AskRow>, RoundError> {
+        self.rounds()
+            .store()
+            .asks_of_call(&self.call_key(key), ASKS_OF_A_CALL)
+            .await
+            .map_err(store_failed)
+    }
+
     /// Find the ask parked for `key` by an earlier try of this call, or
     /// park `ask` now. An inbox answer lets exactly one call through: once
-    /// a call went on with it, the next identical call parks a new ask
-    /// (`<key>#2`, `#3`...).
+    /// a call went on with it, the next identical call parks a new ask.
     async fn park_or_find(&self, key: &str, ask: &Ask) -> Result<AskRow, RoundError> {
-        let store = self.rounds().store();
-        let mut generation = 1u32;
-        loop {
-            let resume = if generation == 1 {
-                self.resume_key(key)
-            } else {
-                format!("{}#{generation}", self.resume_key(key))
-            };
-            match store
-                .ask_by_resume_key(&resume)
-                .await
-                .map_err(store_failed)?
-            {
-                None => return self.park_new(resume, ask).await,
-                Some(row) if row.status == AskStatus::Pending => return Ok(row),
-                Some(row) if self.claim(&row.ask.id).await? => return Ok(row),
-                // Answered, and already used by another call: ask anew.
-                Some(_) => generation += 1,
-            }
+        let asks = self.asks_of_call(key).await?;
+        match asks.first() {
+            Some(row) if row.status == AskStatus::Pending => return Ok(row.clone()),
+            Some(row) if self.claim(&row.ask.id).await? => return Ok(row.clone()),
+            // Answered, and already used by another call: ask anew.
+            _ => {}
         }
+        self.park_new(key, asks.len(), ask, None).await
     }
 
     /// Whether this request may go on with the settled ask `id`: the first
     /// request to claim it, and that request on every later round.
-    async fn claim(&self, id: &str) -> Result<bool, RoundError> {
+    pub(crate) async fn claim(&self, id: &str) -> Result<bool, RoundError> {
         let store = self.rounds().store();
         let forever = Timestamp::MAX;
         let now = Timestamp::now();
@@ -223,7 +227,16 @@ impl Round {
         }
     }
 
-    async fn park_new(&self, resume: String, ask: &Ask) -> Result<AskRow, RoundError> {
+    /// Park `ask` as the ask after the `earlier` asks of the call `key` is
+    /// about, expiring at `expires_at` if ever. Another try of the same
+    /// call parking at the same moment finds the same ask.
+    pub(crate) async fn park_new(
+        &self,
+        key: &str,
+        earlier: usize,
+        ask: &Ask,
+        expires_at: Option<Timestamp>,
+    ) -> Result<AskRow, RoundError> {
         let store = self.rounds().store();
         let mut id = [0u8; 12];
         getrandom::fill(&mut id).map_err(|e| RoundError::Random(e.to_string()))?;
@@ -232,17 +245,23 @@ impl Round {
             Some((server, tool, risk)) => (Some(server.clone()), tool.clone(), Some(risk.clone())),
             None => (None, binding.name.clone(), None),
         };
+        let call_key = self.call_key(key);
+        let resume_key = match earlier {
+            0 => call_key.clone(),
+            n => format!("{call_key}#{}", n + 1),
+        };
         let row = store
             .park(&NewAsk {
                 id: format!("ask_{}", URL_SAFE_NO_PAD.encode(id)),
-                resume_key: resume,
+                resume_key,
+                call_key: Some(call_key),
                 principal: binding.principal.clone(),
                 request: StoredRequest::form(ask).to_json(),
                 server,
                 tool: Some(tool),
                 risk,
                 created_at: Timestamp::now(),
-                expires_at: None,
+                expires_at,
             })
             .await
             .map_err(store_failed)?;
@@ -283,7 +302,6 @@ impl Round {
         }
         let row = self.park_or_find(key, ask).await?;
         if let Some(outcome) = Self::outcome_of(&row)? {
-            self.note_inbox_answer(key, answer_of(&row));
             return Ok(Some(outcome));
         }
         let parked = Parked {
@@ -295,17 +313,9 @@ impl Round {
             self.park_note(parked);
             return Ok(None);
         }
-        // The client shows this link to the person: signed, single use.
-        let parked = Parked {
-            url: inbox
-                .link(&row.ask.id)
-                .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e)))?,
-            ..parked
-        };
-        let message = format!("{}\n\nAnswer it here: {}", ask.message(), parked.url);
+        let (parked, message) = self.link_to(&inbox, ask, &row)?;
         if let Some(cx) = self.context().cloned() {
-            let (outcome, row) = self.ask_by_url_and_wait(&cx, &message, &parked).await?;
-            self.note_inbox_answer(key, answer_of(&row));
+            let (outcome, _) = self.ask_by_url_and_wait(&cx, &message, &parked).await?;
             return Ok(Some(outcome));
         }
         // Multi round-trip: the URL is an input request; a retry whose
@@ -318,16 +328,51 @@ impl Round {
             match result.action {
                 ElicitationAction::Accept => {}
                 action => {
-                    let (outcome, row) = self.close_parked(&row.ask.id, action).await?;
-                    self.note_inbox_answer(key, answer_of(&row));
+                    let (outcome, _) = self.close_parked(&row.ask.id, action).await?;
                     return Ok(Some(outcome));
                 }
             }
         }
-        let request = input::elicit_url(&message, &parked.url, &parked.id)
-            .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
-        self.queue(key, request);
+        self.queue_link(key, &message, &parked)?;
         Ok(None)
+    }
+
+    /// The parked ask `row` as a URL-mode client gets it: its page with a
+    /// signed, single-use link, and the message that carries it.
+    ///
+    /// # Errors
+    /// When the system's random source fails (no nonce for the link).
+    pub(crate) fn link_to(
+        &self,
+        inbox: &Inbox,
+        ask: &Ask,
+        row: &AskRow,
+    ) -> Result<(Parked, String), RoundError> {
+        let parked = Parked {
+            url: inbox
+                .link(&row.ask.id)
+                .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e)))?,
+            id: row.ask.id.clone(),
+            name: self.binding().name.clone(),
+        };
+        let message = format!("{}\n\nAnswer it here: {}", ask.message(), parked.url);
+        Ok((parked, message))
+    }
+
+    /// Multi round-trip: queue the link as this round's input request.
+    ///
+    /// # Errors
+    /// When the request cannot be built (a bug).
+    pub(crate) fn queue_link(
+        &mut self,
+        key: &str,
+        message: &str,
+        parked: &Parked,
+    ) -> Result<(), RoundError> {
+        let request = input::elicit_url(message, &parked.url, &parked.id)
+            .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
+        self.queue_timed(key, request);
+        Ok(())
     }
 
     /// URL mode on a revision that sends requests: send the URL, wait for
@@ -338,6 +383,31 @@ impl Round {
         message: &str,
         parked: &Parked,
     ) -> Result<(Outcome, AskRow), RoundError> {
+        let (result, _) = self.send_link(cx, message, parked).await?;
+        if result.action != ElicitationAction::Accept {
+            return self.close_parked(&parked.id, result.action).await;
+        }
+        let row = self.await_link_answer(cx, &parked.id).await?;
+        let outcome = Self::outcome_of(&row)?.ok_or_else(|| {
+            RoundError::Unanswered(Unanswered::Failed("the ask settled without a reply".into()))
+        })?;
+        // This call goes on with the answer: nobody else may.
+        self.claim(&row.ask.id).await?;
+        Ok((outcome, row))
+    }
+
+    /// Send the link to the client (URL mode, 2025-11-25), and how long it
+    /// took the client to answer (accept: the person went to it).
+    ///
+    /// # Errors
+    /// The revision has no URL mode; the request failed, was cancelled
+    /// (and withdrawn) or timed out.
+    pub(crate) async fn send_link(
+        &self,
+        cx: &rmcp::service::RequestContext<rmcp::service::RoleServer>,
+        message: &str,
+        parked: &Parked,
+    ) -> Result<(ElicitResult, Duration), RoundError> {
         if self.revision() < askgate_core::Revision::V2025_11_25 {
             return Err(RoundError::Unanswered(Unanswered::NeedsUrlMode));
         }
@@ -347,45 +417,43 @@ impl Round {
             url: parked.url.clone(),
             elicitation_id: parked.id.clone(),
         };
-        let result = tokio::select! {
-            result = cx.peer.create_elicitation(params) => result,
-            () = cx.ct.cancelled() => return Err(RoundError::Unanswered(Unanswered::RequestCancelled)),
-        };
-        let result =
-            result.map_err(|e| RoundError::Unanswered(Unanswered::Failed(e.to_string())))?;
-        if result.action != ElicitationAction::Accept {
-            return self.close_parked(&parked.id, result.action).await;
-        }
+        let started = std::time::Instant::now();
+        let result = crate::ask::elicit(cx, params, None).await?;
+        Ok((result, started.elapsed()))
+    }
+
+    /// The person went to the link of the ask `id`: wait for their answer
+    /// in the store, then tell the client the ask is complete.
+    ///
+    /// # Errors
+    /// Nobody answered within the wait; the request was cancelled; the
+    /// store failed.
+    pub(crate) async fn await_link_answer(
+        &self,
+        cx: &rmcp::service::RequestContext<rmcp::service::RoleServer>,
+        id: &str,
+    ) -> Result<AskRow, RoundError> {
         let store = self.rounds().store();
         let settled = tokio::select! {
-            settled = store.wait_settled(&parked.id, URL_WAIT) => settled.map_err(store_failed)?,
+            settled = store.wait_settled(id, URL_WAIT) => settled.map_err(store_failed)?,
             () = cx.ct.cancelled() => return Err(RoundError::Unanswered(Unanswered::RequestCancelled)),
         };
         let Some(row) = settled else {
-            return Err(RoundError::Unanswered(Unanswered::Failed(format!(
-                "nobody answered {} within {} minutes; it stays in the inbox",
-                parked.id,
-                URL_WAIT.as_secs() / 60
-            ))));
+            return Err(RoundError::Unanswered(Unanswered::TimedOut(URL_WAIT)));
         };
-        let outcome = Self::outcome_of(&row)?.ok_or_else(|| {
-            RoundError::Unanswered(Unanswered::Failed("the ask settled without a reply".into()))
-        })?;
-        // This call goes on with the answer: nobody else may.
-        self.claim(&row.ask.id).await?;
         // 2025-11-25 has the completion notice; rmcp 3 has no helper for it.
         let notice = CustomNotification::new(
             "notifications/elicitation/complete",
-            Some(serde_json::json!({"elicitationId": parked.id})),
+            Some(serde_json::json!({"elicitationId": id})),
         );
         if let Err(error) = cx
             .peer
             .send_notification(ServerNotification::CustomNotification(notice))
             .await
         {
-            tracing::warn!(ask = %parked.id, %error, "could not tell the client the URL ask is complete");
+            tracing::warn!(ask = %id, %error, "could not tell the client the URL ask is complete");
         }
-        Ok((outcome, row))
+        Ok(row)
     }
 
     /// The person declined or dismissed the URL: settle the parked ask so,
@@ -441,14 +509,6 @@ impl Round {
                 Ok((outcome, row))
             }
         }
-    }
-}
-
-fn answer_of(row: &AskRow) -> InboxAnswer {
-    InboxAnswer {
-        ask_id: row.ask.id.clone(),
-        by: row.answered_by.clone(),
-        via: row.answered_via.clone(),
     }
 }
 

@@ -55,7 +55,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
 
-use crate::ask::{AskOptions, Unanswered, ask_person, modes, response_of};
+use crate::ask::{AskOptions, Unanswered, ask_person_timed, modes, response_of};
+use crate::confirm::Confirmations;
 use crate::input::{self, InputError, InputKind};
 use crate::park::{Inbox, Parked};
 use crate::revision::revision_of;
@@ -93,6 +94,7 @@ struct Settings {
     ttl: Duration,
     options: AskOptions,
     inbox: Option<Inbox>,
+    confirmations: Confirmations,
 }
 
 impl Rounds {
@@ -112,6 +114,7 @@ impl Rounds {
                 ttl: Duration::from_secs(3600),
                 options: AskOptions::default(),
                 inbox: None,
+                confirmations: Confirmations::default(),
             }),
         }
     }
@@ -141,6 +144,19 @@ impl Rounds {
     pub fn with_inbox(mut self, inbox: Inbox) -> Rounds {
         Arc::make_mut(&mut self.inner).inbox = Some(inbox);
         self
+    }
+
+    /// How confirmations are asked and trusted (see
+    /// [`Confirmations`]; the defaults: only a person approves).
+    #[must_use]
+    pub fn with_confirmations(mut self, confirmations: Confirmations) -> Rounds {
+        Arc::make_mut(&mut self.inner).confirmations = confirmations;
+        self
+    }
+
+    /// How confirmations are asked and trusted.
+    pub fn confirmations(&self) -> &Confirmations {
+        &self.inner.confirmations
     }
 
     /// The inbox, if any.
@@ -195,6 +211,8 @@ impl Rounds {
         };
         let mut round = Round {
             cx: (mode == Mode::Classic).then(|| cx.clone()),
+            waits: Some(cx.clone()),
+            client: cx.client_info().map(|info| info.name),
             capabilities: cx.client_capabilities(),
             rounds: self.clone(),
             revision,
@@ -207,7 +225,6 @@ impl Rounds {
             pending: InputRequests::new(),
             parked: Vec::new(),
             request_id: None,
-            inbox_answers: BTreeMap::new(),
             origin: None,
         };
         if mode == Mode::Classic {
@@ -261,6 +278,8 @@ impl Rounds {
     ) -> Round {
         Round {
             cx: None,
+            waits: None,
+            client: None,
             capabilities,
             rounds: self.clone(),
             revision: Revision::V2026_07_28,
@@ -278,7 +297,6 @@ impl Rounds {
             pending: InputRequests::new(),
             parked: Vec::new(),
             request_id: Some(task_id.to_owned()),
-            inbox_answers: BTreeMap::new(),
             origin: None,
         }
     }
@@ -331,6 +349,16 @@ impl<'a> Request<'a> {
             request_state: params.request_state.as_deref(),
             principal: None,
         }
+    }
+
+    /// Bind the request (its sealed state, its parked asks, the audit's
+    /// digest) to `arguments` instead of the request's own: the arguments
+    /// that say which call this is — without a caller's `confirm`, say, so
+    /// the call with and without it is one call.
+    #[must_use]
+    pub fn with_arguments(mut self, arguments: Json) -> Request<'a> {
+        self.arguments = arguments;
+        self
     }
 
     /// Bind sealed state to `principal` (default: the request's
@@ -389,6 +417,11 @@ struct Carried {
 pub struct Round {
     /// The request, on revisions that send requests to the client.
     cx: Option<RequestContext<RoleServer>>,
+    /// The request, on every revision (not a task's work): what a wait
+    /// for the inbox watches for cancellation and sends progress on.
+    waits: Option<RequestContext<RoleServer>>,
+    /// The client's name (`clientInfo.name`), when it said.
+    client: Option<String>,
     /// What the client declared it can answer.
     capabilities: Option<ClientCapabilities>,
     rounds: Rounds,
@@ -405,23 +438,18 @@ pub struct Round {
     /// the state; a task: its id), so a decision reached again on a retry
     /// is recorded once.
     request_id: Option<String>,
-    /// Asks of this round settled in the inbox: who answered, and where.
-    inbox_answers: BTreeMap<String, InboxAnswer>,
     /// What an ask parked now is about (server, tool, risk), for people
     /// reading the inbox.
     origin: Option<(String, String, String)>,
 }
 
-/// An ask of the round that was answered in the inbox.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct InboxAnswer {
-    pub(crate) ask_id: String,
-    pub(crate) by: Option<String>,
-    pub(crate) via: Option<String>,
-}
-
 /// The key in the carried state naming the request.
 const REQUEST_ID: &str = "askgate.request";
+
+/// The key in the carried state of when the ask `key` was sent.
+fn asked_at_key(key: &str) -> String {
+    format!("askgate.asked_at.{key}")
+}
 
 impl Round {
     /// The client's revision.
@@ -439,6 +467,21 @@ impl Round {
 
     pub(crate) fn context(&self) -> Option<&RequestContext<RoleServer>> {
         self.cx.as_ref()
+    }
+
+    /// The request, on every revision but a task's work.
+    pub(crate) fn waits(&self) -> Option<&RequestContext<RoleServer>> {
+        self.waits.as_ref()
+    }
+
+    /// What the client declared it can answer.
+    pub(crate) fn capabilities(&self) -> Option<&ClientCapabilities> {
+        self.capabilities.as_ref()
+    }
+
+    /// The client's name, when it said.
+    pub(crate) fn client(&self) -> Option<&str> {
+        self.client.as_deref()
     }
 
     /// This round's answer under `key`, taken (not replayed later).
@@ -467,16 +510,28 @@ impl Round {
         self.request_id.as_ref().map(|id| format!("{id}:{key}"))
     }
 
-    pub(crate) fn note_inbox_answer(&mut self, key: &str, answer: InboxAnswer) {
-        self.inbox_answers.insert(key.to_owned(), answer);
-    }
-
-    pub(crate) fn answered_in_inbox(&self, key: &str) -> Option<InboxAnswer> {
-        self.inbox_answers.get(key).cloned()
-    }
-
-    pub(crate) fn queue(&mut self, key: &str, request: InputRequest) {
+    /// [`Round::queue`], noting when it was asked (carried in the sealed
+    /// state, so the retry knows how long the answer took).
+    pub(crate) fn queue_timed(&mut self, key: &str, request: InputRequest) {
         self.pending.insert(key.to_owned(), request);
+        self.carried.data.insert(
+            asked_at_key(key),
+            Json::String(Timestamp::now().to_string()),
+        );
+    }
+
+    /// How long ago the round that asked `key` sent it (its time carried
+    /// in the sealed state), if known.
+    pub(crate) fn since_asked(&self, key: &str) -> Option<Duration> {
+        let asked: Timestamp = self
+            .carried
+            .data
+            .get(&asked_at_key(key))?
+            .as_str()?
+            .parse()
+            .ok()?;
+        let elapsed = Timestamp::now().duration_since(asked);
+        Duration::try_from(elapsed).ok()
     }
 
     pub(crate) fn park_note(&mut self, parked: Parked) {
@@ -544,24 +599,41 @@ impl Round {
     /// answer under `key` is not an elicitation result; others as
     /// [`RoundError`] says. A decline or cancel is an outcome, not an error.
     pub async fn ask(&mut self, key: &str, ask: Ask) -> Result<Option<Outcome>, RoundError> {
+        Ok(self.ask_timed(key, ask).await?.map(|(outcome, _)| outcome))
+    }
+
+    /// [`Round::ask`], and how long after the ask was sent its settling
+    /// answer came, where that is known: a classic request's round trip;
+    /// on 2026-07-28, from the round that asked (its time carried in the
+    /// sealed state) to the retry that answered. `None` for answers
+    /// replayed from earlier rounds, a task's answers and asks settled
+    /// without asking.
+    pub(crate) async fn ask_timed(
+        &mut self,
+        key: &str,
+        ask: Ask,
+    ) -> Result<Option<(Outcome, Option<Duration>)>, RoundError> {
         if let Some(outcome) = ask.settle_without_asking() {
-            return Ok(Some(outcome));
+            return Ok(Some((outcome, None)));
         }
         let (form, url) = modes(self.capabilities.as_ref());
         if ask.needs_url_mode() || !form {
             // A secret goes by URL only; a client without forms gets the URL
             // if it takes URLs, else the inbox's fallback.
-            return self.ask_in_inbox(key, &ask, url).await;
+            return Ok(self
+                .ask_in_inbox(key, &ask, url)
+                .await?
+                .map(|outcome| (outcome, None)));
         }
         if let Some(cx) = &self.cx {
             if !self.can(InputKind::Elicitation) {
                 return Err(RoundError::Missing(InputKind::Elicitation));
             }
-            let outcome = ask_person(cx, ask, &self.rounds.inner.options).await?;
-            return Ok(Some(outcome));
+            let answered = ask_person_timed(cx, ask, &self.rounds.inner.options).await?;
+            return Ok(Some(answered));
         }
         if self.mode == Mode::Task {
-            return self.ask_in_task(key, ask);
+            return Ok(self.ask_in_task(key, ask)?.map(|outcome| (outcome, None)));
         }
         let mut ask = ask;
         // Replay what earlier rounds settled: the same answers give the same
@@ -571,7 +643,7 @@ impl Round {
                 RoundError::State(StateError::Malformed("a carried answer is unreadable"))
             })?;
             match ask.settle(self.revision, &response_of(result)) {
-                Step::Settled(outcome) => return Ok(Some(outcome)),
+                Step::Settled(outcome) => return Ok(Some((outcome, None))),
                 Step::ReAsk(next) => ask = *next,
             }
         }
@@ -588,8 +660,9 @@ impl Round {
                 .entry(key.to_owned())
                 .or_default()
                 .push(given);
+            let took = self.since_asked(key);
             match ask.settle(self.revision, &response_of(result)) {
-                Step::Settled(outcome) => return Ok(Some(outcome)),
+                Step::Settled(outcome) => return Ok(Some((outcome, took))),
                 Step::ReAsk(next) => ask = *next,
             }
         }
@@ -598,7 +671,7 @@ impl Round {
             .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
         let request = input::elicit_form(&params)
             .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
-        self.pending.insert(key.to_owned(), request);
+        self.queue_timed(key, request);
         Ok(None)
     }
 

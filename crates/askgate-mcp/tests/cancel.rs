@@ -1,6 +1,7 @@
 //! Waiting on a person ends when the client cancels the request
 //! (`notifications/cancelled`) or the wait times out — as "nobody
-//! answered", never as a person's decision.
+//! answered", never as a person's decision — and the ask is withdrawn from
+//! the client, so no dialog stays up whose answer nobody reads.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -49,9 +50,12 @@ impl ServerHandler for Server {
     }
 }
 
-/// A person who never answers.
-#[derive(Clone)]
-struct Away;
+/// A person who never answers; notes when an ask shown to them is
+/// withdrawn.
+#[derive(Clone, Default)]
+struct Away {
+    withdrawn: Arc<tokio::sync::Notify>,
+}
 
 impl ClientHandler for Away {
     fn get_info(&self) -> ClientConfig {
@@ -64,29 +68,36 @@ impl ClientHandler for Away {
     async fn create_elicitation(
         &self,
         _request: ElicitRequestParams,
-        _cx: RequestContext<RoleClient>,
+        cx: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
+        // The server's notifications/cancelled for this ask cancels it here.
+        cx.ct.cancelled().await;
+        self.withdrawn.notify_one();
         std::future::pending().await
     }
 }
 
-async fn connect(server: Server) -> rmcp::service::RunningService<RoleClient, Away> {
+async fn connect(server: Server, away: Away) -> rmcp::service::RunningService<RoleClient, Away> {
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
             let _ = running.waiting().await;
         }
     });
-    Away.serve(client_io).await.expect("connects")
+    away.serve(client_io).await.expect("connects")
 }
 
 #[tokio::test]
 async fn a_cancelled_request_stops_the_wait() {
     let ended = Arc::new(Mutex::new(None));
-    let client = connect(Server {
-        timeout: None,
-        ended: ended.clone(),
-    })
+    let away = Away::default();
+    let client = connect(
+        Server {
+            timeout: None,
+            ended: ended.clone(),
+        },
+        away.clone(),
+    )
     .await;
     // Dropping the call sends notifications/cancelled for it.
     let call = client.call_tool_once(CallToolRequestParams::new("go"));
@@ -105,15 +116,23 @@ async fn a_cancelled_request_stops_the_wait() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(seen.as_deref(), Some("unanswered: RequestCancelled"));
+    // The dialog the person was shown is withdrawn too.
+    tokio::time::timeout(Duration::from_secs(30), away.withdrawn.notified())
+        .await
+        .expect("the ask is withdrawn from the client");
 }
 
 #[tokio::test]
 async fn a_wait_past_its_timeout_is_a_failure_not_a_decline() {
     let ended = Arc::new(Mutex::new(None));
-    let client = connect(Server {
-        timeout: Some(Duration::from_millis(100)),
-        ended: ended.clone(),
-    })
+    let away = Away::default();
+    let client = connect(
+        Server {
+            timeout: Some(Duration::from_millis(100)),
+            ended: ended.clone(),
+        },
+        away.clone(),
+    )
     .await;
     let result = client
         .call_tool_once(CallToolRequestParams::new("go"))
@@ -123,6 +142,8 @@ async fn a_wait_past_its_timeout_is_a_failure_not_a_decline() {
         panic!("a complete result");
     };
     let text = &result.content[0].as_text().expect("text").text;
-    assert!(text.starts_with("unanswered: Failed("), "{text}");
-    assert!(text.to_lowercase().contains("timeout"), "{text}");
+    assert_eq!(text, "unanswered: TimedOut(100ms)");
+    tokio::time::timeout(Duration::from_secs(30), away.withdrawn.notified())
+        .await
+        .expect("the timed-out ask is withdrawn from the client");
 }

@@ -1,21 +1,30 @@
-//! Risk-gated confirmation through a real rmcp client and server: every
-//! rule of the decision, what the model and the audit are told, the
-//! session's threshold header over Streamable HTTP, and a decision reached
-//! again on a retry audited once.
+//! Risk-gated confirmation through a real rmcp client and server: the
+//! trust rules as a person and a model meet them — a person's no is final
+//! and stands for the same call, the caller's word counts only where the
+//! operator allows it and no ask can be shown, what no person saw moves the
+//! ask to the inbox, a cancelled call never runs — what the model and the
+//! audit are told, the session's threshold header over Streamable HTTP,
+//! and a decision reached again on a retry audited once.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use askgate_core::{Ask, Call, Form, Risk};
-use askgate_mcp::{Policy, Request, Rounds, THRESHOLD_HEADER, session_threshold};
-use askgate_store::{AuditRecord, Decision, Store};
+use askgate_core::{Ask, Call, Form, Risk, Surface};
+use askgate_mcp::stored::{self, Act};
+use askgate_mcp::{
+    Confirmations, Inbox, Policy, Request, Rounds, THRESHOLD_HEADER, session_threshold,
+};
+use askgate_store::{AskStatus, AuditRecord, Decision, Store};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    ContentBlock, ElicitRequestParams, ElicitResult, ElicitationAction, Implementation,
-    InputResponses, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
+    ClientConfig, ClientRequest, ContentBlock, ElicitRequestParams, ElicitResult,
+    ElicitationAction, Implementation, InputResponses, ProgressNotificationParam, ProtocolVersion,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{
-    ClientLifecycleMode, ClientServiceExt, RequestContext, RoleClient, RoleServer, RunningService,
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RequestContext,
+    RoleClient, RoleServer, RunningService,
 };
 use rmcp::{ClientHandler, ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value as Json, json};
@@ -26,6 +35,8 @@ use serde_json::{Value as Json, json};
 struct Server {
     rounds: Rounds,
     configured: Option<Risk>,
+    /// Rung as each call's handler ends.
+    ended: Arc<tokio::sync::Notify>,
 }
 
 impl ServerHandler for Server {
@@ -38,7 +49,20 @@ impl ServerHandler for Server {
         params: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let args = params.arguments.clone().unwrap_or_default();
+        let result = self.decide(params, cx).await;
+        self.ended.notify_one();
+        result
+    }
+}
+
+impl Server {
+    async fn decide(
+        &self,
+        params: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let mut args = params.arguments.clone().unwrap_or_default();
+        let caller_confirmed = args.remove("confirm") == Some(json!(true));
         let risk: Risk = args["risk"]
             .as_str()
             .expect("a risk")
@@ -47,7 +71,7 @@ impl ServerHandler for Server {
         let threshold = session_threshold(&cx, self.configured, false)?;
         let policy = Policy {
             threshold,
-            caller_confirmed: args.get("confirm") == Some(&json!(true)),
+            caller_confirmed,
         };
         let call = Call {
             server: "files",
@@ -55,7 +79,9 @@ impl ServerHandler for Server {
             risk,
             preview: Some("path: /srv/data"),
         };
-        let mut round = self.rounds.begin(&cx, Request::tool(&params)).await?;
+        // The call with and without the caller's confirm is one call.
+        let request = Request::tool(&params).with_arguments(Json::Object(args.clone()));
+        let mut round = self.rounds.begin(&cx, request).await?;
         let Some(verdict) = round.confirm("confirm", &call, policy).await? else {
             return Ok(round.respond()?);
         };
@@ -82,32 +108,46 @@ impl ServerHandler for Server {
     }
 }
 
-/// A client answering each elicitation from a script.
+/// A client answering each elicitation from a script, at once. Its name
+/// says whether the server takes it for a person (`person`: an answer at
+/// once counts) or for a headless client (any other name).
 #[derive(Clone)]
 struct Person {
+    name: &'static str,
     capabilities: Json,
     version: ProtocolVersion,
     script: Arc<Mutex<VecDeque<ElicitResult>>>,
     asked: Arc<Mutex<Vec<Json>>>,
+    /// Whether to wait, unanswering, until the ask is withdrawn.
+    hold: bool,
+    withdrawn: Arc<tokio::sync::Notify>,
+    progress: Arc<tokio::sync::Notify>,
 }
 
 impl ClientHandler for Person {
     fn get_info(&self) -> ClientConfig {
         let capabilities: ClientCapabilities =
             serde_json::from_value(self.capabilities.clone()).expect("capabilities");
-        ClientConfig::new(capabilities, Implementation::new("person", "1.0"))
+        ClientConfig::new(capabilities, Implementation::new(self.name, "1.0"))
             .with_protocol_version(self.version.clone())
     }
 
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _cx: RequestContext<RoleClient>,
+        cx: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         self.asked
             .lock()
             .expect("not poisoned")
             .push(serde_json::to_value(&request).expect("json"));
+        if self.hold {
+            cx.ct.cancelled().await;
+            self.withdrawn.notify_one();
+            return Ok(
+                ElicitResult::new(ElicitationAction::Accept).with_content(json!({"confirm": true}))
+            );
+        }
         Ok(self
             .script
             .lock()
@@ -115,12 +155,27 @@ impl ClientHandler for Person {
             .pop_front()
             .unwrap_or_else(|| ElicitResult::new(ElicitationAction::Cancel)))
     }
+
+    async fn on_progress(
+        &self,
+        _params: ProgressNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        self.progress.notify_one();
+    }
+}
+
+impl Person {
+    fn asked(&self) -> usize {
+        self.asked.lock().expect("not poisoned").len()
+    }
 }
 
 struct Harness {
     client: RunningService<RoleClient, Person>,
+    person: Person,
     store: Store,
-    asked: Arc<Mutex<Vec<Json>>>,
+    ended: Arc<tokio::sync::Notify>,
     _dir: Scratch,
 }
 
@@ -145,56 +200,88 @@ async fn store() -> (Store, Scratch) {
     (store, Scratch(dir))
 }
 
-async fn harness(
-    capabilities: Json,
-    script: Vec<ElicitResult>,
-    configured: Option<Risk>,
-) -> Harness {
-    harness_on(
-        capabilities,
-        script,
-        configured,
-        ProtocolVersion::V_2025_11_25,
-    )
-    .await
-}
-
-async fn harness_on(
+/// How a harness is set up: the client, and the server's settings.
+struct Setup {
+    name: &'static str,
     capabilities: Json,
     script: Vec<ElicitResult>,
     configured: Option<Risk>,
     version: ProtocolVersion,
-) -> Harness {
-    let (store, dir) = store().await;
-    let rounds = Rounds::new([1u8; 32], store.clone());
-    let (server_io, client_io) = tokio::io::duplex(256 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = (Server { rounds, configured }).serve(server_io).await {
-            let _ = running.waiting().await;
+    confirmations: Confirmations,
+    inbox: bool,
+    hold: bool,
+}
+
+impl Setup {
+    /// A person's form client, a server with the default settings and no
+    /// inbox.
+    fn new(capabilities: Json, script: Vec<ElicitResult>) -> Setup {
+        let mut confirmations = Confirmations::default();
+        // The scripted person answers at once; the timing rule has tests
+        // of its own, with a client of another name.
+        confirmations
+            .min_answer_by_client
+            .insert("person".into(), Duration::ZERO);
+        Setup {
+            name: "person",
+            capabilities,
+            script,
+            configured: None,
+            version: ProtocolVersion::V_2025_11_25,
+            confirmations,
+            inbox: false,
+            hold: false,
         }
-    });
-    let asked = Arc::new(Mutex::new(Vec::new()));
-    let lifecycle = if version == ProtocolVersion::V_2026_07_28 {
-        ClientLifecycleMode::Discover {
-            preferred_versions: vec![version.clone()],
-        }
-    } else {
-        ClientLifecycleMode::Initialize
-    };
-    let client = Person {
-        capabilities,
-        version,
-        script: Arc::new(Mutex::new(script.into())),
-        asked: asked.clone(),
     }
-    .serve_with_lifecycle(client_io, lifecycle)
-    .await
-    .expect("connects");
-    Harness {
-        client,
-        store,
-        asked,
-        _dir: dir,
+
+    async fn start(self) -> Harness {
+        let (store, dir) = store().await;
+        let mut rounds =
+            Rounds::new([1u8; 32], store.clone()).with_confirmations(self.confirmations);
+        if self.inbox {
+            rounds = rounds.with_inbox(Inbox::new("https://askgate.example/").expect("a URL"));
+        }
+        let ended = Arc::new(tokio::sync::Notify::new());
+        let server = Server {
+            rounds,
+            configured: self.configured,
+            ended: ended.clone(),
+        };
+        let (server_io, client_io) = tokio::io::duplex(256 * 1024);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let lifecycle = if self.version == ProtocolVersion::V_2026_07_28 {
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![self.version.clone()],
+            }
+        } else {
+            ClientLifecycleMode::Initialize
+        };
+        let person = Person {
+            name: self.name,
+            capabilities: self.capabilities,
+            version: self.version,
+            script: Arc::new(Mutex::new(self.script.into())),
+            asked: Arc::new(Mutex::new(Vec::new())),
+            hold: self.hold,
+            withdrawn: Arc::new(tokio::sync::Notify::new()),
+            progress: Arc::new(tokio::sync::Notify::new()),
+        };
+        let client = person
+            .clone()
+            .serve_with_lifecycle(client_io, lifecycle)
+            .await
+            .expect("connects");
+        Harness {
+            client,
+            person,
+            store,
+            ended,
+            _dir: dir,
+        }
     }
 }
 
@@ -221,9 +308,35 @@ async fn audit(store: &Store) -> Vec<AuditRecord> {
     store.audit_entries().await.expect("reads")
 }
 
+async fn last(store: &Store) -> askgate_store::AuditEntry {
+    audit(store).await.pop().expect("an entry").entry
+}
+
+/// The asks waiting in the store.
+async fn pending(store: &Store) -> Vec<askgate_store::AskRow> {
+    store.pending(50, None).await.expect("lists").asks
+}
+
+/// A person answers the ask `id` in the inbox (as the CLI does).
+async fn answer_in_inbox(store: &Store, id: &str, act: Act) {
+    let row = store.ask(id).await.expect("reads").expect("the ask");
+    let settlement =
+        stored::settle(&row.ask.request, act, "alice", Surface::Cli).expect("a valid answer");
+    store
+        .settle(id, &settlement, jiff::Timestamp::now())
+        .await
+        .expect("settles");
+}
+
+fn confirmed() -> Act {
+    Act::Answer(serde_json::from_value(json!({"confirm": true})).expect("an object"))
+}
+
 #[tokio::test]
 async fn reads_and_low_writes_never_prompt_and_the_threshold_auto_approves() {
-    let h = harness(form_client(), vec![], Some(Risk::MediumWrite)).await;
+    let mut setup = Setup::new(form_client(), vec![]);
+    setup.configured = Some(Risk::MediumWrite);
+    let h = setup.start().await;
     for (risk, method) in [
         ("read", "auto_approved"),
         ("low_write", "auto_approved"),
@@ -233,10 +346,7 @@ async fn reads_and_low_writes_never_prompt_and_the_threshold_auto_approves() {
         assert_eq!(verdict["proceed"], true, "{risk}");
         assert_eq!(verdict["method"], method, "{risk}");
     }
-    assert!(
-        h.asked.lock().expect("not poisoned").is_empty(),
-        "nobody was asked"
-    );
+    assert_eq!(h.person.asked(), 0, "nobody was asked");
     let entries = audit(&h.store).await;
     let decisions: Vec<Decision> = entries.iter().map(|r| r.entry.decision).collect();
     assert_eq!(
@@ -248,18 +358,17 @@ async fn reads_and_low_writes_never_prompt_and_the_threshold_auto_approves() {
         ],
         "with a threshold of medium_write, even a read is auto-approved"
     );
-    let h = harness(form_client(), vec![], None).await;
+    let h = Setup::new(form_client(), vec![]).start().await;
     let verdict = run(&h.client, json!({"risk": "read"})).await;
     assert_eq!(verdict["method"], "not_required");
-    assert_eq!(
-        audit(&h.store).await[0].entry.decision,
-        Decision::NotRequired
-    );
+    assert_eq!(last(&h.store).await.decision, Decision::NotRequired);
 }
 
 #[tokio::test]
 async fn a_person_confirms_and_the_audit_says_who_and_where() {
-    let h = harness(form_client(), vec![accept(json!({"confirm": true}))], None).await;
+    let h = Setup::new(form_client(), vec![accept(json!({"confirm": true}))])
+        .start()
+        .await;
     let verdict = run(
         &h.client,
         json!({"risk": "high_write", "path": "/srv/data"}),
@@ -267,7 +376,7 @@ async fn a_person_confirms_and_the_audit_says_who_and_where() {
     .await;
     assert_eq!(verdict["proceed"], true);
     assert_eq!(verdict["method"], "elicited");
-    let asked = h.asked.lock().expect("not poisoned").clone();
+    let asked = h.person.asked.lock().expect("not poisoned").clone();
     let message = asked[0]["message"].as_str().expect("a message");
     assert!(
         message.contains("files") && message.contains("delete") && message.contains("high write"),
@@ -277,17 +386,18 @@ async fn a_person_confirms_and_the_audit_says_who_and_where() {
         asked[0]["requestedSchema"]["properties"]["confirm"]["default"],
         true
     );
-    let entry = &audit(&h.store).await[0].entry;
+    let entry = last(&h.store).await;
     assert_eq!(entry.decision, Decision::Elicited);
     assert_eq!(entry.answered_via.as_deref(), Some("mcp"));
     assert_eq!(entry.answered_by.as_deref(), Some("anonymous"));
+    assert_eq!(entry.principal.as_deref(), Some("anonymous"));
     assert!(
         entry
             .arguments_digest
             .as_deref()
             .is_some_and(|d| d.starts_with("hmac-sha256:"))
     );
-    let raw = serde_json::to_string(entry).expect("json");
+    let raw = serde_json::to_string(&entry).expect("json");
     assert!(
         !raw.contains("/srv/data"),
         "arguments are never stored: {raw}"
@@ -295,15 +405,16 @@ async fn a_person_confirms_and_the_audit_says_who_and_where() {
 }
 
 #[tokio::test]
-async fn a_persons_no_is_final_and_not_overridable() {
+async fn a_persons_no_is_final_and_stands_for_the_same_call() {
     for (answer, words) in [
         (ElicitResult::new(ElicitationAction::Decline), "declined"),
         (ElicitResult::new(ElicitationAction::Cancel), "cancelled"),
         (accept(json!({"confirm": false})), "unticked"),
     ] {
-        let h = harness(form_client(), vec![answer], None).await;
+        let h = Setup::new(form_client(), vec![answer]).start().await;
         // Even with confirm: true from the caller.
-        let verdict = run(&h.client, json!({"risk": "destructive", "confirm": true})).await;
+        let args = json!({"risk": "destructive", "path": "/srv", "confirm": true});
+        let verdict = run(&h.client, args.clone()).await;
         assert_eq!(verdict["proceed"], false);
         assert_eq!(verdict["method"], "blocked");
         assert_eq!(verdict["final"], true);
@@ -312,63 +423,328 @@ async fn a_persons_no_is_final_and_not_overridable() {
             for_model.contains("final") && for_model.contains("do not pass confirm: true"),
             "{for_model}"
         );
-        let entry = &audit(&h.store).await[0].entry;
+        let entry = last(&h.store).await;
         assert_eq!(entry.decision, Decision::Blocked);
         assert!(entry.reason.contains(words), "{}", entry.reason);
+
+        // The same call again — with or without confirm — meets the same
+        // answer, and nobody is asked again.
+        for again in [args.clone(), json!({"risk": "destructive", "path": "/srv"})] {
+            let verdict = run(&h.client, again).await;
+            assert_eq!(verdict["final"], true, "{verdict}");
+            assert_eq!(h.person.asked(), 1, "the person is not asked twice");
+            let entry = last(&h.store).await;
+            assert!(
+                entry.reason.contains("this exact call earlier"),
+                "{}",
+                entry.reason
+            );
+            assert!(
+                entry.ask_id.is_some(),
+                "the audit names the ask that said no"
+            );
+        }
+        // Other arguments are another call: the person is asked.
+        let _ = run(&h.client, json!({"risk": "destructive", "path": "/tmp"})).await;
+        assert_eq!(h.person.asked(), 2);
     }
 }
 
 #[tokio::test]
 async fn an_accept_without_the_checkbox_is_no_persons_decision() {
     // A client that accepts without showing the prompt sends no confirm.
-    let h = harness(form_client(), vec![accept(json!({}))], None).await;
+    let h = Setup::new(form_client(), vec![accept(json!({})), accept(json!({}))])
+        .start()
+        .await;
     let verdict = run(&h.client, json!({"risk": "high_write"})).await;
     assert_eq!(verdict["proceed"], false);
-    assert_eq!(
-        verdict["final"], false,
-        "not a person's no: the caller may confirm"
-    );
-    let for_model = verdict["for_model"].as_str().expect("text");
-    assert!(for_model.contains("confirm: true"), "{for_model}");
-    let reason = &audit(&h.store).await[0].entry.reason;
+    assert_eq!(verdict["final"], false, "not a person's no");
+    let reason = last(&h.store).await.reason;
     assert!(
-        reason.contains("no person saw the prompt") && !reason.contains("declined"),
+        reason.starts_with("not shown: ") && reason.contains("no person saw the prompt"),
         "{reason}"
     );
-
-    let h = harness(form_client(), vec![accept(json!({}))], None).await;
+    assert!(!reason.contains("the person"), "{reason}");
+    // The caller's confirm: true does not turn it into an approval.
     let verdict = run(&h.client, json!({"risk": "high_write", "confirm": true})).await;
-    assert_eq!(verdict["method"], "caller_confirmed");
+    assert_eq!(verdict["proceed"], false);
+    assert_ne!(verdict["method"], "caller_confirmed");
+
+    // With an inbox, the ask moves there.
+    let mut setup = Setup::new(form_client(), vec![accept(json!({}))]);
+    setup.inbox = true;
+    let h = setup.start().await;
+    let verdict = run(&h.client, json!({"risk": "high_write"})).await;
+    assert_eq!(verdict["method"], "waiting");
+    let waiting = pending(&h.store).await;
+    assert_eq!(waiting.len(), 1, "parked in the inbox");
+    assert_eq!(
+        last(&h.store).await.ask_id.as_ref(),
+        Some(&waiting[0].ask.id)
+    );
 }
 
 #[tokio::test]
-async fn without_elicitation_only_the_callers_confirm_proceeds() {
-    let h = harness(json!({}), vec![], None).await;
-    let verdict = run(&h.client, json!({"risk": "destructive"})).await;
-    assert_eq!(verdict["proceed"], false);
-    assert_eq!(verdict["final"], false);
-    let verdict = run(&h.client, json!({"risk": "destructive", "confirm": true})).await;
-    assert_eq!(verdict["proceed"], true);
-    assert_eq!(verdict["method"], "caller_confirmed");
-    let entries = audit(&h.store).await;
-    assert_eq!(entries[0].entry.decision, Decision::Blocked);
-    assert!(
-        entries[0]
-            .entry
-            .reason
-            .contains("cannot show a confirmation"),
-        "{}",
-        entries[0].entry.reason
+async fn an_answer_faster_than_a_person_reads_moves_the_ask_to_the_inbox() {
+    // A headless client declines every ask at once.
+    let mut setup = Setup::new(
+        form_client(),
+        vec![
+            ElicitResult::new(ElicitationAction::Decline),
+            ElicitResult::new(ElicitationAction::Decline),
+        ],
     );
-    assert_eq!(entries[1].entry.decision, Decision::CallerConfirmed);
-    assert_eq!(entries[1].entry.answered_via, None, "no person answered");
+    setup.name = "headless";
+    setup.inbox = true;
+    let h = setup.start().await;
+    let args = json!({"risk": "high_write"});
+    let verdict = run(&h.client, args.clone()).await;
+    assert_eq!(verdict["method"], "waiting");
+    assert_eq!(verdict["final"], false);
+    let for_model = verdict["for_model"].as_str().expect("text");
+    assert!(
+        for_model.contains("https://askgate.example/asks/ask_")
+            && for_model.contains("call delete again"),
+        "{for_model}"
+    );
+    let entry = last(&h.store).await;
+    assert_eq!(entry.decision, Decision::Waiting);
+    assert!(
+        entry.reason.starts_with("not shown: the client declined ")
+            && entry
+                .reason
+                .contains("ms after asking, before a person could have read it"),
+        "{}",
+        entry.reason
+    );
+    assert_eq!(entry.answered_by, None, "nobody answered");
+    // A retry before anyone answered waits on the same ask, unasked.
+    let _ = run(&h.client, args.clone()).await;
+    assert_eq!(h.person.asked(), 1);
+    let waiting = pending(&h.store).await;
+    assert_eq!(waiting.len(), 1);
+    // A person approves in the inbox: the retry goes ahead, theirs.
+    answer_in_inbox(&h.store, &waiting[0].ask.id, confirmed()).await;
+    let verdict = run(&h.client, args.clone()).await;
+    assert_eq!(verdict["method"], "elicited");
+    let entry = last(&h.store).await;
+    assert_eq!(entry.answered_by.as_deref(), Some("alice"));
+    assert_eq!(entry.answered_via.as_deref(), Some("cli"));
+    // One approval, one call: the next identical call asks again.
+    let verdict = run(&h.client, args).await;
+    assert_eq!(verdict["method"], "waiting");
+    assert_eq!(h.person.asked(), 2);
+}
+
+#[tokio::test]
+async fn the_callers_word_counts_only_where_the_operator_allows_it() {
+    // By default only a person approves, even where nobody can be asked.
+    let h = Setup::new(json!({}), vec![]).start().await;
+    let verdict = run(&h.client, json!({"risk": "medium_write", "confirm": true})).await;
+    assert_eq!(verdict["proceed"], false);
+    let for_model = verdict["for_model"].as_str().expect("text");
+    assert!(!for_model.contains("confirm: true"), "{for_model}");
+
+    let mut setup = Setup::new(json!({}), vec![]);
+    setup.confirmations.caller_confirm = Some(Risk::MediumWrite);
+    let h = setup.start().await;
+    let verdict = run(&h.client, json!({"risk": "medium_write", "confirm": true})).await;
+    assert_eq!(verdict["method"], "caller_confirmed");
+    let entry = last(&h.store).await;
+    assert_eq!(entry.answered_via, None, "no person answered");
+    assert!(
+        entry.reason.contains("allowed up to medium_write"),
+        "{}",
+        entry.reason
+    );
+    // Above what the operator allows: no.
+    let verdict = run(&h.client, json!({"risk": "high_write", "confirm": true})).await;
+    assert_eq!(verdict["proceed"], false);
+    // A client that can show the ask: the person is asked, whatever the caller says.
+    let mut setup = Setup::new(
+        form_client(),
+        vec![ElicitResult::new(ElicitationAction::Decline)],
+    );
+    setup.confirmations.caller_confirm = Some(Risk::Destructive);
+    let h = setup.start().await;
+    let verdict = run(&h.client, json!({"risk": "medium_write", "confirm": true})).await;
+    assert_eq!(verdict["final"], true);
+    assert_eq!(h.person.asked(), 1);
+}
+
+#[tokio::test]
+async fn a_decline_in_the_inbox_is_not_undone_by_the_callers_word() {
+    for capabilities in [json!({}), json!({"elicitation": {"url": {}}})] {
+        let mut setup = Setup::new(
+            capabilities.clone(),
+            // A URL-only client that dismisses the link at once.
+            vec![ElicitResult::new(ElicitationAction::Cancel)],
+        );
+        setup.name = "headless";
+        setup.inbox = true;
+        setup.confirmations.caller_confirm = Some(Risk::Destructive);
+        let h = setup.start().await;
+        let args = json!({"risk": "destructive"});
+        let verdict = run(&h.client, args.clone()).await;
+        assert_eq!(verdict["method"], "waiting", "{capabilities}: {verdict}");
+        let waiting = pending(&h.store).await;
+        assert_eq!(waiting.len(), 1);
+        // While it waits, the caller's word does not stand in.
+        let verdict = run(&h.client, json!({"risk": "destructive", "confirm": true})).await;
+        assert_eq!(verdict["method"], "waiting", "{capabilities}");
+        // A person declines in the inbox: final, for the same call.
+        answer_in_inbox(&h.store, &waiting[0].ask.id, Act::Decline).await;
+        let verdict = run(&h.client, json!({"risk": "destructive", "confirm": true})).await;
+        assert_eq!(verdict["method"], "blocked", "{capabilities}");
+        assert_eq!(verdict["final"], true, "{capabilities}");
+        let entry = last(&h.store).await;
+        assert_eq!(entry.answered_by.as_deref(), Some("alice"));
+        assert!(
+            entry
+                .reason
+                .starts_with("alice declined this exact call earlier (via cli)"),
+            "{}",
+            entry.reason
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_call_waits_for_the_inbox_and_keeps_its_request_alive() {
+    let mut setup = Setup::new(json!({}), vec![]);
+    setup.inbox = true;
+    setup.confirmations.inbox_wait = Duration::from_secs(120);
+    let h = setup.start().await;
+    let client = h.client.peer().clone();
+    let waiting = tokio::spawn(async move {
+        let mut params = CallToolRequestParams::new("delete");
+        params.arguments = json!({"risk": "high_write"}).as_object().cloned();
+        client.call_tool_once(params).await
+    });
+    // The first progress notification says the call waits for the inbox.
+    tokio::time::timeout(Duration::from_secs(30), h.person.progress.notified())
+        .await
+        .expect("progress while waiting");
+    let parked = pending(&h.store).await;
+    assert_eq!(parked.len(), 1);
+    answer_in_inbox(&h.store, &parked[0].ask.id, confirmed()).await;
+    let done = waiting.await.expect("joins").expect("a result");
+    let CallToolResponse::Complete(result) = done else {
+        panic!("a complete result")
+    };
+    let verdict: Json =
+        serde_json::from_str(&result.content[0].as_text().expect("text").text).expect("json");
+    assert_eq!(verdict["method"], "elicited", "answered within the wait");
+    assert_eq!(last(&h.store).await.answered_by.as_deref(), Some("alice"));
+}
+
+#[tokio::test]
+async fn a_cancelled_call_withdraws_its_ask_and_never_proceeds() {
+    // The person is asked and never answers; the caller cancels the call.
+    let mut setup = Setup::new(form_client(), vec![]);
+    setup.hold = true;
+    setup.confirmations.caller_confirm = Some(Risk::Destructive);
+    let h = setup.start().await;
+    let mut params = CallToolRequestParams::new("delete");
+    params.arguments = json!({"risk": "high_write", "confirm": true})
+        .as_object()
+        .cloned();
+    let handle = h
+        .client
+        .peer()
+        .send_request_with_option(
+            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("sent");
+    // Once the person is being asked, the caller stops the call.
+    while h.person.asked() == 0 {
+        tokio::task::yield_now().await;
+    }
+    handle
+        .cancel(Some("the user pressed stop".into()))
+        .await
+        .expect("cancels");
+    tokio::time::timeout(Duration::from_secs(30), h.person.withdrawn.notified())
+        .await
+        .expect("the dialog is withdrawn from the client");
+    tokio::time::timeout(Duration::from_secs(30), h.ended.notified())
+        .await
+        .expect("the call's handler ends");
+    let entry = last(&h.store).await;
+    assert_eq!(entry.decision, Decision::Blocked);
+    assert!(
+        entry.reason.contains("cancelled by the caller"),
+        "{}",
+        entry.reason
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_wait_for_the_inbox_withdraws_the_ask() {
+    let mut setup = Setup::new(json!({}), vec![]);
+    setup.inbox = true;
+    setup.confirmations.inbox_wait = Duration::from_secs(120);
+    let h = setup.start().await;
+    let mut params = CallToolRequestParams::new("delete");
+    params.arguments = json!({"risk": "high_write"}).as_object().cloned();
+    let handle = h
+        .client
+        .peer()
+        .send_request_with_option(
+            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("sent");
+    tokio::time::timeout(Duration::from_secs(30), h.person.progress.notified())
+        .await
+        .expect("waiting");
+    handle.cancel(None).await.expect("cancels");
+    tokio::time::timeout(Duration::from_secs(30), h.ended.notified())
+        .await
+        .expect("the call's handler ends");
+    assert!(pending(&h.store).await.is_empty(), "withdrawn");
+    let entry = last(&h.store).await;
+    let ask = h
+        .store
+        .ask(entry.ask_id.as_deref().expect("names the ask"))
+        .await
+        .expect("reads")
+        .expect("the ask");
+    assert_eq!(ask.status, AskStatus::Cancelled);
+    assert_eq!(ask.answered_via.as_deref(), Some("caller"));
+    // Withdrawn by the caller is not a person's no: the same call asks
+    // again, and a person's answer to the new ask lets it through.
+    let client = h.client.peer().clone();
+    let again = tokio::spawn(async move {
+        let mut params = CallToolRequestParams::new("delete");
+        params.arguments = json!({"risk": "high_write"}).as_object().cloned();
+        client.call_tool_once(params).await
+    });
+    tokio::time::timeout(Duration::from_secs(30), h.person.progress.notified())
+        .await
+        .expect("waiting again");
+    let parked = pending(&h.store).await;
+    assert_eq!(parked.len(), 1, "a new ask");
+    assert_ne!(Some(&parked[0].ask.id), entry.ask_id.as_ref());
+    answer_in_inbox(&h.store, &parked[0].ask.id, confirmed()).await;
+    let CallToolResponse::Complete(result) = again.await.expect("joins").expect("a result") else {
+        panic!("a complete result")
+    };
+    let verdict: Json =
+        serde_json::from_str(&result.content[0].as_text().expect("text").text).expect("json");
+    assert_eq!(verdict["method"], "elicited", "{verdict}");
 }
 
 #[tokio::test]
 async fn a_decision_reached_again_on_a_retry_is_audited_once() {
     // 2026-07-28: round 1 asks the confirmation; round 2 decides it and asks
     // a note; round 3 replays the decision and completes.
-    let h = harness_on(form_client(), vec![], None, ProtocolVersion::V_2026_07_28).await;
+    let mut setup = Setup::new(form_client(), vec![]);
+    setup.version = ProtocolVersion::V_2026_07_28;
+    let h = setup.start().await;
     let call = |responses: Option<Json>, state: Option<String>| {
         let mut params = CallToolRequestParams::new("delete");
         params.arguments = json!({"risk": "high_write", "note": true})
@@ -437,6 +813,45 @@ async fn a_decision_reached_again_on_a_retry_is_audited_once() {
 }
 
 #[tokio::test]
+async fn on_2026_an_instant_answer_in_the_retry_is_not_a_persons() {
+    let mut setup = Setup::new(form_client(), vec![]);
+    setup.version = ProtocolVersion::V_2026_07_28;
+    setup.name = "headless";
+    setup.inbox = true;
+    let h = setup.start().await;
+    let call = |responses: Option<Json>, state: Option<String>| {
+        let mut params = CallToolRequestParams::new("delete");
+        params.arguments = json!({"risk": "high_write"}).as_object().cloned();
+        params.input_responses =
+            responses.map(|r| serde_json::from_value::<InputResponses>(r).expect("responses"));
+        params.request_state = state;
+        params
+    };
+    let CallToolResponse::InputRequired(first) = h
+        .client
+        .call_tool_once(call(None, None))
+        .await
+        .expect("a result")
+    else {
+        panic!("asks")
+    };
+    // The retry comes back at once with a decline: nobody read it.
+    let done = h
+        .client
+        .call_tool_once(call(
+            Some(json!({"confirm": {"action": "decline"}})),
+            first.request_state,
+        ))
+        .await
+        .expect("a result");
+    assert!(matches!(done, CallToolResponse::Complete(_)));
+    let entry = last(&h.store).await;
+    assert_eq!(entry.decision, Decision::Waiting, "{}", entry.reason);
+    assert!(entry.reason.starts_with("not shown: "), "{}", entry.reason);
+    assert_eq!(pending(&h.store).await.len(), 1);
+}
+
+#[tokio::test]
 async fn a_session_lowers_its_threshold_by_header_but_cannot_raise_it() {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -447,11 +862,13 @@ async fn a_session_lowers_its_threshold_by_header_but_cannot_raise_it() {
 
     let (store, _dir) = store().await;
     let rounds = Rounds::new([1u8; 32], store.clone());
+    let ended = Arc::new(tokio::sync::Notify::new());
     let service = StreamableHttpService::new(
         move || {
             Ok(Server {
                 rounds: rounds.clone(),
                 configured: Some(Risk::MediumWrite),
+                ended: ended.clone(),
             })
         },
         Arc::new(LocalSessionManager::default()),
@@ -472,10 +889,14 @@ async fn a_session_lowers_its_threshold_by_header_but_cannot_raise_it() {
             header.parse().expect("a header value"),
         );
         let person = Person {
+            name: "person",
             capabilities: json!({}),
             version: ProtocolVersion::V_2025_11_25,
             script: Arc::new(Mutex::new(VecDeque::new())),
             asked: Arc::new(Mutex::new(Vec::new())),
+            hold: false,
+            withdrawn: Arc::new(tokio::sync::Notify::new()),
+            progress: Arc::new(tokio::sync::Notify::new()),
         };
         person
             .serve(StreamableHttpClientTransport::from_config(config))

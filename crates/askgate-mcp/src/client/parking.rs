@@ -108,6 +108,7 @@ impl Parking {
         let parked = NewAsk {
             id: id.clone(),
             resume_key: format!("elicitation:{id}"),
+            call_key: None,
             principal: self.principal.clone(),
             request: StoredRequest::form(&ask).to_json(),
             server: Some(origin.to_owned()),

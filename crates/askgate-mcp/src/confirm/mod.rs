@@ -1,0 +1,504 @@
+//! Risk-gated confirmation of a tool call: askgate-core's trust rules
+//! ([`askgate_core::rule`]) driven over the store and the client, every
+//! decision recorded in the audit chain.
+//!
+//! 1. At or below the auto-approve threshold: proceed (`auto_approved`);
+//!    `read` and `low_write` never prompt (`not_required`).
+//! 2. Otherwise a person decides. What earlier tries of the same call left
+//!    (same principal, tool and arguments) comes first: a person's no
+//!    stands (blocked, final), an inbox approval not yet used lets this one
+//!    call through, an ask already waiting is waited on.
+//! 3. With none of those: the caller's `confirm: true` stands in only where
+//!    the client can show no ask and the operator allows it for this risk
+//!    ([`Confirmations::caller_confirm`]); otherwise the person is asked —
+//!    a form, a link (URL mode), or the inbox.
+//! 4. What the client brings back is a person's answer only if the client
+//!    showed it: an accept without the checkbox, an error, a timeout, a
+//!    give-up, or an answer faster than a person reads
+//!    ([`Confirmations::min_answer`]) moves the ask to the inbox.
+//! 5. A call its client cancels never runs: its ask is withdrawn, the
+//!    client's dialog for it too.
+//!
+//! Every decision is appended to the audit chain once — a handler run
+//! again on a retry finds its decision already recorded.
+
+mod asking;
+mod standing;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use askgate_core::{
+    Answered, Ask, Call, Channel, Earlier, Facts, Gate, Method, Reach, Risk, Ruling, Trust,
+    UnknownRisk, Verdict, confirmation_form, gate, rule, threshold, withdrawn,
+};
+use askgate_store::{AskRow, AuditEntry, Decision};
+use jiff::Timestamp;
+use rmcp::ErrorData;
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::Value as Json;
+
+use crate::ask::Unanswered;
+use crate::park::Fallback;
+use crate::round::{Round, RoundError, Rounds};
+use asking::Link;
+use standing::{Standing, Waited};
+
+/// The HTTP header a session sets its auto-approve threshold with (a risk
+/// level, or `none`).
+pub const THRESHOLD_HEADER: &str = "askgate-auto-approve-risk";
+
+/// The auto-approve threshold for this request: the configured one, or the
+/// session's [`THRESHOLD_HEADER`] — the more restrictive of the two unless
+/// `allow_raise`.
+///
+/// # Errors
+/// `-32602` naming the header and the accepted levels when its value is not
+/// a risk level.
+pub fn session_threshold(
+    cx: &RequestContext<RoleServer>,
+    configured: Option<Risk>,
+    allow_raise: bool,
+) -> Result<Option<Risk>, ErrorData> {
+    let Some(parts) = cx.extensions.get::<http::request::Parts>() else {
+        return Ok(configured);
+    };
+    let Some(value) = parts.headers.get(THRESHOLD_HEADER) else {
+        return Ok(configured);
+    };
+    let text = value.to_str().unwrap_or("").trim();
+    let requested = if text.eq_ignore_ascii_case("none") {
+        None
+    } else {
+        Some(text.parse::<Risk>().map_err(|UnknownRisk(given)| {
+            ErrorData::invalid_params(
+                format!(
+                    "header {THRESHOLD_HEADER}: {given:?} is not a risk level; expected none, read, \
+                     low_write, medium_write, high_write or destructive"
+                ),
+                None,
+            )
+        })?)
+    };
+    Ok(match requested {
+        Some(_) => threshold(configured, requested, allow_raise),
+        // "none" asks for every call to be confirmed: always allowed.
+        None => None,
+    })
+}
+
+/// What a call's confirmation needs to know besides the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy {
+    /// The auto-approve threshold for this request.
+    pub threshold: Option<Risk>,
+    /// Whether the caller passed `confirm: true` (it stands in only where
+    /// no ask can be shown, and the operator allows it).
+    pub caller_confirmed: bool,
+}
+
+/// How confirmations are asked and trusted, for every request of a server
+/// (see [`Rounds::with_confirmations`]). The defaults: only a person
+/// approves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confirmations {
+    /// The highest risk at which the caller's `confirm: true` stands in for
+    /// a person, when the client can show no ask at all; `None` (the
+    /// default): never.
+    pub caller_confirm: Option<Risk>,
+    /// An answer from the client faster than this after the ask was sent
+    /// was not read by a person: the ask moves to the inbox (default 250
+    /// ms).
+    pub min_answer: Duration,
+    /// [`Confirmations::min_answer`] for clients by their name
+    /// (`clientInfo.name`), instead of the default.
+    pub min_answer_by_client: BTreeMap<String, Duration>,
+    /// How long a call whose ask waits in the inbox waits for the answer
+    /// before it returns saying so (default 0: at once). While it waits the
+    /// client's request is kept alive with progress notifications, when it
+    /// sent a progress token.
+    pub inbox_wait: Duration,
+    /// How often progress is sent while a call waits for the inbox
+    /// (default 10 s).
+    pub progress_every: Duration,
+    /// How long a confirmation ask waits for a person — and a person's no
+    /// to it stands for the same call (default 24 hours).
+    pub ask_lifetime: Duration,
+}
+
+impl Default for Confirmations {
+    fn default() -> Confirmations {
+        Confirmations {
+            caller_confirm: None,
+            min_answer: Trust::DEFAULT.min_answer,
+            min_answer_by_client: BTreeMap::new(),
+            inbox_wait: Duration::ZERO,
+            progress_every: Duration::from_secs(10),
+            ask_lifetime: Duration::from_secs(24 * 60 * 60),
+        }
+    }
+}
+
+impl Confirmations {
+    /// The shortest answer a person gives through the client named
+    /// `client`.
+    pub fn min_answer_for(&self, client: Option<&str>) -> Duration {
+        client
+            .and_then(|name| self.min_answer_by_client.get(name))
+            .copied()
+            .unwrap_or(self.min_answer)
+    }
+}
+
+/// How many turns of the rule one decision may take (ask, wait, find an
+/// approval already used, look again...) before it gives up.
+const MOST_TURNS: usize = 8;
+
+/// Who answered, for the audit entry.
+enum Answerer {
+    /// Nobody: the gate, the caller, or a block before asking.
+    Nobody,
+    /// The person behind the client; the ask that remembers their no, if
+    /// one was recorded.
+    Client(Option<AskRow>),
+    /// A person in the inbox (web, CLI, a link), who settled this ask.
+    Inbox(AskRow),
+    /// Nobody yet: the ask waits in the inbox (or was withdrawn).
+    Parked(AskRow),
+}
+
+impl Round {
+    /// Confirm `call` under `policy`, asking under `key` when a person must
+    /// decide. `Some(verdict)` once decided (and audited); `None` while the
+    /// person's answer is awaited — end the round with
+    /// [`Round::respond`].
+    ///
+    /// # Errors
+    /// A refused request state or retry (`-32602`), a store failure. A
+    /// person's no, an ask waiting in the inbox, or no person to ask is a
+    /// verdict, not an error.
+    pub async fn confirm(
+        &mut self,
+        key: &str,
+        call: &Call<'_>,
+        policy: Policy,
+    ) -> Result<Option<Verdict>, RoundError> {
+        let Some(decided) = self.decide(key, call, policy).await? else {
+            return Ok(None);
+        };
+        decided.audit(self).await?;
+        Ok(Some(decided.verdict))
+    }
+
+    /// [`Round::confirm`] without the audit: the verdict and the entry to
+    /// append, for a caller that records the entry together with what it
+    /// does next (a call ledgered as sent, in the same write) or later.
+    /// Record it with [`Decided::audit`], or as [`Decided::entry`] through
+    /// the store.
+    ///
+    /// # Errors
+    /// As [`Round::confirm`], but never a store failure of the audit.
+    pub async fn decide(
+        &mut self,
+        key: &str,
+        call: &Call<'_>,
+        policy: Policy,
+    ) -> Result<Option<Decided>, RoundError> {
+        let settings = self.rounds().confirmations().clone();
+        let trust = Trust {
+            threshold: policy.threshold,
+            caller_confirm: settings.caller_confirm,
+            min_answer: settings.min_answer_for(self.client()),
+        };
+        let reach = self.reach();
+        let judge = |earlier: &Earlier, answered: Option<&Answered>| {
+            rule(&Facts {
+                call,
+                trust,
+                reach,
+                caller_confirmed: policy.caller_confirmed,
+                earlier,
+                answered,
+            })
+        };
+        // No person needed: no store, no ask.
+        if let Gate::Proceed(_) = gate(call.risk, trust.threshold)
+            && let Ruling::Proceed(verdict) = judge(&Earlier::Nothing, None)
+        {
+            return Ok(Some(self.decided(key, call, verdict, Answerer::Nobody)));
+        }
+        self.about(call.server, call.tool, call.risk.as_str());
+        let ask = Ask::new(confirmation_form(call))
+            .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
+        let mut answered: Option<Answered> = None;
+        let mut standing = self.standing(key).await?;
+        for _ in 0..MOST_TURNS {
+            let ruling = judge(&standing.earlier, answered.as_ref());
+            match ruling {
+                Ruling::Proceed(verdict) => {
+                    let answerer = match (&answered, &standing.earlier, standing.row.clone()) {
+                        (None, Earlier::Approved { .. }, Some(row)) => {
+                            // One approval lets one call through.
+                            if !self.claim(&row.ask.id).await? {
+                                standing = self.standing(key).await?;
+                                continue;
+                            }
+                            Answerer::Inbox(row)
+                        }
+                        (Some(_), _, _) => Answerer::Client(None),
+                        _ => Answerer::Nobody,
+                    };
+                    return Ok(Some(self.decided(key, call, verdict, answerer)));
+                }
+                Ruling::Block(verdict) => {
+                    let answerer = match (&answered, &standing.earlier, standing.row.clone()) {
+                        (Some(given), _, _) if verdict.final_no => {
+                            match self.remember_no(key, &ask, &standing, given).await? {
+                                Some(row) => Answerer::Client(Some(row)),
+                                // Answered in the inbox meanwhile: that stands.
+                                None => {
+                                    (standing, answered) = (self.standing(key).await?, None);
+                                    continue;
+                                }
+                            }
+                        }
+                        (None, Earlier::Refused { .. }, Some(row)) => Answerer::Inbox(row),
+                        _ => Answerer::Nobody,
+                    };
+                    return Ok(Some(self.decided(key, call, verdict, answerer)));
+                }
+                Ruling::Ask(Channel::Form) => match self.ask_timed(key, ask.clone()).await {
+                    Ok(None) => return Ok(None),
+                    Ok(Some((outcome, after))) => {
+                        answered = Some(Answered {
+                            heard: asking::heard(&outcome),
+                            after,
+                        });
+                    }
+                    Err(RoundError::Unanswered(Unanswered::RequestCancelled)) => {
+                        return self.withdraw(key, call, &standing).await.map(Some);
+                    }
+                    Err(RoundError::Unanswered(unanswered)) => {
+                        answered = Some(asking::unanswered(&unanswered));
+                    }
+                    Err(other) => return Err(other),
+                },
+                Ruling::Ask(Channel::Url) => {
+                    let row = self.pending_or_park(key, &ask, &mut standing).await?;
+                    match self.ask_by_link(key, &ask, &row).await? {
+                        Link::Queued => return Ok(None),
+                        Link::Answered(given) => answered = Some(given),
+                        Link::Settled(row) => (standing, answered) = (self.standing_of(row), None),
+                        Link::Cancelled => {
+                            return self.withdraw(key, call, &standing).await.map(Some);
+                        }
+                    }
+                }
+                Ruling::Wait(waiting) => {
+                    let row = self.pending_or_park(key, &ask, &mut standing).await?;
+                    match self.wait_in_inbox(&row, &settings).await? {
+                        Waited::Settled(row) => {
+                            (standing, answered) = (self.standing_of(row), None)
+                        }
+                        Waited::Cancelled => {
+                            return self.withdraw(key, call, &standing).await.map(Some);
+                        }
+                        Waited::Still => {
+                            let place = self.page_of(&row);
+                            let name = self.binding().name.clone();
+                            let verdict = waiting.verdict(call, &place, &name);
+                            return Ok(Some(self.decided(
+                                key,
+                                call,
+                                verdict,
+                                Answerer::Parked(row),
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+        Err(RoundError::Store(format!(
+            "the confirmation of {} on {} kept changing under askgate (answered and used by other \
+             calls); call again",
+            call.tool, call.server
+        )))
+    }
+
+    /// What this request's client can show, and whether the inbox is there
+    /// to wait in.
+    fn reach(&self) -> Reach {
+        let (form, url) = crate::ask::modes(self.capabilities());
+        let inbox = self
+            .rounds()
+            .inbox()
+            .is_some_and(|inbox| inbox.fallback == Fallback::Park);
+        Reach { form, url, inbox }
+    }
+
+    /// The page of the parked ask `row` in the inbox (the ask's id when
+    /// there is no inbox).
+    fn page_of(&self, row: &AskRow) -> String {
+        match self.rounds().inbox() {
+            Some(inbox) => inbox.page(&row.ask.id),
+            None => row.ask.id.clone(),
+        }
+    }
+
+    /// A call the caller cancelled before it was sent: its pending ask is
+    /// withdrawn (settled `cancelled` by the caller, never read as a
+    /// person's no).
+    async fn withdraw(
+        &self,
+        key: &str,
+        call: &Call<'_>,
+        standing: &Standing,
+    ) -> Result<Decided, RoundError> {
+        let answerer = match self.withdraw_pending(standing).await? {
+            Some(row) => Answerer::Parked(row),
+            None => Answerer::Nobody,
+        };
+        tracing::info!(
+            server = call.server,
+            tool = call.tool,
+            "the caller cancelled the call before it was sent; not sent"
+        );
+        Ok(self.decided(key, call, withdrawn(call), answerer))
+    }
+
+    /// The decision and its audit entry, keyed once per request and key.
+    fn decided(&self, key: &str, call: &Call<'_>, verdict: Verdict, by: Answerer) -> Decided {
+        let principal = self.binding().principal.clone();
+        let (answered_by, answered_via, ask_id) = match by {
+            Answerer::Nobody => (None, None, None),
+            Answerer::Client(row) => (
+                Some(principal.clone()),
+                Some("mcp".to_owned()),
+                row.map(|row| row.ask.id),
+            ),
+            Answerer::Inbox(row) => (row.answered_by, row.answered_via, Some(row.ask.id)),
+            Answerer::Parked(row) => (None, None, Some(row.ask.id)),
+        };
+        let entry = AuditEntry {
+            at: Timestamp::now(),
+            server: call.server.to_owned(),
+            tool: call.tool.to_owned(),
+            risk: call.risk.as_str().to_owned(),
+            decision: decision(verdict.method),
+            reason: verdict.for_audit.clone(),
+            answered_by,
+            principal: Some(principal),
+            answered_via,
+            arguments_digest: Some(self.binding().arguments.clone()),
+            ask_id,
+            decision_key: self.decision_key(key),
+        };
+        Decided { verdict, entry }
+    }
+}
+
+impl Rounds {
+    /// The decision on `call` for `principal`, with its audit entry, when
+    /// no person needs to make it (the risk gate) — without a round, for a
+    /// caller that relays the call without rmcp's request handling (the
+    /// gateway's express lane). `None` when a person must be asked: begin
+    /// a round and [`Round::decide`]. The entry is the one
+    /// [`Round::decide`] makes for the same call and `arguments` on a
+    /// classic revision.
+    pub fn decide_unattended(
+        &self,
+        call: &Call<'_>,
+        threshold: Option<Risk>,
+        principal: &str,
+        arguments: &Json,
+    ) -> Option<Decided> {
+        let nobody = Reach {
+            form: false,
+            url: false,
+            inbox: false,
+        };
+        let ruling = rule(&Facts {
+            call,
+            trust: Trust {
+                threshold,
+                caller_confirm: None,
+                min_answer: self.confirmations().min_answer,
+            },
+            reach: nobody,
+            caller_confirmed: false,
+            earlier: &Earlier::Nothing,
+            answered: None,
+        });
+        let Ruling::Proceed(verdict) = ruling else {
+            return None;
+        };
+        let entry = AuditEntry {
+            at: Timestamp::now(),
+            server: call.server.to_owned(),
+            tool: call.tool.to_owned(),
+            risk: call.risk.as_str().to_owned(),
+            decision: decision(verdict.method),
+            reason: verdict.for_audit.clone(),
+            answered_by: None,
+            principal: Some(principal.to_owned()),
+            answered_via: None,
+            arguments_digest: Some(self.arguments_digest(arguments)),
+            ask_id: None,
+            decision_key: None,
+        };
+        Some(Decided { verdict, entry })
+    }
+}
+
+/// A call's confirmation, decided and not yet audited (see
+/// [`Round::decide`]).
+#[derive(Debug, Clone)]
+pub struct Decided {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Its audit entry (with the call's risk, server and tool; never its
+    /// arguments), to append once — appending it again under its
+    /// `decision_key` returns the entry recorded first.
+    pub entry: AuditEntry,
+}
+
+impl Decided {
+    /// Append the entry to the round's store, and log the decision.
+    ///
+    /// # Errors
+    /// A store failure.
+    pub async fn audit(&self, round: &Round) -> Result<(), RoundError> {
+        round
+            .rounds()
+            .store()
+            .append_audit(&self.entry)
+            .await
+            .map_err(|e| RoundError::Store(e.to_string()))?;
+        self.log();
+        Ok(())
+    }
+
+    /// Log the decision (names, risk, method and the ask's id; never
+    /// arguments).
+    pub fn log(&self) {
+        tracing::info!(
+            server = %self.entry.server,
+            tool = %self.entry.tool,
+            risk = %self.entry.risk,
+            decision = self.verdict.method.as_str(),
+            ask = self.entry.ask_id.as_deref().unwrap_or("-"),
+            "call decided"
+        );
+    }
+}
+
+fn decision(method: Method) -> Decision {
+    match method {
+        Method::Elicited => Decision::Elicited,
+        Method::CallerConfirmed => Decision::CallerConfirmed,
+        Method::AutoApproved => Decision::AutoApproved,
+        Method::NotRequired => Decision::NotRequired,
+        Method::Blocked => Decision::Blocked,
+        Method::Waiting => Decision::Waiting,
+    }
+}
