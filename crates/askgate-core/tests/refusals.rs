@@ -189,7 +189,8 @@ fn a_mistyped_confirmation_does_not_settle_on_its_default() {
     }))
     .expect("a form");
     let ask = Ask::new(form).expect("askable");
-    let typo = Response::accept(serde_json::from_value(json!({"confrim": false})).expect("an object"));
+    let typo =
+        Response::accept(serde_json::from_value(json!({"confrim": false})).expect("an object"));
     let Step::ReAsk(again) = ask.settle(Revision::V2025_11_25, &typo) else {
         panic!("{{\"confrim\": false}} must not settle as accepted with confirm: true");
     };

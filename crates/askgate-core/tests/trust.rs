@@ -8,8 +8,8 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use askgate_core::{
-    Answered, Call, Channel, Earlier, Facts, Heard, Method, Reach, Risk, Ruling, Said, Trust,
-    rule, withdrawn,
+    Answered, Call, Channel, Earlier, Facts, Heard, Method, Reach, Risk, Ruling, Said, Trust, rule,
+    withdrawn,
 };
 
 const PLACE: &str = "http://127.0.0.1:7878/asks/ask_1";
@@ -132,7 +132,11 @@ fn ruled(ruling: &Ruling, risk: Risk, texts: &mut BTreeMap<(String, String), usi
             let v = waiting.verdict(&call(risk), PLACE, RETRY_AS);
             format!(
                 "wait{} [{}]",
-                if waiting.not_shown { " (not shown)" } else { "" },
+                if waiting.not_shown {
+                    " (not shown)"
+                } else {
+                    ""
+                },
                 text(v.for_audit, v.for_model)
             )
         }
@@ -275,25 +279,31 @@ fn a_persons_no_is_final_whatever_the_caller_says() {
             };
             assert!(verdict.final_no);
             assert!(verdict.for_model.contains("do not retry"));
-            assert!(!verdict.for_model.contains("call it again with confirm: true"));
+            assert!(
+                !verdict
+                    .for_model
+                    .contains("call it again with confirm: true")
+            );
         }
     });
 }
 
 #[test]
 fn the_callers_word_stands_in_only_where_no_ask_can_be_shown() {
-    each(|risk, reach, answered, earlier, caller_confirmed, trust, ruling| {
-        let Ruling::Proceed(verdict) = &ruling else {
-            return;
-        };
-        if verdict.method == Method::CallerConfirmed {
-            assert!(caller_confirmed);
-            assert!(reach.shows_nothing(), "{reach:?}");
-            assert!(answered.is_none());
-            assert_eq!(*earlier, Earlier::Nothing);
-            assert!(trust.caller_confirm.is_some_and(|most| risk <= most));
-        }
-    });
+    each(
+        |risk, reach, answered, earlier, caller_confirmed, trust, ruling| {
+            let Ruling::Proceed(verdict) = &ruling else {
+                return;
+            };
+            if verdict.method == Method::CallerConfirmed {
+                assert!(caller_confirmed);
+                assert!(reach.shows_nothing(), "{reach:?}");
+                assert!(answered.is_none());
+                assert_eq!(*earlier, Earlier::Nothing);
+                assert!(trust.caller_confirm.is_some_and(|most| risk <= most));
+            }
+        },
+    );
 }
 
 #[test]
@@ -303,7 +313,8 @@ fn what_no_person_saw_never_runs_the_call_nor_reads_as_a_decision() {
         if risk <= Risk::LowWrite {
             return;
         }
-        let too_fast = answered.after < Some(Duration::from_millis(250)) && answered.after.is_some();
+        let too_fast =
+            answered.after < Some(Duration::from_millis(250)) && answered.after.is_some();
         let unseen = too_fast
             || matches!(
                 answered.heard,
@@ -320,7 +331,11 @@ fn what_no_person_saw_never_runs_the_call_nor_reads_as_a_decision() {
                 assert!(reach.inbox);
                 assert!(waiting.not_shown);
                 let verdict = waiting.verdict(&call(risk), PLACE, RETRY_AS);
-                assert!(verdict.for_audit.starts_with("not shown: "), "{}", verdict.for_audit);
+                assert!(
+                    verdict.for_audit.starts_with("not shown: "),
+                    "{}",
+                    verdict.for_audit
+                );
                 assert!(!verdict.for_audit.contains("the person"));
                 assert!(!verdict.for_model.contains("confirm: true"));
             }

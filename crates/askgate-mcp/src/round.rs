@@ -68,6 +68,10 @@ use crate::revision::revision_of;
 pub struct Principal(pub String);
 
 impl Principal {
+    /// Who a request is for when no authentication layer says: a stdio
+    /// client, say.
+    pub const ANONYMOUS: &'static str = "anonymous";
+
     /// The principal of a request, if an authentication layer set one.
     pub fn of(cx: &RequestContext<RoleServer>) -> Option<Principal> {
         cx.extensions.get::<Principal>().cloned().or_else(|| {
@@ -197,7 +201,7 @@ impl Rounds {
         let principal = request
             .principal
             .or_else(|| Principal::of(cx).map(|p| p.0))
-            .unwrap_or_else(|| "anonymous".to_owned());
+            .unwrap_or_else(|| Principal::ANONYMOUS.to_owned());
         let binding = Binding {
             principal,
             method: request.method.to_owned(),

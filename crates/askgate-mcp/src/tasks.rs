@@ -406,7 +406,7 @@ impl Tasks {
 fn principal(cx: &RequestContext<RoleServer>) -> String {
     Principal::of(cx)
         .map(|p| p.0)
-        .unwrap_or_else(|| "anonymous".to_owned())
+        .unwrap_or_else(|| crate::Principal::ANONYMOUS.to_owned())
 }
 
 fn lease(duration: Duration) -> SignedDuration {

@@ -416,6 +416,7 @@ async fn fill(url: &str, count: usize) {
                 let id = format!("pending-{i:05}");
                 let ask = NewAsk {
                     resume_key: format!("tool:bench:{id}"),
+                    call_key: None,
                     principal: "bench".into(),
                     request: json!({"kind": "form", "message": "Run deploy on prod?",
                         "requestedSchema": {"type": "object", "properties":

@@ -191,6 +191,7 @@ async fn ask(args: AskArgs) -> Result<u8, (u8, String)> {
         .park(&NewAsk {
             id: id.clone(),
             resume_key,
+            call_key: None,
             principal: principal.clone(),
             request: request.to_json(),
             server: Some(args.server.clone()),

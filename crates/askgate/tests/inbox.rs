@@ -140,6 +140,7 @@ async fn park_request(server: &Server, id: &str, principal: &str, request: Json)
         .park(&NewAsk {
             id: id.into(),
             resume_key: format!("tool:run:{id}"),
+            call_key: None,
             principal: principal.into(),
             request,
             server: Some("deployer".into()),

@@ -56,6 +56,7 @@ async fn park(url: &str, id: &str, request: Json) -> Store {
         .park(&NewAsk {
             id: id.into(),
             resume_key: format!("tool:run:{id}"),
+            call_key: None,
             principal: "alice".into(),
             request,
             server: Some("files".into()),
@@ -232,6 +233,7 @@ async fn audit_verify_says_whether_the_chain_holds_and_where_it_breaks() {
                 decision: Decision::Blocked,
                 reason: "declined by a person".into(),
                 answered_by: Some("alice".into()),
+                principal: None,
                 answered_via: Some("mcp".into()),
                 arguments_digest: None,
                 ask_id: None,

@@ -325,6 +325,19 @@ impl Round {
         )))
     }
 
+    /// Whether the client cancelled this request (`notifications/cancelled`):
+    /// a call it was for must not be sent.
+    pub fn is_cancelled(&self) -> bool {
+        self.waits().is_some_and(|cx| cx.ct.is_cancelled())
+    }
+
+    /// The decision on `call` when its caller cancelled it after it was
+    /// decided and before it was sent (see [`Round::is_cancelled`]): it
+    /// does not run; audit it in place of the decision that let it through.
+    pub fn cancelled(&self, key: &str, call: &Call<'_>) -> Decided {
+        self.decided(key, call, withdrawn(call), Answerer::Nobody)
+    }
+
     /// What this request's client can show, and whether the inbox is there
     /// to wait in.
     fn reach(&self) -> Reach {

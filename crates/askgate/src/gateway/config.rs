@@ -84,6 +84,10 @@ pub(crate) struct Config {
     pub(crate) listen: Option<Listen>,
     /// The webhook posted as asks are parked and settle; `None`: no posts.
     pub(crate) notify: Option<crate::notify::Webhook>,
+    /// How confirmations are asked and trusted: who may stand in for a
+    /// person, what counts as a person's answer, how long a call waits for
+    /// the inbox, how long an ask (and a person's no) lives.
+    pub(crate) confirmations: askgate_mcp::Confirmations,
 }
 
 /// One upstream server.
@@ -374,6 +378,7 @@ impl Config {
             express_lane: true,
             listen: None,
             notify: None,
+            confirmations: askgate_mcp::Confirmations::default(),
         })
     }
 

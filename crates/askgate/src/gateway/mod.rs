@@ -216,7 +216,9 @@ async fn start(
         }
         None => None,
     };
-    let rounds = Rounds::new(key, store).with_inbox(inbox);
+    let rounds = Rounds::new(key, store)
+        .with_inbox(inbox)
+        .with_confirmations(config.confirmations.clone());
     let downstream = Downstream::default();
     let mut upstreams = Vec::new();
     for upstream in &config.upstreams {

@@ -228,7 +228,6 @@ impl Gateway {
         if !settings.background.has_room() {
             return None;
         }
-        let original = Json::Object(arguments.clone());
         let mut arguments = arguments;
         take_confirm(&tool, &mut arguments);
         let (risk, rule) = settings.judge.judge(server, &tool, &arguments);
@@ -238,9 +237,13 @@ impl Gateway {
             risk,
             preview: None,
         };
-        let decided = settings
-            .rounds
-            .decide_unattended(&call, settings.threshold, &original)?;
+        // The lane serves stdio: one client, whom nothing authenticates.
+        let decided = settings.rounds.decide_unattended(
+            &call,
+            settings.threshold,
+            askgate_mcp::Principal::ANONYMOUS,
+            &Json::Object(arguments.clone()),
+        )?;
         if self.waits_for_record(risk, &decided) {
             return None;
         }
@@ -361,11 +364,14 @@ impl Gateway {
     /// with its decision's audit entry — durable before the request leaves
     /// when `durable`, else written when the call ends: the call, to follow
     /// (see [`Held::follow`]). The answer never waits for the end's record.
+    /// `None` when the client cancelled the call before it was sent: it is
+    /// not sent (and its ledger row, if written, says so).
     async fn forward(
         &self,
         approved: Approved<'_>,
         resumed: Option<&Resumable>,
-    ) -> Result<Held, ErrorData> {
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<Option<Held>, ErrorData> {
         let Approved {
             index,
             tool,
@@ -389,18 +395,42 @@ impl Gateway {
         let (call, marker) = self.new_call(index, tool, &arguments)?;
         let id = call.id.clone();
         let end = if durable {
-            store
-                .record_sent_call(&decided.entry, &call, &marker, call.at)
-                .await
-                .map_err(|e| {
-                    ErrorData::internal_error(
-                        format!(
-                            "the ledger failed to record the call to {tool} on {}: {e}; the request was not sent",
-                            upstream.name
-                        ),
-                        None,
-                    )
-                })?;
+            let mut recording: Recording = {
+                let (store, entry, call, marker) = (
+                    store.clone(),
+                    decided.entry.clone(),
+                    call.clone(),
+                    marker.clone(),
+                );
+                Box::pin(async move {
+                    store
+                        .record_sent_call(&entry, &call, &marker, call.at)
+                        .await
+                        .map(|_| ())
+                })
+            };
+            let recorded = tokio::select! {
+                recorded = &mut recording => recorded,
+                // Cancelled while its record is written (a stalled store):
+                // it is not sent, and its record, once written, says so.
+                () = cx.ct.cancelled() => {
+                    self.not_sent(recording, &call.id, tool, &upstream.name);
+                    return Ok(None);
+                }
+            };
+            recorded.map_err(|e| {
+                ErrorData::internal_error(
+                    format!(
+                        "the ledger failed to record the call to {tool} on {}: {e}; the request was not sent",
+                        upstream.name
+                    ),
+                    None,
+                )
+            })?;
+            if cx.ct.is_cancelled() {
+                self.not_sent(Box::pin(async { Ok(()) }), &call.id, tool, &upstream.name);
+                return Ok(None);
+            }
             End::Queue(store.clone())
         } else {
             // Bounded: a store that falls behind slows reads down rather
@@ -428,10 +458,32 @@ impl Gateway {
             tracing::info!(call = %call.id, server = %upstream.name, tool, "resuming a call held before a restart: sending its server's round again with the retry's answers");
         }
         let held = Held::new(call.run(arguments, marker, asks, entered, start), asked);
-        Ok(match resumed {
+        Ok(Some(match resumed {
             Some(resumed) => held.with_keys(resumed.keys()),
             None => held,
-        })
+        }))
+    }
+
+    /// The call `id` is recorded as sent by `recording` (still running, or
+    /// done), and its client cancelled it before it left: once the record
+    /// is written, its end is recorded as not sent.
+    fn not_sent(&self, recording: Recording, id: &str, tool: &str, server: &str) {
+        tracing::info!(call = %id, server, tool, "cancelled by its client before it was sent; not sent");
+        let store = self.inner.settings.rounds.store().clone();
+        let id = id.to_owned();
+        self.inner.settings.background.spawn(async move {
+            if recording.await.is_err() {
+                // Not recorded: nothing says it was sent.
+                return;
+            }
+            let summary = json!({"not_sent": "cancelled by the caller"});
+            if let Err(error) = store
+                .finish_call(&id, false, &summary, Timestamp::now())
+                .await
+            {
+                tracing::warn!(call = %id, %error, "the ledger did not record that a cancelled call was not sent");
+            }
+        });
     }
 
     /// Follow `held` in `round`: its result, or the round's input requests
@@ -474,6 +526,11 @@ impl Gateway {
             })
     }
 }
+
+/// The write that records a call as sent, run to its end even when the
+/// call is cancelled meanwhile.
+type Recording =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), askgate_store::Error>> + Send>>;
 
 /// A call approved to go upstream, as [`Gateway::forward`] takes it.
 struct Approved<'a> {
@@ -824,11 +881,13 @@ pub(crate) fn preview(arguments: &JsonObject) -> String {
     parts.join(", ")
 }
 
-/// The tool as listed downstream: namespaced, with `confirm` offered.
-fn listed(name: String, tool: &Tool, risk: Risk) -> Tool {
+/// The tool as listed downstream: namespaced, with `confirm` offered only
+/// where the caller's word may stand in for a person (`caller_confirm`):
+/// elsewhere it would only tempt the model.
+fn listed(name: String, tool: &Tool, risk: Risk, caller_confirm: Option<Risk>) -> Tool {
     let mut tool = tool.clone();
     tool.name = name.into();
-    if risk > Risk::LowWrite {
+    if risk > Risk::LowWrite && caller_confirm.is_some_and(|most| risk <= most) {
         let mut schema: Map<String, Json> = (*tool.input_schema).clone();
         let properties = schema
             .entry("properties")
@@ -839,7 +898,7 @@ fn listed(name: String, tool: &Tool, risk: Risk) -> Tool {
             properties.insert(
                 "confirm".into(),
                 json!({"type": "boolean", "description":
-                    "Pass true only if the user already confirmed this exact call and the client could not ask them (askgate)."}),
+                    "Pass true only if the user already confirmed this exact call in the conversation and this client cannot show askgate's confirmation."}),
             );
         }
         tool.input_schema = Arc::new(schema);
@@ -882,11 +941,12 @@ impl ServerHandler for Gateway {
         cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.inner.downstream.set(cx.peer.clone());
+        let caller_confirm = self.inner.settings.rounds.confirmations().caller_confirm;
         let tools = self
             .refresh_tools()
             .await
             .into_iter()
-            .map(|(name, _, tool, risk, _)| listed(name, &tool, risk))
+            .map(|(name, _, tool, risk, _)| listed(name, &tool, risk, caller_confirm))
             .chain(
                 self.inner
                     .settings
@@ -944,12 +1004,11 @@ impl ServerHandler for Gateway {
             risk,
             preview: (!shown.is_empty()).then_some(shown.as_str()),
         };
-        let mut round = self
-            .inner
-            .settings
-            .rounds
-            .begin(&cx, Request::tool(&params))
-            .await?;
+        // The call with and without the caller's confirm is one call: its
+        // asks, a person's answer to them and its sealed state are bound to
+        // the arguments without it.
+        let request = Request::tool(&params).with_arguments(Json::Object(arguments.clone()));
+        let mut round = self.inner.settings.rounds.begin(&cx, request).await?;
         let mut resumed = None;
         if let Some(Json::String(handle)) = round.carried(HELD).cloned() {
             // Approved and sent in an earlier round; its server waits on
@@ -1000,6 +1059,15 @@ impl ServerHandler for Gateway {
                 CallToolResult::error(vec![ContentBlock::text(decided.verdict.for_model)]).into(),
             );
         }
+        // Cancelled while it was being decided: it is not sent.
+        if round.is_cancelled() {
+            let cancelled = round.cancelled("confirm", &call);
+            cancelled.audit(&round).await?;
+            return Ok(CallToolResult::error(vec![ContentBlock::text(
+                cancelled.verdict.for_model,
+            )])
+            .into());
+        }
         let durable = self.waits_for_record(risk, &decided);
         let approved = Approved {
             index,
@@ -1009,7 +1077,13 @@ impl ServerHandler for Gateway {
             decided,
             durable,
         };
-        let held = self.forward(approved, resumed.as_ref()).await?;
+        let Some(held) = self.forward(approved, resumed.as_ref(), &cx).await? else {
+            let cancelled = round.cancelled("confirm", &call);
+            return Ok(CallToolResult::error(vec![ContentBlock::text(
+                cancelled.verdict.for_model,
+            )])
+            .into());
+        };
         let response = self.follow(held, round, &cx).await?;
         Ok(match (intake_text, response) {
             (Some(text), CallToolResponse::Complete(mut result)) => {

@@ -94,6 +94,7 @@ async fn audit_mismatch(inbox: &Inbox, row: &askgate_store::AskRow, who: &str) {
         decision: Decision::Blocked,
         reason: "an inbox link to this ask was opened by a person signed in as another principal; refused".into(),
         answered_by: Some(who.to_owned()),
+        principal: None,
         answered_via: Some("web".into()),
         arguments_digest: None,
         ask_id: Some(row.ask.id.clone()),

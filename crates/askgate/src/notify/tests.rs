@@ -126,6 +126,7 @@ fn confirmation(id: &str) -> NewAsk {
     NewAsk {
         id: id.to_owned(),
         resume_key: format!("test:{id}"),
+        call_key: None,
         principal: "alice".into(),
         request: StoredRequest::form(&ask).to_json(),
         server: Some("deploy".into()),

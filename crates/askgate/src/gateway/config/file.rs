@@ -37,6 +37,22 @@ pub(super) struct File {
     pub(super) express_lane: Option<bool>,
     pub(super) listen: Option<ListenFile>,
     pub(super) notify: Option<NotifyFile>,
+    pub(super) caller_confirm: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(super) danger_caller_confirm_high_risk: bool,
+    pub(super) min_answer_ms: Option<Spanned<i64>>,
+    pub(super) inbox_wait: Option<Spanned<String>>,
+    pub(super) ask_expires: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(super) clients: BTreeMap<String, Spanned<ClientFile>>,
+}
+
+/// `[clients."<name>"]`: settings for the clients that give this
+/// `clientInfo.name`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ClientFile {
+    pub(super) min_answer_ms: Option<Spanned<i64>>,
 }
 
 /// `[[upstreams]]`: stdio (`command`) or Streamable HTTP (`url`).
