@@ -102,6 +102,11 @@ impl People {
         self
     }
 
+    /// Whether nobody may sign in.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.by_digest.is_empty()
+    }
+
     /// Who `token` signs in, if anyone.
     pub(crate) fn find(&self, token: &str) -> Option<&Person> {
         let given = digest(token);

@@ -154,6 +154,25 @@ pub(crate) fn people(
     ))
 }
 
+/// Who may answer from the CLI: as [`people`] (with no config: the
+/// operator alone), but the generated operator token is only read — its
+/// digest, if the inbox ever made one — never made.
+///
+/// # Errors
+/// When the digest file cannot be read, naming it.
+pub(crate) fn people_known(
+    config: Option<&crate::gateway::config::Config>,
+    key_file: &std::path::Path,
+) -> Result<People, String> {
+    let token = config.and_then(|c| c.inbox.token.as_deref());
+    let operator = match token {
+        Some(_) => None,
+        None => operator::digest(key_file)?,
+    };
+    let people = config.map_or(&[][..], |c| &c.people);
+    Ok(people_with(token, people, operator))
+}
+
 /// The operator — with `token`, or without one the generated token's
 /// `digest` — and `configured`, the config's `[[people]]`.
 fn people_with(
