@@ -16,8 +16,9 @@
 #   client without elicitation (parked; then `confirm: true`, audited as
 #   caller_confirmed), the upstreams' own elicitation relayed, the audit chain.
 # - crash:      crash.py: a parked ask survives SIGKILL of the gateway, is
-#               answered with `askgate asks answer`, and the retried call
-#               runs upstream exactly once.
+#               answered with `askgate asks answer` by the config's person
+#               (their token in ASKGATE_TOKEN, for the CLI only), and the
+#               retried call runs upstream exactly once.
 #
 #   scripts/gateway-e2e.sh
 #
@@ -96,8 +97,14 @@ built=$(date +%s)
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/askgate-gateway-e2e.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 
+# The person who answers parked asks from the CLI: a [[people]] entry of
+# every config, with a token made for this run (never an agent's).
+person=e2e-person
+person_token=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+
 # A gateway config in `dir`: the three upstreams, server-filesystem rooted in
-# dir/files, the notes in dir/notes, the store dir/askgate.db. Rules make
+# dir/files, the notes in dir/notes, the store dir/askgate.db, the person
+# who may answer every ask from the CLI. Rules make
 # reads `read` (no prompt), write_file a medium write, append_note a low
 # write; everything else is left to the default (medium_write) or to its
 # destructiveHint (destructive). Nothing is auto-approved.
@@ -109,6 +116,11 @@ write_config() {
     files=$(cd "$dir/files" && pwd -P)
     cat >"$dir/askgate.toml" <<EOF
 store = "sqlite://$dir/askgate.db"
+
+[[people]]
+name = "$person"
+token = "$person_token"
+answers_for = ["*"]
 
 [[upstreams]]
 name = "everything"
@@ -192,9 +204,9 @@ suite typescript node interop/gateway/typescript_client.mjs \
     --askgate "$askgate" --config "$scratch/typescript/askgate.toml" --store "sqlite://$scratch/typescript/askgate.db" \
     --root "$files" --notes "$scratch/typescript/notes" --logs "$logs" --modules "$node_prefix/node_modules"
 files=$(write_config "$scratch/crash")
-suite crash "$venv/bin/python" interop/gateway/crash.py \
+suite crash env ASKGATE_TOKEN="$person_token" "$venv/bin/python" interop/gateway/crash.py \
     --askgate "$askgate" --config "$scratch/crash/askgate.toml" --store "sqlite://$scratch/crash/askgate.db" \
-    --root "$files" --logs "$logs"
+    --root "$files" --logs "$logs" --person "$person"
 
 finished=$(date +%s)
 echo "gateway-e2e: install $((installed - started))s, build $((built - installed))s, run $((finished - built))s (logs in $logs)" >&2

@@ -10,16 +10,19 @@ gateway:
    untouched;
 2. the gateway is killed with SIGKILL;
 3. `askgate asks list` still shows the ask pending; `askgate asks answer
-   <id> --content '{"confirm": true}'` answers it from the command line;
+   <id> --content '{"confirm": true}'` answers it from the command line, as
+   the person of the config whose token is in ASKGATE_TOKEN (the gateways
+   never see that token);
 4. a new gateway takes the same call with the same arguments: it proceeds,
    the edit is made once (the edit appends a mark; a second run would append
-   a second one), audited as elicited with the CLI answer;
+   a second one), audited as elicited with the CLI answer, by that person;
 5. `askgate audit verify` passes.
 
 Then (answer-confirms-one-call) the same call is made once more: the one
 answer confirmed one edit, so it must not run again.
 
-    python crash.py --askgate BIN --config FILE --store URL --root DIR --logs DIR
+    ASKGATE_TOKEN=... python crash.py --askgate BIN --config FILE --store URL --root DIR \
+        --logs DIR --person NAME
 
 Prints `crash: N passed, N failed`; exits non-zero when a step fails.
 """
@@ -137,7 +140,7 @@ def runs(path: Path) -> int:
 
 
 async def crash(args: argparse.Namespace, errlog: BinaryIO) -> None:
-    store = StoreCli(args.askgate, args.store)
+    store = StoreCli(args.askgate, args.store, config=args.config, token=args.token)
     path = Path(args.root) / "ledger.txt"
     path.write_text(f"{MARK}\n")
     arguments = {"path": str(path), "edits": [{"oldText": MARK, "newText": f"{MARK} x"}]}
@@ -162,7 +165,7 @@ async def crash(args: argparse.Namespace, errlog: BinaryIO) -> None:
         (row.get("server"), row.get("tool"), row.get("risk")) == ("files", "edit_file", "destructive"),
         f"the parked ask says what it is about: {row.get('server')!r}, {row.get('tool')!r}, {row.get('risk')!r}",
     )
-    answered = store.answer(ask_id, {"confirm": True}, "crash-test")
+    answered = store.answer(ask_id, {"confirm": True})
     check(answered.get("status") == "answered", f"the CLI answer left the ask {answered.get('status')!r}")
     check(ask_id not in {row["id"] for row in store.pending()}, f"{ask_id} is still pending after its answer")
     check(runs(path) == 0, "the edit ran before the call was retried")
@@ -181,7 +184,10 @@ async def crash(args: argparse.Namespace, errlog: BinaryIO) -> None:
     last = [e for e in entries if e["tool"] == "edit_file"][-1]
     check(last.get("ask_id") == ask_id, f"the decision does not name the ask: {last}")
     check(last.get("answered_via") == "cli", f"the decision says it was answered via {last.get('answered_via')!r}")
-    check(last.get("answered_by") == "crash-test", f"the decision says it was answered by {last.get('answered_by')!r}")
+    check(
+        last.get("answered_by") == args.person,
+        f"the decision says it was answered by {last.get('answered_by')!r}, expected the person {args.person!r}",
+    )
     store.verify()
 
 
@@ -222,7 +228,14 @@ def main() -> int:
     parser.add_argument("--store", required=True, help="the config's store URL, for askgate asks|audit")
     parser.add_argument("--root", required=True, help="server-filesystem's root")
     parser.add_argument("--logs", required=True, help="where the gateway's stderr goes")
+    parser.add_argument("--person", required=True, help="the config's [[people]] entry whose token is in ASKGATE_TOKEN")
     args = parser.parse_args()
+    # The person's token answers from the CLI only: the gateways started
+    # here (the agent's side) never get it in their environment.
+    args.token = os.environ.pop("ASKGATE_TOKEN", "")
+    if not args.token:
+        print("crash.py: set ASKGATE_TOKEN to the token of the person --person names", file=sys.stderr)
+        return 2
     return anyio.run(run, args)
 
 

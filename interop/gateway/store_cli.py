@@ -9,6 +9,7 @@ Used by python_client.py and crash.py (interop/gateway/).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -29,15 +30,25 @@ def check(condition: bool, message: str) -> None:
 
 
 class StoreCli:
-    """`askgate asks|audit ... --store URL --json`."""
+    """`askgate asks|audit ... --store URL --json`; with `config` (the
+    gateway's, naming its [[people]]) and `token` (a person's), answers as
+    that person: the token goes to `askgate asks answer` only, in
+    ASKGATE_TOKEN, never on a command line."""
 
-    def __init__(self, askgate: str, store: str) -> None:
+    def __init__(self, askgate: str, store: str, config: str | None = None, token: str | None = None) -> None:
         self.askgate = askgate
         self.store = store
+        self.config = config
+        self.token = token
 
-    def run(self, *args: str, expect: int = 0) -> str:
+    def run(self, *args: str, expect: int = 0, token: str | None = None) -> str:
         command = [self.askgate, *args, "--store", self.store, "--json"]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+        if self.config is not None:
+            command += ["--config", self.config]
+        env = {k: v for k, v in os.environ.items() if k != "ASKGATE_TOKEN"}
+        if token is not None:
+            env["ASKGATE_TOKEN"] = token
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30, env=env, stdin=subprocess.DEVNULL)
         check(
             done.returncode == expect,
             f"`askgate {' '.join(args)}` exited {done.returncode}, expected {expect}: {done.stderr.strip()}",
@@ -51,8 +62,10 @@ class StoreCli:
     def ask(self, ask_id: str) -> dict[str, Any]:
         return json.loads(self.run("asks", "show", ask_id))
 
-    def answer(self, ask_id: str, content: dict[str, Any], person: str) -> dict[str, Any]:
-        return json.loads(self.run("asks", "answer", ask_id, "--content", json.dumps(content), "--as", person))
+    def answer(self, ask_id: str, content: dict[str, Any]) -> dict[str, Any]:
+        """`askgate asks answer`, as the person whose token this was given."""
+        check(self.token is not None, "answering needs a person's token (ASKGATE_TOKEN)")
+        return json.loads(self.run("asks", "answer", ask_id, "--content", json.dumps(content), token=self.token))
 
     def audit(self) -> list[dict[str, Any]]:
         """The audit chain's entries, oldest first (`askgate audit list`)."""

@@ -1,9 +1,15 @@
 //! `askgate asks ...` and `askgate audit ...`: the store from the command
 //! line.
 //!
-//! Exit codes: 0 done; 1 refused (an answer that fails its checks, a second
+//! Answering (`asks answer|decline|skip`) takes a person's credential —
+//! `$ASKGATE_TOKEN`, or typed at a prompt on a terminal — checked against
+//! the config's `[[people]]` and the inbox's operator token, and records
+//! that person as `answered_by`. An agent's token answers nothing.
+//!
+//! Exit codes: 0 done; 1 refused (no credential or a wrong one, a person
+//! who may not answer that ask, an answer that fails its checks, a second
 //! answer, an answer after expiry, a broken audit chain); 2 malformed input,
-//! or a store that cannot be opened.
+//! a config or a store that cannot be used.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -18,15 +24,24 @@ use serde_json::{Map, Value as Json};
 
 use askgate_mcp::stored::{self, Act};
 
+mod answerer;
+
+use crate::gateway::config::Config;
+use crate::inbox::Person;
+
 const DONE: u8 = 0;
 const REFUSED: u8 = 1;
 const MALFORMED: u8 = 2;
 
-/// Where the store is.
+/// Where the store is, and who may answer.
 #[derive(Debug, Args)]
 pub(crate) struct StoreArg {
-    /// The store: sqlite://PATH or postgres://... (default: $ASKGATE_STORE,
-    /// else askgate.db in the platform data directory).
+    /// The gateway's config file: its store, and who may answer (its
+    /// `[[people]]` and `[inbox] token`).
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    /// The store: sqlite://PATH or postgres://... (default: the config's,
+    /// else $ASKGATE_STORE, else askgate.db in the platform data directory).
     #[arg(long, global = true)]
     store: Option<String>,
     /// Print JSON instead of text.
@@ -68,32 +83,27 @@ pub(crate) enum AsksCommand {
         /// The ask's id.
         id: String,
     },
-    /// Answer an ask; the answer goes through the same checks as any other surface.
+    /// Answer an ask, as the person whose token is in $ASKGATE_TOKEN (or
+    /// typed at the prompt); the answer goes through the same checks as
+    /// any other surface.
     Answer {
         /// The ask's id.
         id: String,
         /// The answer as a JSON object: form properties, or question id -> values.
         #[arg(long)]
         content: String,
-        /// Who is answering (default: $USER).
-        #[arg(long = "as")]
-        person: Option<String>,
     },
-    /// Decline an ask.
+    /// Decline an ask, as the person whose token is in $ASKGATE_TOKEN (or
+    /// typed at the prompt).
     Decline {
         /// The ask's id.
         id: String,
-        /// Who is declining (default: $USER).
-        #[arg(long = "as")]
-        person: Option<String>,
     },
-    /// Skip a question set: proceed on the pre-picked answers.
+    /// Skip a question set: proceed on the pre-picked answers (as the
+    /// person whose token is in $ASKGATE_TOKEN, or typed at the prompt).
     Skip {
         /// The ask's id.
         id: String,
-        /// Who is skipping (default: $USER).
-        #[arg(long = "as")]
-        person: Option<String>,
     },
 }
 
@@ -109,8 +119,9 @@ pub(crate) enum AuditCommand {
 pub(crate) fn run_asks(store: StoreArg, command: AsksCommand) -> ExitCode {
     runtime(|| async move {
         let json = store.json;
-        let store = open(store.store).await?;
-        match command {
+        let config = load(store.config.as_deref())?;
+        let url = resolve_store(store.store, config.as_ref())?;
+        let (verb, id, act) = match command {
             AsksCommand::List {
                 limit,
                 after,
@@ -127,77 +138,90 @@ pub(crate) fn run_asks(store: StoreArg, command: AsksCommand) -> ExitCode {
                     tool,
                     risk,
                 };
-                let page = store
-                    .asks_where(&filter, limit, after.as_deref())
-                    .await
-                    .map_err(fail)?;
-                if json {
-                    print_json(&page)?;
-                } else {
-                    for row in &page.asks {
-                        print_line(&summary(row))?;
-                    }
-                    if let Some(next) = &page.next {
-                        print_line(&format!("(more: --after {next})"))?;
-                    }
-                }
-                Ok(DONE)
+                return list(&open(&url).await?, &filter, limit, after, json).await;
             }
-            AsksCommand::Show { id } => match store.ask(&id).await.map_err(fail)? {
-                Some(row) if json => {
-                    let audit = store.audit_of_ask(&id).await.map_err(fail)?;
-                    // The row, with the audit entries that name it.
-                    let mut shown =
-                        serde_json::to_value(&row).map_err(|e| (MALFORMED, e.to_string()))?;
-                    if let Json::Object(fields) = &mut shown {
-                        fields.insert(
-                            "audit".into(),
-                            serde_json::to_value(&audit).map_err(|e| (MALFORMED, e.to_string()))?,
-                        );
-                    }
-                    print_json(&shown).map(|()| DONE)
-                }
-                Some(row) => {
-                    print_line(&summary(&row))?;
-                    print_line(&format!("request: {}", row.ask.request))?;
-                    if let Some(outcome) = &row.outcome {
-                        print_line(&format!("outcome: {outcome}"))?;
-                    }
-                    for record in store.audit_of_ask(&id).await.map_err(fail)? {
-                        print_line(&format!(
-                            "audit {}: {} {}",
-                            record.seq,
-                            serde_json::to_value(record.entry.decision)
-                                .ok()
-                                .and_then(|v| v.as_str().map(str::to_owned))
-                                .unwrap_or_default(),
-                            record.entry.reason
-                        ))?;
-                    }
-                    Ok(DONE)
-                }
-                None => Err((REFUSED, format!("no ask {id} in {}", store.name()))),
-            },
-            AsksCommand::Answer {
-                id,
-                content,
-                person,
-            } => {
-                let content = parse_object(&content)?;
-                act(&store, &id, Act::Answer(content), person, json).await
+            AsksCommand::Show { id } => return show(&open(&url).await?, &id, json).await,
+            AsksCommand::Answer { id, content } => {
+                ("answer", id, Act::Answer(parse_object(&content)?))
             }
-            AsksCommand::Decline { id, person } => {
-                act(&store, &id, Act::Decline, person, json).await
-            }
-            AsksCommand::Skip { id, person } => act(&store, &id, Act::Skip, person, json).await,
-        }
+            AsksCommand::Decline { id } => ("decline", id, Act::Decline),
+            AsksCommand::Skip { id } => ("skip", id, Act::Skip),
+        };
+        // Who answers is known before the store is opened: without a
+        // person's credential nothing is read.
+        let person = answerer::answerer(verb, config.as_ref(), &url)?;
+        settle_as(&open(&url).await?, &id, act, &person, json).await
     })
+}
+
+/// `asks list`: a page of the asks `filter` holds.
+async fn list(
+    store: &Store,
+    filter: &AskFilter,
+    limit: u32,
+    after: Option<String>,
+    json: bool,
+) -> Result<u8, (u8, String)> {
+    let page = store
+        .asks_where(filter, limit, after.as_deref())
+        .await
+        .map_err(fail)?;
+    if json {
+        print_json(&page)?;
+    } else {
+        for row in &page.asks {
+            print_line(&summary(row))?;
+        }
+        if let Some(next) = &page.next {
+            print_line(&format!("(more: --after {next})"))?;
+        }
+    }
+    Ok(DONE)
+}
+
+/// `asks show ID`: the ask, and the audit entries that name it.
+async fn show(store: &Store, id: &str, json: bool) -> Result<u8, (u8, String)> {
+    match store.ask(id).await.map_err(fail)? {
+        Some(row) if json => {
+            let audit = store.audit_of_ask(id).await.map_err(fail)?;
+            // The row, with the audit entries that name it.
+            let mut shown = serde_json::to_value(&row).map_err(|e| (MALFORMED, e.to_string()))?;
+            if let Json::Object(fields) = &mut shown {
+                fields.insert(
+                    "audit".into(),
+                    serde_json::to_value(&audit).map_err(|e| (MALFORMED, e.to_string()))?,
+                );
+            }
+            print_json(&shown).map(|()| DONE)
+        }
+        Some(row) => {
+            print_line(&summary(&row))?;
+            print_line(&format!("request: {}", row.ask.request))?;
+            if let Some(outcome) = &row.outcome {
+                print_line(&format!("outcome: {outcome}"))?;
+            }
+            for record in store.audit_of_ask(id).await.map_err(fail)? {
+                print_line(&format!(
+                    "audit {}: {} {}",
+                    record.seq,
+                    serde_json::to_value(record.entry.decision)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default(),
+                    record.entry.reason
+                ))?;
+            }
+            Ok(DONE)
+        }
+        None => Err((REFUSED, format!("no ask {id} in {}", store.name()))),
+    }
 }
 
 pub(crate) fn run_audit(store: StoreArg, command: AuditCommand) -> ExitCode {
     runtime(|| async move {
         let json = store.json;
-        let store = open(store.store).await?;
+        let config = load(store.config.as_deref())?;
+        let store = open(&resolve_store(store.store, config.as_ref())?).await?;
         match command {
             AuditCommand::List => {
                 let entries = store.audit_entries().await.map_err(fail)?;
@@ -251,11 +275,27 @@ pub(crate) fn run_audit(store: StoreArg, command: AuditCommand) -> ExitCode {
     })
 }
 
-async fn act(
+/// The config file, when one is given.
+fn load(path: Option<&std::path::Path>) -> Result<Option<Config>, (u8, String)> {
+    path.map(|path| Config::load(path).map_err(|e| (MALFORMED, e.to_string())))
+        .transpose()
+}
+
+/// The store's URL: `--store`, else the config's, else the default.
+fn resolve_store(flag: Option<String>, config: Option<&Config>) -> Result<String, (u8, String)> {
+    match (flag, config) {
+        (Some(url), _) => Ok(url),
+        (None, Some(config)) => Ok(config.store.expose().to_owned()),
+        (None, None) => store_url(None).map_err(|e| (MALFORMED, e)),
+    }
+}
+
+/// Settle ask `id` by `act`, as `person`, if they may answer it.
+async fn settle_as(
     store: &Store,
     id: &str,
     act: Act,
-    person: Option<String>,
+    person: &Person,
     json: bool,
 ) -> Result<u8, (u8, String)> {
     let row = store
@@ -263,10 +303,17 @@ async fn act(
         .await
         .map_err(fail)?
         .ok_or_else(|| (REFUSED, format!("no ask {id} in {}", store.name())))?;
-    let person = person
-        .or_else(|| std::env::var("USER").ok())
-        .unwrap_or_else(|| "cli".into());
-    let settlement = match stored::settle(&row.ask.request, act, &person, Surface::Cli) {
+    if !person.may_see(&row.ask.principal) {
+        return Err((
+            REFUSED,
+            format!(
+                "the person {:?} may not answer ask {id}: it is for the principal {:?}, which \
+                 is not in their answers_for; nothing was changed",
+                person.name, row.ask.principal
+            ),
+        ));
+    }
+    let settlement = match stored::settle(&row.ask.request, act, &person.name, Surface::Cli) {
         Ok(settlement) => settlement,
         Err(reasons) => {
             let mut message = format!("ask {id}: the answer was not applied:");
@@ -344,9 +391,8 @@ pub(crate) fn store_url(flag: Option<String>) -> Result<String, String> {
     Ok(format!("sqlite://{}", dir.join("askgate.db").display()))
 }
 
-async fn open(flag: Option<String>) -> Result<Store, (u8, String)> {
-    let url = store_url(flag).map_err(|e| (MALFORMED, e))?;
-    Store::open(&url)
+async fn open(url: &str) -> Result<Store, (u8, String)> {
+    Store::open(url)
         .await
         .map_err(|e| (MALFORMED, e.to_string()))
 }

@@ -106,10 +106,35 @@ fn ask_and_wait(store: &str, form: &Path, extra: &[&str]) -> (Child, String) {
     (child, id)
 }
 
+/// The token of the person who answers here: alice, for every principal.
+const ALICE: &str = "alice-person-token-0123456789";
+
+/// A config over `store` naming the person alice.
+fn people_config(store: &str) -> PathBuf {
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    let path = std::env::temp_dir().join(format!(
+        "askgate-ask-cli-people-{}-{n}.toml",
+        std::process::id()
+    ));
+    std::fs::write(
+        &path,
+        format!(
+            "store = {store:?}\n\n[[upstreams]]\nname = \"none\"\ncommand = \"true\"\n\n\
+             [[people]]\nname = \"alice\"\ntoken = {ALICE:?}\nanswers_for = [\"*\"]\n"
+        ),
+    )
+    .expect("writes the config");
+    path
+}
+
+/// `askgate asks ARGS` over `store`, as the person alice.
 fn act(store: &str, args: &[&str]) -> Output {
     askgate()
-        .args(["asks", "--store", store])
+        .args(["asks", "--store", store, "--config"])
+        .arg(people_config(store))
         .args(args)
+        .env("ASKGATE_TOKEN", ALICE)
+        .stdin(Stdio::null())
         .output()
         .expect("askgate asks runs")
 }
@@ -132,8 +157,6 @@ fn answer_settles_the_waiting_ask(store: &str, form: &Path) {
             &id,
             "--content",
             r#"{"confirm": true, "window": "tonight"}"#,
-            "--as",
-            "alice",
         ],
     );
     assert!(answered.status.success(), "{answered:?}");

@@ -142,19 +142,24 @@ async fn an_answer_from_another_process_resumes_the_call_a_gateway_holds() {
     let id = id.expect("a URL-mode ask was sent");
     assert!(!call.is_finished(), "the call waits for the person");
 
-    // Answered from another process, as the inbox does.
+    // Answered from another process, as the inbox does, by a person of
+    // the config.
+    let config = std::env::temp_dir().join(format!("askgate-gw-pg-{schema}.toml"));
+    std::fs::write(
+        &config,
+        format!(
+            "store = {store:?}\n\n[[upstreams]]\nname = \"none\"\ncommand = \"true\"\n\n\
+             [[people]]\nname = \"alice\"\ntoken = \"alice-person-token-0123456789\"\n\
+             answers_for = [\"*\"]\n"
+        ),
+    )
+    .expect("writes the config");
     let answered = Command::new(env!("CARGO_BIN_EXE_askgate"))
-        .args([
-            "asks",
-            "--store",
-            &store,
-            "answer",
-            &id,
-            "--content",
-            r#"{"confirm": true}"#,
-            "--as",
-            "alice",
-        ])
+        .args(["asks", "--config"])
+        .arg(&config)
+        .args(["answer", &id, "--content", r#"{"confirm": true}"#])
+        .env("ASKGATE_TOKEN", "alice-person-token-0123456789")
+        .stdin(std::process::Stdio::null())
         .output()
         .expect("the CLI runs");
     assert!(

@@ -1,13 +1,15 @@
 //! The inbox page, as a browser uses it: `askgate inbox` over a real
-//! SQLite store, driven over HTTP — sign-in, CSRF and Origin checks, a
-//! form answered with a wrong value (inline error, nothing stored) then a
-//! right one (settled once, via web, by the person), per-principal
-//! visibility, signed single-use links bound to their principal, and live
-//! events.
+//! SQLite store, driven over HTTP — sign-in (people only, never an agent's
+//! token), CSRF and Origin checks, a form answered with a wrong value
+//! (inline error, nothing stored) then a right one (settled once, via web,
+//! by the person), visibility by whose asks a person answers, signed
+//! single-use links bound to their principal, the generated operator token
+//! kept in a private file, and live events.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use askgate_core::{Ask, Form, LinkSigner};
@@ -22,7 +24,12 @@ static NEXT: AtomicU32 = AtomicU32::new(0);
 struct Server {
     child: Child,
     base: String,
+    /// The generated operator token, read from the file stderr named.
     operator_token: String,
+    /// That file.
+    operator_file: std::path::PathBuf,
+    /// Every line the inbox wrote to stderr so far.
+    stderr: Arc<Mutex<Vec<String>>>,
     store_url: String,
     dir: std::path::PathBuf,
     http: reqwest::Client,
@@ -38,9 +45,14 @@ impl Drop for Server {
 
 const ALICE: &str = "alice-token-0123456789abcdef";
 const BOB: &str = "bob-token-0123456789abcdef00";
+const CAROL: &str = "carol-token-0123456789abcdef";
+/// The agent's MCP bearer token.
+const AGENT: &str = "ci-agent-token-0123456789abcd";
 
-/// `askgate inbox` on a free port, over a fresh store, with principals
-/// alice and bob; the operator token is the one it prints.
+/// `askgate inbox` on a free port, over a fresh store, with an agent
+/// (principal `ci-agent`) and people alice and bob (each answering for the
+/// principal of their name) and carol (for alice and ci-agent); the
+/// operator token is generated, in the file it names.
 fn start() -> Server {
     let n = NEXT.fetch_add(1, Ordering::SeqCst);
     let dir = std::env::temp_dir().join(format!("askgate-inbox-{}-{n}", std::process::id()));
@@ -52,8 +64,11 @@ fn start() -> Server {
         format!(
             "store = {store_url:?}\n\n[inbox]\nlisten = \"127.0.0.1:0\"\n\n\
              [[upstreams]]\nname = \"none\"\ncommand = \"true\"\n\n\
-             [[principals]]\nname = \"alice\"\ntoken = {ALICE:?}\n\n\
-             [[principals]]\nname = \"bob\"\ntoken = {BOB:?}\n"
+             [[principals]]\nname = \"ci-agent\"\ntoken = {AGENT:?}\n\n\
+             [[people]]\nname = \"alice\"\ntoken = {ALICE:?}\nanswers_for = [\"alice\"]\n\n\
+             [[people]]\nname = \"bob\"\ntoken = {BOB:?}\nanswers_for = [\"bob\"]\n\n\
+             [[people]]\nname = \"carol\"\ntoken = {CAROL:?}\n\
+             answers_for = [\"alice\", \"ci-agent\"]\n"
         ),
     )
     .expect("config");
@@ -67,14 +82,17 @@ fn start() -> Server {
         .expect("askgate inbox starts");
     let stderr = child.stderr.take().expect("stderr");
     let mut lines = BufReader::new(stderr).lines();
-    let (mut token, mut base) = (None, None);
-    while token.is_none() || base.is_none() {
+    let said = Arc::new(Mutex::new(Vec::new()));
+    let (mut file, mut base) = (None, None);
+    while file.is_none() || base.is_none() {
         let line = lines
             .next()
             .expect("askgate inbox says where it serves")
             .expect("a line");
-        if let Some((_, t)) = line.split_once("): ") {
-            token = Some(t.trim().to_owned());
+        if let Some(rest) = line.strip_prefix("askgate: the inbox's operator token is in ") {
+            file = rest
+                .strip_suffix(" (readable by you only)")
+                .map(std::path::PathBuf::from);
         }
         if let Some(rest) = line.strip_prefix("askgate inbox: serving ") {
             base = rest
@@ -82,13 +100,23 @@ fn start() -> Server {
                 .next()
                 .map(|b| b.trim_end_matches('/').to_owned());
         }
+        said.lock().expect("not poisoned").push(line);
     }
     // Keep reading stderr so the child never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
+    let kept = Arc::clone(&said);
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            kept.lock().expect("not poisoned").push(line);
+        }
+    });
+    let operator_file = file.expect("the operator token's file");
+    let token = std::fs::read_to_string(&operator_file).expect("the operator token's file reads");
     Server {
         child,
         base: base.expect("a base"),
-        operator_token: token.expect("a token"),
+        operator_token: token.trim().to_owned(),
+        operator_file,
+        stderr: said,
         store_url,
         dir,
         http: reqwest::Client::builder()
@@ -415,6 +443,138 @@ async fn a_person_signs_in_and_answers_an_ask_with_the_same_checks_as_mcp() {
 }
 
 #[tokio::test]
+async fn an_agents_token_does_not_sign_in_to_the_inbox() {
+    let server = start();
+    park(&server, "ask_agent", "ci-agent").await;
+    let refused = post_sign_in(&server, AGENT).await;
+    assert_eq!(
+        refused.status(),
+        StatusCode::UNAUTHORIZED,
+        "refused exactly like an unknown token"
+    );
+    assert!(cookie(&refused, "askgate_session").is_none());
+    let page = refused.text().await.expect("html");
+    assert!(page.contains("That token signs nobody in."), "{page}");
+}
+
+#[tokio::test]
+async fn a_person_sees_only_the_asks_of_the_principals_they_answer_for() {
+    let server = start();
+    park(&server, "ask_alice", "alice").await;
+    park(&server, "ask_bob", "bob").await;
+    park(&server, "ask_agent", "ci-agent").await;
+    let carol = sign_in(&server, CAROL).await;
+    let (_, list) = get(&server, &carol, "/").await;
+    assert!(
+        list.contains("ask_alice") && list.contains("ask_agent") && !list.contains("ask_bob"),
+        "{list}"
+    );
+    assert!(
+        list.contains("carol"),
+        "the page says who is signed in: {list}"
+    );
+    let (status, _) = get(&server, &carol, "/asks/ask_agent").await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = get(&server, &carol, "/asks/ask_bob").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_listing_of_several_principals_pages_through_all_of_them_once() {
+    let server = start();
+    let store = Store::open(&server.store_url).await.expect("opens");
+    let start = Timestamp::now();
+    let ask = Ask::new(form()).expect("askable");
+    // 60 asks, alternating between carol's two principals, and bob's
+    // between them: 50 on the first page, 10 on the second.
+    for n in 0..90u32 {
+        let principal = ["alice", "ci-agent", "bob"][n as usize % 3];
+        store
+            .park(&NewAsk {
+                id: format!("ask_{n:03}"),
+                resume_key: format!("tool:run:{n}"),
+                principal: principal.into(),
+                request: json!({"kind": "form", "ask": ask.to_record()}),
+                server: Some("deployer".into()),
+                tool: Some("deploy".into()),
+                risk: Some("high_write".into()),
+                created_at: start + Duration::from_secs(u64::from(n)),
+                expires_at: None,
+            })
+            .await
+            .expect("parks");
+    }
+    let carol = sign_in(&server, CAROL).await;
+    let ids = |html: &str| -> Vec<String> {
+        html.split("href=\"/asks/")
+            .skip(1)
+            .filter_map(|rest| rest.split('"').next())
+            .map(str::to_owned)
+            .collect()
+    };
+    let (_, first) = get(&server, &carol, "/").await;
+    let first_ids = ids(&first);
+    assert_eq!(first_ids.len(), 50, "{first_ids:?}");
+    let next = first
+        .split("class=\"next\" href=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a link to the older asks")
+        .replace("&amp;", "&");
+    let (_, second) = get(&server, &carol, &next).await;
+    let second_ids = ids(&second);
+    assert_eq!(second_ids.len(), 10, "{second_ids:?}");
+    assert!(!second.contains("class=\"next\""), "the last page");
+    let mut seen: Vec<String> = first_ids.into_iter().chain(second_ids).collect();
+    let newest_first = seen.clone();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 60, "each of carol's asks once");
+    let expected: Vec<String> = (0..90u32)
+        .rev()
+        .filter(|n| n % 3 != 2)
+        .map(|n| format!("ask_{n:03}"))
+        .collect();
+    assert_eq!(newest_first, expected, "newest first, none of bob's");
+}
+
+#[tokio::test]
+async fn the_generated_operator_token_is_in_a_file_only_its_owner_reads_and_never_on_stderr() {
+    let server = start();
+    assert_eq!(
+        server.operator_file,
+        std::path::PathBuf::from(format!(
+            "{}.key.operator-token",
+            server.store_url.trim_start_matches("sqlite://")
+        )),
+        "beside the key"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&server.operator_file)
+            .expect("the file")
+            .permissions()
+            .mode();
+        assert_eq!(
+            mode & 0o777,
+            0o600,
+            "readable and writable by its owner only"
+        );
+    }
+    assert!(server.operator_token.len() >= 32);
+    let operator = sign_in(&server, &server.operator_token.clone()).await;
+    let (status, page) = get(&server, &operator, "/").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("(operator)"), "{page}");
+    let said = server.stderr.lock().expect("not poisoned").join("\n");
+    assert!(
+        !said.contains(&server.operator_token),
+        "the token reached stderr: {said}"
+    );
+}
+
+#[tokio::test]
 async fn a_person_sees_only_their_own_asks_and_the_operator_sees_all() {
     let server = start();
     park(&server, "ask_alice", "alice").await;
@@ -468,6 +628,10 @@ async fn a_signed_link_opens_its_ask_once_for_its_person_only() {
     let (status, page) = get(&server, &session, "/asks/ask_link").await;
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains("Deploy web to production?"));
+    assert!(
+        page.contains("<strong>link:alice</strong>"),
+        "the link's session is a person of its own, for alice's ask: {page}"
+    );
     let (status, _) = get(&server, &session, "/").await;
     assert_eq!(
         status,

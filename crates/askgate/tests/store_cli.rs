@@ -1,7 +1,10 @@
 //! `askgate asks ...` and `askgate audit ...` against a real SQLite store,
-//! as a person runs them.
+//! as a person runs them: answering needs a person's credential
+//! (`ASKGATE_TOKEN`), checked against the config's `[[people]]` and the
+//! inbox's operator token, and records that person.
 
-use std::process::{Command, Output};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use askgate_core::{Ask, Form, QuestionSet};
@@ -11,6 +14,13 @@ use serde_json::{Value as Json, json};
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
+/// Alice answers the asks of the principal alice (the asks parked here).
+const ALICE: &str = "alice-token-0123456789abcdef";
+/// Bob answers the asks of the principal bob only.
+const BOB: &str = "bob-token-0123456789abcdef00";
+/// The agent alice's calls come from: its MCP bearer token.
+const AGENT: &str = "alice-agent-token-0123456789";
+
 fn store_url() -> String {
     let n = NEXT.fetch_add(1, Ordering::SeqCst);
     let dir = std::env::temp_dir().join(format!("askgate-cli-store-{}-{n}", std::process::id()));
@@ -18,12 +28,55 @@ fn store_url() -> String {
     format!("sqlite://{}", dir.join("askgate.db").display())
 }
 
+fn db_path(url: &str) -> PathBuf {
+    PathBuf::from(url.trim_start_matches("sqlite://"))
+}
+
+/// The gateway's config beside the store: the agent `alice` and the
+/// people alice and bob.
+fn config(url: &str) -> PathBuf {
+    let path = db_path(url).with_file_name("askgate.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "store = {url:?}\n\n[[upstreams]]\nname = \"files\"\ncommand = \"true\"\n\n\
+             [[principals]]\nname = \"alice\"\ntoken = {AGENT:?}\n\n\
+             [[people]]\nname = \"alice\"\ntoken = {ALICE:?}\nanswers_for = [\"alice\"]\n\n\
+             [[people]]\nname = \"bob\"\ntoken = {BOB:?}\nanswers_for = [\"bob\"]\n"
+        ),
+    )
+    .expect("writes the config");
+    path
+}
+
+/// `askgate ARGS --store URL`, with no credential and no terminal.
 fn askgate(url: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_askgate"))
+    run(url, None, None, args)
+}
+
+/// `askgate ARGS --config CONFIG --store URL` with `ASKGATE_TOKEN=token`.
+fn askgate_as(url: &str, token: &str, args: &[&str]) -> Output {
+    run(url, Some(&config(url)), Some(token), args)
+}
+
+fn run(url: &str, config: Option<&Path>, token: Option<&str>, args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_askgate"));
+    command
         .args(args)
         .args(["--store", url])
-        .output()
-        .expect("askgate runs")
+        .env_remove("ASKGATE_TOKEN")
+        .stdin(Stdio::null());
+    if let Some(config) = config {
+        command.arg("--config").arg(config);
+    }
+    if let Some(token) = token {
+        command.env("ASKGATE_TOKEN", token);
+    }
+    command.output().expect("askgate runs")
+}
+
+async fn status_of(store: &Store, id: &str) -> AskStatus {
+    store.ask(id).await.expect("reads").expect("exists").status
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -82,8 +135,9 @@ async fn a_parked_ask_is_listed_and_answered_through_the_same_checks() {
         serde_json::from_slice(&askgate(&url, &["asks", "list", "--json"]).stdout).expect("JSON");
     assert_eq!(listed["asks"][0]["id"], "a1");
 
-    let wrong = askgate(
+    let wrong = askgate_as(
         &url,
+        ALICE,
         &[
             "asks",
             "answer",
@@ -105,29 +159,22 @@ async fn a_parked_ask_is_listed_and_answered_through_the_same_checks() {
         "a refused answer is not applied"
     );
 
-    let right = askgate(
+    let right = askgate_as(
         &url,
-        &[
-            "asks",
-            "answer",
-            "a1",
-            "--as",
-            "bob",
-            "--content",
-            r#"{"confirm": true}"#,
-        ],
+        ALICE,
+        &["asks", "answer", "a1", "--content", r#"{"confirm": true}"#],
     );
     assert_eq!(right.status.code(), Some(0), "{}", text(&right.stderr));
     let row = store.ask("a1").await.expect("reads").expect("exists");
     assert_eq!(row.status, AskStatus::Answered);
     assert_eq!(
         (row.answered_by.as_deref(), row.answered_via.as_deref()),
-        (Some("bob"), Some("cli"))
+        (Some("alice"), Some("cli"))
     );
     let outcome = row.outcome.expect("an outcome");
     assert_eq!(outcome["values"]["keep"]["source"], "defaulted");
 
-    let again = askgate(&url, &["asks", "decline", "a1"]);
+    let again = askgate_as(&url, ALICE, &["asks", "decline", "a1"]);
     assert_eq!(again.status.code(), Some(1));
     assert!(
         text(&again.stderr).contains("already answered"),
@@ -189,7 +236,7 @@ async fn a_form_is_declined_and_only_a_question_set_is_skipped() {
     let store = park(&url, "f1", form_request()).await;
     park(&url, "q1", set_request()).await;
 
-    let skip_form = askgate(&url, &["asks", "skip", "f1"]);
+    let skip_form = askgate_as(&url, ALICE, &["asks", "skip", "f1"]);
     assert_eq!(skip_form.status.code(), Some(1));
     assert!(
         text(&skip_form.stderr).contains("skip is for question sets"),
@@ -197,7 +244,9 @@ async fn a_form_is_declined_and_only_a_question_set_is_skipped() {
         text(&skip_form.stderr)
     );
     assert_eq!(
-        askgate(&url, &["asks", "decline", "f1"]).status.code(),
+        askgate_as(&url, ALICE, &["asks", "decline", "f1"])
+            .status
+            .code(),
         Some(0)
     );
     assert_eq!(
@@ -211,12 +260,188 @@ async fn a_form_is_declined_and_only_a_question_set_is_skipped() {
     );
 
     assert_eq!(
-        askgate(&url, &["asks", "skip", "q1"]).status.code(),
+        askgate_as(&url, ALICE, &["asks", "skip", "q1"])
+            .status
+            .code(),
         Some(0)
     );
     let row = store.ask("q1").await.expect("reads").expect("exists");
     assert_eq!(row.status, AskStatus::Skipped);
     assert_eq!(row.outcome.expect("an outcome")["skipped"], true);
+}
+
+#[tokio::test]
+async fn answering_without_a_credential_is_refused_and_the_ask_stays_pending() {
+    let url = store_url();
+    let store = park(&url, "a1", form_request()).await;
+    let config = config(&url);
+    let content = r#"{"confirm": true, "keep": 3}"#;
+    for verb in ["answer", "decline"] {
+        let mut args = vec!["asks", verb, "a1"];
+        if verb == "answer" {
+            args.extend(["--content", content]);
+        }
+        let refused = run(&url, Some(&config), None, &args);
+        assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
+        let said = text(&refused.stderr);
+        assert_eq!(
+            said.trim(),
+            format!(
+                "askgate: `askgate asks {verb}` needs a person's credential: set ASKGATE_TOKEN \
+                 to your inbox token, or run it in a terminal to be asked for it"
+            )
+        );
+    }
+    // With no config there is nobody to answer as, whatever is set.
+    let bare = askgate(&url, &["asks", "answer", "a1", "--content", content]);
+    assert_eq!(bare.status.code(), Some(1), "{}", text(&bare.stderr));
+    assert!(
+        text(&bare.stderr).contains("nobody to answer as"),
+        "{}",
+        text(&bare.stderr)
+    );
+    assert_eq!(status_of(&store, "a1").await, AskStatus::Pending);
+}
+
+#[tokio::test]
+async fn a_persons_token_settles_the_ask_and_records_that_person() {
+    let url = store_url();
+    let store = park(&url, "a1", form_request()).await;
+    let answered = askgate_as(
+        &url,
+        ALICE,
+        &[
+            "asks",
+            "answer",
+            "a1",
+            "--content",
+            r#"{"confirm": true}"#,
+            "--json",
+        ],
+    );
+    assert_eq!(
+        answered.status.code(),
+        Some(0),
+        "{}",
+        text(&answered.stderr)
+    );
+    let row = store.ask("a1").await.expect("reads").expect("exists");
+    assert_eq!(row.status, AskStatus::Answered);
+    assert_eq!(row.answered_by.as_deref(), Some("alice"));
+    assert_eq!(row.answered_via.as_deref(), Some("cli"));
+    assert!(
+        !text(&answered.stdout).contains(ALICE),
+        "the token is never printed"
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_token_or_an_agents_is_refused_alike() {
+    let url = store_url();
+    let store = park(&url, "a1", form_request()).await;
+    let mut said = Vec::new();
+    for token in [
+        "not-anyones-token-0123456789",
+        AGENT,
+        "alice-token-0123456789abcdeX",
+    ] {
+        let refused = askgate_as(&url, token, &["asks", "decline", "a1"]);
+        assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
+        let stderr = text(&refused.stderr);
+        assert!(
+            !stderr.contains(token),
+            "the token is never echoed: {stderr}"
+        );
+        said.push(stderr);
+    }
+    assert!(
+        said.iter().all(|s| *s == said[0]),
+        "nothing says which part was wrong: {said:?}"
+    );
+    assert!(said[0].contains("no person's credential"), "{}", said[0]);
+    assert_eq!(status_of(&store, "a1").await, AskStatus::Pending);
+}
+
+#[tokio::test]
+async fn a_person_who_does_not_answer_for_the_asks_principal_is_refused() {
+    let url = store_url();
+    let store = park(&url, "a1", form_request()).await;
+    let refused = askgate_as(
+        &url,
+        BOB,
+        &["asks", "answer", "a1", "--content", r#"{"confirm": true}"#],
+    );
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
+    assert_eq!(
+        text(&refused.stderr).trim(),
+        "askgate: the person \"bob\" may not answer ask a1: it is for the principal \"alice\", \
+         which is not in their answers_for; nothing was changed"
+    );
+    assert_eq!(status_of(&store, "a1").await, AskStatus::Pending);
+}
+
+#[tokio::test]
+async fn the_generated_operator_token_answers_as_the_operator() {
+    use sha2::Digest;
+    let url = store_url();
+    let store = park(&url, "a1", form_request()).await;
+    // What the inbox keeps of the token it generated: its SHA-256, beside
+    // the store's key.
+    let token = "generated-operator-token-0123456789abcdef";
+    let digest: String = sha2::Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let key = format!("{}.key.inbox", db_path(&url).display());
+    std::fs::write(&key, format!("{digest}\n")).expect("writes the digest");
+    let answered = run(&url, None, Some(token), &["asks", "decline", "a1"]);
+    assert_eq!(
+        answered.status.code(),
+        Some(0),
+        "{}",
+        text(&answered.stderr)
+    );
+    let row = store.ask("a1").await.expect("reads").expect("exists");
+    assert_eq!(
+        (row.status, row.answered_by.as_deref()),
+        (AskStatus::Declined, Some("operator"))
+    );
+}
+
+#[tokio::test]
+async fn the_old_as_flag_is_gone() {
+    let url = store_url();
+    let store = park(&url, "a1", form_request()).await;
+    let old = askgate_as(&url, ALICE, &["asks", "decline", "a1", "--as", "mallory"]);
+    assert_eq!(old.status.code(), Some(2), "a usage error");
+    assert!(
+        text(&old.stderr).contains("'--as'"),
+        "{}",
+        text(&old.stderr)
+    );
+    assert_eq!(status_of(&store, "a1").await, AskStatus::Pending);
+}
+
+#[test]
+fn the_config_names_the_store_for_asks_and_audit() {
+    let url = store_url();
+    let config = config(&url);
+    let listed = Command::new(env!("CARGO_BIN_EXE_askgate"))
+        .args(["asks", "list", "--json", "--config"])
+        .arg(&config)
+        .env_remove("ASKGATE_STORE")
+        .output()
+        .expect("runs");
+    assert_eq!(listed.status.code(), Some(0), "{}", text(&listed.stderr));
+    assert!(db_path(&url).exists(), "the config's store was opened");
+    let verified = Command::new(env!("CARGO_BIN_EXE_askgate"))
+        .args(["audit", "verify", "--json", "--config"])
+        .arg(&config)
+        .env_remove("ASKGATE_STORE")
+        .output()
+        .expect("runs");
+    let verification: Json = serde_json::from_slice(&verified.stdout).expect("JSON");
+    assert_eq!(verification["entries"], 0);
 }
 
 #[tokio::test]

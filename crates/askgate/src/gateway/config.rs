@@ -9,6 +9,7 @@
 //! Unknown keys are errors that list the keys accepted there.
 
 mod check;
+mod credentials;
 mod error;
 mod file;
 #[cfg(test)]
@@ -40,7 +41,8 @@ const DEFAULT_INBOX: &str = "127.0.0.1:7878";
 /// names should stay within 128 characters.
 const MAX_NAME: usize = 32;
 
-/// The shortest principal token: guessable tokens are refused.
+/// The shortest token (a principal's, a person's, the inbox's): guessable
+/// tokens are refused.
 const MIN_TOKEN: usize = 16;
 
 /// A usable configuration.
@@ -65,8 +67,11 @@ pub(crate) struct Config {
     pub(crate) store: StoreUrl,
     /// The inbox's web page.
     pub(crate) inbox: Inbox,
-    /// The HTTP clients and their tokens.
+    /// The agents (HTTP clients) and their MCP bearer tokens.
     pub(crate) principals: Vec<Principal>,
+    /// The people who sign in to the inbox and answer with the CLI, and
+    /// whose asks each may answer.
+    pub(crate) people: Vec<Person>,
     /// The replay policy.
     pub(crate) replay: Replay,
     /// Whether a `read` call that proceeds without a person waits for its
@@ -243,8 +248,8 @@ pub(crate) struct Inbox {
     /// proxy).
     pub(crate) base_url: Option<String>,
     /// The operator's sign-in token (sees every ask). Without it one is
-    /// generated on first start and printed once. Never logged: `Debug`
-    /// redacts it.
+    /// generated on first start and written to a file only its owner can
+    /// read (`<key file>.operator-token`). Never logged: `Debug` redacts it.
     pub(crate) token: Option<String>,
 }
 
@@ -258,15 +263,15 @@ impl fmt::Debug for Inbox {
     }
 }
 
-/// An HTTP client the gateway knows, and the token it presents.
+/// An agent — an HTTP client of the gateway — and the MCP bearer token it
+/// presents. A principal's token never signs in to the inbox nor answers
+/// from the CLI: the agent must not hold what approves its own asks.
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct Principal {
-    /// Who it is, as recorded in the audit log.
+    /// Who it is: the asks of its calls are for it, and the audit names it.
     pub(crate) name: String,
     /// Its bearer token. Never logged: `Debug` redacts it.
     pub(crate) token: String,
-    /// Sees and answers every ask in the inbox, not only its own.
-    pub(crate) operator: bool,
 }
 
 impl fmt::Debug for Principal {
@@ -274,6 +279,31 @@ impl fmt::Debug for Principal {
         f.debug_struct("Principal")
             .field("name", &self.name)
             .field("token", &"<redacted>")
+            .finish()
+    }
+}
+
+/// A person: signs in to the inbox, and answers with `askgate asks`, with
+/// a token of their own — never an agent's.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Person {
+    /// Who they are, recorded as `answered_by` on what they answer.
+    pub(crate) name: String,
+    /// Their token. Never logged: `Debug` redacts it.
+    pub(crate) token: String,
+    /// The principals whose asks they see and answer; `"*"` is every
+    /// principal. Empty only for an operator.
+    pub(crate) answers_for: Vec<String>,
+    /// Sees and answers every ask, and may scrape `/metrics`.
+    pub(crate) operator: bool,
+}
+
+impl fmt::Debug for Person {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Person")
+            .field("name", &self.name)
+            .field("token", &"<redacted>")
+            .field("answers_for", &self.answers_for)
             .field("operator", &self.operator)
             .finish()
     }
@@ -373,6 +403,7 @@ impl Config {
                 token: None,
             },
             principals: Vec::new(),
+            people: Vec::new(),
             replay: Replay::AppAuthorized,
             durable_reads: false,
             express_lane: true,

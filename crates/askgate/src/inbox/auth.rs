@@ -1,8 +1,9 @@
 //! Who is looking at the inbox, and whether a post may be acted on.
 //!
 //! - **Tokens**: a person signs in with a token — the operator's (sees
-//!   every ask) or a principal's from the config (sees the asks for that
-//!   principal). Only SHA-256 digests of tokens are kept, compared in
+//!   every ask) or a `[[people]]` entry's from the config (sees the asks of
+//!   the principals it answers for). An agent's token (`[[principals]]`)
+//!   signs nobody in. Only SHA-256 digests of tokens are kept, compared in
 //!   constant time.
 //! - **Sessions**: a random id in an `HttpOnly; SameSite=Strict` cookie
 //!   (`Secure` behind https), kept in memory for 12 hours; a restart signs
@@ -28,19 +29,49 @@ pub(crate) const LOGIN_COOKIE: &str = "askgate_login";
 /// How long a session lasts.
 const SESSION_TTL: Duration = Duration::from_secs(12 * 60 * 60);
 
-/// Someone who may sign in.
+/// Someone who may sign in: a person, never an agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Person {
-    /// The principal they answer as (recorded as `answered_by`).
+    /// Who they are, recorded as `answered_by` on what they answer.
     pub(crate) name: String,
-    /// Sees and answers every ask, not only their own.
+    /// The principals whose asks they see and answer; `"*"` is every one.
+    pub(crate) answers_for: Vec<String>,
+    /// Sees and answers every ask, and may scrape `/metrics`.
     pub(crate) operator: bool,
 }
 
+/// Whose asks a person's listing holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Whose<'a> {
+    /// Every principal's.
+    Every,
+    /// These principals' only.
+    These(&'a [String]),
+}
+
 impl Person {
+    /// The operator: sees and answers every ask.
+    pub(crate) fn operator(name: &str) -> Person {
+        Person {
+            name: name.to_owned(),
+            answers_for: Vec::new(),
+            operator: true,
+        }
+    }
+
     /// Whether this person may see and answer an ask for `principal`.
     pub(crate) fn may_see(&self, principal: &str) -> bool {
-        self.operator || self.name == principal
+        matches!(self.whose(), Whose::Every)
+            || self.answers_for.iter().any(|name| name == principal)
+    }
+
+    /// Whose asks this person sees.
+    pub(crate) fn whose(&self) -> Whose<'_> {
+        if self.operator || self.answers_for.iter().any(|name| name == "*") {
+            Whose::Every
+        } else {
+            Whose::These(&self.answers_for)
+        }
     }
 }
 
@@ -69,6 +100,11 @@ impl People {
     pub(crate) fn with_digest(mut self, digest: [u8; 32], person: Person) -> People {
         self.by_digest.push((digest, person));
         self
+    }
+
+    /// Whether nobody may sign in.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.by_digest.is_empty()
     }
 
     /// Who `token` signs in, if anyone.
@@ -215,23 +251,19 @@ pub(crate) fn random() -> Result<String, String> {
 mod tests {
     use super::*;
 
+    fn answering_for(name: &str, principals: &[&str]) -> Person {
+        Person {
+            name: name.into(),
+            answers_for: principals.iter().map(|p| (*p).to_owned()).collect(),
+            operator: false,
+        }
+    }
+
     #[test]
     fn a_token_signs_in_its_person_only() {
         let people = People::default()
-            .with_token(
-                "operator-token-0001",
-                Person {
-                    name: "ops".into(),
-                    operator: true,
-                },
-            )
-            .with_token(
-                "alice-token-000001",
-                Person {
-                    name: "alice".into(),
-                    operator: false,
-                },
-            );
+            .with_token("operator-token-0001", Person::operator("ops"))
+            .with_token("alice-token-000001", answering_for("alice", &["ci-agent"]));
         assert_eq!(
             people.find("alice-token-000001").map(|p| p.name.as_str()),
             Some("alice")
@@ -239,13 +271,24 @@ mod tests {
         assert!(people.find("alice-token-000002").is_none());
         assert!(people.find("").is_none());
         let alice = people.find("alice-token-000001").cloned().expect("alice");
-        assert!(alice.may_see("alice") && !alice.may_see("bob"));
+        assert!(alice.may_see("ci-agent") && !alice.may_see("alice") && !alice.may_see("bob"));
         assert!(
             people
                 .find("operator-token-0001")
                 .expect("ops")
                 .may_see("bob")
         );
+    }
+
+    #[test]
+    fn a_person_sees_the_principals_they_answer_for_or_every_one_with_a_star() {
+        let some = answering_for("carol", &["ci-agent", "deployer"]);
+        assert!(some.may_see("ci-agent") && some.may_see("deployer") && !some.may_see("other"));
+        let names = ["ci-agent".to_owned(), "deployer".to_owned()];
+        assert_eq!(some.whose(), Whose::These(&names));
+        let every = answering_for("dave", &["*"]);
+        assert!(every.may_see("anything") && every.whose() == Whose::Every);
+        assert!(!answering_for("nobody", &[]).may_see("ci-agent"));
     }
 
     #[test]

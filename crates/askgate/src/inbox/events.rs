@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::Inbox;
+use super::auth::Person;
 
 /// How often the newest pending ask is looked at (asks parked by another
 /// process announce nothing).
@@ -25,16 +26,14 @@ pub(super) async fn stream(State(inbox): State<Inbox>, headers: HeaderMap) -> Re
     let Some(session) = inbox.inner.sessions.of(&headers) else {
         return StatusCode::UNAUTHORIZED.into_response();
     };
-    let filter = AskFilter {
-        principal: (!session.person.operator).then(|| session.person.name.clone()),
-        ..AskFilter::default()
-    };
+    let filter = AskFilter::default();
+    let person = session.person;
     let (sender, events) = mpsc::channel::<Result<Event, Infallible>>(8);
     let store = inbox.store().clone();
     tokio::spawn(async move {
         let mut settled = store.settlements();
         let mut look = tokio::time::interval(LOOK);
-        let mut newest = newest_pending(&store, &filter).await;
+        let mut newest = newest_pending(&store, &person, &filter).await;
         loop {
             let changed = tokio::select! {
                 news = settled.recv() => match news {
@@ -42,7 +41,7 @@ pub(super) async fn stream(State(inbox): State<Inbox>, headers: HeaderMap) -> Re
                     Err(RecvError::Closed) => break,
                 },
                 _ = look.tick() => {
-                    let now = newest_pending(&store, &filter).await;
+                    let now = newest_pending(&store, &person, &filter).await;
                     let changed = now != newest;
                     newest = now;
                     changed
@@ -64,9 +63,8 @@ pub(super) async fn stream(State(inbox): State<Inbox>, headers: HeaderMap) -> Re
         .into_response()
 }
 
-async fn newest_pending(store: &Store, filter: &AskFilter) -> Option<String> {
-    store
-        .asks_where(filter, 1, None)
+async fn newest_pending(store: &Store, person: &Person, filter: &AskFilter) -> Option<String> {
+    super::listed::asks_for(store, person, filter, 1, None)
         .await
         .ok()
         .and_then(|page| page.asks.into_iter().next())

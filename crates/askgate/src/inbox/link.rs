@@ -1,7 +1,8 @@
 //! Signed links to one ask (URL mode): checked, consumed once in the
-//! store, and bound to the person the ask is for. A person signed in as
-//! someone else is refused, and the attempt is audited; a person not signed
-//! in gets a session for that ask only.
+//! store, and bound to the principal the ask is for. A person signed in
+//! who may not answer for that principal is refused, and the attempt is
+//! audited; someone not signed in gets a session for that ask only, as the
+//! person `link:<principal>` who answers for that principal alone.
 
 use askgate_store::{AuditEntry, Decision};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -57,17 +58,22 @@ pub(super) async fn open(inbox: &Inbox, headers: &HeaderMap, id: &str, token: &s
         Err(error) => return refuse(StatusCode::SERVICE_UNAVAILABLE, &error.to_string()),
     }
     if let Some(session) = &session {
-        if session.person.name != row.ask.principal {
+        if session.may_see(id, &row.ask.principal) {
+            return Redirect::to(&format!("/asks/{id}")).into_response();
+        }
+        // A link's session for another ask of the same principal gets a
+        // session for this one instead; anyone else is refused.
+        if session.only_ask.is_none() || !session.person.may_see(&row.ask.principal) {
             audit_mismatch(inbox, &row, &session.person.name).await;
             return refuse(
                 StatusCode::FORBIDDEN,
                 "This link is for an ask of another person. It was not opened, and the attempt was recorded.",
             );
         }
-        return Redirect::to(&format!("/asks/{id}")).into_response();
     }
     let person = Person {
-        name: row.ask.principal.clone(),
+        name: format!("link:{}", row.ask.principal),
+        answers_for: vec![row.ask.principal.clone()],
         operator: false,
     };
     match inbox.inner.sessions.start(person, Some(id.to_owned())) {
@@ -92,7 +98,7 @@ async fn audit_mismatch(inbox: &Inbox, row: &askgate_store::AskRow, who: &str) {
         tool: row.ask.tool.clone().unwrap_or_default(),
         risk: row.ask.risk.clone().unwrap_or_default(),
         decision: Decision::Blocked,
-        reason: "an inbox link to this ask was opened by a person signed in as another principal; refused".into(),
+        reason: "an inbox link to this ask was opened by a person signed in who may not answer for its principal; refused".into(),
         answered_by: Some(who.to_owned()),
         principal: None,
         answered_via: Some("web".into()),

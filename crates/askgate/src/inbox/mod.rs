@@ -8,17 +8,20 @@
 //! default) with a little plain JavaScript for live updates and hotkeys;
 //! answering works with JavaScript off.
 //!
-//! Safety (see [`auth`]): a token to sign in (the operator's, configured or
-//! generated on first start and printed once, or a principal's), an
+//! Safety (see [`auth`]): a person's token to sign in (the operator's,
+//! configured or generated on first start into a file only its owner can
+//! read ([`operator`]), or a `[[people]]` entry's — never an agent's), an
 //! HttpOnly, SameSite=Strict session cookie, a CSRF token on every form,
-//! the Origin checked on every post, and each person seeing only their own
-//! asks unless they are an operator. Signed, single-use links open one ask
-//! for the person it is for ([`link`]).
+//! the Origin checked on every post, and each person seeing only the asks
+//! of the principals they answer for unless they are an operator. Signed,
+//! single-use links open one ask for the person it is for ([`link`]).
 
 pub(crate) mod auth;
 mod events;
 mod fields;
 mod link;
+mod listed;
+pub(crate) mod operator;
 mod pages;
 mod routes;
 
@@ -129,90 +132,78 @@ pub(crate) async fn serve(app: axum::Router, listener: tokio::net::TcpListener) 
 }
 
 /// Who may sign in to the inbox: the operator — with the config's
-/// `[inbox] token`, or one generated on first start (printed once to
-/// stderr; only its SHA-256 is kept, beside the gateway's key) — and every
-/// configured principal, with its token.
+/// `[inbox] token`, or one generated on first start (written to a file only
+/// its owner can read; see [`operator`]) — and every `[[people]]` entry,
+/// with its token. An agent's token (`[[principals]]`) signs nobody in.
 ///
 /// # Errors
-/// When the kept digest cannot be read or written, naming the file.
+/// When the generated token's files cannot be read or written, naming the
+/// file.
 pub(crate) fn people(
     config: &crate::gateway::config::Config,
     key_file: &std::path::Path,
 ) -> Result<People, String> {
-    let operator = Person {
-        name: "operator".into(),
-        operator: true,
+    let operator = match &config.inbox.token {
+        Some(_) => None,
+        None => Some(operator::digest_or_create(key_file)?),
     };
-    let mut people = match &config.inbox.token {
-        Some(token) => People::default().with_token(token, operator),
-        None => People::default().with_digest(operator_digest(key_file)?, operator),
+    Ok(people_with(
+        config.inbox.token.as_deref(),
+        &config.people,
+        operator,
+    ))
+}
+
+/// Who may answer from the CLI: as [`people`] (with no config: the
+/// operator alone), but the generated operator token is only read — its
+/// digest, if the inbox ever made one — never made.
+///
+/// # Errors
+/// When the digest file cannot be read, naming it.
+pub(crate) fn people_known(
+    config: Option<&crate::gateway::config::Config>,
+    key_file: &std::path::Path,
+) -> Result<People, String> {
+    let token = config.and_then(|c| c.inbox.token.as_deref());
+    let operator = match token {
+        Some(_) => None,
+        None => operator::digest(key_file)?,
     };
-    for principal in &config.principals {
+    let people = config.map_or(&[][..], |c| &c.people);
+    Ok(people_with(token, people, operator))
+}
+
+/// The operator — with `token`, or without one the generated token's
+/// `digest` — and `configured`, the config's `[[people]]`.
+fn people_with(
+    token: Option<&str>,
+    configured: &[crate::gateway::config::Person],
+    digest: Option<[u8; 32]>,
+) -> People {
+    let operator = Person::operator("operator");
+    let mut people = match (token, digest) {
+        (Some(token), _) => People::default().with_token(token, operator),
+        (None, Some(digest)) => People::default().with_digest(digest, operator),
+        (None, None) => People::default(),
+    };
+    for person in configured {
         people = people.with_token(
-            &principal.token,
+            &person.token,
             Person {
-                name: principal.name.clone(),
-                operator: principal.operator,
+                name: person.name.clone(),
+                answers_for: person.answers_for.clone(),
+                operator: person.operator,
             },
         );
     }
-    Ok(people)
-}
-
-/// The digest of the generated operator token: read, or made now (and the
-/// token printed, this once).
-fn operator_digest(key_file: &std::path::Path) -> Result<[u8; 32], String> {
-    let path = std::path::PathBuf::from(format!("{}.inbox", key_file.display()));
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let text = text.trim();
-            let mut digest = [0u8; 32];
-            if text.len() != 64 {
-                return Err(format!("{} does not hold a SHA-256 in hex", path.display()));
-            }
-            for (i, byte) in digest.iter_mut().enumerate() {
-                *byte = u8::from_str_radix(&text[i * 2..i * 2 + 2], 16)
-                    .map_err(|_| format!("{} does not hold a SHA-256 in hex", path.display()))?;
-            }
-            return Ok(digest);
-        }
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-        Err(error) => return Err(format!("cannot read {}: {error}", path.display())),
-    }
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness for a token: {e}"))?;
-    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let digest = auth::digest(&token);
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    use std::io::Write;
-    options
-        .open(&path)
-        .and_then(|mut file| file.write_all(format!("{hex}\n").as_bytes()))
-        .map_err(|e| {
-            format!(
-                "cannot keep the inbox token's digest in {}: {e}",
-                path.display()
-            )
-        })?;
-    eprintln!(
-        "askgate: the inbox's operator token, shown this once (keep it; only its digest is stored in {}): {token}",
-        path.display()
-    );
-    Ok(digest)
+    people
 }
 
 /// `askgate inbox`: serve the inbox page on its own, over a store (for
 /// asks parked by `askgate ask`, or by gateways that do not serve it).
 #[derive(Debug, clap::Args)]
 pub(crate) struct InboxArgs {
-    /// The gateway's config file: the store, `[inbox]` and `[[principals]]`.
+    /// The gateway's config file: the store, `[inbox]` and `[[people]]`.
     #[arg(long)]
     config: Option<std::path::PathBuf>,
     /// The store (`sqlite://PATH` or `postgres://...`), over the config's

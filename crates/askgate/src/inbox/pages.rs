@@ -53,7 +53,7 @@ pub(crate) fn login(csrf: &str, next: &str, problem: Option<&str>) -> Markup {
         None,
         html! {
             h1 { "Sign in" }
-            p { "Paste your inbox token: the operator's (printed once when askgate first started, or set in the config), or your principal's." }
+            p { "Paste your inbox token: the operator's (in the file askgate named when it first started, or set in the config), or your own, from the config's [[people]]. An agent's token does not sign in." }
             @if let Some(problem) = problem { p.error.banner role="alert" { (problem) } }
             form method="post" action="/login" {
                 input type="hidden" name="csrf" value=(csrf);

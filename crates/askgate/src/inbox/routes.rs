@@ -130,15 +130,19 @@ async fn list(
         } else {
             Vec::new()
         },
-        principal: (!session.person.operator).then(|| session.person.name.clone()),
+        principal: None,
         server: nonempty(&query.server),
         tool: nonempty(&query.tool),
         risk: nonempty(&query.risk),
     };
-    match inbox
-        .store()
-        .asks_where(&filter, PAGE, query.after.as_deref())
-        .await
+    match super::listed::asks_for(
+        inbox.store(),
+        &session.person,
+        &filter,
+        PAGE,
+        query.after.as_deref(),
+    )
+    .await
     {
         Ok(listing) if query.partial.is_some() => {
             page(StatusCode::OK, pages::table(&query, &listing))
@@ -238,7 +242,7 @@ async fn login(
     };
     match inbox.inner.sessions.start(person.clone(), None) {
         Ok(id) => {
-            tracing::info!(principal = %person.name, "inbox: signed in");
+            tracing::info!(person = %person.name, "inbox: signed in");
             let session = auth::set_cookie(SESSION_COOKIE, &id, inbox.inner.secure, None);
             let clear = auth::set_cookie(LOGIN_COOKIE, "", inbox.inner.secure, Some(0));
             (
@@ -468,7 +472,7 @@ async fn answer(
         .await
     {
         Ok(settled) => {
-            tracing::info!(ask = %id, status = settled.status.as_str(), principal = %session.person.name, "inbox: an ask was settled");
+            tracing::info!(ask = %id, status = settled.status.as_str(), person = %session.person.name, "inbox: an ask was settled");
             Redirect::to(&format!("/asks/{id}")).into_response()
         }
         Err(SettleError::Store(error)) => store_failed(Some(&session), &error),

@@ -9,11 +9,12 @@ use std::path::{Path, PathBuf};
 use askgate_core::{QuestionSet, Risk, Source as Asker};
 use toml::Spanned;
 
+use super::credentials::{check_people, check_principals, inbox_token};
 use super::error::{ConfigError, Source};
-use super::file::{File, IntakeFile, NotifyFile, PrincipalFile, RuleFile, UpstreamFile};
+use super::file::{File, IntakeFile, NotifyFile, RuleFile, UpstreamFile};
 use super::{
-    Config, DEFAULT_INBOX, Http, Inbox, Intake, Listen, MAX_NAME, MIN_TOKEN, Principal, Stdio,
-    StoreUrl, Transport, Upstream, UpstreamProtocol, default_inbox, parse_threshold,
+    Config, DEFAULT_INBOX, Http, Inbox, Intake, Listen, MAX_NAME, Stdio, StoreUrl, Transport,
+    Upstream, UpstreamProtocol, default_inbox, parse_threshold,
 };
 use crate::gateway::rules::{ArgumentPath, Pattern, Rule, Rules};
 use crate::notify::{Preset, Webhook};
@@ -59,7 +60,8 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
                 .transpose()?,
         },
     };
-    let principals = check_principals(file.principals, src)?;
+    let principals = check_principals(file.principals, inbox.token.as_deref(), src)?;
+    let people = check_people(file.people, &principals, inbox.token.as_deref(), src)?;
     let listen = match file.listen {
         None => None,
         Some(listen) => {
@@ -109,6 +111,7 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
         store: StoreUrl(store),
         inbox,
         principals,
+        people,
         replay: file.replay.unwrap_or_default(),
         durable_reads: file.durable_reads,
         express_lane: file.express_lane.unwrap_or(true),
@@ -506,64 +509,6 @@ fn check_intake(
         when: intake.when,
         questions,
     })
-}
-
-/// The operator's inbox token: as strong as a principal's. The message
-/// never quotes it.
-fn inbox_token(token: Spanned<String>, src: &Source<'_>) -> Result<String, ConfigError> {
-    let text = token.get_ref();
-    if text.chars().count() < MIN_TOKEN || text.chars().any(char::is_whitespace) {
-        return Err(src.at(
-            token.span(),
-            format!(
-                "the inbox token is too weak: use at least {MIN_TOKEN} characters, no spaces \
-                 (for example 32 random bytes in hex), or leave it out to have one generated"
-            ),
-        ));
-    }
-    Ok(token.into_inner())
-}
-
-fn check_principals(
-    principals: Vec<Spanned<PrincipalFile>>,
-    src: &Source<'_>,
-) -> Result<Vec<Principal>, ConfigError> {
-    let mut out: Vec<Principal> = Vec::with_capacity(principals.len());
-    for principal in principals {
-        let principal = principal.into_inner();
-        let (name, token) = (principal.name.get_ref(), principal.token.get_ref());
-        if name.trim().is_empty() {
-            return Err(src.at(principal.name.span(), "an empty principal name"));
-        }
-        if out.iter().any(|p| &p.name == name) {
-            return Err(src.at(
-                principal.name.span(),
-                format!("duplicate principal {name:?}"),
-            ));
-        }
-        // The messages never quote a token.
-        if token.chars().count() < MIN_TOKEN || token.chars().any(char::is_whitespace) {
-            return Err(src.at(
-                principal.token.span(),
-                format!(
-                    "the token of {name:?} is too weak: use at least {MIN_TOKEN} characters, \
-                     no spaces (for example 32 random bytes in hex)"
-                ),
-            ));
-        }
-        if out.iter().any(|p| &p.token == token) {
-            return Err(src.at(
-                principal.token.span(),
-                format!("{name:?} has the same token as another principal"),
-            ));
-        }
-        out.push(Principal {
-            name: name.clone(),
-            token: token.clone(),
-            operator: principal.operator,
-        });
-    }
-    Ok(out)
 }
 
 fn socket_addr(addr: &Spanned<String>, src: &Source<'_>) -> Result<SocketAddr, ConfigError> {

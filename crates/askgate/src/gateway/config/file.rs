@@ -31,6 +31,8 @@ pub(super) struct File {
     pub(super) inbox: Option<InboxFile>,
     #[serde(default)]
     pub(super) principals: Vec<Spanned<PrincipalFile>>,
+    #[serde(default)]
+    pub(super) people: Vec<Spanned<PersonFile>>,
     pub(super) replay: Option<super::Replay>,
     #[serde(default)]
     pub(super) durable_reads: bool,
@@ -106,12 +108,25 @@ pub(super) struct InboxFile {
     pub(super) token: Option<Spanned<String>>,
 }
 
-/// `[[principals]]`.
+/// `[[principals]]`: agents and their MCP bearer tokens.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct PrincipalFile {
     pub(super) name: Spanned<String>,
     pub(super) token: Spanned<String>,
+    /// Read only to refuse it with the reason: an agent is never an
+    /// operator (that is a `[[people]]` entry's).
+    pub(super) operator: Option<Spanned<bool>>,
+}
+
+/// `[[people]]`: who signs in to the inbox and answers with the CLI.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PersonFile {
+    pub(super) name: Spanned<String>,
+    pub(super) token: Spanned<String>,
+    #[serde(default)]
+    pub(super) answers_for: Vec<Spanned<String>>,
     #[serde(default)]
     pub(super) operator: bool,
 }

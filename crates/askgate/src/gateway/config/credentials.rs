@@ -1,0 +1,225 @@
+//! The checks of who holds which token: the operator's `[inbox] token`,
+//! the agents' (`[[principals]]`, MCP bearer tokens) and the people's
+//! (`[[people]]`, inbox and CLI sign-in). Every token is strong and held by
+//! one entry only; an agent never holds a person's token nor is an
+//! operator, so that it never holds what approves its own asks. No message
+//! quotes a token.
+
+use toml::Spanned;
+
+use super::error::{ConfigError, Source};
+use super::file::{PersonFile, PrincipalFile};
+use super::{MIN_TOKEN, Person, Principal};
+
+/// Whether a token is too easy to guess: shorter than [`MIN_TOKEN`], or
+/// with whitespace (a token pasted with a line break).
+fn weak(token: &str) -> bool {
+    token.chars().count() < MIN_TOKEN || token.chars().any(char::is_whitespace)
+}
+
+/// The operator's inbox token: as strong as a principal's. The message
+/// never quotes it.
+pub(super) fn inbox_token(token: Spanned<String>, src: &Source<'_>) -> Result<String, ConfigError> {
+    if weak(token.get_ref()) {
+        return Err(src.at(
+            token.span(),
+            format!(
+                "the inbox token is too weak: use at least {MIN_TOKEN} characters, no spaces \
+                 (for example 32 random bytes in hex), or leave it out to have one generated"
+            ),
+        ));
+    }
+    Ok(token.into_inner())
+}
+
+/// The agents: each a name and an MCP bearer token of its own, which is
+/// no person's (nor the operator's) and never makes it an operator.
+pub(super) fn check_principals(
+    principals: Vec<Spanned<PrincipalFile>>,
+    inbox_token: Option<&str>,
+    src: &Source<'_>,
+) -> Result<Vec<Principal>, ConfigError> {
+    let mut out: Vec<Principal> = Vec::with_capacity(principals.len());
+    for (index, principal) in principals.into_iter().enumerate() {
+        let principal = principal.into_inner();
+        let (name, token) = (principal.name.get_ref(), principal.token.get_ref());
+        if name.trim().is_empty() {
+            return Err(src.at(principal.name.span(), "an empty principal name"));
+        }
+        if name == "*" {
+            return Err(src.at(
+                principal.name.span(),
+                "the principal name \"*\" is taken: in a person's answers_for it means every \
+                 principal; give this agent a name of its own",
+            ));
+        }
+        if out.iter().any(|p| &p.name == name) {
+            return Err(src.at(
+                principal.name.span(),
+                format!("duplicate principal {name:?}"),
+            ));
+        }
+        if let Some(operator) = &principal.operator {
+            return Err(src.at(
+                operator.span(),
+                format!(
+                    "principals[{index}] ({name:?}) cannot be an operator: [[principals]] are \
+                     agents' MCP bearer tokens and never sign in to the inbox, so that an agent \
+                     never holds what approves its own asks; put operator = true on a \
+                     [[people]] entry, with a token of its own"
+                ),
+            ));
+        }
+        // The messages never quote a token.
+        if weak(token) {
+            return Err(src.at(
+                principal.token.span(),
+                format!(
+                    "the token of {name:?} is too weak: use at least {MIN_TOKEN} characters, \
+                     no spaces (for example 32 random bytes in hex)"
+                ),
+            ));
+        }
+        if out.iter().any(|p| &p.token == token) {
+            return Err(src.at(
+                principal.token.span(),
+                format!("{name:?} has the same token as another principal"),
+            ));
+        }
+        if inbox_token == Some(token.as_str()) {
+            return Err(src.at(
+                principal.token.span(),
+                format!(
+                    "principals[{index}] ({name:?}) has the same token as [inbox] token (the \
+                     operator's): an agent must never hold a person's credential; give each \
+                     its own token"
+                ),
+            ));
+        }
+        out.push(Principal {
+            name: name.clone(),
+            token: token.clone(),
+        });
+    }
+    Ok(out)
+}
+
+/// The people: each a name, a token of their own (no agent's, no other
+/// person's, not the operator's), and whose asks they answer.
+pub(super) fn check_people(
+    people: Vec<Spanned<PersonFile>>,
+    principals: &[Principal],
+    inbox_token: Option<&str>,
+    src: &Source<'_>,
+) -> Result<Vec<Person>, ConfigError> {
+    let mut out: Vec<Person> = Vec::with_capacity(people.len());
+    for (index, person) in people.into_iter().enumerate() {
+        let span = person.span();
+        let person = person.into_inner();
+        let (name, token) = (person.name.get_ref(), person.token.get_ref());
+        if let Some(problem) = person_name_problem(name) {
+            return Err(src.at(person.name.span(), problem));
+        }
+        if out.iter().any(|p| &p.name == name) {
+            return Err(src.at(
+                person.name.span(),
+                format!(
+                    "duplicate person {name:?}; each person needs a name of their own, \
+                     recorded on what they answer"
+                ),
+            ));
+        }
+        // The messages never quote a token.
+        if weak(token) {
+            return Err(src.at(
+                person.token.span(),
+                format!(
+                    "the token of {name:?} is too weak: use at least {MIN_TOKEN} characters, \
+                     no spaces (for example 32 random bytes in hex)"
+                ),
+            ));
+        }
+        let this = format!("people[{index}] ({name:?})");
+        if let Some((at, agent)) = principals
+            .iter()
+            .enumerate()
+            .find(|(_, p)| &p.token == token)
+        {
+            return Err(src.at(
+                person.token.span(),
+                format!(
+                    "{this} has the same token as principals[{at}] ({:?}): an agent must never \
+                     hold a person's credential; give each its own token",
+                    agent.name
+                ),
+            ));
+        }
+        if let Some((at, other)) = out.iter().enumerate().find(|(_, p)| &p.token == token) {
+            return Err(src.at(
+                person.token.span(),
+                format!(
+                    "{this} has the same token as people[{at}] ({:?}): each person needs a \
+                     token of their own, so that an answer names who gave it",
+                    other.name
+                ),
+            ));
+        }
+        if inbox_token == Some(token.as_str()) {
+            return Err(src.at(
+                person.token.span(),
+                format!(
+                    "{this} has the same token as [inbox] token (the operator's): each person \
+                     needs a token of their own, so that an answer names who gave it"
+                ),
+            ));
+        }
+        let mut answers_for: Vec<String> = Vec::with_capacity(person.answers_for.len());
+        for principal in person.answers_for {
+            if principal.get_ref().trim().is_empty() {
+                return Err(src.at(
+                    principal.span(),
+                    "an empty principal name; expected a principal's name, or \"*\" for every \
+                     principal",
+                ));
+            }
+            if !answers_for.contains(principal.get_ref()) {
+                answers_for.push(principal.into_inner());
+            }
+        }
+        if !person.operator && answers_for.is_empty() {
+            return Err(src.at_key(
+                Some(span),
+                &format!("people[{index}]"),
+                format!(
+                    "{this} may answer nobody's asks: give them answers_for = [\"PRINCIPAL\", \
+                     ...] (the principals whose asks they answer, or [\"*\"] for every \
+                     principal), or operator = true"
+                ),
+            ));
+        }
+        out.push(Person {
+            name: name.clone(),
+            token: token.clone(),
+            answers_for,
+            operator: person.operator,
+        });
+    }
+    Ok(out)
+}
+
+/// What is wrong with a person's name, if anything: empty, or one the
+/// inbox gives to someone else (the operator of `[inbox] token`, a link's
+/// session), which would make the audit ambiguous.
+fn person_name_problem(name: &str) -> Option<String> {
+    if name.trim().is_empty() {
+        Some("an empty person name".into())
+    } else if name == "operator" || name.starts_with("link:") {
+        Some(format!(
+            "the name {name:?} is the inbox's own (\"operator\" is whoever signs in with \
+             [inbox] token, \"link:...\" a signed link's session): give this person their \
+             own name, recorded on what they answer"
+        ))
+    } else {
+        None
+    }
+}

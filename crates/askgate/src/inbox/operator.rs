@@ -1,0 +1,178 @@
+//! The generated operator token: made on first start when the config sets
+//! no `[inbox] token`, written to a file only its owner can read
+//! (`<key file>.operator-token`), and known afterwards by its SHA-256 alone
+//! (`<key file>.inbox`). Neither the token nor the file's contents are ever
+//! printed or logged: stderr names the file.
+//!
+//! The inbox makes the token ([`digest_or_create`]); `askgate asks` only
+//! reads its digest ([`digest`]), to know the operator's credential.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::auth;
+
+/// Where the digest of the generated token is kept, beside the key file.
+pub(crate) fn digest_path(key_file: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.inbox", key_file.display()))
+}
+
+/// Where the generated token itself is written, beside the key file.
+pub(crate) fn token_path(key_file: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.operator-token", key_file.display()))
+}
+
+/// The digest of the generated operator token, if one was made.
+///
+/// # Errors
+/// When the digest file cannot be read or does not hold a SHA-256 in hex,
+/// naming the file.
+pub(crate) fn digest(key_file: &Path) -> Result<Option<[u8; 32]>, String> {
+    let path = digest_path(key_file);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => parse_hex(text.trim())
+            .map(Some)
+            .ok_or_else(|| format!("{} does not hold a SHA-256 in hex", path.display())),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(format!("cannot read {}: {error}", path.display())),
+    }
+}
+
+/// The digest of the generated operator token: read, or — on first start —
+/// made now: the token written to [`token_path`] (mode 0600, never over an
+/// existing file), its digest to [`digest_path`], and stderr told where the
+/// token is. An older install, with a digest and no token file, is left as
+/// it is.
+///
+/// # Errors
+/// When a file cannot be read or written, naming it.
+pub(crate) fn digest_or_create(key_file: &Path) -> Result<[u8; 32], String> {
+    if let Some(digest) = digest(key_file)? {
+        return Ok(digest);
+    }
+    let path = token_path(key_file);
+    let token = match std::fs::read_to_string(&path) {
+        // Written by a start that stopped before keeping the digest.
+        Ok(token) if !token.trim().is_empty() => token.trim().to_owned(),
+        Ok(_) => {
+            return Err(format!(
+                "{} is empty; remove it to have a token made",
+                path.display()
+            ));
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let token = random_token()?;
+            write_private(&path, &token).map_err(|e| {
+                format!("cannot write the operator token to {}: {e}", path.display())
+            })?;
+            token
+        }
+        Err(error) => return Err(format!("cannot read {}: {error}", path.display())),
+    };
+    let digest = auth::digest(&token);
+    let digest_file = digest_path(key_file);
+    write_private(&digest_file, &hex(&digest)).map_err(|e| {
+        format!(
+            "cannot keep the inbox token's digest in {}: {e}",
+            digest_file.display()
+        )
+    })?;
+    eprintln!(
+        "askgate: the inbox's operator token is in {} (readable by you only)",
+        path.display()
+    );
+    Ok(digest)
+}
+
+/// 32 random bytes in hex.
+fn random_token() -> Result<String, String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness for a token: {e}"))?;
+    Ok(hex(&bytes))
+}
+
+/// Write `text` and a line break to a new file at `path` that only its
+/// owner can read and write; an existing file is an error, never replaced.
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    file.write_all(format!("{text}\n").as_bytes())?;
+    file.sync_all()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn parse_hex(text: &str) -> Option<[u8; 32]> {
+    if text.len() != 64 || !text.is_ascii() {
+        return None;
+    }
+    let mut digest = [0u8; 32];
+    for (i, byte) in digest.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[i * 2..i * 2 + 2], 16).ok()?;
+    }
+    Some(digest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("askgate-operator-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch");
+        dir.join("s.db.key")
+    }
+
+    #[test]
+    fn a_made_token_is_kept_by_its_digest_and_in_a_private_file() {
+        let key = scratch("made");
+        let digest = digest_or_create(&key).expect("made");
+        let token = std::fs::read_to_string(token_path(&key)).expect("the token file");
+        assert_eq!(auth::digest(token.trim()), digest);
+        assert_eq!(
+            super::digest(&key),
+            Ok(Some(digest)),
+            "read back, not made again"
+        );
+        assert_eq!(digest_or_create(&key), Ok(digest));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(token_path(&key))
+                .expect("there")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn an_older_install_with_a_digest_only_gets_no_token_file() {
+        let key = scratch("older");
+        let digest = auth::digest("an-older-operator-token-000000");
+        std::fs::write(digest_path(&key), format!("{}\n", hex(&digest))).expect("writes");
+        assert_eq!(digest_or_create(&key), Ok(digest));
+        assert!(!token_path(&key).exists());
+    }
+
+    #[test]
+    fn a_digest_file_that_is_not_hex_is_named() {
+        let key = scratch("garbled");
+        std::fs::write(digest_path(&key), "not a digest\n").expect("writes");
+        let error = digest(&key).expect_err("garbled");
+        assert!(
+            error.ends_with(".inbox does not hold a SHA-256 in hex"),
+            "{error}"
+        );
+    }
+}
