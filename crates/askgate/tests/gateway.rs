@@ -38,6 +38,11 @@ fn upstream() -> PathBuf {
     path
 }
 
+/// The trust rules end to end: a person's no, the caller's word, what no
+/// person saw, a cancelled call.
+#[path = "gateway/trust.rs"]
+mod trust;
+
 /// A person behind the client, answering from a script.
 #[derive(Clone)]
 struct Person {
@@ -45,7 +50,27 @@ struct Person {
     script: Arc<Mutex<VecDeque<ElicitResult>>>,
     asked: Arc<Mutex<Vec<Json>>>,
     told: Told,
+    manner: Manner,
+    /// Rung when an ask shown to this client is withdrawn.
+    withdrawn: Arc<tokio::sync::Notify>,
 }
+
+/// How the client behind the gateway answers its asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Manner {
+    /// As a person would: after reading it (a third of a second).
+    Person,
+    /// At once, as headless clients do (`claude -p`, `codex exec`).
+    Headless,
+    /// Not at all: the ask stays up until it is withdrawn.
+    Away,
+    /// With an error reply.
+    Failing,
+}
+
+/// How long the person behind a test client takes to read an ask: longer
+/// than the gateway's least time for a person's answer (250 ms).
+const READING: std::time::Duration = std::time::Duration::from_millis(300);
 
 /// The custom notifications a client was sent, as `{method, params}`.
 #[derive(Clone, Default)]
@@ -89,12 +114,27 @@ impl ClientHandler for Person {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _cx: RequestContext<RoleClient>,
+        cx: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         self.asked
             .lock()
             .expect("not poisoned")
             .push(serde_json::to_value(&request).expect("json"));
+        match self.manner {
+            Manner::Person => tokio::time::sleep(READING).await,
+            Manner::Headless => {}
+            Manner::Away => {
+                cx.ct.cancelled().await;
+                self.withdrawn.notify_one();
+                return Err(ErrorData::internal_error("withdrawn", None));
+            }
+            Manner::Failing => {
+                return Err(ErrorData::internal_error(
+                    "the client could not show it",
+                    None,
+                ));
+            }
+        }
         Ok(self
             .script
             .lock()
@@ -122,6 +162,7 @@ struct Harness {
     client: RunningService<RoleClient, Person>,
     asked: Arc<Mutex<Vec<Json>>>,
     told: Told,
+    withdrawn: Arc<tokio::sync::Notify>,
     store_url: String,
     _dir: Scratch,
 }
@@ -163,8 +204,28 @@ async fn gateway_on(
 }
 
 /// A client of the gateway on `transport`, whose store is at `store_url`
-/// in the scratch directory `dir`.
+/// in the scratch directory `dir`, answering as a person does.
 async fn connect(
+    transport: TokioChildProcess,
+    capabilities: Json,
+    script: Vec<ElicitResult>,
+    store_url: String,
+    dir: PathBuf,
+) -> Harness {
+    connect_as(
+        Manner::Person,
+        transport,
+        capabilities,
+        script,
+        store_url,
+        dir,
+    )
+    .await
+}
+
+/// [`connect`], answering in `manner`.
+async fn connect_as(
+    manner: Manner,
     transport: TokioChildProcess,
     capabilities: Json,
     script: Vec<ElicitResult>,
@@ -173,11 +234,14 @@ async fn connect(
 ) -> Harness {
     let asked = Arc::new(Mutex::new(Vec::new()));
     let told = Told::default();
+    let withdrawn = Arc::new(tokio::sync::Notify::new());
     let client = Person {
         capabilities,
         script: Arc::new(Mutex::new(script.into())),
         asked: asked.clone(),
         told: told.clone(),
+        manner,
+        withdrawn: withdrawn.clone(),
     }
     .serve(transport)
     .await
@@ -186,6 +250,7 @@ async fn connect(
         client,
         asked,
         told,
+        withdrawn,
         store_url,
         _dir: Scratch(dir),
     }
@@ -307,8 +372,16 @@ async fn tools_are_listed_under_their_servers_name_with_their_risk() {
         .find(|t| t.name == tool("delete_all_notes"))
         .expect("listed");
     assert!(
-        delete.input_schema["properties"].get("confirm").is_some(),
-        "a gated tool offers confirm"
+        delete.input_schema["properties"].get("confirm").is_none(),
+        "by default only a person approves, so no confirm argument tempts the model"
+    );
+    assert!(
+        delete
+            .description
+            .as_deref()
+            .is_some_and(|d| d.contains("[askgate: risk destructive]")),
+        "{:?}",
+        delete.description
     );
 }
 
@@ -373,34 +446,31 @@ async fn a_declined_call_never_reaches_the_upstream() {
 }
 
 #[tokio::test]
-async fn without_elicitation_the_ask_is_parked_unless_the_caller_confirmed() {
+async fn without_elicitation_the_ask_waits_in_the_inbox_whatever_the_caller_says() {
     let h = gateway(json!({}), vec![]).await;
-    // Parked in the inbox: the result says where to answer.
+    // Parked in the inbox: the result says where to answer, and nothing
+    // that approves by itself.
     let parked = call(&h, "delete_all_notes", json!({})).await;
     assert_eq!(parked.is_error, Some(true));
-    assert!(
-        text(&parked).contains("askgate asks answer"),
-        "{}",
-        text(&parked)
-    );
+    let said = text(&parked);
+    assert!(said.contains("askgate inbox (http://"), "{said}");
+    assert!(!said.contains("askgate asks"), "{said}");
+    assert!(!said.contains("confirm: true"), "{said}");
     let store = store(&h).await;
     assert_eq!(
         store.pending(10, None).await.expect("pending").asks.len(),
         1
     );
-    assert!(ledger(&h).await.is_empty(), "nothing was sent upstream");
-
-    // The caller's confirm: true stands in where nobody can be asked.
+    // By default the caller's confirm: true stands in for nobody.
     let result = call(&h, "delete_all_notes", json!({"confirm": true})).await;
-    assert_ne!(result.is_error, Some(true), "{}", text(&result));
+    assert_eq!(result.is_error, Some(true), "{}", text(&result));
     let audit = store.audit_entries().await.expect("audit");
     assert_eq!(
         audit.last().expect("an entry").entry.decision,
-        Decision::CallerConfirmed
+        Decision::Waiting
     );
     store.close().await;
-    let stopped = stop(h).await;
-    assert_eq!(ledger_at(&stopped.store_url).await, ["answered"]);
+    assert!(ledger(&h).await.is_empty(), "nothing was sent upstream");
 }
 
 #[tokio::test]
@@ -716,6 +786,8 @@ async fn a_gateway_killed_mid_ask_gives_the_retry_its_result_and_runs_the_call_o
         .serve_with_lifecycle(start(), lifecycle())
         .await
         .expect("discovers the restarted gateway");
+    // The person reads the confirmation before answering it.
+    tokio::time::sleep(READING).await;
     let mut retry = params.clone();
     retry.input_responses = Some(
         serde_json::from_value(
@@ -800,6 +872,8 @@ async fn the_upstreams_own_ask_reaches_a_2026_client_as_input_requests_and_its_a
         for (key, request) in input_requests(&needed) {
             let message = request["params"]["message"].as_str().unwrap_or_default();
             let content = if key == "confirm" {
+                // The person reads the confirmation before answering it.
+                tokio::time::sleep(READING).await;
                 json!({"confirm": true})
             } else {
                 assert!(key.starts_with("upstream-"), "{key}");
@@ -1094,6 +1168,8 @@ async fn a_2026_upstreams_ask_outlives_a_killed_gateway_and_the_retry_gets_the_r
         rmcp::model::CallToolResponse::InputRequired(needed) => needed,
         other => panic!("expected the confirmation, got {other:?}"),
     };
+    // The person reads the confirmation before answering it.
+    tokio::time::sleep(READING).await;
     let asked = match client
         .call_tool_once(answer_all(&confirm, "unused"))
         .await

@@ -15,6 +15,8 @@ use serde_json::json;
 
 const ALICE: &str = "alice-token-0123456789";
 const BOB: &str = "bob-token-0123456789ab";
+/// A person of the inbox (not an agent: no MCP token).
+const CAROL: &str = "carol-token-0123456789";
 
 fn upstream() -> PathBuf {
     let path =
@@ -44,6 +46,20 @@ struct Running {
     dir: PathBuf,
 }
 
+impl Running {
+    /// `askgate asks ARGS` as carol, a person, with the gateway's config.
+    fn as_carol(&self, args: &[&str]) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_askgate"))
+            .arg("asks")
+            .args(args)
+            .arg("--config")
+            .arg(self.dir.join("askgate.toml"))
+            .env("ASKGATE_TOKEN", CAROL)
+            .output()
+            .expect("askgate runs")
+    }
+}
+
 impl Drop for Running {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -66,7 +82,8 @@ fn start() -> Running {
         format!(
             "store = {store:?}\n\n[[upstreams]]\nname = \"notes\"\ncommand = {:?}\n\n\
              [[principals]]\nname = \"alice\"\ntoken = {ALICE:?}\n\n\
-             [[principals]]\nname = \"bob\"\ntoken = {BOB:?}\n",
+             [[principals]]\nname = \"bob\"\ntoken = {BOB:?}\n\n\
+             [[people]]\nname = \"carol\"\ntoken = {CAROL:?}\nanswers_for = [\"*\"]\n",
             upstream().display().to_string()
         ),
     )
@@ -212,9 +229,20 @@ async fn tokens_name_the_principal_and_sessions_stay_with_it() {
         "nothing was sent: {metrics}"
     );
 
-    // A caller-confirmed call: one decision, one answered upstream call.
+    // The caller's confirm: true does not stand in (only a person
+    // approves); a person answers the ask in the inbox, and the retry runs:
+    // one decision, one answered upstream call.
     let mut params = CallToolRequestParams::new("notes__delete_all_notes");
     params.arguments = json!({"confirm": true}).as_object().cloned();
+    let waiting = alice.call_tool(params.clone()).await.expect("a result");
+    assert_eq!(waiting.is_error, Some(true), "still waiting for a person");
+    let answered = gateway.as_carol(&[
+        "answer",
+        &pending.asks[0].ask.id,
+        "--content",
+        r#"{"confirm": true}"#,
+    ]);
+    assert!(answered.status.success(), "{answered:?}");
     let result = alice.call_tool(params).await.expect("a result");
     assert_ne!(result.is_error, Some(true));
     let metrics = http
@@ -227,7 +255,7 @@ async fn tokens_name_the_principal_and_sessions_stay_with_it() {
         .await
         .expect("text");
     assert!(
-        metrics.contains(r#"askgate_decisions_total{method="caller_confirmed"} 1"#),
+        metrics.contains(r#"askgate_decisions_total{method="elicited"} 1"#),
         "{metrics}"
     );
     assert!(
@@ -238,4 +266,90 @@ async fn tokens_name_the_principal_and_sessions_stay_with_it() {
         metrics.contains("askgate_upstream_latency_seconds_count"),
         "{metrics}"
     );
+}
+
+/// A client that shows forms and never answers: notes when the gateway
+/// withdraws what it showed.
+#[derive(Clone, Default)]
+struct Away {
+    asked: std::sync::Arc<tokio::sync::Notify>,
+    withdrawn: std::sync::Arc<tokio::sync::Notify>,
+}
+
+impl ClientHandler for Away {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(json!({"elicitation": {"form": {}}})).expect("capabilities");
+        ClientConfig::new(capabilities, Implementation::new("http-away", "1.0"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        cx: rmcp::service::RequestContext<rmcp::service::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        self.asked.notify_one();
+        cx.ct.cancelled().await;
+        self.withdrawn.notify_one();
+        Err(rmcp::ErrorData::internal_error("withdrawn", None))
+    }
+}
+
+#[tokio::test]
+async fn a_call_cancelled_over_http_while_the_person_is_asked_is_never_sent() {
+    let gateway = start();
+    let away = Away::default();
+    let config = StreamableHttpClientTransportConfig::with_uri(gateway.url.clone())
+        .auth_header(ALICE.to_owned());
+    let client = away
+        .clone()
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("connects");
+    let mut params = CallToolRequestParams::new("notes__delete_all_notes");
+    params.arguments = json!({"confirm": true}).as_object().cloned();
+    let handle = client
+        .peer()
+        .send_request_with_option(
+            rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params)),
+            rmcp::service::PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("sent");
+    let wait = std::time::Duration::from_secs(30);
+    tokio::time::timeout(wait, away.asked.notified())
+        .await
+        .expect("the person is asked");
+    handle
+        .cancel(Some("stopped".into()))
+        .await
+        .expect("cancels");
+    tokio::time::timeout(wait, away.withdrawn.notified())
+        .await
+        .expect("the gateway withdraws its ask");
+    let store = Store::open(&gateway.store).await.expect("opens");
+    let audited = async {
+        loop {
+            if let Some(record) = store.audit_entries().await.expect("audit").pop() {
+                return record.entry;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    let entry = tokio::time::timeout(wait, audited).await.expect("audited");
+    assert_eq!(entry.decision, askgate_store::Decision::Blocked);
+    assert!(
+        entry.reason.contains("cancelled by the caller"),
+        "{}",
+        entry.reason
+    );
+    assert_eq!(entry.principal.as_deref(), Some("alice"));
+    let pool = sqlx::sqlite::SqlitePool::connect(&gateway.store)
+        .await
+        .expect("connects");
+    let calls: i64 = sqlx::query_scalar("SELECT count(*) FROM calls")
+        .fetch_one(&pool)
+        .await
+        .expect("counts");
+    assert_eq!(calls, 0, "nothing was sent upstream");
 }

@@ -493,6 +493,7 @@ async fn a_listing_of_several_principals_pages_through_all_of_them_once() {
             .park(&NewAsk {
                 id: format!("ask_{n:03}"),
                 resume_key: format!("tool:run:{n}"),
+                call_key: None,
                 principal: principal.into(),
                 request: json!({"kind": "form", "ask": ask.to_record()}),
                 server: Some("deployer".into()),

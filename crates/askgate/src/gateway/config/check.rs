@@ -147,7 +147,7 @@ fn check_confirmations(
             src.at(
                 value.span(),
                 format!(
-                    "unknown caller_confirm {:?}; expected none (the default: only a person                      approves), read, low_write or medium_write",
+                    "unknown caller_confirm {:?}; expected none (the default: only a person approves), read, low_write or medium_write",
                     value.get_ref()
                 ),
             )
@@ -156,7 +156,7 @@ fn check_confirmations(
             return Err(src.at(
                 value.span(),
                 format!(
-                    "caller_confirm = {:?} lets the model approve its own {} calls where the                      client shows no ask; if that is really meant, also set                      danger_caller_confirm_high_risk = true",
+                    "caller_confirm = {:?} lets the model approve its own {} calls where the client shows no ask; if that is really meant, also set danger_caller_confirm_high_risk = true",
                     value.get_ref(),
                     value.get_ref()
                 ),
@@ -201,7 +201,7 @@ fn min_answer(ms: &Spanned<i64>, src: &Source<'_>) -> Result<std::time::Duration
         _ => Err(src.at(
             ms.span(),
             format!(
-                "min_answer_ms = {}: expected 0 to 60000 (milliseconds; an answer faster than                  this after the ask is not taken for a person's)",
+                "min_answer_ms = {}: expected 0 to 60000 (milliseconds; an answer faster than this after the ask is not taken for a person's)",
                 ms.get_ref()
             ),
         )),

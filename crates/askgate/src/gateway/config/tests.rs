@@ -716,3 +716,83 @@ fn durable_reads_makes_reads_wait_for_the_store() {
     .expect("parses");
     assert!(config.durable_reads);
 }
+
+/// A config with `top` (top-level keys and tables) and one stdio upstream.
+fn with_top(top: &str) -> Result<Config, ConfigError> {
+    parse(&format!(
+        "store = \"sqlite:///tmp/askgate-test.db\"\n{top}\n{UPSTREAM}"
+    ))
+}
+
+#[test]
+fn the_trust_settings_mean_what_they_say() {
+    let config = with_top(
+        "caller_confirm = \"medium_write\"\nmin_answer_ms = 400\ninbox_wait = \"30s\"\n\
+         ask_expires = \"2h\"\n\n[clients.\"claude-code\"]\nmin_answer_ms = 0\n",
+    )
+    .expect("parses");
+    let c = &config.confirmations;
+    assert_eq!(c.caller_confirm, Some(Risk::MediumWrite));
+    assert_eq!(c.min_answer, std::time::Duration::from_millis(400));
+    assert_eq!(
+        c.min_answer_for(Some("claude-code")),
+        std::time::Duration::ZERO
+    );
+    assert_eq!(
+        c.min_answer_for(Some("codex")),
+        std::time::Duration::from_millis(400)
+    );
+    assert_eq!(c.inbox_wait, std::time::Duration::from_secs(30));
+    assert_eq!(c.ask_lifetime, std::time::Duration::from_secs(2 * 3600));
+    // High risks need the named setting.
+    let config =
+        with_top("caller_confirm = \"destructive\"\ndanger_caller_confirm_high_risk = true\n")
+            .expect("parses");
+    assert_eq!(config.confirmations.caller_confirm, Some(Risk::Destructive));
+}
+
+#[test]
+fn by_default_only_a_person_approves() {
+    for config in [
+        with_top("").expect("parses"),
+        Config::for_command_with_store(vec!["server".into()], "sqlite://x.db".into())
+            .expect("a config"),
+    ] {
+        let c = &config.confirmations;
+        assert_eq!(c.caller_confirm, None, "the caller never stands in");
+        assert_eq!(c.min_answer, std::time::Duration::from_millis(250));
+        assert_eq!(c.inbox_wait, std::time::Duration::ZERO);
+    }
+}
+
+#[test]
+fn every_trust_setting_error_names_the_line_and_what_is_expected() {
+    let cases = [
+        (
+            "caller_confirm above medium_write",
+            "caller_confirm = \"high_write\"\n",
+        ),
+        (
+            "caller_confirm not a level",
+            "caller_confirm = \"always\"\n",
+        ),
+        ("min_answer_ms below zero", "min_answer_ms = -1\n"),
+        ("min_answer_ms past a minute", "min_answer_ms = 90000\n"),
+        ("inbox_wait not a duration", "inbox_wait = \"a while\"\n"),
+        ("inbox_wait past an hour", "inbox_wait = \"2h\"\n"),
+        ("ask_expires under a minute", "ask_expires = \"10s\"\n"),
+        (
+            "unknown client setting",
+            "[clients.\"claude-code\"]\nmin_answer = 0\n",
+        ),
+    ];
+    let mut report = String::new();
+    for (name, rest) in cases {
+        let message = match with_top(rest) {
+            Ok(_) => "(parsed)".into(),
+            Err(error) => error.to_string(),
+        };
+        report.push_str(&format!("{name}:\n  {message}\n"));
+    }
+    insta::assert_snapshot!(report);
+}

@@ -1,0 +1,370 @@
+//! The trust rules end to end, through `askgate gateway` on stdio with a
+//! real rmcp client: a person's no is final on every path, the caller's
+//! `confirm: true` counts only where the operator allows it and no ask can
+//! be shown, what no person saw moves the ask to the inbox (and is said so
+//! in the audit), a call cancelled while the person is asked never reaches
+//! the upstream, and answers are strict on every surface.
+
+use std::path::Path;
+use std::process::Output;
+
+use askgate_store::{AskStatus, Decision};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ElicitResult,
+    ElicitationAction,
+};
+use rmcp::service::PeerRequestOptions;
+use serde_json::{Value as Json, json};
+
+use super::{Harness, Manner, accept, connect_as, ledger, scratch, start_gateway, store, text};
+
+/// A person of the inbox, and the token they answer with.
+const CAROL: &str = "carol-token-0123456789";
+
+/// The config every test here adds: a person who answers for everyone, and
+/// `extra`.
+fn config(extra: &str) -> String {
+    format!(
+        "{extra}\n\n[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n\n\
+         [[people]]\nname = \"carol\"\ntoken = {CAROL:?}\nanswers_for = [\"*\"]\n"
+    )
+}
+
+/// A gateway over the example upstream (`notes`) with [`config`]`(extra)`,
+/// and a client that answers in `manner`.
+async fn gateway(
+    manner: Manner,
+    capabilities: Json,
+    script: Vec<ElicitResult>,
+    extra: &str,
+) -> Harness {
+    let dir = scratch("askgate-trust");
+    let store_url = format!("sqlite://{}", dir.join("s.db").display());
+    let transport = start_gateway(&dir, &store_url, Some(&config(extra)), "");
+    connect_as(manner, transport, capabilities, script, store_url, dir).await
+}
+
+async fn call(h: &Harness, tool: &str, args: Json) -> CallToolResult {
+    let mut params = CallToolRequestParams::new(format!("notes__{tool}"));
+    params.arguments = args.as_object().cloned();
+    h.client.call_tool(params).await.expect("a result")
+}
+
+/// The newest audit entry.
+async fn last(h: &Harness) -> askgate_store::AuditEntry {
+    let store = store(h).await;
+    let entry = store
+        .audit_entries()
+        .await
+        .expect("audit")
+        .pop()
+        .expect("an entry")
+        .entry;
+    store.close().await;
+    entry
+}
+
+/// The asks waiting in the inbox.
+async fn pending(h: &Harness) -> Vec<askgate_store::AskRow> {
+    let store = store(h).await;
+    let asks = store.pending(50, None).await.expect("pending").asks;
+    store.close().await;
+    asks
+}
+
+/// `askgate asks ARGS` as carol, with the gateway's config.
+fn as_carol(h: &Harness, args: &[&str]) -> Output {
+    let dir = Path::new(h.store_url.trim_start_matches("sqlite://"))
+        .parent()
+        .expect("the scratch dir")
+        .to_owned();
+    std::process::Command::new(env!("CARGO_BIN_EXE_askgate"))
+        .arg("asks")
+        .args(args)
+        .arg("--config")
+        .arg(dir.join("askgate.toml"))
+        .env("ASKGATE_TOKEN", CAROL)
+        .output()
+        .expect("askgate runs")
+}
+
+fn notes_note(h: &Harness) -> impl std::future::Future<Output = String> + '_ {
+    async move { text(&call(h, "read_note", json!({"name": "todo"})).await) }
+}
+
+#[tokio::test]
+async fn a_decline_in_the_inbox_is_final_even_against_confirm_true() {
+    // Clients that show nothing, and a client that offers only links (a
+    // person could be reached through them), with an operator who lets the
+    // caller stand in for every risk where nothing can be shown.
+    let extra = "caller_confirm = \"destructive\"\ndanger_caller_confirm_high_risk = true";
+    for capabilities in [json!({}), json!({"elicitation": {"url": {}}})] {
+        let h = gateway(
+            Manner::Headless,
+            capabilities.clone(),
+            // The link is dismissed at once: nobody opened it.
+            vec![ElicitResult::new(ElicitationAction::Cancel)],
+            extra,
+        )
+        .await;
+        let args = json!({"name": "todo", "text": "gone"});
+        let first = call(&h, "write_note", args.clone()).await;
+        assert_eq!(
+            first.is_error,
+            Some(true),
+            "{capabilities}: {}",
+            text(&first)
+        );
+        let waiting = pending(&h).await;
+        assert_eq!(
+            waiting.len(),
+            1,
+            "{capabilities}: the ask waits in the inbox"
+        );
+        let id = waiting[0].ask.id.clone();
+        let declined = as_carol(&h, &["decline", &id]);
+        assert!(declined.status.success(), "{declined:?}");
+        // The model calls again with confirm: true: refused, the person's no.
+        let mut confirmed = args.clone();
+        confirmed["confirm"] = json!(true);
+        let again = call(&h, "write_note", confirmed).await;
+        assert_eq!(again.is_error, Some(true));
+        assert!(
+            text(&again).contains("already declined this exact call"),
+            "{capabilities}: {}",
+            text(&again)
+        );
+        let entry = last(&h).await;
+        assert_eq!(entry.decision, Decision::Blocked);
+        assert_eq!(entry.answered_by.as_deref(), Some("carol"));
+        assert_eq!(entry.principal.as_deref(), Some("anonymous"));
+        assert!(
+            ledger(&h).await.is_empty(),
+            "{capabilities}: nothing was sent"
+        );
+        assert!(!notes_note(&h).await.contains("gone"));
+    }
+}
+
+#[tokio::test]
+async fn by_default_the_callers_word_runs_nothing() {
+    let h = gateway(Manner::Person, json!({}), vec![], "").await;
+    let result = call(
+        &h,
+        "write_note",
+        json!({"name": "todo", "text": "x", "confirm": true}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(last(&h).await.decision, Decision::Waiting);
+    assert!(ledger(&h).await.is_empty());
+    let tools = h.client.list_all_tools().await.expect("tools");
+    assert!(
+        tools
+            .iter()
+            .all(|t| t.input_schema["properties"].get("confirm").is_none()),
+        "no confirm argument is offered"
+    );
+}
+
+#[tokio::test]
+async fn at_caller_confirm_medium_write_the_callers_word_runs_only_medium_writes() {
+    let h = gateway(
+        Manner::Person,
+        json!({}),
+        vec![],
+        "caller_confirm = \"medium_write\"\n\n[[rules]]\ntool = \"write_note\"\nrisk = \"medium_write\"",
+    )
+    .await;
+    let tools = h.client.list_all_tools().await.expect("tools");
+    let offered = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.name == format!("notes__{name}"))
+            .is_some_and(|t| t.input_schema["properties"].get("confirm").is_some())
+    };
+    assert!(offered("write_note"), "a medium write offers confirm");
+    assert!(!offered("delete_all_notes"), "a destructive call does not");
+    let written = call(
+        &h,
+        "write_note",
+        json!({"name": "todo", "text": "milk", "confirm": true}),
+    )
+    .await;
+    assert_ne!(written.is_error, Some(true), "{}", text(&written));
+    assert_eq!(last(&h).await.decision, Decision::CallerConfirmed);
+    let deleted = call(&h, "delete_all_notes", json!({"confirm": true})).await;
+    assert_eq!(deleted.is_error, Some(true));
+    assert_eq!(last(&h).await.decision, Decision::Waiting);
+    assert!(notes_note(&h).await.contains("milk"), "nothing was deleted");
+}
+
+#[tokio::test]
+async fn what_no_person_saw_moves_the_ask_to_the_inbox() {
+    for (manner, answer, words) in [
+        (
+            Manner::Headless,
+            ElicitResult::new(ElicitationAction::Decline),
+            "the client declined ",
+        ),
+        (
+            Manner::Person,
+            accept(json!({})),
+            "the client accepted without the confirm field",
+        ),
+        (
+            Manner::Failing,
+            accept(json!({})),
+            "asking through the client failed",
+        ),
+    ] {
+        let h = gateway(
+            manner,
+            json!({"elicitation": {"form": {}}}),
+            vec![answer],
+            "",
+        )
+        .await;
+        let args = json!({"name": "todo", "text": "x"});
+        let result = call(&h, "write_note", args.clone()).await;
+        assert_eq!(result.is_error, Some(true), "{manner:?}");
+        let entry = last(&h).await;
+        assert_eq!(entry.decision, Decision::Waiting, "{manner:?}");
+        assert!(
+            entry.reason.starts_with(&format!("not shown: {words}")),
+            "{manner:?}: {}",
+            entry.reason
+        );
+        assert_eq!(
+            entry.answered_by, None,
+            "{manner:?}: not a person's decision"
+        );
+        assert!(ledger(&h).await.is_empty(), "{manner:?}: not run");
+        // A person answers in the inbox; the retry runs, theirs.
+        let waiting = pending(&h).await;
+        assert_eq!(waiting.len(), 1, "{manner:?}");
+        let answered = as_carol(
+            &h,
+            &[
+                "answer",
+                &waiting[0].ask.id,
+                "--content",
+                r#"{"confirm": true}"#,
+            ],
+        );
+        assert!(answered.status.success(), "{answered:?}");
+        let done = call(&h, "write_note", args).await;
+        assert_ne!(done.is_error, Some(true), "{manner:?}: {}", text(&done));
+        let entry = last(&h).await;
+        assert_eq!(entry.decision, Decision::Elicited);
+        assert_eq!(entry.answered_by.as_deref(), Some("carol"));
+        assert_eq!(entry.answered_via.as_deref(), Some("cli"));
+        assert_eq!(h.asked.lock().expect("not poisoned").len(), 1, "asked once");
+    }
+}
+
+#[tokio::test]
+async fn a_call_cancelled_while_the_person_is_asked_never_reaches_the_upstream() {
+    let h = gateway(
+        Manner::Away,
+        json!({"elicitation": {"form": {}}}),
+        vec![],
+        "caller_confirm = \"destructive\"\ndanger_caller_confirm_high_risk = true",
+    )
+    .await;
+    let mut params = CallToolRequestParams::new("notes__write_note");
+    params.arguments = json!({"name": "todo", "text": "gone", "confirm": true})
+        .as_object()
+        .cloned();
+    let handle = h
+        .client
+        .peer()
+        .send_request_with_option(
+            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("sent");
+    let asked = async {
+        while h.asked.lock().expect("not poisoned").is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(30), asked)
+        .await
+        .expect("the person is asked");
+    // The Stop button.
+    handle
+        .cancel(Some("stopped".into()))
+        .await
+        .expect("cancels");
+    tokio::time::timeout(std::time::Duration::from_secs(30), h.withdrawn.notified())
+        .await
+        .expect("the gateway withdraws its ask from the client");
+    // The decision is in the audit once the gateway's handler ends.
+    let audited = async {
+        loop {
+            let store = store(&h).await;
+            let entries = store.audit_entries().await.expect("audit");
+            store.close().await;
+            if let Some(record) = entries.into_iter().last() {
+                return record.entry;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    let entry = tokio::time::timeout(std::time::Duration::from_secs(30), audited)
+        .await
+        .expect("the decision is audited");
+    assert_eq!(entry.decision, Decision::Blocked);
+    assert!(
+        entry.reason.contains("cancelled by the caller"),
+        "{}",
+        entry.reason
+    );
+    assert!(ledger(&h).await.is_empty(), "nothing was sent upstream");
+    assert!(!notes_note(&h).await.contains("gone"));
+}
+
+#[tokio::test]
+async fn a_mistyped_answer_is_refused_on_every_surface() {
+    // Through the client: the answer is refused and asked again, naming the
+    // property; it never settles on the checkbox's default.
+    let h = gateway(
+        Manner::Person,
+        json!({"elicitation": {"form": {}}}),
+        vec![
+            accept(json!({"confrim": false})),
+            ElicitResult::new(ElicitationAction::Decline),
+        ],
+        "",
+    )
+    .await;
+    let result = call(&h, "write_note", json!({"name": "todo", "text": "x"})).await;
+    assert_eq!(result.is_error, Some(true));
+    let asked = h.asked.lock().expect("not poisoned").clone();
+    assert_eq!(asked.len(), 2, "asked again");
+    let again = asked[1]["message"].as_str().expect("a message");
+    assert!(
+        again.contains("\"confrim\"") && again.contains("it asks for \"confirm\""),
+        "{again}"
+    );
+    assert!(ledger(&h).await.is_empty());
+
+    // Through the CLI: refused, the ask still pending.
+    let h = gateway(Manner::Person, json!({}), vec![], "").await;
+    let _ = call(&h, "write_note", json!({"name": "todo", "text": "x"})).await;
+    let waiting = pending(&h).await;
+    let id = waiting[0].ask.id.clone();
+    let typo = as_carol(&h, &["answer", &id, "--content", r#"{"confrim": false}"#]);
+    assert_eq!(typo.status.code(), Some(1), "{typo:?}");
+    let said = String::from_utf8_lossy(&typo.stderr);
+    assert!(
+        said.contains("\"confrim\"") && said.contains("\"confirm\""),
+        "{said}"
+    );
+    let store = store(&h).await;
+    let row = store.ask(&id).await.expect("reads").expect("the ask");
+    assert_eq!(row.status, AskStatus::Pending, "nothing was settled");
+    store.close().await;
+}
