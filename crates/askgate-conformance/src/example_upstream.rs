@@ -17,6 +17,7 @@
 //! | `ask_name` | read | `readOnlyHint: true` (it only asks) |
 //! | `sign_in` | read | `readOnlyHint: true` (it only sends the person to a link) |
 //! | `wait_for_note` | read | `readOnlyHint: true` (a read that takes a while; see the `wait` module) |
+//! | `ask_name_later` | read | `readOnlyHint: true` (it answers at once, then asks the person's name outside any call) |
 //!
 //! Nothing is written to stdout but MCP; every log line goes to stderr and
 //! names a tool, never an argument value.
@@ -41,7 +42,7 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Map, Value as Json, json};
 
 /// Every tool and the risk it is meant to have, for tests and configs.
-pub const TOOLS: [(&str, Risk); 8] = [
+pub const TOOLS: [(&str, Risk); 9] = [
     ("read_note", Risk::Read),
     ("append_note", Risk::LowWrite),
     ("write_note", Risk::MediumWrite),
@@ -50,7 +51,13 @@ pub const TOOLS: [(&str, Risk); 8] = [
     ("ask_name", Risk::Read),
     ("sign_in", Risk::Read),
     (wait::NAME, Risk::Read),
+    ("ask_name_later", Risk::Read),
 ];
+
+/// What `ask_name_later` writes to stderr once its ask outside any call
+/// ended: this, then `answered`, `declined`, `cancelled` or `refused: `
+/// and the reason.
+pub const ASKED_LATER: &str = "askgate-example-upstream: ask_name_later:";
 
 /// The line `wait_for_note` writes to stderr when its call is cancelled
 /// before the note exists (nothing else is written for it).
@@ -209,6 +216,7 @@ impl Notes {
             }
             "ask_name" => asks::ask_name(cx).await,
             "sign_in" => asks::sign_in(cx).await,
+            "ask_name_later" => asks::ask_name_later(cx),
             wait::NAME => wait::wait_for_note(self, args, cx).await,
             other => Err(ErrorData::invalid_params(
                 format!("unknown tool {other:?}; tools/list names the tools"),
@@ -357,6 +365,12 @@ fn tools() -> Vec<Tool> {
             wait::NAME,
             "Returns a note's text once it exists, waiting for it at most wait_ms milliseconds (risk: read)",
             wait::schema(),
+        )
+        .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
+        Tool::new(
+            "ask_name_later",
+            "Answers at once, then asks the person their name outside any call (classic elicitation)",
+            schema(&[]),
         )
         .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
     ]

@@ -555,7 +555,7 @@ fn millis(duration: Duration) -> String {
 
 fn seconds(duration: Duration) -> String {
     let secs = duration.as_secs();
-    if secs >= 60 && secs % 60 == 0 {
+    if secs >= 60 && secs.is_multiple_of(60) {
         format!("{} min", secs / 60)
     } else {
         format!("{secs} s")

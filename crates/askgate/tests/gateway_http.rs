@@ -15,6 +15,9 @@ use serde_json::json;
 
 const ALICE: &str = "alice-token-0123456789";
 const BOB: &str = "bob-token-0123456789ab";
+/// What the example upstream writes once its ask outside any call ended
+/// (`askgate_conformance::example_upstream::ASKED_LATER`).
+const ASKED_LATER: &str = "askgate-example-upstream: ask_name_later:";
 /// A person of the inbox (not an agent: no MCP token).
 const CAROL: &str = "carol-token-0123456789";
 
@@ -44,9 +47,27 @@ struct Running {
     url: String,
     store: String,
     dir: PathBuf,
+    /// What it (and its upstream) wrote to stderr.
+    said: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Running {
+    /// The first line of stderr that contains `text`, once written.
+    async fn line_with(&self, text: &str) -> String {
+        let found = async {
+            loop {
+                let said = self.said.lock().expect("not poisoned").clone();
+                if let Some(line) = said.into_iter().find(|l| l.contains(text)) {
+                    return line;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(30), found)
+            .await
+            .expect("the line is written")
+    }
+
     /// `askgate asks ARGS` as carol, a person, with the gateway's config.
     fn as_carol(&self, args: &[&str]) -> std::process::Output {
         Command::new(env!("CARGO_BIN_EXE_askgate"))
@@ -69,6 +90,11 @@ impl Drop for Running {
 }
 
 fn start() -> Running {
+    start_with("")
+}
+
+/// A gateway with `extra` added to its config.
+fn start_with(extra: &str) -> Running {
     let dir = std::env::temp_dir().join(format!(
         "askgate-http-{}-{}",
         std::process::id(),
@@ -80,7 +106,7 @@ fn start() -> Running {
     std::fs::write(
         &config,
         format!(
-            "store = {store:?}\n\n[[upstreams]]\nname = \"notes\"\ncommand = {:?}\n\n\
+            "store = {store:?}\n{extra}\n\n[[upstreams]]\nname = \"notes\"\ncommand = {:?}\n\n\
              [[principals]]\nname = \"alice\"\ntoken = {ALICE:?}\n\n\
              [[principals]]\nname = \"bob\"\ntoken = {BOB:?}\n\n\
              [[people]]\nname = \"carol\"\ntoken = {CAROL:?}\nanswers_for = [\"*\"]\n",
@@ -110,12 +136,19 @@ fn start() -> Running {
         }
     };
     // Keep draining stderr so the gateway never blocks on it.
-    std::thread::spawn(move || for _ in lines {});
+    let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = said.clone();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            kept.lock().expect("not poisoned").push(line);
+        }
+    });
     Running {
         child,
         url,
         store,
         dir,
+        said,
     }
 }
 
@@ -352,4 +385,128 @@ async fn a_call_cancelled_over_http_while_the_person_is_asked_is_never_sent() {
         .await
         .expect("counts");
     assert_eq!(calls, 0, "nothing was sent upstream");
+}
+
+/// A person's client that shows forms: counts the asks shown to it and
+/// accepts each, after reading it, with nothing changed (the pre-picked
+/// answers).
+#[derive(Clone, Default)]
+struct Reader {
+    asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl ClientHandler for Reader {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(json!({"elicitation": {"form": {}}})).expect("capabilities");
+        ClientConfig::new(capabilities, Implementation::new("http-reader", "1.0"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _cx: rmcp::service::RequestContext<rmcp::service::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let message = serde_json::to_value(&request).expect("json")["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        self.asked.lock().expect("not poisoned").push(message);
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        Ok(
+            rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept)
+                .with_content(json!({})),
+        )
+    }
+}
+
+impl Reader {
+    fn asked(&self) -> Vec<String> {
+        self.asked.lock().expect("not poisoned").clone()
+    }
+}
+
+async fn connect_reader(
+    url: &str,
+    token: &str,
+    reader: &Reader,
+) -> rmcp::service::RunningService<rmcp::service::RoleClient, Reader> {
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token.to_owned());
+    reader
+        .clone()
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("connects with a token")
+}
+
+#[tokio::test]
+async fn an_upstreams_ask_outside_any_call_reaches_only_a_lone_principal() {
+    // ask_name_later says it only reads: taken at its word here.
+    let gateway = start_with("trust_read_only_hints = true");
+    let (alice, bob) = (Reader::default(), Reader::default());
+    let alice_client = connect_reader(&gateway.url, ALICE, &alice).await;
+    let bob_client = connect_reader(&gateway.url, BOB, &bob).await;
+    // Two principals connected: the upstream's ask, after its call ended,
+    // says nothing of whose it is — refused, shown to neither.
+    let said = alice_client
+        .call_tool(CallToolRequestParams::new("notes__ask_name_later"))
+        .await
+        .expect("a result");
+    assert_ne!(said.is_error, Some(true), "{said:?}");
+    let ended = gateway.line_with(ASKED_LATER).await;
+    assert!(ended.contains("refused"), "{ended}");
+    assert!(ended.contains("2 principals"), "{ended}");
+    assert!(alice.asked().is_empty() && bob.asked().is_empty());
+    // With bob gone, alice is the one principal: the ask reaches her.
+    bob_client.cancel().await.expect("bob leaves");
+    gateway.said.lock().expect("not poisoned").clear();
+    let _ = alice_client
+        .call_tool(CallToolRequestParams::new("notes__ask_name_later"))
+        .await
+        .expect("a result");
+    let ended = gateway.line_with(ASKED_LATER).await;
+    assert!(!ended.contains("refused"), "{ended}");
+    assert_eq!(
+        alice.asked().first().map(String::as_str),
+        Some("What is your name?")
+    );
+}
+
+#[tokio::test]
+async fn an_intake_asked_once_is_once_per_principal_and_session() {
+    let intake = "[[intake]]\ntool = \"read_note\"\nwhen = \"once\"\n\
+                  [[intake.questions]]\nid = \"env\"\nprompt = \"Which environment?\"\n\
+                  defaults = [\"staging\"]\noptions = [{value = \"staging\", label = \"Staging\"}, \
+                  {value = \"prod\", label = \"Production\"}]\n\n\
+                  [[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n";
+    let gateway = start_with(intake);
+    let read = || {
+        let mut params = CallToolRequestParams::new("notes__read_note");
+        params.arguments = json!({"name": "todo"}).as_object().cloned();
+        params
+    };
+    let (alice, bob) = (Reader::default(), Reader::default());
+    let alice_client = connect_reader(&gateway.url, ALICE, &alice).await;
+    for _ in 0..2 {
+        alice_client.call_tool(read()).await.expect("a result");
+    }
+    assert_eq!(
+        alice.asked().len(),
+        1,
+        "once for alice: {:?}",
+        alice.asked()
+    );
+    // Another principal, another session: asked once too.
+    let bob_client = connect_reader(&gateway.url, BOB, &bob).await;
+    for _ in 0..2 {
+        bob_client.call_tool(read()).await.expect("a result");
+    }
+    assert_eq!(bob.asked().len(), 1, "once for bob: {:?}", bob.asked());
+    assert_eq!(alice.asked().len(), 1, "alice is not asked for bob");
+    // A new session of alice's is a new start.
+    let again = Reader::default();
+    let alice_again = connect_reader(&gateway.url, ALICE, &again).await;
+    alice_again.call_tool(read()).await.expect("a result");
+    assert_eq!(again.asked().len(), 1);
 }

@@ -84,6 +84,28 @@ pub(super) async fn ask_name(cx: &RequestContext<RoleServer>) -> Result<CallTool
     Ok(greeting(&result))
 }
 
+/// Answer at once, and a moment later ask the person's name through
+/// `elicitation/create` — outside any call, as a server that asks on its
+/// own does. How it ended goes to stderr ([`super::ASKED_LATER`]).
+pub(super) fn ask_name_later(cx: &RequestContext<RoleServer>) -> Result<CallToolResult, ErrorData> {
+    let request = name_request()?;
+    let peer = cx.peer.clone();
+    tokio::spawn(async move {
+        // After the call's answer has reached the client.
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let ended = match peer.create_elicitation(request).await {
+            Ok(result) => match result.action {
+                ElicitationAction::Accept => "answered".to_owned(),
+                ElicitationAction::Decline => "declined".to_owned(),
+                _ => "cancelled".to_owned(),
+            },
+            Err(error) => format!("refused: {error}"),
+        };
+        eprintln!("{} {ended}", super::ASKED_LATER);
+    });
+    Ok(success("I will ask your name in a moment"))
+}
+
 /// `ask_name` on 2026-07-28: an `InputRequiredResult` asking for the name,
 /// and on the retry the answer it carries.
 pub(super) fn ask_name_in_rounds(

@@ -21,7 +21,7 @@ pub(super) enum Link {
     /// this fast: for the rules to read.
     Answered(Answered),
     /// The person answered the ask behind the link.
-    Settled(AskRow),
+    Settled(Box<AskRow>),
     /// The caller cancelled the call meanwhile.
     Cancelled,
 }
@@ -86,7 +86,7 @@ impl Round {
                 return Ok(Link::Answered(declined(result.action, Some(took))));
             }
             return match self.await_link_answer(&cx, &row.ask.id).await {
-                Ok(row) => Ok(Link::Settled(row)),
+                Ok(row) => Ok(Link::Settled(Box::new(row))),
                 Err(RoundError::Unanswered(Unanswered::RequestCancelled)) => Ok(Link::Cancelled),
                 Err(RoundError::Unanswered(why)) => Ok(Link::Answered(unanswered(&why))),
                 Err(other) => Err(other),
@@ -112,7 +112,7 @@ impl Round {
                 .await
                 .map_err(|e| RoundError::Store(e.to_string()))?;
             if let Some(now) = now.filter(|now| now.status != askgate_store::AskStatus::Pending) {
-                return Ok(Link::Settled(now));
+                return Ok(Link::Settled(Box::new(now)));
             }
         }
         self.queue_link(key, &message, &parked)?;

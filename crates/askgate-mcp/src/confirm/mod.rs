@@ -288,7 +288,7 @@ impl Round {
                     match self.ask_by_link(key, &ask, &row).await? {
                         Link::Queued => return Ok(None),
                         Link::Answered(given) => answered = Some(given),
-                        Link::Settled(row) => (standing, answered) = (self.standing_of(row), None),
+                        Link::Settled(row) => (standing, answered) = (self.standing_of(*row), None),
                         Link::Cancelled => {
                             return self.withdraw(key, call, &standing).await.map(Some);
                         }
@@ -298,7 +298,7 @@ impl Round {
                     let row = self.pending_or_park(key, &ask, &mut standing).await?;
                     match self.wait_in_inbox(&row, &settings).await? {
                         Waited::Settled(row) => {
-                            (standing, answered) = (self.standing_of(row), None)
+                            (standing, answered) = (self.standing_of(*row), None)
                         }
                         Waited::Cancelled => {
                             return self.withdraw(key, call, &standing).await.map(Some);

@@ -34,7 +34,7 @@ pub(super) struct Standing {
 /// How a wait for the inbox ended.
 pub(super) enum Waited {
     /// A person answered.
-    Settled(AskRow),
+    Settled(Box<AskRow>),
     /// The caller cancelled the call.
     Cancelled,
     /// Nobody answered within the wait.
@@ -297,7 +297,7 @@ impl Round {
             tokio::select! {
                 settled = self.rounds().store().wait_settled(&row.ask.id, slice) => {
                     if let Some(row) = settled.map_err(store_failed)? {
-                        return Ok(Waited::Settled(row));
+                        return Ok(Waited::Settled(Box::new(row)));
                     }
                 }
                 () = cx.ct.cancelled() => return Ok(Waited::Cancelled),

@@ -153,7 +153,8 @@ pub(crate) async fn serve(
     }
     let scraped = gateway.clone();
     let service = StreamableHttpService::new(
-        move || Ok(gateway.clone()),
+        // Each session its own: whose asks go where, whose intake is due.
+        move || Ok(gateway.for_session()),
         Arc::new(LocalSessionManager::default()),
         http,
     );

@@ -9,6 +9,7 @@
 pub(crate) mod background;
 pub(crate) mod child;
 pub(crate) mod config;
+pub(crate) mod downstream;
 pub(crate) mod express;
 pub(crate) mod holds;
 pub(crate) mod listen;
@@ -34,8 +35,9 @@ use clap::Args;
 use rmcp::ServiceExt;
 
 use config::Config;
+use downstream::Downstream;
 use proxy::{Gateway, Settings};
-use upstream::{Downstream, Endpoint};
+use upstream::Endpoint;
 
 /// `askgate gateway [--config FILE] [-- <command...>]`.
 #[derive(Debug, Args)]
@@ -315,7 +317,7 @@ async fn serve(args: GatewayArgs) -> Result<(), String> {
     gateway.refresh_tools().await;
     let served = match &config.listen {
         Some(listen) => listen::serve(gateway.clone(), listen.addr, &config.principals).await,
-        None => serve_stdio(gateway.clone(), config.express_lane).await,
+        None => serve_stdio(gateway.for_session(), config.express_lane).await,
     };
     // Keep what the answers did not wait for: a clean stop loses nothing.
     gateway.settle_writes().await;

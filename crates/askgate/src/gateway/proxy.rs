@@ -32,13 +32,14 @@ use super::express::Lane;
 
 use super::background::Background;
 use super::config::{Intake, Replay};
+use super::downstream::Downstream;
 use super::holds::Holds;
 use super::metrics::Metrics;
 use super::questions::{self, Asked};
 use super::reads::Reads;
 use super::rules::{Hints, Rules};
 use super::upcall::{self, Asks, Entered, Followed, Held, Resumable};
-use super::upstream::{Downstream, Upstream};
+use super::upstream::Upstream;
 use super::watch::MARKER_KEY;
 
 /// Between a namespace and a tool or prompt name.
@@ -88,10 +89,14 @@ pub(crate) struct Settings {
     pub(crate) background: Background,
 }
 
-/// The gateway.
+/// The gateway, as one client session sees it: what every session shares,
+/// and this session's id (see [`Gateway::for_session`]).
 #[derive(Clone)]
 pub(crate) struct Gateway {
     inner: Arc<Inner>,
+    /// This client session: one stdio connection, or one Streamable HTTP
+    /// session. Random, so no two runs share one.
+    session: Arc<str>,
 }
 
 struct Inner {
@@ -103,8 +108,6 @@ struct Inner {
     tools: std::sync::RwLock<HashMap<String, (usize, Tool)>>,
     /// Resource URI -> upstream.
     resources: RwLock<HashMap<String, usize>>,
-    /// Intakes settled in this process (a stdio session is one thread).
-    intake_done: std::sync::Mutex<std::collections::HashSet<usize>>,
     /// Upstream calls waiting on a client's retry, by handle.
     held: Holds,
     /// Prompts and resources read through the gateway, and their
@@ -121,13 +124,13 @@ impl Gateway {
     ) -> Gateway {
         let (held, reads) = (Holds::new(settings.hold_for), Reads::new(settings.hold_for));
         Gateway {
+            session: session_id(),
             inner: Arc::new(Inner {
                 settings,
                 upstreams,
                 downstream,
                 tools: std::sync::RwLock::new(HashMap::new()),
                 resources: RwLock::new(HashMap::new()),
-                intake_done: std::sync::Mutex::new(std::collections::HashSet::new()),
                 held,
                 reads,
             }),
@@ -142,11 +145,71 @@ impl Gateway {
         )
     }
 
-    fn intake_done(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<usize>> {
+    /// The gateway for a new client session (a stdio connection, a
+    /// Streamable HTTP session): the same upstreams, store and settings,
+    /// its own session id.
+    pub(crate) fn for_session(&self) -> Gateway {
+        Gateway {
+            inner: Arc::clone(&self.inner),
+            session: session_id(),
+        }
+    }
+
+    /// Note the client of this session, for `principal`: from now on an
+    /// upstream's asks outside any call may go to it, when it is the only
+    /// principal connected (see the `downstream` module).
+    fn note_client(&self, principal: &str, peer: rmcp::service::Peer<RoleServer>) {
+        self.inner.downstream.note(&self.session, principal, peer);
+    }
+
+    /// Whether the intake `which` is due for `principal` in this session,
+    /// from what the store recorded — never from process memory.
+    async fn intake_due(
+        &self,
+        which: usize,
+        when: askgate_core::IntakeWhen,
+        principal: &str,
+    ) -> Result<bool, ErrorData> {
+        let settled = self
+            .inner
+            .settings
+            .rounds
+            .store()
+            .token_consumed(&self.intake_token(which, principal))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("the ask store failed: {e}"), None))?;
+        // Every call of the tool is a turn.
+        let thread = askgate_core::ThreadState {
+            turn: 1,
+            intake_settled_turn: settled.then_some(0),
+            intake_pending: false,
+        };
+        Ok(when.is_due(thread))
+    }
+
+    /// Record that the intake `which` settled for `principal` in this
+    /// session.
+    async fn intake_settled(&self, which: usize, principal: &str) -> Result<(), ErrorData> {
+        let now = Timestamp::now();
+        let kept = now
+            .checked_add(jiff::SignedDuration::from_hours(24 * 30))
+            .unwrap_or(Timestamp::MAX);
         self.inner
-            .intake_done
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .settings
+            .rounds
+            .store()
+            .consume_token(&self.intake_token(which, principal), kept, now)
+            .await
+            .map(|_| ())
+            .map_err(|e| ErrorData::internal_error(format!("the ask store failed: {e}"), None))
+    }
+
+    /// The store's token that says an intake settled for a principal in
+    /// this session.
+    fn intake_token(&self, which: usize, principal: &str) -> String {
+        use sha2::Digest;
+        let principal = URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(principal.as_bytes()));
+        format!("intake:{which}:{principal}:{}", self.session)
     }
 
     /// The configured auto-approve threshold.
@@ -834,6 +897,21 @@ impl Drop for Unrecorded {
     }
 }
 
+/// Who a request is for: its authenticated principal, else the anonymous
+/// one (stdio).
+fn principal_of(cx: &RequestContext<RoleServer>) -> String {
+    askgate_mcp::Principal::of(cx)
+        .map_or_else(|| askgate_mcp::Principal::ANONYMOUS.to_owned(), |p| p.0)
+}
+
+/// A new session's id: random, so no two sessions (nor two runs) share
+/// one.
+fn session_id() -> Arc<str> {
+    let id = random("session")
+        .unwrap_or_else(|_| format!("session_{}", Timestamp::now().as_nanosecond()));
+    Arc::from(id)
+}
+
 /// A random id with a prefix.
 pub(crate) fn random(prefix: &str) -> Result<String, ErrorData> {
     let mut bytes = [0u8; 16];
@@ -932,7 +1010,13 @@ impl ServerHandler for Gateway {
     /// call the gateway handles — during a call on the express lane, say —
     /// go to it.
     async fn on_initialized(&self, cx: NotificationContext<RoleServer>) {
-        self.inner.downstream.set(cx.peer);
+        let principal = cx
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<askgate_mcp::Principal>())
+            .map_or(askgate_mcp::Principal::ANONYMOUS, |p| p.0.as_str())
+            .to_owned();
+        self.note_client(&principal, cx.peer);
     }
 
     async fn list_tools(
@@ -940,7 +1024,7 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        self.inner.downstream.set(cx.peer.clone());
+        self.note_client(&principal_of(&cx), cx.peer.clone());
         let caller_confirm = self.inner.settings.rounds.confirmations().caller_confirm;
         let tools = self
             .refresh_tools()
@@ -963,9 +1047,8 @@ impl ServerHandler for Gateway {
         params: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.inner.downstream.set(cx.peer.clone());
-        let principal =
-            askgate_mcp::Principal::of(&cx).map_or_else(|| "anonymous".to_owned(), |p| p.0);
+        let principal = principal_of(&cx);
+        self.note_client(&principal, cx.peer.clone());
         if self.inner.settings.offer_ask_tool && params.name == askgate_core::ask_tool::NAME {
             let mut round = self
                 .inner
@@ -1028,21 +1111,16 @@ impl ServerHandler for Gateway {
         // Intake first: questions configured before this tool's calls.
         let mut intake_text = None;
         let intake = super::config::intake_for(&self.inner.settings.intake, &server, &tool.name);
-        if let Some((which, intake)) = intake {
-            let due = match intake.when {
-                askgate_core::IntakeWhen::EveryTurn => true,
-                askgate_core::IntakeWhen::Once => !self.intake_done().contains(&which),
-            };
-            if due {
-                match questions::put(&mut round, "intake", intake.questions.clone(), &principal)
-                    .await?
-                {
-                    Asked::Settled(text) => {
-                        self.intake_done().insert(which);
-                        intake_text = Some(text);
-                    }
-                    Asked::Waiting => return Ok(round.respond()?),
+        if let Some((which, intake)) = intake
+            && self.intake_due(which, intake.when, &principal).await?
+        {
+            match questions::put(&mut round, "intake", intake.questions.clone(), &principal).await?
+            {
+                Asked::Settled(text) => {
+                    self.intake_settled(which, &principal).await?;
+                    intake_text = Some(text);
                 }
+                Asked::Waiting => return Ok(round.respond()?),
             }
         }
         let Some(decided) = round.decide("confirm", &call, policy).await? else {

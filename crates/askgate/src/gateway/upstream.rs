@@ -6,7 +6,7 @@
 // send them, and the gateway relays them.
 #![allow(deprecated)]
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use askgate_mcp::input;
 use rmcp::model::ProtocolVersion;
@@ -16,8 +16,8 @@ use rmcp::model::{
     Implementation, InputRequest, ListRootsResult,
 };
 use rmcp::service::{
-    ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, RequestContext, RoleClient,
-    RoleServer, RunningService,
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RoleClient,
+    RunningService,
 };
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -25,6 +25,7 @@ use rmcp::{ClientHandler, ErrorData};
 use serde_json::{Value as Json, json};
 
 use super::config::UpstreamProtocol;
+use super::downstream::{Downstream, Whom};
 use super::express::Lane;
 use super::upcall::{self, Answer, Inflight, Route};
 use super::url_mode;
@@ -53,52 +54,6 @@ pub(crate) enum Endpoint {
     },
 }
 
-/// The downstream client the person is behind: where an upstream's own
-/// asks are relayed.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Downstream {
-    peer: Arc<Mutex<Option<Peer<RoleServer>>>>,
-    /// Rung when a client is set.
-    set: Arc<tokio::sync::Notify>,
-}
-
-impl Downstream {
-    /// Relay to `peer` from now on.
-    pub(crate) fn set(&self, peer: Peer<RoleServer>) {
-        *self
-            .peer
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(peer);
-        self.set.notify_waiters();
-    }
-
-    /// The client, waiting up to `within` for one: rmcp notes it as it
-    /// handles `notifications/initialized`, which may still be on its way
-    /// when the express lane already relays the client's first call — and
-    /// that call's upstream asks.
-    async fn get_within(&self, within: std::time::Duration) -> Option<Peer<RoleServer>> {
-        let waiting = async {
-            loop {
-                let rung = self.set.notified();
-                tokio::pin!(rung);
-                rung.as_mut().enable();
-                if let Some(peer) = self.get() {
-                    return peer;
-                }
-                rung.await;
-            }
-        };
-        tokio::time::timeout(within, waiting).await.ok()
-    }
-
-    fn get(&self) -> Option<Peer<RoleServer>> {
-        self.peer
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
-    }
-}
-
 /// How long an upstream's ask outside a call the gateway handles waits
 /// for the client to be known.
 const CLIENT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -121,21 +76,25 @@ fn unavailable(server: &str, what: &str, why: &str) -> ErrorData {
 impl Relay {
     /// Put the server's own `request` to the person behind the call that
     /// caused it (see the `upcall` module), or — asked outside any call —
-    /// to the most recent client, when it takes requests.
+    /// to the connected client, when every connected client is one
+    /// principal's (see the `downstream` module).
     async fn ask(&self, request: InputRequest, what: &str) -> Result<Answer, ErrorData> {
         let answer = match self.inflight.route() {
             Route::Call(asks) => {
                 tracing::info!(server = %self.server, what, "relaying the server's own ask to the person");
                 upcall::ask_through(&asks, request).await
             }
-            Route::NoCall => match self.downstream.get_within(CLIENT_WAIT).await {
-                Some(peer) => upcall::ask_peer(&peer, &request)
+            Route::NoCall => match self.downstream.whom(CLIENT_WAIT).await {
+                Whom::Client(peer) => upcall::ask_peer(&peer, &request)
                     .await
                     .map(|value| Answer {
                         value,
                         client: Some(peer),
                     }),
-                None => Err("no client is connected".to_owned()),
+                Whom::Refused(why) => {
+                    tracing::warn!(server = %self.server, what, "refused an upstream's ask outside any call: {why}");
+                    Err(why)
+                }
             },
             Route::Ambiguous => Err(
                 "calls of several people are in flight to this server, and its request does not say which one it is for"
@@ -224,26 +183,26 @@ impl ClientHandler for Relay {
 
     async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
         // The gateway re-reads the tools on the next list; tell the client.
-        if let Some(peer) = self.downstream.get()
-            && let Err(error) = peer.notify_tool_list_changed().await
-        {
-            tracing::debug!(server = %self.server, %error, "could not relay tools/list_changed");
+        for peer in self.downstream.everyone() {
+            if let Err(error) = peer.notify_tool_list_changed().await {
+                tracing::debug!(server = %self.server, %error, "could not relay tools/list_changed");
+            }
         }
     }
 
     async fn on_prompt_list_changed(&self, _cx: NotificationContext<RoleClient>) {
-        if let Some(peer) = self.downstream.get()
-            && let Err(error) = peer.notify_prompt_list_changed().await
-        {
-            tracing::debug!(server = %self.server, %error, "could not relay prompts/list_changed");
+        for peer in self.downstream.everyone() {
+            if let Err(error) = peer.notify_prompt_list_changed().await {
+                tracing::debug!(server = %self.server, %error, "could not relay prompts/list_changed");
+            }
         }
     }
 
     async fn on_resource_list_changed(&self, _cx: NotificationContext<RoleClient>) {
-        if let Some(peer) = self.downstream.get()
-            && let Err(error) = peer.notify_resource_list_changed().await
-        {
-            tracing::debug!(server = %self.server, %error, "could not relay resources/list_changed");
+        for peer in self.downstream.everyone() {
+            if let Err(error) = peer.notify_resource_list_changed().await {
+                tracing::debug!(server = %self.server, %error, "could not relay resources/list_changed");
+            }
         }
     }
 

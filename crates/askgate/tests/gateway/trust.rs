@@ -88,8 +88,9 @@ fn as_carol(h: &Harness, args: &[&str]) -> Output {
         .expect("askgate runs")
 }
 
-fn notes_note(h: &Harness) -> impl std::future::Future<Output = String> + '_ {
-    async move { text(&call(h, "read_note", json!({"name": "todo"})).await) }
+/// What the upstream has in the note `todo` (a read: no person asked).
+async fn notes_note(h: &Harness) -> String {
+    text(&call(h, "read_note", json!({"name": "todo"})).await)
 }
 
 #[tokio::test]
