@@ -78,6 +78,15 @@ fn the_example_config_parses() {
     );
     assert_eq!(config.replay, Replay::AppAuthorized);
     assert!(!config.durable_reads);
+    let trust = &config.confirmations;
+    assert_eq!(trust.caller_confirm, None, "only a person approves");
+    assert_eq!(trust.min_answer, std::time::Duration::from_millis(250));
+    assert_eq!(
+        trust.min_answer_for(Some("my-voice-client")),
+        std::time::Duration::from_millis(100)
+    );
+    assert_eq!(trust.inbox_wait, std::time::Duration::ZERO);
+    assert_eq!(trust.ask_lifetime, std::time::Duration::from_secs(24 * 3600));
     assert_eq!(config.inbox.listen.to_string(), "127.0.0.1:7878");
     assert_eq!(
         config.inbox.base_url.as_deref(),
