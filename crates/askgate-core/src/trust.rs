@@ -555,7 +555,9 @@ fn millis(duration: Duration) -> String {
 
 fn seconds(duration: Duration) -> String {
     let secs = duration.as_secs();
-    if secs >= 60 && secs.is_multiple_of(60) {
+    if secs == 0 {
+        millis(duration)
+    } else if secs >= 60 && secs.is_multiple_of(60) {
         format!("{} min", secs / 60)
     } else {
         format!("{secs} s")

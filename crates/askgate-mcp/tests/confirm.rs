@@ -13,7 +13,7 @@ use std::time::Duration;
 use askgate_core::{Ask, Call, Form, Risk, Surface};
 use askgate_mcp::stored::{self, Act};
 use askgate_mcp::{
-    Confirmations, Inbox, Policy, Request, Rounds, THRESHOLD_HEADER, session_threshold,
+    AskOptions, Confirmations, Inbox, Policy, Request, Rounds, THRESHOLD_HEADER, session_threshold,
 };
 use askgate_store::{AskStatus, AuditRecord, Decision, Store};
 use rmcp::model::{
@@ -210,6 +210,9 @@ struct Setup {
     confirmations: Confirmations,
     inbox: bool,
     hold: bool,
+    /// How long each ask waits for the client (the rounds' default when
+    /// `None`).
+    timeout: Option<Duration>,
 }
 
 impl Setup {
@@ -231,6 +234,7 @@ impl Setup {
             confirmations,
             inbox: false,
             hold: false,
+            timeout: None,
         }
     }
 
@@ -240,6 +244,11 @@ impl Setup {
             Rounds::new([1u8; 32], store.clone()).with_confirmations(self.confirmations);
         if self.inbox {
             rounds = rounds.with_inbox(Inbox::new("https://askgate.example/").expect("a URL"));
+        }
+        if let Some(timeout) = self.timeout {
+            rounds = rounds.with_options(AskOptions {
+                timeout: Some(timeout),
+            });
         }
         let ended = Arc::new(tokio::sync::Notify::new());
         let server = Server {
@@ -534,6 +543,30 @@ async fn an_answer_faster_than_a_person_reads_moves_the_ask_to_the_inbox() {
     let verdict = run(&h.client, args).await;
     assert_eq!(verdict["method"], "waiting");
     assert_eq!(h.person.asked(), 2);
+}
+
+#[tokio::test]
+async fn an_ask_nobody_answers_in_time_moves_to_the_inbox_and_is_withdrawn() {
+    let mut setup = Setup::new(form_client(), vec![]);
+    setup.hold = true;
+    setup.inbox = true;
+    setup.timeout = Some(Duration::from_millis(200));
+    let h = setup.start().await;
+    let verdict = run(&h.client, json!({"risk": "high_write"})).await;
+    assert_eq!(verdict["method"], "waiting", "{verdict}");
+    assert_eq!(verdict["final"], false, "nobody answered: not a no");
+    tokio::time::timeout(Duration::from_secs(30), h.person.withdrawn.notified())
+        .await
+        .expect("the timed-out ask is withdrawn from the client");
+    let entry = last(&h.store).await;
+    assert!(
+        entry
+            .reason
+            .starts_with("not shown: nobody answered in the client within 200 ms"),
+        "{}",
+        entry.reason
+    );
+    assert_eq!(pending(&h.store).await.len(), 1, "it waits in the inbox");
 }
 
 #[tokio::test]
