@@ -196,9 +196,9 @@ for name in python typescript crash; do
     mkdir -p "$scratch/$name"
 done
 files=$(write_config "$scratch/python")
-suite python "$venv/bin/python" interop/gateway/python_client.py \
+suite python env ASKGATE_TOKEN="$person_token" "$venv/bin/python" interop/gateway/python_client.py \
     --askgate "$askgate" --config "$scratch/python/askgate.toml" --store "sqlite://$scratch/python/askgate.db" \
-    --root "$files" --notes "$scratch/python/notes" --logs "$logs"
+    --root "$files" --notes "$scratch/python/notes" --logs "$logs" --person "$person"
 files=$(write_config "$scratch/typescript")
 suite typescript node interop/gateway/typescript_client.mjs \
     --askgate "$askgate" --config "$scratch/typescript/askgate.toml" --store "sqlite://$scratch/typescript/askgate.db" \

@@ -6,21 +6,37 @@ upstreams behind it (see scripts/gateway-e2e.sh for the config):
 - `files`:      npm @modelcontextprotocol/server-filesystem, rooted in --root
 - `notes`:      the repository's askgate-example-upstream, notes in --notes
 
-A scripted person answers through the SDK's elicitation callback; the client
-speaks 2025-11-25 (`ClientSession.initialize`) unless a scenario says
-otherwise. Each scenario spawns the gateway afresh (`askgate gateway --config FILE`) and
-checks what the person was asked, what the tool returned, what the upstream
-did (files on disk) and what the store recorded (`askgate asks|audit`):
+A scripted person answers through the SDK's elicitation callback, like a
+person: after reading for PERSON_READS seconds, longer than the gateway's
+`min_answer_ms` (250 ms by default; an answer sooner was shown to nobody).
+The client speaks 2025-11-25 (`ClientSession.initialize`) unless a scenario
+says otherwise. Each scenario spawns the gateway afresh (`askgate gateway
+--config FILE`) and checks what the person was asked, what the tool
+returned, what the upstream did (files on disk) and what the store recorded
+(`askgate asks|audit`). The config sets no `caller_confirm`: only a person
+approves.
 
 - tools:         every upstream's tools are listed as <server>__<tool>;
-                 gated tools offer `confirm`, reads do not
+                 no tool offers `confirm` (the caller may stand in for
+                 nobody), gated tools carry their risk in the description
 - read:          a tool a rule makes `read` runs without asking anyone
-- write-accept:  a write is confirmed through elicitation, then runs
-- write-decline: declined: a blocked result, the file is not written
-- destructive-no-elicitation: a client without elicitation gets the ask
-                 parked (pending in the store, the note not deleted); the
-                 caller's `confirm: true` then proceeds, audited as
-                 caller_confirmed
+- write-accept:  a write is confirmed through elicitation, then runs,
+                 audited as elicited
+- write-decline: declined after reading: a blocked result that says the
+                 no is final, the file is not written; the same call again
+                 (even with `confirm: true`) is refused without asking
+- destructive-no-elicitation: a client without elicitation: the ask waits
+                 in the inbox (pending in the store; the text names the
+                 inbox's page and no command; the note not deleted); the
+                 same call with `confirm: true` still waits; the person
+                 answers with `askgate asks answer` (their token in
+                 ASKGATE_TOKEN) and the retry runs once, audited as
+                 elicited via the CLI; the call made once more waits again
+- headless:      a client that declines every elicitation at once (as
+                 `claude -p` or `codex exec` do): the write does not run and
+                 waits in the inbox, audited `waiting` / "not shown: the
+                 client declined ..."; the person answers with the CLI and
+                 the retry writes the file, audited as elicited via the CLI
 - relay-everything, relay-notes: the upstream's own elicitation reaches the
                  person, and the answer reaches the upstream
 - relay-sampling, relay-roots: the upstream's sampling and roots requests
@@ -29,11 +45,14 @@ did (files on disk) and what the store recorded (`askgate asks|audit`):
                  refused with an error that says why
 - mrtr-write-accept, mrtr-relay-notes: the same on 2026-07-28 (`Client`,
                  mode "auto"): the confirmation and the upstream's own ask
-                 come back as InputRequiredResult, and the SDK retries
-- audit:         the decisions are in the audit chain, without argument
-                 values, and `askgate audit verify` passes
+                 come back as InputRequiredResult, and the SDK retries with
+                 the person's answer (given after reading)
+- audit:         the decisions made above (not_required, elicited, blocked,
+                 waiting; never caller_confirmed) are in the audit chain,
+                 without argument values, and `askgate audit verify` passes
 
-    python python_client.py --askgate BIN --config FILE --store URL --root DIR --notes DIR --logs DIR
+    ASKGATE_TOKEN=... python python_client.py --askgate BIN --config FILE --store URL --root DIR \
+        --notes DIR --logs DIR --person NAME
 
 Prints `python: N passed, N failed`; exits non-zero when any scenario fails.
 """
@@ -61,13 +80,22 @@ SDK = f"mcp {importlib.metadata.version('mcp')}"
 ELICITING_TOOL = "everything__trigger-elicitation-request"
 CLASSIC = "2025-11-25"
 MRTR = "2026-07-28"
+# How long the scripted person reads an ask before answering: longer than
+# the gateway's min_answer_ms (250 ms by default), under which an answer
+# counts as shown to nobody.
+PERSON_READS = 0.3
+# Where a waiting ask is, in the text the model gets: its inbox page.
+INBOX_PAGE = re.compile(r"https?://[^\s()]+/asks/(ask_[A-Za-z0-9_-]+)")
 
 
 class Person:
-    """A scripted person: gives its answers in order, records each ask."""
+    """A scripted person: reads each ask for `reads` seconds, then gives its
+    answers in order; records each ask. `reads=0` is no person at all: a
+    client that answers before anyone could have read the ask."""
 
-    def __init__(self, *answers: tuple[str, dict[str, Any] | None]) -> None:
+    def __init__(self, *answers: tuple[str, dict[str, Any] | None], reads: float = PERSON_READS) -> None:
         self.answers = list(answers)
+        self.reads = reads
         self.asked: list[types.ElicitRequestFormParams] = []
 
     async def __call__(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
@@ -79,6 +107,8 @@ class Person:
                 code=types.INTERNAL_ERROR, message=f"the scripted person was asked more than expected: {params.message!r}"
             )
         action, content = self.answers.pop(0)
+        if self.reads:
+            await anyio.sleep(self.reads)
         return types.ElicitResult(action=action, content=content)
 
 
@@ -94,6 +124,39 @@ def succeeded(result: types.CallToolResult, what: str) -> str:
 def blocked(result: types.CallToolResult, what: str) -> str:
     check(result.is_error is True, f"{what} was not blocked: {text(result)!r}")
     return text(result)
+
+
+def waiting_ask(said: str, tool: str) -> str:
+    """The id of the ask a call waits on: the text says it waits in the
+    inbox, names the inbox page, asks for the same call again, and names no
+    command (nothing the model could run to approve it)."""
+    check("waits in the askgate inbox" in said, f"the result does not say the ask waits in the inbox: {said!r}")
+    check(f"call {tool} again with the same arguments" in said, f"the result does not say to retry {tool}: {said!r}")
+    check("askgate asks" not in said, f"the result names a command: {said!r}")
+    found = INBOX_PAGE.search(said)
+    check(found is not None, f"the result does not name the ask's inbox page: {said!r}")
+    return found.group(1)
+
+
+def check_waiting(entry: dict[str, Any], reason: str) -> None:
+    """An audit entry for a call that waits in the inbox, for `reason`."""
+    check(entry["decision"] == "waiting", f"audited {entry['decision']!r}, expected waiting: {entry}")
+    check(entry["reason"].startswith(reason), f"audited the reason {entry['reason']!r}, expected {reason!r}...")
+
+
+def check_answered_in_cli(entry: dict[str, Any], ask_id: str, person: str) -> None:
+    """An audit entry for a call the person confirmed with `askgate asks answer`."""
+    check(entry["decision"] == "elicited", f"audited {entry['decision']!r}, expected elicited: {entry}")
+    check(entry.get("ask_id") == ask_id, f"the decision does not name the ask {ask_id}: {entry}")
+    check(entry.get("answered_via") == "cli", f"the decision says it was answered via {entry.get('answered_via')!r}")
+    check(
+        entry.get("answered_by") == person,
+        f"the decision says it was answered by {entry.get('answered_by')!r}, expected the person {person!r}",
+    )
+
+
+def entries_of(entries: list[dict[str, Any]], server: str, tool: str) -> list[dict[str, Any]]:
+    return [e for e in entries if e["server"] == server and e["tool"] == tool]
 
 
 def check_confirmation(person: Person, tool: str) -> None:
@@ -115,7 +178,9 @@ class Gateway:
         self.config = args.config
         self.root = Path(args.root)
         self.notes = Path(args.notes)
-        self.store = StoreCli(args.askgate, args.store)
+        self.person = args.person
+        # Answers as the config's person; the gateways never get the token.
+        self.store = StoreCli(args.askgate, args.store, config=args.config, token=args.token)
         self.errlog = errlog
 
     @asynccontextmanager
@@ -171,9 +236,15 @@ async def tools(gw: Gateway) -> None:
     # Besides the upstreams' tools, only askgate's own `ask` tool (offer_ask_tool, default on).
     unprefixed = [name for name in listed if not re.match(r"^(everything|files|notes)__", name) and name != "ask"]
     check(not unprefixed, f"listed without a server's namespace: {unprefixed}")
-    for name in ["files__write_file", "notes__delete_all_notes"]:
+    # No caller_confirm in the config: the caller's word stands in for no
+    # person, so no tool offers `confirm`, gated or not.
+    for name in ["files__write_file", "files__edit_file", "notes__delete_all_notes"]:
         props = listed[name].input_schema.get("properties", {})
-        check("confirm" in props, f"{name} is gated but does not offer confirm: {list(props)}")
+        check("confirm" not in props, f"{name} offers confirm, which the config allows for no risk: {list(props)}")
+        check(
+            "confirm" not in listed[name].input_schema.get("required", []),
+            f"{name} requires confirm: {listed[name].input_schema}",
+        )
     for name in ["files__read_text_file", "everything__echo"]:
         props = listed[name].input_schema.get("properties", {})
         check("confirm" not in props, f"{name} is a read but offers confirm")
@@ -218,6 +289,19 @@ async def write_decline(gw: Gateway) -> None:
     check(not path.exists(), f"{path} was written although the person declined")
     check(decisions(gw.store.audit(), "files", "write_file")[-1] == "blocked", "the decline is not audited as blocked")
 
+    # The person's no stands for the same call, with or without confirm:
+    # refused again without asking anyone.
+    again = Person()
+    async with gw.session(again) as session:
+        result = await session.call_tool(
+            "files__write_file", {"path": str(path), "content": "never written", "confirm": True}
+        )
+    said = blocked(result, "the declined write made again with confirm: true")
+    check("already declined" in said, f"the call made again does not say a person declined it: {said!r}")
+    check(not again.asked, f"the call made again asked the person again: {[a.message for a in again.asked]}")
+    check(not path.exists(), f"{path} was written on a call a person had declined")
+    check(decisions(gw.store.audit(), "files", "write_file")[-1] == "blocked", "the call made again is not blocked")
+
 
 async def destructive_no_elicitation(gw: Gateway) -> None:
     note = gw.notes / "doomed.txt"
@@ -225,23 +309,66 @@ async def destructive_no_elicitation(gw: Gateway) -> None:
         # low_write: proceeds without asking, even without elicitation.
         succeeded(await session.call_tool("notes__append_note", {"name": "doomed", "text": "x"}), "append_note")
         check(note.exists(), f"append_note did not write {note}")
-        parked = blocked(await session.call_tool("notes__delete_all_notes", {}), "delete_all_notes without elicitation")
-        found = re.search(r"askgate asks answer (ask_[A-Za-z0-9_-]+)", parked)
-        check(found is not None, f"the parked result does not say how to answer: {parked!r}")
-        ask_id = found.group(1)
+        said = blocked(await session.call_tool("notes__delete_all_notes", {}), "delete_all_notes without elicitation")
+        check("cannot show a confirmation" in said, f"the result does not say why the call waits: {said!r}")
+        ask_id = waiting_ask(said, "notes__delete_all_notes")
         pending = {row["id"]: row for row in gw.store.pending()}
         check(ask_id in pending, f"{ask_id} is not pending in the store: {list(pending)}")
         check(pending[ask_id]["status"] == "pending", f"{ask_id}: {pending[ask_id]['status']}")
-        check(note.exists(), "the note was deleted while the ask was parked")
+        check(note.exists(), "the note was deleted while the ask waited")
+        last = entries_of(gw.store.audit(), "notes", "delete_all_notes")[-1]
+        check_waiting(last, "this client cannot show a confirmation")
 
-        done = succeeded(
+        # The caller's confirm: true is the same call, and stands in for nobody.
+        said = blocked(
             await session.call_tool("notes__delete_all_notes", {"confirm": True}), "delete_all_notes with confirm: true"
         )
-    check("deleted 1 notes" in done, f"the upstream said {done!r}")
-    check(not note.exists(), f"{note} survived the confirmed delete")
-    # Parked is not a decision: the only one audited is the caller's.
+        check(waiting_ask(said, "notes__delete_all_notes") == ask_id, f"confirm: true made a new ask: {said!r}")
+        check(note.exists(), "the caller's confirm: true deleted the note")
+        last = entries_of(gw.store.audit(), "notes", "delete_all_notes")[-1]
+        check_waiting(last, "an ask for this exact call already waits for a person")
+        check("confirm: true was not taken" in last["reason"], f"the audit does not say confirm was refused: {last}")
+
+        # The person answers in the inbox (here its CLI); the retry runs once.
+        answered = gw.store.answer(ask_id, {"confirm": True})
+        check(answered.get("status") == "answered", f"the CLI answer left the ask {answered.get('status')!r}")
+        done = succeeded(await session.call_tool("notes__delete_all_notes", {}), "delete_all_notes after the answer")
+        check("deleted 1 notes" in done, f"the upstream said {done!r}")
+        check(not note.exists(), f"{note} survived the confirmed delete")
+        check_answered_in_cli(entries_of(gw.store.audit(), "notes", "delete_all_notes")[-1], ask_id, gw.person)
+
+        # The answer confirmed one call: the same call once more waits again.
+        succeeded(await session.call_tool("notes__append_note", {"name": "doomed", "text": "y"}), "append_note")
+        said = blocked(await session.call_tool("notes__delete_all_notes", {}), "delete_all_notes once more")
+        check(waiting_ask(said, "notes__delete_all_notes") != ask_id, f"the answered ask was taken again: {said!r}")
+        check(note.exists(), "one answer deleted the notes twice")
     audited = decisions(gw.store.audit(), "notes", "delete_all_notes")
-    check(audited == ["caller_confirmed"], f"audited {audited}, expected caller_confirmed")
+    check(audited == ["waiting", "waiting", "elicited", "waiting"], f"audited {audited}")
+
+
+async def headless(gw: Gateway) -> None:
+    path = gw.root / "headless.txt"
+    arguments = {"path": str(path), "content": "written once a person said yes"}
+    # Declines at once, before anyone could read the ask: nobody was shown it.
+    client = Person(("decline", None), reads=0)
+    async with gw.session(client) as session:
+        said = blocked(await session.call_tool("files__write_file", arguments), "the write from a headless client")
+        check(len(client.asked) == 1, f"the client was asked {len(client.asked)} times, expected once")
+        check("final" not in said, f"a decline nobody read is taken as final: {said!r}")
+        check("before a person could have read it" in said, f"the result does not say why the call waits: {said!r}")
+        ask_id = waiting_ask(said, "files__write_file")
+        check(not path.exists(), f"{path} was written although nobody confirmed it")
+        pending = {row["id"]: row for row in gw.store.pending()}
+        check(ask_id in pending, f"{ask_id} is not pending in the store: {list(pending)}")
+        check_waiting(entries_of(gw.store.audit(), "files", "write_file")[-1], "not shown: the client declined")
+
+        # The person answers in the inbox (here its CLI); the same call again runs.
+        answered = gw.store.answer(ask_id, {"confirm": True})
+        check(answered.get("status") == "answered", f"the CLI answer left the ask {answered.get('status')!r}")
+        succeeded(await session.call_tool("files__write_file", arguments), "the write retried after the answer")
+    check(len(client.asked) == 1, f"the retry asked the client again ({len(client.asked)} asks)")
+    check(path.exists() and path.read_text() == arguments["content"], f"{path} was not written as asked")
+    check_answered_in_cli(entries_of(gw.store.audit(), "files", "write_file")[-1], ask_id, gw.person)
 
 
 async def relay_everything(gw: Gateway) -> None:
@@ -275,6 +402,7 @@ async def mrtr_write_accept(gw: Gateway) -> None:
     succeeded(result, "the confirmed write on 2026-07-28")
     check_confirmation(person, "write_file")
     check(path.exists() and path.read_text() == "written after a yes", f"{path} was not written as asked")
+    check(decisions(gw.store.audit(), "files", "write_file")[-1] == "elicited", "the write is not audited as elicited")
 
 
 async def mrtr_relay_notes(gw: Gateway) -> None:
@@ -327,11 +455,14 @@ async def relay_roots(gw: Gateway) -> None:
 
 async def audit(gw: Gateway) -> None:
     raw = gw.store.audit_text()
-    for value in ["written after a yes", "never written", "hello askgate", "Ada Lovelace", "Grace"]:
+    values = ["written after a yes", "never written", "written once a person said yes", "hello askgate", "Ada Lovelace"]
+    for value in [*values, "Grace"]:
         check(value not in raw, f"an argument or answer value is in the audit log: {value!r}")
     found = {e["decision"] for e in gw.store.audit()}
-    for decision in ["not_required", "elicited", "blocked", "caller_confirmed"]:
+    for decision in ["not_required", "elicited", "blocked", "waiting"]:
         check(decision in found, f"no {decision} decision audited: {sorted(found)}")
+    # No caller_confirm in the config: the caller's word never stood in.
+    check("caller_confirmed" not in found, f"a call was confirmed by its caller: {sorted(found)}")
     gw.store.verify()
 
 
@@ -341,6 +472,7 @@ SCENARIOS = [
     ("write-accept", write_accept),
     ("write-decline", write_decline),
     ("destructive-no-elicitation", destructive_no_elicitation),
+    ("headless", headless),
     ("relay-everything", relay_everything),
     ("relay-notes", relay_notes),
     ("relay-sampling", relay_sampling),
@@ -372,8 +504,15 @@ def main() -> int:
     parser.add_argument("--root", required=True, help="server-filesystem's root")
     parser.add_argument("--notes", required=True, help="the example upstream's notes directory")
     parser.add_argument("--logs", required=True, help="where the gateway's stderr goes")
+    parser.add_argument("--person", required=True, help="the config's [[people]] entry whose token is in ASKGATE_TOKEN")
     parser.add_argument("--only", help="run one scenario")
     args = parser.parse_args()
+    # The person's token answers from the CLI only: the gateways started
+    # here (the agent's side) never get it in their environment.
+    args.token = os.environ.pop("ASKGATE_TOKEN", "")
+    if not args.token:
+        print("python_client.py: set ASKGATE_TOKEN to the token of the person --person names", file=sys.stderr)
+        return 2
     print(f"gateway-e2e python: {SDK}", flush=True)
     return anyio.run(run, args)
 
