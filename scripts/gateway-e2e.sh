@@ -200,9 +200,10 @@ suite python env ASKGATE_TOKEN="$person_token" "$venv/bin/python" interop/gatewa
     --askgate "$askgate" --config "$scratch/python/askgate.toml" --store "sqlite://$scratch/python/askgate.db" \
     --root "$files" --notes "$scratch/python/notes" --logs "$logs" --person "$person"
 files=$(write_config "$scratch/typescript")
-suite typescript node interop/gateway/typescript_client.mjs \
+suite typescript env ASKGATE_TOKEN="$person_token" node interop/gateway/typescript_client.mjs \
     --askgate "$askgate" --config "$scratch/typescript/askgate.toml" --store "sqlite://$scratch/typescript/askgate.db" \
-    --root "$files" --notes "$scratch/typescript/notes" --logs "$logs" --modules "$node_prefix/node_modules"
+    --root "$files" --notes "$scratch/typescript/notes" --logs "$logs" --modules "$node_prefix/node_modules" \
+    --person "$person"
 files=$(write_config "$scratch/crash")
 suite crash env ASKGATE_TOKEN="$person_token" "$venv/bin/python" interop/gateway/crash.py \
     --askgate "$askgate" --config "$scratch/crash/askgate.toml" --store "sqlite://$scratch/crash/askgate.db" \
