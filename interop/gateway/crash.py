@@ -6,8 +6,9 @@ test owns the process and can SIGKILL it) calls server-filesystem's
 `edit_file` — destructive, by its own destructiveHint — through the real
 gateway:
 
-1. the call is answered "parked": the ask waits in the store, the file is
-   untouched;
+1. the call waits in the inbox: the result names the ask's inbox page (its
+   id, `ask_...`, in the URL) and no command, the ask is pending in the
+   store (`askgate asks list`), audited `waiting`; the file is untouched;
 2. the gateway is killed with SIGKILL;
 3. `askgate asks list` still shows the ask pending; `askgate asks answer
    <id> --content '{"confirm": true}'` answers it from the command line, as
@@ -19,7 +20,8 @@ gateway:
 5. `askgate audit verify` passes.
 
 Then (answer-confirms-one-call) the same call is made once more: the one
-answer confirmed one edit, so it must not run again.
+answer confirmed one edit, so it must not run again (it waits in the inbox
+for a new answer).
 
     ASKGATE_TOKEN=... python crash.py --askgate BIN --config FILE --store URL --root DIR \
         --logs DIR --person NAME
@@ -129,6 +131,20 @@ class Gateway:
                 self.process.wait()
 
 
+# Where a waiting ask is, in the text the model gets: its inbox page.
+INBOX_PAGE = re.compile(r"https?://[^\s()]+/asks/(ask_[A-Za-z0-9_-]+)")
+
+
+def waiting_ask(said: str) -> str:
+    """The id of the ask a call waits on: the text says it waits in the
+    inbox and names the ask's inbox page, and names no command."""
+    check("waits in the askgate inbox" in said, f"the held call does not say it waits in the inbox: {said!r}")
+    check("askgate asks" not in said, f"the held call names a command: {said!r}")
+    found = INBOX_PAGE.search(said)
+    check(found is not None, f"the held call does not name the ask's inbox page: {said!r}")
+    return found.group(1)
+
+
 MARK = "runs:"
 
 
@@ -150,13 +166,12 @@ async def crash(args: argparse.Namespace, errlog: BinaryIO) -> None:
         first.initialize()
         is_error, said = first.call("files__edit_file", arguments)
         check(is_error, f"the destructive call was not held: {said!r}")
-        found = re.search(r"askgate asks answer (ask_[A-Za-z0-9_-]+)", said)
-        check(found is not None, f"the held call does not say how to answer it: {said!r}")
-        ask_id = found.group(1)
+        ask_id = waiting_ask(said)
         check(runs(path) == 0, "the edit ran before anyone answered")
+        check(ask_id in {row["id"] for row in store.pending()}, f"{ask_id} is not pending in the store")
     finally:
         first.kill()
-    print(f"       crash: {ask_id} parked; the gateway was killed (SIGKILL)", flush=True)
+    print(f"       crash: {ask_id} waits in the inbox; the gateway was killed (SIGKILL)", flush=True)
 
     pending = {row["id"]: row for row in store.pending()}
     check(ask_id in pending, f"{ask_id} is not pending after the crash: {list(pending)}")
@@ -180,7 +195,7 @@ async def crash(args: argparse.Namespace, errlog: BinaryIO) -> None:
     check(runs(path) == 1, f"the edit ran {runs(path)} times, expected once")
     entries = store.audit()
     audited = decisions(entries, "files", "edit_file")
-    check(audited == ["elicited"], f"audited {audited}, expected one elicited decision")
+    check(audited == ["waiting", "elicited"], f"audited {audited}, expected waiting, then elicited")
     last = [e for e in entries if e["tool"] == "edit_file"][-1]
     check(last.get("ask_id") == ask_id, f"the decision does not name the ask: {last}")
     check(last.get("answered_via") == "cli", f"the decision says it was answered via {last.get('answered_via')!r}")
@@ -197,6 +212,7 @@ async def answer_confirms_one_call(args: argparse.Namespace, errlog: BinaryIO) -
     store = StoreCli(args.askgate, args.store)
     path = Path(args.root) / "ledger.txt"
     check(path.exists() and runs(path) == 1, "needs parked-ask-survives-sigkill to have passed")
+    answered = {row["id"] for row in json.loads(store.run("asks", "list", "--status", "answered"))["asks"]}
     arguments = {"path": str(path), "edits": [{"oldText": MARK, "newText": f"{MARK} x"}]}
     gateway = Gateway(args.askgate, args.config, errlog)
     try:
@@ -210,6 +226,9 @@ async def answer_confirms_one_call(args: argparse.Namespace, errlog: BinaryIO) -
         f"times; audited {decisions(store.audit(), 'files', 'edit_file')}); the gateway said: {said[:120]!r}",
     )
     check(is_error, f"the call made again did not run, yet did not say so: {said!r}")
+    check(waiting_ask(said) not in answered, f"the call made again was taken on an answered ask: {said!r}")
+    audited = decisions(store.audit(), "files", "edit_file")
+    check(audited == ["waiting", "elicited", "waiting"], f"audited {audited}, expected the call made again waiting")
 
 
 async def run(args: argparse.Namespace) -> int:
