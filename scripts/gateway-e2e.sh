@@ -11,14 +11,24 @@
 # - python:     PyPI `mcp` ClientSession on stdio (python_client.py)
 # - typescript: npm `@modelcontextprotocol/sdk` Client + StdioClientTransport
 #               (typescript_client.mjs)
-#   each: tools listed under namespaced names, a read without a prompt, a
-#   write confirmed (accept) and refused (decline), a destructive call from a
-#   client without elicitation (parked; then `confirm: true`, audited as
-#   caller_confirmed), the upstreams' own elicitation relayed, the audit chain.
-# - crash:      crash.py: a parked ask survives SIGKILL of the gateway, is
-#               answered with `askgate asks answer` by the config's person
-#               (their token in ASKGATE_TOKEN, for the CLI only), and the
+#   each: tools listed under namespaced names (no `confirm` offered: the
+#   config sets no caller_confirm, so only a person approves), a read without
+#   a prompt, a write confirmed (accept) and refused (decline, final for the
+#   same call) by a scripted person who reads 300 ms before answering (an
+#   answer under min_answer_ms, 250 ms, was shown to nobody), a destructive
+#   call from a client without elicitation (waits in the inbox, `confirm:
+#   true` does not stand in; answered with the CLI, the retry runs once),
+#   `headless`: a client that declines at once (as `claude -p` or `codex
+#   exec` do) — the write waits in the inbox ("not shown"), is answered with
+#   the CLI and the retry writes the file — the upstreams' own elicitation
+#   relayed, the audit chain.
+# - crash:      crash.py: an ask waiting in the inbox survives SIGKILL of the
+#               gateway, is answered with `askgate asks answer`, and the
 #               retried call runs upstream exactly once.
+#
+# Every suite's CLI answers come from the config's person, their token in
+# ASKGATE_TOKEN for the CLI only: the clients take it out of the environment
+# before they start a gateway.
 #
 #   scripts/gateway-e2e.sh
 #
