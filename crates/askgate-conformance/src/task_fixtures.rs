@@ -202,15 +202,17 @@ async fn confirm_delete(
     })
 }
 
+/// Two asks at once, each a name and a confirmation (the suite answers
+/// each with both; an answer with a property its form does not ask for
+/// would be refused).
 async fn multi_input(
     mut round: Round,
     _params: CallToolRequestParams,
 ) -> Result<CallToolResponse, ErrorData> {
-    let first = round.ask("first", name_form()?).await?;
-    let friend = form(json!({
-        "message": "What is your friend's name?",
-        "fields": [{"id": "name", "title": "Name", "type": "text"}]
-    }))?;
+    let first = round
+        .ask("first", name_and_confirm("What is your name?")?)
+        .await?;
+    let friend = name_and_confirm("What is your friend's name?")?;
     let second = round.ask("second", friend).await?;
     let (Some(first), Some(second)) = (first, second) else {
         return Ok(round.input_required()?.into());
@@ -220,6 +222,15 @@ async fn multi_input(
         value(&first, "name").unwrap_or_default(),
         value(&second, "name").unwrap_or_default()
     )))
+}
+
+/// A name, and an optional confirmation.
+fn name_and_confirm(message: &str) -> Result<Ask, ErrorData> {
+    form(json!({
+        "message": message,
+        "fields": [{"id": "name", "title": "Name", "type": "text"},
+                   {"id": "confirm", "title": "Confirm", "type": "boolean", "required": false}]
+    }))
 }
 
 fn name_form() -> Result<Ask, ErrorData> {
