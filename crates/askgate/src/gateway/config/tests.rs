@@ -86,7 +86,10 @@ fn the_example_config_parses() {
         std::time::Duration::from_millis(100)
     );
     assert_eq!(trust.inbox_wait, std::time::Duration::ZERO);
-    assert_eq!(trust.ask_lifetime, std::time::Duration::from_secs(24 * 3600));
+    assert_eq!(
+        trust.ask_lifetime,
+        std::time::Duration::from_secs(24 * 3600)
+    );
     assert_eq!(config.inbox.listen.to_string(), "127.0.0.1:7878");
     assert_eq!(
         config.inbox.base_url.as_deref(),
