@@ -302,15 +302,46 @@ fn accept(content: Json) -> ElicitResult {
     ElicitResult::new(ElicitationAction::Accept).with_content(content)
 }
 
-async fn run(client: &RunningService<RoleClient, Person>, args: Json) -> Json {
+/// The `delete` call with `args`.
+fn delete(args: Json) -> CallToolRequestParams {
     let mut params = CallToolRequestParams::new("delete");
     params.arguments = args.as_object().cloned();
-    match client.call_tool_once(params).await.expect("a result") {
+    params
+}
+
+/// The verdict the tool answered with.
+fn verdict_of(response: CallToolResponse) -> Json {
+    match response {
         CallToolResponse::Complete(result) => {
             serde_json::from_str(&result.content[0].as_text().expect("text").text).expect("json")
         }
         other => panic!("expected a complete result, got {other:?}"),
     }
+}
+
+async fn run(client: &RunningService<RoleClient, Person>, args: Json) -> Json {
+    verdict_of(client.call_tool_once(delete(args)).await.expect("a result"))
+}
+
+/// The call with `args`, made on a task of its own.
+fn spawn_call(
+    h: &Harness,
+    args: Json,
+) -> tokio::task::JoinHandle<Result<CallToolResponse, rmcp::ServiceError>> {
+    let client = h.client.peer().clone();
+    tokio::spawn(async move { client.call_tool_once(delete(args)).await })
+}
+
+/// The call with `args`, sent so that it can be cancelled.
+async fn cancellable(h: &Harness, args: Json) -> rmcp::service::RequestHandle<RoleClient> {
+    h.client
+        .peer()
+        .send_request_with_option(
+            ClientRequest::CallToolRequest(CallToolRequest::new(delete(args))),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("sent")
 }
 
 async fn audit(store: &Store) -> Vec<AuditRecord> {
@@ -648,12 +679,7 @@ async fn a_call_waits_for_the_inbox_and_keeps_its_request_alive() {
     setup.inbox = true;
     setup.confirmations.inbox_wait = Duration::from_secs(120);
     let h = setup.start().await;
-    let client = h.client.peer().clone();
-    let waiting = tokio::spawn(async move {
-        let mut params = CallToolRequestParams::new("delete");
-        params.arguments = json!({"risk": "high_write"}).as_object().cloned();
-        client.call_tool_once(params).await
-    });
+    let waiting = spawn_call(&h, json!({"risk": "high_write"}));
     // The first progress notification says the call waits for the inbox.
     tokio::time::timeout(Duration::from_secs(30), h.person.progress.notified())
         .await
@@ -661,12 +687,7 @@ async fn a_call_waits_for_the_inbox_and_keeps_its_request_alive() {
     let parked = pending(&h.store).await;
     assert_eq!(parked.len(), 1);
     answer_in_inbox(&h.store, &parked[0].ask.id, confirmed()).await;
-    let done = waiting.await.expect("joins").expect("a result");
-    let CallToolResponse::Complete(result) = done else {
-        panic!("a complete result")
-    };
-    let verdict: Json =
-        serde_json::from_str(&result.content[0].as_text().expect("text").text).expect("json");
+    let verdict = verdict_of(waiting.await.expect("joins").expect("a result"));
     assert_eq!(verdict["method"], "elicited", "answered within the wait");
     assert_eq!(last(&h.store).await.answered_by.as_deref(), Some("alice"));
 }
@@ -678,19 +699,7 @@ async fn a_cancelled_call_withdraws_its_ask_and_never_proceeds() {
     setup.hold = true;
     setup.confirmations.caller_confirm = Some(Risk::Destructive);
     let h = setup.start().await;
-    let mut params = CallToolRequestParams::new("delete");
-    params.arguments = json!({"risk": "high_write", "confirm": true})
-        .as_object()
-        .cloned();
-    let handle = h
-        .client
-        .peer()
-        .send_request_with_option(
-            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .expect("sent");
+    let handle = cancellable(&h, json!({"risk": "high_write", "confirm": true})).await;
     // Once the person is being asked, the caller stops the call.
     while h.person.asked() == 0 {
         tokio::task::yield_now().await;
@@ -720,17 +729,7 @@ async fn a_cancelled_wait_for_the_inbox_withdraws_the_ask() {
     setup.inbox = true;
     setup.confirmations.inbox_wait = Duration::from_secs(120);
     let h = setup.start().await;
-    let mut params = CallToolRequestParams::new("delete");
-    params.arguments = json!({"risk": "high_write"}).as_object().cloned();
-    let handle = h
-        .client
-        .peer()
-        .send_request_with_option(
-            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .expect("sent");
+    let handle = cancellable(&h, json!({"risk": "high_write"})).await;
     tokio::time::timeout(Duration::from_secs(30), h.person.progress.notified())
         .await
         .expect("waiting");
@@ -750,12 +749,7 @@ async fn a_cancelled_wait_for_the_inbox_withdraws_the_ask() {
     assert_eq!(ask.answered_via.as_deref(), Some("caller"));
     // Withdrawn by the caller is not a person's no: the same call asks
     // again, and a person's answer to the new ask lets it through.
-    let client = h.client.peer().clone();
-    let again = tokio::spawn(async move {
-        let mut params = CallToolRequestParams::new("delete");
-        params.arguments = json!({"risk": "high_write"}).as_object().cloned();
-        client.call_tool_once(params).await
-    });
+    let again = spawn_call(&h, json!({"risk": "high_write"}));
     tokio::time::timeout(Duration::from_secs(30), h.person.progress.notified())
         .await
         .expect("waiting again");
@@ -763,11 +757,7 @@ async fn a_cancelled_wait_for_the_inbox_withdraws_the_ask() {
     assert_eq!(parked.len(), 1, "a new ask");
     assert_ne!(Some(&parked[0].ask.id), entry.ask_id.as_ref());
     answer_in_inbox(&h.store, &parked[0].ask.id, confirmed()).await;
-    let CallToolResponse::Complete(result) = again.await.expect("joins").expect("a result") else {
-        panic!("a complete result")
-    };
-    let verdict: Json =
-        serde_json::from_str(&result.content[0].as_text().expect("text").text).expect("json");
+    let verdict = verdict_of(again.await.expect("joins").expect("a result"));
     assert_eq!(verdict["method"], "elicited", "{verdict}");
 }
 

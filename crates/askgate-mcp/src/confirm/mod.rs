@@ -392,20 +392,18 @@ impl Round {
             Answerer::Inbox(row) => (row.answered_by, row.answered_via, Some(row.ask.id)),
             Answerer::Parked(row) => (None, None, Some(row.ask.id)),
         };
-        let entry = AuditEntry {
-            at: Timestamp::now(),
-            server: call.server.to_owned(),
-            tool: call.tool.to_owned(),
-            risk: call.risk.as_str().to_owned(),
-            decision: decision(verdict.method),
-            reason: verdict.for_audit.clone(),
-            answered_by,
-            principal: Some(principal),
-            answered_via,
-            arguments_digest: Some(self.binding().arguments.clone()),
-            ask_id,
-            decision_key: self.decision_key(key),
-        };
+        let entry = audit_entry(
+            call,
+            &verdict,
+            Who {
+                principal,
+                answered_by,
+                answered_via,
+                ask_id,
+            },
+            self.binding().arguments.clone(),
+            self.decision_key(key),
+        );
         Decided { verdict, entry }
     }
 }
@@ -445,20 +443,13 @@ impl Rounds {
         let Ruling::Proceed(verdict) = ruling else {
             return None;
         };
-        let entry = AuditEntry {
-            at: Timestamp::now(),
-            server: call.server.to_owned(),
-            tool: call.tool.to_owned(),
-            risk: call.risk.as_str().to_owned(),
-            decision: decision(verdict.method),
-            reason: verdict.for_audit.clone(),
+        let who = Who {
+            principal: principal.to_owned(),
             answered_by: None,
-            principal: Some(principal.to_owned()),
             answered_via: None,
-            arguments_digest: Some(self.arguments_digest(arguments)),
             ask_id: None,
-            decision_key: None,
         };
+        let entry = audit_entry(call, &verdict, who, self.arguments_digest(arguments), None);
         Some(Decided { verdict, entry })
     }
 }
@@ -502,6 +493,43 @@ impl Decided {
             ask = self.entry.ask_id.as_deref().unwrap_or("-"),
             "call decided"
         );
+    }
+}
+
+/// Who a decision is about and who made it, for its audit entry.
+struct Who {
+    /// The principal the call was for.
+    principal: String,
+    /// The person who answered, if one did.
+    answered_by: Option<String>,
+    /// Through which surface.
+    answered_via: Option<String>,
+    /// The ask that decided it, if any.
+    ask_id: Option<String>,
+}
+
+/// The audit entry of `verdict` on `call` (its arguments only as their
+/// keyed digest).
+fn audit_entry(
+    call: &Call<'_>,
+    verdict: &Verdict,
+    who: Who,
+    arguments_digest: String,
+    decision_key: Option<String>,
+) -> AuditEntry {
+    AuditEntry {
+        at: Timestamp::now(),
+        server: call.server.to_owned(),
+        tool: call.tool.to_owned(),
+        risk: call.risk.as_str().to_owned(),
+        decision: decision(verdict.method),
+        reason: verdict.for_audit.clone(),
+        answered_by: who.answered_by,
+        principal: Some(who.principal),
+        answered_via: who.answered_via,
+        arguments_digest: Some(arguments_digest),
+        ask_id: who.ask_id,
+        decision_key,
     }
 }
 

@@ -206,10 +206,20 @@ impl Round {
             answered_by: Some(self.binding().principal.clone()),
             answered_via: "mcp".into(),
         };
+        self.settle(&row, &settlement).await
+    }
+
+    /// Settle the ask `row` with `settlement`: the ask as settled, or
+    /// `None` when it was answered (or expired) meanwhile.
+    async fn settle(
+        &self,
+        row: &AskRow,
+        settlement: &Settlement,
+    ) -> Result<Option<AskRow>, RoundError> {
         match self
             .rounds()
             .store()
-            .settle(&row.ask.id, &settlement, Timestamp::now())
+            .settle(&row.ask.id, settlement, Timestamp::now())
             .await
         {
             Ok(row) => Ok(Some(row)),
@@ -241,17 +251,12 @@ impl Round {
             answered_by: None,
             answered_via: WITHDRAWN_VIA.into(),
         };
-        match self
-            .rounds()
-            .store()
-            .settle(&row.ask.id, &settlement, Timestamp::now())
-            .await
-        {
-            Ok(row) => Ok(Some(row)),
-            Err(askgate_store::SettleError::Store(error)) => Err(store_failed(error)),
-            // Answered meanwhile: the answer stands; this call still stops.
-            Err(_) => Ok(Some(row.clone())),
-        }
+        // Answered meanwhile: the answer stands; this call still stops.
+        Ok(Some(
+            self.settle(row, &settlement)
+                .await?
+                .unwrap_or_else(|| row.clone()),
+        ))
     }
 
     /// Wait up to `settings.inbox_wait` for a person to answer the parked
