@@ -39,7 +39,7 @@ use serde_json::Value as Json;
 use tokio::sync::broadcast;
 
 use crate::form_cmd::{read, strip_position};
-use crate::notify::{Delivery, Event, Notifier, Preset, Webhook};
+use askgate_inbox::notify::{Delivery, Event, Notifier, Preset, Webhook};
 
 /// Exit code: answered; or, without `--wait`, parked.
 const ANSWERED: u8 = 0;

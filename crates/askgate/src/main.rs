@@ -8,8 +8,7 @@
 mod ask_cmd;
 mod form_cmd;
 mod gateway;
-mod inbox;
-mod notify;
+mod inbox_cmd;
 mod store_cmd;
 
 use std::process::ExitCode;
@@ -42,7 +41,7 @@ enum Command {
     /// Put an MCP server behind typed, durable, audited confirmation.
     Gateway(gateway::GatewayArgs),
     /// Serve the inbox page on its own, over a store.
-    Inbox(inbox::InboxArgs),
+    Inbox(inbox_cmd::InboxArgs),
     /// Every upstream tool with its risk, the rule that gave it, and what a
     /// call would do now (the operator's dry run).
     Tools(gateway::ToolsArgs),
@@ -62,7 +61,7 @@ fn main() -> ExitCode {
         Command::Ask(args) => ask_cmd::run(args),
         Command::Gateway(args) => gateway::run(args),
         Command::Tools(args) => gateway::tools(args),
-        Command::Inbox(args) => inbox::run(args),
+        Command::Inbox(args) => inbox_cmd::run(args),
         Command::Asks { store, command } => store_cmd::run_asks(store, command),
         Command::Audit { store, command } => store_cmd::run_audit(store, command),
     }

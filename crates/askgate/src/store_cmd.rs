@@ -27,7 +27,7 @@ use askgate_mcp::stored::{self, Act};
 mod answerer;
 
 use crate::gateway::config::Config;
-use crate::inbox::Person;
+use askgate_inbox::Person;
 
 const DONE: u8 = 0;
 const REFUSED: u8 = 1;

@@ -88,7 +88,7 @@ pub(crate) struct Config {
     /// Serve Streamable HTTP downstream here; `None`: stdio.
     pub(crate) listen: Option<Listen>,
     /// The webhook posted as asks are parked and settle; `None`: no posts.
-    pub(crate) notify: Option<crate::notify::Webhook>,
+    pub(crate) notify: Option<askgate_inbox::notify::Webhook>,
     /// How confirmations are asked and trusted: who may stand in for a
     /// person, what counts as a person's answer, how long a call waits for
     /// the inbox, how long an ask (and a person's no) lives.
@@ -285,29 +285,7 @@ impl fmt::Debug for Principal {
 
 /// A person: signs in to the inbox, and answers with `askgate asks`, with
 /// a token of their own — never an agent's.
-#[derive(Clone, PartialEq, Eq)]
-pub(crate) struct Person {
-    /// Who they are, recorded as `answered_by` on what they answer.
-    pub(crate) name: String,
-    /// Their token. Never logged: `Debug` redacts it.
-    pub(crate) token: String,
-    /// The principals whose asks they see and answer; `"*"` is every
-    /// principal. Empty only for an operator.
-    pub(crate) answers_for: Vec<String>,
-    /// Sees and answers every ask, and may scrape `/metrics`.
-    pub(crate) operator: bool,
-}
-
-impl fmt::Debug for Person {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Person")
-            .field("name", &self.name)
-            .field("token", &"<redacted>")
-            .field("answers_for", &self.answers_for)
-            .field("operator", &self.operator)
-            .finish()
-    }
-}
+pub(crate) use askgate_inbox::Credential as Person;
 
 /// The replay policy for upstream tool calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]

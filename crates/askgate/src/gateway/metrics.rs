@@ -144,7 +144,7 @@ pub(crate) async fn exposition(gateway: &super::proxy::Gateway) -> axum::respons
 /// `Authorization: Bearer <token>`; anyone else gets 401.
 pub(crate) fn beside_inbox(
     gateway: super::proxy::Gateway,
-    inbox: crate::inbox::Inbox,
+    inbox: askgate_inbox::Inbox,
 ) -> axum::Router {
     use axum::http::{HeaderMap, StatusCode, header};
     use axum::response::IntoResponse;

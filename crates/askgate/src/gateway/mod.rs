@@ -167,7 +167,7 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
 
 /// The inbox page, bound and ready to serve.
 struct InboxPage {
-    page: crate::inbox::Inbox,
+    page: askgate_inbox::Inbox,
     listener: tokio::net::TcpListener,
 }
 
@@ -187,7 +187,7 @@ async fn start(
     let key_file = key_path(&store_url);
     let key = load_or_create_key(&key_file)?;
     let listener = if serve_inbox {
-        match crate::inbox::bind(config.inbox.listen).await {
+        match askgate_inbox::bind(config.inbox.listen).await {
             Ok(listener) => Some(listener),
             Err(error) => {
                 tracing::warn!(
@@ -212,8 +212,11 @@ async fn start(
     let inbox = Inbox::new(&base)?.with_links(links.clone(), LINK_TTL);
     let page = match listener {
         Some(listener) => {
-            let people = crate::inbox::people(&config, &key_file)?;
-            let page = crate::inbox::Inbox::new(store.clone(), people, links, &base)?;
+            let people =
+                askgate_inbox::people(config.inbox.token.as_deref(), &config.people, &key_file)
+                    .map_err(|e| e.to_string())?;
+            let page = askgate_inbox::Inbox::new(store.clone(), people, links, &base)
+                .map_err(|e| e.to_string())?;
             Some(InboxPage { page, listener })
         }
         None => None,
@@ -295,7 +298,7 @@ async fn serve(args: GatewayArgs) -> Result<(), String> {
             let app = page
                 .router()
                 .merge(metrics::beside_inbox(gateway.clone(), page.clone()));
-            tokio::spawn(crate::inbox::serve(app, listener));
+            tokio::spawn(askgate_inbox::serve(app, listener));
         }
         None => eprintln!(
             "askgate gateway: asks a client cannot show wait in the store: askgate asks list"
@@ -306,7 +309,8 @@ async fn serve(args: GatewayArgs) -> Result<(), String> {
         Some(webhook) => {
             let store = gateway.metrics().1.clone();
             let notifier =
-                crate::notify::Notifier::new(store, webhook.clone(), Inbox::new(&base)?)?;
+                askgate_inbox::notify::Notifier::new(store, webhook.clone(), Inbox::new(&base)?)
+                    .map_err(|e| e.to_string())?;
             Some(AbortOnDrop(notifier.listen()))
         }
         None => None,

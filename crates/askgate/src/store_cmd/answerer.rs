@@ -2,14 +2,14 @@
 //! [`TOKEN_ENV`], or typed at a prompt (without echo) on a terminal,
 //! checked against the config's `[[people]]` and the inbox's operator
 //! token — the config's `[inbox] token`, or the digest of the generated one
-//! beside the store's key ([`crate::inbox::people_known`], the inbox's own
+//! beside the store's key ([`askgate_inbox::people_known`], the inbox's own
 //! list). An agent's token, like any other, answers as nobody.
 
 use std::io::IsTerminal;
 
 use super::{MALFORMED, REFUSED};
 use crate::gateway::config::Config;
-use crate::inbox::Person;
+use askgate_inbox::Person;
 
 /// The environment variable that holds a person's inbox token, for
 /// `asks answer|decline|skip`.
@@ -24,7 +24,12 @@ pub(super) fn answerer(
     store_url: &str,
 ) -> Result<Person, (u8, String)> {
     let key_file = crate::gateway::key_path(store_url);
-    let people = crate::inbox::people_known(config, &key_file).map_err(|e| (MALFORMED, e))?;
+    let people = askgate_inbox::people_known(
+        config.and_then(|c| c.inbox.token.as_deref()),
+        config.map_or(&[][..], |c| &c.people),
+        &key_file,
+    )
+    .map_err(|e| (MALFORMED, e.to_string()))?;
     if people.is_empty() {
         return Err((
             REFUSED,

@@ -17,7 +17,7 @@ use super::{
     Upstream, UpstreamProtocol, default_inbox, parse_threshold,
 };
 use crate::gateway::rules::{ArgumentPath, Pattern, Rule, Rules};
-use crate::notify::{Preset, Webhook};
+use askgate_inbox::notify::{Preset, Webhook};
 
 /// Turn the file as written into a usable config, refusing the first value
 /// that is not usable.

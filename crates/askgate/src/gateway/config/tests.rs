@@ -655,7 +655,7 @@ fn an_unknown_upstream_protocol_names_the_line_and_the_expected_values() {
 #[test]
 fn the_example_notify_table_posts_to_slack() {
     let webhook = example().notify.expect("the example has [notify]");
-    assert_eq!(webhook.preset, crate::notify::Preset::Slack);
+    assert_eq!(webhook.preset, askgate_inbox::notify::Preset::Slack);
     assert!(webhook.url.starts_with("https://hooks.slack.com/"));
     assert!(webhook.headers.is_empty());
 }
@@ -668,7 +668,7 @@ fn notify_takes_a_webhook_a_preset_and_headers() {
     )
     .expect("parses");
     let webhook = config.notify.expect("a webhook");
-    assert_eq!(webhook.preset, crate::notify::Preset::Generic);
+    assert_eq!(webhook.preset, askgate_inbox::notify::Preset::Generic);
     assert_eq!(webhook.headers["Authorization"], "Bearer hook-secret");
     assert!(!format!("{webhook:?}").contains("hook-secret"));
     assert!(with_upstream("").expect("parses").notify.is_none());

@@ -21,7 +21,7 @@
 //! process, on SQLite from this process only. [`Notifier::post`] posts for
 //! an ask the caller knows of (`askgate ask` posts its own).
 
-pub(crate) mod body;
+mod body;
 #[cfg(test)]
 mod tests;
 
@@ -36,7 +36,7 @@ use jiff::Timestamp;
 use serde_json::Value as Json;
 use tokio::sync::{broadcast, watch};
 
-pub(crate) use body::Event;
+pub use body::Event;
 use body::Facts;
 
 /// How long a post may take before it is abandoned (and tried again).
@@ -54,7 +54,7 @@ const CLAIM_DAYS: i64 = 30;
 
 /// The shape of the body.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) enum Preset {
+pub enum Preset {
     /// `{event, id, title, server, tool, risk, status, link, at}`.
     #[default]
     Generic,
@@ -64,10 +64,10 @@ pub(crate) enum Preset {
 
 impl Preset {
     /// The values `preset` takes.
-    pub(crate) const EXPECTED: &'static str = "\"generic\" (the default) or \"slack\"";
+    pub const EXPECTED: &'static str = "\"generic\" (the default) or \"slack\"";
 
     /// Read a config or flag value.
-    pub(crate) fn parse(text: &str) -> Option<Preset> {
+    pub fn parse(text: &str) -> Option<Preset> {
         match text {
             "generic" => Some(Preset::Generic),
             "slack" => Some(Preset::Slack),
@@ -78,26 +78,26 @@ impl Preset {
 
 /// Where and how to post.
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) struct Webhook {
+pub struct Webhook {
     /// The URL posted to (may hold a secret, as Slack's do: never logged,
     /// `Debug` shows its scheme and host only).
-    pub(crate) url: String,
+    pub url: String,
     /// The body's shape.
-    pub(crate) preset: Preset,
+    pub preset: Preset,
     /// Headers sent with each post (values may be credentials: `Debug`
     /// shows the names only).
-    pub(crate) headers: BTreeMap<String, String>,
+    pub headers: BTreeMap<String, String>,
     /// How long one try may take.
-    pub(crate) timeout: Duration,
+    pub timeout: Duration,
     /// How many tries in all.
-    pub(crate) tries: u32,
+    pub tries: u32,
     /// The wait before the second try, doubled each time.
-    pub(crate) backoff: Duration,
+    pub backoff: Duration,
 }
 
 impl Webhook {
     /// A webhook at `url` with the default timeout, tries and backoff.
-    pub(crate) fn new(url: String, preset: Preset, headers: BTreeMap<String, String>) -> Webhook {
+    pub fn new(url: String, preset: Preset, headers: BTreeMap<String, String>) -> Webhook {
         Webhook {
             url,
             preset,
@@ -132,26 +132,26 @@ impl fmt::Debug for Webhook {
 
 /// How a post ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Delivery {
+pub struct Delivery {
     /// The ask.
-    pub(crate) id: String,
+    pub id: String,
     /// The event.
-    pub(crate) event: Event,
+    pub event: Event,
     /// Whether this process claimed the post; `false`: another process (or
     /// an earlier piece of the same news) posts it, and nothing was sent.
-    pub(crate) claimed: bool,
+    pub claimed: bool,
     /// How many tries were made.
-    pub(crate) tries: u32,
+    pub tries: u32,
     /// The receiver's HTTP status on the last try, when it answered.
-    pub(crate) status: Option<u16>,
+    pub status: Option<u16>,
     /// Whether the receiver took it (a 2xx status).
-    pub(crate) delivered: bool,
+    pub delivered: bool,
 }
 
 /// Posts to a webhook as asks are parked and settle. Cloning is cheap:
 /// clones share the client and the posts in flight.
 #[derive(Debug, Clone)]
-pub(crate) struct Notifier {
+pub struct Notifier {
     inner: Arc<Inner>,
 }
 
@@ -174,14 +174,16 @@ impl Notifier {
     /// # Errors
     /// A message when a header is not a valid HTTP header, or the HTTP
     /// client cannot be built.
-    pub(crate) fn new(store: Store, webhook: Webhook, inbox: Inbox) -> Result<Notifier, String> {
+    pub fn new(store: Store, webhook: Webhook, inbox: Inbox) -> Result<Notifier, crate::Error> {
         let mut headers = reqwest::header::HeaderMap::new();
         for (name, value) in &webhook.headers {
             // The messages never quote a header value.
-            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| format!("the webhook header name {name:?} is not valid"))?;
-            let mut value = reqwest::header::HeaderValue::from_str(value)
-                .map_err(|_| format!("the value of webhook header {name:?} is not valid"))?;
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                crate::Error::Webhook(format!("the webhook header name {name:?} is not valid"))
+            })?;
+            let mut value = reqwest::header::HeaderValue::from_str(value).map_err(|_| {
+                crate::Error::Webhook(format!("the value of webhook header {name:?} is not valid"))
+            })?;
             value.set_sensitive(true);
             headers.insert(name, value);
         }
@@ -190,7 +192,12 @@ impl Notifier {
             .default_headers(headers)
             .redirect(reqwest::redirect::Policy::none())
             .build()
-            .map_err(|e| format!("cannot build the webhook client: {}", e.without_url()))?;
+            .map_err(|e| {
+                crate::Error::Webhook(format!(
+                    "cannot build the webhook client: {}",
+                    e.without_url()
+                ))
+            })?;
         Ok(Notifier {
             inner: Arc::new(Inner {
                 store,
@@ -204,14 +211,14 @@ impl Notifier {
     }
 
     /// How each post ends, from now on.
-    pub(crate) fn deliveries(&self) -> broadcast::Receiver<Delivery> {
+    pub fn deliveries(&self) -> broadcast::Receiver<Delivery> {
         self.inner.deliveries.subscribe()
     }
 
     /// Post for every ask parked or settled from now on, as the store
     /// hears of it, until the returned task is aborted. Subscribes before
     /// returning: an ask parked after this call is heard.
-    pub(crate) fn listen(&self) -> tokio::task::JoinHandle<()> {
+    pub fn listen(&self) -> tokio::task::JoinHandle<()> {
         let mut parked = self.inner.store.parked();
         let mut settled = self.inner.store.settlements();
         let notifier = self.clone();
@@ -238,18 +245,18 @@ impl Notifier {
 
     /// Post `event` for the ask `row`, on a task of its own: this returns
     /// at once.
-    pub(crate) fn post(&self, event: Event, row: &AskRow) {
+    pub fn post(&self, event: Event, row: &AskRow) {
         self.post_id(event, &row.ask.id, Some(Arc::new(row.clone())));
     }
 
     /// Wait until every post in flight has ended, for at most `within`.
-    pub(crate) async fn flush(&self, within: Duration) {
+    pub async fn flush(&self, within: Duration) {
         let mut in_flight = self.inner.in_flight.subscribe();
         let _ = tokio::time::timeout(within, in_flight.wait_for(|n| *n == 0)).await;
     }
 
     /// How long a post can take at most, all tries and waits included.
-    pub(crate) fn longest_post(&self) -> Duration {
+    pub fn longest_post(&self) -> Duration {
         let webhook = &self.inner.webhook;
         let waits: Duration = (1..webhook.tries)
             .map(|n| webhook.backoff * 2u32.saturating_pow(n - 1))

@@ -31,13 +31,13 @@ const SESSION_TTL: Duration = Duration::from_secs(12 * 60 * 60);
 
 /// Someone who may sign in: a person, never an agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Person {
+pub struct Person {
     /// Who they are, recorded as `answered_by` on what they answer.
-    pub(crate) name: String,
+    pub name: String,
     /// The principals whose asks they see and answer; `"*"` is every one.
-    pub(crate) answers_for: Vec<String>,
+    pub answers_for: Vec<String>,
     /// Sees and answers every ask, and may scrape `/metrics`.
-    pub(crate) operator: bool,
+    pub operator: bool,
 }
 
 /// Whose asks a person's listing holds.
@@ -51,7 +51,7 @@ pub(crate) enum Whose<'a> {
 
 impl Person {
     /// The operator: sees and answers every ask.
-    pub(crate) fn operator(name: &str) -> Person {
+    pub fn operator(name: &str) -> Person {
         Person {
             name: name.to_owned(),
             answers_for: Vec::new(),
@@ -60,7 +60,7 @@ impl Person {
     }
 
     /// Whether this person may see and answer an ask for `principal`.
-    pub(crate) fn may_see(&self, principal: &str) -> bool {
+    pub fn may_see(&self, principal: &str) -> bool {
         matches!(self.whose(), Whose::Every)
             || self.answers_for.iter().any(|name| name == principal)
     }
@@ -77,7 +77,7 @@ impl Person {
 
 /// Everyone who may sign in, by the digest of their token.
 #[derive(Default)]
-pub(crate) struct People {
+pub struct People {
     by_digest: Vec<([u8; 32], Person)>,
 }
 
@@ -91,24 +91,24 @@ impl std::fmt::Debug for People {
 
 impl People {
     /// Add `person`, signing in with `token`.
-    pub(crate) fn with_token(mut self, token: &str, person: Person) -> People {
+    pub fn with_token(mut self, token: &str, person: Person) -> People {
         self.by_digest.push((digest(token), person));
         self
     }
 
     /// Add `person`, signing in with the token whose SHA-256 is `digest`.
-    pub(crate) fn with_digest(mut self, digest: [u8; 32], person: Person) -> People {
+    pub fn with_digest(mut self, digest: [u8; 32], person: Person) -> People {
         self.by_digest.push((digest, person));
         self
     }
 
     /// Whether nobody may sign in.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.by_digest.is_empty()
     }
 
     /// Who `token` signs in, if anyone.
-    pub(crate) fn find(&self, token: &str) -> Option<&Person> {
+    pub fn find(&self, token: &str) -> Option<&Person> {
         let given = digest(token);
         // Compare every digest, in constant time each: no early exit that
         // says how far a guess got.

@@ -15,7 +15,7 @@ const MAX_TITLE: usize = 150;
 /// When a post is made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Event {
+pub enum Event {
     /// A new ask waits for a person.
     Parked,
     /// An ask settled: answered, declined, skipped, cancelled or expired.
@@ -24,7 +24,7 @@ pub(crate) enum Event {
 
 impl Event {
     /// The event as posted and logged.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Event::Parked => "parked",
             Event::Settled => "settled",

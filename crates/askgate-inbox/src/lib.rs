@@ -1,0 +1,234 @@
+//! askgate-inbox: the web page where a person answers the asks their client
+//! could not show — listed newest first, live, each rendered as a form by
+//! its fields' types, answered through exactly the same checks as an MCP
+//! answer (`askgate_mcp::stored`).
+//!
+//! Served by the gateway (and by `askgate inbox` on its own), loopback by
+//! default. Server-rendered HTML ([`maud`]: compiled in, escaped by
+//! default) with a little plain JavaScript for live updates and hotkeys;
+//! answering works with JavaScript off.
+//!
+//! Safety (see [`auth`]): a person's token to sign in (the operator's,
+//! configured or generated on first start into a file only its owner can
+//! read ([`operator`]), or a `[[people]]` entry's — never an agent's), an
+//! HttpOnly, SameSite=Strict session cookie, a CSRF token on every form,
+//! the Origin checked on every post, and each person seeing only the asks
+//! of the principals they answer for unless they are an operator. Signed,
+//! single-use links open one ask for the person it is for ([`link`]).
+
+//!
+//! It also posts webhooks as asks are parked and settle ([`notify`]).
+//!
+//! The library serves the page; who may sign in is given to it
+//! ([`people`], from [`Credential`]s), and so is the store and the key
+//! links are signed with: the `askgate` binary reads them from the
+//! gateway's config.
+
+mod auth;
+mod error;
+mod events;
+mod fields;
+mod link;
+mod listed;
+pub mod notify;
+mod operator;
+mod pages;
+mod routes;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use askgate_core::LinkSigner;
+use askgate_store::Store;
+
+pub use auth::{People, Person};
+pub use error::Error;
+
+/// The inbox: what every request of its page shares.
+#[derive(Debug, Clone)]
+pub struct Inbox {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    store: Store,
+    people: People,
+    sessions: auth::Sessions,
+    links: LinkSigner,
+    /// The origin pages are served from (`http://127.0.0.1:7878`), which
+    /// every post must come from.
+    origin: String,
+    /// Whether cookies get `Secure` (an https base URL).
+    secure: bool,
+}
+
+impl Inbox {
+    /// An inbox over `store`, for `people`, at `base_url` (what people
+    /// open), signing links with `links`.
+    ///
+    /// # Errors
+    /// When `base_url` is not an absolute http(s) URL.
+    pub fn new(
+        store: Store,
+        people: People,
+        links: LinkSigner,
+        base_url: &str,
+    ) -> Result<Inbox, Error> {
+        let url = url::Url::parse(base_url).map_err(|e| Error::Url {
+            url: base_url.to_owned(),
+            problem: format!("is not an absolute URL: {e}"),
+        })?;
+        let secure = match url.scheme() {
+            "https" => true,
+            "http" => false,
+            other => {
+                return Err(Error::Url {
+                    url: base_url.to_owned(),
+                    problem: format!("is {other}:, expected http: or https:"),
+                });
+            }
+        };
+        Ok(Inbox {
+            inner: Arc::new(Inner {
+                store,
+                people,
+                sessions: auth::Sessions::default(),
+                links,
+                origin: url.origin().ascii_serialization(),
+                secure,
+            }),
+        })
+    }
+
+    /// The store its asks are in.
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// The routes, to serve.
+    pub fn router(&self) -> axum::Router {
+        routes::router(self.clone())
+    }
+
+    /// Whether `headers` carry an operator's token as
+    /// `Authorization: Bearer <token>` (how a scraper of the gateway's
+    /// `/metrics` on this listener signs in).
+    pub fn operator_bearer(&self, headers: &axum::http::HeaderMap) -> bool {
+        headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .and_then(|token| self.inner.people.find(token.trim()))
+            .is_some_and(|person| person.operator)
+    }
+}
+
+/// Bind `addr` for the inbox (before the rest starts, so the address
+/// people are told is the one bound).
+///
+/// # Errors
+/// When the address cannot be bound, naming it.
+pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, Error> {
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| Error::Bind { addr, source })
+}
+
+/// Serve `app` — the inbox's routes, and what the gateway adds to them —
+/// on `listener` until the process ends.
+pub async fn serve(app: axum::Router, listener: tokio::net::TcpListener) {
+    let addr = listener
+        .local_addr()
+        .map_or_else(|_| "?".to_owned(), |a| a.to_string());
+    if let Err(error) = axum::serve(listener, app).await {
+        tracing::error!(%addr, %error, "the inbox stopped");
+    }
+}
+
+/// Someone who may answer, as configured (`[[people]]`): a name, a token
+/// of their own — never an agent's — and whose asks they answer. `Debug`
+/// never shows the token.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credential {
+    /// Who they are, recorded as `answered_by` on what they answer.
+    pub name: String,
+    /// Their token.
+    pub token: String,
+    /// The principals whose asks they see and answer; `"*"` is every
+    /// principal. Empty only for an operator.
+    pub answers_for: Vec<String>,
+    /// Sees and answers every ask, and may scrape `/metrics`.
+    pub operator: bool,
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credential")
+            .field("name", &self.name)
+            .field("token", &"<redacted>")
+            .field("answers_for", &self.answers_for)
+            .field("operator", &self.operator)
+            .finish()
+    }
+}
+
+/// Who may sign in to the inbox: the operator — with `operator_token` (the
+/// config's `[inbox] token`), or without one a token generated on first
+/// start beside `key_file` (written to a file only its owner can read) — and every one of `people`, with their token. An agent's
+/// token signs nobody in.
+///
+/// # Errors
+/// When the generated token's files cannot be read or written, naming the
+/// file.
+pub fn people(
+    operator_token: Option<&str>,
+    people: &[Credential],
+    key_file: &std::path::Path,
+) -> Result<People, Error> {
+    let operator = match operator_token {
+        Some(_) => None,
+        None => Some(operator::digest_or_create(key_file).map_err(Error::OperatorToken)?),
+    };
+    Ok(people_with(operator_token, people, operator))
+}
+
+/// Who may answer from the CLI: as [`people`], but the generated operator
+/// token is only read — its digest, if the inbox ever made one — never
+/// made.
+///
+/// # Errors
+/// When the digest file cannot be read, naming it.
+pub fn people_known(
+    operator_token: Option<&str>,
+    people: &[Credential],
+    key_file: &std::path::Path,
+) -> Result<People, Error> {
+    let operator = match operator_token {
+        Some(_) => None,
+        None => operator::digest(key_file).map_err(Error::OperatorToken)?,
+    };
+    Ok(people_with(operator_token, people, operator))
+}
+
+/// The operator — with `token`, or without one the generated token's
+/// `digest` — and `configured`, the config's `[[people]]`.
+fn people_with(token: Option<&str>, configured: &[Credential], digest: Option<[u8; 32]>) -> People {
+    let operator = Person::operator("operator");
+    let mut people = match (token, digest) {
+        (Some(token), _) => People::default().with_token(token, operator),
+        (None, Some(digest)) => People::default().with_digest(digest, operator),
+        (None, None) => People::default(),
+    };
+    for person in configured {
+        people = people.with_token(
+            &person.token,
+            Person {
+                name: person.name.clone(),
+                answers_for: person.answers_for.clone(),
+                operator: person.operator,
+            },
+        );
+    }
+    people
+}
