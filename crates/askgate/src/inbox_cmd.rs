@@ -24,7 +24,7 @@ pub(crate) struct InboxArgs {
 
 /// Run `askgate inbox` until interrupted.
 pub(crate) fn run(args: InboxArgs) -> std::process::ExitCode {
-    crate::gateway::init_logs(crate::gateway::LogFormat::Human);
+    crate::gateway_cmd::init_logs(crate::gateway_cmd::LogFormat::Human);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -45,7 +45,7 @@ pub(crate) fn run(args: InboxArgs) -> std::process::ExitCode {
 }
 
 async fn serve_alone(args: InboxArgs) -> Result<(), String> {
-    use crate::gateway::config::Config;
+    use askgate_gateway::Config;
     let mut config = match &args.config {
         Some(path) => Config::load(path).map_err(|e| e.to_string())?,
         None => Config::for_command(vec!["(none)".into()]).map_err(|e| e.to_string())?,
@@ -59,8 +59,8 @@ async fn serve_alone(args: InboxArgs) -> Result<(), String> {
         (None, None) => crate::store_cmd::store_url(None)?,
     };
     let store = Store::open(&store_url).await.map_err(|e| e.to_string())?;
-    let key_file = crate::gateway::key_path(&store_url);
-    let key = crate::gateway::load_or_create_key(&key_file)?;
+    let key_file = askgate_gateway::keys::key_path(&store_url);
+    let key = askgate_gateway::keys::load_or_create_key(&key_file).map_err(|e| e.to_string())?;
     let listener = askgate_inbox::bind(config.inbox.listen)
         .await
         .map_err(|e| e.to_string())?;

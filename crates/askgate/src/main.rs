@@ -7,7 +7,7 @@
 
 mod ask_cmd;
 mod form_cmd;
-mod gateway;
+mod gateway_cmd;
 mod inbox_cmd;
 mod store_cmd;
 
@@ -39,12 +39,12 @@ enum Command {
     /// link, and (with --wait) print the settled outcome as JSON.
     Ask(ask_cmd::AskArgs),
     /// Put an MCP server behind typed, durable, audited confirmation.
-    Gateway(gateway::GatewayArgs),
+    Gateway(gateway_cmd::GatewayArgs),
     /// Serve the inbox page on its own, over a store.
     Inbox(inbox_cmd::InboxArgs),
     /// Every upstream tool with its risk, the rule that gave it, and what a
     /// call would do now (the operator's dry run).
-    Tools(gateway::ToolsArgs),
+    Tools(gateway_cmd::ToolsArgs),
     /// The audit log: list entries, verify the hash chain.
     Audit {
         #[command(flatten)]
@@ -59,8 +59,8 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Form(command) => form_cmd::run(command),
         Command::Ask(args) => ask_cmd::run(args),
-        Command::Gateway(args) => gateway::run(args),
-        Command::Tools(args) => gateway::tools(args),
+        Command::Gateway(args) => gateway_cmd::run(args),
+        Command::Tools(args) => gateway_cmd::tools(args),
         Command::Inbox(args) => inbox_cmd::run(args),
         Command::Asks { store, command } => store_cmd::run_asks(store, command),
         Command::Audit { store, command } => store_cmd::run_audit(store, command),

@@ -26,7 +26,7 @@ use askgate_mcp::stored::{self, Act};
 
 mod answerer;
 
-use crate::gateway::config::Config;
+use askgate_gateway::Config;
 use askgate_inbox::Person;
 
 const DONE: u8 = 0;
@@ -381,14 +381,7 @@ fn summary(row: &AskRow) -> String {
 
 /// The store URL: the flag, `$ASKGATE_STORE`, or the default file.
 pub(crate) fn store_url(flag: Option<String>) -> Result<String, String> {
-    if let Some(url) = flag.or_else(|| std::env::var("ASKGATE_STORE").ok()) {
-        return Ok(url);
-    }
-    let dir: PathBuf = dirs::data_dir()
-        .ok_or("no data directory on this platform; pass --store")?
-        .join("askgate");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    Ok(format!("sqlite://{}", dir.join("askgate.db").display()))
+    askgate_gateway::config::store_url(flag)
 }
 
 async fn open(url: &str) -> Result<Store, (u8, String)> {

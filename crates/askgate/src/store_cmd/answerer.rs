@@ -8,7 +8,7 @@
 use std::io::IsTerminal;
 
 use super::{MALFORMED, REFUSED};
-use crate::gateway::config::Config;
+use askgate_gateway::Config;
 use askgate_inbox::Person;
 
 /// The environment variable that holds a person's inbox token, for
@@ -23,7 +23,7 @@ pub(super) fn answerer(
     config: Option<&Config>,
     store_url: &str,
 ) -> Result<Person, (u8, String)> {
-    let key_file = crate::gateway::key_path(store_url);
+    let key_file = askgate_gateway::keys::key_path(store_url);
     let people = askgate_inbox::people_known(
         config.and_then(|c| c.inbox.token.as_deref()),
         config.map_or(&[][..], |c| &c.people),

@@ -104,7 +104,7 @@ async fn watched(config: &str, upstream: &str, script: Vec<ElicitResult>) -> Wat
     command
         .env(
             "ASKGATE_LOG",
-            format!("{base},askgate::gateway::express=debug"),
+            format!("{base},askgate_gateway::express=debug"),
         )
         .env("NO_COLOR", "1");
     let (transport, stderr) = TokioChildProcess::builder(command)

@@ -14,19 +14,19 @@ use std::path::{Path, PathBuf};
 
 use toml::de::{DeTable, DeValue};
 
-use crate::gateway::rules::toml_key;
+use crate::rules::toml_key;
 
 /// A config that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ConfigError {
+pub struct ConfigError {
     /// The file, when the config came from one.
-    pub(crate) file: Option<PathBuf>,
+    pub file: Option<PathBuf>,
     /// The 1-based line, when the error has a place in the file.
-    pub(crate) line: Option<usize>,
+    pub line: Option<usize>,
     /// The key, as a path: `upstreams[0].command`, `inbox.listen`.
-    pub(crate) key: Option<String>,
+    pub key: Option<String>,
     /// What is wrong and what was expected. Never a secret's value.
-    pub(crate) message: String,
+    pub message: String,
 }
 
 impl ConfigError {

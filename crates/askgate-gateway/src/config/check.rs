@@ -16,7 +16,7 @@ use super::{
     Config, DEFAULT_INBOX, Http, Inbox, Intake, Listen, MAX_NAME, Stdio, StoreUrl, Transport,
     Upstream, UpstreamProtocol, default_inbox, parse_threshold,
 };
-use crate::gateway::rules::{ArgumentPath, Pattern, Rule, Rules};
+use crate::rules::{ArgumentPath, Pattern, Rule, Rules};
 use askgate_inbox::notify::{Preset, Webhook};
 
 /// Turn the file as written into a usable config, refusing the first value
@@ -97,8 +97,7 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
     // Last: the default store may create the data directory.
     let store = match file.store {
         Some(store) => store_url(store, src)?,
-        None => crate::store_cmd::store_url(None)
-            .map_err(|message| src.at_key(None, "store", message))?,
+        None => super::store_url(None).map_err(|message| src.at_key(None, "store", message))?,
     };
     Ok(Config {
         file: Some(path.to_owned()),

@@ -8,7 +8,7 @@ use askgate_core::{IntakeWhen, Risk};
 use serde_json::{Map, Value, json};
 
 use super::*;
-use crate::gateway::rules::{Hints, RuleRef};
+use crate::rules::{Hints, RuleRef};
 
 const UPSTREAM: &str = "[[upstreams]]\nname = \"files\"\ncommand = \"files-server\"\n";
 

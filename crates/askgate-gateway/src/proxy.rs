@@ -220,7 +220,7 @@ impl Gateway {
     /// Every upstream tool, namespaced, with its risk and the rule that
     /// gave it — re-read from the upstreams. An upstream that fails is
     /// left out (and logged), not fatal.
-    pub(crate) async fn refresh_tools(&self) -> Vec<(String, String, Tool, Risk, String)> {
+    pub(crate) async fn refresh_tools(&self) -> Vec<Catalogued> {
         let mut listed = Vec::new();
         let mut map = HashMap::new();
         for (index, upstream) in self.inner.upstreams.iter().enumerate() {
@@ -234,7 +234,13 @@ impl Gateway {
                             &JsonObject::new(),
                         );
                         map.insert(name.clone(), (index, tool.clone()));
-                        listed.push((name, upstream.name.clone(), tool, risk, rule));
+                        listed.push(Catalogued {
+                            name,
+                            server: upstream.name.clone(),
+                            tool,
+                            risk,
+                            rule,
+                        });
                     }
                 }
                 Err(error) => {
@@ -594,6 +600,20 @@ impl Gateway {
 /// call is cancelled meanwhile.
 type Recording =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), askgate_store::Error>> + Send>>;
+
+/// An upstream tool as the gateway lists it.
+pub(crate) struct Catalogued {
+    /// Its name downstream: `<server>__<tool>`.
+    pub(crate) name: String,
+    /// Its upstream.
+    pub(crate) server: String,
+    /// The tool as its upstream lists it.
+    pub(crate) tool: Tool,
+    /// Its risk.
+    pub(crate) risk: Risk,
+    /// The rule that gave it.
+    pub(crate) rule: String,
+}
 
 /// A call approved to go upstream, as [`Gateway::forward`] takes it.
 struct Approved<'a> {
@@ -1030,7 +1050,7 @@ impl ServerHandler for Gateway {
             .refresh_tools()
             .await
             .into_iter()
-            .map(|(name, _, tool, risk, _)| listed(name, &tool, risk, caller_confirm))
+            .map(|found| listed(found.name, &found.tool, found.risk, caller_confirm))
             .chain(
                 self.inner
                     .settings

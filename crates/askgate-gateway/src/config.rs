@@ -24,7 +24,7 @@ use askgate_core::{IntakeWhen, QuestionSet, Risk, threshold};
 use serde::Deserialize;
 
 use check::check;
-pub(crate) use error::ConfigError;
+pub use error::ConfigError;
 use error::Source;
 use file::File;
 
@@ -47,16 +47,16 @@ const MIN_TOKEN: usize = 16;
 
 /// A usable configuration.
 #[derive(Debug, Clone)]
-pub(crate) struct Config {
+pub struct Config {
     /// The file it came from; `None` for [`Config::for_command`].
-    pub(crate) file: Option<PathBuf>,
+    pub file: Option<PathBuf>,
     /// The servers behind the gateway, in the order listed.
     pub(crate) upstreams: Vec<Upstream>,
     /// The risk rules, compiled.
     pub(crate) rules: Rules,
     /// Calls at or below this risk proceed without asking; `None` approves
     /// nothing by itself. See [`Config::auto_approve_with`] for overrides.
-    pub(crate) auto_approve: Option<Risk>,
+    pub auto_approve: Option<Risk>,
     /// Whether a session (header, environment) may raise the threshold.
     pub(crate) allow_session_raise: bool,
     /// Question sets asked before a tool's first call, in the order listed.
@@ -64,14 +64,14 @@ pub(crate) struct Config {
     /// Whether the model is offered the `ask` tool.
     pub(crate) offer_ask_tool: bool,
     /// The store.
-    pub(crate) store: StoreUrl,
+    pub store: StoreUrl,
     /// The inbox's web page.
-    pub(crate) inbox: Inbox,
+    pub inbox: Inbox,
     /// The agents (HTTP clients) and their MCP bearer tokens.
-    pub(crate) principals: Vec<Principal>,
+    pub principals: Vec<Principal>,
     /// The people who sign in to the inbox and answer with the CLI, and
     /// whose asks each may answer.
-    pub(crate) people: Vec<Person>,
+    pub people: Vec<Person>,
     /// The replay policy.
     pub(crate) replay: Replay,
     /// Whether a `read` call that proceeds without a person waits for its
@@ -86,7 +86,7 @@ pub(crate) struct Config {
     /// call through rmcp, for an operator who suspects the lane.
     pub(crate) express_lane: bool,
     /// Serve Streamable HTTP downstream here; `None`: stdio.
-    pub(crate) listen: Option<Listen>,
+    pub listen: Option<Listen>,
     /// The webhook posted as asks are parked and settle; `None`: no posts.
     pub(crate) notify: Option<askgate_inbox::notify::Webhook>,
     /// How confirmations are asked and trusted: who may stand in for a
@@ -212,11 +212,11 @@ pub(crate) struct Intake {
 /// The store's URL: `sqlite://PATH` or `postgres://...`. `Debug` and
 /// `Display` leave out a password.
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) struct StoreUrl(String);
+pub struct StoreUrl(String);
 
 impl StoreUrl {
     /// The URL, password included, to open the store with.
-    pub(crate) fn expose(&self) -> &str {
+    pub fn expose(&self) -> &str {
         &self.0
     }
 }
@@ -241,16 +241,16 @@ impl fmt::Debug for StoreUrl {
 
 /// The inbox's web page.
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) struct Inbox {
+pub struct Inbox {
     /// Where it listens.
-    pub(crate) listen: SocketAddr,
+    pub listen: SocketAddr,
     /// The address people open, when it is not `http://{listen}` (behind a
     /// proxy).
-    pub(crate) base_url: Option<String>,
+    pub base_url: Option<String>,
     /// The operator's sign-in token (sees every ask). Without it one is
     /// generated on first start and written to a file only its owner can
     /// read (`<key file>.operator-token`). Never logged: `Debug` redacts it.
-    pub(crate) token: Option<String>,
+    pub token: Option<String>,
 }
 
 impl fmt::Debug for Inbox {
@@ -267,7 +267,7 @@ impl fmt::Debug for Inbox {
 /// presents. A principal's token never signs in to the inbox nor answers
 /// from the CLI: the agent must not hold what approves its own asks.
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) struct Principal {
+pub struct Principal {
     /// Who it is: the asks of its calls are for it, and the audit names it.
     pub(crate) name: String,
     /// Its bearer token. Never logged: `Debug` redacts it.
@@ -285,7 +285,7 @@ impl fmt::Debug for Principal {
 
 /// A person: signs in to the inbox, and answers with `askgate asks`, with
 /// a token of their own — never an agent's.
-pub(crate) use askgate_inbox::Credential as Person;
+pub use askgate_inbox::Credential as Person;
 
 /// The replay policy for upstream tool calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -302,18 +302,28 @@ pub(crate) enum Replay {
 
 /// The Streamable HTTP listener for clients.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Listen {
+pub struct Listen {
     /// The address.
-    pub(crate) addr: SocketAddr,
+    pub addr: SocketAddr,
 }
 
 impl Config {
+    /// The risk of a tool no rule describes.
+    pub fn default_risk(&self) -> Risk {
+        self.rules.default_risk()
+    }
+
+    /// Whether a tool's `readOnlyHint` is taken at its word.
+    pub fn trusts_read_only_hints(&self) -> bool {
+        self.rules.trusts_read_only_hints()
+    }
+
     /// Read and check the config file at `path`.
     ///
     /// # Errors
     /// The file cannot be read, is not TOML, has an unknown key, or a value
     /// that is not usable; the error names the file, the line and the key.
-    pub(crate) fn load(path: &Path) -> Result<Config, ConfigError> {
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
             file: Some(path.to_owned()),
             line: None,
@@ -327,7 +337,7 @@ impl Config {
     ///
     /// # Errors
     /// As [`Config::load`].
-    pub(crate) fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+    pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         let source = Source::new(path, text);
         let file: File =
             toml::from_str(text).map_err(|e| explain(source.toml_error(&e), &source))?;
@@ -341,9 +351,8 @@ impl Config {
     ///
     /// # Errors
     /// `argv` is empty, or there is no data directory for the store.
-    pub(crate) fn for_command(argv: Vec<String>) -> Result<Config, ConfigError> {
-        let store = crate::store_cmd::store_url(None)
-            .map_err(|message| ConfigError::bare(Some("store"), message))?;
+    pub fn for_command(argv: Vec<String>) -> Result<Config, ConfigError> {
+        let store = store_url(None).map_err(|message| ConfigError::bare(Some("store"), message))?;
         Config::for_command_with_store(argv, store)
     }
 
@@ -399,10 +408,7 @@ impl Config {
     ///
     /// # Errors
     /// `requested` is not a risk level nor `none`.
-    pub(crate) fn auto_approve_with(
-        &self,
-        requested: Option<&str>,
-    ) -> Result<Option<Risk>, ConfigError> {
+    pub fn auto_approve_with(&self, requested: Option<&str>) -> Result<Option<Risk>, ConfigError> {
         let Some(requested) = requested.map(str::trim).filter(|r| !r.is_empty()) else {
             return Ok(self.auto_approve);
         };
@@ -421,7 +427,7 @@ impl Config {
     ///
     /// # Errors
     /// The variable holds something other than a risk level or `none`.
-    pub(crate) fn auto_approve_from_env(&self) -> Result<Option<Risk>, ConfigError> {
+    pub fn auto_approve_from_env(&self) -> Result<Option<Risk>, ConfigError> {
         match std::env::var_os(AUTO_APPROVE_ENV) {
             None => self.auto_approve_with(None),
             Some(value) => match value.to_str() {
@@ -434,6 +440,22 @@ impl Config {
             },
         }
     }
+}
+
+/// The store's URL: `flag` (`--store`), else `$ASKGATE_STORE`, else
+/// `askgate.db` in the platform data directory (made if need be).
+///
+/// # Errors
+/// There is no data directory, or it cannot be made, naming it.
+pub fn store_url(flag: Option<String>) -> Result<String, String> {
+    if let Some(url) = flag.or_else(|| std::env::var("ASKGATE_STORE").ok()) {
+        return Ok(url);
+    }
+    let dir: PathBuf = dirs::data_dir()
+        .ok_or("no data directory on this platform; pass --store")?
+        .join("askgate");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(format!("sqlite://{}", dir.join("askgate.db").display()))
 }
 
 /// The intake that precedes a call to `tool` on `server`: the first one

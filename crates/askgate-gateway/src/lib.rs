@@ -1,0 +1,343 @@
+//! askgate-gateway: put MCP servers behind typed, durable, audited human
+//! confirmation — as a library; the `askgate gateway` command is its CLI.
+//!
+//! The gateway speaks MCP to the client (stdio, or Streamable HTTP with
+//! [`config::Listen`]) and to each upstream server (a child process on
+//! stdio, or Streamable HTTP). Every tool call goes risk (the rules) ->
+//! confirmation (askgate-mcp: whatever the client can show, or the inbox)
+//! -> audit -> ledger -> upstream -> ledger -> result.
+//!
+//! [`start`] opens the store, binds the inbox page and connects the
+//! upstreams; [`Started::serve`] serves the client until it goes away.
+
+mod background;
+mod child;
+pub mod config;
+mod downstream;
+mod error;
+mod express;
+mod holds;
+pub mod keys;
+mod listen;
+mod metrics;
+mod proxy;
+mod questions;
+mod reads;
+mod rules;
+mod stdio;
+mod upcall;
+mod upstream;
+mod url_mode;
+mod watch;
+mod wire;
+
+use askgate_core::{Gate, Method, Risk};
+use askgate_mcp::{Inbox, Rounds};
+use askgate_store::Store;
+use rmcp::ServiceExt;
+
+pub use config::Config;
+pub use error::Error;
+
+use downstream::Downstream;
+use proxy::{Gateway, Settings};
+use upstream::Endpoint;
+
+/// The inbox page, bound and ready to serve.
+struct InboxPage {
+    page: askgate_inbox::Inbox,
+    listener: tokio::net::TcpListener,
+}
+
+/// A gateway started: its store open, its upstreams connected, its inbox
+/// page bound (when asked for). Serve it with [`Started::serve`].
+pub struct Started {
+    config: Config,
+    gateway: Gateway,
+    page: Option<InboxPage>,
+}
+
+/// One upstream tool as the gateway lists it: what the operator's dry run
+/// shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// Its name downstream: `<server>__<tool>`.
+    pub name: String,
+    /// Its upstream.
+    pub server: String,
+    /// Its risk.
+    pub risk: Risk,
+    /// The rule that gave the risk.
+    pub rule: String,
+    /// What a call would do now: proceed, and how; or ask.
+    pub now: Now,
+}
+
+/// What a call of a tool would do under the threshold in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Now {
+    /// Proceed without asking, so decided.
+    Proceed(Method),
+    /// Ask a person.
+    Ask,
+}
+
+/// Open the store at `store_url` and connect every upstream of `config`
+/// (one that fails is left out, unless none is left); with `serve_inbox`,
+/// bind the inbox page first, so links name the address it is served at.
+///
+/// # Errors
+/// The store cannot be opened, the key cannot be read or made, the inbox
+/// cannot be set up, no upstream can be started, or the threshold in the
+/// environment is not a risk level.
+pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result<Started, Error> {
+    let store = Store::open(store_url).await?;
+    let key_file = keys::key_path(store_url);
+    let key = keys::load_or_create_key(&key_file)?;
+    let listener = if serve_inbox {
+        match askgate_inbox::bind(config.inbox.listen).await {
+            Ok(listener) => Some(listener),
+            Err(error) => {
+                tracing::warn!(
+                    "{error}; the inbox page is not served (answer with `askgate asks`)"
+                );
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let bound = listener
+        .as_ref()
+        .and_then(|l| l.local_addr().ok())
+        .unwrap_or(config.inbox.listen);
+    let base = config
+        .inbox
+        .base_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{bound}/"));
+    let links = askgate_core::LinkSigner::new(key.clone());
+    let inbox = Inbox::new(&base)
+        .map_err(Error::Setup)?
+        .with_links(links.clone(), LINK_TTL);
+    let page = match listener {
+        Some(listener) => {
+            let people =
+                askgate_inbox::people(config.inbox.token.as_deref(), &config.people, &key_file)?;
+            let page = askgate_inbox::Inbox::new(store.clone(), people, links, &base)?;
+            Some(InboxPage { page, listener })
+        }
+        None => None,
+    };
+    let rounds = Rounds::new(key, store)
+        .with_inbox(inbox)
+        .with_confirmations(config.confirmations.clone());
+    let downstream = Downstream::default();
+    let mut upstreams = Vec::new();
+    for upstream in &config.upstreams {
+        let endpoint = Endpoint::from(&upstream.transport);
+        match upstream::connect(
+            &upstream.name,
+            &endpoint,
+            upstream.protocol,
+            downstream.clone(),
+        )
+        .await
+        {
+            Ok(connected) => upstreams.push(connected),
+            Err(error) => tracing::error!(upstream = %upstream.name, %error, "left out"),
+        }
+    }
+    if upstreams.is_empty() {
+        return Err(Error::NoUpstream);
+    }
+    let threshold = config.auto_approve_from_env()?;
+    let owner = format!(
+        "gateway:{}",
+        config
+            .upstreams
+            .iter()
+            .map(|u| u.name.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let gateway = Gateway::new(
+        Settings {
+            rounds,
+            judge: Box::new(config.rules.clone()),
+            threshold,
+            allow_raise: config.allow_session_raise,
+            owner,
+            replay: config.replay,
+            metrics: metrics::Metrics::default(),
+            offer_ask_tool: config.offer_ask_tool,
+            intake: config.intake.clone(),
+            // As long as a sealed state lives (the rounds' default).
+            hold_for: std::time::Duration::from_secs(60 * 60),
+            durable_reads: config.durable_reads,
+            background: background::Background::default(),
+        },
+        upstreams,
+        downstream,
+    );
+    Ok(Started {
+        config,
+        gateway,
+        page,
+    })
+}
+
+/// How long a link sent to a client in URL mode stays good.
+const LINK_TTL: std::time::Duration = std::time::Duration::from_secs(60 * 60);
+
+impl Started {
+    /// The config it runs with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Every upstream tool, namespaced, with its risk, the rule that gave
+    /// it, and what a call would do now — the operator's dry run.
+    pub async fn tools(&self) -> Vec<Listed> {
+        let threshold = self.gateway.threshold();
+        self.gateway
+            .refresh_tools()
+            .await
+            .into_iter()
+            .map(|tool| Listed {
+                now: match askgate_core::gate(tool.risk, threshold) {
+                    Gate::Proceed(method) => Now::Proceed(method),
+                    Gate::Ask => Now::Ask,
+                },
+                name: tool.name,
+                server: tool.server,
+                risk: tool.risk,
+                rule: tool.rule,
+            })
+            .collect()
+    }
+
+    /// The auto-approve threshold in force.
+    pub fn threshold(&self) -> Option<Risk> {
+        self.gateway.threshold()
+    }
+
+    /// Serve the client — on stdio, or over Streamable HTTP when the config
+    /// says `[listen]` — until it goes away; then keep what the answers did
+    /// not wait for, and close the store.
+    ///
+    /// # Errors
+    /// The client's handshake failed, the HTTP listener failed, or the
+    /// store could not report the calls a crash left.
+    pub async fn serve(self) -> Result<(), Error> {
+        let Started {
+            config,
+            gateway,
+            page,
+        } = self;
+        serve(config, gateway, page).await
+    }
+}
+
+async fn serve(config: Config, gateway: Gateway, page: Option<InboxPage>) -> Result<(), Error> {
+    let mut base = config
+        .inbox
+        .base_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{}/", config.inbox.listen));
+    match page {
+        Some(InboxPage { page, listener }) => {
+            if config.inbox.base_url.is_none()
+                && let Ok(addr) = listener.local_addr()
+            {
+                base = format!("http://{addr}/");
+            }
+            eprintln!(
+                "askgate gateway: asks a client cannot show wait in the inbox at {base} (or: askgate asks list)"
+            );
+            let app = page
+                .router()
+                .merge(metrics::beside_inbox(gateway.clone(), page.clone()));
+            tokio::spawn(askgate_inbox::serve(app, listener));
+        }
+        None => eprintln!(
+            "askgate gateway: asks a client cannot show wait in the store: askgate asks list"
+        ),
+    }
+    // Posts as asks are parked and settle, until the gateway stops.
+    let _notifier = match &config.notify {
+        Some(webhook) => {
+            let store = gateway.metrics().1.clone();
+            let links = Inbox::new(&base).map_err(Error::Setup)?;
+            let notifier = askgate_inbox::notify::Notifier::new(store, webhook.clone(), links)?;
+            Some(AbortOnDrop(notifier.listen()))
+        }
+        None => None,
+    };
+    gateway.recover().await.map_err(Error::Setup)?;
+    // Know the tools before the first call: the express lane takes a call
+    // only of a tool listed.
+    gateway.refresh_tools().await;
+    let served = match &config.listen {
+        Some(listen) => listen::serve(gateway.clone(), listen.addr, &config.principals).await,
+        None => serve_stdio(gateway.for_session(), config.express_lane).await,
+    }
+    .map_err(Error::Serve);
+    // Keep what the answers did not wait for: a clean stop loses nothing.
+    gateway.settle_writes().await;
+    gateway.metrics().1.close().await;
+    served
+}
+
+/// Serve one client on stdin and stdout until it goes away. When both are
+/// pipes, the express lane takes the calls that need no person (see
+/// [`express`]); rmcp serves everything else.
+async fn serve_stdio(gateway: Gateway, express_lane: bool) -> Result<(), String> {
+    let pipes = if express_lane {
+        stdio::pipes().map_err(|why| why.to_string())
+    } else {
+        Err("express_lane = false".to_owned())
+    };
+    let (reader, writer) = match pipes {
+        Ok(pipes) => pipes,
+        Err(why) => {
+            tracing::debug!(%why, "no express lane");
+            let running = gateway
+                .serve(stdio::channel())
+                .await
+                .map_err(|e| format!("the client handshake failed: {e}"))?;
+            let _ = running.waiting().await;
+            return Ok(());
+        }
+    };
+    let out = wire::Out::new(writer);
+    let (handover, rest) = wire::handover();
+    let mut express = express::Express::new(gateway.clone(), std::sync::Arc::clone(&out));
+    let tap = tokio::spawn(async move {
+        wire::tap(reader, move |line| express.offer(line), rest, "client").await;
+    });
+    let served = match gateway
+        .clone()
+        .serve((handover, wire::OutWriter(std::sync::Arc::clone(&out))))
+        .await
+    {
+        Ok(running) => {
+            let _ = running.waiting().await;
+            Ok(())
+        }
+        Err(e) => Err(format!("the client handshake failed: {e}")),
+    };
+    tap.abort();
+    gateway.abandon_express();
+    out.drained().await;
+    served
+}
+
+/// Stops a background task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}

@@ -1,0 +1,235 @@
+//! `askgate gateway` and `askgate tools`: the gateway's command line —
+//! what to put behind askgate, and how it logs; askgate-gateway does the
+//! rest.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use askgate_core::Risk;
+use askgate_gateway::{Config, Now, Started};
+use clap::Args;
+
+/// `askgate gateway [--config FILE] [-- <command...>]`.
+#[derive(Debug, Args)]
+pub(crate) struct GatewayArgs {
+    #[command(flatten)]
+    setup: Setup,
+    /// Log format on stderr: `human` or `json` (stdout is the MCP channel).
+    #[arg(long, default_value = "human")]
+    log_format: LogFormat,
+}
+
+/// `askgate tools [--config FILE] [-- <command...>]`: the operator's dry
+/// run.
+#[derive(Debug, Args)]
+pub(crate) struct ToolsArgs {
+    #[command(flatten)]
+    setup: Setup,
+    /// One JSON object per tool instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What both commands are given.
+#[derive(Debug, Args)]
+struct Setup {
+    /// The configuration file (TOML): upstreams, risk rules, threshold,
+    /// store, inbox. Without it: the command after `--`, default policy.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The store (`sqlite://PATH` or `postgres://...`), over the config's.
+    #[arg(long)]
+    store: Option<String>,
+    /// Serve clients over Streamable HTTP at this address (over the
+    /// config's `[listen]`), instead of stdio.
+    #[arg(long)]
+    listen: Option<std::net::SocketAddr>,
+    /// The auto-approve threshold (a risk level), over the config's;
+    /// `ASKGATE_AUTO_APPROVE_RISK` may lower it further.
+    #[arg(long)]
+    auto_approve: Option<Risk>,
+    /// The stdio MCP server to wrap (without `--config`), after `--`.
+    #[arg(last = true)]
+    command: Vec<String>,
+}
+
+impl Setup {
+    /// Start the gateway as set up: the config, the store it names (or
+    /// `--store`), with the inbox page bound when `serve_inbox`.
+    async fn start(&self, serve_inbox: bool) -> Result<Started, String> {
+        let config = self.config()?;
+        let store_url = match &self.store {
+            Some(url) => url.clone(),
+            None => config.store.expose().to_owned(),
+        };
+        askgate_gateway::start(config, &store_url, serve_inbox)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// The configuration: the file's, or the default around the command.
+    fn config(&self) -> Result<Config, String> {
+        let mut config = match (&self.config, self.command.is_empty()) {
+            (Some(path), true) => Config::load(path).map_err(|e| e.to_string())?,
+            (Some(_), false) => {
+                return Err("give either --config FILE or a command after --, not both".into());
+            }
+            (None, false) => {
+                Config::for_command(self.command.clone()).map_err(|e| e.to_string())?
+            }
+            (None, true) => {
+                return Err(
+                    "nothing to put behind askgate: give --config FILE or a command after -- \
+                     (askgate gateway -- npx -y @modelcontextprotocol/server-everything)"
+                        .into(),
+                );
+            }
+        };
+        if let Some(risk) = self.auto_approve {
+            config.auto_approve = Some(risk);
+        }
+        if let Some(addr) = self.listen {
+            if !addr.ip().is_loopback() && config.principals.is_empty() {
+                return Err(format!(
+                    "--listen {addr} is not a loopback address: configure [[principals]] with tokens first"
+                ));
+            }
+            config.listen = Some(askgate_gateway::config::Listen { addr });
+        }
+        Ok(config)
+    }
+}
+
+/// How logs are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LogFormat {
+    /// Lines for people.
+    Human,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Logs to stderr, filtered by `ASKGATE_LOG` (default `info`). They carry
+/// ids, names, risks and decisions — never arguments, answers or tokens.
+pub(crate) fn init_logs(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ASKGATE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Human => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
+}
+
+/// Run the gateway until the client goes away.
+pub(crate) fn run(args: GatewayArgs) -> ExitCode {
+    init_logs(args.log_format);
+    // Multi-threaded, measured against a current-thread runtime on the
+    // gateway benchmark (README, "The gateway"): at one call in flight the
+    // two are alike; at ten the second core makes about 10-20% more calls/s.
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("askgate gateway: cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("askgate gateway: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Run `askgate tools`.
+pub(crate) fn tools(args: ToolsArgs) -> ExitCode {
+    init_logs(LogFormat::Human);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("askgate tools: cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(list_tools(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("askgate tools: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn list_tools(args: ToolsArgs) -> Result<(), String> {
+    let started = args.setup.start(false).await?;
+    let threshold = started.threshold();
+    let config = started.config();
+    let mut out = String::new();
+    let rows: Vec<[String; 4]> = started
+        .tools()
+        .await
+        .into_iter()
+        .map(|tool| {
+            let now = match tool.now {
+                Now::Proceed(method) => format!("proceed ({})", method.as_str()),
+                Now::Ask => "ask".to_owned(),
+            };
+            [tool.name, tool.risk.as_str().to_owned(), tool.rule, now]
+        })
+        .collect();
+    use std::fmt::Write;
+    if args.json {
+        for [name, risk, rule, now] in &rows {
+            let line = serde_json::json!({"tool": name, "risk": risk, "rule": rule, "now": now});
+            let _ = writeln!(out, "{line}");
+        }
+    } else {
+        let width = |i: usize| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .max()
+                .unwrap_or(0)
+                .max(4)
+        };
+        let (w0, w1, w2) = (width(0), width(1), width(2));
+        let _ = writeln!(out, "{:w0$}  {:w1$}  {:w2$}  NOW", "TOOL", "RISK", "RULE");
+        for [name, risk, rule, now] in &rows {
+            let _ = writeln!(out, "{name:w0$}  {risk:w1$}  {rule:w2$}  {now}");
+        }
+        let _ = writeln!(
+            out,
+            "\nconfig: {}; default risk: {}; read-only hints trusted: {}; auto-approve threshold: {}",
+            config.file.as_ref().map_or_else(
+                || "none (the default policy)".to_owned(),
+                |f| f.display().to_string()
+            ),
+            config.default_risk(),
+            if config.trusts_read_only_hints() {
+                "yes"
+            } else {
+                "no"
+            },
+            threshold.map_or("none", Risk::as_str)
+        );
+    }
+    use std::io::Write as _;
+    std::io::stdout()
+        .write_all(out.as_bytes())
+        .map_err(|e| format!("cannot write the list: {e}"))
+}
+
+/// Serve until the client goes away.
+async fn serve(args: GatewayArgs) -> Result<(), String> {
+    let started = args.setup.start(true).await?;
+    started.serve().await.map_err(|e| e.to_string())
+}
