@@ -39,8 +39,8 @@ use serde_json::value::RawValue;
 use serde_json::{Value as Json, json};
 
 use super::proxy::{End, Gateway};
-use super::watch::MARKER_KEY;
 use super::wire::Out;
+use askgate_mcp::replay::MARKER_KEY;
 
 /// The first request id the lane gives upstream calls: rmcp counts its
 /// own from 0 in 32 bits, and JavaScript servers read ids up to 2^53
@@ -392,15 +392,17 @@ impl Pending {
                 (self.error_line(message), false, failure())
             }
         };
-        // The answer first: nothing it says waits for the records.
-        if let Err(error) = self.reply.send(&line) {
-            tracing::debug!(call = %self.ledger_id, %error, "the client went away before its answer");
-        }
+        // The record is queued before the answer goes: it does not wait for
+        // the store, and a client that stops the gateway as soon as it has
+        // its answer finds the record among the writes a clean stop keeps.
         let outcome = if answered { "answered" } else { "failed" };
         self.gateway.count_call(&self.server, outcome, took);
         if let Some(end) = self.end.take() {
             self.gateway
                 .finish_call(end, &self.ledger_id, answered, summary);
+        }
+        if let Err(error) = self.reply.send(&line) {
+            tracing::debug!(call = %self.ledger_id, %error, "the client went away before its answer");
         }
     }
 

@@ -28,7 +28,6 @@ mod stdio;
 mod upcall;
 mod upstream;
 mod url_mode;
-mod watch;
 mod wire;
 
 use askgate_core::{Gate, Method, Risk};

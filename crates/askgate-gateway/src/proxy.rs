@@ -40,7 +40,7 @@ use super::reads::Reads;
 use super::rules::{Hints, Rules};
 use super::upcall::{self, Asks, Entered, Followed, Held, Resumable};
 use super::upstream::Upstream;
-use super::watch::MARKER_KEY;
+use askgate_mcp::replay::MARKER_KEY;
 
 /// Between a namespace and a tool or prompt name.
 pub(crate) const SEPARATOR: &str = "__";
@@ -732,13 +732,10 @@ impl Upcall {
         drop(entered);
         let took = started.elapsed();
         let observed = upstream.watch.answered(&self.id);
-        let outcome = match &result {
-            Ok(CallToolResponse::Complete(_)) => "answered",
-            Err(ServiceError::TransportSend(error))
-                if error.to_string().contains("ERR_MCP_REPLAY_UNAVAILABLE") =>
-            {
-                "not_sent"
-            }
+        let refused = result.as_ref().err().and_then(askgate_mcp::replay::refusal);
+        let outcome = match (&result, refused) {
+            (Ok(CallToolResponse::Complete(_)), _) => "answered",
+            (Err(_), Some(_)) => "not_sent",
             _ => "failed",
         };
         settings.metrics.call(&upstream.name, outcome, took);
@@ -789,11 +786,9 @@ impl Upcall {
                     None,
                 ))
             }
-            Err(ServiceError::TransportSend(error))
-                if error.to_string().contains("ERR_MCP_REPLAY_UNAVAILABLE") =>
-            {
+            Err(_) if refused.is_some() => {
                 upstream.watch.forget(&marker);
-                let reason = "request-unmatched";
+                let reason = refused.map_or("request-unmatched", |why| why.as_str());
                 finish(
                     &mut end,
                     &settings.background,

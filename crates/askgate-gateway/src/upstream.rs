@@ -29,7 +29,7 @@ use super::downstream::{Downstream, Whom};
 use super::express::Lane;
 use super::upcall::{self, Answer, Inflight, Route};
 use super::url_mode;
-use super::watch::{Watch, Watched};
+use askgate_mcp::replay::{Watch, Watched};
 
 /// How to reach an upstream.
 #[derive(Debug, Clone)]

@@ -30,6 +30,7 @@ pub mod client;
 mod confirm;
 pub mod input;
 mod park;
+pub mod replay;
 mod revision;
 mod round;
 pub mod stored;

@@ -1,11 +1,26 @@
-//! The replay contract's eyes on an upstream connection: a transport that
-//! wraps the real one, lets a `tools/call` out only when it carries the
-//! private marker of a call the gateway recorded, and notes the answer to
-//! each marked call as it comes back.
+//! The replay contract, for any client that calls tools it must never run
+//! twice by accident: a transport that wraps the real one, lets a
+//! `tools/call` out only when it carries the private marker of a call the
+//! caller recorded, and notes the answer to each marked call as it comes
+//! back.
 //!
-//! The gateway records a call (`prepared`, then `sent`, durably) before it
-//! hands it to this transport, so after a crash a call is never thought
-//! unsent when it may have gone out.
+//! The caller records a call in the store's ledger (`sent`, durably, with
+//! [`askgate_store::Store::record_sent_call`]) before it hands it to this
+//! transport with the call's marker under [`MARKER_KEY`] in `_meta` — so
+//! after a crash a call is never thought unsent when it may have gone out
+//! ([`askgate_store::Store::recover_calls`] reports it "may have run"). A
+//! call that reaches the transport without a marker it expects is refused,
+//! unsent: [`refusal`] finds that in the error rmcp returns.
+//!
+//! ```no_run
+//! # use askgate_mcp::replay::{Watch, Watched};
+//! # async fn connect(transport: rmcp::transport::TokioChildProcess) {
+//! let watch = Watch::default();
+//! let watched = Watched::new(transport, watch.clone());
+//! // serve a client handler over `watched`; before each call:
+//! watch.expect("m_1234", "call_abcd");
+//! # }
+//! ```
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -16,20 +31,22 @@ use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
 /// The `_meta` key of the private marker.
-pub(crate) const MARKER_KEY: &str = "io.askgate/call";
+pub const MARKER_KEY: &str = "io.askgate/call";
 
 /// Why a call could not be watched (the replay contract's reasons; every
-/// upstream connection askgate makes is watched, so only a request
-/// without its marker can be refused here).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Unwatched {
+/// connection through [`Watched`] is watched, so only a request without
+/// its marker can be refused here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unwatched {
     /// A request reached the transport without a recorded marker.
+    #[error("ERR_MCP_REPLAY_UNAVAILABLE (request-unmatched): the request was not sent")]
     RequestUnmatched,
 }
 
 impl Unwatched {
     /// The reason as the error names it.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Unwatched::RequestUnmatched => "request-unmatched",
         }
@@ -38,19 +55,38 @@ impl Unwatched {
 
 /// A refused send.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum WatchError<E> {
-    /// Refused by the replay contract: not sent.
-    #[error("ERR_MCP_REPLAY_UNAVAILABLE ({}): the request was not sent", .0.as_str())]
-    Refused(Unwatched),
+#[non_exhaustive]
+pub enum WatchError<E> {
+    /// Refused by the replay contract: not sent. The reason is the error's
+    /// source, so [`refusal`] finds it whatever wraps it.
+    #[error("the replay contract refused the request")]
+    Refused(#[source] Unwatched),
     /// The real transport failed.
     #[error(transparent)]
     Inner(E),
 }
 
-/// What the watcher shares with the gateway: markers of recorded calls,
+/// The replay contract's refusal in `error`, if the request was refused
+/// unsent by [`Watched`] (as opposed to a failure of the transport or the
+/// server, after which the call may have run).
+pub fn refusal(error: &rmcp::ServiceError) -> Option<Unwatched> {
+    let rmcp::ServiceError::TransportSend(sent) = error else {
+        return None;
+    };
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(sent.error.as_ref());
+    while let Some(current) = source {
+        if let Some(refused) = current.downcast_ref::<Unwatched>() {
+            return Some(*refused);
+        }
+        source = current.source();
+    }
+    None
+}
+
+/// What the watcher shares with its caller: markers of recorded calls,
 /// and which request carries which.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct Watch {
+pub struct Watch {
     inner: Arc<Mutex<State>>,
 }
 
@@ -72,33 +108,33 @@ impl Watch {
     }
 
     /// Expect a call with `marker` (recorded as `call`).
-    pub(crate) fn expect(&self, marker: &str, call: &str) {
+    pub fn expect(&self, marker: &str, call: &str) {
         self.state()
             .expected
             .insert(marker.to_owned(), call.to_owned());
     }
 
     /// Whether the answer to `call` was seen coming back.
-    pub(crate) fn answered(&self, call: &str) -> bool {
+    pub fn answered(&self, call: &str) -> bool {
         self.state().answered.remove(call).unwrap_or(false)
     }
 
     /// Forget a call that will not go out.
-    pub(crate) fn forget(&self, marker: &str) {
+    pub fn forget(&self, marker: &str) {
         self.state().expected.remove(marker);
     }
 }
 
 /// A transport whose `tools/call` requests are checked and whose answers
 /// are noted.
-pub(crate) struct Watched<T> {
+pub struct Watched<T> {
     inner: T,
     watch: Watch,
 }
 
 impl<T> Watched<T> {
     /// Watch `inner`.
-    pub(crate) fn new(inner: T, watch: Watch) -> Watched<T> {
+    pub fn new(inner: T, watch: Watch) -> Watched<T> {
         Watched { inner, watch }
     }
 }

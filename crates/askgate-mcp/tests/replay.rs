@@ -1,0 +1,97 @@
+//! The replay contract's transport: a `tools/call` goes out only with the
+//! marker of a call its caller recorded, its answer is noted, and one
+//! without a marker is refused unsent — a refusal the caller can tell
+//! apart, by type, from a failure after which the call may have run.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use askgate_mcp::replay::{MARKER_KEY, Unwatched, Watch, Watched, refusal};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
+    ContentBlock, Implementation, RequestMetaObject, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::IntoTransport;
+use rmcp::{ClientHandler, ErrorData, ServerHandler, ServiceExt};
+use serde_json::Value as Json;
+
+/// A server that counts the calls it ran.
+#[derive(Clone, Default)]
+struct Counting {
+    ran: Arc<AtomicUsize>,
+}
+
+impl ServerHandler for Counting {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn call_tool(
+        &self,
+        _params: CallToolRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.ran.fetch_add(1, Ordering::SeqCst);
+        Ok(CallToolResult::success(vec![ContentBlock::text("ran")]).into())
+    }
+}
+
+#[derive(Clone)]
+struct Client;
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("replay-test", "1.0"),
+        )
+    }
+}
+
+fn marked(marker: &str) -> CallToolRequestParams {
+    let mut params = CallToolRequestParams::new("delete");
+    let mut meta = RequestMetaObject::default();
+    meta.insert(MARKER_KEY.to_owned(), Json::String(marker.to_owned()));
+    params.meta = Some(meta);
+    params
+}
+
+#[tokio::test]
+async fn only_a_recorded_call_goes_out_and_its_answer_is_noted() {
+    let server = Counting::default();
+    let ran = server.ran.clone();
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let watch = Watch::default();
+    let transport = IntoTransport::<rmcp::service::RoleClient, _, _>::into_transport(client_io);
+    let client = Client
+        .serve(Watched::new(transport, watch.clone()))
+        .await
+        .expect("connects");
+
+    // Recorded: it goes out, and its answer is seen.
+    watch.expect("m_1", "call_1");
+    let answered = client.call_tool(marked("m_1")).await.expect("runs");
+    assert_ne!(answered.is_error, Some(true));
+    assert!(watch.answered("call_1"), "the answer was noted");
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+
+    // Not recorded (no marker, or one nobody expects): refused unsent.
+    for params in [CallToolRequestParams::new("delete"), marked("m_unknown")] {
+        let error = client.call_tool(params).await.expect_err("refused");
+        assert_eq!(
+            refusal(&error),
+            Some(Unwatched::RequestUnmatched),
+            "{error}"
+        );
+    }
+    // A marker is good once.
+    let error = client.call_tool(marked("m_1")).await.expect_err("refused");
+    assert!(refusal(&error).is_some());
+    assert_eq!(ran.load(Ordering::SeqCst), 1, "nothing unrecorded ran");
+}
