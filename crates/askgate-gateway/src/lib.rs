@@ -10,11 +10,17 @@
 //! [`start`] opens the store, binds the inbox page and connects the
 //! upstreams; [`Started::serve`] serves the client until it goes away.
 
+// Without unix pipes there is no express lane, and what serves it is
+// unused.
+#![cfg_attr(any(not(unix), askgate_portable), allow(dead_code))]
+
 mod background;
+#[cfg(all(unix, not(askgate_portable)))]
 mod child;
 pub mod config;
 mod downstream;
 mod error;
+#[cfg_attr(any(not(unix), askgate_portable), path = "express_off.rs")]
 mod express;
 mod holds;
 pub mod keys;
@@ -28,6 +34,7 @@ mod stdio;
 mod upcall;
 mod upstream;
 mod url_mode;
+#[cfg(all(unix, not(askgate_portable)))]
 mod wire;
 
 use askgate_core::{Gate, Method, Risk};
@@ -291,6 +298,7 @@ async fn serve(config: Config, gateway: Gateway, page: Option<InboxPage>) -> Res
 /// Serve one client on stdin and stdout until it goes away. When both are
 /// pipes, the express lane takes the calls that need no person (see
 /// [`express`]); rmcp serves everything else.
+#[cfg(all(unix, not(askgate_portable)))]
 async fn serve_stdio(gateway: Gateway, express_lane: bool) -> Result<(), String> {
     let pipes = if express_lane {
         stdio::pipes().map_err(|why| why.to_string())
@@ -301,12 +309,7 @@ async fn serve_stdio(gateway: Gateway, express_lane: bool) -> Result<(), String>
         Ok(pipes) => pipes,
         Err(why) => {
             tracing::debug!(%why, "no express lane");
-            let running = gateway
-                .serve(stdio::channel())
-                .await
-                .map_err(|e| format!("the client handshake failed: {e}"))?;
-            let _ = running.waiting().await;
-            return Ok(());
+            return serve_through_rmcp(gateway).await;
         }
     };
     let out = wire::Out::new(writer);
@@ -330,6 +333,23 @@ async fn serve_stdio(gateway: Gateway, express_lane: bool) -> Result<(), String>
     gateway.abandon_express();
     out.drained().await;
     served
+}
+
+/// Serve one client on stdin and stdout until it goes away, every message
+/// through rmcp (there is no express lane on this platform).
+#[cfg(any(not(unix), askgate_portable))]
+async fn serve_stdio(gateway: Gateway, _express_lane: bool) -> Result<(), String> {
+    serve_through_rmcp(gateway).await
+}
+
+/// Serve one client on stdin and stdout through rmcp alone.
+async fn serve_through_rmcp(gateway: Gateway) -> Result<(), String> {
+    let running = gateway
+        .serve(stdio::channel())
+        .await
+        .map_err(|e| format!("the client handshake failed: {e}"))?;
+    let _ = running.waiting().await;
+    Ok(())
 }
 
 /// Stops a background task when dropped.

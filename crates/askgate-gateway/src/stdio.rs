@@ -3,12 +3,10 @@
 //! without blocking, on the runtime's own event loop. tokio's `stdin` and
 //! `stdout` hand every read and write to a blocking thread and back, two
 //! thread switches per message; on a pipe they are not needed. Anything
-//! else (a terminal, a file, a socket) uses tokio's.
-
-use std::os::fd::AsFd;
+//! else (a terminal, a file, a socket) uses tokio's — and so does every
+//! platform without unix pipes.
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::unix::pipe;
 
 /// What the gateway reads the client's messages from.
 pub(crate) type Reader = Box<dyn AsyncRead + Send + Unpin>;
@@ -16,22 +14,47 @@ pub(crate) type Reader = Box<dyn AsyncRead + Send + Unpin>;
 pub(crate) type Writer = Box<dyn AsyncWrite + Send + Unpin>;
 
 /// Stdin and stdout, as pipes on the event loop when they are pipes.
+#[cfg(all(unix, not(askgate_portable)))]
 pub(crate) fn channel() -> (Reader, Writer) {
     match pipes() {
         Ok((reader, writer)) => (Box::new(reader), Box::new(writer)),
         Err(why) => {
             tracing::debug!(%why, "stdin or stdout is not a pipe: using blocking reads and writes");
-            (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
+            blocking()
         }
     }
 }
 
+/// Stdin and stdout through tokio's blocking reads and writes.
+#[cfg(any(not(unix), askgate_portable))]
+pub(crate) fn channel() -> (Reader, Writer) {
+    blocking()
+}
+
+fn blocking() -> (Reader, Writer) {
+    (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
+}
+
 /// Stdin and stdout, duplicated, as non-blocking pipes (an error when
-/// either is not a pipe).
-pub(crate) fn pipes() -> std::io::Result<(pipe::Receiver, pipe::Sender)> {
-    let stdin = std::io::stdin().as_fd().try_clone_to_owned()?;
-    let stdout = std::io::stdout().as_fd().try_clone_to_owned()?;
-    let reader = pipe::Receiver::from_file(std::fs::File::from(stdin))?;
-    let writer = pipe::Sender::from_file(std::fs::File::from(stdout))?;
+/// either is not a pipe). Both are checked before either is made
+/// non-blocking: a non-blocking stdin left behind would fail tokio's own
+/// reads of it with "Resource temporarily unavailable".
+#[cfg(all(unix, not(askgate_portable)))]
+pub(crate) fn pipes() -> std::io::Result<(
+    tokio::net::unix::pipe::Receiver,
+    tokio::net::unix::pipe::Sender,
+)> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+    use tokio::net::unix::pipe;
+    let stdin = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
+    let stdout = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned()?);
+    for (name, file) in [("stdin", &stdin), ("stdout", &stdout)] {
+        if !file.metadata()?.file_type().is_fifo() {
+            return Err(std::io::Error::other(format!("{name} is not a pipe")));
+        }
+    }
+    let reader = pipe::Receiver::from_file(stdin)?;
+    let writer = pipe::Sender::from_file(stdout)?;
     Ok((reader, writer))
 }

@@ -261,7 +261,8 @@ pub(crate) async fn connect(
         inflight: inflight.clone(),
     };
     let watch = Watch::default();
-    let mut lane = None;
+    #[cfg_attr(any(not(unix), askgate_portable), allow(unused_mut))]
+    let mut lane: Option<Arc<Lane>> = None;
     let service = match endpoint {
         Endpoint::Command {
             program,
@@ -277,9 +278,17 @@ pub(crate) async fn connect(
             if let Some(cwd) = cwd {
                 command.current_dir(cwd);
             }
-            let (transport, child_lane) = super::child::spawn(command, name)
+            #[cfg(all(unix, not(askgate_portable)))]
+            let transport = {
+                let (transport, child_lane) = super::child::spawn(command, name)
+                    .map_err(|e| format!("upstream {name}: cannot start {program:?}: {e}"))?;
+                lane = Some(child_lane);
+                transport
+            };
+            // No unix pipes: rmcp's own child transport, and no lane.
+            #[cfg(any(not(unix), askgate_portable))]
+            let transport = rmcp::transport::TokioChildProcess::new(command)
                 .map_err(|e| format!("upstream {name}: cannot start {program:?}: {e}"))?;
-            lane = Some(child_lane);
             relay
                 .serve_with_lifecycle(Watched::new(transport, watch.clone()), lifecycle)
                 .await
