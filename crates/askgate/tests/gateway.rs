@@ -22,20 +22,10 @@ const UPSTREAM: &str = "askgate-example-upstream";
 #[path = "gateway/express_lane.rs"]
 mod express_lane;
 
-/// The example upstream, built beside this crate's binary (cargo test
-/// --workspace builds it; a narrower run builds it here).
+/// The example upstream (a binary of this package: cargo builds it for
+/// these tests).
 fn upstream() -> PathBuf {
-    let askgate = PathBuf::from(env!("CARGO_BIN_EXE_askgate"));
-    let path = askgate.with_file_name(UPSTREAM);
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = std::process::Command::new(cargo)
-            .args(["build", "-p", "askgate-conformance", "--bin", UPSTREAM])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "the example upstream builds");
-    }
-    path
+    PathBuf::from(env!("CARGO_BIN_EXE_askgate-example-upstream"))
 }
 
 /// The trust rules end to end: a person's no, the caller's word, what no

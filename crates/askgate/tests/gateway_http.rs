@@ -21,24 +21,10 @@ const ASKED_LATER: &str = "askgate-example-upstream: ask_name_later:";
 /// A person of the inbox (not an agent: no MCP token).
 const CAROL: &str = "carol-token-0123456789";
 
+/// The example upstream (a binary of this package: cargo builds it for
+/// these tests).
 fn upstream() -> PathBuf {
-    let path =
-        PathBuf::from(env!("CARGO_BIN_EXE_askgate")).with_file_name("askgate-example-upstream");
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "-p",
-                "askgate-conformance",
-                "--bin",
-                "askgate-example-upstream",
-            ])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "the example upstream builds");
-    }
-    path
+    PathBuf::from(env!("CARGO_BIN_EXE_askgate-example-upstream"))
 }
 
 /// A gateway on a free loopback port; killed on drop.

@@ -18,24 +18,10 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Value as Json, json};
 
+/// The example upstream (a binary of this package: cargo builds it for
+/// these tests).
 fn upstream() -> PathBuf {
-    let path =
-        PathBuf::from(env!("CARGO_BIN_EXE_askgate")).with_file_name("askgate-example-upstream");
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "-p",
-                "askgate-conformance",
-                "--bin",
-                "askgate-example-upstream",
-            ])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "the example upstream builds");
-    }
-    path
+    PathBuf::from(env!("CARGO_BIN_EXE_askgate-example-upstream"))
 }
 
 /// A client whose person opens URL-mode pages (accepting at once); the

@@ -1,5 +1,7 @@
 //! The example upstream MCP server: notes, a deploy and a question, one tool
 //! per risk level (see `askgate_conformance::example_upstream`), on stdio.
+//! A binary of the askgate package, so that cargo builds it for the
+//! gateway tests.
 //!
 //! `askgate-example-upstream [--dir DIR]`: notes in memory, or as
 //! `NAME.txt` files in `DIR`. Stdout is the MCP channel: every log goes to
