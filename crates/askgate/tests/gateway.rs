@@ -1,18 +1,18 @@
 //! The gateway end to end: an rmcp client spawns `askgate gateway -- <the
 //! example upstream>` and calls through it, as a desktop client would.
 
-use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-
 use askgate_store::{CallState, Decision, Store};
+use askgate_testkit::gateway::{Gateway, Setup, ledger};
+use askgate_testkit::mcp::{discover, text};
+use askgate_testkit::person::{READING, accept};
+use askgate_testkit::process::sigkill;
+use askgate_testkit::webhook::Receiver;
+use askgate_testkit::{Manner, Person, binaries};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, CustomNotification,
-    ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, ProtocolVersion,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitResult, ElicitationAction,
+    InputRequiredResult, ProtocolVersion,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
-use rmcp::transport::TokioChildProcess;
-use rmcp::{ClientHandler, ErrorData, ServiceExt};
+use rmcp::service::{ClientServiceExt, RoleClient, RunningService};
 use serde_json::{Value as Json, json};
 
 const UPSTREAM: &str = "askgate-example-upstream";
@@ -22,160 +22,33 @@ const UPSTREAM: &str = "askgate-example-upstream";
 #[path = "gateway/express_lane.rs"]
 mod express_lane;
 
-/// The example upstream (a binary of this package: cargo builds it for
-/// these tests).
-fn upstream() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_askgate-example-upstream"))
-}
-
 /// The trust rules end to end: a person's no, the caller's word, what no
 /// person saw, a cancelled call.
 #[path = "gateway/trust.rs"]
 mod trust;
 
-/// A person behind the client, answering from a script.
-#[derive(Clone)]
-struct Person {
-    capabilities: Json,
-    script: Arc<Mutex<VecDeque<ElicitResult>>>,
-    asked: Arc<Mutex<Vec<Json>>>,
-    told: Told,
-    manner: Manner,
-    /// Rung when an ask shown to this client is withdrawn.
-    withdrawn: Arc<tokio::sync::Notify>,
+/// A gateway over the example upstream with no config file, on a store of
+/// its own.
+fn setup() -> Setup {
+    Setup::new(binaries!())
 }
 
-/// How the client behind the gateway answers its asks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Manner {
-    /// As a person would: after reading it (a third of a second).
-    Person,
-    /// At once, as headless clients do (`claude -p`, `codex exec`).
-    Headless,
-    /// Not at all: the ask stays up until it is withdrawn.
-    Away,
-    /// With an error reply.
-    Failing,
+/// A person behind a client declaring `capabilities`, answering from
+/// `script` after reading each ask.
+fn person(capabilities: Json, script: Vec<ElicitResult>) -> Person {
+    Person::new(capabilities)
+        .speaking(ProtocolVersion::V_2025_11_25)
+        .in_manner(Manner::Person)
+        .answering(script)
 }
 
-/// How long the person behind a test client takes to read an ask: longer
-/// than the gateway's least time for a person's answer (250 ms).
-const READING: std::time::Duration = std::time::Duration::from_millis(300);
-
-/// The custom notifications a client was sent, as `{method, params}`.
-#[derive(Clone, Default)]
-struct Told {
-    notifications: Arc<Mutex<Vec<Json>>>,
-    arrived: Arc<tokio::sync::Notify>,
-}
-
-impl Told {
-    /// The first notification, once one arrived (or the test's guard ends:
-    /// then the test fails).
-    async fn first(&self) -> Json {
-        let wait = async {
-            loop {
-                let first = self
-                    .notifications
-                    .lock()
-                    .expect("not poisoned")
-                    .first()
-                    .cloned();
-                if let Some(first) = first {
-                    return first;
-                }
-                self.arrived.notified().await;
-            }
-        };
-        tokio::time::timeout(std::time::Duration::from_secs(60), wait)
-            .await
-            .expect("a notification arrives")
-    }
-}
-
-impl ClientHandler for Person {
-    fn get_info(&self) -> ClientConfig {
-        let capabilities: ClientCapabilities =
-            serde_json::from_value(self.capabilities.clone()).expect("capabilities");
-        ClientConfig::new(capabilities, Implementation::new("person", "1.0"))
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        cx: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        self.asked
-            .lock()
-            .expect("not poisoned")
-            .push(serde_json::to_value(&request).expect("json"));
-        match self.manner {
-            Manner::Person => tokio::time::sleep(READING).await,
-            Manner::Headless => {}
-            Manner::Away => {
-                cx.ct.cancelled().await;
-                self.withdrawn.notify_one();
-                return Err(ErrorData::internal_error("withdrawn", None));
-            }
-            Manner::Failing => {
-                return Err(ErrorData::internal_error(
-                    "the client could not show it",
-                    None,
-                ));
-            }
-        }
-        Ok(self
-            .script
-            .lock()
-            .expect("not poisoned")
-            .pop_front()
-            .unwrap_or_else(|| ElicitResult::new(ElicitationAction::Cancel)))
-    }
-
-    async fn on_custom_notification(
-        &self,
-        notification: CustomNotification,
-        _cx: NotificationContext<RoleClient>,
-    ) {
-        let told = json!({"method": notification.method, "params": notification.params});
-        self.told
-            .notifications
-            .lock()
-            .expect("not poisoned")
-            .push(told);
-        self.told.arrived.notify_one();
-    }
-}
-
-struct Harness {
-    client: RunningService<RoleClient, Person>,
-    asked: Arc<Mutex<Vec<Json>>>,
-    told: Told,
-    withdrawn: Arc<tokio::sync::Notify>,
-    store_url: String,
-    _dir: Scratch,
-}
-
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-async fn gateway(capabilities: Json, script: Vec<ElicitResult>) -> Harness {
-    gateway_with(capabilities, script, None).await
+async fn gateway(capabilities: Json, script: Vec<ElicitResult>) -> Gateway {
+    setup().connect(person(capabilities, script)).await
 }
 
 /// A gateway over the example upstream, with `config` (TOML, the upstream
 /// `notes` and the store added) instead of the no-config default.
-async fn gateway_with(
-    capabilities: Json,
-    script: Vec<ElicitResult>,
-    config: Option<&str>,
-) -> Harness {
+async fn gateway_with(capabilities: Json, script: Vec<ElicitResult>, config: &str) -> Gateway {
     gateway_on(capabilities, script, config, "").await
 }
 
@@ -184,163 +57,82 @@ async fn gateway_with(
 async fn gateway_on(
     capabilities: Json,
     script: Vec<ElicitResult>,
-    config: Option<&str>,
+    config: &str,
     upstream: &str,
-) -> Harness {
-    let dir = scratch("askgate-gateway");
-    let store_url = format!("sqlite://{}", dir.join("s.db").display());
-    let transport = start_gateway(&dir, &store_url, config, upstream);
-    connect(transport, capabilities, script, store_url, dir).await
+) -> Gateway {
+    setup()
+        .config(config)
+        .upstream_keys(upstream)
+        .connect(person(capabilities, script))
+        .await
 }
 
-/// A client of the gateway on `transport`, whose store is at `store_url`
-/// in the scratch directory `dir`, answering as a person does.
-async fn connect(
-    transport: TokioChildProcess,
-    capabilities: Json,
-    script: Vec<ElicitResult>,
-    store_url: String,
-    dir: PathBuf,
-) -> Harness {
-    connect_as(
-        Manner::Person,
-        transport,
-        capabilities,
-        script,
-        store_url,
-        dir,
-    )
-    .await
-}
-
-/// [`connect`], answering in `manner`.
-async fn connect_as(
-    manner: Manner,
-    transport: TokioChildProcess,
-    capabilities: Json,
-    script: Vec<ElicitResult>,
-    store_url: String,
-    dir: PathBuf,
-) -> Harness {
-    let asked = Arc::new(Mutex::new(Vec::new()));
-    let told = Told::default();
-    let withdrawn = Arc::new(tokio::sync::Notify::new());
-    let client = Person {
-        capabilities,
-        script: Arc::new(Mutex::new(script.into())),
-        asked: asked.clone(),
-        told: told.clone(),
-        manner,
-        withdrawn: withdrawn.clone(),
-    }
-    .serve(transport)
-    .await
-    .expect("the client connects to the gateway");
-    Harness {
-        client,
-        asked,
-        told,
-        withdrawn,
-        store_url,
-        _dir: Scratch(dir),
-    }
-}
-
-/// A new scratch directory named from `prefix`.
-fn scratch(prefix: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "{prefix}-{}-{}",
-        std::process::id(),
-        jiff::Timestamp::now().as_nanosecond()
-    ));
-    std::fs::create_dir_all(&dir).expect("scratch");
-    dir
-}
-
-/// Start a gateway over the example upstream, on the store at
-/// `store_url`: with no config file, or with `config` (see
-/// [`gateway_on`]) written into `dir`.
-fn start_gateway(
-    dir: &Path,
-    store_url: &str,
-    config: Option<&str>,
-    upstream: &str,
-) -> TokioChildProcess {
-    let (transport, _) =
-        TokioChildProcess::builder(gateway_command(dir, store_url, config, upstream))
-            .stderr(std::process::Stdio::inherit())
-            .spawn()
-            .expect("the gateway starts");
-    transport
-}
-
-/// The command [`start_gateway`] runs.
-fn gateway_command(
-    dir: &Path,
-    store_url: &str,
-    config: Option<&str>,
-    upstream: &str,
-) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_askgate"));
-    match config {
-        None => {
-            command
-                .args(["gateway", "--store", store_url, "--"])
-                .arg(self::upstream());
-        }
-        Some(extra) => {
-            let file = dir.join("askgate.toml");
-            let text = format!(
-                "store = {store_url:?}\n{extra}\n\n[[upstreams]]\nname = \"notes\"\ncommand = {:?}\n{upstream}\n",
-                self::upstream().display().to_string()
-            );
-            std::fs::write(&file, text).expect("writes the config");
-            command.args(["gateway", "--config"]).arg(&file);
-        }
-    }
-    // Quiet unless a developer asks for more (ASKGATE_TEST_LOG=debug).
-    command.env(
-        "ASKGATE_LOG",
-        std::env::var("ASKGATE_TEST_LOG").unwrap_or_else(|_| "warn".into()),
-    );
-    command
+/// A client of 2026-07-28 driving the rounds by hand, on a gateway
+/// started from `setup`; and the gateway's process id.
+async fn round_tripper(setup: &Setup) -> (RunningService<RoleClient, Person>, u32) {
+    let (transport, pid, _log) = setup.spawn();
+    let client = Person::with_forms()
+        .named("round-tripper")
+        .serve_with_lifecycle(transport, discover())
+        .await
+        .expect("discovers the gateway");
+    (client, pid)
 }
 
 fn tool(name: &str) -> String {
     format!("{UPSTREAM}__{name}")
 }
 
-/// Kill process `pid` at once, as a crash would (the workspace forbids the
-/// `unsafe` a signal call takes).
-fn sigkill(pid: &str) {
-    let killed = std::process::Command::new("kill")
-        .args(["-9", pid])
-        .status()
-        .expect("kill runs");
-    assert!(killed.success(), "{pid} was killed");
+async fn call(h: &Gateway, name: &str, args: Json) -> CallToolResult {
+    h.client
+        .call_tool(askgate_testkit::mcp::call(&tool(name), args))
+        .await
+        .expect("a result")
 }
 
-async fn call(h: &Harness, name: &str, args: Json) -> CallToolResult {
-    let mut params = CallToolRequestParams::new(tool(name));
-    params.arguments = args.as_object().cloned();
-    h.client.call_tool(params).await.expect("a result")
+/// A call of `name` on the upstream `notes` (the config's name for it).
+async fn on_notes(h: &Gateway, name: &str, args: Json) -> CallToolResult {
+    h.client
+        .call_tool(askgate_testkit::mcp::call(&format!("notes__{name}"), args))
+        .await
+        .expect("a result")
 }
 
-fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
+/// `params` again, with `responses` (JSON by key) and the sealed `state`.
+fn retried(
+    params: &CallToolRequestParams,
+    responses: Json,
+    state: Option<String>,
+) -> CallToolRequestParams {
+    let mut retry = params.clone();
+    retry.input_responses = Some(serde_json::from_value(responses).expect("responses"));
+    retry.request_state = state;
+    retry
 }
 
-fn accept(content: Json) -> ElicitResult {
-    ElicitResult::new(ElicitationAction::Accept).with_content(content)
+/// The input requests a response asks for (the test fails on any other).
+fn needs(response: CallToolResponse) -> InputRequiredResult {
+    match response {
+        CallToolResponse::InputRequired(needed) => needed,
+        other => panic!("expected input requests, got {other:?}"),
+    }
 }
 
-async fn store(h: &Harness) -> Store {
-    Store::open(&h.store_url).await.expect("the store opens")
+/// The result of a complete response (the test fails on any other).
+fn done(response: CallToolResponse) -> CallToolResult {
+    match response {
+        CallToolResponse::Complete(result) => result,
+        other => panic!("expected a result, got {other:?}"),
+    }
+}
+
+/// The input requests of an `InputRequiredResult`, as JSON by key.
+fn input_requests(result: &InputRequiredResult) -> serde_json::Map<String, Json> {
+    serde_json::to_value(result.input_requests.clone().unwrap_or_default())
+        .expect("json")
+        .as_object()
+        .cloned()
+        .expect("a map")
 }
 
 #[tokio::test]
@@ -389,14 +181,14 @@ async fn a_confirmed_call_runs_once_and_is_audited_and_ledgered() {
     )
     .await;
     assert_ne!(result.is_error, Some(true), "{}", text(&result));
-    let asked = h.asked.lock().expect("not poisoned").clone();
+    let asked = h.person.asked.all();
     assert_eq!(asked.len(), 1, "one confirmation");
     let message = asked[0]["message"].as_str().expect("a message");
     assert!(
         message.contains("append_note") && message.contains("medium write"),
         "{message}"
     );
-    let store = store(&h).await;
+    let store = h.store().await;
     let audit = store.audit_entries().await.expect("audit");
     assert_eq!(audit.len(), 1);
     assert_eq!(audit[0].entry.decision, Decision::Elicited);
@@ -405,12 +197,12 @@ async fn a_confirmed_call_runs_once_and_is_audited_and_ledgered() {
     assert!(!raw.contains("buy milk"), "no argument in the audit: {raw}");
     // Recorded as sent before it left; its end is recorded after the answer.
     assert!(
-        matches!(ledger(&h).await.as_slice(), [state] if state == "sent" || state == "answered"),
+        matches!(h.ledger().await.as_slice(), [state] if state == "sent" || state == "answered"),
         "the call is in the ledger when its answer arrives"
     );
-    let stopped = stop(h).await;
+    let stopped = h.stop().await;
     assert_eq!(
-        ledger_at(&stopped.store_url).await,
+        ledger(stopped.store_url()).await,
         [CallState::Answered.as_str()]
     );
 }
@@ -425,14 +217,14 @@ async fn a_declined_call_never_reaches_the_upstream() {
     let result = call(&h, "delete_all_notes", json!({})).await;
     assert_eq!(result.is_error, Some(true));
     assert!(text(&result).contains("final"), "{}", text(&result));
-    let store = store(&h).await;
+    let store = h.store().await;
     assert_eq!(
         store.audit_entries().await.expect("audit")[0]
             .entry
             .decision,
         Decision::Blocked
     );
-    assert!(ledger(&h).await.is_empty(), "nothing was sent upstream");
+    assert!(h.ledger().await.is_empty(), "nothing was sent upstream");
 }
 
 #[tokio::test]
@@ -446,7 +238,7 @@ async fn without_elicitation_the_ask_waits_in_the_inbox_whatever_the_caller_says
     assert!(said.contains("askgate inbox (http://"), "{said}");
     assert!(!said.contains("askgate asks"), "{said}");
     assert!(!said.contains("confirm: true"), "{said}");
-    let store = store(&h).await;
+    let store = h.store().await;
     assert_eq!(
         store.pending(10, None).await.expect("pending").asks.len(),
         1
@@ -460,7 +252,7 @@ async fn without_elicitation_the_ask_waits_in_the_inbox_whatever_the_caller_says
         Decision::Waiting
     );
     store.close().await;
-    assert!(ledger(&h).await.is_empty(), "nothing was sent upstream");
+    assert!(h.ledger().await.is_empty(), "nothing was sent upstream");
 }
 
 #[tokio::test]
@@ -475,30 +267,27 @@ async fn the_upstreams_own_ask_reaches_the_person() {
     .await;
     let result = call(&h, "ask_name", json!({})).await;
     assert!(text(&result).contains("Ada"), "{}", text(&result));
-    let asked = h.asked.lock().expect("not poisoned").clone();
+    let asked = h.person.asked.all();
     assert_eq!(
         asked.len(),
         2,
         "the confirmation, then the server's own ask"
     );
-    let stopped = stop(h).await;
-    assert_eq!(ledger_at(&stopped.store_url).await, ["answered"]);
+    let stopped = h.stop().await;
+    assert_eq!(ledger(stopped.store_url()).await, ["answered"]);
 }
 
 #[tokio::test]
 async fn a_read_call_is_audited_and_ledgered_and_a_clean_stop_keeps_both() {
     let config = "[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n";
-    let h = gateway_with(json!({"elicitation": {"form": {}}}), vec![], Some(config)).await;
+    let h = gateway_with(json!({"elicitation": {"form": {}}}), vec![], config).await;
     let mut params = CallToolRequestParams::new("notes__read_note");
     params.arguments = json!({"name": "todo"}).as_object().cloned();
     h.client.call_tool(params).await.expect("a result");
-    assert!(
-        h.asked.lock().expect("not poisoned").is_empty(),
-        "a read is not confirmed"
-    );
+    assert!(h.person.asked.is_empty(), "a read is not confirmed");
     // The read did not wait for its records; a clean stop writes them.
-    let stopped = stop(h).await;
-    let store = Store::open(&stopped.store_url).await.expect("opens");
+    let stopped = h.stop().await;
+    let store = Store::open(stopped.store_url()).await.expect("opens");
     let audit = store.audit_entries().await.expect("audit");
     assert_eq!(audit.len(), 1);
     assert_eq!(audit[0].entry.decision, Decision::NotRequired);
@@ -506,13 +295,13 @@ async fn a_read_call_is_audited_and_ledgered_and_a_clean_stop_keeps_both() {
     assert_eq!(audit[0].entry.risk, "read");
     assert_eq!(store.verify_audit().await.expect("verifies").broken, None);
     store.close().await;
-    assert_eq!(ledger_at(&stopped.store_url).await, ["answered"]);
+    assert_eq!(ledger(stopped.store_url()).await, ["answered"]);
 }
 
 #[tokio::test]
 async fn reads_called_side_by_side_keep_one_unbroken_audit_chain() {
     let config = "[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n";
-    let h = gateway_with(json!({"elicitation": {"form": {}}}), vec![], Some(config)).await;
+    let h = gateway_with(json!({"elicitation": {"form": {}}}), vec![], config).await;
     let mut calls = tokio::task::JoinSet::new();
     for i in 0..20 {
         let mut params = CallToolRequestParams::new("notes__read_note");
@@ -523,89 +312,46 @@ async fn reads_called_side_by_side_keep_one_unbroken_audit_chain() {
     while let Some(done) = calls.join_next().await {
         done.expect("the call's task ends").expect("a result");
     }
-    let stopped = stop(h).await;
-    let store = Store::open(&stopped.store_url).await.expect("opens");
+    let stopped = h.stop().await;
+    let store = Store::open(stopped.store_url()).await.expect("opens");
     let verification = store.verify_audit().await.expect("verifies");
     assert_eq!(verification.entries, 20);
     assert_eq!(verification.broken, None);
     store.close().await;
-    assert_eq!(ledger_at(&stopped.store_url).await, vec!["answered"; 20]);
+    assert_eq!(ledger(stopped.store_url()).await, vec!["answered"; 20]);
 }
 
 #[tokio::test]
 async fn with_durable_reads_a_read_is_recorded_before_its_answer() {
     let config = "durable_reads = true\n\n[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n";
-    let h = gateway_with(json!({"elicitation": {"form": {}}}), vec![], Some(config)).await;
+    let h = gateway_with(json!({"elicitation": {"form": {}}}), vec![], config).await;
     let mut params = CallToolRequestParams::new("notes__read_note");
     params.arguments = json!({"name": "todo"}).as_object().cloned();
     h.client.call_tool(params).await.expect("a result");
     // Still running: what the answer waited for is in the store.
-    let store = store(&h).await;
+    let store = h.store().await;
     let audit = store.audit_entries().await.expect("audit");
     assert_eq!(audit.len(), 1);
     assert_eq!(audit[0].entry.decision, Decision::NotRequired);
     store.close().await;
     assert!(
-        matches!(ledger(&h).await.as_slice(), [state] if state == "sent" || state == "answered"),
+        matches!(h.ledger().await.as_slice(), [state] if state == "sent" || state == "answered"),
         "the read is in the ledger when its answer arrives"
     );
 }
 
-/// A gateway stopped by its client (stdin closed, as a desktop client
-/// quits): its store, and the scratch directory that holds it.
-struct Stopped {
-    store_url: String,
-    _dir: Scratch,
-}
-
-/// Close the client's side and wait for the gateway to exit.
-async fn stop(h: Harness) -> Stopped {
-    let Harness {
-        client,
-        store_url,
-        _dir,
-        ..
-    } = h;
-    client.cancel().await.expect("the gateway stops");
-    Stopped { store_url, _dir }
-}
-
-/// The ledger's states, oldest first.
-async fn ledger(h: &Harness) -> Vec<String> {
-    ledger_at(&h.store_url).await
-}
-
-/// The ledger's states in the store at `store_url`, oldest first.
-async fn ledger_at(store_url: &str) -> Vec<String> {
-    let pool = sqlx::sqlite::SqlitePool::connect(store_url)
-        .await
-        .expect("connects");
-    let states: Vec<String> = sqlx::query_scalar("SELECT state FROM calls ORDER BY prepared_at")
-        .fetch_all(&pool)
-        .await
-        .expect("reads the ledger");
-    pool.close().await;
-    states
-}
-
 /// `askgate tools --json`: one object per tool.
 fn tools_json(extra: &[&str]) -> Vec<Json> {
-    let dir = std::env::temp_dir().join(format!(
-        "askgate-tools-{}-{}",
-        std::process::id(),
-        jiff::Timestamp::now().as_nanosecond()
-    ));
-    std::fs::create_dir_all(&dir).expect("scratch");
-    let store = format!("sqlite://{}", dir.join("s.db").display());
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_askgate"))
-        .args(["tools", "--json", "--store", &store])
+    let bins = binaries!();
+    let dir = askgate_testkit::Scratch::new();
+    let output = std::process::Command::new(&bins.askgate)
+        .args(["tools", "--json", "--store", &dir.store_url()])
         .args(extra)
         .arg("--")
-        .arg(upstream())
+        .arg(&bins.upstream)
         .env("ASKGATE_LOG", "warn")
         .output()
         .expect("askgate tools runs");
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(
         output.status.success(),
         "{}",
@@ -692,7 +438,7 @@ questions = [{ id = "team", prompt = "Which team?", options = [{ value = "ops", 
     let h = gateway_with(
         json!({"elicitation": {"form": {}}}),
         vec![accept(json!({"team": "dev"}))],
-        Some(config),
+        config,
     )
     .await;
     let mut params = CallToolRequestParams::new("notes__append_note");
@@ -706,94 +452,42 @@ questions = [{ id = "team", prompt = "Which team?", options = [{ value = "ops", 
     let second = h.client.call_tool(params).await.expect("a result");
     assert!(!text(&second).contains("Which team?"), "{}", text(&second));
     assert_eq!(
-        h.asked.lock().expect("not poisoned").len(),
+        h.person.asked.len(),
         1,
         "asked once; a read needs no confirmation"
     );
 }
 
-/// A client of 2026-07-28 driving the rounds by hand.
-#[derive(Clone)]
-struct RoundTripper;
-
-impl ClientHandler for RoundTripper {
-    fn get_info(&self) -> ClientConfig {
-        let capabilities: ClientCapabilities =
-            serde_json::from_value(json!({"elicitation": {"form": {}}})).expect("capabilities");
-        ClientConfig::new(capabilities, Implementation::new("round-tripper", "1.0"))
-    }
-}
-
 #[tokio::test]
 async fn a_gateway_killed_mid_ask_gives_the_retry_its_result_and_runs_the_call_once() {
-    let dir = std::env::temp_dir().join(format!(
-        "askgate-gateway-kill-{}-{}",
-        std::process::id(),
-        jiff::Timestamp::now().as_nanosecond()
-    ));
-    std::fs::create_dir_all(&dir).expect("scratch");
-    let _cleanup = Scratch(dir.clone());
-    let store_url = format!("sqlite://{}", dir.join("s.db").display());
-    let start = || {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_askgate"));
-        command
-            .args(["gateway", "--store", &store_url, "--"])
-            .arg(upstream())
-            .env("ASKGATE_LOG", "warn");
-        let (transport, _) = TokioChildProcess::builder(command)
-            .stderr(std::process::Stdio::inherit())
-            .spawn()
-            .expect("the gateway starts");
-        transport
-    };
-    let lifecycle = || rmcp::service::ClientLifecycleMode::Discover {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-    };
-    use rmcp::service::ClientServiceExt;
-    let mut params = CallToolRequestParams::new(tool("append_note"));
-    params.arguments = json!({"name": "log", "text": "once"}).as_object().cloned();
-
-    let transport = start();
-    let pid = transport.id().expect("a pid");
-    let client = RoundTripper
-        .serve_with_lifecycle(transport, lifecycle())
-        .await
-        .expect("discovers the gateway");
-    let first = match client
-        .call_tool_once(params.clone())
-        .await
-        .expect("a result")
-    {
-        rmcp::model::CallToolResponse::InputRequired(result) => result,
-        other => panic!("expected input_required, got {other:?}"),
-    };
-    let state = first.request_state.clone().expect("a sealed state");
+    let setup = setup();
+    let params =
+        askgate_testkit::mcp::call(&tool("append_note"), json!({"name": "log", "text": "once"}));
+    let (client, pid) = round_tripper(&setup).await;
+    let first = needs(
+        client
+            .call_tool_once(params.clone())
+            .await
+            .expect("a result"),
+    );
     // The gateway dies while the person decides.
     sigkill(&pid.to_string());
     drop(client);
 
-    let client = RoundTripper
-        .serve_with_lifecycle(start(), lifecycle())
-        .await
-        .expect("discovers the restarted gateway");
+    let (client, _) = round_tripper(&setup).await;
     // The person reads the confirmation before answering it.
     tokio::time::sleep(READING).await;
-    let mut retry = params.clone();
-    retry.input_responses = Some(
-        serde_json::from_value(
-            json!({"confirm": {"action": "accept", "content": {"confirm": true}}}),
-        )
-        .expect("responses"),
+    let retry = retried(
+        &params,
+        json!({"confirm": {"action": "accept", "content": {"confirm": true}}}),
+        first.request_state.clone(),
     );
-    retry.request_state = Some(state);
-    let done = match client
-        .call_tool_once(retry.clone())
-        .await
-        .expect("a result")
-    {
-        rmcp::model::CallToolResponse::Complete(result) => result,
-        other => panic!("expected the result, got {other:?}"),
-    };
+    let done = done(
+        client
+            .call_tool_once(retry.clone())
+            .await
+            .expect("a result"),
+    );
     assert_ne!(done.is_error, Some(true), "{}", text(&done));
     // The same retry again is refused: the state was used.
     match client.call_tool_once(retry).await {
@@ -802,50 +496,16 @@ async fn a_gateway_killed_mid_ask_gives_the_retry_its_result_and_runs_the_call_o
     }
     client.cancel().await.expect("the gateway stops");
     assert_eq!(
-        ledger_at(&store_url).await,
+        ledger(setup.store_url()).await,
         ["answered"],
         "the call ran exactly once"
     );
 }
 
-/// The input requests of an `InputRequiredResult`, as JSON by key.
-fn input_requests(result: &rmcp::model::InputRequiredResult) -> serde_json::Map<String, Json> {
-    serde_json::to_value(result.input_requests.clone().unwrap_or_default())
-        .expect("json")
-        .as_object()
-        .cloned()
-        .expect("a map")
-}
-
 #[tokio::test]
 async fn the_upstreams_own_ask_reaches_a_2026_client_as_input_requests_and_its_answer_is_checked() {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_askgate"));
-    let dir = std::env::temp_dir().join(format!(
-        "askgate-gateway-mrtr-{}-{}",
-        std::process::id(),
-        jiff::Timestamp::now().as_nanosecond()
-    ));
-    std::fs::create_dir_all(&dir).expect("scratch");
-    let _cleanup = Scratch(dir.clone());
-    let store_url = format!("sqlite://{}", dir.join("s.db").display());
-    command
-        .args(["gateway", "--store", &store_url, "--"])
-        .arg(upstream())
-        .env("ASKGATE_LOG", "warn");
-    let (transport, _) = TokioChildProcess::builder(command)
-        .stderr(std::process::Stdio::inherit())
-        .spawn()
-        .expect("the gateway starts");
-    use rmcp::service::ClientServiceExt;
-    let client = RoundTripper
-        .serve_with_lifecycle(
-            transport,
-            rmcp::service::ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .expect("discovers the gateway");
+    let setup = setup();
+    let (client, _) = round_tripper(&setup).await;
     let params = CallToolRequestParams::new(tool("ask_name"));
     let mut call = params.clone();
     let mut asked_name = Vec::new();
@@ -853,8 +513,8 @@ async fn the_upstreams_own_ask_reaches_a_2026_client_as_input_requests_and_its_a
     let mut answers = [json!({"name": 42}), json!({"name": "Grace"})].into_iter();
     let done = loop {
         let needed = match client.call_tool_once(call.clone()).await.expect("a result") {
-            rmcp::model::CallToolResponse::Complete(result) => break result,
-            rmcp::model::CallToolResponse::InputRequired(needed) => needed,
+            CallToolResponse::Complete(result) => break result,
+            CallToolResponse::InputRequired(needed) => needed,
             other => panic!("expected a result or input requests, got {other:?}"),
         };
         assert!(states.len() < 6, "too many rounds");
@@ -874,10 +534,7 @@ async fn the_upstreams_own_ask_reaches_a_2026_client_as_input_requests_and_its_a
         }
         let state = needed.request_state.clone().expect("a sealed state");
         states.push(state.clone());
-        call = params.clone();
-        call.input_responses =
-            Some(serde_json::from_value(Json::Object(responses)).expect("responses"));
-        call.request_state = Some(state);
+        call = retried(&params, Json::Object(responses), Some(state));
     };
     assert!(text(&done).contains("Hello, Grace"), "{}", text(&done));
     assert_eq!(
@@ -896,13 +553,10 @@ async fn the_upstreams_own_ask_reaches_a_2026_client_as_input_requests_and_its_a
         "the reason never echoes the value"
     );
     // A used state does not run anything again.
-    let mut replay = params.clone();
-    replay.request_state = states.last().cloned();
-    replay.input_responses = Some(
-        serde_json::from_value(
-            json!({"upstream-2": {"action": "accept", "content": {"name": "Eve"}}}),
-        )
-        .expect("responses"),
+    let replay = retried(
+        &params,
+        json!({"upstream-2": {"action": "accept", "content": {"name": "Eve"}}}),
+        states.last().cloned(),
     );
     match client.call_tool_once(replay).await {
         Err(rmcp::ServiceError::McpError(error)) => assert_eq!(error.code.0, -32602),
@@ -911,7 +565,7 @@ async fn the_upstreams_own_ask_reaches_a_2026_client_as_input_requests_and_its_a
     // A read's record is written as it ends: a clean stop keeps it.
     client.cancel().await.expect("the gateway stops");
     assert_eq!(
-        ledger_at(&store_url).await,
+        ledger(setup.store_url()).await,
         ["answered"],
         "the call ran once"
     );
@@ -922,14 +576,14 @@ async fn an_upstream_on_2026_asks_a_classic_client_through_elicitation() {
     let h = gateway_on(
         json!({"elicitation": {"form": {}}}),
         vec![accept(json!({"name": ""})), accept(json!({"name": "Ada"}))],
-        Some("[[rules]]\nserver = \"notes\"\ntool = \"ask_name\"\nrisk = \"read\""),
+        "[[rules]]\nserver = \"notes\"\ntool = \"ask_name\"\nrisk = \"read\"",
         "protocol = \"2026-07-28\"",
     )
     .await;
     let params = CallToolRequestParams::new("notes__ask_name");
     let result = h.client.call_tool(params).await.expect("a result");
     assert!(text(&result).contains("Hello, Ada"), "{}", text(&result));
-    let asked = h.asked.lock().expect("not poisoned").clone();
+    let asked = h.person.asked.all();
     assert_eq!(
         asked.len(),
         2,
@@ -943,44 +597,25 @@ async fn an_upstream_on_2026_asks_a_classic_client_through_elicitation() {
     );
     // A read's record is written as it ends, without the answer waiting:
     // a clean stop keeps it.
-    let stopped = stop(h).await;
-    assert_eq!(ledger_at(&stopped.store_url).await, ["answered"]);
+    let stopped = h.stop().await;
+    assert_eq!(ledger(stopped.store_url()).await, ["answered"]);
 }
 
 #[tokio::test]
 async fn a_parked_ask_is_posted_to_the_configured_webhook_without_arguments() {
     // A local receiver records what is posted to it.
-    let posts: Arc<Mutex<Vec<Json>>> = Arc::new(Mutex::new(Vec::new()));
-    let recorded = posts.clone();
-    let app = axum::Router::new().route(
-        "/hook",
-        axum::routing::post(move |axum::Json(body): axum::Json<Json>| {
-            let recorded = recorded.clone();
-            async move {
-                recorded.lock().expect("not poisoned").push(body);
-                "ok"
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let addr = listener.local_addr().expect("an address");
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    let config = format!("[notify]\nwebhook = \"http://{addr}/hook\"\n");
-    let h = gateway_with(json!({}), vec![], Some(&config)).await;
-    let mut params = CallToolRequestParams::new("notes__delete_all_notes");
-    params.arguments = json!({"reason": "a-secret-argument"}).as_object().cloned();
-    let parked = h.client.call_tool(params).await.expect("a result");
+    let receiver = Receiver::start().await;
+    let config = format!("[notify]\nwebhook = {:?}\n", receiver.url);
+    let h = gateway_with(json!({}), vec![], &config).await;
+    let parked = on_notes(
+        &h,
+        "delete_all_notes",
+        json!({"reason": "a-secret-argument"}),
+    )
+    .await;
     assert_eq!(parked.is_error, Some(true), "parked: {}", text(&parked));
-    let mut seen = Vec::new();
-    for _ in 0..100 {
-        seen = posts.lock().expect("not poisoned").clone();
-        if !seen.is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    receiver.at_least(1).await;
+    let seen = receiver.bodies();
     assert_eq!(seen.len(), 1, "one post for the parked ask: {seen:?}");
     let post = &seen[0];
     assert_eq!(post["event"], "parked");
@@ -1001,7 +636,7 @@ async fn a_2026_upstreams_prompt_asks_a_classic_client_and_gets_its_checked_answ
     let h = gateway_on(
         json!({"elicitation": {"form": {}}}),
         vec![accept(json!({"name": ""})), accept(json!({"name": "Ada"}))],
-        Some(""),
+        "",
         "protocol = \"2026-07-28\"",
     )
     .await;
@@ -1015,7 +650,7 @@ async fn a_2026_upstreams_prompt_asks_a_classic_client_and_gets_its_checked_answ
         prompt["messages"][0]["content"]["text"], "Greet Ada by name, warmly.",
         "the prompt the upstream built from the answer: {prompt}"
     );
-    let asked = h.asked.lock().expect("not poisoned").clone();
+    let asked = h.person.asked.all();
     assert_eq!(
         asked.len(),
         2,
@@ -1031,20 +666,10 @@ async fn a_2026_upstreams_prompt_asks_a_classic_client_and_gets_its_checked_answ
 
 #[tokio::test]
 async fn a_2026_upstreams_resource_asks_a_2026_client_which_answers_on_its_retry() {
-    let dir = scratch("askgate-gateway-read");
-    let _cleanup = Scratch(dir.clone());
-    let store_url = format!("sqlite://{}", dir.join("s.db").display());
-    let transport = start_gateway(&dir, &store_url, Some(""), "protocol = \"2026-07-28\"");
-    use rmcp::service::ClientServiceExt;
-    let client = RoundTripper
-        .serve_with_lifecycle(
-            transport,
-            rmcp::service::ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .expect("discovers the gateway");
+    let setup = setup()
+        .config("")
+        .upstream_keys("protocol = \"2026-07-28\"");
+    let (client, _) = round_tripper(&setup).await;
     let params = rmcp::model::ReadResourceRequestParams::new("notes://owner");
     let mut read = params.clone();
     let mut asked = Vec::new();
@@ -1091,7 +716,7 @@ async fn the_completion_of_a_url_mode_ask_reaches_the_classic_client_it_went_to(
     let h = gateway_with(
         json!({"elicitation": {"form": {}, "url": {}}}),
         vec![ElicitResult::new(ElicitationAction::Accept)],
-        Some("[[rules]]\nserver = \"notes\"\ntool = \"sign_in\"\nrisk = \"read\""),
+        "[[rules]]\nserver = \"notes\"\ntool = \"sign_in\"\nrisk = \"read\"",
     )
     .await;
     let result = h
@@ -1100,7 +725,7 @@ async fn the_completion_of_a_url_mode_ask_reaches_the_classic_client_it_went_to(
         .await
         .expect("a result");
     assert!(text(&result).starts_with("Signed in"), "{}", text(&result));
-    let asked = h.asked.lock().expect("not poisoned").clone();
+    let asked = h.person.asked.all();
     assert_eq!(asked.len(), 1, "one ask: {asked:?}");
     assert_eq!(asked[0]["mode"], "url");
     let id = asked[0]["elicitationId"].clone();
@@ -1108,24 +733,18 @@ async fn the_completion_of_a_url_mode_ask_reaches_the_classic_client_it_went_to(
         id.as_str().is_some_and(|id| id.starts_with("sign-in-")),
         "{id}"
     );
-    let told = h.told.first().await;
+    let told = h.person.told.at_least("a notification", 1).await[0].clone();
     assert_eq!(told["method"], "notifications/elicitation/complete");
     assert_eq!(told["params"]["elicitationId"], id, "{told}");
 }
 
 #[tokio::test]
 async fn a_2026_upstreams_ask_outlives_a_killed_gateway_and_the_retry_gets_the_result() {
-    let dir = scratch("askgate-gateway-resume");
-    let _cleanup = Scratch(dir.clone());
-    let store_url = format!("sqlite://{}", dir.join("s.db").display());
     // ask_name, ruled high_write: the person confirms, then the server
     // asks in its own InputRequiredResult.
-    let config = "[[rules]]\ntool = \"ask_name\"\nrisk = \"high_write\"";
-    let start = || start_gateway(&dir, &store_url, Some(config), "protocol = \"2026-07-28\"");
-    let lifecycle = || rmcp::service::ClientLifecycleMode::Discover {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-    };
-    use rmcp::service::ClientServiceExt;
+    let setup = setup()
+        .config("[[rules]]\ntool = \"ask_name\"\nrisk = \"high_write\"")
+        .upstream_keys("protocol = \"2026-07-28\"");
     let params = CallToolRequestParams::new("notes__ask_name");
     let answer_all = |needed: &rmcp::model::InputRequiredResult, name: &str| {
         let mut responses = serde_json::Map::new();
@@ -1137,37 +756,24 @@ async fn a_2026_upstreams_ask_outlives_a_killed_gateway_and_the_retry_gets_the_r
             };
             responses.insert(key, json!({"action": "accept", "content": content}));
         }
-        let mut retry = params.clone();
-        retry.input_responses =
-            Some(serde_json::from_value(Json::Object(responses)).expect("responses"));
-        retry.request_state = Some(needed.request_state.clone().expect("a sealed state"));
-        retry
+        retried(
+            &params,
+            Json::Object(responses),
+            needed.request_state.clone(),
+        )
     };
 
-    let transport = start();
-    let pid = transport.id().expect("a pid");
-    let client = RoundTripper
-        .serve_with_lifecycle(transport, lifecycle())
-        .await
-        .expect("discovers the gateway");
-    let confirm = match client
-        .call_tool_once(params.clone())
-        .await
-        .expect("a result")
-    {
-        rmcp::model::CallToolResponse::InputRequired(needed) => needed,
-        other => panic!("expected the confirmation, got {other:?}"),
-    };
+    let (client, pid) = round_tripper(&setup).await;
+    let confirm = needs(
+        client
+            .call_tool_once(params.clone())
+            .await
+            .expect("a result"),
+    );
     // The person reads the confirmation before answering it.
     tokio::time::sleep(READING).await;
-    let asked = match client
-        .call_tool_once(answer_all(&confirm, "unused"))
-        .await
-        .expect("a result")
-    {
-        rmcp::model::CallToolResponse::InputRequired(needed) => needed,
-        other => panic!("expected the server's own ask, got {other:?}"),
-    };
+    let retry = answer_all(&confirm, "unused");
+    let asked = needs(client.call_tool_once(retry).await.expect("a result"));
     let keys: Vec<String> = input_requests(&asked).keys().cloned().collect();
     assert!(
         keys.iter().all(|k| k.starts_with("upstream-")),
@@ -1177,19 +783,14 @@ async fn a_2026_upstreams_ask_outlives_a_killed_gateway_and_the_retry_gets_the_r
     sigkill(&pid.to_string());
     drop(client);
 
-    let client = RoundTripper
-        .serve_with_lifecycle(start(), lifecycle())
-        .await
-        .expect("discovers the restarted gateway");
+    let (client, _) = round_tripper(&setup).await;
     let retry = answer_all(&asked, "Ada");
-    let done = match client
-        .call_tool_once(retry.clone())
-        .await
-        .expect("a result")
-    {
-        rmcp::model::CallToolResponse::Complete(result) => result,
-        other => panic!("expected the server's result, got {other:?}"),
-    };
+    let done = done(
+        client
+            .call_tool_once(retry.clone())
+            .await
+            .expect("a result"),
+    );
     assert!(text(&done).contains("Hello, Ada"), "{}", text(&done));
     // The same retry again is refused: its state was used.
     match client.call_tool_once(retry).await {
@@ -1197,7 +798,7 @@ async fn a_2026_upstreams_ask_outlives_a_killed_gateway_and_the_retry_gets_the_r
         other => panic!("a replay must be refused, got {other:?}"),
     }
     client.cancel().await.expect("the gateway stops");
-    let store = Store::open(&store_url).await.expect("opens");
+    let store = Store::open(setup.store_url()).await.expect("opens");
     let decisions: Vec<String> = store
         .audit_entries()
         .await
@@ -1208,27 +809,17 @@ async fn a_2026_upstreams_ask_outlives_a_killed_gateway_and_the_retry_gets_the_r
     assert_eq!(decisions.len(), 1, "decided once: {decisions:?}");
     // The round before the kill was answered with the server's ask; the
     // round after it, with the result.
-    let states = ledger_at(&store_url).await;
+    let states = ledger(setup.store_url()).await;
     assert!(states.contains(&"answered".to_owned()), "{states:?}");
 }
 
 #[tokio::test]
 async fn a_2026_upstreams_resource_ask_outlives_a_killed_gateway() {
-    let dir = scratch("askgate-gateway-resume-read");
-    let _cleanup = Scratch(dir.clone());
-    let store_url = format!("sqlite://{}", dir.join("s.db").display());
-    let start = || start_gateway(&dir, &store_url, Some(""), "protocol = \"2026-07-28\"");
-    let lifecycle = || rmcp::service::ClientLifecycleMode::Discover {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-    };
-    use rmcp::service::ClientServiceExt;
+    let setup = setup()
+        .config("")
+        .upstream_keys("protocol = \"2026-07-28\"");
     let params = rmcp::model::ReadResourceRequestParams::new("notes://owner");
-    let transport = start();
-    let pid = transport.id().expect("a pid");
-    let client = RoundTripper
-        .serve_with_lifecycle(transport, lifecycle())
-        .await
-        .expect("discovers the gateway");
+    let (client, pid) = round_tripper(&setup).await;
     let asked = match client
         .read_resource_once(params.clone())
         .await
@@ -1240,10 +831,7 @@ async fn a_2026_upstreams_resource_ask_outlives_a_killed_gateway() {
     sigkill(&pid.to_string());
     drop(client);
 
-    let client = RoundTripper
-        .serve_with_lifecycle(start(), lifecycle())
-        .await
-        .expect("discovers the restarted gateway");
+    let (client, _) = round_tripper(&setup).await;
     let mut responses = serde_json::Map::new();
     for (key, _) in input_requests(&asked) {
         responses.insert(key, json!({"action": "accept", "content": {"name": "Ada"}}));
@@ -1271,7 +859,7 @@ async fn on_stdio_the_inbox_listener_serves_metrics_to_the_operator_only() {
         "[inbox]\nlisten = \"127.0.0.1:{port}\"\ntoken = \"metrics-operator-token\"\n\n\
          [[rules]]\ntool = \"read_note\"\nrisk = \"read\""
     );
-    let h = gateway_on(json!({}), Vec::new(), Some(&config), "").await;
+    let h = gateway_on(json!({}), Vec::new(), &config, "").await;
     let mut params = CallToolRequestParams::new("notes__read_note");
     params.arguments = json!({"name": "absent"}).as_object().cloned();
     let read = h.client.call_tool(params).await.expect("a result");
@@ -1287,33 +875,23 @@ async fn on_stdio_the_inbox_listener_serves_metrics_to_the_operator_only() {
         .await
         .expect("the inbox answers");
     assert_eq!(wrong.status(), reqwest::StatusCode::UNAUTHORIZED);
-    // The call is counted as its answer goes out: read until it shows (a
-    // guard turns a hang into a failure).
+    // The call and its decision were counted before its answer went out.
     let counted = "askgate_upstream_calls_total{server=\"notes\",outcome=\"answered\"} 1";
-    let scraped = tokio::time::timeout(std::time::Duration::from_secs(60), async {
-        loop {
-            let body = http
-                .get(&url)
-                .bearer_auth("metrics-operator-token")
-                .send()
-                .await
-                .expect("the inbox answers")
-                .text()
-                .await
-                .expect("a body");
-            if body.contains(counted) {
-                return body;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .expect("the read is counted");
+    let scraped = http
+        .get(&url)
+        .bearer_auth("metrics-operator-token")
+        .send()
+        .await
+        .expect("the inbox answers")
+        .text()
+        .await
+        .expect("a body");
+    assert!(scraped.contains(counted), "{scraped}");
     assert!(
         scraped.contains("askgate_decisions_total{method=\"not_required\"} 1"),
         "{scraped}"
     );
     assert!(scraped.contains("askgate_pending_asks 0"), "{scraped}");
     assert!(!scraped.contains("absent"), "no argument in the metrics");
-    stop(h).await;
+    h.stop().await;
 }

@@ -7,19 +7,18 @@
 //! a call that fell back to rmcp cannot pass for the lane. The gateway's
 //! stderr — its own logs and its upstreams' — is read by the test.
 
-use std::sync::{Arc, Mutex};
-
 use askgate_store::{Decision, Store};
+use askgate_testkit::gateway::{Gateway, ledger};
+use askgate_testkit::mcp::text;
+use askgate_testkit::person::accept;
+use askgate_testkit::process::sigkill;
+use askgate_testkit::{Scratch, binaries, within};
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ElicitResult};
 use rmcp::service::PeerRequestOptions;
-use rmcp::transport::TokioChildProcess;
 use serde_json::{Value as Json, json};
-use tokio::io::AsyncBufReadExt;
 
-use super::{
-    Harness, Scratch, accept, connect, gateway_command, ledger_at, scratch, sigkill, stop, text,
-};
+use super::{person, setup};
 
 /// Reads ruled `read`: they need no person, so they take the lane.
 const READS: &str = "[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n\n\
@@ -35,103 +34,33 @@ const WAIT_CANCELLED: &str = "askgate-example-upstream: wait_for_note cancelled"
 /// A wait that never ends by itself within a test: an hour.
 const FOREVER_MS: u64 = 60 * 60 * 1000;
 
-/// A gateway whose stderr the test reads.
-struct Watched {
-    h: Harness,
-    /// The gateway's process id.
-    pid: u32,
-    log: Log,
-}
-
-/// The lines the gateway and its upstreams wrote to stderr, so far.
-#[derive(Clone, Default)]
-struct Log {
-    lines: Arc<Mutex<Vec<String>>>,
-    arrived: Arc<tokio::sync::Notify>,
-}
-
-impl Log {
-    /// Read `stderr` into the log (and pass it on to the test's stderr)
-    /// until it ends.
-    fn keep(&self, stderr: tokio::process::ChildStderr) {
-        let log = self.clone();
-        tokio::spawn(async move {
-            let mut lines = tokio::io::BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                eprintln!("{line}");
-                log.lines.lock().expect("not poisoned").push(line);
-                log.arrived.notify_one();
-            }
-        });
-    }
-
-    /// Wait until a line holding every one of `parts` was written (or the
-    /// test's guard ends: then the test fails, where it would hang).
-    async fn until(&self, parts: &[&str]) {
-        let wait = async {
-            loop {
-                let seen = self
-                    .lines
-                    .lock()
-                    .expect("not poisoned")
-                    .iter()
-                    .any(|line| parts.iter().all(|part| line.contains(part)));
-                if seen {
-                    return;
-                }
-                self.arrived.notified().await;
-            }
-        };
-        tokio::time::timeout(std::time::Duration::from_secs(60), wait)
-            .await
-            .unwrap_or_else(|_| panic!("no line with {parts:?} on the gateway's stderr"));
-    }
-
-    /// Wait until the call of `tool` took the express lane.
-    async fn took_the_lane(&self, tool: &str) {
-        self.until(&["on the express lane", tool]).await;
-    }
-}
-
 /// A gateway over the example upstream `notes` with `config` (TOML, as in
-/// `gateway_on`) and `upstream` (keys of `notes`' table), whose stderr the
-/// test reads; its client's person answers from `script`.
-async fn watched(config: &str, upstream: &str, script: Vec<ElicitResult>) -> Watched {
-    let dir = scratch("askgate-express");
-    let store_url = format!("sqlite://{}", dir.join("s.db").display());
-    let mut command = gateway_command(&dir, &store_url, Some(config), upstream);
-    let base = std::env::var("ASKGATE_TEST_LOG").unwrap_or_else(|_| "warn".into());
-    command
-        .env(
-            "ASKGATE_LOG",
-            format!("{base},askgate_gateway::express=debug"),
-        )
-        .env("NO_COLOR", "1");
-    let (transport, stderr) = TokioChildProcess::builder(command)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the gateway starts");
-    let pid = transport.id().expect("the gateway runs");
-    let log = Log::default();
-    log.keep(stderr.expect("stderr is piped"));
+/// `gateway_on`) and `upstream` (keys of `notes`' table), whose log says
+/// when a call takes the lane; its client's person answers from `script`.
+async fn watched(config: &str, upstream: &str, script: Vec<ElicitResult>) -> Gateway {
     let capabilities = json!({"elicitation": {"form": {}}});
-    let h = connect(transport, capabilities, script, store_url, dir).await;
-    Watched { h, pid, log }
+    setup()
+        .config(config)
+        .upstream_keys(upstream)
+        .logging("askgate_gateway::express=debug")
+        .connect(person(capabilities, script))
+        .await
+}
+
+/// Wait until the call of `tool` took the express lane.
+async fn took_the_lane(h: &Gateway, tool: &str) {
+    h.log.line_with(&["on the express lane", tool]).await;
 }
 
 /// What `answer` comes to — or a failed test, where a lane that lost the
 /// answer would leave the test hanging.
 async fn guarded<T>(answer: impl Future<Output = T>) -> T {
-    tokio::time::timeout(std::time::Duration::from_secs(60), answer)
-        .await
-        .expect("an answer comes")
+    within("an answer", answer).await
 }
 
 /// The parameters of a call of `notes`' tool `name`.
 fn on_notes(name: &str, args: Json) -> CallToolRequestParams {
-    let mut params = CallToolRequestParams::new(format!("notes__{name}"));
-    params.arguments = args.as_object().cloned();
-    params
+    askgate_testkit::mcp::call(&format!("notes__{name}"), args)
 }
 
 /// The audit chain of the stopped gateway's store: its decisions, after
@@ -153,11 +82,11 @@ async fn verified_decisions(store_url: &str) -> Vec<Decision> {
 
 #[tokio::test]
 async fn an_upstreams_error_on_a_read_names_the_upstream_and_tool_and_is_ledgered_as_failed() {
-    let Watched { h, log, .. } = watched(READS, "", vec![]).await;
+    let h = watched(READS, "", vec![]).await;
     // An invalid note name: the upstream answers with a JSON-RPC error.
     let bad_name = on_notes("read_note", json!({"name": "../etc/passwd"}));
     let refused = guarded(h.client.call_tool(bad_name)).await;
-    log.took_the_lane("read_note").await;
+    took_the_lane(&h, "read_note").await;
     let Err(ServiceError::McpError(error)) = refused else {
         panic!("expected the upstream's error, got {refused:?}");
     };
@@ -167,17 +96,17 @@ async fn an_upstreams_error_on_a_read_names_the_upstream_and_tool_and_is_ledgere
         "{}",
         error.message
     );
-    let stopped = stop(h).await;
-    assert_eq!(ledger_at(&stopped.store_url).await, ["failed"]);
+    let stopped = h.stop().await;
+    assert_eq!(ledger(stopped.store_url()).await, ["failed"]);
     assert_eq!(
-        verified_decisions(&stopped.store_url).await,
+        verified_decisions(stopped.store_url()).await,
         [Decision::NotRequired]
     );
 }
 
 #[tokio::test]
 async fn a_read_the_client_cancels_is_cancelled_upstream_and_left_unanswered() {
-    let Watched { h, log, .. } = watched(READS, "", vec![]).await;
+    let h = watched(READS, "", vec![]).await;
     let waiting = on_notes(
         "wait_for_note",
         json!({"name": "never", "wait_ms": FOREVER_MS}),
@@ -191,46 +120,46 @@ async fn a_read_the_client_cancels_is_cancelled_upstream_and_left_unanswered() {
         )
         .await
         .expect("the call is sent");
-    log.took_the_lane("wait_for_note").await;
-    log.until(&[WAIT_ARRIVED]).await;
+    took_the_lane(&h, "wait_for_note").await;
+    h.log.line_with(&[WAIT_ARRIVED]).await;
     // Cancelled without a reason, as a client that just gives up.
     handle.cancel(None).await.expect("the cancel is sent");
     // The upstream stops waiting: the cancel reached it.
-    log.until(&[WAIT_CANCELLED]).await;
+    h.log.line_with(&[WAIT_CANCELLED]).await;
     // The gateway goes on serving.
     let later = on_notes("read_note", json!({"name": "never"}));
     let later = guarded(h.client.call_tool(later))
         .await
         .expect("a later read answers");
     assert!(text(&later).contains("no note named"), "{}", text(&later));
-    let stopped = stop(h).await;
+    let stopped = h.stop().await;
     // Sent, never answered: it may have run (a cancel is a request).
-    assert_eq!(ledger_at(&stopped.store_url).await, ["sent", "answered"]);
+    assert_eq!(ledger(stopped.store_url()).await, ["sent", "answered"]);
     assert_eq!(
-        verified_decisions(&stopped.store_url).await,
+        verified_decisions(stopped.store_url()).await,
         [Decision::NotRequired, Decision::NotRequired]
     );
 }
 
 #[tokio::test]
 async fn an_upstream_that_dies_mid_read_fails_the_read_and_the_others_go_on() {
-    let notes_dir = Scratch(scratch("askgate-express-notes"));
-    let mark = notes_dir.0.display().to_string();
+    let notes_dir = Scratch::new();
+    let mark = notes_dir.path().display().to_string();
     let spare = format!(
         "{READS}\n[[upstreams]]\nname = \"spare\"\ncommand = {:?}\n",
-        super::upstream().display().to_string()
+        binaries!().upstream.display().to_string()
     );
     let notes = format!("args = [\"--dir\", {mark:?}]");
-    let Watched { h, pid, log } = watched(&spare, &notes, vec![]).await;
+    let h = watched(&spare, &notes, vec![]).await;
     let peer = h.client.peer().clone();
     let waiting = on_notes(
         "wait_for_note",
         json!({"name": "never", "wait_ms": FOREVER_MS}),
     );
     let waiting = tokio::spawn(async move { peer.call_tool(waiting).await });
-    log.took_the_lane("wait_for_note").await;
-    log.until(&[WAIT_ARRIVED]).await;
-    kill_child(pid, &mark);
+    took_the_lane(&h, "wait_for_note").await;
+    h.log.line_with(&[WAIT_ARRIVED]).await;
+    kill_child(h.pid, &mark);
     let failed = guarded(waiting).await.expect("the read's task ends");
     let Err(ServiceError::McpError(error)) = failed else {
         panic!("expected an error naming the upstream, got {failed:?}");
@@ -259,10 +188,10 @@ async fn an_upstream_that_dies_mid_read_fails_the_read_and_the_others_go_on() {
         "{}",
         text(&answered)
     );
-    let stopped = stop(h).await;
-    assert_eq!(ledger_at(&stopped.store_url).await, ["failed", "answered"]);
+    let stopped = h.stop().await;
+    assert_eq!(ledger(stopped.store_url()).await, ["failed", "answered"]);
     assert_eq!(
-        verified_decisions(&stopped.store_url).await,
+        verified_decisions(stopped.store_url()).await,
         [Decision::NotRequired, Decision::NotRequired]
     );
 }
@@ -270,7 +199,7 @@ async fn an_upstream_that_dies_mid_read_fails_the_read_and_the_others_go_on() {
 #[tokio::test]
 async fn a_large_answer_comes_back_through_the_lane_intact() {
     let confirms = vec![accept(json!({"confirm": true}))];
-    let Watched { h, log, .. } = watched(READS, "", confirms).await;
+    let h = watched(READS, "", confirms).await;
     // Over a MiB, with what JSON escapes: quotes, backslashes, newlines,
     // and characters beyond ASCII.
     let line = "a \"quoted\" C:\\path, été ✓\n";
@@ -284,13 +213,10 @@ async fn a_large_answer_comes_back_through_the_lane_intact() {
     let read = guarded(h.client.call_tool(read))
         .await
         .expect("the read answers");
-    log.took_the_lane("read_note").await;
+    took_the_lane(&h, "read_note").await;
     assert!(text(&read) == note, "the note came back changed");
-    let stopped = stop(h).await;
-    assert_eq!(
-        ledger_at(&stopped.store_url).await,
-        ["answered", "answered"]
-    );
+    let stopped = h.stop().await;
+    assert_eq!(ledger(stopped.store_url()).await, ["answered", "answered"]);
 }
 
 /// SIGKILL the child of process `parent` whose command line has the
@@ -320,7 +246,7 @@ async fn with_the_lane_off_the_same_read_fails_the_same_way_through_rmcp() {
     let off = format!("express_lane = false\n{READS}");
     let mut seen = Vec::new();
     for config in [READS.to_owned(), off] {
-        let Watched { h, log, .. } = watched(&config, "", vec![]).await;
+        let h = watched(&config, "", vec![]).await;
         let bad_name = on_notes("read_note", json!({"name": "../etc/passwd"}));
         let refused = guarded(h.client.call_tool(bad_name)).await;
         let Err(ServiceError::McpError(error)) = refused else {
@@ -328,17 +254,13 @@ async fn with_the_lane_off_the_same_read_fails_the_same_way_through_rmcp() {
         };
         // The gateway logs the lane before it sends; the upstream logs the
         // call when it arrives: once the second is seen, so is the first.
-        log.until(&["askgate-example-upstream: call read_note"])
+        h.log
+            .line_with(&["askgate-example-upstream: call read_note"])
             .await;
-        let lane = log
-            .lines
-            .lock()
-            .expect("not poisoned")
-            .iter()
-            .any(|line| line.contains("on the express lane"));
-        let stopped = stop(h).await;
-        let ledger = ledger_at(&stopped.store_url).await;
-        let decisions = verified_decisions(&stopped.store_url).await;
+        let lane = h.log.has_line_with(&["on the express lane"]);
+        let stopped = h.stop().await;
+        let ledger = ledger(stopped.store_url()).await;
+        let decisions = verified_decisions(stopped.store_url()).await;
         seen.push((lane, error.code, error.message, ledger, decisions));
     }
     let (on, off) = (&seen[0], &seen[1]);

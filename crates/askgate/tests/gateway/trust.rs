@@ -5,18 +5,16 @@
 //! in the audit), a call cancelled while the person is asked never reaches
 //! the upstream, and answers are strict on every surface.
 
-use std::path::Path;
-use std::process::Output;
-
 use askgate_store::{AskStatus, Decision};
-use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ElicitResult,
-    ElicitationAction,
-};
+use askgate_testkit::Manner;
+use askgate_testkit::gateway::Gateway;
+use askgate_testkit::mcp::text;
+use askgate_testkit::person::{accept, cancel, decline};
+use rmcp::model::{CallToolRequest, ClientRequest, ElicitResult};
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value as Json, json};
 
-use super::{Harness, Manner, accept, connect_as, ledger, scratch, start_gateway, store, text};
+use super::{on_notes as call, person, setup};
 
 /// A person of the inbox, and the token they answer with.
 const CAROL: &str = "carol-token-0123456789";
@@ -31,28 +29,24 @@ fn config(extra: &str) -> String {
 }
 
 /// A gateway over the example upstream (`notes`) with [`config`]`(extra)`,
-/// and a client that answers in `manner`.
+/// and a client that answers in `manner`. Its log says each decision
+/// (askgate_mcp's "call decided"), for a test to wait on.
 async fn gateway(
     manner: Manner,
     capabilities: Json,
     script: Vec<ElicitResult>,
     extra: &str,
-) -> Harness {
-    let dir = scratch("askgate-trust");
-    let store_url = format!("sqlite://{}", dir.join("s.db").display());
-    let transport = start_gateway(&dir, &store_url, Some(&config(extra)), "");
-    connect_as(manner, transport, capabilities, script, store_url, dir).await
-}
-
-async fn call(h: &Harness, tool: &str, args: Json) -> CallToolResult {
-    let mut params = CallToolRequestParams::new(format!("notes__{tool}"));
-    params.arguments = args.as_object().cloned();
-    h.client.call_tool(params).await.expect("a result")
+) -> Gateway {
+    setup()
+        .config(&config(extra))
+        .logging("askgate_mcp=info")
+        .connect(person(capabilities, script).in_manner(manner))
+        .await
 }
 
 /// The newest audit entry.
-async fn last(h: &Harness) -> askgate_store::AuditEntry {
-    let store = store(h).await;
+async fn last(h: &Gateway) -> askgate_store::AuditEntry {
+    let store = h.store().await;
     let entry = store
         .audit_entries()
         .await
@@ -65,31 +59,20 @@ async fn last(h: &Harness) -> askgate_store::AuditEntry {
 }
 
 /// The asks waiting in the inbox.
-async fn pending(h: &Harness) -> Vec<askgate_store::AskRow> {
-    let store = store(h).await;
+async fn pending(h: &Gateway) -> Vec<askgate_store::AskRow> {
+    let store = h.store().await;
     let asks = store.pending(50, None).await.expect("pending").asks;
     store.close().await;
     asks
 }
 
 /// `askgate asks ARGS` as carol, with the gateway's config.
-fn as_carol(h: &Harness, args: &[&str]) -> Output {
-    let dir = Path::new(h.store_url.trim_start_matches("sqlite://"))
-        .parent()
-        .expect("the scratch dir")
-        .to_owned();
-    std::process::Command::new(env!("CARGO_BIN_EXE_askgate"))
-        .arg("asks")
-        .args(args)
-        .arg("--config")
-        .arg(dir.join("askgate.toml"))
-        .env("ASKGATE_TOKEN", CAROL)
-        .output()
-        .expect("askgate runs")
+fn as_carol(h: &Gateway, args: &[&str]) -> std::process::Output {
+    h.as_person(CAROL, args)
 }
 
 /// What the upstream has in the note `todo` (a read: no person asked).
-async fn notes_note(h: &Harness) -> String {
+async fn notes_note(h: &Gateway) -> String {
     text(&call(h, "read_note", json!({"name": "todo"})).await)
 }
 
@@ -104,7 +87,7 @@ async fn a_decline_in_the_inbox_is_final_even_against_confirm_true() {
             Manner::Headless,
             capabilities.clone(),
             // The link is dismissed at once: nobody opened it.
-            vec![ElicitResult::new(ElicitationAction::Cancel)],
+            vec![cancel()],
             extra,
         )
         .await;
@@ -140,7 +123,7 @@ async fn a_decline_in_the_inbox_is_final_even_against_confirm_true() {
         assert_eq!(entry.answered_by.as_deref(), Some("carol"));
         assert_eq!(entry.principal.as_deref(), Some("anonymous"));
         assert!(
-            ledger(&h).await.is_empty(),
+            h.ledger().await.is_empty(),
             "{capabilities}: nothing was sent"
         );
         assert!(!notes_note(&h).await.contains("gone"));
@@ -158,7 +141,7 @@ async fn by_default_the_callers_word_runs_nothing() {
     .await;
     assert_eq!(result.is_error, Some(true));
     assert_eq!(last(&h).await.decision, Decision::Waiting);
-    assert!(ledger(&h).await.is_empty());
+    assert!(h.ledger().await.is_empty());
     let tools = h.client.list_all_tools().await.expect("tools");
     assert!(
         tools
@@ -203,11 +186,7 @@ async fn at_caller_confirm_medium_write_the_callers_word_runs_only_medium_writes
 #[tokio::test]
 async fn what_no_person_saw_moves_the_ask_to_the_inbox() {
     for (manner, answer, words) in [
-        (
-            Manner::Headless,
-            ElicitResult::new(ElicitationAction::Decline),
-            "the client declined ",
-        ),
+        (Manner::Headless, decline(), "the client declined "),
         (
             Manner::Person,
             accept(json!({})),
@@ -240,7 +219,7 @@ async fn what_no_person_saw_moves_the_ask_to_the_inbox() {
             entry.answered_by, None,
             "{manner:?}: not a person's decision"
         );
-        assert!(ledger(&h).await.is_empty(), "{manner:?}: not run");
+        assert!(h.ledger().await.is_empty(), "{manner:?}: not run");
         // A person answers in the inbox; the retry runs, theirs.
         let waiting = pending(&h).await;
         assert_eq!(waiting.len(), 1, "{manner:?}");
@@ -260,7 +239,7 @@ async fn what_no_person_saw_moves_the_ask_to_the_inbox() {
         assert_eq!(entry.decision, Decision::Elicited);
         assert_eq!(entry.answered_by.as_deref(), Some("carol"));
         assert_eq!(entry.answered_via.as_deref(), Some("cli"));
-        assert_eq!(h.asked.lock().expect("not poisoned").len(), 1, "asked once");
+        assert_eq!(h.person.asked.len(), 1, "asked once");
     }
 }
 
@@ -273,10 +252,10 @@ async fn a_call_cancelled_while_the_person_is_asked_never_reaches_the_upstream()
         "caller_confirm = \"destructive\"\ndanger_caller_confirm_high_risk = true",
     )
     .await;
-    let mut params = CallToolRequestParams::new("notes__write_note");
-    params.arguments = json!({"name": "todo", "text": "gone", "confirm": true})
-        .as_object()
-        .cloned();
+    let params = askgate_testkit::mcp::call(
+        "notes__write_note",
+        json!({"name": "todo", "text": "gone", "confirm": true}),
+    );
     let handle = h
         .client
         .peer()
@@ -286,44 +265,26 @@ async fn a_call_cancelled_while_the_person_is_asked_never_reaches_the_upstream()
         )
         .await
         .expect("sent");
-    let asked = async {
-        while h.asked.lock().expect("not poisoned").is_empty() {
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-    };
-    tokio::time::timeout(std::time::Duration::from_secs(30), asked)
-        .await
-        .expect("the person is asked");
+    h.person.asked.at_least("the person is asked", 1).await;
     // The Stop button.
     handle
         .cancel(Some("stopped".into()))
         .await
         .expect("cancels");
-    tokio::time::timeout(std::time::Duration::from_secs(30), h.withdrawn.notified())
-        .await
-        .expect("the gateway withdraws its ask from the client");
-    // The decision is in the audit once the gateway's handler ends.
-    let audited = async {
-        loop {
-            let store = store(&h).await;
-            let entries = store.audit_entries().await.expect("audit");
-            store.close().await;
-            if let Some(record) = entries.into_iter().last() {
-                return record.entry;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    };
-    let entry = tokio::time::timeout(std::time::Duration::from_secs(30), audited)
-        .await
-        .expect("the decision is audited");
+    h.person
+        .withdrawn
+        .at_least("the gateway withdraws its ask from the client", 1)
+        .await;
+    // The decision is in the audit once the gateway's handler says so.
+    h.log.line_with(&["call decided", "blocked"]).await;
+    let entry = last(&h).await;
     assert_eq!(entry.decision, Decision::Blocked);
     assert!(
         entry.reason.contains("cancelled by the caller"),
         "{}",
         entry.reason
     );
-    assert!(ledger(&h).await.is_empty(), "nothing was sent upstream");
+    assert!(h.ledger().await.is_empty(), "nothing was sent upstream");
     assert!(!notes_note(&h).await.contains("gone"));
 }
 
@@ -334,23 +295,20 @@ async fn a_mistyped_answer_is_refused_on_every_surface() {
     let h = gateway(
         Manner::Person,
         json!({"elicitation": {"form": {}}}),
-        vec![
-            accept(json!({"confrim": false})),
-            ElicitResult::new(ElicitationAction::Decline),
-        ],
+        vec![accept(json!({"confrim": false})), decline()],
         "",
     )
     .await;
     let result = call(&h, "write_note", json!({"name": "todo", "text": "x"})).await;
     assert_eq!(result.is_error, Some(true));
-    let asked = h.asked.lock().expect("not poisoned").clone();
+    let asked = h.person.asked.all();
     assert_eq!(asked.len(), 2, "asked again");
     let again = asked[1]["message"].as_str().expect("a message");
     assert!(
         again.contains("\"confrim\"") && again.contains("it asks for \"confirm\""),
         "{again}"
     );
-    assert!(ledger(&h).await.is_empty());
+    assert!(h.ledger().await.is_empty());
 
     // Through the CLI: refused, the ask still pending.
     let h = gateway(Manner::Person, json!({}), vec![], "").await;
@@ -364,7 +322,7 @@ async fn a_mistyped_answer_is_refused_on_every_surface() {
         said.contains("\"confrim\"") && said.contains("\"confirm\""),
         "{said}"
     );
-    let store = store(&h).await;
+    let store = h.store().await;
     let row = store.ask(&id).await.expect("reads").expect("the ask");
     assert_eq!(row.status, AskStatus::Pending, "nothing was settled");
     store.close().await;

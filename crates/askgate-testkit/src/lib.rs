@@ -1,0 +1,41 @@
+//! What askgate's tests share, so that each is written once: scratch
+//! directories and SQLite stores ([`scratch`]), a fresh PostgreSQL schema
+//! when one is configured ([`postgres`]), a scripted person behind an MCP
+//! client ([`person`]), an in-process client and server ([`mcp`]), waits
+//! on news rather than sleeps ([`wait`]), processes whose stderr a test
+//! reads ([`process`]), the `askgate gateway` harness ([`gateway`]), a
+//! webhook receiver ([`webhook`]) and random ids ([`unique`]).
+//!
+//! A dev-dependency only. Nothing here sleeps to wait for something: a
+//! wait ends on the news it waits for, and fails the test — naming what
+//! it waited for — if that news does not come within [`wait::PATIENCE`].
+
+pub mod gateway;
+pub mod mcp;
+pub mod person;
+pub mod postgres;
+pub mod process;
+pub mod scratch;
+pub mod wait;
+pub mod webhook;
+
+pub use person::{Manner, Person};
+pub use scratch::{Scratch, TempStore};
+pub use wait::{Seen, within};
+
+/// `prefix` and 16 random hex digits: an id no other test, and no other
+/// run, uses.
+///
+/// # Example
+/// ```
+/// let id = askgate_testkit::unique("ask_");
+/// assert!(id.starts_with("ask_") && id.len() == 20);
+/// ```
+pub fn unique(prefix: &str) -> String {
+    let mut bytes = [0u8; 8];
+    // The system's randomness is there on every platform the tests run
+    // on; without it no test could make a name.
+    getrandom::fill(&mut bytes).expect("the system gives random bytes");
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{prefix}{hex}")
+}
