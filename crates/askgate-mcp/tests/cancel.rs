@@ -3,147 +3,85 @@
 //! answered", never as a person's decision — and the ask is withdrawn from
 //! the client, so no dialog stays up whose answer nobody reads.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use askgate_core::{Ask, Form};
 use askgate_mcp::{AskOptions, ask_person};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    ContentBlock, ElicitRequestParams, ElicitResult, Implementation, ProtocolVersion,
-    ServerCapabilities, ServerConfig,
-};
-use rmcp::service::{RequestContext, RoleClient, RoleServer};
-use rmcp::{ClientHandler, ErrorData, ServerHandler, ServiceExt};
+use askgate_testkit::mcp::{Tools, complete_text, connect};
+use askgate_testkit::{Manner, Person, Seen};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ProtocolVersion};
+use rmcp::service::{ClientLifecycleMode, RoleClient, RunningService};
 use serde_json::json;
 
-/// A server whose tool asks and records why nobody answered.
-#[derive(Clone)]
-struct Server {
-    timeout: Option<Duration>,
-    ended: Arc<Mutex<Option<String>>>,
-}
-
-impl ServerHandler for Server {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn call_tool(
-        &self,
-        _params: CallToolRequestParams,
-        cx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let form: Form = serde_json::from_value(json!({
-            "message": "Go?", "fields": [{"id": "go", "title": "Go", "type": "boolean"}]
-        }))
-        .expect("a form");
-        let options = AskOptions {
-            timeout: self.timeout,
-        };
-        let ended = match ask_person(&cx, Ask::new(form).expect("askable"), &options).await {
-            Ok(outcome) => format!("outcome: {}", serde_json::to_value(&outcome).expect("json")),
-            Err(unanswered) => format!("unanswered: {unanswered:?}"),
-        };
-        *self.ended.lock().expect("not poisoned") = Some(ended.clone());
-        Ok(CallToolResult::success(vec![ContentBlock::text(ended)]).into())
-    }
+/// A server whose tool asks and records why nobody answered in `ended`.
+fn server(timeout: Option<Duration>, ended: Seen<String>) -> Tools {
+    Tools::new(move |_params, cx| {
+        let ended = ended.clone();
+        async move {
+            let form: Form = serde_json::from_value(json!({
+                "message": "Go?", "fields": [{"id": "go", "title": "Go", "type": "boolean"}]
+            }))
+            .expect("a form");
+            let options = AskOptions { timeout };
+            let said = match ask_person(&cx, Ask::new(form).expect("askable"), &options).await {
+                Ok(outcome) => {
+                    format!("outcome: {}", serde_json::to_value(&outcome).expect("json"))
+                }
+                Err(unanswered) => format!("unanswered: {unanswered:?}"),
+            };
+            ended.push(said.clone());
+            Ok(CallToolResult::success(vec![ContentBlock::text(said)]).into())
+        }
+    })
 }
 
 /// A person who never answers; notes when an ask shown to them is
 /// withdrawn.
-#[derive(Clone, Default)]
-struct Away {
-    withdrawn: Arc<tokio::sync::Notify>,
+fn away() -> Person {
+    Person::with_forms()
+        .named("away")
+        .speaking(ProtocolVersion::V_2025_11_25)
+        .in_manner(Manner::Away)
 }
 
-impl ClientHandler for Away {
-    fn get_info(&self) -> ClientConfig {
-        let capabilities: ClientCapabilities =
-            serde_json::from_value(json!({"elicitation": {"form": {}}})).expect("capabilities");
-        ClientConfig::new(capabilities, Implementation::new("away", "1.0"))
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
-
-    async fn create_elicitation(
-        &self,
-        _request: ElicitRequestParams,
-        cx: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        // The server's notifications/cancelled for this ask cancels it here.
-        cx.ct.cancelled().await;
-        self.withdrawn.notify_one();
-        std::future::pending().await
-    }
-}
-
-async fn connect(server: Server, away: Away) -> rmcp::service::RunningService<RoleClient, Away> {
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    away.serve(client_io).await.expect("connects")
+async fn connected(server: Tools, away: &Person) -> RunningService<RoleClient, Person> {
+    connect(server, away.clone(), ClientLifecycleMode::Initialize).await
 }
 
 #[tokio::test]
 async fn a_cancelled_request_stops_the_wait() {
-    let ended = Arc::new(Mutex::new(None));
-    let away = Away::default();
-    let client = connect(
-        Server {
-            timeout: None,
-            ended: ended.clone(),
-        },
-        away.clone(),
-    )
-    .await;
-    // Dropping the call sends notifications/cancelled for it.
+    let ended = Seen::default();
+    let away = away();
+    let client = connected(server(None, ended.clone()), &away).await;
+    // Dropping the call sends notifications/cancelled for it: dropped once
+    // the person is asked (the person never answers).
     let call = client.call_tool_once(CallToolRequestParams::new("go"));
-    assert!(
-        tokio::time::timeout(Duration::from_millis(300), call)
-            .await
-            .is_err(),
-        "the person never answers"
-    );
-    let mut seen = None;
-    for _ in 0..100 {
-        seen = ended.lock().expect("not poisoned").clone();
-        if seen.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    tokio::select! {
+        answered = call => panic!("the person never answers, yet: {answered:?}"),
+        _ = away.asked.at_least("the person is asked", 1) => {}
     }
-    assert_eq!(seen.as_deref(), Some("unanswered: RequestCancelled"));
+    let seen = ended.at_least("the server's wait ends", 1).await;
+    assert_eq!(seen[0], "unanswered: RequestCancelled");
     // The dialog the person was shown is withdrawn too.
-    tokio::time::timeout(Duration::from_secs(30), away.withdrawn.notified())
-        .await
-        .expect("the ask is withdrawn from the client");
+    away.withdrawn
+        .at_least("the ask is withdrawn from the client", 1)
+        .await;
 }
 
 #[tokio::test]
 async fn a_wait_past_its_timeout_is_a_failure_not_a_decline() {
-    let ended = Arc::new(Mutex::new(None));
-    let away = Away::default();
-    let client = connect(
-        Server {
-            timeout: Some(Duration::from_millis(100)),
-            ended: ended.clone(),
-        },
-        away.clone(),
+    let away = away();
+    let client = connected(
+        server(Some(Duration::from_millis(100)), Seen::default()),
+        &away,
     )
     .await;
     let result = client
         .call_tool_once(CallToolRequestParams::new("go"))
         .await
         .expect("a result");
-    let CallToolResponse::Complete(result) = result else {
-        panic!("a complete result");
-    };
-    let text = &result.content[0].as_text().expect("text").text;
-    assert_eq!(text, "unanswered: TimedOut(100ms)");
-    tokio::time::timeout(Duration::from_secs(30), away.withdrawn.notified())
-        .await
-        .expect("the timed-out ask is withdrawn from the client");
+    assert_eq!(complete_text(result), "unanswered: TimedOut(100ms)");
+    away.withdrawn
+        .at_least("the timed-out ask is withdrawn from the client", 1)
+        .await;
 }

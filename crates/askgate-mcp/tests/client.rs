@@ -12,77 +12,55 @@ use askgate_core::{Ask, Form, Revision, Surface};
 use askgate_mcp::client::{
     Answerer, AskgateClient, MAX_ROUNDS, Parking, Policy, Terminal, call_tool_answering,
 };
-use askgate_mcp::stored::{self, Act};
+use askgate_mcp::stored::Act;
 use askgate_mcp::{Request, Rounds};
 use askgate_store::{AskStatus, Store};
+use askgate_testkit::TempStore;
+use askgate_testkit::mcp::{Tools, connect, discover, text};
+use askgate_testkit::wait::first_pending;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
-    ElicitRequestParams, Implementation, InputRequest, InputRequests, InputRequiredResult,
-    ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams,
+    InputRequest, InputRequests, InputRequiredResult,
 };
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RequestContext, RoleServer};
-use rmcp::{ClientHandler, ErrorData, ServerHandler, ServiceError, ServiceExt};
+use rmcp::service::{ClientLifecycleMode, RoleClient, RunningService};
+use rmcp::{ClientHandler, ServiceError};
 use serde_json::{Value as Json, json};
 
 const SERVER_NAME: &str = "deploy-server";
 
 /// A server whose `ask` tool sends one `elicitation/create` with the given
 /// params and returns the client's `ElicitResult` as JSON text.
-struct Asking {
-    params: Json,
-}
-
-impl ServerHandler for Asking {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(SERVER_NAME, "1.0"))
-    }
-
-    async fn call_tool(
-        &self,
-        _request: CallToolRequestParams,
-        cx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+fn asking(params: Json) -> Tools {
+    Tools::new(move |_request, cx| {
         let params: ElicitRequestParams =
-            serde_json::from_value(self.params.clone()).expect("elicitation params");
-        let text = match cx.peer.create_elicitation(params).await {
-            Ok(result) => serde_json::to_string(&result).expect("serializes"),
-            Err(e) => format!("error: {e}"),
-        };
-        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
-    }
+            serde_json::from_value(params.clone()).expect("elicitation params");
+        async move {
+            let text = match cx.peer.create_elicitation(params).await {
+                Ok(result) => serde_json::to_string(&result).expect("serializes"),
+                Err(e) => format!("error: {e}"),
+            };
+            Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+        }
+    })
+    .named(SERVER_NAME)
 }
 
-fn text_of(result: &CallToolResult) -> String {
-    result
-        .content
-        .first()
-        .and_then(|block| block.as_text())
-        .map(|text| text.text.clone())
-        .expect("a text result")
-}
-
-/// Ask `params` of a client answering with `answerer` (2025-11-25,
-/// `initialize`); the `ElicitResult` it gave.
-async fn elicit(answerer: Answerer, params: Json) -> Json {
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let server = tokio::spawn(async move {
-        let running = Asking { params }
-            .serve(server_io)
-            .await
-            .expect("the server starts");
-        let _ = running.waiting().await;
-    });
-    let client = AskgateClient::new(answerer)
-        .serve(client_io)
-        .await
-        .expect("the client connects");
+/// What the `ask` tool says after asking `params` of a client answering
+/// with `answerer` (2025-11-25, `initialize`).
+async fn ask_text(answerer: Answerer, params: Json) -> String {
+    let client = AskgateClient::new(answerer);
+    let client = connect(asking(params), client, ClientLifecycleMode::Initialize).await;
     let result = call_tool_answering(&client, CallToolRequestParams::new("ask"))
         .await
         .expect("the call returns");
     let _ = client.cancel().await;
-    server.abort();
-    let text = text_of(&result);
+    text(&result)
+}
+
+/// Ask `params` of a client answering with `answerer`; the `ElicitResult`
+/// it gave.
+async fn elicit(answerer: Answerer, params: Json) -> Json {
+    let text = ask_text(answerer, params).await;
     serde_json::from_str(&text).unwrap_or_else(|_| panic!("an ElicitResult, got {text}"))
 }
 
@@ -301,58 +279,16 @@ async fn terminal_shows_a_url_and_accepts_once_the_person_is_back() {
     assert!(shown.contains("(on auth.example)"), "{shown}");
 }
 
-/// A scratch directory, removed on drop.
-struct TempDir(std::path::PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-async fn scratch_store(name: &str) -> (Store, TempDir) {
-    let dir = std::env::temp_dir().join(format!(
-        "askgate-client-{name}-{}-{}",
-        std::process::id(),
-        jiff::Timestamp::now().as_nanosecond()
-    ));
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    let store = Store::open(&format!("sqlite://{}", dir.join("store.db").display()))
-        .await
-        .expect("the store opens");
-    (store, TempDir(dir))
-}
-
 /// Settle a pending ask as the CLI does (`askgate asks answer`).
-async fn answer_in_store(store: &Store, id: &str, request: &Json, content: Json) {
-    let content = content.as_object().cloned().expect("an object");
-    let settlement = stored::settle(request, Act::Answer(content), "ann", Surface::Cli)
-        .expect("the answer passes the parked form's checks");
-    store
-        .settle(id, &settlement, jiff::Timestamp::now())
-        .await
-        .expect("the first answer wins");
-}
-
-/// The first ask to be parked (looked for until it is).
-async fn first_pending(store: &Store) -> askgate_store::AskRow {
-    tokio::time::timeout(Duration::from_secs(20), async {
-        loop {
-            let page = store.pending(10, None).await.expect("the store reads");
-            if let Some(row) = page.asks.into_iter().next() {
-                return row;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .expect("the ask is parked")
+async fn answer_in_store(store: &Store, id: &str, content: Json) {
+    let answer = askgate_testkit::answer(content);
+    askgate_testkit::answer_in_inbox(store, id, answer, "ann", Surface::Cli).await;
 }
 
 #[tokio::test]
 async fn an_ask_from_the_store_waits_as_pending_until_answered_there() {
-    let (store, _dir) = scratch_store("inbox").await;
-    let parking = Parking::new(store.clone())
+    let store = TempStore::open().await;
+    let parking = Parking::new(store.store().clone())
         .with_notice(false)
         .with_timeout(Duration::from_secs(60));
     let schema = form(json!({
@@ -379,7 +315,6 @@ async fn an_ask_from_the_store_waits_as_pending_until_answered_there() {
     answer_in_store(
         &store,
         &pending.ask.id,
-        &pending.ask.request,
         json!({"env": "prod", "tags": ["b"]}),
     )
     .await;
@@ -393,8 +328,8 @@ async fn an_ask_from_the_store_waits_as_pending_until_answered_there() {
 
 #[tokio::test]
 async fn a_decline_in_the_store_declines_the_elicitation() {
-    let (store, _dir) = scratch_store("decline").await;
-    let parking = Parking::new(store.clone()).with_notice(false);
+    let store = TempStore::open().await;
+    let parking = Parking::new(store.store().clone()).with_notice(false);
     let schema = form(json!({
         "type": "object",
         "properties": {"env": {"type": "string", "enum": ["staging", "prod"]}},
@@ -402,12 +337,8 @@ async fn a_decline_in_the_store_declines_the_elicitation() {
     }));
     let call = tokio::spawn(elicit(Answerer::Store(parking), schema));
     let pending = first_pending(&store).await;
-    let settlement = stored::settle(&pending.ask.request, Act::Decline, "ann", Surface::Cli)
-        .expect("a decline settles");
-    store
-        .settle(&pending.ask.id, &settlement, jiff::Timestamp::now())
-        .await
-        .expect("the first answer wins");
+    askgate_testkit::answer_in_inbox(&store, &pending.ask.id, Act::Decline, "ann", Surface::Cli)
+        .await;
     assert_eq!(
         call.await.expect("the call completes"),
         json!({"action": "decline"})
@@ -416,42 +347,25 @@ async fn a_decline_in_the_store_declines_the_elicitation() {
 
 #[tokio::test]
 async fn a_form_the_inbox_cannot_carry_is_refused_with_an_error_not_parked() {
-    let (store, _dir) = scratch_store("unparkable").await;
-    let parking = Parking::new(store.clone()).with_notice(false);
+    let store = TempStore::open().await;
+    let parking = Parking::new(store.store().clone()).with_notice(false);
     let schema = form(json!({
         "type": "object",
         "properties": {"first name": {"type": "string"}}
     }));
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let server = tokio::spawn(async move {
-        let running = Asking { params: schema }
-            .serve(server_io)
-            .await
-            .expect("the server starts");
-        let _ = running.waiting().await;
-    });
-    let client = AskgateClient::new(Answerer::Store(parking))
-        .serve(client_io)
-        .await
-        .expect("the client connects");
-    let result = call_tool_answering(&client, CallToolRequestParams::new("ask"))
-        .await
-        .expect("the call returns");
-    let text = text_of(&result);
+    let text = ask_text(Answerer::Store(parking), schema).await;
     assert!(
         text.starts_with("error:") && text.contains("cannot be parked"),
         "{text}"
     );
     let page = store.pending(10, None).await.expect("the store reads");
     assert!(page.asks.is_empty());
-    let _ = client.cancel().await;
-    server.abort();
 }
 
 #[tokio::test]
 async fn an_ask_nobody_answers_in_time_is_cancelled_and_closed_in_the_store() {
-    let (store, _dir) = scratch_store("timeout").await;
-    let parking = Parking::new(store.clone())
+    let store = TempStore::open().await;
+    let parking = Parking::new(store.store().clone())
         .with_notice(false)
         .with_timeout(Duration::from_millis(300));
     let schema = form(json!({
@@ -465,13 +379,6 @@ async fn an_ask_nobody_answers_in_time_is_cancelled_and_closed_in_the_store() {
     assert!(page.asks.is_empty(), "nothing is left pending");
 }
 
-/// A 2026-07-28 server whose `deploy` tool asks the environment, then the
-/// replicas, each in its own round, sealed state carried between them.
-struct Rounded {
-    rounds: Rounds,
-    calls: Arc<AtomicUsize>,
-}
-
 fn one_field(field: Json) -> Ask {
     let form: Form =
         serde_json::from_value(json!({"message": "Deploy billing?", "fields": [field]}))
@@ -479,88 +386,78 @@ fn one_field(field: Json) -> Ask {
     Ask::new(form).expect("MCP can carry it")
 }
 
-impl ServerHandler for Rounded {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        cx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        if request.name == "forever" {
-            // Never satisfied: a fresh request every round.
-            let ask = one_field(json!({"id": "ok", "title": "OK", "type": "boolean"}));
-            let params = ask.request(Revision::V2026_07_28).expect("maps");
-            let params: ElicitRequestParams =
-                serde_json::from_value(params.to_json()).expect("rmcp params");
-            let mut requests = InputRequests::new();
-            requests.insert(
-                "ok".into(),
-                InputRequest::Elicitation(ElicitRequest::new(params)),
+/// A 2026-07-28 server whose `deploy` tool asks the environment, then the
+/// replicas, each in its own round, sealed state carried between them;
+/// `forever` asks a fresh request every round. Each call is counted.
+fn rounded(rounds: Rounds, calls: Arc<AtomicUsize>) -> Tools {
+    Tools::new(move |request, cx| {
+        calls.fetch_add(1, Ordering::SeqCst);
+        let rounds = rounds.clone();
+        async move {
+            if request.name == "forever" {
+                // Never satisfied: a fresh request every round.
+                let ask = one_field(json!({"id": "ok", "title": "OK", "type": "boolean"}));
+                let params = ask.request(Revision::V2026_07_28).expect("maps");
+                let params: ElicitRequestParams =
+                    serde_json::from_value(params.to_json()).expect("rmcp params");
+                let mut requests = InputRequests::new();
+                requests.insert(
+                    "ok".into(),
+                    InputRequest::Elicitation(ElicitRequest::new(params)),
+                );
+                return Ok(InputRequiredResult::from_input_requests(requests).into());
+            }
+            let mut round = rounds.begin(&cx, Request::tool(&request)).await?;
+            let env = one_field(
+                json!({"id": "env", "title": "Environment", "type": "choice",
+                "options": [{"value": "staging", "label": "Staging"}, {"value": "prod", "label": "Production"}]}),
             );
-            return Ok(InputRequiredResult::from_input_requests(requests).into());
+            let Some(env) = round.ask("env", env).await? else {
+                return Ok(round.input_required()?.into());
+            };
+            let replicas = one_field(
+                json!({"id": "replicas", "title": "Replicas", "type": "integer",
+                "minimum": 1, "maximum": 5, "default": 2}),
+            );
+            let Some(replicas) = round.ask("replicas", replicas).await? else {
+                return Ok(round.input_required()?.into());
+            };
+            let text = json!({"env": env, "replicas": replicas}).to_string();
+            Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
         }
-        let mut round = self.rounds.begin(&cx, Request::tool(&request)).await?;
-        let env = one_field(
-            json!({"id": "env", "title": "Environment", "type": "choice",
-            "options": [{"value": "staging", "label": "Staging"}, {"value": "prod", "label": "Production"}]}),
-        );
-        let Some(env) = round.ask("env", env).await? else {
-            return Ok(round.input_required()?.into());
-        };
-        let replicas = one_field(
-            json!({"id": "replicas", "title": "Replicas", "type": "integer",
-            "minimum": 1, "maximum": 5, "default": 2}),
-        );
-        let Some(replicas) = round.ask("replicas", replicas).await? else {
-            return Ok(round.input_required()?.into());
-        };
-        let text = json!({"env": env, "replicas": replicas}).to_string();
-        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
-    }
+    })
 }
 
-async fn discover(
+async fn discover_with(
     policy: Policy,
 ) -> (
-    rmcp::service::RunningService<rmcp::service::RoleClient, AskgateClient>,
+    RunningService<RoleClient, AskgateClient>,
     Arc<AtomicUsize>,
-    TempDir,
+    TempStore,
 ) {
-    let (store, dir) = scratch_store("mrtr").await;
+    let store = TempStore::open().await;
     let calls = Arc::new(AtomicUsize::new(0));
-    let server = Rounded {
-        rounds: Rounds::new([7u8; 32], store),
-        calls: Arc::clone(&calls),
-    };
-    let (server_io, client_io) = tokio::io::duplex(256 * 1024);
-    tokio::spawn(async move {
-        let running = server.serve(server_io).await.expect("the server starts");
-        let _ = running.waiting().await;
-    });
-    let client = AskgateClient::new(Answerer::Policy(policy))
-        .serve_with_lifecycle(
-            client_io,
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .expect("the client discovers the server");
-    (client, calls, dir)
+    let server = rounded(
+        Rounds::new([7u8; 32], store.store().clone()),
+        Arc::clone(&calls),
+    );
+    let client = connect(
+        server,
+        AskgateClient::new(Answerer::Policy(policy)),
+        discover(),
+    )
+    .await;
+    (client, calls, store)
 }
 
 #[tokio::test]
 async fn on_2026_07_28_the_client_answers_each_round_until_the_call_completes() {
     let policy = Policy::accept_defaults().with_value("env", json!("prod"));
-    let (client, calls, _dir) = discover(policy).await;
+    let (client, calls, _store) = discover_with(policy).await;
     let result = call_tool_answering(&client, CallToolRequestParams::new("deploy"))
         .await
         .expect("the call completes");
-    let outcomes: Json = serde_json::from_str(&text_of(&result)).expect("JSON");
+    let outcomes: Json = serde_json::from_str(&text(&result)).expect("JSON");
     assert_eq!(outcomes["env"]["outcome"], "accepted");
     assert_eq!(outcomes["env"]["values"]["env"]["value"], "prod");
     assert_eq!(outcomes["replicas"]["values"]["replicas"]["value"], 2);
@@ -574,7 +471,7 @@ async fn on_2026_07_28_the_client_answers_each_round_until_the_call_completes() 
 
 #[tokio::test]
 async fn a_server_that_never_completes_stops_at_the_round_cap() {
-    let (client, calls, _dir) = discover(Policy::accept_defaults()).await;
+    let (client, calls, _store) = discover_with(Policy::accept_defaults()).await;
     let error = call_tool_answering(&client, CallToolRequestParams::new("forever"))
         .await
         .expect_err("never completes");

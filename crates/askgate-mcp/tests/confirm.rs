@@ -6,27 +6,26 @@
 //! audit are told, the session's threshold header over Streamable HTTP,
 //! and a decision reached again on a retry audited once.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use askgate_core::{Ask, Call, Form, Risk, Surface};
-use askgate_mcp::stored::{self, Act};
+use askgate_mcp::stored::Act;
 use askgate_mcp::{
     AskOptions, Confirmations, Inbox, Policy, Request, Rounds, THRESHOLD_HEADER, session_threshold,
 };
 use askgate_store::{AskStatus, AuditRecord, Decision, Store};
+use askgate_testkit::mcp::{Tools, connect};
+use askgate_testkit::person::{accept, cancel, decline};
+use askgate_testkit::{Manner, Person, Seen, TempStore};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
-    ClientConfig, ClientRequest, ContentBlock, ElicitRequestParams, ElicitResult,
-    ElicitationAction, Implementation, InputResponses, ProgressNotificationParam, ProtocolVersion,
-    ServerCapabilities, ServerConfig,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest,
+    ContentBlock, ElicitResult, InputResponses, ProtocolVersion,
 };
 use rmcp::service::{
-    ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RequestContext,
-    RoleClient, RoleServer, RunningService,
+    ClientLifecycleMode, PeerRequestOptions, RequestContext, RoleClient, RoleServer, RunningService,
 };
-use rmcp::{ClientHandler, ErrorData, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, ServiceExt};
 use serde_json::{Value as Json, json};
 
 /// A server with one tool, `delete`, whose arguments say its risk, whether
@@ -35,27 +34,23 @@ use serde_json::{Value as Json, json};
 struct Server {
     rounds: Rounds,
     configured: Option<Risk>,
-    /// Rung as each call's handler ends.
-    ended: Arc<tokio::sync::Notify>,
-}
-
-impl ServerHandler for Server {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn call_tool(
-        &self,
-        params: CallToolRequestParams,
-        cx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let result = self.decide(params, cx).await;
-        self.ended.notify_one();
-        result
-    }
+    /// Once as each call's handler ends.
+    ended: Seen<()>,
 }
 
 impl Server {
+    /// As an MCP server.
+    fn tools(self) -> Tools {
+        Tools::new(move |params, cx| {
+            let server = self.clone();
+            async move {
+                let result = server.decide(params, cx).await;
+                server.ended.ring();
+                result
+            }
+        })
+    }
+
     async fn decide(
         &self,
         params: CallToolRequestParams,
@@ -108,96 +103,11 @@ impl Server {
     }
 }
 
-/// A client answering each elicitation from a script, at once. Its name
-/// says whether the server takes it for a person (`person`: an answer at
-/// once counts) or for a headless client (any other name).
-#[derive(Clone)]
-struct Person {
-    name: &'static str,
-    capabilities: Json,
-    version: ProtocolVersion,
-    script: Arc<Mutex<VecDeque<ElicitResult>>>,
-    asked: Arc<Mutex<Vec<Json>>>,
-    /// Whether to wait, unanswering, until the ask is withdrawn.
-    hold: bool,
-    withdrawn: Arc<tokio::sync::Notify>,
-    progress: Arc<tokio::sync::Notify>,
-}
-
-impl ClientHandler for Person {
-    fn get_info(&self) -> ClientConfig {
-        let capabilities: ClientCapabilities =
-            serde_json::from_value(self.capabilities.clone()).expect("capabilities");
-        ClientConfig::new(capabilities, Implementation::new(self.name, "1.0"))
-            .with_protocol_version(self.version.clone())
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        cx: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        self.asked
-            .lock()
-            .expect("not poisoned")
-            .push(serde_json::to_value(&request).expect("json"));
-        if self.hold {
-            cx.ct.cancelled().await;
-            self.withdrawn.notify_one();
-            return Ok(
-                ElicitResult::new(ElicitationAction::Accept).with_content(json!({"confirm": true}))
-            );
-        }
-        Ok(self
-            .script
-            .lock()
-            .expect("not poisoned")
-            .pop_front()
-            .unwrap_or_else(|| ElicitResult::new(ElicitationAction::Cancel)))
-    }
-
-    async fn on_progress(
-        &self,
-        _params: ProgressNotificationParam,
-        _cx: NotificationContext<RoleClient>,
-    ) {
-        self.progress.notify_one();
-    }
-}
-
-impl Person {
-    fn asked(&self) -> usize {
-        self.asked.lock().expect("not poisoned").len()
-    }
-}
-
 struct Harness {
     client: RunningService<RoleClient, Person>,
     person: Person,
-    store: Store,
-    ended: Arc<tokio::sync::Notify>,
-    _dir: Scratch,
-}
-
-struct Scratch(std::path::PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-async fn store() -> (Store, Scratch) {
-    let dir = std::env::temp_dir().join(format!(
-        "askgate-confirm-{}-{}",
-        std::process::id(),
-        jiff::Timestamp::now().as_nanosecond()
-    ));
-    std::fs::create_dir_all(&dir).expect("scratch");
-    let store = Store::open(&format!("sqlite://{}", dir.join("s.db").display()))
-        .await
-        .expect("opens");
-    (store, Scratch(dir))
+    store: TempStore,
+    ended: Seen<()>,
 }
 
 /// How a harness is set up: the client, and the server's settings.
@@ -239,9 +149,9 @@ impl Setup {
     }
 
     async fn start(self) -> Harness {
-        let (store, dir) = store().await;
+        let store = TempStore::open().await;
         let mut rounds =
-            Rounds::new([1u8; 32], store.clone()).with_confirmations(self.confirmations);
+            Rounds::new([1u8; 32], store.store().clone()).with_confirmations(self.confirmations);
         if self.inbox {
             rounds = rounds.with_inbox(Inbox::new("https://askgate.example/").expect("a URL"));
         }
@@ -250,18 +160,12 @@ impl Setup {
                 timeout: Some(timeout),
             });
         }
-        let ended = Arc::new(tokio::sync::Notify::new());
+        let ended = Seen::default();
         let server = Server {
             rounds,
             configured: self.configured,
             ended: ended.clone(),
         };
-        let (server_io, client_io) = tokio::io::duplex(256 * 1024);
-        tokio::spawn(async move {
-            if let Ok(running) = server.serve(server_io).await {
-                let _ = running.waiting().await;
-            }
-        });
         let lifecycle = if self.version == ProtocolVersion::V_2026_07_28 {
             ClientLifecycleMode::Discover {
                 preferred_versions: vec![self.version.clone()],
@@ -269,37 +173,29 @@ impl Setup {
         } else {
             ClientLifecycleMode::Initialize
         };
-        let person = Person {
-            name: self.name,
-            capabilities: self.capabilities,
-            version: self.version,
-            script: Arc::new(Mutex::new(self.script.into())),
-            asked: Arc::new(Mutex::new(Vec::new())),
-            hold: self.hold,
-            withdrawn: Arc::new(tokio::sync::Notify::new()),
-            progress: Arc::new(tokio::sync::Notify::new()),
-        };
-        let client = person
-            .clone()
-            .serve_with_lifecycle(client_io, lifecycle)
-            .await
-            .expect("connects");
+        let mut person = Person::new(self.capabilities)
+            .named(self.name)
+            .speaking(self.version)
+            .answering(self.script);
+        if self.hold {
+            // Away until withdrawn; then a late accept, which must count
+            // for nothing.
+            person = person
+                .in_manner(Manner::Away)
+                .answering(vec![accept(json!({"confirm": true}))]);
+        }
+        let client = connect(server.tools(), person.clone(), lifecycle).await;
         Harness {
             client,
             person,
             store,
             ended,
-            _dir: dir,
         }
     }
 }
 
 fn form_client() -> Json {
     json!({"elicitation": {"form": {}}})
-}
-
-fn accept(content: Json) -> ElicitResult {
-    ElicitResult::new(ElicitationAction::Accept).with_content(content)
 }
 
 /// The `delete` call with `args`.
@@ -359,17 +255,11 @@ async fn pending(store: &Store) -> Vec<askgate_store::AskRow> {
 
 /// A person answers the ask `id` in the inbox (as the CLI does).
 async fn answer_in_inbox(store: &Store, id: &str, act: Act) {
-    let row = store.ask(id).await.expect("reads").expect("the ask");
-    let settlement =
-        stored::settle(&row.ask.request, act, "alice", Surface::Cli).expect("a valid answer");
-    store
-        .settle(id, &settlement, jiff::Timestamp::now())
-        .await
-        .expect("settles");
+    askgate_testkit::answer_in_inbox(store, id, act, "alice", Surface::Cli).await;
 }
 
 fn confirmed() -> Act {
-    Act::Answer(serde_json::from_value(json!({"confirm": true})).expect("an object"))
+    askgate_testkit::answer(json!({"confirm": true}))
 }
 
 #[tokio::test]
@@ -386,7 +276,7 @@ async fn reads_and_low_writes_never_prompt_and_the_threshold_auto_approves() {
         assert_eq!(verdict["proceed"], true, "{risk}");
         assert_eq!(verdict["method"], method, "{risk}");
     }
-    assert_eq!(h.person.asked(), 0, "nobody was asked");
+    assert_eq!(h.person.asked.len(), 0, "nobody was asked");
     let entries = audit(&h.store).await;
     let decisions: Vec<Decision> = entries.iter().map(|r| r.entry.decision).collect();
     assert_eq!(
@@ -416,7 +306,7 @@ async fn a_person_confirms_and_the_audit_says_who_and_where() {
     .await;
     assert_eq!(verdict["proceed"], true);
     assert_eq!(verdict["method"], "elicited");
-    let asked = h.person.asked.lock().expect("not poisoned").clone();
+    let asked = h.person.asked.all();
     let message = asked[0]["message"].as_str().expect("a message");
     assert!(
         message.contains("files") && message.contains("delete") && message.contains("high write"),
@@ -447,8 +337,8 @@ async fn a_person_confirms_and_the_audit_says_who_and_where() {
 #[tokio::test]
 async fn a_persons_no_is_final_and_stands_for_the_same_call() {
     for (answer, words) in [
-        (ElicitResult::new(ElicitationAction::Decline), "declined"),
-        (ElicitResult::new(ElicitationAction::Cancel), "cancelled"),
+        (decline(), "declined"),
+        (cancel(), "cancelled"),
         (accept(json!({"confirm": false})), "unticked"),
     ] {
         let h = Setup::new(form_client(), vec![answer]).start().await;
@@ -472,7 +362,7 @@ async fn a_persons_no_is_final_and_stands_for_the_same_call() {
         for again in [args.clone(), json!({"risk": "destructive", "path": "/srv"})] {
             let verdict = run(&h.client, again).await;
             assert_eq!(verdict["final"], true, "{verdict}");
-            assert_eq!(h.person.asked(), 1, "the person is not asked twice");
+            assert_eq!(h.person.asked.len(), 1, "the person is not asked twice");
             let entry = last(&h.store).await;
             assert!(
                 entry.reason.contains("this exact call earlier"),
@@ -486,7 +376,7 @@ async fn a_persons_no_is_final_and_stands_for_the_same_call() {
         }
         // Other arguments are another call: the person is asked.
         let _ = run(&h.client, json!({"risk": "destructive", "path": "/tmp"})).await;
-        assert_eq!(h.person.asked(), 2);
+        assert_eq!(h.person.asked.len(), 2);
     }
 }
 
@@ -527,13 +417,7 @@ async fn an_accept_without_the_checkbox_is_no_persons_decision() {
 #[tokio::test]
 async fn an_answer_faster_than_a_person_reads_moves_the_ask_to_the_inbox() {
     // A headless client declines every ask at once.
-    let mut setup = Setup::new(
-        form_client(),
-        vec![
-            ElicitResult::new(ElicitationAction::Decline),
-            ElicitResult::new(ElicitationAction::Decline),
-        ],
-    );
+    let mut setup = Setup::new(form_client(), vec![decline(), decline()]);
     setup.name = "headless";
     setup.inbox = true;
     let h = setup.start().await;
@@ -560,7 +444,7 @@ async fn an_answer_faster_than_a_person_reads_moves_the_ask_to_the_inbox() {
     assert_eq!(entry.answered_by, None, "nobody answered");
     // A retry before anyone answered waits on the same ask, unasked.
     let _ = run(&h.client, args.clone()).await;
-    assert_eq!(h.person.asked(), 1);
+    assert_eq!(h.person.asked.len(), 1);
     let waiting = pending(&h.store).await;
     assert_eq!(waiting.len(), 1);
     // A person approves in the inbox: the retry goes ahead, theirs.
@@ -573,7 +457,7 @@ async fn an_answer_faster_than_a_person_reads_moves_the_ask_to_the_inbox() {
     // One approval, one call: the next identical call asks again.
     let verdict = run(&h.client, args).await;
     assert_eq!(verdict["method"], "waiting");
-    assert_eq!(h.person.asked(), 2);
+    assert_eq!(h.person.asked.len(), 2);
 }
 
 #[tokio::test]
@@ -586,9 +470,10 @@ async fn an_ask_nobody_answers_in_time_moves_to_the_inbox_and_is_withdrawn() {
     let verdict = run(&h.client, json!({"risk": "high_write"})).await;
     assert_eq!(verdict["method"], "waiting", "{verdict}");
     assert_eq!(verdict["final"], false, "nobody answered: not a no");
-    tokio::time::timeout(Duration::from_secs(30), h.person.withdrawn.notified())
-        .await
-        .expect("the timed-out ask is withdrawn from the client");
+    h.person
+        .withdrawn
+        .at_least("the timed-out ask is withdrawn from the client", 1)
+        .await;
     let entry = last(&h.store).await;
     assert!(
         entry
@@ -625,15 +510,12 @@ async fn the_callers_word_counts_only_where_the_operator_allows_it() {
     let verdict = run(&h.client, json!({"risk": "high_write", "confirm": true})).await;
     assert_eq!(verdict["proceed"], false);
     // A client that can show the ask: the person is asked, whatever the caller says.
-    let mut setup = Setup::new(
-        form_client(),
-        vec![ElicitResult::new(ElicitationAction::Decline)],
-    );
+    let mut setup = Setup::new(form_client(), vec![decline()]);
     setup.confirmations.caller_confirm = Some(Risk::Destructive);
     let h = setup.start().await;
     let verdict = run(&h.client, json!({"risk": "medium_write", "confirm": true})).await;
     assert_eq!(verdict["final"], true);
-    assert_eq!(h.person.asked(), 1);
+    assert_eq!(h.person.asked.len(), 1);
 }
 
 #[tokio::test]
@@ -642,7 +524,7 @@ async fn a_decline_in_the_inbox_is_not_undone_by_the_callers_word() {
         let mut setup = Setup::new(
             capabilities.clone(),
             // A URL-only client that dismisses the link at once.
-            vec![ElicitResult::new(ElicitationAction::Cancel)],
+            vec![cancel()],
         );
         setup.name = "headless";
         setup.inbox = true;
@@ -681,9 +563,10 @@ async fn a_call_waits_for_the_inbox_and_keeps_its_request_alive() {
     let h = setup.start().await;
     let waiting = spawn_call(&h, json!({"risk": "high_write"}));
     // The first progress notification says the call waits for the inbox.
-    tokio::time::timeout(Duration::from_secs(30), h.person.progress.notified())
-        .await
-        .expect("progress while waiting");
+    h.person
+        .progress
+        .at_least("progress while waiting", 1)
+        .await;
     let parked = pending(&h.store).await;
     assert_eq!(parked.len(), 1);
     answer_in_inbox(&h.store, &parked[0].ask.id, confirmed()).await;
@@ -701,19 +584,16 @@ async fn a_cancelled_call_withdraws_its_ask_and_never_proceeds() {
     let h = setup.start().await;
     let handle = cancellable(&h, json!({"risk": "high_write", "confirm": true})).await;
     // Once the person is being asked, the caller stops the call.
-    while h.person.asked() == 0 {
-        tokio::task::yield_now().await;
-    }
+    h.person.asked.at_least("the person is asked", 1).await;
     handle
         .cancel(Some("the user pressed stop".into()))
         .await
         .expect("cancels");
-    tokio::time::timeout(Duration::from_secs(30), h.person.withdrawn.notified())
-        .await
-        .expect("the dialog is withdrawn from the client");
-    tokio::time::timeout(Duration::from_secs(30), h.ended.notified())
-        .await
-        .expect("the call's handler ends");
+    h.person
+        .withdrawn
+        .at_least("the dialog is withdrawn from the client", 1)
+        .await;
+    h.ended.at_least("the call's handler ends", 1).await;
     let entry = last(&h.store).await;
     assert_eq!(entry.decision, Decision::Blocked);
     assert!(
@@ -730,13 +610,9 @@ async fn a_cancelled_wait_for_the_inbox_withdraws_the_ask() {
     setup.confirmations.inbox_wait = Duration::from_secs(120);
     let h = setup.start().await;
     let handle = cancellable(&h, json!({"risk": "high_write"})).await;
-    tokio::time::timeout(Duration::from_secs(30), h.person.progress.notified())
-        .await
-        .expect("waiting");
+    h.person.progress.at_least("waiting", 1).await;
     handle.cancel(None).await.expect("cancels");
-    tokio::time::timeout(Duration::from_secs(30), h.ended.notified())
-        .await
-        .expect("the call's handler ends");
+    h.ended.at_least("the call's handler ends", 1).await;
     assert!(pending(&h.store).await.is_empty(), "withdrawn");
     let entry = last(&h.store).await;
     let ask = h
@@ -749,10 +625,9 @@ async fn a_cancelled_wait_for_the_inbox_withdraws_the_ask() {
     assert_eq!(ask.answered_via.as_deref(), Some("caller"));
     // Withdrawn by the caller is not a person's no: the same call asks
     // again, and a person's answer to the new ask lets it through.
+    let seen = h.person.progress.len();
     let again = spawn_call(&h, json!({"risk": "high_write"}));
-    tokio::time::timeout(Duration::from_secs(30), h.person.progress.notified())
-        .await
-        .expect("waiting again");
+    h.person.progress.at_least("waiting again", seen + 1).await;
     let parked = pending(&h.store).await;
     assert_eq!(parked.len(), 1, "a new ask");
     assert_ne!(Some(&parked[0].ask.id), entry.ask_id.as_ref());
@@ -883,17 +758,14 @@ async fn a_session_lowers_its_threshold_by_header_but_cannot_raise_it() {
         StreamableHttpServerConfig, StreamableHttpService,
     };
 
-    let (store, _dir) = store().await;
-    let rounds = Rounds::new([1u8; 32], store.clone());
-    let ended = Arc::new(tokio::sync::Notify::new());
+    let store = TempStore::open().await;
+    let server = Server {
+        rounds: Rounds::new([1u8; 32], store.store().clone()),
+        configured: Some(Risk::MediumWrite),
+        ended: Seen::default(),
+    };
     let service = StreamableHttpService::new(
-        move || {
-            Ok(Server {
-                rounds: rounds.clone(),
-                configured: Some(Risk::MediumWrite),
-                ended: ended.clone(),
-            })
-        },
+        move || Ok(server.clone().tools()),
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     );
@@ -911,17 +783,8 @@ async fn a_session_lowers_its_threshold_by_header_but_cannot_raise_it() {
             THRESHOLD_HEADER.parse().expect("a header name"),
             header.parse().expect("a header value"),
         );
-        let person = Person {
-            name: "person",
-            capabilities: json!({}),
-            version: ProtocolVersion::V_2025_11_25,
-            script: Arc::new(Mutex::new(VecDeque::new())),
-            asked: Arc::new(Mutex::new(Vec::new())),
-            hold: false,
-            withdrawn: Arc::new(tokio::sync::Notify::new()),
-            progress: Arc::new(tokio::sync::Notify::new()),
-        };
-        person
+        Person::new(json!({}))
+            .speaking(ProtocolVersion::V_2025_11_25)
             .serve(StreamableHttpClientTransport::from_config(config))
             .await
             .expect("connects over HTTP")

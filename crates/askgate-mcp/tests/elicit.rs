@@ -2,23 +2,30 @@
 //! process: the client answers each `elicitation/create` from a script, as a
 //! person (or a misbehaving client) would.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
-
 use askgate_core::{Ask, Form, Outcome};
 use askgate_mcp::{AskOptions, Unanswered, ask_person};
+use askgate_testkit::Person;
+use askgate_testkit::mcp::{Tools, connect, text};
+use askgate_testkit::person::accept;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    ContentBlock, ElicitRequestParams, ElicitResult, ElicitationAction, Implementation,
-    ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResult, ContentBlock, ElicitResult, ElicitationAction,
+    ProtocolVersion,
 };
-use rmcp::service::{RequestContext, RoleClient, RoleServer};
-use rmcp::{ClientHandler, ErrorData, ServerHandler, ServiceExt};
+use rmcp::service::ClientLifecycleMode;
 use serde_json::{Value as Json, json};
 
 /// A server with one tool, `deploy`, that asks a person and reports the
 /// outcome as JSON text (or why nobody could be asked).
-struct Server;
+fn server() -> Tools {
+    Tools::new(|_params, cx| async move {
+        let ask = Ask::new(deploy_form()).expect("MCP can carry the form");
+        let text = match ask_person(&cx, ask, &AskOptions::default()).await {
+            Ok(outcome) => serde_json::to_string(&outcome).expect("serializes"),
+            Err(unanswered) => format!("unanswered: {unanswered}"),
+        };
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    })
+}
 
 fn deploy_form() -> Form {
     serde_json::from_value(json!({
@@ -35,64 +42,6 @@ fn deploy_form() -> Form {
     .expect("a form")
 }
 
-impl ServerHandler for Server {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn call_tool(
-        &self,
-        _request: CallToolRequestParams,
-        cx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let ask = Ask::new(deploy_form()).expect("MCP can carry the form");
-        let text = match ask_person(&cx, ask, &AskOptions::default()).await {
-            Ok(outcome) => serde_json::to_string(&outcome).expect("serializes"),
-            Err(unanswered) => format!("unanswered: {unanswered}"),
-        };
-        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
-    }
-}
-
-/// A client that answers from a script and records what it was asked.
-#[derive(Clone)]
-struct Person {
-    version: ProtocolVersion,
-    capabilities: Json,
-    script: Arc<Mutex<VecDeque<ElicitResult>>>,
-    asked: Arc<Mutex<Vec<Json>>>,
-}
-
-impl ClientHandler for Person {
-    fn get_info(&self) -> ClientConfig {
-        let capabilities: ClientCapabilities =
-            serde_json::from_value(self.capabilities.clone()).expect("capabilities");
-        ClientConfig::new(capabilities, Implementation::new("scripted-person", "1.0"))
-            .with_protocol_version(self.version.clone())
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _cx: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        self.asked
-            .lock()
-            .expect("not poisoned")
-            .push(serde_json::to_value(&request).expect("serializes"));
-        Ok(self
-            .script
-            .lock()
-            .expect("not poisoned")
-            .pop_front()
-            .unwrap_or_else(|| ElicitResult::new(ElicitationAction::Cancel)))
-    }
-}
-
-fn accept(content: Json) -> ElicitResult {
-    ElicitResult::new(ElicitationAction::Accept).with_content(content)
-}
-
 /// Run one call of `deploy` with this client; the tool's text and what the
 /// client was asked.
 async fn call(
@@ -100,36 +49,18 @@ async fn call(
     capabilities: Json,
     script: Vec<ElicitResult>,
 ) -> (String, Vec<Json>) {
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let server = tokio::spawn(async move {
-        let running = Server.serve(server_io).await.expect("the server starts");
-        let _ = running.waiting().await;
-    });
-    let person = Person {
-        version,
-        capabilities,
-        script: Arc::new(Mutex::new(script.into())),
-        asked: Arc::new(Mutex::new(Vec::new())),
-    };
-    let client = person
-        .clone()
-        .serve(client_io)
-        .await
-        .expect("the client connects");
+    let person = Person::new(capabilities)
+        .named("scripted-person")
+        .speaking(version)
+        .answering(script);
+    let client = connect(server(), person.clone(), ClientLifecycleMode::Initialize).await;
     let result = client
         .call_tool(CallToolRequestParams::new("deploy"))
         .await
         .expect("the call returns");
-    let text = result
-        .content
-        .first()
-        .and_then(|block| block.as_text())
-        .map(|text| text.text.clone())
-        .expect("a text result");
+    let text = text(&result);
     let _ = client.cancel().await;
-    server.abort();
-    let asked = person.asked.lock().expect("not poisoned").clone();
-    (text, asked)
+    (text, person.asked.all())
 }
 
 fn form_only() -> Json {

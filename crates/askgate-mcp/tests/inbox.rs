@@ -3,23 +3,17 @@
 //! to answer (a client with no elicitation). The inbox's answer is given
 //! here through the store, as the inbox page and the CLI give it.
 
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
 use askgate_core::{Ask, Form, Surface};
-use askgate_mcp::stored::{self, Act};
 use askgate_mcp::{Fallback, Inbox, Request, Rounds};
 use askgate_store::Store;
+use askgate_testkit::mcp::{Tools, connect};
+use askgate_testkit::{Person, TempStore};
+use rmcp::ServiceError;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    ContentBlock, CustomNotification, ElicitRequestParams, ElicitResult, ElicitationAction,
-    Implementation, InputResponses, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitResult,
+    ElicitationAction, InputResponses, ProtocolVersion,
 };
-use rmcp::service::{
-    ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RoleClient,
-    RoleServer, RunningService,
-};
-use rmcp::{ClientHandler, ErrorData, ServerHandler, ServiceError, ServiceExt};
+use rmcp::service::{ClientLifecycleMode, RoleClient, RunningService};
 use serde_json::{Value as Json, json};
 
 fn form(secret: bool) -> Form {
@@ -33,148 +27,63 @@ fn form(secret: bool) -> Form {
     .expect("a form")
 }
 
-#[derive(Clone)]
-struct Server {
-    rounds: Rounds,
-    secret: bool,
-}
-
-impl ServerHandler for Server {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn call_tool(
-        &self,
-        params: CallToolRequestParams,
-        cx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let mut round = self.rounds.begin(&cx, Request::tool(&params)).await?;
-        let ask = Ask::new(form(self.secret)).expect("askable");
-        let Some(outcome) = round.ask("rotate", ask).await? else {
-            return Ok(round.respond()?);
-        };
-        let text = serde_json::to_string(&outcome).expect("json");
-        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
-    }
-}
-
-/// A client that declares `capabilities` and, asked by URL, has "the
-/// person" answer in the inbox (through the store) before accepting.
-#[derive(Clone)]
-struct Client {
-    capabilities: Json,
-    store: Store,
-    asked: Arc<Mutex<Vec<Json>>>,
-    completed: Arc<Mutex<Vec<Json>>>,
-}
-
-impl ClientHandler for Client {
-    fn get_info(&self) -> ClientConfig {
-        let capabilities: ClientCapabilities =
-            serde_json::from_value(self.capabilities.clone()).expect("capabilities");
-        ClientConfig::new(capabilities, Implementation::new("inbox-test", "1.0"))
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _cx: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        let json = serde_json::to_value(&request).expect("json");
-        self.asked.lock().expect("not poisoned").push(json.clone());
-        let id = json["elicitationId"].as_str().expect("an id").to_owned();
-        answer_in_inbox(&self.store, &id, json!({"replicas": 3})).await;
-        Ok(ElicitResult::new(ElicitationAction::Accept))
-    }
-
-    async fn on_custom_notification(
-        &self,
-        notification: CustomNotification,
-        _cx: NotificationContext<RoleClient>,
-    ) {
-        self.completed.lock().expect("not poisoned").push(json!({
-            "method": notification.method,
-            "params": notification.params,
-        }));
-    }
+/// A server whose tool `rotate` asks the form and answers its outcome.
+fn server(rounds: Rounds, secret: bool) -> Tools {
+    Tools::new(move |params, cx| {
+        let rounds = rounds.clone();
+        async move {
+            let mut round = rounds.begin(&cx, Request::tool(&params)).await?;
+            let ask = Ask::new(form(secret)).expect("askable");
+            let Some(outcome) = round.ask("rotate", ask).await? else {
+                return Ok(round.respond()?);
+            };
+            let text = serde_json::to_string(&outcome).expect("json");
+            Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+        }
+    })
 }
 
 /// Answer a parked ask as the inbox does: the same checks, then the store.
 async fn answer_in_inbox(store: &Store, id: &str, content: Json) {
-    let row = store.ask(id).await.expect("reads").expect("parked");
-    let content = content.as_object().cloned().expect("an object");
-    let settlement = stored::settle(
-        &row.ask.request,
-        Act::Answer(content),
-        "alice",
-        Surface::Web,
-    )
-    .expect("a valid answer");
-    store
-        .settle(id, &settlement, jiff::Timestamp::now())
-        .await
-        .expect("settles");
-}
-
-struct Scratch(std::path::PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    let answer = askgate_testkit::answer(content);
+    askgate_testkit::answer_in_inbox(store, id, answer, "alice", Surface::Web).await;
 }
 
 struct Harness {
-    client: RunningService<RoleClient, Client>,
-    store: Store,
-    asked: Arc<Mutex<Vec<Json>>>,
-    completed: Arc<Mutex<Vec<Json>>>,
-    _dir: Scratch,
+    client: RunningService<RoleClient, Person>,
+    store: TempStore,
+    person: Person,
 }
 
+/// A client that declares `capabilities` and, asked by URL, has "the
+/// person" answer in the inbox (through the store) before accepting.
 async fn harness(
     capabilities: Json,
     fallback: Fallback,
     secret: bool,
     lifecycle: ClientLifecycleMode,
 ) -> Harness {
-    let dir = std::env::temp_dir().join(format!(
-        "askgate-inbox-{}-{}",
-        std::process::id(),
-        jiff::Timestamp::now().as_nanosecond()
-    ));
-    std::fs::create_dir_all(&dir).expect("scratch");
-    let store = Store::open(&format!("sqlite://{}", dir.join("s.db").display()))
-        .await
-        .expect("opens");
+    let store = TempStore::open().await;
     let mut inbox = Inbox::new("https://askgate.example/inbox").expect("an absolute URL");
     inbox.fallback = fallback;
-    let rounds = Rounds::new([3u8; 32], store.clone()).with_inbox(inbox);
-    let (server_io, client_io) = tokio::io::duplex(256 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = (Server { rounds, secret }).serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let asked = Arc::new(Mutex::new(Vec::new()));
-    let completed = Arc::new(Mutex::new(Vec::new()));
-    let client = Client {
-        capabilities,
-        store: store.clone(),
-        asked: asked.clone(),
-        completed: completed.clone(),
-    }
-    .serve_with_lifecycle(client_io, lifecycle)
-    .await
-    .expect("connects");
+    let rounds = Rounds::new([3u8; 32], store.store().clone()).with_inbox(inbox);
+    let answering = store.store().clone();
+    let person = Person::new(capabilities)
+        .named("inbox-test")
+        .speaking(ProtocolVersion::V_2025_11_25)
+        .otherwise(ElicitResult::new(ElicitationAction::Accept))
+        .before_answering(move |asked| {
+            let store = answering.clone();
+            async move {
+                let id = asked["elicitationId"].as_str().expect("an id").to_owned();
+                answer_in_inbox(&store, &id, json!({"replicas": 3})).await;
+            }
+        });
+    let client = connect(server(rounds, secret), person.clone(), lifecycle).await;
     Harness {
         client,
         store,
-        asked,
-        completed,
-        _dir: Scratch(dir),
+        person,
     }
 }
 
@@ -233,7 +142,7 @@ async fn a_url_only_client_gets_the_inbox_page_and_the_completion_notice() {
     assert_eq!(outcome["outcome"], "accepted");
     assert_eq!(outcome["values"]["replicas"]["value"], 3);
 
-    let asked = h.asked.lock().expect("not poisoned").clone();
+    let asked = h.person.asked.all();
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0]["mode"], "url");
     let id = asked[0]["elicitationId"].as_str().expect("an id");
@@ -242,14 +151,8 @@ async fn a_url_only_client_gets_the_inbox_page_and_the_completion_notice() {
         format!("https://askgate.example/inbox/asks/{id}")
     );
     // The notice may trail the result by a moment.
-    let mut completed = Vec::new();
-    for _ in 0..50 {
-        completed = h.completed.lock().expect("not poisoned").clone();
-        if !completed.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    h.person.told.at_least("the completion notice", 1).await;
+    let completed = h.person.told.all();
     assert_eq!(
         completed,
         vec![
@@ -276,7 +179,7 @@ async fn a_secret_goes_by_url_even_to_a_client_that_shows_forms() {
             .expect("a result"),
     );
     assert!(text.contains("accepted"), "{text}");
-    let asked = h.asked.lock().expect("not poisoned").clone();
+    let asked = h.person.asked.all();
     assert_eq!(asked[0]["mode"], "url", "never a form with a secret in it");
 }
 

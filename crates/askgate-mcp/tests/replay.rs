@@ -7,46 +7,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use askgate_mcp::replay::{MARKER_KEY, Unwatched, Watch, Watched, refusal};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    ContentBlock, Implementation, RequestMetaObject, ServerCapabilities, ServerConfig,
-};
-use rmcp::service::{RequestContext, RoleServer};
+use askgate_testkit::Person;
+use askgate_testkit::mcp::Tools;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, RequestMetaObject};
 use rmcp::transport::IntoTransport;
-use rmcp::{ClientHandler, ErrorData, ServerHandler, ServiceExt};
-use serde_json::Value as Json;
+use serde_json::{Value as Json, json};
 
-/// A server that counts the calls it ran.
-#[derive(Clone, Default)]
-struct Counting {
-    ran: Arc<AtomicUsize>,
-}
-
-impl ServerHandler for Counting {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn call_tool(
-        &self,
-        _params: CallToolRequestParams,
-        _cx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        self.ran.fetch_add(1, Ordering::SeqCst);
-        Ok(CallToolResult::success(vec![ContentBlock::text("ran")]).into())
-    }
-}
-
-#[derive(Clone)]
-struct Client;
-
-impl ClientHandler for Client {
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("replay-test", "1.0"),
-        )
-    }
+/// A server that counts the calls it ran in `ran`.
+fn counting(ran: Arc<AtomicUsize>) -> Tools {
+    Tools::new(move |_params, _cx| {
+        ran.fetch_add(1, Ordering::SeqCst);
+        async { Ok(CallToolResult::success(vec![ContentBlock::text("ran")]).into()) }
+    })
 }
 
 fn marked(marker: &str) -> CallToolRequestParams {
@@ -59,8 +32,8 @@ fn marked(marker: &str) -> CallToolRequestParams {
 
 #[tokio::test]
 async fn only_a_recorded_call_goes_out_and_its_answer_is_noted() {
-    let server = Counting::default();
-    let ran = server.ran.clone();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let server = counting(ran.clone());
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
@@ -69,7 +42,8 @@ async fn only_a_recorded_call_goes_out_and_its_answer_is_noted() {
     });
     let watch = Watch::default();
     let transport = IntoTransport::<rmcp::service::RoleClient, _, _>::into_transport(client_io);
-    let client = Client
+    let client = Person::new(json!({}))
+        .named("replay-test")
         .serve(Watched::new(transport, watch.clone()))
         .await
         .expect("connects");

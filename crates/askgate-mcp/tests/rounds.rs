@@ -7,23 +7,15 @@ use std::time::Duration;
 
 use askgate_core::{Ask, Form};
 use askgate_mcp::{Request, Rounds};
-use askgate_store::Store;
+use askgate_testkit::mcp::{Tools, connect, discover};
+use askgate_testkit::{Person, TempStore};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    ContentBlock, Implementation, InputRequiredResult, InputResponses, ProtocolVersion,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InputRequiredResult,
+    InputResponses,
 };
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RequestContext, RoleServer};
 use rmcp::service::{RoleClient, RunningService};
-use rmcp::{ClientHandler, ErrorData, ServerHandler, ServiceError, ServiceExt};
+use rmcp::{ErrorData, ServiceError};
 use serde_json::{Value as Json, json};
-
-/// A server whose tool `deploy` asks a person, and reports the outcome as
-/// JSON text.
-#[derive(Clone)]
-struct Server {
-    rounds: Rounds,
-}
 
 fn deploy_form() -> Form {
     serde_json::from_value(json!({
@@ -38,86 +30,37 @@ fn deploy_form() -> Form {
     .expect("a form")
 }
 
-impl ServerHandler for Server {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
+/// A server whose tool `deploy` asks a person, and reports the outcome as
+/// JSON text.
+fn server(rounds: Rounds) -> Tools {
+    Tools::new(move |params, cx| {
+        let rounds = rounds.clone();
+        async move {
+            let mut round = rounds.begin(&cx, Request::tool(&params)).await?;
+            let ask = Ask::new(deploy_form()).expect("MCP can carry the form");
+            let Some(outcome) = round.ask("deploy", ask).await? else {
+                return Ok(round.input_required()?.into());
+            };
+            let text = serde_json::to_string(&outcome).expect("serializes");
+            Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+        }
+    })
+}
 
-    async fn call_tool(
-        &self,
-        params: CallToolRequestParams,
-        cx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let mut round = self.rounds.begin(&cx, Request::tool(&params)).await?;
-        let ask = Ask::new(deploy_form()).expect("MCP can carry the form");
-        let Some(outcome) = round.ask("deploy", ask).await? else {
-            return Ok(round.input_required()?.into());
-        };
-        let text = serde_json::to_string(&outcome).expect("serializes");
-        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
-    }
+struct Harness {
+    client: RunningService<RoleClient, Person>,
+    _store: TempStore,
 }
 
 /// A 2026-07-28 client declaring `capabilities`; it answers nothing by
 /// itself: the test drives every round.
-#[derive(Clone)]
-struct Client {
-    capabilities: Json,
-}
-
-impl ClientHandler for Client {
-    fn get_info(&self) -> ClientConfig {
-        let capabilities: ClientCapabilities =
-            serde_json::from_value(self.capabilities.clone()).expect("capabilities");
-        ClientConfig::new(capabilities, Implementation::new("round-driver", "1.0"))
-    }
-}
-
-struct Harness {
-    client: RunningService<RoleClient, Client>,
-    _store_dir: TempDir,
-}
-
-/// A scratch directory, removed on drop.
-struct TempDir(std::path::PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 async fn harness(capabilities: Json, ttl: Duration) -> Harness {
-    let dir = std::env::temp_dir().join(format!(
-        "askgate-rounds-{}-{}",
-        std::process::id(),
-        jiff::Timestamp::now().as_nanosecond()
-    ));
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    let store = Store::open(&format!("sqlite://{}", dir.join("store.db").display()))
-        .await
-        .expect("the store opens");
-    let rounds = Rounds::new([9u8; 32], store).with_ttl(ttl);
-    let (server_io, client_io) = tokio::io::duplex(256 * 1024);
-    tokio::spawn(async move {
-        let running = Server { rounds }
-            .serve(server_io)
-            .await
-            .expect("the server starts");
-        let _ = running.waiting().await;
-    });
-    let client = Client { capabilities }
-        .serve_with_lifecycle(
-            client_io,
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .expect("the client discovers the server");
+    let store = TempStore::open().await;
+    let rounds = Rounds::new([9u8; 32], store.store().clone()).with_ttl(ttl);
+    let client = Person::new(capabilities).named("round-driver");
     Harness {
-        client,
-        _store_dir: TempDir(dir),
+        client: connect(server(rounds), client, discover()).await,
+        _store: store,
     }
 }
 
@@ -161,6 +104,13 @@ impl Harness {
             Err(ServiceError::McpError(error)) => error,
             other => panic!("expected a JSON-RPC error, got {other:?}"),
         }
+    }
+
+    /// The call is refused as invalid params, saying `why`.
+    async fn refused(&self, params: CallToolRequestParams, why: &str) {
+        let error = self.error(params).await;
+        assert_eq!(error.code.0, -32602, "{}", error.message);
+        assert!(error.message.contains(why), "{}", error.message);
     }
 }
 
@@ -269,13 +219,8 @@ async fn a_state_is_good_for_one_retry_only() {
     let state = state_of(&h.input_required(call(json!({}), None, None)).await);
     let answer = || Some(accept(json!({"env": "prod", "replicas": 1})));
     h.complete(call(json!({}), answer(), Some(&state))).await;
-    let replay = h.error(call(json!({}), answer(), Some(&state))).await;
-    assert_eq!(replay.code.0, -32602);
-    assert!(
-        replay.message.contains("already used"),
-        "{}",
-        replay.message
-    );
+    h.refused(call(json!({}), answer(), Some(&state)), "already used")
+        .await;
 }
 
 #[tokio::test]
@@ -285,33 +230,17 @@ async fn altered_foreign_and_expired_states_are_refused() {
     let state = state_of(&h.input_required(call(args.clone(), None, None)).await);
     let answer = || Some(accept(json!({"env": "prod", "replicas": 1})));
 
-    let tampered = h
-        .error(call(
-            args.clone(),
-            answer(),
-            Some(&format!("{state}-TAMPERED")),
-        ))
+    let tampered = format!("{state}-TAMPERED");
+    h.refused(
+        call(args.clone(), answer(), Some(&tampered)),
+        "integrity check failed",
+    )
+    .await;
+    let other_args = json!({"service": "payroll"});
+    h.refused(call(other_args, answer(), Some(&state)), "set of arguments")
         .await;
-    assert_eq!(tampered.code.0, -32602);
-    assert!(
-        tampered.message.contains("integrity check failed"),
-        "{}",
-        tampered.message
-    );
-
-    let other_args = h
-        .error(call(json!({"service": "payroll"}), answer(), Some(&state)))
+    h.refused(call(args.clone(), answer(), Some("hello")), "malformed")
         .await;
-    assert_eq!(other_args.code.0, -32602);
-    assert!(
-        other_args.message.contains("set of arguments"),
-        "{}",
-        other_args.message
-    );
-
-    let garbage = h.error(call(args.clone(), answer(), Some("hello"))).await;
-    assert_eq!(garbage.code.0, -32602);
-    assert!(garbage.message.contains("malformed"), "{}", garbage.message);
 
     // The refusals above did not use the state up: it still works once.
     let outcome = h.complete(call(args, answer(), Some(&state))).await;
@@ -319,26 +248,18 @@ async fn altered_foreign_and_expired_states_are_refused() {
 
     let expiring = harness(form_client(), Duration::ZERO).await;
     let state = state_of(&expiring.input_required(call(json!({}), None, None)).await);
-    let expired = expiring
-        .error(call(json!({}), answer(), Some(&state)))
+    expiring
+        .refused(call(json!({}), answer(), Some(&state)), "expired")
         .await;
-    assert_eq!(expired.code.0, -32602);
-    assert!(expired.message.contains("expired"), "{}", expired.message);
 }
 
 #[tokio::test]
 async fn an_answer_that_is_not_an_elicitation_result_is_refused_by_name() {
     let h = harness(form_client(), Duration::from_secs(600)).await;
     let state = state_of(&h.input_required(call(json!({}), None, None)).await);
-    let error = h
-        .error(call(
-            json!({}),
-            Some(json!({"deploy": 12345})),
-            Some(&state),
-        ))
+    let answer = Some(json!({"deploy": 12345}));
+    h.refused(call(json!({}), answer, Some(&state)), "\"deploy\"")
         .await;
-    assert_eq!(error.code.0, -32602);
-    assert!(error.message.contains("\"deploy\""), "{}", error.message);
 }
 
 #[tokio::test]

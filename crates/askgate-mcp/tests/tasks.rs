@@ -7,14 +7,15 @@ use std::time::Duration;
 use askgate_core::{Ask, Form, Outcome};
 use askgate_mcp::{Principal, Rounds, Tasks};
 use askgate_store::Store;
+use askgate_testkit::mcp::{connect, discover};
+use askgate_testkit::{Person, Scratch, within};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
-    ClientConfig, ContentBlock, GetTaskParams, GetTaskResult, Implementation, InputResponses,
-    ProtocolVersion, ServerCapabilities, ServerConfig, TaskPayload, TaskStatus, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    GetTaskParams, GetTaskResult, InputResponses, ServerCapabilities, ServerConfig, TaskPayload,
+    TaskStatus, UpdateTaskParams,
 };
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RequestContext, RoleServer};
-use rmcp::service::{RoleClient, RunningService};
-use rmcp::{ClientHandler, ErrorData, ServerHandler, ServiceError, ServiceExt};
+use rmcp::service::{RequestContext, RoleClient, RoleServer, RunningService};
+use rmcp::{ErrorData, ServerHandler, ServiceError};
 use serde_json::{Value as Json, json};
 
 fn confirm_form(file: &str) -> Form {
@@ -25,9 +26,13 @@ fn confirm_form(file: &str) -> Form {
     .expect("a form")
 }
 
+/// How often a client polls a task (the server says so in each task).
+const POLL: Duration = Duration::from_millis(20);
+
 fn tasks(rounds: Rounds) -> Tasks {
     Tasks::new(rounds)
         .with_lease(Duration::from_secs(1))
+        .with_timing(Some(Duration::from_secs(3600)), POLL)
         .with_work("delete", |mut round, params| async move {
             let file = params
                 .arguments
@@ -67,9 +72,18 @@ fn tasks(rounds: Rounds) -> Tasks {
         })
 }
 
+/// A server of the tasks above whose every request is for `principal` (as
+/// an authentication layer would mark it).
 #[derive(Clone)]
 struct Server {
     tasks: Tasks,
+    principal: &'static str,
+}
+
+impl Server {
+    fn mark(&self, cx: &mut RequestContext<RoleServer>) {
+        cx.extensions.insert(Principal(self.principal.into()));
+    }
 }
 
 impl ServerHandler for Server {
@@ -85,8 +99,9 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         params: CallToolRequestParams,
-        cx: RequestContext<RoleServer>,
+        mut cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        self.mark(&mut cx);
         let arguments = params.arguments.clone().unwrap_or_default();
         Ok(self.tasks.start(&cx, &params.name, arguments).await?.into())
     }
@@ -94,140 +109,48 @@ impl ServerHandler for Server {
     async fn get_task(
         &self,
         params: GetTaskParams,
-        cx: RequestContext<RoleServer>,
+        mut cx: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
+        self.mark(&mut cx);
         self.tasks.get(&cx, params).await
     }
 
     async fn update_task(
         &self,
         params: UpdateTaskParams,
-        cx: RequestContext<RoleServer>,
+        mut cx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        self.mark(&mut cx);
         self.tasks.update(&cx, params).await
     }
 
     async fn cancel_task(
         &self,
         params: CancelTaskParams,
-        cx: RequestContext<RoleServer>,
+        mut cx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        self.mark(&mut cx);
         self.tasks.cancel(&cx, params).await
     }
 }
 
-/// A server whose every request is for `principal` (as an authentication
-/// layer would mark it).
-#[derive(Clone)]
-struct As {
-    server: Server,
-    principal: &'static str,
-}
-
-impl ServerHandler for As {
-    fn get_info(&self) -> ServerConfig {
-        self.server.get_info()
-    }
-
-    async fn call_tool(
-        &self,
-        params: CallToolRequestParams,
-        mut cx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        cx.extensions.insert(Principal(self.principal.into()));
-        self.server.call_tool(params, cx).await
-    }
-
-    async fn get_task(
-        &self,
-        params: GetTaskParams,
-        mut cx: RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, ErrorData> {
-        cx.extensions.insert(Principal(self.principal.into()));
-        self.server.get_task(params, cx).await
-    }
-
-    async fn update_task(
-        &self,
-        params: UpdateTaskParams,
-        mut cx: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        cx.extensions.insert(Principal(self.principal.into()));
-        self.server.update_task(params, cx).await
-    }
-
-    async fn cancel_task(
-        &self,
-        params: CancelTaskParams,
-        mut cx: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        cx.extensions.insert(Principal(self.principal.into()));
-        self.server.cancel_task(params, cx).await
-    }
-}
-
-#[derive(Clone)]
-struct Client;
-
-impl ClientHandler for Client {
-    fn get_info(&self) -> ClientConfig {
-        let capabilities: ClientCapabilities = serde_json::from_value(json!({
-            "elicitation": {"form": {}},
-            "extensions": {"io.modelcontextprotocol/tasks": {}}
-        }))
-        .expect("capabilities");
-        ClientConfig::new(capabilities, Implementation::new("task-driver", "1.0"))
-    }
-}
-
-struct Scratch(std::path::PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn scratch() -> (Scratch, String) {
-    let dir = std::env::temp_dir().join(format!(
-        "askgate-tasks-{}-{}",
-        std::process::id(),
-        jiff::Timestamp::now().as_nanosecond()
-    ));
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    let url = format!("sqlite://{}", dir.join("store.db").display());
-    (Scratch(dir), url)
-}
-
 /// A server process (in process) on the store at `url`, for `principal`,
 /// and a client connected to it.
-async fn serve(url: &str, principal: &'static str) -> RunningService<RoleClient, Client> {
+async fn serve(url: &str, principal: &'static str) -> RunningService<RoleClient, Person> {
     let store = Store::open(url).await.expect("the store opens");
-    let rounds = Rounds::new([5u8; 32], store);
-    let server = As {
-        server: Server {
-            tasks: tasks(rounds),
-        },
+    let server = Server {
+        tasks: tasks(Rounds::new([5u8; 32], store)),
         principal,
     };
-    let (server_io, client_io) = tokio::io::duplex(256 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    Client
-        .serve_with_lifecycle(
-            client_io,
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .expect("the client discovers the server")
+    let client = Person::new(json!({
+        "elicitation": {"form": {}},
+        "extensions": {"io.modelcontextprotocol/tasks": {}}
+    }))
+    .named("task-driver");
+    connect(server, client, discover()).await
 }
 
-async fn start(client: &RunningService<RoleClient, Client>, tool: &str, args: Json) -> String {
+async fn start(client: &RunningService<RoleClient, Person>, tool: &str, args: Json) -> String {
     let mut params = CallToolRequestParams::new(tool.to_owned());
     params.arguments = args.as_object().cloned();
     match client.call_tool_once(params).await.expect("a result") {
@@ -236,30 +159,44 @@ async fn start(client: &RunningService<RoleClient, Client>, tool: &str, args: Js
     }
 }
 
-async fn get(client: &RunningService<RoleClient, Client>, id: &str) -> GetTaskResult {
+async fn get(client: &RunningService<RoleClient, Person>, id: &str) -> GetTaskResult {
     client
         .get_task(GetTaskParams::new(id.to_owned()))
         .await
         .expect("the task is known")
 }
 
-/// Poll until the task is in `status` (or give up after 10 s).
+/// The task once it is in `status`.
 async fn until(
-    client: &RunningService<RoleClient, Client>,
+    client: &RunningService<RoleClient, Person>,
     id: &str,
     status: TaskStatus,
 ) -> GetTaskResult {
-    for _ in 0..200 {
-        let task = get(client, id).await;
-        if task.task.task.status == status {
-            return task;
+    let what = format!("task {id} to be {status:?}");
+    until_task(client, id, &what, |task| task.task.task.status == status).await
+}
+
+/// The task once `fits` says so. The store has no news of tasks, and the
+/// tasks extension has its client poll `tasks/get`: so does this, at the
+/// task's own poll interval (the server's, [`POLL`]), for at most
+/// [`askgate_testkit::wait::PATIENCE`].
+async fn until_task(
+    client: &RunningService<RoleClient, Person>,
+    id: &str,
+    what: &str,
+    mut fits: impl FnMut(&GetTaskResult) -> bool,
+) -> GetTaskResult {
+    within(what, async {
+        loop {
+            let task = get(client, id).await;
+            if fits(&task) {
+                return task;
+            }
+            let every = task.task.task.poll_interval_ms.unwrap_or(20);
+            tokio::time::sleep(Duration::from_millis(every)).await;
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!(
-        "task {id} never became {status:?}: {:?}",
-        get(client, id).await
-    );
+    })
+    .await
 }
 
 fn text_of(task: &GetTaskResult) -> String {
@@ -279,7 +216,8 @@ fn answer(key: &str, content: Json) -> InputResponses {
 
 #[tokio::test]
 async fn a_task_waiting_on_a_person_survives_a_server_restart() {
-    let (_dir, url) = scratch();
+    let dir = Scratch::new();
+    let url = dir.store_url();
     let first = serve(&url, "alice").await;
     let id = start(&first, "delete", json!({"file": "notes.txt"})).await;
     let waiting = until(&first, &id, TaskStatus::InputRequired).await;
@@ -317,7 +255,8 @@ async fn a_task_waiting_on_a_person_survives_a_server_restart() {
 
 #[tokio::test]
 async fn a_wrong_answer_is_asked_again_under_a_new_key() {
-    let (_dir, url) = scratch();
+    let dir = Scratch::new();
+    let url = dir.store_url();
     let client = serve(&url, "alice").await;
     let id = start(&client, "delete", json!({"file": "a.txt"})).await;
     until(&client, &id, TaskStatus::InputRequired).await;
@@ -329,18 +268,15 @@ async fn a_wrong_answer_is_asked_again_under_a_new_key() {
         .await
         .expect("acknowledged");
     // The work ran again and asked again: same ask, a key never used.
-    let mut again = None;
-    for _ in 0..200 {
-        let task = get(&client, &id).await;
-        if let TaskPayload::InputRequired { input_requests } = &task.task.payload
-            && input_requests.contains_key("confirm#2")
-        {
-            again = Some(serde_json::to_value(&input_requests["confirm#2"]).expect("json"));
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let again = again.expect("asked again under confirm#2");
+    let asked = until_task(&client, &id, "asked again under confirm#2", |task| {
+        matches!(&task.task.payload, TaskPayload::InputRequired { input_requests }
+            if input_requests.contains_key("confirm#2"))
+    })
+    .await;
+    let TaskPayload::InputRequired { input_requests } = &asked.task.payload else {
+        unreachable!("waited for input_required");
+    };
+    let again = serde_json::to_value(&input_requests["confirm#2"]).expect("json");
     let message = again["params"]["message"].as_str().expect("a message");
     assert!(
         message.contains("Delete it"),
@@ -359,7 +295,8 @@ async fn a_wrong_answer_is_asked_again_under_a_new_key() {
 
 #[tokio::test]
 async fn a_cancelled_task_stays_cancelled_and_a_panic_is_a_failure() {
-    let (_dir, url) = scratch();
+    let dir = Scratch::new();
+    let url = dir.store_url();
     let client = serve(&url, "alice").await;
     let id = start(&client, "slow", json!({})).await;
     assert_eq!(
@@ -395,7 +332,8 @@ async fn a_cancelled_task_stays_cancelled_and_a_panic_is_a_failure() {
 
 #[tokio::test]
 async fn a_task_is_only_its_principals() {
-    let (_dir, url) = scratch();
+    let dir = Scratch::new();
+    let url = dir.store_url();
     let alice = serve(&url, "alice").await;
     let id = start(&alice, "delete", json!({"file": "b.txt"})).await;
     until(&alice, &id, TaskStatus::InputRequired).await;
@@ -430,7 +368,8 @@ async fn a_task_is_only_its_principals() {
 
 #[tokio::test]
 async fn a_live_runner_keeps_its_task_working_past_its_first_lease() {
-    let (_dir, url) = scratch();
+    let dir = Scratch::new();
+    let url = dir.store_url();
     let client = serve(&url, "alice").await;
     let id = start(&client, "slow", json!({})).await;
     // The lease is 1 s; the runner renews it while it runs, so readers

@@ -4,7 +4,8 @@
 //! client ([`person`]), an in-process client and server ([`mcp`]), waits
 //! on news rather than sleeps ([`wait`]), processes whose stderr a test
 //! reads ([`process`]), the `askgate gateway` harness ([`gateway`]), a
-//! webhook receiver ([`webhook`]) and random ids ([`unique`]).
+//! webhook receiver ([`webhook`]), a person's answer given in the inbox
+//! ([`answer_in_inbox`]) and random ids ([`unique`]).
 //!
 //! A dev-dependency only. Nothing here sleeps to wait for something: a
 //! wait ends on the news it waits for, and fails the test — naming what
@@ -18,6 +19,10 @@ pub mod process;
 pub mod scratch;
 pub mod wait;
 pub mod webhook;
+
+use askgate_core::Surface;
+use askgate_mcp::stored::{self, Act};
+use askgate_store::{AskRow, Store};
 
 pub use person::{Manner, Person};
 pub use scratch::{Scratch, TempStore};
@@ -38,4 +43,25 @@ pub fn unique(prefix: &str) -> String {
     getrandom::fill(&mut bytes).expect("the system gives random bytes");
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     format!("{prefix}{hex}")
+}
+
+/// A person, `by`, answers the pending ask `id` through `via` (the inbox
+/// page, the CLI) with `act`: the same checks as there, then the store.
+/// The ask as it settled.
+pub async fn answer_in_inbox(store: &Store, id: &str, act: Act, by: &str, via: Surface) -> AskRow {
+    let row = store
+        .ask(id)
+        .await
+        .expect("the store reads")
+        .expect("the ask is parked");
+    let settlement = stored::settle(&row.ask.request, act, by, via).expect("a valid answer");
+    store
+        .settle(id, &settlement, jiff::Timestamp::now())
+        .await
+        .expect("the first answer settles")
+}
+
+/// An answer with `content` (a JSON object), as a form filled in.
+pub fn answer(content: serde_json::Value) -> Act {
+    Act::Answer(content.as_object().cloned().expect("an object"))
 }

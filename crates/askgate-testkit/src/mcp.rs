@@ -7,8 +7,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ProtocolVersion, ServerCapabilities,
-    ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ProtocolVersion,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, RequestContext, RoleClient, RoleServer, RunningService,
@@ -26,6 +26,7 @@ type Call =
 #[derive(Clone)]
 pub struct Tools {
     call: Call,
+    name: Option<String>,
 }
 
 impl std::fmt::Debug for Tools {
@@ -43,13 +44,25 @@ impl Tools {
     {
         Tools {
             call: Arc::new(move |params, cx| Box::pin(call(params, cx))),
+            name: None,
         }
+    }
+
+    /// Named `name` in its handshake.
+    #[must_use]
+    pub fn named(mut self, name: &str) -> Tools {
+        self.name = Some(name.to_owned());
+        self
     }
 }
 
 impl ServerHandler for Tools {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        match &self.name {
+            Some(name) => config.with_server_info(Implementation::new(name, "1.0")),
+            None => config,
+        }
     }
 
     fn call_tool(
