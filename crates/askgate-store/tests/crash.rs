@@ -21,7 +21,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use askgate_store::{
     AskStatus, AuditEntry, CallState, Decision, NewAsk, NewCall, SettleError, Settlement, Store,
@@ -112,16 +111,10 @@ async fn child(url: &str) {
 
 fn ask(id: &str) -> NewAsk {
     NewAsk {
-        id: id.to_owned(),
-        resume_key: format!("tool:crash:{id}"),
-        call_key: None,
-        principal: "crash".into(),
-        request: json!({"kind": "form"}),
         server: Some("crash".into()),
         tool: Some("write".into()),
         risk: Some("destructive".into()),
-        created_at: at(0),
-        expires_at: None,
+        ..askgate_testkit::new_ask(id, "crash", json!({"kind": "form"}), at(0))
     }
 }
 
@@ -148,18 +141,12 @@ fn call(id: &str) -> NewCall {
 
 fn entry(id: &str) -> AuditEntry {
     AuditEntry {
-        at: at(5),
-        server: "crash".into(),
-        tool: "write".into(),
-        risk: "destructive".into(),
-        decision: Decision::Elicited,
         reason: "crash test".into(),
         answered_by: Some("first".into()),
-        principal: None,
         answered_via: Some("cli".into()),
         arguments_digest: Some("hmac-sha256:00".into()),
         ask_id: Some(id.to_owned()),
-        decision_key: None,
+        ..askgate_testkit::audit_entry(at(5), "crash", "write", Decision::Elicited)
     }
 }
 
@@ -192,9 +179,8 @@ async fn parent() {
         });
     eprintln!("crash test: {rounds} kills, ASKGATE_CRASH_SEED={seed}");
     let mut rng = Rng(seed);
-    let dir = std::env::temp_dir().join(format!("askgate-crash-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let url = format!("sqlite://{}", dir.join("crash.db").display());
+    let dir = askgate_testkit::Scratch::new();
+    let url = dir.store_url();
     let me = std::env::current_exe().expect("the test binary");
 
     // What every round acknowledged, checked again after every later kill.
@@ -209,26 +195,32 @@ async fn parent() {
             .spawn()
             .expect("the child starts");
         let stdout = child.stdout.take().expect("piped");
-        // Read acknowledgements on a thread, so the kill comes at a random
-        // moment, not between lines.
+        // Read acknowledgements on a thread, passed on as they come, so the
+        // kill comes while the child's writers are mid-write, not between
+        // lines.
+        let (acks, acked) = std::sync::mpsc::channel::<String>();
         let reader = std::thread::spawn(move || {
-            BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-                .collect::<Vec<_>>()
-        });
-        // Let the child open the store, then kill it 20-400 ms into its work.
-        let run_for = Duration::from_millis(150 + rng.below(380));
-        let started = Instant::now();
-        while started.elapsed() < run_for {
-            if let Ok(Some(status)) = child.try_wait() {
-                panic!("the child stopped by itself ({status}) in round {round}");
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = acks.send(line);
             }
-            std::thread::sleep(Duration::from_millis(5));
+        });
+        // Kill it after a random number of acknowledged writes (1-300): the
+        // child's own progress, not a wall clock, says when.
+        let kill_after = 1 + rng.below(300);
+        let mut lines = Vec::new();
+        while (lines.len() as u64) < kill_after {
+            match acked.recv() {
+                Ok(line) => lines.push(line),
+                Err(_) => {
+                    let status = child.wait().map(|s| s.to_string()).unwrap_or_default();
+                    panic!("the child stopped by itself ({status}) in round {round}");
+                }
+            }
         }
         child.kill().expect("SIGKILL");
         let _ = child.wait();
-        let lines = reader.join().expect("the reader joins");
+        reader.join().expect("the reader joins");
+        lines.extend(acked.try_iter());
         total_writes += lines.len();
         for line in lines {
             if let Some((what, id)) = line.split_once(' ') {
@@ -245,7 +237,6 @@ async fn parent() {
         total_writes > 0,
         "the child acknowledged no write at all: the test tested nothing"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Reopen the store after a kill and check every invariant.

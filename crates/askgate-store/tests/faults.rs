@@ -10,9 +10,9 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::process::Command;
-use std::time::Duration;
 
 use askgate_store::{AskStatus, Error, NewAsk, Store};
+use askgate_testkit::Scratch;
 use jiff::Timestamp;
 use serde_json::json;
 
@@ -28,31 +28,15 @@ fn main() {
     eprintln!("ok: a full disk is a clear error and writes nothing");
 }
 
-fn fresh_url(name: &str) -> (std::path::PathBuf, String) {
-    let dir = std::env::temp_dir().join(format!("askgate-faults-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let url = format!("sqlite://{}", dir.join("askgate.db").display());
-    (dir, url)
-}
-
 fn ask(id: &str, body_bytes: usize) -> NewAsk {
-    NewAsk {
-        id: id.to_owned(),
-        resume_key: format!("tool:faults:{id}"),
-        call_key: None,
-        principal: "faults".into(),
-        request: json!({"kind": "form", "padding": "x".repeat(body_bytes)}),
-        server: None,
-        tool: None,
-        risk: None,
-        created_at: Timestamp::from_second(1_800_000_000).expect("in range"),
-        expires_at: None,
-    }
+    let request = json!({"kind": "form", "padding": "x".repeat(body_bytes)});
+    let at = Timestamp::from_second(1_800_000_000).expect("in range");
+    askgate_testkit::new_ask(id, "faults", request, at)
 }
 
 async fn a_locked_file_is_a_clear_error_and_writes_nothing() {
-    let (dir, url) = fresh_url("locked");
+    let dir = Scratch::new();
+    let url = dir.store_url();
     let store = Store::open(&url).await.expect("opens");
     store.park(&ask("before", 10)).await.expect("parks");
 
@@ -74,7 +58,7 @@ async fn a_locked_file_is_a_clear_error_and_writes_nothing() {
         "expected Error::Locked, got {error:?}"
     );
     assert!(
-        message.contains(dir.to_str().expect("utf-8")) && message.contains("locked"),
+        message.contains(dir.path().to_str().expect("utf-8")) && message.contains("locked"),
         "the message names the store and the lock: {message}"
     );
     sqlx::raw_sql("ROLLBACK")
@@ -93,11 +77,11 @@ async fn a_locked_file_is_a_clear_error_and_writes_nothing() {
         .expect("once the lock is gone, writes go through again");
     assert!(store.ask("before").await.expect("reads").is_some());
     store.close().await;
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 async fn a_full_disk_is_a_clear_error_and_writes_nothing() {
-    let (dir, url) = fresh_url("full");
+    let dir = Scratch::new();
+    let url = dir.store_url();
     let store = Store::open(&url).await.expect("opens");
     store.close().await;
 
@@ -156,7 +140,6 @@ async fn a_full_disk_is_a_clear_error_and_writes_nothing() {
         .await
         .expect("writes go through again");
     store.close().await;
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// The child: park until the store refuses, then check the refusal.
@@ -181,7 +164,7 @@ async fn fill_until_full(url: &str) {
                 // The store still answers reads while the disk is full.
                 let first = store.ask("fill-0").await;
                 assert!(matches!(first, Ok(Some(_))), "reads still work: {first:?}");
-                tokio::time::sleep(Duration::from_millis(10)).await;
+                store.close().await;
                 return;
             }
         }

@@ -1,7 +1,6 @@
 //! One suite, run against every backend: SQLite always, PostgreSQL when
 //! `ASKGATE_TEST_POSTGRES_URL` is set (`.ci/run` sets it).
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use askgate_store::{
@@ -9,98 +8,28 @@ use askgate_store::{
     LedgerError, NewAsk, NewCall, NewTask, SCHEMA_VERSION, SettleError, Settlement, Store, TaskEnd,
     TaskError, TaskStatus,
 };
+use askgate_testkit::{Fresh, Scratch, TempStore};
 use jiff::Timestamp;
 use serde_json::json;
 
-static NEXT: AtomicU32 = AtomicU32::new(0);
-
-/// Say once, past the test harness's capture, what was skipped.
-fn notice(text: &str) {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "notice: {text}");
-    });
-}
+/// What these tests say when PostgreSQL is not configured.
+const POSTGRES_HALF: &str = "the PostgreSQL half of these tests";
 
 /// The stores to run a test against: a fresh SQLite file, and a fresh
 /// PostgreSQL schema when the database is configured.
-async fn stores() -> Vec<Store> {
-    let mut stores = Vec::new();
-    for url in urls().await {
-        stores.push(Store::open(&url).await.expect("the store opens"));
-    }
-    stores
+async fn stores() -> Vec<TempStore> {
+    TempStore::every(POSTGRES_HALF).await
 }
 
 /// URLs of fresh stores: a SQLite file, and a PostgreSQL schema when
 /// `ASKGATE_TEST_POSTGRES_URL` is set.
-async fn urls() -> Vec<String> {
-    let n = NEXT.fetch_add(1, Ordering::SeqCst);
-    let tag = format!("{}_{n}", std::process::id());
-    let dir = std::env::temp_dir().join(format!("askgate-store-{tag}"));
-    // A process id is used again in time: start from nothing.
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let mut urls = vec![format!("sqlite://{}", dir.join("askgate.db").display())];
-    match std::env::var("ASKGATE_TEST_POSTGRES_URL") {
-        Ok(url) => urls.push(postgres(&url, &tag).await),
-        Err(_) => {
-            eprintln!("notice: ASKGATE_TEST_POSTGRES_URL is not set; PostgreSQL tests skipped")
-        }
-    }
-    urls
+async fn urls() -> Vec<Fresh> {
+    Fresh::every(POSTGRES_HALF).await
 }
 
-/// Remove a SQLite file left by an earlier run (a process id is used again
-/// in time), with its WAL and shared-memory files.
-fn remove_database(path: &std::path::Path) {
-    for suffix in ["", "-wal", "-shm"] {
-        let mut file = path.as_os_str().to_owned();
-        file.push(suffix);
-        let _ = std::fs::remove_file(file);
-    }
-}
-
-/// The URL of a schema of its own, so tests never see each other's rows.
-async fn postgres(url: &str, tag: &str) -> String {
-    let schema = format!("askgate_test_{tag}");
-    let admin = sqlx::postgres::PgPool::connect(url)
-        .await
-        .expect("PostgreSQL is reachable");
-    // Test binaries run one at a time: the first test of this one clears
-    // the schemas earlier runs left behind.
-    static CLEARED: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
-    CLEARED
-        .get_or_init(|| async {
-            let old: Vec<String> = sqlx::query_scalar(
-                "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'askgate_test_%' AND nspname NOT LIKE $1",
-            )
-            .bind(format!("askgate_test_{}_%", std::process::id()))
-            .fetch_all(&admin)
-            .await
-            .expect("lists schemas");
-            for name in old {
-                sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA IF EXISTS {name} CASCADE")))
-                    .execute(&admin)
-                    .await
-                    .expect("drops an old schema");
-            }
-        })
-        .await;
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP SCHEMA IF EXISTS {schema} CASCADE"
-    )))
-    .execute(&admin)
-    .await
-    .expect("drop");
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
-        .execute(&admin)
-        .await
-        .expect("create schema");
-    admin.close().await;
-    let separator = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{separator}options=-c%20search_path%3D{schema}")
+/// A fresh PostgreSQL store's URL, when the database is configured.
+async fn postgres() -> Option<Fresh> {
+    urls().await.into_iter().find(|u| u.starts_with("postgres"))
 }
 
 fn at(seconds: i64) -> Timestamp {
@@ -134,10 +63,8 @@ fn answer(by: &str) -> Settlement {
 
 #[tokio::test]
 async fn a_parked_ask_survives_reopening_the_store() {
-    let n = NEXT.fetch_add(1, Ordering::SeqCst);
-    let path = std::env::temp_dir().join(format!("askgate-reopen-{}-{n}.db", std::process::id()));
-    remove_database(&path);
-    let url = format!("sqlite://{}", path.display());
+    let dir = Scratch::new();
+    let url = dir.store_url();
     let store = Store::open(&url).await.expect("opens");
     store.park(&new_ask("a1", 0, None)).await.expect("parks");
     store.close().await;
@@ -435,64 +362,45 @@ async fn chain(store: &Store) {
     assert_eq!((ok.entries, ok.broken), (4, None), "{}", store.name());
 }
 
-/// Tamper with the audit table directly, as someone with the database would.
-async fn tamper(store: &Store, url_sql: &'static str) {
-    match store.name() {
-        name if name.starts_with("sqlite") => {
-            let pool = sqlx::sqlite::SqlitePool::connect(name)
-                .await
-                .expect("connects");
-            sqlx::raw_sql(url_sql)
-                .execute(&pool)
-                .await
-                .expect("tampers");
-        }
-        name => {
-            let _ = name;
-            panic!("tampering is tested on SQLite, where the file is at hand")
-        }
-    }
+/// Where a chain of four entries breaks once someone with the database
+/// (a SQLite file, at hand) ran `sql` on it.
+async fn broken_after(sql: &str) -> Option<ChainBreak> {
+    let store = TempStore::open().await;
+    chain(&store).await;
+    let pool = sqlx::sqlite::SqlitePool::connect(store.url())
+        .await
+        .expect("connects");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+        .execute(&pool)
+        .await
+        .expect("tampers");
+    store.verify_audit().await.expect("verifies").broken
 }
 
 #[tokio::test]
 async fn verify_names_an_edited_entry() {
-    let store = stores().await.remove(0);
-    chain(&store).await;
-    tamper(
-        &store,
-        "UPDATE audit SET entry = replace(entry, 'elicited', 'auto_approved') WHERE seq = 2",
-    )
-    .await;
+    let edited =
+        "UPDATE audit SET entry = replace(entry, 'elicited', 'auto_approved') WHERE seq = 2";
     assert_eq!(
-        store.verify_audit().await.expect("verifies").broken,
+        broken_after(edited).await,
         Some(ChainBreak::Edited { seq: 2 })
     );
 }
 
 #[tokio::test]
 async fn verify_names_a_deleted_entry() {
-    let store = stores().await.remove(0);
-    chain(&store).await;
-    tamper(&store, "DELETE FROM audit WHERE seq = 2").await;
     assert_eq!(
-        store.verify_audit().await.expect("verifies").broken,
+        broken_after("DELETE FROM audit WHERE seq = 2").await,
         Some(ChainBreak::Missing { expected: 2 })
     );
 }
 
 #[tokio::test]
 async fn verify_names_reordered_entries() {
-    let store = stores().await.remove(0);
-    chain(&store).await;
-    tamper(
-        &store,
-        "UPDATE audit SET seq = 100 WHERE seq = 2; UPDATE audit SET seq = 2 WHERE seq = 3; \
-         UPDATE audit SET seq = 3 WHERE seq = 100",
-    )
-    .await;
-    let broken = store.verify_audit().await.expect("verifies").broken;
+    let reordered = "UPDATE audit SET seq = 100 WHERE seq = 2; UPDATE audit SET seq = 2 WHERE seq = 3; \
+                     UPDATE audit SET seq = 3 WHERE seq = 100";
     assert_eq!(
-        broken,
+        broken_after(reordered).await,
         Some(ChainBreak::Reordered {
             seq: 2,
             written_at: 3
@@ -502,15 +410,9 @@ async fn verify_names_reordered_entries() {
 
 #[tokio::test]
 async fn verify_names_an_inserted_entry() {
-    let store = stores().await.remove(0);
-    chain(&store).await;
     // A forged entry at the end that does not follow the real last one.
-    tamper(
-        &store,
-        "INSERT INTO audit (seq, entry, prev_hash, hash) SELECT 5, entry, hash, hash FROM audit WHERE seq = 1",
-    )
-    .await;
-    let broken = store.verify_audit().await.expect("verifies").broken;
+    let inserted = "INSERT INTO audit (seq, entry, prev_hash, hash) SELECT 5, entry, hash, hash FROM audit WHERE seq = 1";
+    let broken = broken_after(inserted).await;
     assert!(
         matches!(
             broken,
@@ -522,8 +424,8 @@ async fn verify_names_an_inserted_entry() {
 
 #[tokio::test]
 async fn a_foreign_database_file_is_refused_naming_the_store() {
-    let path = std::env::temp_dir().join(format!("askgate-foreign-{}.db", std::process::id()));
-    remove_database(&path);
+    let dir = Scratch::new();
+    let path = dir.join("foreign.db");
     let url = format!("sqlite://{}", path.display());
     {
         let pool = sqlx::sqlite::SqlitePool::connect(&format!("{url}?mode=rwc"))
@@ -542,7 +444,7 @@ async fn a_foreign_database_file_is_refused_naming_the_store() {
         "{error}"
     );
 
-    let garbage = std::env::temp_dir().join(format!("askgate-garbage-{}.db", std::process::id()));
+    let garbage = dir.join("askgate-garbage.db");
     std::fs::write(
         &garbage,
         b"this is not a database, just some text that is long enough",
@@ -556,9 +458,8 @@ async fn a_foreign_database_file_is_refused_naming_the_store() {
 
 #[tokio::test]
 async fn a_store_from_a_newer_askgate_is_refused() {
-    let path = std::env::temp_dir().join(format!("askgate-newer-{}.db", std::process::id()));
-    remove_database(&path);
-    let url = format!("sqlite://{}", path.display());
+    let dir = Scratch::new();
+    let url = dir.store_url();
     Store::open(&url).await.expect("creates").close().await;
     tamper_url(&url, "UPDATE askgate_schema SET version = 99").await;
     let error = Store::open(&url).await.expect_err("newer");
@@ -796,10 +697,7 @@ async fn an_older_store_is_migrated_on_open() {
 
 #[tokio::test]
 async fn an_answer_given_through_one_replica_wakes_the_waiter_held_by_another() {
-    let Some(url) = urls().await.into_iter().find(|u| u.starts_with("postgres")) else {
-        notice(
-            "ASKGATE_TEST_POSTGRES_URL is not set: the PostgreSQL half of these tests is skipped",
-        );
+    let Some(url) = postgres().await else {
         return;
     };
     let holder = Store::open(&url).await.expect("replica 1 opens");
@@ -1123,10 +1021,7 @@ async fn a_new_ask_is_news_and_parking_it_again_is_not() {
 
 #[tokio::test]
 async fn an_ask_parked_through_one_replica_is_news_to_another() {
-    let Some(url) = urls().await.into_iter().find(|u| u.starts_with("postgres")) else {
-        notice(
-            "ASKGATE_TEST_POSTGRES_URL is not set: the PostgreSQL half of these tests is skipped",
-        );
+    let Some(url) = postgres().await else {
         return;
     };
     let listener = Store::open(&url).await.expect("replica 1 opens");

@@ -22,10 +22,10 @@ pub mod webhook;
 
 use askgate_core::Surface;
 use askgate_mcp::stored::{self, Act};
-use askgate_store::{AskRow, Store};
+use askgate_store::{AskRow, AuditEntry, Decision, NewAsk, Store};
 
 pub use person::{Manner, Person};
-pub use scratch::{Scratch, TempStore};
+pub use scratch::{Fresh, Scratch, TempStore};
 pub use wait::{Seen, within};
 
 /// `prefix` and 16 random hex digits: an id no other test, and no other
@@ -64,4 +64,52 @@ pub async fn answer_in_inbox(store: &Store, id: &str, act: Act, by: &str, via: S
 /// An answer with `content` (a JSON object), as a form filled in.
 pub fn answer(content: serde_json::Value) -> Act {
     Act::Answer(content.as_object().cloned().expect("an object"))
+}
+
+/// A new ask `id` of `principal`, asking `request`, parked at `at`: of
+/// no server, tool or risk, and never expiring (set those with struct
+/// update syntax).
+pub fn new_ask(
+    id: &str,
+    principal: &str,
+    request: serde_json::Value,
+    at: jiff::Timestamp,
+) -> NewAsk {
+    NewAsk {
+        id: id.to_owned(),
+        resume_key: format!("tool:run:{id}"),
+        call_key: None,
+        principal: principal.to_owned(),
+        request,
+        server: None,
+        tool: None,
+        risk: None,
+        created_at: at,
+        expires_at: None,
+    }
+}
+
+/// An audit entry of `decision` on `server`'s `tool` (risk destructive)
+/// at `at`, answered by nobody, of no principal, ask or arguments (set
+/// those with struct update syntax).
+pub fn audit_entry(
+    at: jiff::Timestamp,
+    server: &str,
+    tool: &str,
+    decision: Decision,
+) -> AuditEntry {
+    AuditEntry {
+        at,
+        server: server.to_owned(),
+        tool: tool.to_owned(),
+        risk: "destructive".to_owned(),
+        decision,
+        reason: "declined by a person".to_owned(),
+        answered_by: None,
+        principal: None,
+        answered_via: None,
+        arguments_digest: None,
+        ask_id: None,
+        decision_key: None,
+    }
 }

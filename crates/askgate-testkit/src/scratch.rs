@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use askgate_store::Store;
 
+use crate::postgres::FreshSchema;
+
 /// A directory of its own for one test, removed with all it holds when
 /// dropped.
 #[derive(Debug)]
@@ -52,22 +54,100 @@ impl Default for Scratch {
     }
 }
 
-/// A fresh SQLite store in a scratch directory of its own (dereferences
-/// to the [`Store`]).
+/// A fresh, empty store's URL (it dereferences to it), kept for as long
+/// as this lives: a SQLite file in a scratch directory, or a PostgreSQL
+/// schema of its own.
+#[derive(Debug)]
+pub struct Fresh {
+    url: String,
+    _keep: Keep,
+}
+
+/// What a [`Fresh`] store lives in: removed, or dropped, with it.
+#[derive(Debug)]
+enum Keep {
+    Dir(#[allow(dead_code, reason = "kept for its drop")] Scratch),
+    Schema(#[allow(dead_code, reason = "kept for its drop")] FreshSchema),
+}
+
+impl Fresh {
+    /// A SQLite store's URL in a scratch directory of its own.
+    pub fn sqlite() -> Fresh {
+        let dir = Scratch::new();
+        Fresh {
+            url: dir.store_url(),
+            _keep: Keep::Dir(dir),
+        }
+    }
+
+    /// A fresh SQLite store, and a fresh PostgreSQL one when the test
+    /// database is configured (otherwise a notice says `what` is skipped).
+    pub async fn every(what: &str) -> Vec<Fresh> {
+        let mut fresh = vec![Fresh::sqlite()];
+        if let Some(schema) = FreshSchema::create(what).await {
+            fresh.push(Fresh {
+                url: schema.url().to_owned(),
+                _keep: Keep::Schema(schema),
+            });
+        }
+        fresh
+    }
+
+    /// The URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Open the store.
+    pub async fn open(&self) -> Store {
+        Store::open(&self.url).await.expect("a fresh store opens")
+    }
+}
+
+impl Deref for Fresh {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.url
+    }
+}
+
+impl std::fmt::Display for Fresh {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.url)
+    }
+}
+
+/// A fresh store, open (it dereferences to the [`Store`]): SQLite in a
+/// scratch directory of its own, or a PostgreSQL schema of its own.
 #[derive(Debug)]
 pub struct TempStore {
     store: Store,
-    url: String,
-    dir: Scratch,
+    fresh: Fresh,
 }
 
 impl TempStore {
-    /// Open a fresh store.
+    /// Open a fresh SQLite store.
     pub async fn open() -> TempStore {
-        let dir = Scratch::new();
-        let url = dir.store_url();
-        let store = Store::open(&url).await.expect("a fresh store opens");
-        TempStore { store, url, dir }
+        TempStore::at(Fresh::sqlite()).await
+    }
+
+    /// Open the store `fresh` names.
+    pub async fn at(fresh: Fresh) -> TempStore {
+        TempStore {
+            store: fresh.open().await,
+            fresh,
+        }
+    }
+
+    /// Every backend, open: SQLite, and PostgreSQL when the test database
+    /// is configured (see [`Fresh::every`]).
+    pub async fn every(what: &str) -> Vec<TempStore> {
+        let mut stores = Vec::new();
+        for fresh in Fresh::every(what).await {
+            stores.push(TempStore::at(fresh).await);
+        }
+        stores
     }
 
     /// The store (a clone shares it).
@@ -77,12 +157,7 @@ impl TempStore {
 
     /// Its URL, for another process or another handle.
     pub fn url(&self) -> &str {
-        &self.url
-    }
-
-    /// The scratch directory it is in.
-    pub fn dir(&self) -> &Scratch {
-        &self.dir
+        self.fresh.url()
     }
 }
 

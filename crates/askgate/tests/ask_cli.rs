@@ -3,36 +3,31 @@
 //! of that outcome. SQLite always; PostgreSQL when
 //! `ASKGATE_TEST_POSTGRES_URL` is set.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::process::{Command, Output, Stdio};
 
+use askgate_testkit::gateway::as_person;
+use askgate_testkit::postgres::FreshSchema;
+use askgate_testkit::process::Process;
+use askgate_testkit::webhook::Receiver;
+use askgate_testkit::{Scratch, binaries};
 use serde_json::{Value as Json, json};
 
-static NEXT: AtomicU32 = AtomicU32::new(0);
-
 /// A fresh directory with a SQLite store URL and the form files.
-struct Scratch {
-    dir: PathBuf,
+struct Dir {
+    scratch: Scratch,
     store: String,
 }
 
-impl Scratch {
-    fn new() -> Scratch {
-        let n = NEXT.fetch_add(1, Ordering::SeqCst);
-        let dir = std::env::temp_dir().join(format!("askgate-ask-cli-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let store = format!("sqlite://{}", dir.join("askgate.db").display());
-        Scratch { dir, store }
+impl Dir {
+    fn new() -> Dir {
+        let scratch = Scratch::new();
+        let store = scratch.store_url();
+        Dir { scratch, store }
     }
 
     fn file(&self, name: &str, body: &str) -> PathBuf {
-        let path = self.dir.join(name);
-        std::fs::write(&path, body).expect("writes the file");
-        path
+        self.scratch.write(name, body)
     }
 
     /// The deploy form: approve, and pick the window.
@@ -65,10 +60,20 @@ impl Scratch {
             .to_string(),
         )
     }
+
+    /// `askgate ask --store STORE ARGS FORM`, to its end.
+    fn ask(&self, args: &[&str], form: &Path) -> Output {
+        askgate()
+            .args(["ask", "--store", &self.store])
+            .args(args)
+            .arg(form)
+            .output()
+            .expect("runs")
+    }
 }
 
 fn askgate() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askgate"));
+    let mut command = Command::new(binaries!().askgate);
     command
         .env_remove("ASKGATE_STORE")
         .env_remove("ASKGATE_WEBHOOK");
@@ -77,66 +82,45 @@ fn askgate() -> Command {
 
 /// `askgate ask FORM --wait ...` in the background, and the id it parked
 /// (read from the line on stderr that names it).
-fn ask_and_wait(store: &str, form: &Path, extra: &[&str]) -> (Child, String) {
-    let mut child = askgate()
+fn ask_and_wait(store: &str, form: &Path, extra: &[&str]) -> (Process, String) {
+    let mut command = askgate();
+    command
         .args(["ask", "--store", store, "--wait"])
         .arg(form)
         .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("askgate ask starts");
-    let stderr = child.stderr.take().expect("piped");
-    let mut lines = BufReader::new(stderr).lines();
-    let id = loop {
-        let line = lines
-            .next()
-            .expect("askgate ask says which ask it parked")
-            .expect("reads stderr");
-        if let Some(rest) = line.strip_prefix("askgate: ask ") {
-            break rest
-                .split_whitespace()
-                .next()
-                .unwrap_or_default()
-                .to_owned();
-        }
-    };
-    // Keep draining stderr so the child never blocks on it.
-    std::thread::spawn(move || for _ in lines {});
+        .stdout(Stdio::piped());
+    let child = Process::spawn(command);
+    let line = child
+        .log
+        .find_blocking("askgate ask says which ask it parked", |line| {
+            line.starts_with("askgate: ask ")
+        });
+    let id = line
+        .trim_start_matches("askgate: ask ")
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
     (child, id)
 }
 
 /// The token of the person who answers here: alice, for every principal.
 const ALICE: &str = "alice-person-token-0123456789";
 
-/// A config over `store` naming the person alice.
-fn people_config(store: &str) -> PathBuf {
-    let n = NEXT.fetch_add(1, Ordering::SeqCst);
-    let path = std::env::temp_dir().join(format!(
-        "askgate-ask-cli-people-{}-{n}.toml",
-        std::process::id()
-    ));
-    std::fs::write(
-        &path,
-        format!(
+/// `askgate asks ARGS` over `store`, as the person alice (a config over
+/// `store` names her).
+fn act(store: &str, args: &[&str]) -> Output {
+    let dir = Scratch::new();
+    let config = dir.write(
+        "askgate.toml",
+        &format!(
             "store = {store:?}\n\n[[upstreams]]\nname = \"none\"\ncommand = \"true\"\n\n\
              [[people]]\nname = \"alice\"\ntoken = {ALICE:?}\nanswers_for = [\"*\"]\n"
         ),
-    )
-    .expect("writes the config");
-    path
-}
-
-/// `askgate asks ARGS` over `store`, as the person alice.
-fn act(store: &str, args: &[&str]) -> Output {
-    askgate()
-        .args(["asks", "--store", store, "--config"])
-        .arg(people_config(store))
-        .args(args)
-        .env("ASKGATE_TOKEN", ALICE)
-        .stdin(Stdio::null())
-        .output()
-        .expect("askgate asks runs")
+    );
+    let mut with_store = vec!["--store", store];
+    with_store.extend(args);
+    as_person(&binaries!().askgate, &config, ALICE, &with_store)
 }
 
 fn outcome_of(output: &Output) -> Json {
@@ -160,7 +144,7 @@ fn answer_settles_the_waiting_ask(store: &str, form: &Path) {
         ],
     );
     assert!(answered.status.success(), "{answered:?}");
-    let output = child.wait_with_output().expect("askgate ask ends");
+    let output = child.finish();
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let outcome = outcome_of(&output);
     assert_eq!(outcome["id"], id.as_str());
@@ -172,26 +156,26 @@ fn answer_settles_the_waiting_ask(store: &str, form: &Path) {
 
 #[test]
 fn an_answer_from_another_process_ends_the_wait_with_the_outcome() {
-    let scratch = Scratch::new();
+    let scratch = Dir::new();
     answer_settles_the_waiting_ask(&scratch.store, &scratch.deploy_form());
 }
 
 #[test]
 fn a_decline_ends_the_wait_with_its_own_exit_code() {
-    let scratch = Scratch::new();
+    let scratch = Dir::new();
     let (child, id) = ask_and_wait(&scratch.store, &scratch.deploy_form(), &[]);
     assert!(act(&scratch.store, &["decline", &id]).status.success());
-    let output = child.wait_with_output().expect("ends");
+    let output = child.finish();
     assert_eq!(output.status.code(), Some(3), "{output:?}");
     assert_eq!(outcome_of(&output)["status"], "declined");
 }
 
 #[test]
 fn a_skipped_question_set_ends_the_wait_with_its_own_exit_code_and_the_defaults() {
-    let scratch = Scratch::new();
+    let scratch = Dir::new();
     let (child, id) = ask_and_wait(&scratch.store, &scratch.question_set(), &[]);
     assert!(act(&scratch.store, &["skip", &id]).status.success());
-    let output = child.wait_with_output().expect("ends");
+    let output = child.finish();
     assert_eq!(output.status.code(), Some(4), "{output:?}");
     let outcome = outcome_of(&output);
     assert_eq!(outcome["status"], "skipped");
@@ -203,19 +187,8 @@ fn a_skipped_question_set_ends_the_wait_with_its_own_exit_code_and_the_defaults(
 
 #[test]
 fn a_timeout_expires_the_ask_in_the_store_and_exits_expired() {
-    let scratch = Scratch::new();
-    let output = askgate()
-        .args([
-            "ask",
-            "--store",
-            &scratch.store,
-            "--wait",
-            "--timeout",
-            "1s",
-        ])
-        .arg(scratch.deploy_form())
-        .output()
-        .expect("runs");
+    let scratch = Dir::new();
+    let output = scratch.ask(&["--wait", "--timeout", "1s"], &scratch.deploy_form());
     assert_eq!(output.status.code(), Some(5), "{output:?}");
     let outcome = outcome_of(&output);
     assert_eq!(outcome["status"], "expired");
@@ -229,18 +202,12 @@ fn a_timeout_expires_the_ask_in_the_store_and_exits_expired() {
 
 #[test]
 fn without_wait_the_ask_is_parked_and_its_link_printed() {
-    let scratch = Scratch::new();
-    let output = askgate()
-        .args(["ask", "--store", &scratch.store, "--json"])
-        .args([
-            "--inbox-url",
-            "https://inbox.example/team/",
-            "--risk",
-            "high_write",
-        ])
-        .arg(scratch.deploy_form())
-        .output()
-        .expect("runs");
+    let scratch = Dir::new();
+    let link = ["--json", "--inbox-url", "https://inbox.example/team/"];
+    let output = scratch.ask(
+        &[&link[..], &["--risk", "high_write"]].concat(),
+        &scratch.deploy_form(),
+    );
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let parked = outcome_of(&output);
     let id = parked["id"].as_str().expect("an id");
@@ -258,21 +225,10 @@ fn without_wait_the_ask_is_parked_and_its_link_printed() {
 
 #[test]
 fn the_same_key_finds_the_same_ask() {
-    let scratch = Scratch::new();
+    let scratch = Dir::new();
     let form = scratch.deploy_form();
     let park = || {
-        let output = askgate()
-            .args([
-                "ask",
-                "--store",
-                &scratch.store,
-                "--json",
-                "--key",
-                "deploy-42",
-            ])
-            .arg(&form)
-            .output()
-            .expect("runs");
+        let output = scratch.ask(&["--json", "--key", "deploy-42"], &form);
         assert!(output.status.success(), "{output:?}");
         outcome_of(&output)["id"].clone()
     };
@@ -281,13 +237,9 @@ fn the_same_key_finds_the_same_ask() {
 
 #[test]
 fn a_malformed_form_file_exits_2_naming_the_file_and_the_problem() {
-    let scratch = Scratch::new();
+    let scratch = Dir::new();
     let broken = scratch.file("broken.json", "{\"message\": \"Deploy?\",\n \"fields\": [}");
-    let output = askgate()
-        .args(["ask", "--store", &scratch.store])
-        .arg(&broken)
-        .output()
-        .expect("runs");
+    let output = scratch.ask(&[], &broken);
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -299,11 +251,7 @@ fn a_malformed_form_file_exits_2_naming_the_file_and_the_problem() {
         "wrong.json",
         r#"{"message": "Deploy?", "fields": [{"id": "n", "title": "N", "type": "integer", "minimum": 5, "maximum": 1}]}"#,
     );
-    let output = askgate()
-        .args(["ask", "--store", &scratch.store])
-        .arg(&wrong)
-        .output()
-        .expect("runs");
+    let output = scratch.ask(&[], &wrong);
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains(&wrong.display().to_string()), "{stderr}");
@@ -313,45 +261,18 @@ fn a_malformed_form_file_exits_2_naming_the_file_and_the_problem() {
 
 #[test]
 fn a_timeout_that_is_not_a_duration_is_refused() {
-    let scratch = Scratch::new();
-    let output = askgate()
-        .args(["ask", "--store", &scratch.store, "--timeout", "soon"])
-        .arg(scratch.deploy_form())
-        .output()
-        .expect("runs");
+    let scratch = Dir::new();
+    let output = scratch.ask(&["--timeout", "soon"], &scratch.deploy_form());
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("\"soon\" is not a duration"), "{stderr}");
 }
 
-/// A local webhook receiver recording every body.
-async fn receiver() -> (String, Arc<Mutex<Vec<Json>>>) {
-    let posts: Arc<Mutex<Vec<Json>>> = Arc::default();
-    let recorded = Arc::clone(&posts);
-    let app = axum::Router::new().route(
-        "/hook",
-        axum::routing::post(move |axum::Json(body): axum::Json<Json>| {
-            let recorded = Arc::clone(&recorded);
-            async move {
-                recorded.lock().expect("not poisoned").push(body);
-                "ok"
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (url, posts)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_webhook_hears_of_the_ask_parked_and_settled_without_the_answer() {
-    let (url, posts) = receiver().await;
-    let scratch = Scratch::new();
+    let receiver = Receiver::start().await;
+    let url = receiver.url.clone();
+    let scratch = Dir::new();
     let store = scratch.store.clone();
     let form = scratch.deploy_form();
     let ended = tokio::task::spawn_blocking(move || {
@@ -366,7 +287,7 @@ async fn the_webhook_hears_of_the_ask_parked_and_settled_without_the_answer() {
             ],
         );
         assert!(answered.status.success(), "{answered:?}");
-        (id, child.wait_with_output().expect("ends"))
+        (id, child.finish())
     });
     let (id, output) = ended.await.expect("joins");
     assert_eq!(output.status.code(), Some(0), "{output:?}");
@@ -380,7 +301,7 @@ async fn the_webhook_hears_of_the_ask_parked_and_settled_without_the_answer() {
         "the report says which posts were made"
     );
     // `askgate ask` ends once its posts have ended.
-    let posts = posts.lock().expect("not poisoned").clone();
+    let posts = receiver.bodies();
     let mut events: Vec<&str> = posts
         .iter()
         .map(|p| p["event"].as_str().unwrap_or(""))
@@ -404,32 +325,13 @@ async fn the_webhook_hears_of_the_ask_parked_and_settled_without_the_answer() {
 
 #[tokio::test]
 async fn on_postgres_an_answer_from_another_process_ends_the_wait() {
-    let Ok(base) = std::env::var("ASKGATE_TEST_POSTGRES_URL") else {
-        eprintln!(
-            "notice: ASKGATE_TEST_POSTGRES_URL is not set; the PostgreSQL `askgate ask` test is skipped"
-        );
+    let Some(schema) = FreshSchema::create("the PostgreSQL `askgate ask` test").await else {
         return;
     };
-    let schema = format!(
-        "askgate_askcli_{}_{}",
-        std::process::id(),
-        jiff::Timestamp::now().as_millisecond()
-    );
-    let admin = sqlx::postgres::PgPool::connect(&base)
-        .await
-        .expect("PostgreSQL is reachable");
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
-        .execute(&admin)
-        .await
-        .expect("creates a schema");
-    let separator = if base.contains('?') { '&' } else { '?' };
-    let store = format!("{base}{separator}options=-c%20search_path%3D{schema}");
-    let scratch = Scratch::new();
+    let store = schema.url().to_owned();
+    let scratch = Dir::new();
     let form = scratch.deploy_form();
     tokio::task::spawn_blocking(move || answer_settles_the_waiting_ask(&store, &form))
         .await
         .expect("the PostgreSQL round passes");
-    let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
-        .execute(&admin)
-        .await;
 }

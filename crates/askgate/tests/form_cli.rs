@@ -32,6 +32,30 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// `askgate form check EXAMPLE --content WINDOW ARGS`, the window falling
+/// in the night the clocks go forward in Paris.
+fn check_window(args: &[&str]) -> Output {
+    let content = r#"{"window.from": "2026-03-29T02:30:00", "window.to": "2026-03-29T05:00:00", "team_zone": "Europe/Paris"}"#;
+    let example = example();
+    let mut all = vec!["form", "check", &example, "--content", content];
+    all.extend(args);
+    askgate(&all)
+}
+
+/// `askgate form schema` of a form file holding `body`.
+fn schema_of(name: &str, body: &str) -> Output {
+    let dir = askgate_testkit::Scratch::new();
+    let path = dir.write(name, body);
+    askgate(&["form", "schema", &path.display().to_string()])
+}
+
+/// `output` exited with `code`, its stderr saying `words`.
+fn says(output: &Output, code: i32, words: &str) {
+    let said = stderr(output);
+    assert_eq!(output.status.code(), Some(code), "{said}");
+    assert!(said.contains(words), "{said}");
+}
+
 #[test]
 fn schema_prints_the_params_of_the_requested_revision() {
     let new = askgate(&["form", "schema", &example(), "--revision", "2025-11-25"]);
@@ -77,16 +101,7 @@ fn a_decline_is_a_settled_outcome() {
 
 #[test]
 fn a_refused_answer_prints_the_reask_with_exit_code_1() {
-    let content = r#"{"window.from": "2026-03-29T02:30:00", "window.to": "2026-03-29T05:00:00", "team_zone": "Europe/Paris"}"#;
-    let output = askgate(&[
-        "form",
-        "check",
-        &example(),
-        "--revision",
-        "2025-06-18",
-        "--content",
-        content,
-    ]);
+    let output = check_window(&["--revision", "2025-06-18"]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let report = stdout_json(&output);
     assert_eq!(report["status"], "refused");
@@ -106,67 +121,34 @@ fn a_refused_answer_prints_the_reask_with_exit_code_1() {
 
 #[test]
 fn the_last_attempt_gives_up_with_exit_code_0() {
-    let content = r#"{"window.from": "2026-03-29T02:30:00", "window.to": "2026-03-29T05:00:00", "team_zone": "Europe/Paris"}"#;
-    let output = askgate(&[
-        "form",
-        "check",
-        &example(),
-        "--attempt",
-        "3",
-        "--content",
-        content,
-    ]);
+    let output = check_window(&["--attempt", "3"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout_json(&output)["outcome"], "gave_up");
 }
 
 #[test]
 fn a_malformed_form_reports_line_and_column_with_exit_code_2() {
-    let dir = std::env::temp_dir().join(format!("askgate-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("broken.json");
-    std::fs::write(&path, "{\n  \"message\": \"m\",\n  \"fields\": [\n    {\"id\": \"a\", \"title\": \"A\", \"type\": \"integer\", \"minimun\": 1}\n  ]\n}\n")
-        .expect("write");
-    let output = askgate(&["form", "schema", &path.display().to_string()]);
-    assert_eq!(output.status.code(), Some(2));
-    let message = stderr(&output);
-    assert!(message.contains("broken.json:4:"), "{message}");
-    assert!(message.contains("minimun"), "{message}");
-    std::fs::remove_dir_all(&dir).ok();
+    let output = schema_of(
+        "broken.json",
+        "{\n  \"message\": \"m\",\n  \"fields\": [\n    {\"id\": \"a\", \"title\": \"A\", \"type\": \"integer\", \"minimun\": 1}\n  ]\n}\n",
+    );
+    says(&output, 2, "broken.json:4:");
+    says(&output, 2, "minimun");
 }
 
 #[test]
 fn a_form_mcp_cannot_carry_is_malformed_input() {
-    let dir = std::env::temp_dir().join(format!("askgate-cli-scalar-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("scalar.json");
-    std::fs::write(&path, r#"{"message": "m", "fields": [{"id": "n", "title": "N", "type": "number", "options": [{"value": "1", "label": "One"}]}]}"#)
-        .expect("write");
-    let output = askgate(&["form", "schema", &path.display().to_string()]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("number with options"),
-        "{}",
-        stderr(&output)
+    let output = schema_of(
+        "scalar.json",
+        r#"{"message": "m", "fields": [{"id": "n", "title": "N", "type": "number", "options": [{"value": "1", "label": "One"}]}]}"#,
     );
-    std::fs::remove_dir_all(&dir).ok();
+    says(&output, 2, "number with options");
 }
 
 #[test]
 fn malformed_content_and_unknown_revisions_are_exit_code_2() {
     let output = askgate(&["form", "check", &example(), "--content", "{\"a\": "]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("--content:1:"),
-        "{}",
-        stderr(&output)
-    );
-
+    says(&output, 2, "--content:1:");
     let output = askgate(&["form", "schema", &example(), "--revision", "2024-11-05"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("2025-06-18, 2025-11-25, 2026-07-28"),
-        "{}",
-        stderr(&output)
-    );
+    says(&output, 2, "2025-06-18, 2025-11-25, 2026-07-28");
 }

@@ -6,41 +6,29 @@
 //! single-use links bound to their principal, the generated operator token
 //! kept in a private file, and live events.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use askgate_core::{Ask, Form, LinkSigner};
-use askgate_store::{AskStatus, Decision, NewAsk, Store};
+use askgate_store::{AskRow, AskStatus, Decision, NewAsk, Store};
+use askgate_testkit::process::Process;
+use askgate_testkit::{Scratch, binaries};
 use jiff::Timestamp;
 use reqwest::StatusCode;
 use reqwest::header::{COOKIE, LOCATION, ORIGIN, SET_COOKIE};
 use serde_json::{Value as Json, json};
 
-static NEXT: AtomicU32 = AtomicU32::new(0);
-
+/// `askgate inbox` on a free port; killed on drop.
 struct Server {
-    child: Child,
+    process: Process,
     base: String,
     /// The generated operator token, read from the file stderr named.
     operator_token: String,
     /// That file.
     operator_file: std::path::PathBuf,
-    /// Every line the inbox wrote to stderr so far.
-    stderr: Arc<Mutex<Vec<String>>>,
     store_url: String,
-    dir: std::path::PathBuf,
     http: reqwest::Client,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+    _dir: Scratch,
 }
 
 const ALICE: &str = "alice-token-0123456789abcdef";
@@ -53,15 +41,12 @@ const AGENT: &str = "ci-agent-token-0123456789abcd";
 /// (principal `ci-agent`) and people alice and bob (each answering for the
 /// principal of their name) and carol (for alice and ci-agent); the
 /// operator token is generated, in the file it names.
-fn start() -> Server {
-    let n = NEXT.fetch_add(1, Ordering::SeqCst);
-    let dir = std::env::temp_dir().join(format!("askgate-inbox-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("scratch");
-    let store_url = format!("sqlite://{}", dir.join("s.db").display());
-    let config = dir.join("askgate.toml");
-    std::fs::write(
-        &config,
-        format!(
+async fn start() -> Server {
+    let dir = Scratch::new();
+    let store_url = dir.store_url();
+    let config = dir.write(
+        "askgate.toml",
+        &format!(
             "store = {store_url:?}\n\n[inbox]\nlisten = \"127.0.0.1:0\"\n\n\
              [[upstreams]]\nname = \"none\"\ncommand = \"true\"\n\n\
              [[principals]]\nname = \"ci-agent\"\ntoken = {AGENT:?}\n\n\
@@ -70,59 +55,41 @@ fn start() -> Server {
              [[people]]\nname = \"carol\"\ntoken = {CAROL:?}\n\
              answers_for = [\"alice\", \"ci-agent\"]\n"
         ),
-    )
-    .expect("config");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_askgate"))
+    );
+    let mut command = Command::new(binaries!().askgate);
+    command
         .args(["inbox", "--config"])
         .arg(&config)
         .env("ASKGATE_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("askgate inbox starts");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let said = Arc::new(Mutex::new(Vec::new()));
-    let (mut file, mut base) = (None, None);
-    while file.is_none() || base.is_none() {
-        let line = lines
-            .next()
-            .expect("askgate inbox says where it serves")
-            .expect("a line");
-        if let Some(rest) = line.strip_prefix("askgate: the inbox's operator token is in ") {
-            file = rest
-                .strip_suffix(" (readable by you only)")
-                .map(std::path::PathBuf::from);
-        }
-        if let Some(rest) = line.strip_prefix("askgate inbox: serving ") {
-            base = rest
-                .split_whitespace()
-                .next()
-                .map(|b| b.trim_end_matches('/').to_owned());
-        }
-        said.lock().expect("not poisoned").push(line);
-    }
-    // Keep reading stderr so the child never blocks on a full pipe.
-    let kept = Arc::clone(&said);
-    std::thread::spawn(move || {
-        for line in lines.map_while(Result::ok) {
-            kept.lock().expect("not poisoned").push(line);
-        }
-    });
-    let operator_file = file.expect("the operator token's file");
+        .stdout(Stdio::null());
+    let process = Process::spawn(command);
+    let said = process
+        .log
+        .line_with(&["askgate: the inbox's operator token is in "])
+        .await;
+    let operator_file = said
+        .strip_prefix("askgate: the inbox's operator token is in ")
+        .and_then(|rest| rest.strip_suffix(" (readable by you only)"))
+        .map(std::path::PathBuf::from)
+        .expect("the operator token's file");
+    let serving = process.log.line_with(&["askgate inbox: serving "]).await;
+    let base = serving
+        .strip_prefix("askgate inbox: serving ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .map(|b| b.trim_end_matches('/').to_owned())
+        .expect("a base");
     let token = std::fs::read_to_string(&operator_file).expect("the operator token's file reads");
     Server {
-        child,
-        base: base.expect("a base"),
+        process,
+        base,
         operator_token: token.trim().to_owned(),
         operator_file,
-        stderr: said,
         store_url,
-        dir,
         http: reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .expect("a client"),
+        _dir: dir,
     }
 }
 
@@ -165,21 +132,25 @@ fn question_set() -> Json {
 async fn park_request(server: &Server, id: &str, principal: &str, request: Json) -> Store {
     let store = Store::open(&server.store_url).await.expect("opens");
     store
-        .park(&NewAsk {
-            id: id.into(),
-            resume_key: format!("tool:run:{id}"),
-            call_key: None,
-            principal: principal.into(),
-            request,
-            server: Some("deployer".into()),
-            tool: Some("deploy".into()),
-            risk: Some("high_write".into()),
-            created_at: Timestamp::now(),
-            expires_at: None,
-        })
+        .park(&asked_of(id, principal, request, Timestamp::now()))
         .await
         .expect("parks");
     store
+}
+
+/// The deployer's ask `id` of `principal`, parked at `at`.
+fn asked_of(id: &str, principal: &str, request: Json, at: Timestamp) -> NewAsk {
+    NewAsk {
+        server: Some("deployer".into()),
+        tool: Some("deploy".into()),
+        risk: Some("high_write".into()),
+        ..askgate_testkit::new_ask(id, principal, request, at)
+    }
+}
+
+/// The ask `id` as the store has it.
+async fn row_of(store: &Store, id: &str) -> AskRow {
+    store.ask(id).await.expect("reads").expect("there")
 }
 
 /// The `name=value` of a `Set-Cookie` named `name`.
@@ -244,6 +215,17 @@ async fn get(server: &Server, session: &str, path: &str) -> (StatusCode, String)
     (response.status(), response.text().await.expect("html"))
 }
 
+/// Post `form` to the page of the ask `id`, from the inbox's own origin.
+async fn post_answer(
+    server: &Server,
+    session: &str,
+    id: &str,
+    form: &[(&str, &str)],
+) -> (StatusCode, String) {
+    let path = format!("/asks/{id}");
+    post(server, session, &path, Some(&server.base), form).await
+}
+
 async fn post(
     server: &Server,
     session: &str,
@@ -265,7 +247,7 @@ async fn post(
 
 #[tokio::test]
 async fn a_person_signs_in_and_answers_an_ask_with_the_same_checks_as_mcp() {
-    let server = start();
+    let server = start().await;
     let store = park(&server, "ask_deploy", "alice").await;
 
     let anonymous = server
@@ -326,25 +308,11 @@ async fn a_person_signs_in_and_answers_an_ask_with_the_same_checks_as_mcp() {
         .copied()
         .filter(|(k, _)| *k != "csrf")
         .collect();
-    let (status, _) = post(
-        &server,
-        &session,
-        "/asks/ask_deploy",
-        Some(&server.base),
-        &without,
-    )
-    .await;
+    let (status, _) = post_answer(&server, &session, "ask_deploy", &without).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     let mut wrong = answer.to_vec();
     wrong[0] = ("csrf", "forged-token");
-    let (status, _) = post(
-        &server,
-        &session,
-        "/asks/ask_deploy",
-        Some(&server.base),
-        &wrong,
-    )
-    .await;
+    let (status, _) = post_answer(&server, &session, "ask_deploy", &wrong).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     let (status, _) = post(
         &server,
@@ -357,14 +325,7 @@ async fn a_person_signs_in_and_answers_an_ask_with_the_same_checks_as_mcp() {
     assert_eq!(status, StatusCode::FORBIDDEN);
 
     // A value out of range: the form again, the error beside the field.
-    let (status, page) = post(
-        &server,
-        &session,
-        "/asks/ask_deploy",
-        Some(&server.base),
-        &answer,
-    )
-    .await;
+    let (status, page) = post_answer(&server, &session, "ask_deploy", &answer).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     let error = page
         .split("id=\"err-replicas\"")
@@ -379,11 +340,7 @@ async fn a_person_signs_in_and_answers_an_ask_with_the_same_checks_as_mcp() {
         page.contains("value=\"9\""),
         "what the person typed is kept"
     );
-    let row = store
-        .ask("ask_deploy")
-        .await
-        .expect("reads")
-        .expect("there");
+    let row = row_of(&store, "ask_deploy").await;
     assert_eq!(
         row.status,
         AskStatus::Pending,
@@ -392,20 +349,9 @@ async fn a_person_signs_in_and_answers_an_ask_with_the_same_checks_as_mcp() {
 
     let mut right = answer.to_vec();
     right[2] = ("f.replicas", "3");
-    let (status, _) = post(
-        &server,
-        &session,
-        "/asks/ask_deploy",
-        Some(&server.base),
-        &right,
-    )
-    .await;
+    let (status, _) = post_answer(&server, &session, "ask_deploy", &right).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
-    let row = store
-        .ask("ask_deploy")
-        .await
-        .expect("reads")
-        .expect("there");
+    let row = row_of(&store, "ask_deploy").await;
     assert_eq!(row.status, AskStatus::Answered);
     assert_eq!(row.answered_via.as_deref(), Some("web"));
     assert_eq!(row.answered_by.as_deref(), Some("alice"));
@@ -431,20 +377,13 @@ async fn a_person_signs_in_and_answers_an_ask_with_the_same_checks_as_mcp() {
         page.contains("answered") && page.contains("alice"),
         "{page}"
     );
-    let (status, _) = post(
-        &server,
-        &session,
-        "/asks/ask_deploy",
-        Some(&server.base),
-        &right,
-    )
-    .await;
+    let (status, _) = post_answer(&server, &session, "ask_deploy", &right).await;
     assert_eq!(status, StatusCode::CONFLICT);
 }
 
 #[tokio::test]
 async fn an_agents_token_does_not_sign_in_to_the_inbox() {
-    let server = start();
+    let server = start().await;
     park(&server, "ask_agent", "ci-agent").await;
     let refused = post_sign_in(&server, AGENT).await;
     assert_eq!(
@@ -459,7 +398,7 @@ async fn an_agents_token_does_not_sign_in_to_the_inbox() {
 
 #[tokio::test]
 async fn a_person_sees_only_the_asks_of_the_principals_they_answer_for() {
-    let server = start();
+    let server = start().await;
     park(&server, "ask_alice", "alice").await;
     park(&server, "ask_bob", "bob").await;
     park(&server, "ask_agent", "ci-agent").await;
@@ -481,7 +420,7 @@ async fn a_person_sees_only_the_asks_of_the_principals_they_answer_for() {
 
 #[tokio::test]
 async fn a_listing_of_several_principals_pages_through_all_of_them_once() {
-    let server = start();
+    let server = start().await;
     let store = Store::open(&server.store_url).await.expect("opens");
     let start = Timestamp::now();
     let ask = Ask::new(form()).expect("askable");
@@ -489,21 +428,10 @@ async fn a_listing_of_several_principals_pages_through_all_of_them_once() {
     // between them: 50 on the first page, 10 on the second.
     for n in 0..90u32 {
         let principal = ["alice", "ci-agent", "bob"][n as usize % 3];
-        store
-            .park(&NewAsk {
-                id: format!("ask_{n:03}"),
-                resume_key: format!("tool:run:{n}"),
-                call_key: None,
-                principal: principal.into(),
-                request: json!({"kind": "form", "ask": ask.to_record()}),
-                server: Some("deployer".into()),
-                tool: Some("deploy".into()),
-                risk: Some("high_write".into()),
-                created_at: start + Duration::from_secs(u64::from(n)),
-                expires_at: None,
-            })
-            .await
-            .expect("parks");
+        let request = json!({"kind": "form", "ask": ask.to_record()});
+        let at = start + Duration::from_secs(u64::from(n));
+        let asked = asked_of(&format!("ask_{n:03}"), principal, request, at);
+        store.park(&asked).await.expect("parks");
     }
     let carol = sign_in(&server, CAROL).await;
     let ids = |html: &str| -> Vec<String> {
@@ -541,7 +469,7 @@ async fn a_listing_of_several_principals_pages_through_all_of_them_once() {
 
 #[tokio::test]
 async fn the_generated_operator_token_is_in_a_file_only_its_owner_reads_and_never_on_stderr() {
-    let server = start();
+    let server = start().await;
     assert_eq!(
         server.operator_file,
         std::path::PathBuf::from(format!(
@@ -568,7 +496,7 @@ async fn the_generated_operator_token_is_in_a_file_only_its_owner_reads_and_neve
     let (status, page) = get(&server, &operator, "/").await;
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains("(operator)"), "{page}");
-    let said = server.stderr.lock().expect("not poisoned").join("\n");
+    let said = server.process.log.all().join("\n");
     assert!(
         !said.contains(&server.operator_token),
         "the token reached stderr: {said}"
@@ -577,7 +505,7 @@ async fn the_generated_operator_token_is_in_a_file_only_its_owner_reads_and_neve
 
 #[tokio::test]
 async fn a_person_sees_only_their_own_asks_and_the_operator_sees_all() {
-    let server = start();
+    let server = start().await;
     park(&server, "ask_alice", "alice").await;
     park(&server, "ask_bob", "bob").await;
     let bob = sign_in(&server, BOB).await;
@@ -604,7 +532,7 @@ async fn a_person_sees_only_their_own_asks_and_the_operator_sees_all() {
 
 #[tokio::test]
 async fn a_signed_link_opens_its_ask_once_for_its_person_only() {
-    let server = start();
+    let server = start().await;
     let store = park(&server, "ask_link", "alice").await;
     let key = std::fs::read(format!(
         "{}.key",
@@ -667,7 +595,7 @@ async fn a_signed_link_opens_its_ask_once_for_its_person_only() {
 
 #[tokio::test]
 async fn an_open_listing_hears_of_a_new_ask() {
-    let server = start();
+    let server = start().await;
     let store = park(&server, "ask_first", "alice").await;
     let session = sign_in(&server, ALICE).await;
     let mut events = server
@@ -702,7 +630,7 @@ async fn an_open_listing_hears_of_a_new_ask() {
 
 #[tokio::test]
 async fn a_question_set_is_answered_or_skipped_on_the_page() {
-    let server = start();
+    let server = start().await;
     let store = park_request(&server, "ask_set", "alice", question_set()).await;
     park_request(&server, "ask_skip", "alice", question_set()).await;
     let session = sign_in(&server, ALICE).await;
@@ -723,16 +651,9 @@ async fn a_question_set_is_answered_or_skipped_on_the_page() {
         ("q.regions", "us"),
         ("q.regions.other", "apac"),
     ];
-    let (status, _) = post(
-        &server,
-        &session,
-        "/asks/ask_set",
-        Some(&server.base),
-        &answer,
-    )
-    .await;
+    let (status, _) = post_answer(&server, &session, "ask_set", &answer).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
-    let row = store.ask("ask_set").await.expect("reads").expect("there");
+    let row = row_of(&store, "ask_set").await;
     assert_eq!(row.status, AskStatus::Answered);
     assert_eq!(row.answered_via.as_deref(), Some("web"));
     let answers = &row.outcome.expect("an outcome")["answers"];
@@ -755,16 +676,9 @@ async fn a_question_set_is_answered_or_skipped_on_the_page() {
     let (_, page) = get(&server, &session, "/asks/ask_skip").await;
     let csrf = hidden(&page, "csrf");
     let skip = [("csrf", csrf.as_str()), ("action", "skip")];
-    let (status, _) = post(
-        &server,
-        &session,
-        "/asks/ask_skip",
-        Some(&server.base),
-        &skip,
-    )
-    .await;
+    let (status, _) = post_answer(&server, &session, "ask_skip", &skip).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
-    let row = store.ask("ask_skip").await.expect("reads").expect("there");
+    let row = row_of(&store, "ask_skip").await;
     assert_eq!(row.status, AskStatus::Skipped);
     let answers = &row.outcome.expect("an outcome")["answers"];
     assert_eq!(

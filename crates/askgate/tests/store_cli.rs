@@ -5,14 +5,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use askgate_core::{Ask, Form, QuestionSet};
 use askgate_store::{AskStatus, AuditEntry, Decision, NewAsk, Store};
+use askgate_testkit::{Scratch, binaries};
 use jiff::Timestamp;
 use serde_json::{Value as Json, json};
-
-static NEXT: AtomicU32 = AtomicU32::new(0);
 
 /// Alice answers the asks of the principal alice (the asks parked here).
 const ALICE: &str = "alice-token-0123456789abcdef";
@@ -21,11 +19,16 @@ const BOB: &str = "bob-token-0123456789abcdef00";
 /// The agent alice's calls come from: its MCP bearer token.
 const AGENT: &str = "alice-agent-token-0123456789";
 
-fn store_url() -> String {
-    let n = NEXT.fetch_add(1, Ordering::SeqCst);
-    let dir = std::env::temp_dir().join(format!("askgate-cli-store-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    format!("sqlite://{}", dir.join("askgate.db").display())
+/// A fresh store's URL, in a scratch directory that lives as long as it.
+fn store_url() -> (Scratch, String) {
+    let dir = Scratch::new();
+    let url = dir.store_url();
+    (dir, url)
+}
+
+/// When the asks here were made.
+fn at() -> Timestamp {
+    Timestamp::from_second(1_800_000_000).expect("in range")
 }
 
 fn db_path(url: &str) -> PathBuf {
@@ -60,7 +63,7 @@ fn askgate_as(url: &str, token: &str, args: &[&str]) -> Output {
 }
 
 fn run(url: &str, config: Option<&Path>, token: Option<&str>, args: &[&str]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askgate"));
+    let mut command = Command::new(binaries!().askgate);
     command
         .args(args)
         .args(["--store", url])
@@ -81,6 +84,13 @@ async fn status_of(store: &Store, id: &str) -> AskStatus {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `output` exited with `code`, its stderr saying `words`.
+fn says(output: &Output, code: i32, words: &str) {
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(code), "{stderr}");
+    assert!(stderr.contains(words), "{stderr}");
 }
 
 fn form_request() -> Json {
@@ -107,16 +117,10 @@ async fn park(url: &str, id: &str, request: Json) -> Store {
     let store = Store::open(url).await.expect("opens");
     store
         .park(&NewAsk {
-            id: id.into(),
-            resume_key: format!("tool:run:{id}"),
-            call_key: None,
-            principal: "alice".into(),
-            request,
             server: Some("files".into()),
             tool: Some("delete".into()),
             risk: Some("destructive".into()),
-            created_at: Timestamp::from_second(1_800_000_000).expect("in range"),
-            expires_at: None,
+            ..askgate_testkit::new_ask(id, "alice", request, at())
         })
         .await
         .expect("parks");
@@ -125,11 +129,11 @@ async fn park(url: &str, id: &str, request: Json) -> Store {
 
 #[tokio::test]
 async fn a_parked_ask_is_listed_and_answered_through_the_same_checks() {
-    let url = store_url();
+    let (_dir, url) = store_url();
     let store = park(&url, "a1", form_request()).await;
 
     let list = askgate(&url, &["asks", "list"]);
-    assert_eq!(list.status.code(), Some(0), "{}", text(&list.stderr));
+    says(&list, 0, "");
     assert!(text(&list.stdout).contains("a1") && text(&list.stdout).contains("files/delete"));
     let listed: Json =
         serde_json::from_slice(&askgate(&url, &["asks", "list", "--json"]).stdout).expect("JSON");
@@ -146,12 +150,7 @@ async fn a_parked_ask_is_listed_and_answered_through_the_same_checks() {
             r#"{"confirm": true, "keep": 90}"#,
         ],
     );
-    assert_eq!(wrong.status.code(), Some(1));
-    assert!(
-        text(&wrong.stderr).contains("Keep a backup for: 90 is too large"),
-        "{}",
-        text(&wrong.stderr)
-    );
+    says(&wrong, 1, "Keep a backup for: 90 is too large");
     let row = store.ask("a1").await.expect("reads").expect("exists");
     assert_eq!(
         row.status,
@@ -164,7 +163,7 @@ async fn a_parked_ask_is_listed_and_answered_through_the_same_checks() {
         ALICE,
         &["asks", "answer", "a1", "--content", r#"{"confirm": true}"#],
     );
-    assert_eq!(right.status.code(), Some(0), "{}", text(&right.stderr));
+    says(&right, 0, "");
     let row = store.ask("a1").await.expect("reads").expect("exists");
     assert_eq!(row.status, AskStatus::Answered);
     assert_eq!(
@@ -175,12 +174,7 @@ async fn a_parked_ask_is_listed_and_answered_through_the_same_checks() {
     assert_eq!(outcome["values"]["keep"]["source"], "defaulted");
 
     let again = askgate_as(&url, ALICE, &["asks", "decline", "a1"]);
-    assert_eq!(again.status.code(), Some(1));
-    assert!(
-        text(&again.stderr).contains("already answered"),
-        "{}",
-        text(&again.stderr)
-    );
+    says(&again, 1, "already answered");
 
     // As the inbox lists them: settled ones, narrowed by server and risk.
     let pending: Json =
@@ -217,12 +211,7 @@ async fn a_parked_ask_is_listed_and_answered_through_the_same_checks() {
     .expect("JSON");
     assert_eq!(elsewhere["asks"], json!([]));
     let bad = askgate(&url, &["asks", "list", "--status", "sometime"]);
-    assert_eq!(bad.status.code(), Some(2));
-    assert!(
-        text(&bad.stderr).contains("expected pending, settled"),
-        "{}",
-        text(&bad.stderr)
-    );
+    says(&bad, 2, "expected pending, settled");
     let shown: Json =
         serde_json::from_slice(&askgate(&url, &["asks", "show", "a1", "--json"]).stdout)
             .expect("JSON");
@@ -232,17 +221,12 @@ async fn a_parked_ask_is_listed_and_answered_through_the_same_checks() {
 
 #[tokio::test]
 async fn a_form_is_declined_and_only_a_question_set_is_skipped() {
-    let url = store_url();
+    let (_dir, url) = store_url();
     let store = park(&url, "f1", form_request()).await;
     park(&url, "q1", set_request()).await;
 
     let skip_form = askgate_as(&url, ALICE, &["asks", "skip", "f1"]);
-    assert_eq!(skip_form.status.code(), Some(1));
-    assert!(
-        text(&skip_form.stderr).contains("skip is for question sets"),
-        "{}",
-        text(&skip_form.stderr)
-    );
+    says(&skip_form, 1, "skip is for question sets");
     assert_eq!(
         askgate_as(&url, ALICE, &["asks", "decline", "f1"])
             .status
@@ -272,7 +256,7 @@ async fn a_form_is_declined_and_only_a_question_set_is_skipped() {
 
 #[tokio::test]
 async fn answering_without_a_credential_is_refused_and_the_ask_stays_pending() {
-    let url = store_url();
+    let (_dir, url) = store_url();
     let store = park(&url, "a1", form_request()).await;
     let config = config(&url);
     let content = r#"{"confirm": true, "keep": 3}"#;
@@ -294,18 +278,13 @@ async fn answering_without_a_credential_is_refused_and_the_ask_stays_pending() {
     }
     // With no config there is nobody to answer as, whatever is set.
     let bare = askgate(&url, &["asks", "answer", "a1", "--content", content]);
-    assert_eq!(bare.status.code(), Some(1), "{}", text(&bare.stderr));
-    assert!(
-        text(&bare.stderr).contains("nobody to answer as"),
-        "{}",
-        text(&bare.stderr)
-    );
+    says(&bare, 1, "nobody to answer as");
     assert_eq!(status_of(&store, "a1").await, AskStatus::Pending);
 }
 
 #[tokio::test]
 async fn a_persons_token_settles_the_ask_and_records_that_person() {
-    let url = store_url();
+    let (_dir, url) = store_url();
     let store = park(&url, "a1", form_request()).await;
     let answered = askgate_as(
         &url,
@@ -319,12 +298,7 @@ async fn a_persons_token_settles_the_ask_and_records_that_person() {
             "--json",
         ],
     );
-    assert_eq!(
-        answered.status.code(),
-        Some(0),
-        "{}",
-        text(&answered.stderr)
-    );
+    says(&answered, 0, "");
     let row = store.ask("a1").await.expect("reads").expect("exists");
     assert_eq!(row.status, AskStatus::Answered);
     assert_eq!(row.answered_by.as_deref(), Some("alice"));
@@ -337,7 +311,7 @@ async fn a_persons_token_settles_the_ask_and_records_that_person() {
 
 #[tokio::test]
 async fn a_wrong_token_or_an_agents_is_refused_alike() {
-    let url = store_url();
+    let (_dir, url) = store_url();
     let store = park(&url, "a1", form_request()).await;
     let mut said = Vec::new();
     for token in [
@@ -364,7 +338,7 @@ async fn a_wrong_token_or_an_agents_is_refused_alike() {
 
 #[tokio::test]
 async fn a_person_who_does_not_answer_for_the_asks_principal_is_refused() {
-    let url = store_url();
+    let (_dir, url) = store_url();
     let store = park(&url, "a1", form_request()).await;
     let refused = askgate_as(
         &url,
@@ -383,7 +357,7 @@ async fn a_person_who_does_not_answer_for_the_asks_principal_is_refused() {
 #[tokio::test]
 async fn the_generated_operator_token_answers_as_the_operator() {
     use sha2::Digest;
-    let url = store_url();
+    let (_dir, url) = store_url();
     let store = park(&url, "a1", form_request()).await;
     // What the inbox keeps of the token it generated: its SHA-256, beside
     // the store's key.
@@ -395,12 +369,7 @@ async fn the_generated_operator_token_answers_as_the_operator() {
     let key = format!("{}.key.inbox", db_path(&url).display());
     std::fs::write(&key, format!("{digest}\n")).expect("writes the digest");
     let answered = run(&url, None, Some(token), &["asks", "decline", "a1"]);
-    assert_eq!(
-        answered.status.code(),
-        Some(0),
-        "{}",
-        text(&answered.stderr)
-    );
+    says(&answered, 0, "");
     let row = store.ask("a1").await.expect("reads").expect("exists");
     assert_eq!(
         (row.status, row.answered_by.as_deref()),
@@ -410,7 +379,7 @@ async fn the_generated_operator_token_answers_as_the_operator() {
 
 #[tokio::test]
 async fn the_old_as_flag_is_gone() {
-    let url = store_url();
+    let (_dir, url) = store_url();
     let store = park(&url, "a1", form_request()).await;
     let old = askgate_as(&url, ALICE, &["asks", "decline", "a1", "--as", "mallory"]);
     assert_eq!(old.status.code(), Some(2), "a usage error");
@@ -424,17 +393,17 @@ async fn the_old_as_flag_is_gone() {
 
 #[test]
 fn the_config_names_the_store_for_asks_and_audit() {
-    let url = store_url();
+    let (_dir, url) = store_url();
     let config = config(&url);
-    let listed = Command::new(env!("CARGO_BIN_EXE_askgate"))
+    let listed = Command::new(binaries!().askgate)
         .args(["asks", "list", "--json", "--config"])
         .arg(&config)
         .env_remove("ASKGATE_STORE")
         .output()
         .expect("runs");
-    assert_eq!(listed.status.code(), Some(0), "{}", text(&listed.stderr));
+    says(&listed, 0, "");
     assert!(db_path(&url).exists(), "the config's store was opened");
-    let verified = Command::new(env!("CARGO_BIN_EXE_askgate"))
+    let verified = Command::new(binaries!().askgate)
         .args(["audit", "verify", "--json", "--config"])
         .arg(&config)
         .env_remove("ASKGATE_STORE")
@@ -446,29 +415,20 @@ fn the_config_names_the_store_for_asks_and_audit() {
 
 #[tokio::test]
 async fn audit_verify_says_whether_the_chain_holds_and_where_it_breaks() {
-    let url = store_url();
+    let (_dir, url) = store_url();
     let store = Store::open(&url).await.expect("opens");
     for tool in ["a", "b", "c"] {
         store
             .append_audit(&AuditEntry {
-                at: Timestamp::from_second(1_800_000_000).expect("in range"),
-                server: "files".into(),
-                tool: tool.into(),
-                risk: "destructive".into(),
-                decision: Decision::Blocked,
-                reason: "declined by a person".into(),
                 answered_by: Some("alice".into()),
-                principal: None,
                 answered_via: Some("mcp".into()),
-                arguments_digest: None,
-                ask_id: None,
-                decision_key: None,
+                ..askgate_testkit::audit_entry(at(), "files", tool, Decision::Blocked)
             })
             .await
             .expect("appends");
     }
     let intact = askgate(&url, &["audit", "verify"]);
-    assert_eq!(intact.status.code(), Some(0), "{}", text(&intact.stderr));
+    says(&intact, 0, "");
     assert!(
         text(&intact.stdout).contains("intact: 3 entries"),
         "{}",
@@ -499,10 +459,5 @@ async fn audit_verify_says_whether_the_chain_holds_and_where_it_breaks() {
 #[test]
 fn an_unknown_store_url_is_malformed_input() {
     let output = askgate("mysql://localhost/x", &["asks", "list"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        text(&output.stderr).contains("expected sqlite://PATH or postgres://"),
-        "{}",
-        text(&output.stderr)
-    );
+    says(&output, 2, "expected sqlite://PATH or postgres://");
 }
