@@ -15,16 +15,14 @@ use askgate_mcp::{
     AskOptions, Confirmations, Inbox, Policy, Request, Rounds, THRESHOLD_HEADER, session_threshold,
 };
 use askgate_store::{AskStatus, AuditRecord, Decision, Store};
-use askgate_testkit::mcp::{Tools, connect};
+use askgate_testkit::mcp::{Tools, cancel_once_asked, connect, send_call};
 use askgate_testkit::person::{accept, cancel, decline};
 use askgate_testkit::{Manner, Person, Seen, TempStore};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest,
-    ContentBlock, ElicitResult, InputResponses, ProtocolVersion,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitResult,
+    InputResponses, ProtocolVersion,
 };
-use rmcp::service::{
-    ClientLifecycleMode, PeerRequestOptions, RequestContext, RoleClient, RoleServer, RunningService,
-};
+use rmcp::service::{ClientLifecycleMode, RequestContext, RoleClient, RoleServer, RunningService};
 use rmcp::{ErrorData, ServiceExt};
 use serde_json::{Value as Json, json};
 
@@ -230,14 +228,7 @@ fn spawn_call(
 
 /// The call with `args`, sent so that it can be cancelled.
 async fn cancellable(h: &Harness, args: Json) -> rmcp::service::RequestHandle<RoleClient> {
-    h.client
-        .peer()
-        .send_request_with_option(
-            ClientRequest::CallToolRequest(CallToolRequest::new(delete(args))),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .expect("sent")
+    send_call(h.client.peer(), delete(args)).await
 }
 
 async fn audit(store: &Store) -> Vec<AuditRecord> {
@@ -583,16 +574,9 @@ async fn a_cancelled_call_withdraws_its_ask_and_never_proceeds() {
     setup.confirmations.caller_confirm = Some(Risk::Destructive);
     let h = setup.start().await;
     let handle = cancellable(&h, json!({"risk": "high_write", "confirm": true})).await;
-    // Once the person is being asked, the caller stops the call.
-    h.person.asked.at_least("the person is asked", 1).await;
-    handle
-        .cancel(Some("the user pressed stop".into()))
-        .await
-        .expect("cancels");
-    h.person
-        .withdrawn
-        .at_least("the dialog is withdrawn from the client", 1)
-        .await;
+    // Once the person is being asked, the caller stops the call: the
+    // dialog is withdrawn from the client.
+    cancel_once_asked(&h.person, handle, Some("the user pressed stop".into())).await;
     h.ended.at_least("the call's handler ends", 1).await;
     let entry = last(&h.store).await;
     assert_eq!(entry.decision, Decision::Blocked);

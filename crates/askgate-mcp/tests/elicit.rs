@@ -27,19 +27,19 @@ fn server() -> Tools {
     })
 }
 
+/// The environment, the replicas (2 by default) and a confirmation (on
+/// by default).
 fn deploy_form() -> Form {
-    serde_json::from_value(json!({
-        "message": "Deploy billing?",
-        "fields": [
-            {"id": "env", "title": "Environment", "type": "choice",
-             "options": [{"value": "staging", "label": "Staging"},
-                         {"value": "prod", "label": "Production"}]},
-            {"id": "replicas", "title": "Replicas", "type": "integer",
-             "minimum": 1, "maximum": 5, "default": 2},
-            {"id": "confirm", "title": "Deploy now", "type": "boolean", "default": true}
-        ]
-    }))
-    .expect("a form")
+    askgate_testkit::deploy_form(json!([
+        {"id": "replicas", "title": "Replicas", "type": "integer",
+         "minimum": 1, "maximum": 5, "default": 2},
+        {"id": "confirm", "title": "Deploy now", "type": "boolean", "default": true}
+    ]))
+}
+
+/// [`call`] of a 2025-11-25 client that shows forms.
+async fn call_2025(script: Vec<ElicitResult>) -> (String, Vec<Json>) {
+    call(ProtocolVersion::V_2025_11_25, form_only(), script).await
 }
 
 /// Run one call of `deploy` with this client; the tool's text and what the
@@ -69,12 +69,7 @@ fn form_only() -> Json {
 
 #[tokio::test]
 async fn an_accepted_answer_settles_with_defaults_applied() {
-    let (text, asked) = call(
-        ProtocolVersion::V_2025_11_25,
-        form_only(),
-        vec![accept(json!({"env": "prod"}))],
-    )
-    .await;
+    let (text, asked) = call_2025(vec![accept(json!({"env": "prod"}))]).await;
     assert_eq!(asked.len(), 1, "asked once");
     // 2025-11-25 carries titled choices and defaults.
     let schema = &asked[0]["requestedSchema"]["properties"];
@@ -94,14 +89,10 @@ async fn an_accepted_answer_settles_with_defaults_applied() {
 
 #[tokio::test]
 async fn a_wrong_answer_is_asked_again_with_the_reason_and_only_what_was_wrong() {
-    let (text, asked) = call(
-        ProtocolVersion::V_2025_11_25,
-        form_only(),
-        vec![
-            accept(json!({"env": "prod", "replicas": 9})),
-            accept(json!({"replicas": 3})),
-        ],
-    )
+    let (text, asked) = call_2025(vec![
+        accept(json!({"env": "prod", "replicas": 9})),
+        accept(json!({"replicas": 3})),
+    ])
     .await;
     assert_eq!(asked.len(), 2, "asked again once");
     let again = &asked[1];
@@ -129,12 +120,7 @@ async fn decline_and_cancel_are_outcomes_not_errors() {
         (ElicitationAction::Decline, Outcome::Declined),
         (ElicitationAction::Cancel, Outcome::Cancelled),
     ] {
-        let (text, _) = call(
-            ProtocolVersion::V_2025_11_25,
-            form_only(),
-            vec![ElicitResult::new(action)],
-        )
-        .await;
+        let (text, _) = call_2025(vec![ElicitResult::new(action)]).await;
         assert_eq!(text, serde_json::to_string(&expected).expect("serializes"));
     }
 }
@@ -167,7 +153,7 @@ async fn endless_wrong_answers_end_in_gave_up_at_the_cap() {
     let wrong = (0..10)
         .map(|_| accept(json!({"env": "moon"})))
         .collect::<Vec<_>>();
-    let (text, asked) = call(ProtocolVersion::V_2025_11_25, form_only(), wrong).await;
+    let (text, asked) = call_2025(wrong).await;
     let cap = Ask::new(deploy_form()).expect("a form").max_attempts() as usize;
     assert_eq!(asked.len(), cap, "asked exactly up to the cap");
     let outcome: Json = serde_json::from_str(&text).expect("an outcome");

@@ -17,17 +17,11 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::{ErrorData, ServiceError};
 use serde_json::{Value as Json, json};
 
+/// The environment and the replicas, neither with a default.
 fn deploy_form() -> Form {
-    serde_json::from_value(json!({
-        "message": "Deploy billing?",
-        "fields": [
-            {"id": "env", "title": "Environment", "type": "choice",
-             "options": [{"value": "staging", "label": "Staging"},
-                         {"value": "prod", "label": "Production"}]},
-            {"id": "replicas", "title": "Replicas", "type": "integer", "minimum": 1, "maximum": 5}
-        ]
-    }))
-    .expect("a form")
+    askgate_testkit::deploy_form(json!([
+        {"id": "replicas", "title": "Replicas", "type": "integer", "minimum": 1, "maximum": 5}
+    ]))
 }
 
 /// A server whose tool `deploy` asks a person, and reports the outcome as

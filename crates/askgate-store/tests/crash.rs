@@ -279,13 +279,8 @@ async fn check(url: &str, acknowledged: &BTreeMap<String, BTreeSet<String>>, rou
         audited.len(),
         verification.entries
     );
-    let kept: BTreeSet<String> = store
-        .audit_entries()
-        .await
-        .expect("reads the chain")
-        .into_iter()
-        .filter_map(|record| record.entry.ask_id)
-        .collect();
+    let chain = askgate_testkit::audited(&store).await;
+    let kept: BTreeSet<String> = chain.into_iter().filter_map(|e| e.ask_id).collect();
     for id in &audited {
         assert!(
             kept.contains(id),

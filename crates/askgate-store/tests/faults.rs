@@ -126,15 +126,8 @@ async fn a_full_disk_is_a_clear_error_and_writes_nothing() {
         store.ask(failed).await.expect("reads").is_none(),
         "the write that ran out of space left nothing"
     );
-    let pool = sqlx::sqlite::SqlitePool::connect(&url)
-        .await
-        .expect("connects");
-    let integrity: String = sqlx::query_scalar("PRAGMA integrity_check")
-        .fetch_one(&pool)
-        .await
-        .expect("checks");
+    let integrity: String = askgate_testkit::sqlite_value(&url, "PRAGMA integrity_check").await;
     assert_eq!(integrity, "ok");
-    pool.close().await;
     store
         .park(&ask("after", 10))
         .await

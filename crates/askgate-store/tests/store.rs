@@ -685,13 +685,8 @@ async fn an_older_store_is_migrated_on_open() {
         "both old asks found by their call: {of_call:?}"
     );
     store.close().await;
-    let pool = sqlx::sqlite::SqlitePool::connect(&url)
-        .await
-        .expect("connects");
-    let version: i64 = sqlx::query_scalar("SELECT version FROM askgate_schema")
-        .fetch_one(&pool)
-        .await
-        .expect("reads the version");
+    let version: i64 =
+        askgate_testkit::sqlite_value(&url, "SELECT version FROM askgate_schema").await;
     assert_eq!(version, SCHEMA_VERSION, "migrated to the newest schema");
 }
 

@@ -340,3 +340,15 @@ pub async fn ledger(store_url: &str) -> Vec<String> {
     pool.close().await;
     states
 }
+
+/// Write a config over `store` (with an upstream that does nothing) whose
+/// one person, `name`, answers for everyone with `token`; its path.
+pub fn people_config(dir: &Scratch, store: &str, name: &str, token: &str) -> PathBuf {
+    dir.write(
+        "askgate.toml",
+        &format!(
+            "store = {store:?}\n\n[[upstreams]]\nname = \"none\"\ncommand = \"true\"\n\n\
+             [[people]]\nname = {name:?}\ntoken = {token:?}\nanswers_for = [\"*\"]\n"
+        ),
+    )
+}

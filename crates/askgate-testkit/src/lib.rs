@@ -113,3 +113,43 @@ pub fn audit_entry(
         decision_key: None,
     }
 }
+
+/// The audit chain of `store`, oldest first.
+pub async fn audited(store: &Store) -> Vec<AuditEntry> {
+    let records = store.audit_entries().await.expect("the audit reads");
+    records.into_iter().map(|record| record.entry).collect()
+}
+
+/// The newest audit entry of `store`.
+pub async fn last_audited(store: &Store) -> AuditEntry {
+    audited(store).await.pop().expect("an audit entry")
+}
+
+/// The one value `sql` reads from the SQLite store at `url` (as someone
+/// with the file at hand would).
+pub async fn sqlite_value<T>(url: &str, sql: &str) -> T
+where
+    T: for<'r> sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite> + Send + Unpin,
+{
+    let pool = sqlx::sqlite::SqlitePool::connect(url)
+        .await
+        .expect("the file opens");
+    let value = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned()))
+        .fetch_one(&pool)
+        .await
+        .expect("the query reads");
+    pool.close().await;
+    value
+}
+
+/// The deploy form of the MCP tests: "Deploy billing?", the environment
+/// (staging or production) and then `fields` (a JSON array).
+pub fn deploy_form(fields: serde_json::Value) -> askgate_core::Form {
+    let mut all = vec![
+        serde_json::json!({"id": "env", "title": "Environment", "type": "choice",
+        "options": [{"value": "staging", "label": "Staging"}, {"value": "prod", "label": "Production"}]}),
+    ];
+    all.extend(fields.as_array().cloned().unwrap_or_default());
+    serde_json::from_value(serde_json::json!({"message": "Deploy billing?", "fields": all}))
+        .expect("a form")
+}

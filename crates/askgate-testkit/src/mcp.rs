@@ -6,12 +6,14 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use rmcp::model::{CallToolRequest, ClientRequest};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ProtocolVersion,
     ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{
-    ClientLifecycleMode, ClientServiceExt, RequestContext, RoleClient, RoleServer, RunningService,
+    ClientLifecycleMode, ClientServiceExt, Peer, PeerRequestOptions, RequestContext, RequestHandle,
+    RoleClient, RoleServer, RunningService,
 };
 use rmcp::{ClientHandler, ErrorData, ServerHandler, ServiceExt};
 use serde_json::Value as Json;
@@ -123,4 +125,33 @@ pub fn complete_text(response: CallToolResponse) -> String {
         CallToolResponse::Complete(result) => text(&result),
         other => panic!("expected a complete result, got {other:?}"),
     }
+}
+
+/// Send a `tools/call` of `params` through `peer` so that it can be
+/// cancelled (the Stop button): its handle.
+pub async fn send_call(
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+) -> RequestHandle<RoleClient> {
+    peer.send_request_with_option(
+        ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+        PeerRequestOptions::no_options(),
+    )
+    .await
+    .expect("the call is sent")
+}
+
+/// Once `person` is shown the call's ask, cancel the call (`reason` says
+/// why), and wait for the ask to be withdrawn from the client.
+pub async fn cancel_once_asked(
+    person: &crate::Person,
+    call: RequestHandle<RoleClient>,
+    reason: Option<String>,
+) {
+    person.asked.at_least("the person is asked", 1).await;
+    call.cancel(reason).await.expect("the cancel is sent");
+    person
+        .withdrawn
+        .at_least("the ask is withdrawn from the client", 1)
+        .await;
 }

@@ -147,6 +147,15 @@ impl Person {
         self
     }
 
+    /// The messages of the asks shown so far, in order.
+    pub fn messages(&self) -> Vec<String> {
+        self.asked
+            .all()
+            .iter()
+            .map(|asked| asked["message"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    }
+
     /// How the person answers.
     pub fn manner(&self) -> Manner {
         self.manner

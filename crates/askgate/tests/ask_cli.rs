@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use askgate_testkit::gateway::as_person;
+use askgate_testkit::gateway::{as_person, people_config};
 use askgate_testkit::postgres::FreshSchema;
 use askgate_testkit::process::Process;
 use askgate_testkit::webhook::Receiver;
@@ -111,13 +111,7 @@ const ALICE: &str = "alice-person-token-0123456789";
 /// `store` names her).
 fn act(store: &str, args: &[&str]) -> Output {
     let dir = Scratch::new();
-    let config = dir.write(
-        "askgate.toml",
-        &format!(
-            "store = {store:?}\n\n[[upstreams]]\nname = \"none\"\ncommand = \"true\"\n\n\
-             [[people]]\nname = \"alice\"\ntoken = {ALICE:?}\nanswers_for = [\"*\"]\n"
-        ),
-    );
+    let config = people_config(&dir, store, "alice", ALICE);
     let mut with_store = vec!["--store", store];
     with_store.extend(args);
     as_person(&binaries!().askgate, &config, ALICE, &with_store)

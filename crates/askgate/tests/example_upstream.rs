@@ -8,11 +8,10 @@ use askgate_conformance::example_upstream::{
     PROMPT, PROMPT_ASKING, RESOURCE, RESOURCE_ASKING, TOOLS, WAIT_CANCELLED,
 };
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, GetPromptRequestParams, Implementation,
-    ReadResourceRequestParams,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, GetPromptRequestParams, Implementation, ReadResourceRequestParams,
 };
-use rmcp::service::{PeerRequestOptions, RequestContext, RoleClient, RunningService};
+use rmcp::service::{RequestContext, RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Map, Value as Json, json};
@@ -215,29 +214,19 @@ async fn the_prompt_and_the_resource_are_listed_and_answer() {
     let client = spawn(DECLINES).await;
     call(&client, "write_note", json!({"name": "ideas", "text": "x"})).await;
     let prompts = client.list_all_prompts().await.expect("prompts/list");
-    assert_eq!(
-        prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
-        [PROMPT, PROMPT_ASKING]
-    );
-    let prompt = client
-        .get_prompt(GetPromptRequestParams::new(PROMPT))
-        .await
-        .expect("prompts/get");
-    let prompt = serde_json::to_value(&prompt).expect("serializes");
+    let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, [PROMPT, PROMPT_ASKING]);
+    let prompt = client.get_prompt(GetPromptRequestParams::new(PROMPT));
+    let prompt = serde_json::to_value(prompt.await.expect("prompts/get")).expect("json");
     assert_eq!(
         prompt["messages"][0]["content"]["text"],
         json!("Write a brief summary of my notes: ideas.")
     );
     let resources = client.list_all_resources().await.expect("resources/list");
-    assert_eq!(
-        resources.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(),
-        [RESOURCE, RESOURCE_ASKING]
-    );
-    let read = client
-        .read_resource(ReadResourceRequestParams::new(RESOURCE))
-        .await
-        .expect("resources/read");
-    let read = serde_json::to_value(&read).expect("serializes");
+    let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(uris, [RESOURCE, RESOURCE_ASKING]);
+    let read = client.read_resource(ReadResourceRequestParams::new(RESOURCE));
+    let read = serde_json::to_value(read.await.expect("resources/read")).expect("json");
     assert_eq!(read["contents"][0]["text"], json!("ideas"));
     client.cancel().await.expect("stops");
 }
@@ -275,14 +264,7 @@ async fn a_cancelled_wait_stops_and_says_so() {
         ("name".to_owned(), json!("never")),
         ("wait_ms".to_owned(), json!(3_600_000)),
     ]));
-    let handle = client
-        .peer()
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .expect("sent");
+    let handle = askgate_testkit::mcp::send_call(client.peer(), params).await;
     // The call is in flight once the server logged it; then cancel it.
     let mut lines = tokio::io::BufReader::new(stderr).lines();
     until_line(&mut lines, "call wait_for_note").await;

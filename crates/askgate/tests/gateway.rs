@@ -126,6 +126,17 @@ fn done(response: CallToolResponse) -> CallToolResult {
     }
 }
 
+/// A retry whose sealed state was used already is refused (-32602).
+async fn refused_as_a_replay(
+    client: &RunningService<RoleClient, Person>,
+    retry: CallToolRequestParams,
+) {
+    match client.call_tool_once(retry).await {
+        Err(rmcp::ServiceError::McpError(error)) => assert_eq!(error.code.0, -32602),
+        other => panic!("a replay must be refused, got {other:?}"),
+    }
+}
+
 /// The input requests of an `InputRequiredResult`, as JSON by key.
 fn input_requests(result: &InputRequiredResult) -> serde_json::Map<String, Json> {
     serde_json::to_value(result.input_requests.clone().unwrap_or_default())
@@ -181,9 +192,9 @@ async fn a_confirmed_call_runs_once_and_is_audited_and_ledgered() {
     )
     .await;
     assert_ne!(result.is_error, Some(true), "{}", text(&result));
-    let asked = h.person.asked.all();
+    let asked = h.person.messages();
     assert_eq!(asked.len(), 1, "one confirmation");
-    let message = asked[0]["message"].as_str().expect("a message");
+    let message = &asked[0];
     assert!(
         message.contains("append_note") && message.contains("medium write"),
         "{message}"
@@ -490,16 +501,9 @@ async fn a_gateway_killed_mid_ask_gives_the_retry_its_result_and_runs_the_call_o
     );
     assert_ne!(done.is_error, Some(true), "{}", text(&done));
     // The same retry again is refused: the state was used.
-    match client.call_tool_once(retry).await {
-        Err(rmcp::ServiceError::McpError(error)) => assert_eq!(error.code.0, -32602),
-        other => panic!("a replay must be refused, got {other:?}"),
-    }
+    refused_as_a_replay(&client, retry).await;
     client.cancel().await.expect("the gateway stops");
-    assert_eq!(
-        ledger(setup.store_url()).await,
-        ["answered"],
-        "the call ran exactly once"
-    );
+    assert_eq!(ledger(setup.store_url()).await, ["answered"], "ran once");
 }
 
 #[tokio::test]
@@ -558,17 +562,10 @@ async fn the_upstreams_own_ask_reaches_a_2026_client_as_input_requests_and_its_a
         json!({"upstream-2": {"action": "accept", "content": {"name": "Eve"}}}),
         states.last().cloned(),
     );
-    match client.call_tool_once(replay).await {
-        Err(rmcp::ServiceError::McpError(error)) => assert_eq!(error.code.0, -32602),
-        other => panic!("a replay must be refused, got {other:?}"),
-    }
+    refused_as_a_replay(&client, replay).await;
     // A read's record is written as it ends: a clean stop keeps it.
     client.cancel().await.expect("the gateway stops");
-    assert_eq!(
-        ledger(setup.store_url()).await,
-        ["answered"],
-        "the call ran once"
-    );
+    assert_eq!(ledger(setup.store_url()).await, ["answered"], "ran once");
 }
 
 #[tokio::test]
@@ -793,10 +790,7 @@ async fn a_2026_upstreams_ask_outlives_a_killed_gateway_and_the_retry_gets_the_r
     );
     assert!(text(&done).contains("Hello, Ada"), "{}", text(&done));
     // The same retry again is refused: its state was used.
-    match client.call_tool_once(retry).await {
-        Err(rmcp::ServiceError::McpError(error)) => assert_eq!(error.code.0, -32602),
-        other => panic!("a replay must be refused, got {other:?}"),
-    }
+    refused_as_a_replay(&client, retry).await;
     client.cancel().await.expect("the gateway stops");
     let store = Store::open(setup.store_url()).await.expect("opens");
     let decisions: Vec<String> = store

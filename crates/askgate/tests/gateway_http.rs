@@ -4,6 +4,7 @@
 
 use askgate_store::Store;
 use askgate_testkit::gateway::{Listening, Setup, ledger};
+use askgate_testkit::mcp::{cancel_once_asked, send_call};
 use askgate_testkit::person::accept;
 use askgate_testkit::{Manner, Person, binaries};
 use rmcp::ServiceExt;
@@ -66,14 +67,16 @@ fn reader() -> Person {
         .otherwise(accept(json!({})))
 }
 
-/// The messages of the asks shown to `person`.
-fn messages(person: &Person) -> Vec<String> {
-    person
-        .asked
-        .all()
-        .iter()
-        .map(|asked| asked["message"].as_str().unwrap_or_default().to_owned())
-        .collect()
+/// The gateway's metrics, as alice reads them.
+async fn metrics_of(http: &reqwest::Client, gateway: &Listening) -> String {
+    http.get(gateway.url.replace("/mcp", "/metrics"))
+        .bearer_auth(ALICE)
+        .send()
+        .await
+        .expect("answers")
+        .text()
+        .await
+        .expect("text")
 }
 
 #[tokio::test]
@@ -147,15 +150,7 @@ async fn tokens_name_the_principal_and_sessions_stay_with_it() {
         .await
         .expect("answers");
     assert_eq!(unauthorized.status(), 401);
-    let metrics = http
-        .get(gateway.url.replace("/mcp", "/metrics"))
-        .bearer_auth(ALICE)
-        .send()
-        .await
-        .expect("answers")
-        .text()
-        .await
-        .expect("text");
+    let metrics = metrics_of(&http, &gateway).await;
     assert!(metrics.contains("askgate_pending_asks 1"), "{metrics}");
     assert!(
         !metrics.contains("askgate_upstream_calls_total{"),
@@ -181,15 +176,7 @@ async fn tokens_name_the_principal_and_sessions_stay_with_it() {
     assert!(answered.status.success(), "{answered:?}");
     let result = alice.call_tool(params).await.expect("a result");
     assert_ne!(result.is_error, Some(true));
-    let metrics = http
-        .get(gateway.url.replace("/mcp", "/metrics"))
-        .bearer_auth(ALICE)
-        .send()
-        .await
-        .expect("answers")
-        .text()
-        .await
-        .expect("text");
+    let metrics = metrics_of(&http, &gateway).await;
     assert!(
         metrics.contains(r#"askgate_decisions_total{method="elicited"} 1"#),
         "{metrics}"
@@ -213,32 +200,13 @@ async fn a_call_cancelled_over_http_while_the_person_is_asked_is_never_sent() {
     let client = connect(&gateway.url, ALICE, &away).await;
     let mut params = CallToolRequestParams::new("notes__delete_all_notes");
     params.arguments = json!({"confirm": true}).as_object().cloned();
-    let handle = client
-        .peer()
-        .send_request_with_option(
-            rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params)),
-            rmcp::service::PeerRequestOptions::no_options(),
-        )
-        .await
-        .expect("sent");
-    away.asked.at_least("the person is asked", 1).await;
-    handle
-        .cancel(Some("stopped".into()))
-        .await
-        .expect("cancels");
-    away.withdrawn
-        .at_least("the gateway withdraws its ask", 1)
-        .await;
+    let handle = send_call(client.peer(), params).await;
+    // Stopped while the person is asked: the gateway withdraws its ask.
+    cancel_once_asked(&away, handle, Some("stopped".into())).await;
     // The decision is in the audit once the gateway's handler says so.
     gateway.log().line_with(&["call decided", "blocked"]).await;
     let store = Store::open(gateway.store_url()).await.expect("opens");
-    let entry = store
-        .audit_entries()
-        .await
-        .expect("audit")
-        .pop()
-        .expect("audited")
-        .entry;
+    let entry = askgate_testkit::last_audited(&store).await;
     assert_eq!(entry.decision, askgate_store::Decision::Blocked);
     assert!(
         entry.reason.contains("cancelled by the caller"),
@@ -278,7 +246,7 @@ async fn an_upstreams_ask_outside_any_call_reaches_only_a_lone_principal() {
     let ended = gateway.log().line_with(&[ASKED_LATER]).await;
     assert!(!ended.contains("refused"), "{ended}");
     assert_eq!(
-        messages(&alice).first().map(String::as_str),
+        alice.messages().first().map(String::as_str),
         Some("What is your name?")
     );
 }
@@ -305,14 +273,14 @@ async fn an_intake_asked_once_is_once_per_principal_and_session() {
         alice.asked.len(),
         1,
         "once for alice: {:?}",
-        messages(&alice)
+        alice.messages()
     );
     // Another principal, another session: asked once too.
     let bob_client = connect(&gateway.url, BOB, &bob).await;
     for _ in 0..2 {
         bob_client.call_tool(read()).await.expect("a result");
     }
-    assert_eq!(bob.asked.len(), 1, "once for bob: {:?}", messages(&bob));
+    assert_eq!(bob.asked.len(), 1, "once for bob: {:?}", bob.messages());
     assert_eq!(alice.asked.len(), 1, "alice is not asked for bob");
     // A new session of alice's is a new start.
     let again = reader();

@@ -4,7 +4,7 @@
 //! resumes through PostgreSQL's notifications. Runs when
 //! `ASKGATE_TEST_POSTGRES_URL` is set (`.ci/run` sets it).
 
-use askgate_testkit::gateway::{Setup, as_person};
+use askgate_testkit::gateway::{Setup, as_person, people_config};
 use askgate_testkit::postgres::FreshSchema;
 use askgate_testkit::{Person, Scratch, binaries, within};
 use rmcp::model::{CallToolRequestParams, ElicitResult, ElicitationAction, ProtocolVersion};
@@ -64,13 +64,7 @@ async fn an_answer_from_another_process_resumes_the_call_a_gateway_holds() {
     // Answered from another process, as the inbox does, by a person of
     // the config.
     let dir = Scratch::new();
-    let config = dir.write(
-        "askgate.toml",
-        &format!(
-            "store = {store:?}\n\n[[upstreams]]\nname = \"none\"\ncommand = \"true\"\n\n\
-             [[people]]\nname = \"alice\"\ntoken = {ALICE:?}\nanswers_for = [\"*\"]\n"
-        ),
-    );
+    let config = people_config(&dir, &store, "alice", ALICE);
     let answered = as_person(
         &binaries!().askgate,
         &config,

@@ -9,13 +9,12 @@
 
 use askgate_store::{Decision, Store};
 use askgate_testkit::gateway::{Gateway, ledger};
-use askgate_testkit::mcp::text;
+use askgate_testkit::mcp::{send_call, text};
 use askgate_testkit::person::accept;
 use askgate_testkit::process::sigkill;
 use askgate_testkit::{Scratch, binaries, within};
 use rmcp::ServiceError;
-use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ElicitResult};
-use rmcp::service::PeerRequestOptions;
+use rmcp::model::{CallToolRequestParams, ElicitResult};
 use serde_json::{Value as Json, json};
 
 use super::{person, setup};
@@ -69,16 +68,21 @@ async fn verified_decisions(store_url: &str) -> Vec<Decision> {
     let store = Store::open(store_url).await.expect("the store opens");
     let verification = store.verify_audit().await.expect("verifies");
     assert_eq!(verification.broken, None, "the audit chain is unbroken");
-    let decisions = store
-        .audit_entries()
-        .await
-        .expect("audit")
-        .into_iter()
-        .map(|e| e.entry.decision)
-        .collect();
+    let audited = askgate_testkit::audited(&store).await;
     store.close().await;
-    decisions
+    audited.into_iter().map(|e| e.decision).collect()
 }
+
+/// Stop the gateway: its ledger's states, and the decisions of its audit
+/// chain (checked to verify).
+async fn records(h: Gateway) -> (Vec<String>, Vec<Decision>) {
+    let stopped = h.stop().await;
+    let url = stopped.store_url();
+    (ledger(url).await, verified_decisions(url).await)
+}
+
+/// Two reads' decisions: no person was needed for either.
+const TWO_READS: [Decision; 2] = [Decision::NotRequired, Decision::NotRequired];
 
 #[tokio::test]
 async fn an_upstreams_error_on_a_read_names_the_upstream_and_tool_and_is_ledgered_as_failed() {
@@ -111,15 +115,7 @@ async fn a_read_the_client_cancels_is_cancelled_upstream_and_left_unanswered() {
         "wait_for_note",
         json!({"name": "never", "wait_ms": FOREVER_MS}),
     );
-    let handle = h
-        .client
-        .peer()
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(CallToolRequest::new(waiting)),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .expect("the call is sent");
+    let handle = send_call(h.client.peer(), waiting).await;
     took_the_lane(&h, "wait_for_note").await;
     h.log.line_with(&[WAIT_ARRIVED]).await;
     // Cancelled without a reason, as a client that just gives up.
@@ -132,12 +128,11 @@ async fn a_read_the_client_cancels_is_cancelled_upstream_and_left_unanswered() {
         .await
         .expect("a later read answers");
     assert!(text(&later).contains("no note named"), "{}", text(&later));
-    let stopped = h.stop().await;
     // Sent, never answered: it may have run (a cancel is a request).
-    assert_eq!(ledger(stopped.store_url()).await, ["sent", "answered"]);
+    let (ledger, decisions) = records(h).await;
     assert_eq!(
-        verified_decisions(stopped.store_url()).await,
-        [Decision::NotRequired, Decision::NotRequired]
+        (ledger, decisions),
+        (vec!["sent".into(), "answered".into()], TWO_READS.into())
     );
 }
 
@@ -188,11 +183,10 @@ async fn an_upstream_that_dies_mid_read_fails_the_read_and_the_others_go_on() {
         "{}",
         text(&answered)
     );
-    let stopped = h.stop().await;
-    assert_eq!(ledger(stopped.store_url()).await, ["failed", "answered"]);
+    let (ledger, decisions) = records(h).await;
     assert_eq!(
-        verified_decisions(stopped.store_url()).await,
-        [Decision::NotRequired, Decision::NotRequired]
+        (ledger, decisions),
+        (vec!["failed".into(), "answered".into()], TWO_READS.into())
     );
 }
 

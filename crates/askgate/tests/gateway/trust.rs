@@ -8,10 +8,9 @@
 use askgate_store::{AskStatus, Decision};
 use askgate_testkit::Manner;
 use askgate_testkit::gateway::Gateway;
-use askgate_testkit::mcp::text;
+use askgate_testkit::mcp::{cancel_once_asked, send_call, text};
 use askgate_testkit::person::{accept, cancel, decline};
-use rmcp::model::{CallToolRequest, ClientRequest, ElicitResult};
-use rmcp::service::PeerRequestOptions;
+use rmcp::model::ElicitResult;
 use serde_json::{Value as Json, json};
 
 use super::{on_notes as call, person, setup};
@@ -47,13 +46,7 @@ async fn gateway(
 /// The newest audit entry.
 async fn last(h: &Gateway) -> askgate_store::AuditEntry {
     let store = h.store().await;
-    let entry = store
-        .audit_entries()
-        .await
-        .expect("audit")
-        .pop()
-        .expect("an entry")
-        .entry;
+    let entry = askgate_testkit::last_audited(&store).await;
     store.close().await;
     entry
 }
@@ -256,25 +249,10 @@ async fn a_call_cancelled_while_the_person_is_asked_never_reaches_the_upstream()
         "notes__write_note",
         json!({"name": "todo", "text": "gone", "confirm": true}),
     );
-    let handle = h
-        .client
-        .peer()
-        .send_request_with_option(
-            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .expect("sent");
-    h.person.asked.at_least("the person is asked", 1).await;
-    // The Stop button.
-    handle
-        .cancel(Some("stopped".into()))
-        .await
-        .expect("cancels");
-    h.person
-        .withdrawn
-        .at_least("the gateway withdraws its ask from the client", 1)
-        .await;
+    let handle = send_call(h.client.peer(), params).await;
+    // The Stop button, once the person is asked: the gateway withdraws its
+    // ask from the client.
+    cancel_once_asked(&h.person, handle, Some("stopped".into())).await;
     // The decision is in the audit once the gateway's handler says so.
     h.log.line_with(&["call decided", "blocked"]).await;
     let entry = last(&h).await;
@@ -301,9 +279,9 @@ async fn a_mistyped_answer_is_refused_on_every_surface() {
     .await;
     let result = call(&h, "write_note", json!({"name": "todo", "text": "x"})).await;
     assert_eq!(result.is_error, Some(true));
-    let asked = h.person.asked.all();
+    let asked = h.person.messages();
     assert_eq!(asked.len(), 2, "asked again");
-    let again = asked[1]["message"].as_str().expect("a message");
+    let again = &asked[1];
     assert!(
         again.contains("\"confrim\"") && again.contains("it asks for \"confirm\""),
         "{again}"
