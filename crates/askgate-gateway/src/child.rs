@@ -1,5 +1,5 @@
 //! An upstream run as a child process on stdio: its pipes shared by rmcp
-//! and the express lane (see [`super::wire`]), and its stop.
+//! and the express lane (see [`super::lines`]), and its stop.
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 
 use super::express::Lane;
-use super::wire::{self, Handover, Out, OutWriter};
+use super::lines::{self, Handover, Out, OutWriter};
 
 /// How long a stopping child is given after its stdin closes before it is
 /// killed (as long as rmcp's own child transport gives it).
@@ -50,12 +50,12 @@ pub(crate) fn spawn(
     let reader = pipe::Receiver::from_owned_fd(stdout.into_owned_fd()?)?;
     let out = Out::new(writer);
     let lane = Lane::new(Arc::clone(&out));
-    let (handover, rest) = wire::handover();
+    let (handover, rest) = lines::handover();
     let tapped = Arc::clone(&lane);
     let peer = peer.to_owned();
     tokio::spawn(async move {
         let offer = Arc::clone(&tapped);
-        wire::tap(reader, move |line| offer.offer(line), rest, &peer).await;
+        lines::tap(reader, move |line| offer.offer(line), rest, &peer).await;
         tapped.gone();
     });
     let transport = ChildTransport {

@@ -5,7 +5,7 @@
 //! A classic request from an upstream (`elicitation/create`,
 //! `sampling/createMessage`, `roots/list`) says nothing of whom it is for.
 //! While a call is in flight to that upstream, the call says it (see the
-//! `upcall` module). Outside any call, it may be shown only when exactly
+//! `relay` module). Outside any call, it may be shown only when exactly
 //! one principal is connected — on stdio, always the one client; over
 //! Streamable HTTP, only while every open session is one principal's —
 //! and is refused otherwise, never shown to whoever touched the gateway

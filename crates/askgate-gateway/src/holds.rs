@@ -1,23 +1,45 @@
 //! Upstream requests held in memory while a 2026-07-28 client answers
 //! their server's asks: the retry that brings the answers takes its
-//! request back by the handle its sealed state carries (see the `upcall`
+//! request back by the handle its sealed state carries (see the `relay`
 //! module).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use rmcp::ErrorData;
 use rmcp::model::CallToolResponse;
 
-use super::upcall::Held;
+use super::relay::Held;
+
+/// The key in a round's carried state of a held upstream request.
+pub(crate) const HELD: &str = "held";
+
+/// The key in a round's carried state of a held request's server's round
+/// (see [`super::relay::Resumable`]): what a retry sends again when the
+/// request is no longer held.
+pub(crate) const RESUME: &str = "resume";
 
 /// Upstream calls waiting on a 2026-07-28 client's retry, by the handle
 /// the round's sealed state carries. Each is dropped when its wait passes
-/// the limit — its server's asks are then told nobody answered.
+/// the limit — its server's asks are then told nobody answered. One task
+/// per `Holds` sweeps them, and only while something is held: every wait
+/// is as long, so they end in the order they began.
 pub(crate) struct Holds<R = CallToolResponse> {
-    held: Arc<Mutex<HashMap<String, Held<R>>>>,
+    waiting: Arc<Mutex<Waiting<R>>>,
     ttl: Duration,
+}
+
+/// What is held, and when each wait ends.
+struct Waiting<R> {
+    held: HashMap<String, Held<R>>,
+    /// Handles by the end of their wait, soonest first (a handle taken
+    /// meanwhile is skipped).
+    ends: VecDeque<(Instant, String)>,
+    /// Whether a sweeper runs.
+    sweeping: bool,
 }
 
 impl<R> std::fmt::Debug for Holds<R> {
@@ -33,13 +55,13 @@ impl<R: Send + 'static> Holds<R> {
     /// sealed state lives).
     pub(crate) fn new(ttl: Duration) -> Holds<R> {
         Holds {
-            held: Arc::default(),
+            waiting: Arc::new(Mutex::new(Waiting {
+                held: HashMap::new(),
+                ends: VecDeque::new(),
+                sweeping: false,
+            })),
             ttl,
         }
-    }
-
-    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, Held<R>>> {
-        self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Hold `held` until the client's retry takes it, or its wait ends:
@@ -48,26 +70,98 @@ impl<R: Send + 'static> Holds<R> {
     /// # Errors
     /// The system's random source failed.
     pub(crate) fn hold(&self, held: Held<R>) -> Result<String, ErrorData> {
-        let handle = super::proxy::random("held")?;
-        self.held().insert(handle.clone(), held);
-        let holds = Arc::downgrade(&self.held);
-        let expired = handle.clone();
-        let ttl = self.ttl;
-        tokio::spawn(async move {
-            tokio::time::sleep(ttl).await;
-            if let Some(holds) = holds.upgrade() {
-                let gone = holds
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .remove(&expired);
-                drop(gone);
-            }
-        });
+        let handle = super::ids::random("held")?;
+        let mut waiting = lock(&self.waiting);
+        waiting.held.insert(handle.clone(), held);
+        waiting
+            .ends
+            .push_back((Instant::now() + self.ttl, handle.clone()));
+        if !waiting.sweeping {
+            waiting.sweeping = true;
+            tokio::spawn(sweep(Arc::downgrade(&self.waiting)));
+        }
         Ok(handle)
     }
 
     /// The call held under `handle`, if it still is.
     pub(crate) fn take(&self, handle: &str) -> Option<Held<R>> {
-        self.held().remove(handle)
+        lock(&self.waiting).held.remove(handle)
+    }
+}
+
+fn lock<R>(waiting: &Mutex<Waiting<R>>) -> std::sync::MutexGuard<'_, Waiting<R>> {
+    waiting.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Drop each held call whose wait has ended, until nothing is held (or
+/// the `Holds` itself is gone).
+async fn sweep<R>(waiting: Weak<Mutex<Waiting<R>>>) {
+    loop {
+        let next = {
+            let Some(waiting) = waiting.upgrade() else {
+                return;
+            };
+            let mut waiting = lock(&waiting);
+            match waiting.ends.front() {
+                Some((end, _)) => *end,
+                None => {
+                    waiting.sweeping = false;
+                    return;
+                }
+            }
+        };
+        tokio::time::sleep_until(next).await;
+        let Some(waiting) = waiting.upgrade() else {
+            return;
+        };
+        let ended: Vec<Held<R>> = {
+            let mut waiting = lock(&waiting);
+            let now = Instant::now();
+            let mut ended = Vec::new();
+            while waiting.ends.front().is_some_and(|(end, _)| *end <= now) {
+                if let Some((_, handle)) = waiting.ends.pop_front()
+                    && let Some(held) = waiting.held.remove(&handle)
+                {
+                    ended.push(held);
+                }
+            }
+            ended
+        };
+        // Dropped outside the lock: each tells its server's asks that
+        // nobody answered.
+        drop(ended);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::Holds;
+    use crate::relay::Held;
+
+    fn a_call() -> Held {
+        let (_asks, asked) = tokio::sync::mpsc::unbounded_channel();
+        Held::new(std::future::pending(), asked)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_held_call_is_taken_within_its_wait_and_gone_after_it() {
+        let holds: Holds = Holds::new(Duration::from_secs(60));
+        let first = holds.hold(a_call()).expect("held");
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        let second = holds.hold(a_call()).expect("held");
+        assert!(holds.take(&first).is_some(), "taken within its wait");
+        assert!(holds.take(&first).is_none(), "taken once");
+        // Past the second's wait: gone, and the sweeper stops.
+        tokio::time::sleep(Duration::from_secs(61)).await;
+        assert!(holds.take(&second).is_none(), "dropped when its wait ended");
+        // Held again later: a new sweeper ends that wait too.
+        let third = holds.hold(a_call()).expect("held");
+        tokio::time::sleep(Duration::from_secs(59)).await;
+        let fourth = holds.hold(a_call()).expect("held");
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(holds.take(&third).is_none(), "its wait ended");
+        assert!(holds.take(&fourth).is_some(), "its wait has not");
     }
 }

@@ -20,27 +20,28 @@ mod child;
 pub mod config;
 mod downstream;
 mod error;
-#[cfg_attr(any(not(unix), askgate_portable), path = "express_off.rs")]
+#[cfg_attr(any(not(unix), askgate_portable), path = "express/off.rs")]
 mod express;
 mod holds;
+mod ids;
 pub mod keys;
+#[cfg(all(unix, not(askgate_portable)))]
+mod lines;
 mod listen;
 mod metrics;
+mod prompts_resources;
 mod proxy;
 mod questions;
-mod reads;
+mod record;
+mod relay;
 mod rules;
 mod stdio;
-mod upcall;
 mod upstream;
 mod url_mode;
-#[cfg(all(unix, not(askgate_portable)))]
-mod wire;
 
 use askgate_core::{Gate, Method, Risk};
 use askgate_mcp::{Inbox, Rounds};
 use askgate_store::Store;
-use rmcp::ServiceExt;
 
 pub use config::Config;
 pub use error::Error;
@@ -101,15 +102,7 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
     let key_file = keys::key_path(store_url);
     let key = keys::load_or_create_key(&key_file)?;
     let listener = if serve_inbox {
-        match askgate_inbox::bind(config.inbox.listen).await {
-            Ok(listener) => Some(listener),
-            Err(error) => {
-                tracing::warn!(
-                    "{error}; the inbox page is not served (answer with `askgate asks`)"
-                );
-                None
-            }
-        }
+        bind_inbox(&config).await
     } else {
         None
     };
@@ -139,41 +132,15 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
         .with_inbox(inbox)
         .with_confirmations(config.confirmations.clone());
     let downstream = Downstream::default();
-    let mut upstreams = Vec::new();
-    for upstream in &config.upstreams {
-        let endpoint = Endpoint::from(&upstream.transport);
-        match upstream::connect(
-            &upstream.name,
-            &endpoint,
-            upstream.protocol,
-            downstream.clone(),
-        )
-        .await
-        {
-            Ok(connected) => upstreams.push(connected),
-            Err(error) => tracing::error!(upstream = %upstream.name, %error, "left out"),
-        }
-    }
-    if upstreams.is_empty() {
-        return Err(Error::NoUpstream);
-    }
+    let upstreams = connect_upstreams(&config, &downstream).await?;
     let threshold = config.auto_approve_from_env()?;
-    let owner = format!(
-        "gateway:{}",
-        config
-            .upstreams
-            .iter()
-            .map(|u| u.name.as_str())
-            .collect::<Vec<_>>()
-            .join(",")
-    );
     let gateway = Gateway::new(
         Settings {
             rounds,
             judge: Box::new(config.rules.clone()),
             threshold,
             allow_raise: config.allow_session_raise,
-            owner,
+            owner: owner(&config),
             replay: config.replay,
             metrics: metrics::Metrics::default(),
             offer_ask_tool: config.offer_ask_tool,
@@ -191,6 +158,54 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
         gateway,
         page,
     })
+}
+
+/// The inbox page's listener, when its address can be bound (else the
+/// page is not served, and the CLI answers).
+async fn bind_inbox(config: &Config) -> Option<tokio::net::TcpListener> {
+    match askgate_inbox::bind(config.inbox.listen).await {
+        Ok(listener) => Some(listener),
+        Err(error) => {
+            tracing::warn!("{error}; the inbox page is not served (answer with `askgate asks`)");
+            None
+        }
+    }
+}
+
+/// Every upstream of `config` connected, their asks outside a call going
+/// to `downstream`; one that fails is logged and left out.
+///
+/// # Errors
+/// Not one could be connected.
+async fn connect_upstreams(
+    config: &Config,
+    downstream: &Downstream,
+) -> Result<Vec<upstream::Upstream>, Error> {
+    let mut upstreams = Vec::new();
+    for upstream in &config.upstreams {
+        let endpoint = Endpoint::from(&upstream.transport);
+        let connected = upstream::connect(
+            &upstream.name,
+            &endpoint,
+            upstream.protocol,
+            downstream.clone(),
+        );
+        match connected.await {
+            Ok(connected) => upstreams.push(connected),
+            Err(error) => tracing::error!(upstream = %upstream.name, %error, "left out"),
+        }
+    }
+    if upstreams.is_empty() {
+        return Err(Error::NoUpstream);
+    }
+    Ok(upstreams)
+}
+
+/// This gateway's name in the ledger: its upstreams' names, stable across
+/// restarts (calls a crash left unanswered are found by it).
+fn owner(config: &Config) -> String {
+    let names: Vec<&str> = config.upstreams.iter().map(|u| u.name.as_str()).collect();
+    format!("gateway:{}", names.join(","))
 }
 
 /// How long a link sent to a client in URL mode stays good.
@@ -261,9 +276,11 @@ async fn serve(config: Config, gateway: Gateway, page: Option<InboxPage>) -> Res
             eprintln!(
                 "askgate gateway: asks a client cannot show wait in the inbox at {base} (or: askgate asks list)"
             );
-            let app = page
-                .router()
-                .merge(metrics::beside_inbox(gateway.clone(), page.clone()));
+            let app = page.router().merge(metrics::beside_inbox(
+                gateway.metrics().clone(),
+                gateway.store().clone(),
+                page.clone(),
+            ));
             tokio::spawn(askgate_inbox::serve(app, listener));
         }
         None => eprintln!(
@@ -273,83 +290,26 @@ async fn serve(config: Config, gateway: Gateway, page: Option<InboxPage>) -> Res
     // Posts as asks are parked and settle, until the gateway stops.
     let _notifier = match &config.notify {
         Some(webhook) => {
-            let store = gateway.metrics().1.clone();
+            let store = gateway.store().clone();
             let links = Inbox::new(&base).map_err(Error::Setup)?;
             let notifier = askgate_inbox::notify::Notifier::new(store, webhook.clone(), links)?;
             Some(AbortOnDrop(notifier.listen()))
         }
         None => None,
     };
-    gateway.recover().await.map_err(Error::Setup)?;
+    gateway.recover().await?;
     // Know the tools before the first call: the express lane takes a call
     // only of a tool listed.
     gateway.refresh_tools().await;
     let served = match &config.listen {
         Some(listen) => listen::serve(gateway.clone(), listen.addr, &config.principals).await,
-        None => serve_stdio(gateway.for_session(), config.express_lane).await,
+        None => stdio::serve(gateway.for_session(), config.express_lane).await,
     }
     .map_err(Error::Serve);
     // Keep what the answers did not wait for: a clean stop loses nothing.
     gateway.settle_writes().await;
-    gateway.metrics().1.close().await;
+    gateway.store().close().await;
     served
-}
-
-/// Serve one client on stdin and stdout until it goes away. When both are
-/// pipes, the express lane takes the calls that need no person (see
-/// [`express`]); rmcp serves everything else.
-#[cfg(all(unix, not(askgate_portable)))]
-async fn serve_stdio(gateway: Gateway, express_lane: bool) -> Result<(), String> {
-    let pipes = if express_lane {
-        stdio::pipes().map_err(|why| why.to_string())
-    } else {
-        Err("express_lane = false".to_owned())
-    };
-    let (reader, writer) = match pipes {
-        Ok(pipes) => pipes,
-        Err(why) => {
-            tracing::debug!(%why, "no express lane");
-            return serve_through_rmcp(gateway).await;
-        }
-    };
-    let out = wire::Out::new(writer);
-    let (handover, rest) = wire::handover();
-    let mut express = express::Express::new(gateway.clone(), std::sync::Arc::clone(&out));
-    let tap = tokio::spawn(async move {
-        wire::tap(reader, move |line| express.offer(line), rest, "client").await;
-    });
-    let served = match gateway
-        .clone()
-        .serve((handover, wire::OutWriter(std::sync::Arc::clone(&out))))
-        .await
-    {
-        Ok(running) => {
-            let _ = running.waiting().await;
-            Ok(())
-        }
-        Err(e) => Err(format!("the client handshake failed: {e}")),
-    };
-    tap.abort();
-    gateway.abandon_express();
-    out.drained().await;
-    served
-}
-
-/// Serve one client on stdin and stdout until it goes away, every message
-/// through rmcp (there is no express lane on this platform).
-#[cfg(any(not(unix), askgate_portable))]
-async fn serve_stdio(gateway: Gateway, _express_lane: bool) -> Result<(), String> {
-    serve_through_rmcp(gateway).await
-}
-
-/// Serve one client on stdin and stdout through rmcp alone.
-async fn serve_through_rmcp(gateway: Gateway) -> Result<(), String> {
-    let running = gateway
-        .serve(stdio::channel())
-        .await
-        .map_err(|e| format!("the client handshake failed: {e}"))?;
-    let _ = running.waiting().await;
-    Ok(())
 }
 
 /// Stops a background task when dropped.

@@ -165,7 +165,7 @@ pub(crate) async fn serve(
             "/metrics",
             axum::routing::get(move || {
                 let gateway = scraped.clone();
-                async move { super::metrics::exposition(&gateway).await }
+                async move { super::metrics::exposition(gateway.metrics(), gateway.store()).await }
             }),
         )
         .layer(axum::middleware::from_fn_with_state(gate, authenticate));

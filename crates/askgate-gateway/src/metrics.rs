@@ -125,10 +125,13 @@ impl Metrics {
     }
 }
 
-/// The `/metrics` response: the text exposition of `gateway`'s metrics.
-pub(crate) async fn exposition(gateway: &super::proxy::Gateway) -> axum::response::Response {
+/// The `/metrics` response: the text exposition of `metrics`, with the
+/// asks pending in `store`.
+pub(crate) async fn exposition(
+    metrics: &Metrics,
+    store: &askgate_store::Store,
+) -> axum::response::Response {
     use axum::response::IntoResponse;
-    let (metrics, store) = gateway.metrics();
     (
         [(
             axum::http::header::CONTENT_TYPE,
@@ -143,7 +146,8 @@ pub(crate) async fn exposition(gateway: &super::proxy::Gateway) -> axum::respons
 /// only HTTP listener the inbox is): for the operator's token, sent as
 /// `Authorization: Bearer <token>`; anyone else gets 401.
 pub(crate) fn beside_inbox(
-    gateway: super::proxy::Gateway,
+    metrics: Metrics,
+    store: askgate_store::Store,
     inbox: askgate_inbox::Inbox,
 ) -> axum::Router {
     use axum::http::{HeaderMap, StatusCode, header};
@@ -151,7 +155,7 @@ pub(crate) fn beside_inbox(
     axum::Router::new().route(
         "/metrics",
         axum::routing::get(move |headers: HeaderMap| {
-            let (gateway, inbox) = (gateway.clone(), inbox.clone());
+            let (metrics, store, inbox) = (metrics.clone(), store.clone(), inbox.clone());
             async move {
                 if !inbox.operator_bearer(&headers) {
                     return (
@@ -161,7 +165,7 @@ pub(crate) fn beside_inbox(
                     )
                         .into_response();
                 }
-                exposition(&gateway).await
+                exposition(&metrics, &store).await
             }
         }),
     )

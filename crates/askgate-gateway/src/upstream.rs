@@ -27,7 +27,7 @@ use serde_json::{Value as Json, json};
 use super::config::UpstreamProtocol;
 use super::downstream::{Downstream, Whom};
 use super::express::Lane;
-use super::upcall::{self, Answer, Inflight, Route};
+use super::relay::{self, Answer, Inflight, Route};
 use super::url_mode;
 use askgate_mcp::replay::{Watch, Watched};
 
@@ -75,17 +75,17 @@ fn unavailable(server: &str, what: &str, why: &str) -> ErrorData {
 
 impl Relay {
     /// Put the server's own `request` to the person behind the call that
-    /// caused it (see the `upcall` module), or — asked outside any call —
+    /// caused it (see the `relay` module), or — asked outside any call —
     /// to the connected client, when every connected client is one
     /// principal's (see the `downstream` module).
     async fn ask(&self, request: InputRequest, what: &str) -> Result<Answer, ErrorData> {
         let answer = match self.inflight.route() {
             Route::Call(asks) => {
                 tracing::info!(server = %self.server, what, "relaying the server's own ask to the person");
-                upcall::ask_through(&asks, request).await
+                relay::ask_through(&asks, request).await
             }
             Route::NoCall => match self.downstream.whom(CLIENT_WAIT).await {
-                Whom::Client(peer) => upcall::ask_peer(&peer, &request)
+                Whom::Client(peer) => relay::ask_peer(&peer, &request)
                     .await
                     .map(|value| Answer {
                         value,
@@ -223,7 +223,7 @@ pub(crate) struct Upstream {
     /// The connection.
     pub(crate) service: RunningService<RoleClient, Relay>,
     /// What the replay contract sees of it.
-    pub(crate) watch: Watch,
+    pub(crate) watcher: Watch,
     /// Its calls in flight, where its own asks go.
     pub(crate) inflight: Inflight,
     /// Its express lane, when it runs as a child process.
@@ -260,7 +260,7 @@ pub(crate) async fn connect(
         downstream,
         inflight: inflight.clone(),
     };
-    let watch = Watch::default();
+    let watcher = Watch::default();
     #[cfg_attr(any(not(unix), askgate_portable), allow(unused_mut))]
     let mut lane: Option<Arc<Lane>> = None;
     let service = match endpoint {
@@ -290,7 +290,7 @@ pub(crate) async fn connect(
             let transport = rmcp::transport::TokioChildProcess::new(command)
                 .map_err(|e| format!("upstream {name}: cannot start {program:?}: {e}"))?;
             relay
-                .serve_with_lifecycle(Watched::new(transport, watch.clone()), lifecycle)
+                .serve_with_lifecycle(Watched::new(transport, watcher.clone()), lifecycle)
                 .await
                 .map_err(|e| format!("upstream {name}: the MCP handshake failed: {e}"))?
         }
@@ -306,7 +306,7 @@ pub(crate) async fn connect(
             }
             let transport = StreamableHttpClientTransport::from_config(config);
             relay
-                .serve_with_lifecycle(Watched::new(transport, watch.clone()), lifecycle)
+                .serve_with_lifecycle(Watched::new(transport, watcher.clone()), lifecycle)
                 .await
                 .map_err(|e| format!("upstream {name} at {url}: the MCP handshake failed: {e}"))?
         }
@@ -317,7 +317,7 @@ pub(crate) async fn connect(
     Ok(Upstream {
         name: name.to_owned(),
         service,
-        watch,
+        watcher,
         inflight,
         lane,
     })

@@ -42,43 +42,13 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
         .into_iter()
         .map(|intake| check_intake(intake, &names, src))
         .collect::<Result<Vec<_>, _>>()?;
-    let inbox = match file.inbox {
-        None => Inbox {
-            listen: default_inbox(),
-            base_url: None,
-            token: None,
-        },
-        Some(inbox) => Inbox {
-            listen: match inbox.listen {
-                None => default_inbox(),
-                Some(listen) => socket_addr(&listen, src)?,
-            },
-            base_url: inbox.base_url.map(|url| http_url(url, src)).transpose()?,
-            token: inbox
-                .token
-                .map(|token| inbox_token(token, src))
-                .transpose()?,
-        },
-    };
+    let inbox = check_inbox(file.inbox, src)?;
     let principals = check_principals(file.principals, inbox.token.as_deref(), src)?;
     let people = check_people(file.people, &principals, inbox.token.as_deref(), src)?;
-    let listen = match file.listen {
-        None => None,
-        Some(listen) => {
-            let addr = socket_addr(&listen.addr, src)?;
-            if !addr.ip().is_loopback() && principals.is_empty() {
-                return Err(src.at(
-                    listen.addr.span(),
-                    format!(
-                        "{addr} is reachable from other machines and no [[principals]] are \
-                         configured, so anyone who can reach it could call the tools; listen \
-                         on a loopback address (127.0.0.1) or add principals with tokens"
-                    ),
-                ));
-            }
-            Some(Listen { addr })
-        }
-    };
+    let listen = file
+        .listen
+        .map(|listen| check_listen(&listen.addr, principals.is_empty(), src))
+        .transpose()?;
     let notify = file
         .notify
         .map(|notify| check_notify(notify, src))
@@ -118,6 +88,52 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
         notify,
         confirmations,
     })
+}
+
+/// The inbox's settings, defaults where none are written.
+fn check_inbox(
+    inbox: Option<super::file::InboxFile>,
+    src: &Source<'_>,
+) -> Result<Inbox, ConfigError> {
+    let Some(inbox) = inbox else {
+        return Ok(Inbox {
+            listen: default_inbox(),
+            base_url: None,
+            token: None,
+        });
+    };
+    Ok(Inbox {
+        listen: match inbox.listen {
+            None => default_inbox(),
+            Some(listen) => socket_addr(&listen, src)?,
+        },
+        base_url: inbox.base_url.map(|url| http_url(url, src)).transpose()?,
+        token: inbox
+            .token
+            .map(|token| inbox_token(token, src))
+            .transpose()?,
+    })
+}
+
+/// The address the gateway serves Streamable HTTP on: only a loopback
+/// one when no principal needs a token (`no_principals`).
+fn check_listen(
+    addr: &Spanned<String>,
+    no_principals: bool,
+    src: &Source<'_>,
+) -> Result<Listen, ConfigError> {
+    let parsed = socket_addr(addr, src)?;
+    if !parsed.ip().is_loopback() && no_principals {
+        return Err(src.at(
+            addr.span(),
+            format!(
+                "{parsed} is reachable from other machines and no [[principals]] are \
+                 configured, so anyone who can reach it could call the tools; listen \
+                 on a loopback address (127.0.0.1) or add principals with tokens"
+            ),
+        ));
+    }
+    Ok(Listen { addr: parsed })
 }
 
 /// The trust settings as written.
@@ -319,12 +335,12 @@ fn name_problem(name: &str) -> Option<String> {
 }
 
 fn check_transport(
-    upstream: UpstreamFile,
+    mut upstream: UpstreamFile,
     span: Range<usize>,
     src: &Source<'_>,
 ) -> Result<Upstream, ConfigError> {
-    let name = upstream.name.into_inner();
-    let protocol = match upstream.protocol {
+    let name = upstream.name.get_ref().clone();
+    let protocol = match upstream.protocol.take() {
         None => UpstreamProtocol::default(),
         Some(text) => UpstreamProtocol::parse(text.get_ref()).ok_or_else(|| {
             src.at(
@@ -337,7 +353,7 @@ fn check_transport(
             )
         })?,
     };
-    let transport = match (upstream.command, upstream.url) {
+    let transport = match (upstream.command.take(), upstream.url.take()) {
         (Some(_), Some(url)) => {
             return Err(src.at(
                 url.span(),
@@ -354,55 +370,69 @@ fn check_transport(
                 ),
             ));
         }
-        (Some(command), None) => {
-            if let Some(headers) = upstream.headers {
-                return Err(src.at(
-                    headers.span(),
-                    "headers apply to url upstreams only; a stdio server takes env",
-                ));
-            }
-            if command.get_ref().trim().is_empty() {
-                return Err(src.at(command.span(), "an empty command"));
-            }
-            Transport::Stdio(Stdio {
-                command: command.into_inner(),
-                args: upstream.args.map(Spanned::into_inner).unwrap_or_default(),
-                env: upstream.env.map(Spanned::into_inner).unwrap_or_default(),
-                cwd: upstream.cwd.map(|cwd| PathBuf::from(cwd.into_inner())),
-            })
-        }
-        (None, Some(url)) => {
-            let stdio_only = [
-                upstream.args.map(|v| v.span()),
-                upstream.env.map(|v| v.span()),
-                upstream.cwd.map(|v| v.span()),
-            ];
-            if let Some(span) = stdio_only.into_iter().flatten().next() {
-                return Err(src.at(
-                    span,
-                    "args, env and cwd apply to command (stdio) upstreams only; a url \
-                     upstream takes headers",
-                ));
-            }
-            let headers = upstream.headers.map(|headers| {
-                let span = headers.span();
-                let headers = headers.into_inner();
-                match headers.iter().find_map(|(k, v)| header_problem(k, v)) {
-                    Some(problem) => Err(src.at(span, problem)),
-                    None => Ok(headers),
-                }
-            });
-            Transport::Http(Http {
-                url: http_url(url, src)?,
-                headers: headers.transpose()?.unwrap_or_default(),
-            })
-        }
+        (Some(command), None) => stdio_transport(command, upstream, src)?,
+        (None, Some(url)) => http_transport(url, upstream, src)?,
     };
     Ok(Upstream {
         name,
         transport,
         protocol,
     })
+}
+
+/// A stdio upstream: its command, args, env and working directory.
+fn stdio_transport(
+    command: Spanned<String>,
+    upstream: UpstreamFile,
+    src: &Source<'_>,
+) -> Result<Transport, ConfigError> {
+    if let Some(headers) = upstream.headers {
+        return Err(src.at(
+            headers.span(),
+            "headers apply to url upstreams only; a stdio server takes env",
+        ));
+    }
+    if command.get_ref().trim().is_empty() {
+        return Err(src.at(command.span(), "an empty command"));
+    }
+    Ok(Transport::Stdio(Stdio {
+        command: command.into_inner(),
+        args: upstream.args.map(Spanned::into_inner).unwrap_or_default(),
+        env: upstream.env.map(Spanned::into_inner).unwrap_or_default(),
+        cwd: upstream.cwd.map(|cwd| PathBuf::from(cwd.into_inner())),
+    }))
+}
+
+/// A Streamable HTTP upstream: its URL and headers.
+fn http_transport(
+    url: Spanned<String>,
+    upstream: UpstreamFile,
+    src: &Source<'_>,
+) -> Result<Transport, ConfigError> {
+    let stdio_only = [
+        upstream.args.map(|v| v.span()),
+        upstream.env.map(|v| v.span()),
+        upstream.cwd.map(|v| v.span()),
+    ];
+    if let Some(span) = stdio_only.into_iter().flatten().next() {
+        return Err(src.at(
+            span,
+            "args, env and cwd apply to command (stdio) upstreams only; a url \
+             upstream takes headers",
+        ));
+    }
+    let headers = upstream.headers.map(|headers| {
+        let span = headers.span();
+        let headers = headers.into_inner();
+        match headers.iter().find_map(|(k, v)| header_problem(k, v)) {
+            Some(problem) => Err(src.at(span, problem)),
+            None => Ok(headers),
+        }
+    });
+    Ok(Transport::Http(Http {
+        url: http_url(url, src)?,
+        headers: headers.transpose()?.unwrap_or_default(),
+    }))
 }
 
 /// What is wrong with a header, if anything. Never quotes the value.

@@ -140,52 +140,15 @@ pub(super) fn check_people(
             ));
         }
         let this = format!("people[{index}] ({name:?})");
-        if let Some((at, agent)) = principals
-            .iter()
-            .enumerate()
-            .find(|(_, p)| &p.token == token)
-        {
-            return Err(src.at(
-                person.token.span(),
-                format!(
-                    "{this} has the same token as principals[{at}] ({:?}): an agent must never \
-                     hold a person's credential; give each its own token",
-                    agent.name
-                ),
-            ));
+        let taken = Taken {
+            principals,
+            people: &out,
+            inbox_token,
+        };
+        if let Some(problem) = taken.problem(&this, token) {
+            return Err(src.at(person.token.span(), problem));
         }
-        if let Some((at, other)) = out.iter().enumerate().find(|(_, p)| &p.token == token) {
-            return Err(src.at(
-                person.token.span(),
-                format!(
-                    "{this} has the same token as people[{at}] ({:?}): each person needs a \
-                     token of their own, so that an answer names who gave it",
-                    other.name
-                ),
-            ));
-        }
-        if inbox_token == Some(token.as_str()) {
-            return Err(src.at(
-                person.token.span(),
-                format!(
-                    "{this} has the same token as [inbox] token (the operator's): each person \
-                     needs a token of their own, so that an answer names who gave it"
-                ),
-            ));
-        }
-        let mut answers_for: Vec<String> = Vec::with_capacity(person.answers_for.len());
-        for principal in person.answers_for {
-            if principal.get_ref().trim().is_empty() {
-                return Err(src.at(
-                    principal.span(),
-                    "an empty principal name; expected a principal's name, or \"*\" for every \
-                     principal",
-                ));
-            }
-            if !answers_for.contains(principal.get_ref()) {
-                answers_for.push(principal.into_inner());
-            }
-        }
+        let answers_for = answers_for(person.answers_for, src)?;
         if !person.operator && answers_for.is_empty() {
             return Err(src.at_key(
                 Some(span),
@@ -222,4 +185,71 @@ fn person_name_problem(name: &str) -> Option<String> {
     } else {
         None
     }
+}
+
+/// The tokens a person's may not be: the principals', the people's
+/// checked so far, the operator's.
+struct Taken<'a> {
+    principals: &'a [Principal],
+    people: &'a [Person],
+    inbox_token: Option<&'a str>,
+}
+
+impl Taken<'_> {
+    /// Why `this` person may not have `token`, if they may not. Never
+    /// quotes a token.
+    fn problem(&self, this: &str, token: &str) -> Option<String> {
+        if let Some((at, agent)) = self
+            .principals
+            .iter()
+            .enumerate()
+            .find(|(_, p)| p.token == token)
+        {
+            return Some(format!(
+                "{this} has the same token as principals[{at}] ({:?}): an agent must never \
+                 hold a person's credential; give each its own token",
+                agent.name
+            ));
+        }
+        if let Some((at, other)) = self
+            .people
+            .iter()
+            .enumerate()
+            .find(|(_, p)| p.token == token)
+        {
+            return Some(format!(
+                "{this} has the same token as people[{at}] ({:?}): each person needs a \
+                 token of their own, so that an answer names who gave it",
+                other.name
+            ));
+        }
+        (self.inbox_token == Some(token)).then(|| {
+            format!(
+                "{this} has the same token as [inbox] token (the operator's): each person \
+                 needs a token of their own, so that an answer names who gave it"
+            )
+        })
+    }
+}
+
+/// The principals a person answers for, as written: none empty, each
+/// once.
+fn answers_for(
+    written: Vec<Spanned<String>>,
+    src: &Source<'_>,
+) -> Result<Vec<String>, ConfigError> {
+    let mut answers_for: Vec<String> = Vec::with_capacity(written.len());
+    for principal in written {
+        if principal.get_ref().trim().is_empty() {
+            return Err(src.at(
+                principal.span(),
+                "an empty principal name; expected a principal's name, or \"*\" for every \
+                 principal",
+            ));
+        }
+        if !answers_for.contains(principal.get_ref()) {
+            answers_for.push(principal.into_inner());
+        }
+    }
+    Ok(answers_for)
 }

@@ -6,7 +6,13 @@
 //! else (a terminal, a file, a socket) uses tokio's — and so does every
 //! platform without unix pipes.
 
+#[cfg(all(unix, not(askgate_portable)))]
+mod express;
+
+use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::proxy::Gateway;
 
 /// What the gateway reads the client's messages from.
 pub(crate) type Reader = Box<dyn AsyncRead + Send + Unpin>;
@@ -57,4 +63,64 @@ pub(crate) fn pipes() -> std::io::Result<(
     let reader = pipe::Receiver::from_file(stdin)?;
     let writer = pipe::Sender::from_file(stdout)?;
     Ok((reader, writer))
+}
+
+/// Serve one client on stdin and stdout until it goes away. When both are
+/// pipes, the express lane takes the calls that need no person (see
+/// [`crate::express`]); rmcp serves everything else.
+#[cfg(all(unix, not(askgate_portable)))]
+pub(crate) async fn serve(gateway: Gateway, express_lane: bool) -> Result<(), String> {
+    let pipes = if express_lane {
+        pipes().map_err(|why| why.to_string())
+    } else {
+        Err("express_lane = false".to_owned())
+    };
+    let (reader, writer) = match pipes {
+        Ok(pipes) => pipes,
+        Err(why) => {
+            tracing::debug!(%why, "no express lane");
+            return serve_through_rmcp(gateway).await;
+        }
+    };
+    let out = crate::lines::Out::new(writer);
+    let (handover, rest) = crate::lines::handover();
+    let mut express = express::Express::new(gateway.clone(), std::sync::Arc::clone(&out));
+    let tap = tokio::spawn(async move {
+        crate::lines::tap(reader, move |line| express.offer(line), rest, "client").await;
+    });
+    let served = match gateway
+        .clone()
+        .serve((
+            handover,
+            crate::lines::OutWriter(std::sync::Arc::clone(&out)),
+        ))
+        .await
+    {
+        Ok(running) => {
+            let _ = running.waiting().await;
+            Ok(())
+        }
+        Err(e) => Err(format!("the client handshake failed: {e}")),
+    };
+    tap.abort();
+    gateway.abandon_express();
+    out.drained().await;
+    served
+}
+
+/// Serve one client on stdin and stdout until it goes away, every message
+/// through rmcp (there is no express lane on this platform).
+#[cfg(any(not(unix), askgate_portable))]
+pub(crate) async fn serve(gateway: Gateway, _express_lane: bool) -> Result<(), String> {
+    serve_through_rmcp(gateway).await
+}
+
+/// Serve one client on stdin and stdout through rmcp alone.
+async fn serve_through_rmcp(gateway: Gateway) -> Result<(), String> {
+    let running = gateway
+        .serve(channel())
+        .await
+        .map_err(|e| format!("the client handshake failed: {e}"))?;
+    let _ = running.waiting().await;
+    Ok(())
 }

@@ -1,6 +1,6 @@
 //! Prompts and resources read through the gateway: `prompts/get` and
 //! `resources/read` sent to their upstream, with what its server asks on
-//! the way relayed to the person like a tool's asks (see the `upcall`
+//! the way relayed to the person like a tool's asks (see the `relay`
 //! module) — a classic `elicitation/create` of a 2025-11-25 server, or the
 //! input requests of a 2026-07-28 server's `InputRequiredResult`, answered
 //! and sent again with `inputResponses` and `requestState` until the
@@ -13,21 +13,21 @@
 //! without asking, or an error saying the server needs input it cannot
 //! give. Reading is not gated: nothing here is audited or ledgered.
 
-use std::future::Future;
 use std::time::Duration;
 
 use askgate_mcp::{Principal, Request, RoundError, Rounds, Unanswered};
+use rmcp::ErrorData;
 use rmcp::model::{
-    GetPromptRequestParams, GetPromptResponse, InputRequiredResult, InputResponses,
-    ReadResourceRequestParams, ReadResourceResponse, ResultType,
+    GetPromptRequestParams, GetPromptResponse, InputRequiredResult, ReadResourceRequestParams,
+    ReadResourceResponse,
 };
 use rmcp::service::{Peer, RequestContext, RoleClient, RoleServer};
-use rmcp::{ErrorData, ServiceError};
 use serde_json::Value as Json;
 
-use super::holds::Holds;
-use super::proxy::{HELD, RESUME, random};
-use super::upcall::{self, Asks, Entered, Followed, Held, Resumable};
+use super::holds::{HELD, Holds, RESUME};
+use super::ids::random;
+use super::relay::rounds::{self, Rounded, Sent};
+use super::relay::{self, Asks, Entered, Followed, Held, Resumable};
 use super::upstream::Upstream;
 
 /// The upstream requests of prompts and resources waiting on a
@@ -84,91 +84,6 @@ impl Reads {
         let forwarded = ReadResourceRequestParams::new(params.uri.clone());
         let request = Request::resource(params);
         relay(&self.resources, upstream, rounds, request, forwarded, cx).await
-    }
-}
-
-/// A request a 2026-07-28 server may answer with input requests, sent
-/// again with their answers.
-pub(crate) trait Rounded: Clone + Send + 'static {
-    /// What the server answers.
-    type Response: From<InputRequiredResult> + Send + 'static;
-    /// What it is, for errors (no argument values).
-    fn what(&self) -> String;
-    /// Send it once.
-    fn send(
-        self,
-        peer: &Peer<RoleClient>,
-    ) -> impl Future<Output = Result<Self::Response, ServiceError>> + Send;
-    /// The input requests, when the server needs input first.
-    fn input_required(response: &Self::Response) -> Option<&InputRequiredResult>;
-    /// This request again, with the answers and the server's state.
-    fn answered(&mut self, responses: InputResponses, state: Option<String>);
-    /// The server's result as a client of any revision takes it: with
-    /// `resultType`, which a 2026-07-28 client needs (rmcp strips it for
-    /// older ones).
-    fn complete(response: Self::Response) -> Self::Response;
-}
-
-impl Rounded for GetPromptRequestParams {
-    type Response = GetPromptResponse;
-
-    fn what(&self) -> String {
-        format!("get prompt {}", self.name)
-    }
-
-    async fn send(self, peer: &Peer<RoleClient>) -> Result<GetPromptResponse, ServiceError> {
-        peer.get_prompt_once(self).await
-    }
-
-    fn input_required(response: &GetPromptResponse) -> Option<&InputRequiredResult> {
-        match response {
-            GetPromptResponse::InputRequired(needed) => Some(needed),
-            _ => None,
-        }
-    }
-
-    fn answered(&mut self, responses: InputResponses, state: Option<String>) {
-        self.input_responses = Some(responses);
-        self.request_state = state;
-    }
-
-    fn complete(mut response: GetPromptResponse) -> GetPromptResponse {
-        if let GetPromptResponse::Complete(result) = &mut response {
-            result.result_type.get_or_insert(ResultType::COMPLETE);
-        }
-        response
-    }
-}
-
-impl Rounded for ReadResourceRequestParams {
-    type Response = ReadResourceResponse;
-
-    fn what(&self) -> String {
-        // The URI may carry the person's data: not named.
-        "read a resource".to_owned()
-    }
-
-    async fn send(self, peer: &Peer<RoleClient>) -> Result<ReadResourceResponse, ServiceError> {
-        peer.read_resource_once(self).await
-    }
-
-    fn input_required(response: &ReadResourceResponse) -> Option<&InputRequiredResult> {
-        match response {
-            ReadResourceResponse::InputRequired(needed) => Some(needed),
-            _ => None,
-        }
-    }
-
-    fn answered(&mut self, responses: InputResponses, state: Option<String>) {
-        self.input_responses = Some(responses);
-        self.request_state = state;
-    }
-
-    fn complete(mut response: ReadResourceResponse) -> ReadResourceResponse {
-        if let ReadResourceResponse::Complete(result) = &mut response {
-            result.result_type.get_or_insert(ResultType::COMPLETE);
-        }
-        response
     }
 }
 
@@ -245,46 +160,36 @@ fn start<Q: Rounded>(
     ))
 }
 
-/// Send `params` until the server completes, each round's input requests
-/// answered through `asks`, at most [`askgate_mcp::client::MAX_ROUNDS`]
-/// rounds; `entered` ends when it does.
+/// Send `params` until the server completes (see [`rounds`]); `entered`
+/// ends when it does.
 async fn settle<Q: Rounded>(
     peer: Peer<RoleClient>,
     server: String,
-    mut params: Q,
+    params: Q,
     asks: Asks,
     entered: Entered,
     carried: Option<InputRequiredResult>,
-) -> upcall::Response<Q::Response> {
+) -> relay::Response<Q::Response> {
     let _entered = entered;
     let what = params.what();
-    let asked_for = |why: String| {
-        ErrorData::invalid_request(
+    match rounds::until_complete(&peer, params, &asks, carried, |_| Ok(())).await {
+        Sent::Answered(response) => Ok(Q::complete(response)),
+        Sent::Failed(error) => Err(ErrorData::internal_error(
+            format!("{server} failed to {what}: {error}"),
+            None,
+        )),
+        Sent::NotGiven(why) => Err(ErrorData::invalid_request(
             format!("{server} asked for input to {what}, and askgate could not get it: {why}"),
             None,
-        )
-    };
-    if let Some(needed) = carried {
-        let responses = upcall::answers(&needed, &asks).await.map_err(asked_for)?;
-        params.answered(responses, needed.request_state);
+        )),
+        Sent::KeptAsking => Err(ErrorData::internal_error(
+            format!(
+                "{server} kept asking for input to {what}, past {} rounds; askgate stopped",
+                askgate_mcp::client::MAX_ROUNDS
+            ),
+            None,
+        )),
     }
-    for _ in 0..=askgate_mcp::client::MAX_ROUNDS {
-        let response = params.clone().send(&peer).await.map_err(|e| {
-            ErrorData::internal_error(format!("{server} failed to {what}: {e}"), None)
-        })?;
-        let Some(needed) = Q::input_required(&response) else {
-            return Ok(Q::complete(response));
-        };
-        let responses = upcall::answers(needed, &asks).await.map_err(asked_for)?;
-        params.answered(responses, needed.request_state.clone());
-    }
-    Err(ErrorData::internal_error(
-        format!(
-            "{server} kept asking for input to {what}, past {} rounds; askgate stopped",
-            askgate_mcp::client::MAX_ROUNDS
-        ),
-        None,
-    ))
 }
 
 /// For a client whose revision has no way to ask a person: what the

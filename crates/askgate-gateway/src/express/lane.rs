@@ -1,0 +1,305 @@
+//! An upstream's side of the express lane: its pipe, and its calls in
+//! flight until their answers.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::{ErrorData, ServiceError};
+use serde_json::value::RawValue;
+use serde_json::{Value as Json, json};
+
+use super::{ErrorResponse, FIRST_ID, Outgoing, Params, Reply, Summary, is_classic};
+use crate::lines::Out;
+use crate::record::{Ended, Ending};
+
+/// One upstream's side of the lane: its pipe, and its calls in flight.
+pub(crate) struct Lane {
+    out: Arc<Out>,
+    pub(crate) next: AtomicU64,
+    calls: Mutex<HashMap<u64, Pending>>,
+    /// Whether the upstream answers on a classic revision (set once its
+    /// handshake is done).
+    classic: AtomicBool,
+}
+
+impl Lane {
+    /// A lane writing to the upstream through `out`.
+    pub(crate) fn new(out: Arc<Out>) -> Arc<Lane> {
+        Arc::new(Lane {
+            out,
+            next: AtomicU64::new(FIRST_ID),
+            calls: Mutex::new(HashMap::new()),
+            classic: AtomicBool::new(false),
+        })
+    }
+
+    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Pending>> {
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Say which revision the upstream speaks.
+    pub(crate) fn negotiated(&self, version: &str) {
+        self.classic.store(is_classic(version), Ordering::Release);
+    }
+
+    /// Whether calls may take the lane: the upstream answers on a classic
+    /// revision, and its connection is up.
+    pub(crate) fn is_open(&self) -> bool {
+        self.classic.load(Ordering::Acquire)
+    }
+
+    /// Offer a line the upstream sent: `true` when it answers a call on
+    /// the lane (then it is settled here, not passed to rmcp).
+    pub(crate) fn offer(&self, line: &[u8]) -> bool {
+        let Ok(reply) = serde_json::from_slice::<Reply<'_>>(line) else {
+            return false;
+        };
+        if reply.method.is_some() {
+            return false;
+        }
+        let Some(id) = reply.id.and_then(|id| id.get().parse::<u64>().ok()) else {
+            return false;
+        };
+        if id < FIRST_ID {
+            return false;
+        }
+        // A call not found was cancelled: its late answer is dropped.
+        let pending = self.calls().remove(&id);
+        if let Some(pending) = pending {
+            pending.settle(Settled::Answered(reply));
+        }
+        true
+    }
+
+    /// The upstream's connection ended: every call in flight fails.
+    pub(crate) fn gone(&self) {
+        self.classic.store(false, Ordering::Release);
+        let calls: Vec<Pending> = self.calls().drain().map(|(_, p)| p).collect();
+        for pending in calls {
+            pending.settle(Settled::Gone("its connection closed"));
+        }
+    }
+
+    /// The gateway stops: every call in flight is left, ledgered as sent
+    /// (it may have run).
+    pub(crate) fn abandon(&self) {
+        let calls: Vec<Pending> = self.calls().drain().map(|(_, p)| p).collect();
+        drop(calls);
+    }
+
+    /// Send `params` as call `id`, settled through `pending`.
+    pub(crate) fn send(&self, id: u64, params: &Params<'_>, pending: Pending) {
+        let mut line = Vec::with_capacity(256);
+        let request = Outgoing {
+            jsonrpc: "2.0",
+            id,
+            method: "tools/call",
+            params,
+        };
+        if let Err(error) = serde_json::to_writer(&mut line, &request) {
+            pending.settle(Settled::Gone(&format!(
+                "its request could not be written: {error}"
+            )));
+            return;
+        }
+        line.push(b'\n');
+        self.calls().insert(id, pending);
+        // `gone` closes the lane, then settles what it finds: a call put
+        // in after that is settled here (whoever removes it settles it).
+        if !self.is_open() {
+            let pending = self.calls().remove(&id);
+            if let Some(pending) = pending {
+                pending.settle(Settled::Gone("its connection closed"));
+            }
+            return;
+        }
+        if let Err(error) = self.out.send(&line) {
+            let pending = self.calls().remove(&id);
+            if let Some(pending) = pending {
+                pending.settle(Settled::Gone(&format!(
+                    "the request could not be sent ({error})"
+                )));
+            }
+        }
+    }
+
+    /// The client cancelled call `id`: forget it, and tell the upstream.
+    pub(crate) fn cancel(&self, id: u64, reason: Option<&RawValue>) {
+        if self.calls().remove(&id).is_none() {
+            return;
+        }
+        let _ = self.out.send(&cancel_line(id, reason));
+    }
+}
+
+/// The `notifications/cancelled` line telling an upstream that call `id`
+/// is cancelled, with the client's `reason` when it gave a string: the
+/// schema's `reason` is an optional string, and a `null` there makes a
+/// strict server (the TypeScript SDK's) reject the notification — and go
+/// on with the call.
+fn cancel_line(id: u64, reason: Option<&RawValue>) -> Vec<u8> {
+    let mut params = json!({"requestId": id});
+    if let Some(reason) = reason.and_then(|r| serde_json::from_str::<String>(r.get()).ok()) {
+        params["reason"] = Json::String(reason);
+    }
+    let notification = json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": params,
+    });
+    let mut line = notification.to_string().into_bytes();
+    line.push(b'\n');
+    line
+}
+/// The calls a client has on the lanes, by its request id.
+pub(crate) type OnLanes = Arc<Mutex<HashMap<String, OnLane>>>;
+
+/// Where a client's call is on the lanes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OnLane {
+    /// The upstream.
+    pub(crate) upstream: usize,
+    /// The call's id on that upstream's lane.
+    pub(crate) id: u64,
+}
+
+/// A call on the lane, until its answer.
+pub(crate) struct Pending {
+    /// The client's request id.
+    pub(crate) client_id: Box<RawValue>,
+    /// The same, as a key of `calls`.
+    pub(crate) key: String,
+    /// The client's pipe.
+    pub(crate) reply: Arc<Out>,
+    /// The client's calls on the lanes.
+    pub(crate) calls: OnLanes,
+    /// The upstream's name.
+    pub(crate) server: String,
+    /// The tool, by its upstream name.
+    pub(crate) tool: String,
+    /// How its end is told (dropped unended, it records `sent`).
+    pub(crate) ending: Ending,
+}
+
+/// How a call on the lane ended.
+enum Settled<'a> {
+    /// The upstream answered.
+    Answered(Reply<'a>),
+    /// It never will.
+    Gone(&'a str),
+}
+
+impl Pending {
+    /// Answer the client, and record the end.
+    fn settle(mut self, settled: Settled<'_>) {
+        self.calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.key);
+        let (line, ended) = match settled {
+            Settled::Answered(Reply {
+                result: Some(result),
+                ..
+            }) => {
+                let summary = serde_json::from_str::<Summary>(result.get()).unwrap_or_default();
+                let mut line = Vec::with_capacity(result.get().len() + 48);
+                line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+                line.extend_from_slice(self.client_id.get().as_bytes());
+                line.extend_from_slice(b",\"result\":");
+                line.extend_from_slice(result.get().as_bytes());
+                line.extend_from_slice(b"}\n");
+                let ended = Ended::Answered {
+                    is_error: summary.is_error.unwrap_or(false),
+                    blocks: summary.content.map_or(0, |c| c.len()),
+                };
+                (line, ended)
+            }
+            Settled::Answered(Reply { error, .. }) => {
+                let error = match error.map(|e| serde_json::from_str::<ErrorData>(e.get())) {
+                    Some(Ok(error)) => error,
+                    Some(Err(_)) => ErrorData::internal_error(
+                        "an error response whose error is not a JSON-RPC error object",
+                        None,
+                    ),
+                    None => {
+                        ErrorData::internal_error("a response with neither result nor error", None)
+                    }
+                };
+                let ended = Ended::Failed(ServiceError::McpError(error).to_string());
+                (self.error_line(&ended), ended)
+            }
+            Settled::Gone(why) => {
+                let ended = Ended::Failed(why.to_owned());
+                (self.error_line(&ended), ended)
+            }
+        };
+        // The record is queued before the answer goes: it does not wait for
+        // the store, and a client that stops the gateway as soon as it has
+        // its answer finds the record among the writes a clean stop keeps.
+        self.ending.ended(&ended);
+        if let Err(error) = self.reply.send(&line) {
+            tracing::debug!(call = %self.ending.id(), %error, "the client went away before its answer");
+        }
+    }
+
+    /// The JSON-RPC error response to the client's request for a call
+    /// that ended so.
+    fn error_line(&self, ended: &Ended) -> Vec<u8> {
+        let error = ended
+            .client_error(&self.server, &self.tool)
+            .unwrap_or_else(|| ErrorData::internal_error("the call failed", None));
+        let response = ErrorResponse {
+            jsonrpc: "2.0",
+            id: &self.client_id,
+            error,
+        };
+        let mut line = serde_json::to_vec(&response).unwrap_or_default();
+        line.push(b'\n');
+        line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params_of(line: &[u8]) -> Json {
+        let message: Json = serde_json::from_slice(line).expect("a JSON line");
+        assert_eq!(message["method"], "notifications/cancelled");
+        message["params"].clone()
+    }
+
+    #[test]
+    fn a_cancel_without_a_reason_goes_upstream_without_one() {
+        assert_eq!(
+            params_of(&cancel_line(FIRST_ID, None)),
+            json!({"requestId": FIRST_ID})
+        );
+    }
+
+    #[test]
+    fn a_cancels_reason_goes_upstream_only_when_it_is_a_string() {
+        let reason = RawValue::from_string("\"the person moved on\"".into()).expect("JSON");
+        assert_eq!(
+            params_of(&cancel_line(FIRST_ID, Some(&reason))),
+            json!({"requestId": FIRST_ID, "reason": "the person moved on"})
+        );
+        let number = RawValue::from_string("42".into()).expect("JSON");
+        assert_eq!(
+            params_of(&cancel_line(FIRST_ID, Some(&number))),
+            json!({"requestId": FIRST_ID})
+        );
+    }
+
+    #[test]
+    fn an_answer_with_a_malformed_error_is_still_an_answer_to_its_call() {
+        // Were it not read, the line would go to rmcp, which knows no call
+        // of that id, and the client would wait for ever.
+        let line = br#"{"jsonrpc":"2.0","id":1099511627776,"error":{"code":"oops"}}"#;
+        let reply: Reply<'_> = serde_json::from_slice(line).expect("read");
+        assert!(reply.method.is_none());
+        assert_eq!(reply.id.map(RawValue::get), Some("1099511627776"));
+        assert!(reply.error.is_some());
+    }
+}

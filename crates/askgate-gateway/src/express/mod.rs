@@ -1,0 +1,143 @@
+//! The express lane: a `tools/call` that needs no person, relayed as bytes.
+//!
+//! Most calls an agent makes are reads that proceed without asking anyone.
+//! Through rmcp, each costs two decodes and two encodes of every message,
+//! and a hop between tasks at each end. On stdio, with an upstream that
+//! runs as a child process, the lane relays such a call straight from the
+//! client's pipe to the upstream's and its answer straight back (see
+//! [`super::lines`]), while keeping every promise the gateway makes about
+//! it:
+//!
+//! - the same decision: the tool's risk from the rules, and rule 1 of
+//!   askgate-core ([`askgate_mcp::Rounds::decide_unattended`]) — a call a
+//!   person must confirm, a call before a configured intake, a read under
+//!   `durable_reads`, anything above `read`, or a request the lane does not
+//!   know (a retry with `requestState`, a task) goes through rmcp as
+//!   before;
+//! - the same records: its audit entry and ledger row, written when it
+//!   ends, in one write (as `sent` if it never ends: the gateway stopped);
+//! - the same replay contract: the request carries its marker, and the
+//!   lane is the transport that sends it and sees its answer;
+//! - the same metrics, and the same error when the upstream fails.
+//!
+//! Only classic revisions take the lane at either end (a 2026-07-28
+//! upstream may answer with input requests; a 2026-07-28 client's results
+//! carry a `resultType`), and a client's `notifications/cancelled` for a
+//! call on the lane is passed on to its upstream.
+//!
+//! The lane's two sides: [`lane`] is an upstream's (its pipe, its calls in
+//! flight, their ends told once through [`super::record`]); the client's
+//! side, which the stdio downstream offers every line, is
+//! `super::stdio::express`.
+
+pub(crate) mod lane;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use rmcp::ErrorData;
+use rmcp::model::JsonObject;
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+pub(crate) use lane::{Lane, Pending};
+
+/// The first request id the lane gives upstream calls: rmcp counts its
+/// own from 0 in 32 bits, and JavaScript servers read ids up to 2^53
+/// exactly.
+pub(crate) const FIRST_ID: u64 = 1 << 40;
+
+/// The revisions whose `tools/call` results the lane relays unchanged.
+const CLASSIC: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// Whether `version` is a classic revision.
+pub(crate) fn is_classic(version: &str) -> bool {
+    CLASSIC.contains(&version)
+}
+
+/// What the lane reads of a client's message.
+#[derive(Deserialize)]
+pub(crate) struct Incoming<'a> {
+    #[serde(borrow)]
+    pub(crate) method: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub(crate) id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub(crate) params: Option<&'a RawValue>,
+}
+
+/// What the lane reads of `initialize`.
+#[derive(Deserialize)]
+pub(crate) struct Initialize<'a> {
+    #[serde(rename = "protocolVersion", borrow)]
+    pub(crate) protocol_version: Cow<'a, str>,
+}
+
+/// A `tools/call`'s parameters: the name and arguments, and whatever else
+/// it carries (`_meta` aside: the gateway does not pass it on).
+#[derive(Deserialize)]
+pub(crate) struct CallParams {
+    pub(crate) name: String,
+    pub(crate) arguments: Option<JsonObject>,
+    #[serde(rename = "_meta")]
+    pub(crate) _meta: Option<IgnoredAny>,
+    #[serde(flatten)]
+    pub(crate) rest: HashMap<String, IgnoredAny>,
+}
+
+/// A client's `notifications/cancelled`.
+#[derive(Deserialize)]
+pub(crate) struct Cancelled<'a> {
+    #[serde(rename = "requestId", borrow)]
+    pub(crate) request_id: &'a RawValue,
+    #[serde(borrow)]
+    pub(crate) reason: Option<&'a RawValue>,
+}
+
+/// The call as it goes upstream.
+#[derive(Serialize)]
+pub(crate) struct Outgoing<'a> {
+    pub(crate) jsonrpc: &'static str,
+    pub(crate) id: u64,
+    pub(crate) method: &'static str,
+    pub(crate) params: &'a Params<'a>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct Params<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) arguments: &'a JsonObject,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub(crate) meta: Option<HashMap<&'static str, &'a str>>,
+}
+
+/// What the lane reads of an upstream's message.
+#[derive(Deserialize)]
+pub(crate) struct Reply<'a> {
+    #[serde(borrow)]
+    pub(crate) id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub(crate) method: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub(crate) result: Option<&'a RawValue>,
+    /// Read as an [`ErrorData`] when settled: a malformed one still
+    /// settles its call.
+    #[serde(borrow)]
+    pub(crate) error: Option<&'a RawValue>,
+}
+
+/// What the ledger keeps of a result.
+#[derive(Deserialize, Default)]
+pub(crate) struct Summary {
+    #[serde(rename = "isError")]
+    pub(crate) is_error: Option<bool>,
+    pub(crate) content: Option<Vec<IgnoredAny>>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct ErrorResponse<'a> {
+    pub(crate) jsonrpc: &'static str,
+    pub(crate) id: &'a RawValue,
+    pub(crate) error: ErrorData,
+}

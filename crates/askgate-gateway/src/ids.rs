@@ -1,0 +1,41 @@
+//! The gateway's random ids: ledger calls, their markers, sessions, held
+//! requests. One generator, from the system's random source.
+
+use std::sync::Arc;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use rmcp::ErrorData;
+
+/// A random id, `<prefix>_<22 url-safe characters>` (128 bits).
+///
+/// # Errors
+/// The system's random source failed.
+pub(crate) fn random(prefix: &str) -> Result<String, ErrorData> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| ErrorData::internal_error(format!("no randomness: {e}"), None))?;
+    Ok(format!("{prefix}_{}", URL_SAFE_NO_PAD.encode(bytes)))
+}
+
+/// A new session's id: random, so no two sessions (nor two runs) share
+/// one; from the clock only if the random source fails.
+pub(crate) fn session() -> Arc<str> {
+    let id = random("session")
+        .unwrap_or_else(|_| format!("session_{}", jiff::Timestamp::now().as_nanosecond()));
+    Arc::from(id)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ids_carry_their_prefix_and_never_repeat() {
+        let (a, b) = (super::random("call"), super::random("call"));
+        let (a, b) = (a.expect("random"), b.expect("random"));
+        assert!(
+            a.starts_with("call_") && a.len() == "call_".len() + 22,
+            "{a}"
+        );
+        assert_ne!(a, b);
+    }
+}

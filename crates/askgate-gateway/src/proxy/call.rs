@@ -1,0 +1,129 @@
+//! A `tools/call` through a round: threshold, intake, the person's
+//! decision (askgate-mcp's round, under askgate-core's `rule`), the
+//! record, the upstream, the answer. The express lane takes the same
+//! decisions for the calls nobody need be asked about (see
+//! [`super::pipeline`]).
+
+use askgate_mcp::{Policy, Request, session_threshold};
+use rmcp::ErrorData;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::Value as Json;
+
+use super::Gateway;
+use super::forward::Approved;
+use super::intake::Intake;
+use super::pipeline::{Recorded, Target};
+use super::preview::preview;
+use crate::holds::HELD;
+use crate::questions;
+
+impl Gateway {
+    /// Call `target` for `principal`, the client's call being `params`.
+    ///
+    /// # Errors
+    /// A bad threshold header, a refused retry, a store that failed, the
+    /// upstream's failure — each saying what happened to the call.
+    pub(crate) async fn call(
+        &self,
+        target: Target,
+        params: &CallToolRequestParams,
+        cx: &RequestContext<RoleServer>,
+        principal: &str,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let settings = &self.inner.settings;
+        let threshold = session_threshold(cx, settings.threshold, settings.allow_raise)?;
+        // The call with and without the caller's confirm is one call: its
+        // asks, a person's answer to them and its sealed state are bound to
+        // the arguments without it.
+        let request = Request::tool(params).with_arguments(Json::Object(target.arguments.clone()));
+        let mut round = settings.rounds.begin(cx, request).await?;
+        let mut resumed = None;
+        if let Some(Json::String(handle)) = round.carried(HELD).cloned() {
+            // Approved and sent in an earlier round; its server waits on
+            // answers this retry brings.
+            if let Some(held) = self.inner.held.take(&handle) {
+                return self.follow(held, round, cx).await;
+            }
+            // No longer held (a restart), its server's round carried:
+            // decide again (the decision is recorded once, under its key)
+            // and send that round again with this retry's answers.
+            resumed = Some(Self::resumable(&round, &params.name)?);
+        }
+        let intake = match self.intake(&mut round, &target, principal).await? {
+            Intake::Waiting => return Ok(round.respond()?),
+            Intake::Settled(text) => Some(text),
+            Intake::NotDue => None,
+        };
+        let shown = preview(&target.arguments);
+        let call = target.call((!shown.is_empty()).then_some(shown.as_str()));
+        let policy = Policy {
+            threshold,
+            caller_confirmed: target.caller_confirmed,
+        };
+        let Some(decided) = round.decide("confirm", &call, policy).await? else {
+            return Ok(round.respond()?);
+        };
+        settings.metrics.decision(decided.verdict.method.as_str());
+        if !decided.verdict.proceed {
+            decided.audit(&round).await?;
+            return Ok(refused(decided.verdict.for_model));
+        }
+        // Cancelled while it was being decided: it is not sent.
+        if round.is_cancelled() {
+            let cancelled = round.cancelled("confirm", &call);
+            cancelled.audit(&round).await?;
+            return Ok(refused(cancelled.verdict.for_model));
+        }
+        let approved = Approved {
+            index: target.index,
+            tool: &target.tool.name,
+            durable: self.when_recorded(&target, &decided) == Recorded::BeforeSent,
+            arguments: target.arguments.clone(),
+            principal,
+            decided,
+        };
+        let Some(held) = self.forward(approved, resumed.as_ref(), cx).await? else {
+            return Ok(refused(round.cancelled("confirm", &call).verdict.for_model));
+        };
+        let response = self.follow(held, round, cx).await?;
+        Ok(with_intake(intake, response))
+    }
+
+    /// A call of the `ask` tool: the model's questions, put to the person.
+    pub(crate) async fn ask_tool(
+        &self,
+        params: &CallToolRequestParams,
+        cx: &RequestContext<RoleServer>,
+        principal: &str,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let mut round = self
+            .inner
+            .settings
+            .rounds
+            .begin(cx, Request::tool(params))
+            .await?;
+        let arguments = params.arguments.clone().unwrap_or_default();
+        match questions::ask(&mut round, &arguments, principal).await? {
+            Some(result) => Ok(result.into()),
+            None => Ok(round.respond()?),
+        }
+    }
+}
+
+/// The tool result of a call that was not sent: `text` says why, for the
+/// model.
+fn refused(text: String) -> CallToolResponse {
+    CallToolResult::error(vec![ContentBlock::text(text)]).into()
+}
+
+/// `response`, its content led by the intake's `text` when there is one.
+fn with_intake(text: Option<String>, response: CallToolResponse) -> CallToolResponse {
+    match (text, response) {
+        (Some(text), CallToolResponse::Complete(mut result)) => {
+            result.content.insert(0, ContentBlock::text(text));
+            result.into()
+        }
+        (_, response) => response,
+    }
+}

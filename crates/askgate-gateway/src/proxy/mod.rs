@@ -1,0 +1,193 @@
+//! The gateway's server side: every upstream's tools under namespaced
+//! names, and every `tools/call` through risk -> confirmation -> audit and
+//! ledger -> upstream -> result, the ledger told the end without the
+//! answer waiting for it.
+//!
+//! The parts, in the order a call meets them: [`serve`] (the MCP server
+//! handler), [`catalogue`] (names, risks, the listing), [`pipeline`] (the
+//! call judged, and when it is recorded — the same for the express lane),
+//! [`intake`], [`call`] (the round: the person's decision), [`forward`]
+//! (the record, then the upstream) and [`upstream_call`] (the request,
+//! its server's asks relayed, its end told once — see [`crate::record`]).
+//! [`preview`] is what the person sees of the arguments. Prompts and
+//! resources are not gated; what their servers ask on the way is relayed
+//! (see [`crate::prompts_resources`]).
+
+mod call;
+pub(crate) mod catalogue;
+mod forward;
+mod intake;
+pub(crate) mod pipeline;
+pub(crate) mod preview;
+mod serve;
+mod upstream_call;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use askgate_core::Risk;
+use askgate_mcp::Rounds;
+use jiff::Timestamp;
+use tokio::sync::RwLock;
+
+use crate::background::Background;
+use crate::config::{Intake, Replay};
+use crate::downstream::Downstream;
+use crate::express::Lane;
+use crate::holds::Holds;
+use crate::metrics::Metrics;
+use crate::prompts_resources::Reads;
+use crate::upstream::Upstream;
+
+pub(crate) use catalogue::{Found, Judge};
+
+/// What the gateway is configured with.
+pub(crate) struct Settings {
+    /// How to ask and where asks are kept.
+    pub(crate) rounds: Rounds,
+    /// The tools' risks.
+    pub(crate) judge: Box<dyn Judge>,
+    /// The auto-approve threshold.
+    pub(crate) threshold: Option<Risk>,
+    /// Whether a session may raise it.
+    pub(crate) allow_raise: bool,
+    /// This gateway's name in the ledger (stable across restarts).
+    pub(crate) owner: String,
+    /// The replay policy.
+    pub(crate) replay: Replay,
+    /// Counts for /metrics.
+    pub(crate) metrics: Metrics,
+    /// Whether the model is offered the `ask` tool.
+    pub(crate) offer_ask_tool: bool,
+    /// Intake question sets before configured tools.
+    pub(crate) intake: Vec<Intake>,
+    /// How long an upstream call waiting on a 2026-07-28 client's retry is
+    /// held (as long as a sealed state lives).
+    pub(crate) hold_for: std::time::Duration,
+    /// Whether a `read` call waits for its audit and ledger record to be
+    /// durable before it is sent, as calls above `read` always do.
+    pub(crate) durable_reads: bool,
+    /// The store writes the answers do not wait for.
+    pub(crate) background: Background,
+}
+
+/// The gateway, as one client session sees it: what every session shares,
+/// and this session's id (see [`Gateway::for_session`]).
+#[derive(Clone)]
+pub(crate) struct Gateway {
+    inner: Arc<Inner>,
+    /// This client session: one stdio connection, or one Streamable HTTP
+    /// session. Random, so no two runs share one.
+    session: Arc<str>,
+}
+
+struct Inner {
+    settings: Settings,
+    upstreams: Vec<Upstream>,
+    downstream: Downstream,
+    /// Namespaced tool name -> its upstream and tool. Never held across an
+    /// await: the express lane reads it without one.
+    tools: std::sync::RwLock<HashMap<String, Found>>,
+    /// Resource URI -> upstream.
+    resources: RwLock<HashMap<String, usize>>,
+    /// Upstream calls waiting on a client's retry, by handle.
+    held: Holds,
+    /// Prompts and resources read through the gateway, and their
+    /// upstream requests waiting on a client's retry.
+    reads: Reads,
+}
+
+impl Gateway {
+    /// A gateway over `upstreams`, relaying their asks to `downstream`.
+    pub(crate) fn new(
+        settings: Settings,
+        upstreams: Vec<Upstream>,
+        downstream: Downstream,
+    ) -> Gateway {
+        let (held, reads) = (Holds::new(settings.hold_for), Reads::new(settings.hold_for));
+        Gateway {
+            session: crate::ids::session(),
+            inner: Arc::new(Inner {
+                settings,
+                upstreams,
+                downstream,
+                tools: std::sync::RwLock::new(HashMap::new()),
+                resources: RwLock::new(HashMap::new()),
+                held,
+                reads,
+            }),
+        }
+    }
+
+    /// The gateway's metrics.
+    pub(crate) fn metrics(&self) -> &Metrics {
+        &self.inner.settings.metrics
+    }
+
+    /// The store: asks, answers, the ledger, the audit.
+    pub(crate) fn store(&self) -> &askgate_store::Store {
+        self.inner.settings.rounds.store()
+    }
+
+    /// The gateway for a new client session (a stdio connection, a
+    /// Streamable HTTP session): the same upstreams, store and settings,
+    /// its own session id.
+    pub(crate) fn for_session(&self) -> Gateway {
+        Gateway {
+            inner: Arc::clone(&self.inner),
+            session: crate::ids::session(),
+        }
+    }
+
+    /// Note the client of this session, for `principal`: from now on an
+    /// upstream's asks outside any call may go to it, when it is the only
+    /// principal connected (see the `downstream` module).
+    fn note_client(&self, principal: &str, peer: rmcp::service::Peer<rmcp::service::RoleServer>) {
+        self.inner.downstream.note(&self.session, principal, peer);
+    }
+
+    /// The configured auto-approve threshold.
+    pub(crate) fn threshold(&self) -> Option<Risk> {
+        self.inner.settings.threshold
+    }
+
+    /// The upstream `index`'s express lane, when it has one.
+    pub(crate) fn lane(&self, index: usize) -> Option<&Arc<Lane>> {
+        self.inner.upstreams.get(index)?.lane.as_ref()
+    }
+
+    /// Whether upstream calls carry the replay contract's marker.
+    pub(crate) fn marks_calls(&self) -> bool {
+        self.inner.settings.replay == Replay::AppAuthorized
+    }
+
+    /// Leave every call on the express lanes (the gateway stops): each is
+    /// ledgered as sent.
+    pub(crate) fn abandon_express(&self) {
+        for lane in self.inner.upstreams.iter().filter_map(|u| u.lane.as_ref()) {
+            lane.abandon();
+        }
+    }
+
+    /// Report calls a crash may have left run-but-unanswered.
+    pub(crate) async fn recover(&self) -> Result<(), askgate_store::Error> {
+        let store = self.inner.settings.rounds.store();
+        let lost = store
+            .recover_calls(&self.inner.settings.owner, Timestamp::now())
+            .await?;
+        for call in lost {
+            tracing::warn!(
+                call = %call.call.id,
+                server = %call.call.server,
+                tool = %call.call.tool,
+                "sent before the last stop and never answered: it may have run; it is not sent again"
+            );
+        }
+        Ok(())
+    }
+
+    /// Wait for the store writes the answers did not wait for.
+    pub(crate) async fn settle_writes(&self) {
+        self.inner.settings.background.idle().await;
+    }
+}

@@ -1,0 +1,218 @@
+//! The gateway's part of every call's decision, the same on every path
+//! (the rmcp path, the express lane): the call found and judged
+//! ([`Target`]), and when its record is written ([`when_recorded`]). The
+//! person's part — whether anyone is asked, and what an answer means — is
+//! askgate-core's `rule`, through askgate-mcp's rounds; the express lane
+//! takes only what that rule lets proceed with nobody asked
+//! ([`Gateway::unattended`]).
+
+use askgate_core::{Call, Method, Risk};
+use askgate_mcp::{Decided, Principal};
+use rmcp::ErrorData;
+use rmcp::model::{JsonObject, Tool};
+use serde_json::Value as Json;
+
+use super::Gateway;
+use super::catalogue::Found;
+use super::preview::take_confirm;
+use crate::record::{End, Ending};
+
+/// A `tools/call` found in the catalogue and judged: what every path
+/// decides on.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    /// The upstream, by index.
+    pub(crate) index: usize,
+    /// The upstream's name.
+    pub(crate) server: String,
+    /// The tool as its upstream lists it.
+    pub(crate) tool: Tool,
+    /// The arguments to send: the caller's `confirm` taken out (a call is
+    /// one call with or without it).
+    pub(crate) arguments: JsonObject,
+    /// Whether the caller said `confirm: true`.
+    pub(crate) caller_confirmed: bool,
+    /// The call's risk (the rule that gave it is logged).
+    pub(crate) risk: Risk,
+}
+
+impl Target {
+    /// The call as the person's ask and the audit see it, with `preview`
+    /// of its arguments (see [`super::preview::preview`]).
+    pub(crate) fn call<'a>(&'a self, preview: Option<&'a str>) -> Call<'a> {
+        Call {
+            server: &self.server,
+            tool: &self.tool.name,
+            risk: self.risk,
+            preview,
+        }
+    }
+}
+
+/// When a call's audit entry and ledger record are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Recorded {
+    /// Durable before the request leaves: a crash never forgets a call
+    /// that may have run.
+    BeforeSent,
+    /// In one write when it ends (or as `sent` if it never does).
+    WhenEnded,
+}
+
+/// When a call of `risk`, let through by `method`, is recorded: before it
+/// is sent for every call above `read`, for a call a person decided, and
+/// when the operator asked for it (`durable_reads`); else when it ends —
+/// replaying a read nobody decided is harmless.
+pub(crate) fn when_recorded(risk: Risk, method: Method, durable_reads: bool) -> Recorded {
+    let nobody_decided = matches!(method, Method::NotRequired | Method::AutoApproved);
+    if durable_reads || risk > Risk::Read || !nobody_decided {
+        Recorded::BeforeSent
+    } else {
+        Recorded::WhenEnded
+    }
+}
+
+/// A call the express lane may take: nobody need be asked, and nothing
+/// waits for its record.
+pub(crate) struct Plan {
+    /// The upstream, by index.
+    pub(crate) index: usize,
+    /// The upstream's name.
+    pub(crate) server: String,
+    /// The tool, by its upstream name.
+    pub(crate) tool: String,
+    /// The arguments to send (the caller's `confirm` taken out).
+    pub(crate) arguments: JsonObject,
+    /// The decision, and its audit entry.
+    pub(crate) decided: Decided,
+}
+
+impl Gateway {
+    /// The call of `found` with `arguments`, judged.
+    pub(crate) fn target(&self, found: Found, mut arguments: JsonObject) -> Target {
+        let server = self.inner.upstreams[found.index].name.clone();
+        let caller_confirmed = take_confirm(&found.tool, &mut arguments);
+        let (risk, rule) = self
+            .inner
+            .settings
+            .judge
+            .judge(&server, &found.tool, &arguments);
+        tracing::debug!(server = %server, tool = %found.tool.name, risk = risk.as_str(), rule, "judged");
+        Target {
+            index: found.index,
+            server,
+            tool: found.tool,
+            arguments,
+            caller_confirmed,
+            risk,
+        }
+    }
+
+    /// When the call of `target`, decided so, is recorded.
+    pub(crate) fn when_recorded(&self, target: &Target, decided: &Decided) -> Recorded {
+        let durable_reads = self.inner.settings.durable_reads;
+        when_recorded(target.risk, decided.verdict.method, durable_reads)
+    }
+
+    /// The plan for a call of `name` with `arguments` when its upstream's
+    /// express lane is open, nobody need be asked and nothing waits for
+    /// its record (see [`crate::express`]): `None` for any call that must
+    /// go through a round.
+    pub(crate) fn unattended(&self, name: &str, arguments: JsonObject) -> Option<Plan> {
+        let settings = &self.inner.settings;
+        if settings.offer_ask_tool && name == askgate_core::ask_tool::NAME {
+            return None;
+        }
+        let found = self.listed_tool(name)?;
+        // First what is cheap to check: a lane to an upstream that answers
+        // on a classic revision, no intake, room for one more record.
+        if !self.lane(found.index).is_some_and(|lane| lane.is_open()) {
+            return None;
+        }
+        let server = &self.inner.upstreams[found.index].name;
+        if crate::config::intake_for(&settings.intake, server, &found.tool.name).is_some() {
+            return None;
+        }
+        if !settings.background.has_room() {
+            return None;
+        }
+        let target = self.target(found, arguments);
+        // The lane serves stdio: one client, whom nothing authenticates;
+        // its threshold is the configured one (no session header there).
+        let decided = settings.rounds.decide_unattended(
+            &target.call(None),
+            settings.threshold,
+            Principal::ANONYMOUS,
+            &Json::Object(target.arguments.clone()),
+        )?;
+        if self.when_recorded(&target, &decided) == Recorded::BeforeSent {
+            return None;
+        }
+        Some(Plan {
+            index: target.index,
+            server: target.server,
+            tool: target.tool.name.to_string(),
+            arguments: target.arguments,
+            decided,
+        })
+    }
+
+    /// The ledger call of `plan`, about to be sent on the express lane:
+    /// how its end is told (with its decision, in one write, when it
+    /// ends), and its marker. Logs and counts the decision.
+    pub(crate) fn express_record(&self, plan: &Plan) -> Result<(Ending, String), ErrorData> {
+        let (call, marker) = self.new_call(plan.index, &plan.tool, &plan.arguments)?;
+        let settings = &self.inner.settings;
+        settings
+            .metrics
+            .decision(plan.decided.verdict.method.as_str());
+        plan.decided.log();
+        let id = call.id.clone();
+        let end = End::unrecorded(
+            settings.rounds.store(),
+            &settings.background,
+            plan.decided.entry.clone(),
+            call,
+            marker.clone(),
+        );
+        let ending = Ending::new(
+            id,
+            plan.server.clone(),
+            settings.metrics.clone(),
+            settings.background.clone(),
+            end,
+        );
+        Ok((ending, marker))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Recorded, when_recorded};
+    use askgate_core::{Method, Risk};
+
+    #[test]
+    fn only_a_read_nobody_decided_is_recorded_when_it_ends() {
+        use Recorded::{BeforeSent, WhenEnded};
+        assert_eq!(
+            when_recorded(Risk::Read, Method::NotRequired, false),
+            WhenEnded
+        );
+        assert_eq!(
+            when_recorded(Risk::Read, Method::AutoApproved, false),
+            WhenEnded
+        );
+        assert_eq!(
+            when_recorded(Risk::Read, Method::AutoApproved, true),
+            BeforeSent
+        );
+        assert_eq!(
+            when_recorded(Risk::LowWrite, Method::AutoApproved, false),
+            BeforeSent
+        );
+        assert_eq!(
+            when_recorded(Risk::Read, Method::Elicited, false),
+            BeforeSent
+        );
+    }
+}

@@ -1,0 +1,187 @@
+//! The gateway as an MCP server: what each request of the client does.
+//! A `tools/call` goes through [`Gateway::call`] (see the `call`
+//! module); prompts and resources are relayed (see
+//! [`crate::prompts_resources`]).
+
+use std::collections::HashMap;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+
+use super::Gateway;
+use super::catalogue::{SEPARATOR, listed};
+use crate::questions;
+
+/// Who a request is for: its authenticated principal, else the anonymous
+/// one (stdio).
+pub(crate) fn principal_of(cx: &RequestContext<RoleServer>) -> String {
+    askgate_mcp::Principal::of(cx)
+        .map_or_else(|| askgate_mcp::Principal::ANONYMOUS.to_owned(), |p| p.0)
+}
+
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_prompts()
+                .enable_prompts_list_changed()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .build(),
+        )
+        .with_instructions(
+            "askgate: the tools of the servers behind it, each call confirmed by a person when its risk calls for it.",
+        )
+    }
+
+    /// The client is connected: from now on an upstream's asks outside a
+    /// call the gateway handles — during a call on the express lane, say —
+    /// go to it.
+    async fn on_initialized(&self, cx: NotificationContext<RoleServer>) {
+        let principal = cx
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<askgate_mcp::Principal>())
+            .map_or(askgate_mcp::Principal::ANONYMOUS, |p| p.0.as_str())
+            .to_owned();
+        self.note_client(&principal, cx.peer);
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        self.note_client(&principal_of(&cx), cx.peer.clone());
+        let caller_confirm = self.inner.settings.rounds.confirmations().caller_confirm;
+        let tools = self
+            .refresh_tools()
+            .await
+            .into_iter()
+            .map(|found| listed(found.name, &found.tool, found.risk, caller_confirm))
+            .chain(
+                self.inner
+                    .settings
+                    .offer_ask_tool
+                    .then(questions::ask_tool)
+                    .flatten(),
+            )
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let principal = principal_of(&cx);
+        self.note_client(&principal, cx.peer.clone());
+        if self.inner.settings.offer_ask_tool && params.name == askgate_core::ask_tool::NAME {
+            return self.ask_tool(&params, &cx, &principal).await;
+        }
+        let Some(found) = self.tool(&params.name).await else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool {:?}; tools/list names them as <server>{SEPARATOR}<tool>",
+                    params.name
+                ),
+                None,
+            ));
+        };
+        let target = self.target(found, params.arguments.clone().unwrap_or_default());
+        self.call(target, &params, &cx, &principal).await
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let mut prompts = Vec::new();
+        for upstream in &self.inner.upstreams {
+            match upstream.service.list_all_prompts().await {
+                Ok(listed) => prompts.extend(listed.into_iter().map(|mut prompt: Prompt| {
+                    prompt.name = format!("{}{SEPARATOR}{}", upstream.name, prompt.name);
+                    prompt
+                })),
+                Err(error) => tracing::debug!(upstream = %upstream.name, %error, "no prompts"),
+            }
+        }
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        params: GetPromptRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let (namespace, name) = params.name.split_once(SEPARATOR).ok_or_else(|| {
+            ErrorData::invalid_params(format!("unknown prompt {:?}", params.name), None)
+        })?;
+        let upstream = self
+            .inner
+            .upstreams
+            .iter()
+            .find(|u| u.name == namespace)
+            .ok_or_else(|| {
+                ErrorData::invalid_params(format!("unknown prompt {:?}", params.name), None)
+            })?;
+        let rounds = &self.inner.settings.rounds;
+        self.inner
+            .reads
+            .prompt(upstream, name, &params, rounds, &cx)
+            .await
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let mut resources = Vec::new();
+        let mut map = HashMap::new();
+        for (index, upstream) in self.inner.upstreams.iter().enumerate() {
+            match upstream.service.list_all_resources().await {
+                Ok(listed) => {
+                    for resource in listed {
+                        map.entry(resource.uri.clone()).or_insert(index);
+                        resources.push(resource);
+                    }
+                }
+                Err(error) => tracing::debug!(upstream = %upstream.name, %error, "no resources"),
+            }
+        }
+        *self.inner.resources.write().await = map;
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        params: ReadResourceRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if !self.inner.resources.read().await.contains_key(&params.uri) {
+            let _ = self.list_resources(None, cx.clone()).await;
+        }
+        let Some(index) = self.inner.resources.read().await.get(&params.uri).copied() else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown resource {:?}", params.uri),
+                None,
+            ));
+        };
+        let upstream = &self.inner.upstreams[index];
+        let rounds = &self.inner.settings.rounds;
+        self.inner
+            .reads
+            .resource(upstream, &params, rounds, &cx)
+            .await
+    }
+}

@@ -1,0 +1,102 @@
+//! One tool call upstream, from the ledger's `sent` to its end: sent
+//! (with the replay contract's marker when the operator asked for it),
+//! what its server asks relayed until it completes (see
+//! [`crate::relay::rounds`]), its end told once (see [`crate::record`]).
+
+use askgate_mcp::replay::MARKER_KEY;
+use rmcp::ErrorData;
+use rmcp::ServiceError;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, InputRequiredResult, JsonObject, RequestMetaObject,
+};
+use serde_json::Value as Json;
+
+use super::Gateway;
+use crate::ids::random;
+use crate::record::{Ended, Ending};
+use crate::relay::rounds::{self, Sent};
+use crate::relay::{self, Asks, Entered};
+
+/// A tool call on its way to its upstream.
+pub(crate) struct UpstreamCall {
+    /// The gateway it goes through.
+    pub(crate) gateway: Gateway,
+    /// The upstream, by index.
+    pub(crate) index: usize,
+    /// The tool, by its upstream name.
+    pub(crate) tool: String,
+    /// Its ledger id, and how its end is told.
+    pub(crate) ending: Ending,
+}
+
+impl UpstreamCall {
+    /// Send the call with `arguments` — first with the answers to `start`,
+    /// a round of its server's carried over a restart — relaying what its
+    /// server asks through `asks`, until it completes; `entered` ends when
+    /// it does. The first request carries `marker`; each later one a new
+    /// marker of its own.
+    pub(crate) async fn run(
+        mut self,
+        arguments: JsonObject,
+        marker: String,
+        asks: Asks,
+        entered: Entered,
+        start: Option<InputRequiredResult>,
+    ) -> relay::Response {
+        let gateway = self.gateway.clone();
+        let upstream = &gateway.inner.upstreams[self.index];
+        let marks = gateway.marks_calls();
+        let id = self.ending.id().to_owned();
+        let mut params = CallToolRequestParams::new(self.tool.clone());
+        params.arguments = Some(arguments);
+        let mut marker = marker;
+        // A resumed call's first request follows answers: it is a new one.
+        let mut fresh = start.is_some();
+        let sent =
+            rounds::until_complete(upstream.service.peer(), params, &asks, start, |params| {
+                if fresh {
+                    marker = random("m").map_err(ServiceError::McpError)?;
+                }
+                fresh = true;
+                if marks {
+                    let mut meta = RequestMetaObject::default();
+                    meta.insert(MARKER_KEY.to_owned(), Json::String(marker.clone()));
+                    params.meta = Some(meta);
+                    upstream.watcher.expect(&marker, &id);
+                }
+                Ok(())
+            })
+            .await;
+        drop(entered);
+        let observed = upstream.watcher.answered(&id);
+        let (ended, result) = match sent {
+            Sent::Answered(CallToolResponse::Complete(result)) => {
+                if marks && !observed {
+                    tracing::warn!(upstream = %upstream.name, tool = %self.tool, "an answer arrived that the watcher did not see");
+                }
+                let ended = Ended::Answered {
+                    is_error: result.is_error.unwrap_or(false),
+                    blocks: result.content.len(),
+                };
+                (ended, Some(result))
+            }
+            Sent::Answered(_) => (Ended::Task, None),
+            Sent::KeptAsking => (Ended::KeptAsking, None),
+            Sent::NotGiven(why) => (Ended::InputNotGiven(why), None),
+            Sent::Failed(error) => match askgate_mcp::replay::refusal(&error) {
+                Some(refused) => {
+                    upstream.watcher.forget(&marker);
+                    (Ended::NotSent(refused.as_str().to_owned()), None)
+                }
+                None => (Ended::Failed(error.to_string()), None),
+            },
+        };
+        self.ending.ended(&ended);
+        match result {
+            Some(result) => Ok(relay::complete(result)),
+            None => Err(ended
+                .client_error(&upstream.name, &self.tool)
+                .unwrap_or_else(|| ErrorData::internal_error("the call failed", None))),
+        }
+    }
+}

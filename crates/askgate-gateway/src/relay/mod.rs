@@ -1,0 +1,60 @@
+//! An upstream call in flight, and what its server asks on the way.
+//!
+//! A server may need the person while it works on a call: a classic
+//! `elicitation/create`, `sampling/createMessage` or `roots/list` request
+//! (2025-06-18, 2025-11-25), or the input requests of an
+//! `InputRequiredResult` (2026-07-28). Either way the ask goes to the
+//! handler of the downstream call that caused it ([`Inflight`]), which asks
+//! the client the way the client's revision allows: a request it waits on
+//! (classic clients), or input requests in its own `InputRequiredResult`
+//! (2026-07-28 clients) — the upstream call is then [`Held`] in memory until
+//! the client's retry brings the answers. Every answer is checked against
+//! what was asked before the server gets it.
+//!
+//! One upstream connection serves every downstream session, and a classic
+//! request does not say which call it is for. The calls in flight to that
+//! upstream say it: when they are all for one principal, the ask goes to the
+//! most recent; when they are for several, the ask is refused rather than
+//! shown to the wrong person.
+//!
+//! The same machinery serves `tools/call`, `prompts/get` and
+//! `resources/read`: [`Held`] follows any upstream request, [`answers`]
+//! gets the person's answers to one `InputRequiredResult`, and the `holds`
+//! module keeps the requests waiting on a retry.
+//!
+//! The parts: [`inflight`] (where a server's asks go, and the answers
+//! back), [`held`] (a request followed across the client's rounds),
+//! [`resume`] (what a sealed state carries over a restart), [`ask`] (a
+//! classic client asked, every answer checked) and [`rounds`] (the one
+//! loop that sends a request upstream again with its answers).
+
+// Sampling and roots are deprecated in rmcp (SEP-2577); upstreams still
+// send them, and the gateway relays them.
+#![allow(deprecated)]
+
+pub(crate) mod ask;
+pub(crate) mod held;
+pub(crate) mod inflight;
+pub(crate) mod resume;
+pub(crate) mod rounds;
+#[cfg(test)]
+mod tests;
+
+use rmcp::ErrorData;
+use rmcp::model::CallToolResponse;
+
+pub(crate) use ask::{ask_peer, complete};
+pub(crate) use held::{Followed, Held};
+pub(crate) use inflight::{Answer, Asks, Entered, Inflight, Route, ask_through};
+pub(crate) use resume::Resumable;
+
+/// What a finished upstream call gives the client: a tool's result
+/// unless said otherwise (a prompt, a resource).
+pub(crate) type Response<R = CallToolResponse> = Result<R, ErrorData>;
+
+/// How many times a person is asked again when an answer does not fit the
+/// server's form, before the server is told the ask was cancelled.
+const MOST_ASKS: usize = 3;
+
+/// How the keys of relayed asks begin.
+const KEY_PREFIX: &str = "upstream-";

@@ -1,0 +1,142 @@
+//! The client's side of the express lane: every line the client sends on
+//! stdin is offered to it first; it takes a `tools/call` that needs no
+//! person (see [`crate::express`]) and leaves everything else to rmcp.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value as Json;
+use serde_json::value::RawValue;
+
+use crate::express::lane::{OnLane, OnLanes};
+use crate::express::{CallParams, Cancelled, Incoming, Initialize, Params, Pending, is_classic};
+use crate::lines::Out;
+use crate::proxy::Gateway;
+use askgate_mcp::replay::MARKER_KEY;
+
+/// The client's side of the lane: offered every line the client sends.
+pub(crate) struct Express {
+    gateway: Gateway,
+    /// The client's pipe.
+    reply: Arc<Out>,
+    /// Whether the client asked for a classic revision.
+    classic: bool,
+    /// Calls on the lanes by the client's request id.
+    calls: OnLanes,
+}
+
+impl Express {
+    /// The lane for the client writing to `reply`'s other end.
+    pub(crate) fn new(gateway: Gateway, reply: Arc<Out>) -> Express {
+        Express {
+            gateway,
+            reply,
+            classic: false,
+            calls: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    /// Offer a line the client sent: `true` when the lane took it.
+    pub(crate) fn offer(&mut self, line: &[u8]) -> bool {
+        let Ok(request) = serde_json::from_slice::<Incoming<'_>>(line) else {
+            return false;
+        };
+        match (request.method.as_deref(), request.id) {
+            (Some("initialize"), Some(_)) => {
+                self.classic = request
+                    .params
+                    .and_then(|p| serde_json::from_str::<Initialize<'_>>(p.get()).ok())
+                    .is_some_and(|i| is_classic(&i.protocol_version));
+                false
+            }
+            (Some("tools/call"), Some(id)) if self.classic => match request.params {
+                Some(params) => self.call(id, params),
+                None => false,
+            },
+            (Some("notifications/cancelled"), None) => match request.params {
+                Some(params) => self.cancel(params),
+                None => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// Take call `id` onto the lane, if it needs no person.
+    fn call(&mut self, id: &RawValue, params: &RawValue) -> bool {
+        let Ok(params) = serde_json::from_str::<CallParams>(params.get()) else {
+            return false;
+        };
+        if !params.rest.is_empty() {
+            // requestState, inputResponses, task...: rmcp's.
+            return false;
+        }
+        let Some(plan) = self
+            .gateway
+            .unattended(&params.name, params.arguments.unwrap_or_default())
+        else {
+            return false;
+        };
+        // Open when planned; one that closes since fails the call (see
+        // `Lane::send`).
+        let Some(lane) = self.gateway.lane(plan.index) else {
+            return false;
+        };
+        let Ok((ending, marker)) = self.gateway.express_record(&plan) else {
+            return false;
+        };
+        let key = key_of(id);
+        let lane_id = lane.next.fetch_add(1, Ordering::Relaxed);
+        let on_lane = OnLane {
+            upstream: plan.index,
+            id: lane_id,
+        };
+        self.calls().insert(key.clone(), on_lane);
+        // Logged under the lane's own target, wherever its code lives.
+        tracing::debug!(target: "askgate_gateway::express", call = %ending.id(), server = %plan.server, tool = %plan.tool, "on the express lane");
+        let pending = Pending {
+            client_id: id.to_owned(),
+            key,
+            reply: Arc::clone(&self.reply),
+            calls: Arc::clone(&self.calls),
+            server: plan.server.clone(),
+            tool: plan.tool.clone(),
+            ending,
+        };
+        let meta = self
+            .gateway
+            .marks_calls()
+            .then(|| HashMap::from([(MARKER_KEY, marker.as_str())]));
+        let params = Params {
+            name: &plan.tool,
+            arguments: &plan.arguments,
+            meta,
+        };
+        lane.send(lane_id, &params, pending);
+        true
+    }
+
+    /// A client's cancel: taken when it names a call on the lane.
+    fn cancel(&mut self, params: &RawValue) -> bool {
+        let Ok(cancelled) = serde_json::from_str::<Cancelled<'_>>(params.get()) else {
+            return false;
+        };
+        let key = key_of(cancelled.request_id);
+        let Some(on_lane) = self.calls().remove(&key) else {
+            return false;
+        };
+        if let Some(lane) = self.gateway.lane(on_lane.upstream) {
+            lane.cancel(on_lane.id, cancelled.reason);
+        }
+        true
+    }
+
+    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<String, OnLane>> {
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A request id as a key: its JSON, normalized.
+fn key_of(id: &RawValue) -> String {
+    serde_json::from_str::<Json>(id.get()).map_or_else(|_| id.get().to_owned(), |v| v.to_string())
+}
