@@ -25,6 +25,7 @@ mod express;
 mod holds;
 mod ids;
 pub mod keys;
+mod lifecycle;
 #[cfg(all(unix, not(askgate_portable)))]
 mod lines;
 mod listen;

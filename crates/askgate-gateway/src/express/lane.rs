@@ -10,6 +10,7 @@ use serde_json::value::RawValue;
 use serde_json::{Value as Json, json};
 
 use super::{ErrorResponse, FIRST_ID, Outgoing, Params, Reply, Summary, is_classic};
+use crate::lifecycle::{Answer, Effect, Lifecycle};
 use crate::lines::Out;
 use crate::record::{Ended, Ending};
 
@@ -180,6 +181,8 @@ pub(crate) struct Pending {
     pub(crate) tool: String,
     /// How its end is told (dropped unended, it records `sent`).
     pub(crate) ending: Ending,
+    /// Its life, at "sent".
+    pub(crate) life: Lifecycle,
 }
 
 /// How a call on the lane ended.
@@ -197,23 +200,17 @@ impl Pending {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&self.key);
-        let (line, ended) = match settled {
+        let (ended, result) = match settled {
             Settled::Answered(Reply {
                 result: Some(result),
                 ..
             }) => {
                 let summary = serde_json::from_str::<Summary>(result.get()).unwrap_or_default();
-                let mut line = Vec::with_capacity(result.get().len() + 48);
-                line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-                line.extend_from_slice(self.client_id.get().as_bytes());
-                line.extend_from_slice(b",\"result\":");
-                line.extend_from_slice(result.get().as_bytes());
-                line.extend_from_slice(b"}\n");
                 let ended = Ended::Answered {
                     is_error: summary.is_error.unwrap_or(false),
                     blocks: summary.content.map_or(0, |c| c.len()),
                 };
-                (line, ended)
+                (ended, Some(result))
             }
             Settled::Answered(Reply { error, .. }) => {
                 let error = match error.map(|e| serde_json::from_str::<ErrorData>(e.get())) {
@@ -226,21 +223,46 @@ impl Pending {
                         ErrorData::internal_error("a response with neither result nor error", None)
                     }
                 };
-                let ended = Ended::Failed(ServiceError::McpError(error).to_string());
-                (self.error_line(&ended), ended)
+                (
+                    Ended::Failed(ServiceError::McpError(error).to_string()),
+                    None,
+                )
             }
-            Settled::Gone(why) => {
-                let ended = Ended::Failed(why.to_owned());
-                (self.error_line(&ended), ended)
-            }
+            Settled::Gone(why) => (Ended::Failed(why.to_owned()), None),
         };
-        // The record is queued before the answer goes: it does not wait for
-        // the store, and a client that stops the gateway as soon as it has
-        // its answer finds the record among the writes a clean stop keeps.
-        self.ending.ended(&ended);
+        self.life.handle_ended(ended);
+        let mut line = None;
+        while let Some(effect) = self.life.poll() {
+            match effect {
+                // Recorded before the answer goes: it does not wait for the
+                // store, and a client that stops the gateway as soon as it
+                // has its answer finds the record among the writes a clean
+                // stop keeps.
+                Effect::RecordEnd(ended) => self.ending.ended(&ended),
+                Effect::Answer(Answer::Result) => line = result.map(|r| self.result_line(r)),
+                Effect::Answer(Answer::Failed(ended)) => line = Some(self.error_line(&ended)),
+                _ => {}
+            }
+        }
+        debug_assert!(self.life.is_over(), "an ended call is over");
+        let Some(line) = line else {
+            return;
+        };
         if let Err(error) = self.reply.send(&line) {
             tracing::debug!(call = %self.ending.id(), %error, "the client went away before its answer");
         }
+    }
+
+    /// The JSON-RPC response to the client's request: `result`, as the
+    /// upstream sent it.
+    fn result_line(&self, result: &RawValue) -> Vec<u8> {
+        let mut line = Vec::with_capacity(result.get().len() + 48);
+        line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        line.extend_from_slice(self.client_id.get().as_bytes());
+        line.extend_from_slice(b",\"result\":");
+        line.extend_from_slice(result.get().as_bytes());
+        line.extend_from_slice(b"}\n");
+        line
     }
 
     /// The JSON-RPC error response to the client's request for a call

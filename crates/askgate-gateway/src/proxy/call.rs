@@ -6,16 +6,17 @@
 
 use askgate_mcp::{Policy, Request, session_threshold};
 use rmcp::ErrorData;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ContentBlock};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value as Json;
 
 use super::Gateway;
 use super::forward::Approved;
 use super::intake::Intake;
-use super::pipeline::{Recorded, Target};
+use super::pipeline::Target;
 use super::preview::preview;
 use crate::holds::HELD;
+use crate::lifecycle::{Decision, Lifecycle};
 use crate::questions;
 
 impl Gateway {
@@ -64,29 +65,23 @@ impl Gateway {
         let Some(decided) = round.decide("confirm", &call, policy).await? else {
             return Ok(round.respond()?);
         };
-        settings.metrics.decision(decided.verdict.method.as_str());
-        if !decided.verdict.proceed {
-            decided.audit(&round).await?;
-            return Ok(refused(decided.verdict.for_model));
-        }
-        // Cancelled while it was being decided: it is not sent.
-        if round.is_cancelled() {
-            let cancelled = round.cancelled("confirm", &call);
-            cancelled.audit(&round).await?;
-            return Ok(refused(cancelled.verdict.for_model));
-        }
+        let mut life = Lifecycle::new();
+        life.handle_decided(Decision {
+            method: decided.verdict.method,
+            proceeds: decided.verdict.proceed,
+            recorded: self.when_recorded(&target, &decided),
+            // Cancelled while it was being decided: it is not sent.
+            cancelled: round.is_cancelled(),
+        });
         let approved = Approved {
             index: target.index,
             tool: &target.tool.name,
-            durable: self.when_recorded(&target, &decided) == Recorded::BeforeSent,
             arguments: target.arguments.clone(),
             principal,
             decided,
+            resumed,
         };
-        let Some(held) = self.forward(approved, resumed.as_ref(), cx).await? else {
-            return Ok(refused(round.cancelled("confirm", &call).verdict.for_model));
-        };
-        let response = self.follow(held, round, cx).await?;
+        let response = self.drive(life, approved, round, &call, cx).await?;
         Ok(with_intake(intake, response))
     }
 
@@ -109,12 +104,6 @@ impl Gateway {
             None => Ok(round.respond()?),
         }
     }
-}
-
-/// The tool result of a call that was not sent: `text` says why, for the
-/// model.
-fn refused(text: String) -> CallToolResponse {
-    CallToolResult::error(vec![ContentBlock::text(text)]).into()
 }
 
 /// `response`, its content led by the intake's `text` when there is one.

@@ -1,19 +1,23 @@
-//! An approved call sent upstream: recorded in the ledger with its
-//! decision — durable before the request leaves when it must be — then
-//! followed across the client's rounds until its answer.
+//! A decided call driven through its [`Lifecycle`]: audited and answered
+//! when it does not go; else recorded in the ledger with its decision —
+//! durable before the request leaves when it must be — sent, and followed
+//! across the client's rounds until its answer (see the `upstream_call`
+//! module for the rest of its life).
 
+use askgate_core::Call;
 use askgate_mcp::{Decided, Round};
 use askgate_store::NewCall;
 use jiff::Timestamp;
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResponse, JsonObject};
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, JsonObject};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value as Json;
 
 use super::Gateway;
 use super::upstream_call::UpstreamCall;
 use crate::holds::{HELD, RESUME};
-use crate::record::{CANCELLED, End, Ended, Ending};
+use crate::lifecycle::{Answer, Audited, Effect, Lifecycle};
+use crate::record::{End, Ending};
 use crate::relay::{Followed, Held, Resumable};
 
 /// The write that records a call as sent, run to its end even when the
@@ -21,7 +25,7 @@ use crate::relay::{Followed, Held, Resumable};
 type Recording =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), askgate_store::Error>> + Send>>;
 
-/// A call approved to go upstream, as [`Gateway::forward`] takes it.
+/// A decided call, as [`Gateway::drive`] takes it.
 pub(crate) struct Approved<'a> {
     /// The upstream.
     pub(crate) index: usize,
@@ -33,120 +37,278 @@ pub(crate) struct Approved<'a> {
     pub(crate) principal: &'a str,
     /// The decision, and its audit entry.
     pub(crate) decided: Decided,
-    /// Whether its record is durable before it is sent.
-    pub(crate) durable: bool,
+    /// The server's round a retry resumes, when the call was held before
+    /// a restart.
+    pub(crate) resumed: Option<Resumable>,
+}
+
+/// How the durable write of a call as sent went.
+enum Wrote {
+    /// Written.
+    Written,
+    /// It failed: the call is not sent.
+    Failed(askgate_store::Error),
+    /// The client cancelled the call meanwhile: it is answered now, and the
+    /// write's end is the background's.
+    Withdrawn,
+}
+
+/// The ledger's call, once the decision lets it go.
+struct Ledgered {
+    call: NewCall,
+    marker: String,
+    ending: Option<Ending>,
 }
 
 impl Gateway {
-    /// Forward an approved call to its upstream, recorded in the ledger
-    /// with its decision's audit entry — durable before the request leaves
-    /// when `durable`, else written when the call ends: the call, to follow
-    /// (see [`Held::follow`]). The answer never waits for the end's record.
-    /// `None` when the client cancelled the call before it was sent: it is
-    /// not sent (and its ledger row, if written, says so).
-    pub(crate) async fn forward(
+    /// Carry out what `life` says for `approved`, decided in `round` about
+    /// `call`, until the client is answered.
+    ///
+    /// # Errors
+    /// A store that failed, a resumed round that cannot be read, the
+    /// upstream's failure — each saying what happened to the call.
+    pub(crate) async fn drive(
         &self,
+        mut life: Lifecycle,
         approved: Approved<'_>,
-        resumed: Option<&Resumable>,
+        round: Round,
+        call: &Call<'_>,
         cx: &RequestContext<RoleServer>,
-    ) -> Result<Option<Held>, ErrorData> {
-        let (index, tool) = (approved.index, approved.tool);
-        let upstream = &self.inner.upstreams[index];
-        let start = resumed.map(Resumable::needed).transpose().map_err(|why| {
-            ErrorData::invalid_params(
-                format!("the retry's state cannot resume the call to {tool}: {why}"),
-                None,
-            )
-        })?;
-        let (call, marker) = self.new_call(index, tool, &approved.arguments)?;
-        let id = call.id.clone();
-        let Some(end) = self.record(&approved, call, &marker, cx).await? else {
-            return Ok(None);
-        };
-        approved.decided.log();
-        let (asks, asked) = tokio::sync::mpsc::unbounded_channel();
-        let entered = upstream
-            .inflight
-            .enter(&id, approved.principal, asks.clone());
-        if resumed.is_some() {
-            tracing::info!(call = %id, server = %upstream.name, tool, "resuming a call held before a restart: sending its server's round again with the retry's answers");
+    ) -> Result<CallToolResponse, ErrorData> {
+        let mut ledgered: Option<Ledgered> = None;
+        let mut failure = None;
+        while let Some(effect) = life.poll() {
+            match effect {
+                Effect::CountDecision(method) => {
+                    self.inner.settings.metrics.decision(method.as_str());
+                }
+                Effect::Audit(Audited::Decision) => approved.decided.audit(&round).await?,
+                Effect::Audit(Audited::Withdrawal) => {
+                    round.cancelled("confirm", call).audit(&round).await?;
+                }
+                Effect::Answer(Answer::NotSent(Audited::Decision)) => {
+                    return Ok(not_sent(approved.decided.verdict.for_model.clone()));
+                }
+                Effect::Answer(Answer::NotSent(Audited::Withdrawal)) => {
+                    return Ok(not_sent(round.cancelled("confirm", call).verdict.for_model));
+                }
+                Effect::Answer(Answer::Unrecorded) => {
+                    return Err(self.unrecorded(&approved, failure.take()));
+                }
+                Effect::RecordSent => {
+                    let mut this = self.ledgered(&approved)?;
+                    let recording = self.recording(&approved, &this);
+                    let queued = End::Queue(self.store().clone());
+                    this.ending = Some(self.ending(&approved, &this.call, queued));
+                    let this = ledgered.insert(this);
+                    match self.record(&mut life, recording, this, cx).await {
+                        Wrote::Written => {}
+                        Wrote::Failed(error) => failure = Some(error),
+                        // Answered now; the record's end is the
+                        // background's.
+                        Wrote::Withdrawn => {
+                            return Ok(not_sent(
+                                round.cancelled("confirm", call).verdict.for_model,
+                            ));
+                        }
+                    }
+                }
+                Effect::RecordEnd(ended) => {
+                    if let Some(ending) = ledgered.as_mut().and_then(|l| l.ending.as_mut()) {
+                        ending.ended(&ended);
+                    }
+                }
+                Effect::Send => {
+                    let this = match ledgered.take() {
+                        Some(this) => this,
+                        None => self.unrecorded_read(&approved).await?,
+                    };
+                    let held = self.send(life, approved, this)?;
+                    return self.follow(held, round, cx).await;
+                }
+                // The upstream's end comes to the call on its way (see
+                // `upstream_call`), not here.
+                Effect::Answer(Answer::Result | Answer::Failed(_)) => {}
+            }
         }
+        Err(ErrorData::internal_error(
+            "the call ended without an answer; it was not sent",
+            None,
+        ))
+    }
+
+    /// The ledger's call of `approved`, and its marker.
+    fn ledgered(&self, approved: &Approved<'_>) -> Result<Ledgered, ErrorData> {
+        let (call, marker) = self.new_call(approved.index, approved.tool, &approved.arguments)?;
+        Ok(Ledgered {
+            call,
+            marker,
+            ending: None,
+        })
+    }
+
+    /// How the end of `call` of `approved` is told.
+    fn ending(&self, approved: &Approved<'_>, call: &NewCall, end: End) -> Ending {
         let settings = &self.inner.settings;
-        let ending = Ending::new(
-            id,
-            upstream.name.clone(),
+        Ending::new(
+            call.id.clone(),
+            self.inner.upstreams[approved.index].name.clone(),
             settings.metrics.clone(),
             settings.background.clone(),
             end,
+        )
+    }
+
+    /// A read nobody decided, about to be sent: its record waits for its
+    /// end (bounded: a store that falls behind slows reads down rather
+    /// than letting their records pile up in memory).
+    async fn unrecorded_read(&self, approved: &Approved<'_>) -> Result<Ledgered, ErrorData> {
+        let mut this = self.ledgered(approved)?;
+        let background = &self.inner.settings.background;
+        background.room().await;
+        let entry = approved.decided.entry.clone();
+        let end = End::unrecorded(
+            self.store(),
+            background,
+            entry,
+            this.call.clone(),
+            this.marker.clone(),
         );
-        let call = UpstreamCall {
+        this.ending = Some(self.ending(approved, &this.call, end));
+        Ok(this)
+    }
+
+    /// The durable write of `this` as sent, with its decision.
+    fn recording(&self, approved: &Approved<'_>, this: &Ledgered) -> Recording {
+        let store = self.store().clone();
+        let (entry, call, marker) = (
+            approved.decided.entry.clone(),
+            this.call.clone(),
+            this.marker.clone(),
+        );
+        Box::pin(async move {
+            store
+                .record_sent_call(&entry, &call, &marker, call.at)
+                .await
+                .map(|_| ())
+        })
+    }
+
+    /// Wait for `recording`, telling `life` how it went — or that the
+    /// client cancelled meanwhile: then the client is answered at once,
+    /// and the record, once written, ends `not sent`.
+    async fn record(
+        &self,
+        life: &mut Lifecycle,
+        mut recording: Recording,
+        this: &mut Ledgered,
+        cx: &RequestContext<RoleServer>,
+    ) -> Wrote {
+        let written = tokio::select! {
+            written = &mut recording => written,
+            () = cx.ct.cancelled() => {
+                // A stalled store: the write goes on, the client does not
+                // wait for it.
+                tracing::info!(call = %this.call.id, server = %this.call.server, tool = %this.call.tool, "cancelled by its client before it was sent; not sent");
+                life.handle_cancelled();
+                // The answer is the caller's to give, now.
+                let _answer = life.poll();
+                let (mut rest, ending) = (std::mem::take(life), this.ending.take());
+                self.inner.settings.background.spawn(async move {
+                    rest.handle_recorded(recording.await.is_ok());
+                    if let (Some(Effect::RecordEnd(ended)), Some(mut ending)) = (rest.poll(), ending) {
+                        ending.ended(&ended);
+                    }
+                });
+                return Wrote::Withdrawn;
+            }
+        };
+        // Cancelled just as its record was written: it is not sent.
+        if cx.ct.is_cancelled() {
+            life.handle_cancelled();
+        }
+        life.handle_recorded(written.is_ok());
+        match written {
+            Ok(()) => Wrote::Written,
+            Err(error) => Wrote::Failed(error),
+        }
+    }
+
+    /// Send the call of `approved` (`life` says so), recorded as `this`:
+    /// the call, to follow (see [`Held::follow`]).
+    fn send(
+        &self,
+        life: Lifecycle,
+        approved: Approved<'_>,
+        this: Ledgered,
+    ) -> Result<Held, ErrorData> {
+        let Approved {
+            index,
+            tool,
+            arguments,
+            principal,
+            decided,
+            resumed,
+        } = approved;
+        let upstream = &self.inner.upstreams[index];
+        let start = resumed
+            .as_ref()
+            .map(Resumable::needed)
+            .transpose()
+            .map_err(|why| {
+                ErrorData::invalid_params(
+                    format!("the retry's state cannot resume the call to {tool}: {why}"),
+                    None,
+                )
+            })?;
+        decided.log();
+        let Ledgered {
+            call,
+            marker,
+            ending,
+        } = this;
+        let Some(ending) = ending else {
+            return Err(ErrorData::internal_error(
+                "the call has no record to end; it was not sent",
+                None,
+            ));
+        };
+        let (asks, asked) = tokio::sync::mpsc::unbounded_channel();
+        let entered = upstream.inflight.enter(&call.id, principal, asks.clone());
+        if resumed.is_some() {
+            tracing::info!(call = %call.id, server = %upstream.name, tool, "resuming a call held before a restart: sending its server's round again with the retry's answers");
+        }
+        let running = UpstreamCall {
             gateway: self.clone(),
             index,
             tool: tool.to_owned(),
             ending,
-        };
-        let running = call.run(approved.arguments, marker, asks, entered, start);
+            life,
+        }
+        .run(arguments, marker, asks, entered, start);
         let held = Held::new(running, asked);
-        Ok(Some(match resumed {
+        Ok(match resumed {
             Some(resumed) => held.with_keys(resumed.keys()),
             None => held,
-        }))
+        })
     }
 
-    /// How `call` of `approved` reaches the ledger: recorded as sent now,
-    /// durably, when it must be (then its end is queued), else recorded
-    /// with its end. `None` when the client cancelled it meanwhile: it is
-    /// not sent.
-    async fn record(
+    /// The error for a call the ledger could not record (`error`): not
+    /// sent.
+    fn unrecorded(
         &self,
         approved: &Approved<'_>,
-        call: NewCall,
-        marker: &str,
-        cx: &RequestContext<RoleServer>,
-    ) -> Result<Option<End>, ErrorData> {
-        let store = self.inner.settings.rounds.store();
-        let background = &self.inner.settings.background;
-        let entry = approved.decided.entry.clone();
-        if !approved.durable {
-            // Bounded: a store that falls behind slows reads down rather
-            // than letting their records pile up in memory.
-            background.room().await;
-            let end = End::unrecorded(store, background, entry, call, marker.to_owned());
-            return Ok(Some(end));
-        }
-        let (tool, server) = (approved.tool, &self.inner.upstreams[approved.index].name);
-        let id = call.id.clone();
-        let mut recording: Recording = {
-            let (store, marker) = (store.clone(), marker.to_owned());
-            Box::pin(async move {
-                store
-                    .record_sent_call(&entry, &call, &marker, call.at)
-                    .await
-                    .map(|_| ())
-            })
-        };
-        let recorded = tokio::select! {
-            recorded = &mut recording => recorded,
-            // Cancelled while its record is written (a stalled store): it
-            // is not sent, and its record, once written, says so.
-            () = cx.ct.cancelled() => {
-                self.not_sent(recording, &id, tool, server);
-                return Ok(None);
-            }
-        };
-        recorded.map_err(|e| {
-            ErrorData::internal_error(
-                format!(
-                    "the ledger failed to record the call to {tool} on {server}: {e}; the request was not sent"
-                ),
-                None,
-            )
-        })?;
-        if cx.ct.is_cancelled() {
-            self.not_sent(Box::pin(async { Ok(()) }), &id, tool, server);
-            return Ok(None);
-        }
-        Ok(Some(End::Queue(store.clone())))
+        error: Option<askgate_store::Error>,
+    ) -> ErrorData {
+        let server = &self.inner.upstreams[approved.index].name;
+        let why = error.map_or_else(String::new, |e| format!(": {e}"));
+        ErrorData::internal_error(
+            format!(
+                "the ledger failed to record the call to {} on {server}{why}; the request was not sent",
+                approved.tool
+            ),
+            None,
+        )
     }
 
     /// A new ledger call of `tool` on upstream `index`, and its marker.
@@ -167,28 +329,6 @@ impl Gateway {
             at: Timestamp::now(),
         };
         Ok((call, crate::ids::random("m")?))
-    }
-
-    /// The call `id` is recorded as sent by `recording` (still running, or
-    /// done), and its client cancelled it before it left: once the record
-    /// is written, its end is recorded as not sent.
-    fn not_sent(&self, recording: Recording, id: &str, tool: &str, server: &str) {
-        tracing::info!(call = %id, server, tool, "cancelled by its client before it was sent; not sent");
-        let store = self.inner.settings.rounds.store().clone();
-        let id = id.to_owned();
-        self.inner.settings.background.spawn(async move {
-            if recording.await.is_err() {
-                // Not recorded: nothing says it was sent.
-                return;
-            }
-            let summary = Ended::NotSent(CANCELLED.to_owned()).summary();
-            if let Err(error) = store
-                .finish_call(&id, false, &summary, Timestamp::now())
-                .await
-            {
-                tracing::warn!(call = %id, %error, "the ledger did not record that a cancelled call was not sent");
-            }
-        });
     }
 
     /// Follow `held` in `round`: its result, or the round's input requests
@@ -230,4 +370,10 @@ impl Gateway {
                 )
             })
     }
+}
+
+/// The tool result of a call that was not sent: `text` says why, for the
+/// model.
+fn not_sent(text: String) -> CallToolResponse {
+    CallToolResult::error(vec![ContentBlock::text(text)]).into()
 }

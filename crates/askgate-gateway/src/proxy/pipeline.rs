@@ -6,7 +6,7 @@
 //! takes only what that rule lets proceed with nobody asked
 //! ([`Gateway::unattended`]).
 
-use askgate_core::{Call, Method, Risk};
+use askgate_core::{Call, Risk};
 use askgate_mcp::{Decided, Principal};
 use rmcp::ErrorData;
 use rmcp::model::{JsonObject, Tool};
@@ -15,6 +15,7 @@ use serde_json::Value as Json;
 use super::Gateway;
 use super::catalogue::Found;
 use super::preview::take_confirm;
+use crate::lifecycle::{Decision, Effect, Lifecycle, Recorded, when_recorded};
 use crate::record::{End, Ending};
 
 /// A `tools/call` found in the catalogue and judged: what every path
@@ -46,29 +47,6 @@ impl Target {
             risk: self.risk,
             preview,
         }
-    }
-}
-
-/// When a call's audit entry and ledger record are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Recorded {
-    /// Durable before the request leaves: a crash never forgets a call
-    /// that may have run.
-    BeforeSent,
-    /// In one write when it ends (or as `sent` if it never does).
-    WhenEnded,
-}
-
-/// When a call of `risk`, let through by `method`, is recorded: before it
-/// is sent for every call above `read`, for a call a person decided, and
-/// when the operator asked for it (`durable_reads`); else when it ends —
-/// replaying a read nobody decided is harmless.
-pub(crate) fn when_recorded(risk: Risk, method: Method, durable_reads: bool) -> Recorded {
-    let nobody_decided = matches!(method, Method::NotRequired | Method::AutoApproved);
-    if durable_reads || risk > Risk::Read || !nobody_decided {
-        Recorded::BeforeSent
-    } else {
-        Recorded::WhenEnded
     }
 }
 
@@ -158,14 +136,31 @@ impl Gateway {
     }
 
     /// The ledger call of `plan`, about to be sent on the express lane:
-    /// how its end is told (with its decision, in one write, when it
-    /// ends), and its marker. Logs and counts the decision.
-    pub(crate) fn express_record(&self, plan: &Plan) -> Result<(Ending, String), ErrorData> {
-        let (call, marker) = self.new_call(plan.index, &plan.tool, &plan.arguments)?;
+    /// its life (at "sent"), how its end is told (with its decision, in one
+    /// write, when it ends), and its marker. Logs and counts the decision.
+    ///
+    /// # Errors
+    /// The system's random source failed, or the plan is not one the lane
+    /// may take (then nothing is recorded).
+    pub(crate) fn express_record(&self, plan: &Plan) -> Result<LaneCall, ErrorData> {
         let settings = &self.inner.settings;
-        settings
-            .metrics
-            .decision(plan.decided.verdict.method.as_str());
+        let mut life = Lifecycle::new();
+        life.handle_decided(Decision {
+            method: plan.decided.verdict.method,
+            proceeds: plan.decided.verdict.proceed,
+            recorded: Recorded::WhenEnded,
+            cancelled: false,
+        });
+        if let Some(Effect::CountDecision(method)) = life.poll() {
+            settings.metrics.decision(method.as_str());
+        }
+        if life.poll() != Some(Effect::Send) {
+            return Err(ErrorData::internal_error(
+                "a call planned for the express lane is not one it may send",
+                None,
+            ));
+        }
+        let (call, marker) = self.new_call(plan.index, &plan.tool, &plan.arguments)?;
         plan.decided.log();
         let id = call.id.clone();
         let end = End::unrecorded(
@@ -182,37 +177,20 @@ impl Gateway {
             settings.background.clone(),
             end,
         );
-        Ok((ending, marker))
+        Ok(LaneCall {
+            life,
+            ending,
+            marker,
+        })
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::{Recorded, when_recorded};
-    use askgate_core::{Method, Risk};
-
-    #[test]
-    fn only_a_read_nobody_decided_is_recorded_when_it_ends() {
-        use Recorded::{BeforeSent, WhenEnded};
-        assert_eq!(
-            when_recorded(Risk::Read, Method::NotRequired, false),
-            WhenEnded
-        );
-        assert_eq!(
-            when_recorded(Risk::Read, Method::AutoApproved, false),
-            WhenEnded
-        );
-        assert_eq!(
-            when_recorded(Risk::Read, Method::AutoApproved, true),
-            BeforeSent
-        );
-        assert_eq!(
-            when_recorded(Risk::LowWrite, Method::AutoApproved, false),
-            BeforeSent
-        );
-        assert_eq!(
-            when_recorded(Risk::Read, Method::Elicited, false),
-            BeforeSent
-        );
-    }
+/// A call about to be sent on the express lane.
+pub(crate) struct LaneCall {
+    /// Its life, at "sent".
+    pub(crate) life: Lifecycle,
+    /// How its end is told.
+    pub(crate) ending: Ending,
+    /// The replay contract's marker it carries.
+    pub(crate) marker: String,
 }

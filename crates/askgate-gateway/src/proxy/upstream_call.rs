@@ -13,6 +13,7 @@ use serde_json::Value as Json;
 
 use super::Gateway;
 use crate::ids::random;
+use crate::lifecycle::{Answer, Effect, Lifecycle};
 use crate::record::{Ended, Ending};
 use crate::relay::rounds::{self, Sent};
 use crate::relay::{self, Asks, Entered};
@@ -27,6 +28,8 @@ pub(crate) struct UpstreamCall {
     pub(crate) tool: String,
     /// Its ledger id, and how its end is told.
     pub(crate) ending: Ending,
+    /// Its life, at "sent".
+    pub(crate) life: Lifecycle,
 }
 
 impl UpstreamCall {
@@ -69,7 +72,7 @@ impl UpstreamCall {
             .await;
         drop(entered);
         let observed = upstream.watcher.answered(&id);
-        let (ended, result) = match sent {
+        let (ended, mut result) = match sent {
             Sent::Answered(CallToolResponse::Complete(result)) => {
                 if marks && !observed {
                     tracing::warn!(upstream = %upstream.name, tool = %self.tool, "an answer arrived that the watcher did not see");
@@ -91,12 +94,29 @@ impl UpstreamCall {
                 None => (Ended::Failed(error.to_string()), None),
             },
         };
-        self.ending.ended(&ended);
-        match result {
-            Some(result) => Ok(relay::complete(result)),
-            None => Err(ended
-                .client_error(&upstream.name, &self.tool)
-                .unwrap_or_else(|| ErrorData::internal_error("the call failed", None))),
+        self.life.handle_ended(ended);
+        let mut answer = None;
+        while let Some(effect) = self.life.poll() {
+            match effect {
+                Effect::RecordEnd(ended) => self.ending.ended(&ended),
+                Effect::Answer(Answer::Result) => {
+                    answer = result.take().map(relay::complete).map(Ok)
+                }
+                Effect::Answer(Answer::Failed(ended)) => {
+                    answer = ended.client_error(&upstream.name, &self.tool).map(Err);
+                }
+                _ => {}
+            }
         }
+        debug_assert!(self.life.is_over(), "an ended call is over");
+        answer.unwrap_or_else(|| {
+            Err(ErrorData::internal_error(
+                format!(
+                    "the call to {} on {} ended without an answer",
+                    self.tool, upstream.name
+                ),
+                None,
+            ))
+        })
     }
 }

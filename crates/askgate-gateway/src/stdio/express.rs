@@ -13,6 +13,7 @@ use crate::express::lane::{OnLane, OnLanes};
 use crate::express::{CallParams, Cancelled, Incoming, Initialize, Params, Pending, is_classic};
 use crate::lines::Out;
 use crate::proxy::Gateway;
+use crate::proxy::pipeline::LaneCall;
 use askgate_mcp::replay::MARKER_KEY;
 
 /// The client's side of the lane: offered every line the client sends.
@@ -82,7 +83,12 @@ impl Express {
         let Some(lane) = self.gateway.lane(plan.index) else {
             return false;
         };
-        let Ok((ending, marker)) = self.gateway.express_record(&plan) else {
+        let Ok(LaneCall {
+            life,
+            ending,
+            marker,
+        }) = self.gateway.express_record(&plan)
+        else {
             return false;
         };
         let key = key_of(id);
@@ -102,6 +108,7 @@ impl Express {
             server: plan.server.clone(),
             tool: plan.tool.clone(),
             ending,
+            life,
         };
         let meta = self
             .gateway
