@@ -33,7 +33,11 @@ mod listed;
 pub mod notify;
 mod operator;
 mod pages;
+pub mod rejection;
 mod routes;
+mod session;
+mod signin;
+mod values;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -41,8 +45,9 @@ use std::sync::Arc;
 use askgate_core::LinkSigner;
 use askgate_store::Store;
 
-pub use auth::{People, Person};
-pub use error::Error;
+pub use auth::{People, Person, Session};
+pub use error::{Error, Misuse, TokenFile};
+pub use session::Operator;
 
 /// The inbox: what every request of its page shares.
 #[derive(Debug, Clone)]
@@ -75,17 +80,17 @@ impl Inbox {
         links: LinkSigner,
         base_url: &str,
     ) -> Result<Inbox, Error> {
-        let url = url::Url::parse(base_url).map_err(|e| Error::Url {
+        let url = url::Url::parse(base_url).map_err(|source| Error::Url {
             url: base_url.to_owned(),
-            problem: format!("is not an absolute URL: {e}"),
+            source,
         })?;
         let secure = match url.scheme() {
             "https" => true,
             "http" => false,
             other => {
-                return Err(Error::Url {
+                return Err(Error::UrlScheme {
                     url: base_url.to_owned(),
-                    problem: format!("is {other}:, expected http: or https:"),
+                    scheme: other.to_owned(),
                 });
             }
         };
@@ -114,13 +119,10 @@ impl Inbox {
     /// Whether `headers` carry an operator's token as
     /// `Authorization: Bearer <token>` (how a scraper of the gateway's
     /// `/metrics` on this listener signs in).
+    ///
+    /// The [`Operator`] extractor does the same for a route of its own.
     pub fn operator_bearer(&self, headers: &axum::http::HeaderMap) -> bool {
-        headers
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .and_then(|token| self.inner.people.find(token.trim()))
-            .is_some_and(|person| person.operator)
+        session::bearer_operator(self, headers).is_some()
     }
 }
 
@@ -180,7 +182,7 @@ impl std::fmt::Debug for Credential {
 ///
 /// # Errors
 /// When the generated token's files cannot be read or written, naming the
-/// file.
+/// file; [`Error::Misuse`] when a token is blank.
 pub fn people(
     operator_token: Option<&str>,
     people: &[Credential],
@@ -188,9 +190,9 @@ pub fn people(
 ) -> Result<People, Error> {
     let operator = match operator_token {
         Some(_) => None,
-        None => Some(operator::digest_or_create(key_file).map_err(Error::OperatorToken)?),
+        None => Some(operator::digest_or_create(key_file)?),
     };
-    Ok(people_with(operator_token, people, operator))
+    people_with(operator_token, people, operator)
 }
 
 /// Who may answer from the CLI: as [`people`], but the generated operator
@@ -198,7 +200,8 @@ pub fn people(
 /// made.
 ///
 /// # Errors
-/// When the digest file cannot be read, naming it.
+/// When the digest file cannot be read, naming it; [`Error::Misuse`] when
+/// a token is blank.
 pub fn people_known(
     operator_token: Option<&str>,
     people: &[Credential],
@@ -206,14 +209,30 @@ pub fn people_known(
 ) -> Result<People, Error> {
     let operator = match operator_token {
         Some(_) => None,
-        None => operator::digest(key_file).map_err(Error::OperatorToken)?,
+        None => operator::digest(key_file)?,
     };
-    Ok(people_with(operator_token, people, operator))
+    people_with(operator_token, people, operator)
 }
 
 /// The operator — with `token`, or without one the generated token's
-/// `digest` — and `configured`, the config's `[[people]]`.
-fn people_with(token: Option<&str>, configured: &[Credential], digest: Option<[u8; 32]>) -> People {
+/// `digest` — and `configured`, the config's `[[people]]`; a blank token
+/// is refused (it would sign someone in with an empty form).
+fn people_with(
+    token: Option<&str>,
+    configured: &[Credential],
+    digest: Option<[u8; 32]>,
+) -> Result<People, Error> {
+    let blank = |who: &str, token: &str| {
+        token.trim().is_empty().then(|| Misuse::BlankToken {
+            who: who.to_owned(),
+        })
+    };
+    if let Some(misuse) = token.and_then(|token| blank("operator", token)) {
+        return Err(misuse.into());
+    }
+    if let Some(misuse) = configured.iter().find_map(|p| blank(&p.name, &p.token)) {
+        return Err(misuse.into());
+    }
     let operator = Person::operator("operator");
     let mut people = match (token, digest) {
         (Some(token), _) => People::default().with_token(token, operator),
@@ -230,5 +249,5 @@ fn people_with(token: Option<&str>, configured: &[Credential], digest: Option<[u
             },
         );
     }
-    people
+    Ok(people)
 }
