@@ -251,3 +251,38 @@ fn people_with(
     }
     Ok(people)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn credential(name: &str, token: &str) -> Credential {
+        Credential {
+            name: name.to_owned(),
+            token: token.to_owned(),
+            answers_for: vec![name.to_owned()],
+            operator: false,
+        }
+    }
+
+    #[test]
+    fn a_blank_token_is_refused_as_misuse_naming_whose_it_is() {
+        let key = std::path::Path::new("/nonexistent/s.db.key");
+        let people = [
+            credential("alice", "alice-token-0123456789abcdef"),
+            credential("bob", "  "),
+        ];
+        let error = people_known(Some("operator-token-0123456789"), &people, key)
+            .expect_err("a blank token");
+        assert!(
+            matches!(&error, Error::Misuse(Misuse::BlankToken { who }) if who == "bob"),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "the token of \"bob\" is blank: every person needs a token of their own"
+        );
+        let error = people_known(Some(""), &[], key).expect_err("a blank operator token");
+        assert!(matches!(error, Error::Misuse(Misuse::BlankToken { .. })));
+    }
+}

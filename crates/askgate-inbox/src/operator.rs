@@ -123,17 +123,17 @@ fn parse_hex(text: &str) -> Option<[u8; 32]> {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("askgate-operator-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch");
-        dir.join("s.db.key")
+    /// The key file's path in a scratch directory of its own (kept for as
+    /// long as the test holds it).
+    fn scratch() -> (askgate_testkit::Scratch, PathBuf) {
+        let dir = askgate_testkit::Scratch::new();
+        let key = dir.join("s.db.key");
+        (dir, key)
     }
 
     #[test]
     fn a_made_token_is_kept_by_its_digest_and_in_a_private_file() {
-        let key = scratch("made");
+        let (_dir, key) = scratch();
         let digest = digest_or_create(&key).expect("made");
         let token = std::fs::read_to_string(token_path(&key)).expect("the token file");
         assert_eq!(auth::digest(token.trim()), digest);
@@ -156,7 +156,7 @@ mod tests {
 
     #[test]
     fn an_older_install_with_a_digest_only_gets_no_token_file() {
-        let key = scratch("older");
+        let (_dir, key) = scratch();
         let digest = auth::digest("an-older-operator-token-000000");
         std::fs::write(digest_path(&key), format!("{}\n", hex(&digest))).expect("writes");
         assert_eq!(digest_or_create(&key).expect("reads"), digest);
@@ -165,7 +165,7 @@ mod tests {
 
     #[test]
     fn a_digest_file_that_is_not_hex_is_named() {
-        let key = scratch("garbled");
+        let (_dir, key) = scratch();
         std::fs::write(digest_path(&key), "not a digest\n").expect("writes");
         let error = digest(&key).expect_err("garbled").to_string();
         assert!(
