@@ -15,22 +15,25 @@ use maud::{Markup, html};
 use serde_json::{Map, Value as Json};
 
 /// What a person posted, by input name (a name may repeat: several ticked
-/// options).
-#[derive(Debug, Default, Clone)]
+/// options): read from a posted form (`Form<Posted>`), whose name and
+/// value pairs it is made from.
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+#[serde(from = "Vec<(String, String)>")]
 pub(crate) struct Posted {
     values: BTreeMap<String, Vec<String>>,
 }
 
-impl Posted {
-    /// The pairs of a posted form.
-    pub(crate) fn new(pairs: Vec<(String, String)>) -> Posted {
+impl From<Vec<(String, String)>> for Posted {
+    fn from(pairs: Vec<(String, String)>) -> Posted {
         let mut values: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (name, value) in pairs {
             values.entry(name).or_default().push(value);
         }
         Posted { values }
     }
+}
 
+impl Posted {
     /// The first value of `name`, trimmed, if not empty.
     pub(crate) fn one(&self, name: &str) -> Option<&str> {
         self.values
@@ -247,14 +250,18 @@ fn text_input(spec: &TextSpec, input: &Input<'_>) -> Markup {
 /// A time range's two ends, and the zone they are read in.
 fn range_input(zone: Option<&str>, input: &Input<'_>) -> Markup {
     let name = &input.name;
-    let (from, to) = range_defaults(input.default);
+    let range = input.default.and_then(Json::as_object);
+    let (from, to) = (
+        range.and_then(|r| r.get("from")),
+        range.and_then(|r| r.get("to")),
+    );
     let end = |which: &str, default: Option<&Json>| {
         let end = format!("{name}.{which}");
         let value = local_input(&input.shown.text(&end, default, input.secret));
         (end, value)
     };
-    let (from_name, from_value) = end("from", from.as_ref());
-    let (to_name, to_value) = end("to", to.as_ref());
+    let (from_name, from_value) = end("from", from);
+    let (to_name, to_value) = end("to", to);
     html! {
         div.range {
             label { "From " input type="datetime-local" name=(from_name)
@@ -291,13 +298,6 @@ fn zone_of(name: &str, zone: Option<&str>, shown: &Shown<'_>) -> Markup {
                     placeholder="UTC" autocomplete="off" data-local-zone;
             },
         }
-    }
-}
-
-fn range_defaults(default: Option<&Json>) -> (Option<Json>, Option<Json>) {
-    match default {
-        Some(Json::Object(range)) => (range.get("from").cloned(), range.get("to").cloned()),
-        _ => (None, None),
     }
 }
 
@@ -494,7 +494,7 @@ mod tests {
             {"id": "note", "title": "Note", "type": "text", "required": false}
         ]));
         let refs: Vec<&Field> = fields.iter().collect();
-        let posted = Posted::new(
+        let posted = Posted::from(
             [
                 ("f.replicas", "3"),
                 ("f.ok.shown", "1"),
@@ -510,7 +510,7 @@ mod tests {
             ]
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            .collect(),
+            .collect::<Vec<_>>(),
         );
         let values = read_form(&refs, &posted);
         assert_eq!(
@@ -531,7 +531,7 @@ mod tests {
         let fields = form(serde_json::json!([
             {"id": "token", "title": "Token", "type": "text", "sensitive": true}
         ]));
-        let posted = Posted::new(vec![("f.token".into(), "s3cret-value".into())]);
+        let posted = Posted::from(vec![("f.token".into(), "s3cret-value".into())]);
         let html = field(&fields[0], Some(&posted), Some("Token: too short")).into_string();
         assert!(html.contains("type=\"password\""), "{html}");
         assert!(!html.contains("s3cret-value"), "{html}");

@@ -186,9 +186,8 @@ async fn answer(
     session: Session,
     headers: HeaderMap,
     Path(id): Path<String>,
-    Form(pairs): Form<Vec<(String, String)>>,
+    Form(posted): Form<Posted>,
 ) -> Result<Response, InboxRejection> {
-    let posted = Posted::new(pairs);
     session.check_post(&inbox, &headers, posted.one("csrf"))?;
     let row = visible(&inbox, &session, &id).await?;
     if row.status != AskStatus::Pending {
