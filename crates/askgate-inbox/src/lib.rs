@@ -8,16 +8,22 @@
 //! default) with a little plain JavaScript for live updates and hotkeys;
 //! answering works with JavaScript off.
 //!
-//! Safety (see [`auth`]): a person's token to sign in (the operator's,
+//! Safety (see the `auth` module): a person's token to sign in (the operator's,
 //! configured or generated on first start into a file only its owner can
-//! read ([`operator`]), or a `[[people]]` entry's — never an agent's), an
+//! read (the `operator` module), or a `[[people]]` entry's — never an agent's), an
 //! HttpOnly, SameSite=Strict session cookie, a CSRF token on every form,
 //! the Origin checked on every post, and each person seeing only the asks
 //! of the principals they answer for unless they are an operator. Signed,
-//! single-use links open one ask for the person it is for ([`link`]).
+//! single-use links open one ask for the person it is for (the `link` module).
 
 //!
 //! It also posts webhooks as asks are parked and settle ([`notify`]).
+//!
+//! In axum's manner: who a request is from is an extractor ([`Session`],
+//! from the session cookie; [`Operator`], from a bearer token), and every
+//! refusal is a `*Rejection` type carrying its HTTP status and the page a
+//! person reads ([`rejection`]). Setting the inbox up fails with the one
+//! [`Error`] of the crate.
 //!
 //! The library serves the page; who may sign in is given to it
 //! ([`people`], from [`Credential`]s), and so is the store and the key

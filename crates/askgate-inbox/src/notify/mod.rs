@@ -1,7 +1,7 @@
 //! Webhook notifications: a post when an ask is parked and when it
 //! settles, so a person hears that something waits for them.
 //!
-//! - The body is the ask's facts ([`body::Facts`]: title, origin, risk,
+//! - The body is the ask's facts (`body::Facts`: title, origin, risk,
 //!   status, inbox link), as generic JSON or in Slack's incoming-webhook
 //!   shape — never an answer value, never a tool argument.
 //! - Each post has a timeout, and is tried a bounded number of times with
