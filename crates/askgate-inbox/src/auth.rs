@@ -22,6 +22,9 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 
+use crate::error::Error;
+use crate::rejection::CrossOrigin;
+
 /// The session cookie.
 pub(crate) const SESSION_COOKIE: &str = "askgate_session";
 /// The sign-in form's CSRF cookie.
@@ -131,9 +134,13 @@ fn constant_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// A signed-in person.
-#[derive(Debug, Clone)]
-pub(crate) struct Session {
+/// A signed-in person: an extractor of the inbox's routes (from the
+/// session cookie), refused with a
+/// [`SessionRejection`](crate::rejection::SessionRejection) — a page's
+/// reader is sent to sign in. `Option<Session>` is whoever is signed in,
+/// if anyone. `Debug` never shows the session's CSRF token.
+#[derive(Clone)]
+pub struct Session {
     pub(crate) person: Person,
     /// The token every form of this session carries.
     pub(crate) csrf: String,
@@ -142,9 +149,30 @@ pub(crate) struct Session {
     started: Instant,
 }
 
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("person", &self.person)
+            .field("csrf", &"<redacted>")
+            .field("only_ask", &self.only_ask)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Session {
+    /// Who is signed in.
+    pub fn person(&self) -> &Person {
+        &self.person
+    }
+
+    /// The one ask this session may see, for a session a signed link
+    /// opened; `None` for a person who signed in.
+    pub fn only_ask(&self) -> Option<&str> {
+        self.only_ask.as_deref()
+    }
+
     /// Whether this session may see the ask `id` for `principal`.
-    pub(crate) fn may_see(&self, id: &str, principal: &str) -> bool {
+    pub fn may_see(&self, id: &str, principal: &str) -> bool {
         self.only_ask.as_deref().is_none_or(|only| only == id) && self.person.may_see(principal)
     }
 }
@@ -161,7 +189,10 @@ impl Sessions {
     }
 
     /// Start a session for `person`: its cookie value.
-    pub(crate) fn start(&self, person: Person, only_ask: Option<String>) -> Result<String, String> {
+    ///
+    /// # Errors
+    /// [`Error::Random`] when there is no randomness for its id.
+    pub(crate) fn start(&self, person: Person, only_ask: Option<String>) -> Result<String, Error> {
         let id = random()?;
         let session = Session {
             person,
@@ -229,21 +260,25 @@ pub(crate) fn login_csrf_ok(cookie: Option<&str>, given: Option<&str>) -> bool {
 
 /// Why a post is refused by its `Origin`, if it is: a post from a page of
 /// another origin (a browser always says where a form was posted from).
-pub(crate) fn origin_problem(headers: &HeaderMap, origin: &str) -> Option<String> {
+pub(crate) fn origin_problem(headers: &HeaderMap, origin: &str) -> Option<CrossOrigin> {
     let given = headers.get(header::ORIGIN)?;
     match given.to_str() {
         Ok(given) if given == origin => None,
-        Ok(given) => Some(format!(
-            "this form was posted from {given}, not from the inbox ({origin})"
-        )),
-        Err(_) => Some("the Origin header is not readable".into()),
+        Ok(given) => Some(CrossOrigin::From {
+            given: given.to_owned(),
+            expected: origin.to_owned(),
+        }),
+        Err(_) => Some(CrossOrigin::Unreadable),
     }
 }
 
 /// 24 random bytes, base64url.
-pub(crate) fn random() -> Result<String, String> {
+///
+/// # Errors
+/// [`Error::Random`] when the system's random source fails.
+pub(crate) fn random() -> Result<String, Error> {
     let mut bytes = [0u8; 24];
-    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness: {e}"))?;
+    getrandom::fill(&mut bytes).map_err(Error::Random)?;
     Ok(URL_SAFE_NO_PAD.encode(bytes))
 }
 

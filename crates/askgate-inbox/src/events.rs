@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use askgate_store::{AskFilter, Store};
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::broadcast::error::RecvError;
@@ -16,15 +15,24 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::Inbox;
-use super::auth::Person;
+use super::auth::{Person, Session};
+use super::rejection::SessionRejection;
 
 /// How often the newest pending ask is looked at (asks parked by another
 /// process announce nothing).
 const LOOK: Duration = Duration::from_secs(2);
 
-pub(super) async fn stream(State(inbox): State<Inbox>, headers: HeaderMap) -> Response {
-    let Some(session) = inbox.inner.sessions.of(&headers) else {
-        return StatusCode::UNAUTHORIZED.into_response();
+/// `GET /events`: a `changed` event each time the asks this person sees
+/// may have changed.
+///
+/// # Errors
+/// [`SessionRejection`] (401) for someone not signed in.
+pub(super) async fn stream(
+    State(inbox): State<Inbox>,
+    session: Option<Session>,
+) -> Result<Response, SessionRejection> {
+    let Some(session) = session else {
+        return Err(SessionRejection::stream());
     };
     let filter = AskFilter::default();
     let person = session.person;
@@ -58,9 +66,9 @@ pub(super) async fn stream(State(inbox): State<Inbox>, headers: HeaderMap) -> Re
             }
         }
     });
-    Sse::new(ReceiverStream::new(events))
+    Ok(Sse::new(ReceiverStream::new(events))
         .keep_alive(KeepAlive::default())
-        .into_response()
+        .into_response())
 }
 
 async fn newest_pending(store: &Store, person: &Person, filter: &AskFilter) -> Option<String> {

@@ -10,27 +10,30 @@
 
 use std::collections::BTreeMap;
 
-use askgate_core::{ChoiceOption, Field, FieldKind, Question, QuestionSet, TextFormat};
+use askgate_core::{ChoiceOption, Field, FieldKind, Question, QuestionSet, TextFormat, TextSpec};
 use maud::{Markup, html};
 use serde_json::{Map, Value as Json};
 
 /// What a person posted, by input name (a name may repeat: several ticked
-/// options).
-#[derive(Debug, Default, Clone)]
+/// options): read from a posted form (`Form<Posted>`), whose name and
+/// value pairs it is made from.
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+#[serde(from = "Vec<(String, String)>")]
 pub(crate) struct Posted {
     values: BTreeMap<String, Vec<String>>,
 }
 
-impl Posted {
-    /// The pairs of a posted form.
-    pub(crate) fn new(pairs: Vec<(String, String)>) -> Posted {
+impl From<Vec<(String, String)>> for Posted {
+    fn from(pairs: Vec<(String, String)>) -> Posted {
         let mut values: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (name, value) in pairs {
             values.entry(name).or_default().push(value);
         }
         Posted { values }
     }
+}
 
+impl Posted {
     /// The first value of `name`, trimmed, if not empty.
     pub(crate) fn one(&self, name: &str) -> Option<&str> {
         self.values
@@ -96,117 +99,180 @@ fn local_input(text: &str) -> String {
 
 /// The inputs of one form field, with its error (if any) beside it.
 pub(crate) fn field(field: &Field, posted: Option<&Posted>, error: Option<&str>) -> Markup {
-    let shown = Shown { posted };
-    let name = format!("f.{}", field.id);
-    let default = field.default.as_ref();
-    let secret = field.sensitive;
-    let required = field.required;
-    let error_id = format!("err-{}", field.id);
+    let input = Input {
+        name: format!("f.{}", field.id),
+        default: field.default.as_ref(),
+        secret: field.sensitive,
+        required: field.required,
+        error_id: format!("err-{}", field.id),
+        shown: Shown { posted },
+    };
     html! {
         div.field data-field=(field.id) {
-            @match &field.kind {
-                FieldKind::Boolean(_) => {
-                    input type="hidden" name=(format!("{name}.shown")) value="1";
-                    label {
-                        input type="checkbox" name=(name) value="true"
-                            checked[shown.picked(&name, None, "true") || (posted.is_none() && default == Some(&Json::Bool(true)))];
-                        " " (field.title)
-                    }
-                }
-                _ => {
-                    label for=(name) { (field.title) @if required { span.required title="required" { " *" } } }
-                }
-            }
+            (title_of(field, &input))
             @if let Some(description) = &field.description {
                 p.hint { (description) }
             }
-            @match &field.kind {
-                FieldKind::Text(spec) => {
-                    @let kind = match (secret, spec.format) {
-                        (true, _) => "password",
-                        (false, Some(TextFormat::Email)) => "email",
-                        (false, Some(TextFormat::Uri)) => "url",
-                        _ => "text",
-                    };
-                    input id=(name) type=(kind) name=(name) value=(shown.text(&name, default, secret))
-                        minlength=[spec.min_length] maxlength=[spec.max_length] required[required]
-                        autocomplete="off" aria-describedby=(error_id);
-                    @match (spec.min_length, spec.max_length) {
-                        (Some(min), Some(max)) => p.hint { "Between " (min) " and " (max) " characters." },
-                        (Some(min), None) => p.hint { "At least " (min) " characters." },
-                        (None, Some(max)) => p.hint { "At most " (max) " characters." },
-                        (None, None) => {},
-                    }
-                    @match spec.format {
-                        Some(TextFormat::Email) => p.hint { "An email address, name@example.com." },
-                        Some(TextFormat::Uri) => p.hint { "An absolute address with its scheme, https://example.com/." },
-                        None => {},
-                    }
-                }
-                FieldKind::Number(spec) => {
-                    input id=(name) type="number" step="any" name=(name) value=(shown.text(&name, default, secret))
-                        min=[spec.minimum] max=[spec.maximum] required[required] aria-describedby=(error_id);
-                    (bounds(spec.minimum.map(|m| m.to_string()), spec.maximum.map(|m| m.to_string())))
-                }
-                FieldKind::Integer(spec) => {
-                    input id=(name) type="number" step="1" name=(name) value=(shown.text(&name, default, secret))
-                        min=[spec.minimum] max=[spec.maximum] required[required] aria-describedby=(error_id);
-                    (bounds(spec.minimum.map(|m| m.to_string()), spec.maximum.map(|m| m.to_string())))
-                }
-                FieldKind::Boolean(_) => {}
-                FieldKind::Choice(spec) => {
-                    (options(&name, &spec.options, spec.multiple, !spec.strict, &shown, default))
-                    @if spec.multiple {
-                        @match (spec.min_items, spec.max_items) {
-                            (Some(min), Some(max)) => p.hint { "Pick " (min) " to " (max) "." },
-                            (Some(min), None) => p.hint { "Pick at least " (min) "." },
-                            (None, Some(max)) => p.hint { "Pick at most " (max) "." },
-                            (None, None) => {},
-                        }
-                    }
-                }
-                FieldKind::Date(_) => {
-                    input id=(name) type="date" name=(name) value=(shown.text(&name, default, secret))
-                        required[required] aria-describedby=(error_id);
-                }
-                FieldKind::Instant(spec) => {
-                    @if !spec.options.is_empty() {
-                        (options(&name, &spec.options, false, !spec.strict, &shown, default))
-                    } @else {
-                        input id=(name) type="datetime-local" name=(name)
-                            value=(local_input(&shown.text(&name, default, secret)))
-                            required[required] aria-describedby=(error_id);
-                        (zone_of(&name, spec.zone.as_deref(), &shown))
-                    }
-                }
-                FieldKind::Zone(spec) => {
-                    @if !spec.options.is_empty() {
-                        (options(&name, &spec.options, false, !spec.strict, &shown, default))
-                    } @else {
-                        input id=(name) type="text" name=(name) list="zones" value=(shown.text(&name, default, secret))
-                            placeholder="Europe/Paris" autocomplete="off" required[required] aria-describedby=(error_id);
-                        p.hint { "An IANA time zone: type to search." }
-                    }
-                }
-                FieldKind::TimeRange(spec) => {
-                    @let (from, to) = range_defaults(default);
-                    div.range {
-                        label { "From " input type="datetime-local" name=(format!("{name}.from"))
-                            value=(local_input(&shown.text(&format!("{name}.from"), from.as_ref(), secret)))
-                            required[required]; }
-                        label { " to " input type="datetime-local" name=(format!("{name}.to"))
-                            value=(local_input(&shown.text(&format!("{name}.to"), to.as_ref(), secret)))
-                            required[required]; }
-                    }
-                    (zone_of(&name, spec.zone.as_deref(), &shown))
-                    p.hint { "From is included, to is not; from comes first." }
-                }
-                _ => {
-                    input id=(name) type="text" name=(name) value=(shown.text(&name, default, secret));
+            (inputs(&field.kind, &input))
+            p.error id=(input.error_id) role="alert" { @if let Some(error) = error { (error) } }
+        }
+    }
+}
+
+/// What every input of a form field shares.
+struct Input<'a> {
+    /// The input's name, `f.<id>`.
+    name: String,
+    default: Option<&'a Json>,
+    /// Sensitive: never shown back.
+    secret: bool,
+    required: bool,
+    /// The id of the element its error is shown in.
+    error_id: String,
+    shown: Shown<'a>,
+}
+
+impl Input<'_> {
+    /// What to show in its input: what was posted, else the default.
+    fn text(&self) -> String {
+        self.shown.text(&self.name, self.default, self.secret)
+    }
+}
+
+/// A field's title: a checkbox's label around it, or a label for its input.
+fn title_of(field: &Field, input: &Input<'_>) -> Markup {
+    let name = &input.name;
+    let ticked = input.shown.picked(name, None, "true")
+        || (input.shown.posted.is_none() && input.default == Some(&Json::Bool(true)));
+    html! {
+        @match &field.kind {
+            FieldKind::Boolean(_) => {
+                input type="hidden" name=(format!("{name}.shown")) value="1";
+                label {
+                    input type="checkbox" name=(name) value="true" checked[ticked];
+                    " " (field.title)
                 }
             }
-            p.error id=(error_id) role="alert" { @if let Some(error) = error { (error) } }
+            _ => {
+                label for=(name) { (field.title) @if input.required { span.required title="required" { " *" } } }
+            }
         }
+    }
+}
+
+/// A field's inputs, by its type (a boolean's checkbox is its title).
+fn inputs(kind: &FieldKind, input: &Input<'_>) -> Markup {
+    let (name, error_id, required) = (&input.name, &input.error_id, input.required);
+    let shown = &input.shown;
+    html! {
+        @match kind {
+            FieldKind::Text(spec) => (text_input(spec, input)),
+            FieldKind::Number(spec) => {
+                input id=(name) type="number" step="any" name=(name) value=(input.text())
+                    min=[spec.minimum] max=[spec.maximum] required[required] aria-describedby=(error_id);
+                (bounds(spec.minimum.map(|m| m.to_string()), spec.maximum.map(|m| m.to_string())))
+            }
+            FieldKind::Integer(spec) => {
+                input id=(name) type="number" step="1" name=(name) value=(input.text())
+                    min=[spec.minimum] max=[spec.maximum] required[required] aria-describedby=(error_id);
+                (bounds(spec.minimum.map(|m| m.to_string()), spec.maximum.map(|m| m.to_string())))
+            }
+            FieldKind::Boolean(_) => {}
+            FieldKind::Choice(spec) => {
+                (options(name, &spec.options, spec.multiple, !spec.strict, shown, input.default))
+                @if spec.multiple {
+                    @match (spec.min_items, spec.max_items) {
+                        (Some(min), Some(max)) => p.hint { "Pick " (min) " to " (max) "." },
+                        (Some(min), None) => p.hint { "Pick at least " (min) "." },
+                        (None, Some(max)) => p.hint { "Pick at most " (max) "." },
+                        (None, None) => {},
+                    }
+                }
+            }
+            FieldKind::Date(_) => {
+                input id=(name) type="date" name=(name) value=(input.text())
+                    required[required] aria-describedby=(error_id);
+            }
+            FieldKind::Instant(spec) => {
+                @if !spec.options.is_empty() {
+                    (options(name, &spec.options, false, !spec.strict, shown, input.default))
+                } @else {
+                    input id=(name) type="datetime-local" name=(name)
+                        value=(local_input(&input.text()))
+                        required[required] aria-describedby=(error_id);
+                    (zone_of(name, spec.zone.as_deref(), shown))
+                }
+            }
+            FieldKind::Zone(spec) => {
+                @if !spec.options.is_empty() {
+                    (options(name, &spec.options, false, !spec.strict, shown, input.default))
+                } @else {
+                    input id=(name) type="text" name=(name) list="zones" value=(input.text())
+                        placeholder="Europe/Paris" autocomplete="off" required[required] aria-describedby=(error_id);
+                    p.hint { "An IANA time zone: type to search." }
+                }
+            }
+            FieldKind::TimeRange(spec) => (range_input(spec.zone.as_deref(), input)),
+            _ => {
+                input id=(name) type="text" name=(name) value=(input.text());
+            }
+        }
+    }
+}
+
+/// A text field's input, and hints for its length and format.
+fn text_input(spec: &TextSpec, input: &Input<'_>) -> Markup {
+    let kind = match (input.secret, spec.format) {
+        (true, _) => "password",
+        (false, Some(TextFormat::Email)) => "email",
+        (false, Some(TextFormat::Uri)) => "url",
+        _ => "text",
+    };
+    let name = &input.name;
+    html! {
+        input id=(name) type=(kind) name=(name) value=(input.text())
+            minlength=[spec.min_length] maxlength=[spec.max_length] required[input.required]
+            autocomplete="off" aria-describedby=(input.error_id);
+        @match (spec.min_length, spec.max_length) {
+            (Some(min), Some(max)) => p.hint { "Between " (min) " and " (max) " characters." },
+            (Some(min), None) => p.hint { "At least " (min) " characters." },
+            (None, Some(max)) => p.hint { "At most " (max) " characters." },
+            (None, None) => {},
+        }
+        @match spec.format {
+            Some(TextFormat::Email) => p.hint { "An email address, name@example.com." },
+            Some(TextFormat::Uri) => p.hint { "An absolute address with its scheme, https://example.com/." },
+            None => {},
+        }
+    }
+}
+
+/// A time range's two ends, and the zone they are read in.
+fn range_input(zone: Option<&str>, input: &Input<'_>) -> Markup {
+    let name = &input.name;
+    let range = input.default.and_then(Json::as_object);
+    let (from, to) = (
+        range.and_then(|r| r.get("from")),
+        range.and_then(|r| r.get("to")),
+    );
+    let end = |which: &str, default: Option<&Json>| {
+        let end = format!("{name}.{which}");
+        let value = local_input(&input.shown.text(&end, default, input.secret));
+        (end, value)
+    };
+    let (from_name, from_value) = end("from", from);
+    let (to_name, to_value) = end("to", to);
+    html! {
+        div.range {
+            label { "From " input type="datetime-local" name=(from_name)
+                value=(from_value)
+                required[input.required]; }
+            label { " to " input type="datetime-local" name=(to_name)
+                value=(to_value)
+                required[input.required]; }
+        }
+        (zone_of(name, zone, &input.shown))
+        p.hint { "From is included, to is not; from comes first." }
     }
 }
 
@@ -232,13 +298,6 @@ fn zone_of(name: &str, zone: Option<&str>, shown: &Shown<'_>) -> Markup {
                     placeholder="UTC" autocomplete="off" data-local-zone;
             },
         }
-    }
-}
-
-fn range_defaults(default: Option<&Json>) -> (Option<Json>, Option<Json>) {
-    match default {
-        Some(Json::Object(range)) => (range.get("from").cloned(), range.get("to").cloned()),
-        _ => (None, None),
     }
 }
 
@@ -435,7 +494,7 @@ mod tests {
             {"id": "note", "title": "Note", "type": "text", "required": false}
         ]));
         let refs: Vec<&Field> = fields.iter().collect();
-        let posted = Posted::new(
+        let posted = Posted::from(
             [
                 ("f.replicas", "3"),
                 ("f.ok.shown", "1"),
@@ -451,7 +510,7 @@ mod tests {
             ]
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            .collect(),
+            .collect::<Vec<_>>(),
         );
         let values = read_form(&refs, &posted);
         assert_eq!(
@@ -472,7 +531,7 @@ mod tests {
         let fields = form(serde_json::json!([
             {"id": "token", "title": "Token", "type": "text", "sensitive": true}
         ]));
-        let posted = Posted::new(vec![("f.token".into(), "s3cret-value".into())]);
+        let posted = Posted::from(vec![("f.token".into(), "s3cret-value".into())]);
         let html = field(&fields[0], Some(&posted), Some("Token: too short")).into_string();
         assert!(html.contains("type=\"password\""), "{html}");
         assert!(!html.contains("s3cret-value"), "{html}");

@@ -8,16 +8,22 @@
 //! default) with a little plain JavaScript for live updates and hotkeys;
 //! answering works with JavaScript off.
 //!
-//! Safety (see [`auth`]): a person's token to sign in (the operator's,
+//! Safety (see the `auth` module): a person's token to sign in (the operator's,
 //! configured or generated on first start into a file only its owner can
-//! read ([`operator`]), or a `[[people]]` entry's — never an agent's), an
+//! read (the `operator` module), or a `[[people]]` entry's — never an agent's), an
 //! HttpOnly, SameSite=Strict session cookie, a CSRF token on every form,
 //! the Origin checked on every post, and each person seeing only the asks
 //! of the principals they answer for unless they are an operator. Signed,
-//! single-use links open one ask for the person it is for ([`link`]).
+//! single-use links open one ask for the person it is for (the `link` module).
 
 //!
 //! It also posts webhooks as asks are parked and settle ([`notify`]).
+//!
+//! In axum's manner: who a request is from is an extractor ([`Session`],
+//! from the session cookie; [`Operator`], from a bearer token), and every
+//! refusal is a `*Rejection` type carrying its HTTP status and the page a
+//! person reads ([`rejection`]). Setting the inbox up fails with the one
+//! [`Error`] of the crate.
 //!
 //! The library serves the page; who may sign in is given to it
 //! ([`people`], from [`Credential`]s), and so is the store and the key
@@ -33,7 +39,11 @@ mod listed;
 pub mod notify;
 mod operator;
 mod pages;
+pub mod rejection;
 mod routes;
+mod session;
+mod signin;
+mod values;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -41,8 +51,9 @@ use std::sync::Arc;
 use askgate_core::LinkSigner;
 use askgate_store::Store;
 
-pub use auth::{People, Person};
-pub use error::Error;
+pub use auth::{People, Person, Session};
+pub use error::{Error, Misuse, TokenFile};
+pub use session::Operator;
 
 /// The inbox: what every request of its page shares.
 #[derive(Debug, Clone)]
@@ -75,17 +86,17 @@ impl Inbox {
         links: LinkSigner,
         base_url: &str,
     ) -> Result<Inbox, Error> {
-        let url = url::Url::parse(base_url).map_err(|e| Error::Url {
+        let url = url::Url::parse(base_url).map_err(|source| Error::Url {
             url: base_url.to_owned(),
-            problem: format!("is not an absolute URL: {e}"),
+            source,
         })?;
         let secure = match url.scheme() {
             "https" => true,
             "http" => false,
             other => {
-                return Err(Error::Url {
+                return Err(Error::UrlScheme {
                     url: base_url.to_owned(),
-                    problem: format!("is {other}:, expected http: or https:"),
+                    scheme: other.to_owned(),
                 });
             }
         };
@@ -114,13 +125,10 @@ impl Inbox {
     /// Whether `headers` carry an operator's token as
     /// `Authorization: Bearer <token>` (how a scraper of the gateway's
     /// `/metrics` on this listener signs in).
+    ///
+    /// The [`Operator`] extractor does the same for a route of its own.
     pub fn operator_bearer(&self, headers: &axum::http::HeaderMap) -> bool {
-        headers
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .and_then(|token| self.inner.people.find(token.trim()))
-            .is_some_and(|person| person.operator)
+        session::bearer_operator(self, headers).is_some()
     }
 }
 
@@ -180,7 +188,7 @@ impl std::fmt::Debug for Credential {
 ///
 /// # Errors
 /// When the generated token's files cannot be read or written, naming the
-/// file.
+/// file; [`Error::Misuse`] when a token is blank.
 pub fn people(
     operator_token: Option<&str>,
     people: &[Credential],
@@ -188,9 +196,9 @@ pub fn people(
 ) -> Result<People, Error> {
     let operator = match operator_token {
         Some(_) => None,
-        None => Some(operator::digest_or_create(key_file).map_err(Error::OperatorToken)?),
+        None => Some(operator::digest_or_create(key_file)?),
     };
-    Ok(people_with(operator_token, people, operator))
+    people_with(operator_token, people, operator)
 }
 
 /// Who may answer from the CLI: as [`people`], but the generated operator
@@ -198,7 +206,8 @@ pub fn people(
 /// made.
 ///
 /// # Errors
-/// When the digest file cannot be read, naming it.
+/// When the digest file cannot be read, naming it; [`Error::Misuse`] when
+/// a token is blank.
 pub fn people_known(
     operator_token: Option<&str>,
     people: &[Credential],
@@ -206,14 +215,30 @@ pub fn people_known(
 ) -> Result<People, Error> {
     let operator = match operator_token {
         Some(_) => None,
-        None => operator::digest(key_file).map_err(Error::OperatorToken)?,
+        None => operator::digest(key_file)?,
     };
-    Ok(people_with(operator_token, people, operator))
+    people_with(operator_token, people, operator)
 }
 
 /// The operator — with `token`, or without one the generated token's
-/// `digest` — and `configured`, the config's `[[people]]`.
-fn people_with(token: Option<&str>, configured: &[Credential], digest: Option<[u8; 32]>) -> People {
+/// `digest` — and `configured`, the config's `[[people]]`; a blank token
+/// is refused (it would sign someone in with an empty form).
+fn people_with(
+    token: Option<&str>,
+    configured: &[Credential],
+    digest: Option<[u8; 32]>,
+) -> Result<People, Error> {
+    let blank = |who: &str, token: &str| {
+        token.trim().is_empty().then(|| Misuse::BlankToken {
+            who: who.to_owned(),
+        })
+    };
+    if let Some(misuse) = token.and_then(|token| blank("operator", token)) {
+        return Err(misuse.into());
+    }
+    if let Some(misuse) = configured.iter().find_map(|p| blank(&p.name, &p.token)) {
+        return Err(misuse.into());
+    }
     let operator = Person::operator("operator");
     let mut people = match (token, digest) {
         (Some(token), _) => People::default().with_token(token, operator),
@@ -230,5 +255,40 @@ fn people_with(token: Option<&str>, configured: &[Credential], digest: Option<[u
             },
         );
     }
-    people
+    Ok(people)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn credential(name: &str, token: &str) -> Credential {
+        Credential {
+            name: name.to_owned(),
+            token: token.to_owned(),
+            answers_for: vec![name.to_owned()],
+            operator: false,
+        }
+    }
+
+    #[test]
+    fn a_blank_token_is_refused_as_misuse_naming_whose_it_is() {
+        let key = std::path::Path::new("/nonexistent/s.db.key");
+        let people = [
+            credential("alice", "alice-token-0123456789abcdef"),
+            credential("bob", "  "),
+        ];
+        let error = people_known(Some("operator-token-0123456789"), &people, key)
+            .expect_err("a blank token");
+        assert!(
+            matches!(&error, Error::Misuse(Misuse::BlankToken { who }) if who == "bob"),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "the token of \"bob\" is blank: every person needs a token of their own"
+        );
+        let error = people_known(Some(""), &[], key).expect_err("a blank operator token");
+        assert!(matches!(error, Error::Misuse(Misuse::BlankToken { .. })));
+    }
 }

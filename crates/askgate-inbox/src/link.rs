@@ -4,94 +4,91 @@
 //! audited; someone not signed in gets a session for that ask only, as the
 //! person `link:<principal>` who answers for that principal alone.
 
-use askgate_store::{AuditEntry, Decision};
-use axum::http::{HeaderMap, StatusCode, header};
+use askgate_store::{AskRow, AuditEntry, Decision};
+use axum::http::header;
 use axum::response::{IntoResponse, Redirect, Response};
 use jiff::Timestamp;
 
 use super::Inbox;
-use super::auth::{self, Person, SESSION_COOKIE};
-use super::pages;
+use super::auth::{self, Person, SESSION_COOKIE, Session};
+use super::rejection::{LinkProblem, LinkRejection};
 
-pub(super) async fn open(inbox: &Inbox, headers: &HeaderMap, id: &str, token: &str) -> Response {
+/// Open the ask `id` with the link token `token`, for `session` (whoever
+/// is signed in, if anyone): to the ask's page, with a session for it
+/// alone when nobody was signed in.
+///
+/// # Errors
+/// [`LinkRejection`] when the link does not open the ask, saying why.
+pub(super) async fn open(
+    inbox: &Inbox,
+    session: Option<Session>,
+    id: &str,
+    token: &str,
+) -> Result<Response, LinkRejection> {
     let now = Timestamp::now();
-    let session = inbox.inner.sessions.of(headers);
-    let refuse = |status: StatusCode, message: &str| -> Response {
-        (
-            status,
-            pages::notice("Link refused", session.as_ref(), message),
-        )
-            .into_response()
-    };
-    let opened = match inbox.inner.links.open(id, token, now) {
-        Ok(opened) => opened,
-        Err(error) => {
-            tracing::warn!(ask = %id, "inbox: a link was refused: {error}");
-            return refuse(StatusCode::FORBIDDEN, &error.to_string());
-        }
-    };
+    let refuse = |problem: LinkProblem| LinkRejection::new(problem, session.as_ref());
+    let opened = inbox.inner.links.open(id, token, now).map_err(|error| {
+        tracing::warn!(ask = %id, "inbox: a link was refused: {error}");
+        refuse(LinkProblem::Refused(error))
+    })?;
     let row = match inbox.store().ask(id).await {
         Ok(Some(row)) => row,
-        Ok(None) => return refuse(StatusCode::NOT_FOUND, &format!("No ask {id}.")),
-        Err(error) => {
-            tracing::error!(%error, "inbox: the store failed");
-            return refuse(StatusCode::SERVICE_UNAVAILABLE, &error.to_string());
-        }
+        Ok(None) => return Err(refuse(LinkProblem::NoAsk { id: id.to_owned() })),
+        Err(error) => return Err(refuse(LinkProblem::Store(error))),
     };
+    let claim = format!("inbox-link:{}", opened.nonce);
     match inbox
         .store()
-        .consume_token(
-            &format!("inbox-link:{}", opened.nonce),
-            opened.expires_at,
-            now,
-        )
+        .consume_token(&claim, opened.expires_at, now)
         .await
     {
         Ok(true) => {}
         Ok(false) => {
             tracing::warn!(ask = %id, "inbox: a used link was opened again and refused");
-            return refuse(
-                StatusCode::GONE,
-                "This link was already used: each link opens its ask once. Sign in to the inbox to see the ask.",
-            );
+            return Err(refuse(LinkProblem::Used));
         }
-        Err(error) => return refuse(StatusCode::SERVICE_UNAVAILABLE, &error.to_string()),
+        Err(error) => return Err(refuse(LinkProblem::Store(error))),
     }
     if let Some(session) = &session {
         if session.may_see(id, &row.ask.principal) {
-            return Redirect::to(&format!("/asks/{id}")).into_response();
+            return Ok(Redirect::to(&format!("/asks/{id}")).into_response());
         }
         // A link's session for another ask of the same principal gets a
         // session for this one instead; anyone else is refused.
         if session.only_ask.is_none() || !session.person.may_see(&row.ask.principal) {
             audit_mismatch(inbox, &row, &session.person.name).await;
-            return refuse(
-                StatusCode::FORBIDDEN,
-                "This link is for an ask of another person. It was not opened, and the attempt was recorded.",
-            );
+            return Err(refuse(LinkProblem::ForAnother));
         }
     }
+    let opened = start_for(inbox, &row).map_err(|()| refuse(LinkProblem::NoRandomness))?;
+    tracing::info!(ask = %id, "inbox: opened by its link");
+    Ok(opened)
+}
+
+/// A session for the ask of `row` alone, as the person `link:<principal>`
+/// who answers for its principal: its cookie, and to its page.
+fn start_for(inbox: &Inbox, row: &AskRow) -> Result<Response, ()> {
     let person = Person {
         name: format!("link:{}", row.ask.principal),
         answers_for: vec![row.ask.principal.clone()],
         operator: false,
     };
-    match inbox.inner.sessions.start(person, Some(id.to_owned())) {
-        Ok(session) => {
-            tracing::info!(ask = %id, "inbox: opened by its link");
-            let cookie = auth::set_cookie(SESSION_COOKIE, &session, inbox.inner.secure, None);
-            (
-                [(header::SET_COOKIE, cookie)],
-                Redirect::to(&format!("/asks/{id}")),
-            )
-                .into_response()
-        }
-        Err(problem) => refuse(StatusCode::INTERNAL_SERVER_ERROR, &problem),
-    }
+    let id = &row.ask.id;
+    let session = inbox
+        .inner
+        .sessions
+        .start(person, Some(id.clone()))
+        .map_err(|_| ())?;
+    let cookie = auth::set_cookie(SESSION_COOKIE, &session, inbox.inner.secure, None);
+    Ok((
+        [(header::SET_COOKIE, cookie)],
+        Redirect::to(&format!("/asks/{id}")),
+    )
+        .into_response())
 }
 
 /// Record that `who` opened a link to an ask of someone else.
-async fn audit_mismatch(inbox: &Inbox, row: &askgate_store::AskRow, who: &str) {
+async fn audit_mismatch(inbox: &Inbox, row: &AskRow, who: &str) {
     let entry = AuditEntry {
         at: Timestamp::now(),
         server: row.ask.server.clone().unwrap_or_default(),

@@ -11,6 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::auth;
+use crate::error::{Error, TokenFile};
 
 /// Where the digest of the generated token is kept, beside the key file.
 pub(crate) fn digest_path(key_file: &Path) -> PathBuf {
@@ -27,14 +28,15 @@ pub(crate) fn token_path(key_file: &Path) -> PathBuf {
 /// # Errors
 /// When the digest file cannot be read or does not hold a SHA-256 in hex,
 /// naming the file.
-pub(crate) fn digest(key_file: &Path) -> Result<Option<[u8; 32]>, String> {
+pub(crate) fn digest(key_file: &Path) -> Result<Option<[u8; 32]>, Error> {
     let path = digest_path(key_file);
     match std::fs::read_to_string(&path) {
-        Ok(text) => parse_hex(text.trim())
-            .map(Some)
-            .ok_or_else(|| format!("{} does not hold a SHA-256 in hex", path.display())),
+        Ok(text) => match parse_hex(text.trim()) {
+            Some(digest) => Ok(Some(digest)),
+            None => Err(Error::TokenDigestGarbled { path }),
+        },
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(error) => Err(format!("cannot read {}: {error}", path.display())),
+        Err(source) => Err(Error::TokenFileRead { path, source }),
     }
 }
 
@@ -46,7 +48,7 @@ pub(crate) fn digest(key_file: &Path) -> Result<Option<[u8; 32]>, String> {
 ///
 /// # Errors
 /// When a file cannot be read or written, naming it.
-pub(crate) fn digest_or_create(key_file: &Path) -> Result<[u8; 32], String> {
+pub(crate) fn digest_or_create(key_file: &Path) -> Result<[u8; 32], Error> {
     if let Some(digest) = digest(key_file)? {
         return Ok(digest);
     }
@@ -54,28 +56,24 @@ pub(crate) fn digest_or_create(key_file: &Path) -> Result<[u8; 32], String> {
     let token = match std::fs::read_to_string(&path) {
         // Written by a start that stopped before keeping the digest.
         Ok(token) if !token.trim().is_empty() => token.trim().to_owned(),
-        Ok(_) => {
-            return Err(format!(
-                "{} is empty; remove it to have a token made",
-                path.display()
-            ));
-        }
+        Ok(_) => return Err(Error::TokenFileEmpty { path }),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             let token = random_token()?;
-            write_private(&path, &token).map_err(|e| {
-                format!("cannot write the operator token to {}: {e}", path.display())
+            write_private(&path, &token).map_err(|source| Error::TokenFileWrite {
+                file: TokenFile::Token,
+                path: path.clone(),
+                source,
             })?;
             token
         }
-        Err(error) => return Err(format!("cannot read {}: {error}", path.display())),
+        Err(source) => return Err(Error::TokenFileRead { path, source }),
     };
     let digest = auth::digest(&token);
     let digest_file = digest_path(key_file);
-    write_private(&digest_file, &hex(&digest)).map_err(|e| {
-        format!(
-            "cannot keep the inbox token's digest in {}: {e}",
-            digest_file.display()
-        )
+    write_private(&digest_file, &hex(&digest)).map_err(|source| Error::TokenFileWrite {
+        file: TokenFile::Digest,
+        path: digest_file.clone(),
+        source,
     })?;
     eprintln!(
         "askgate: the inbox's operator token is in {} (readable by you only)",
@@ -85,9 +83,9 @@ pub(crate) fn digest_or_create(key_file: &Path) -> Result<[u8; 32], String> {
 }
 
 /// 32 random bytes in hex.
-fn random_token() -> Result<String, String> {
+fn random_token() -> Result<String, Error> {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness for a token: {e}"))?;
+    getrandom::fill(&mut bytes).map_err(Error::Random)?;
     Ok(hex(&bytes))
 }
 
@@ -125,26 +123,26 @@ fn parse_hex(text: &str) -> Option<[u8; 32]> {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("askgate-operator-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch");
-        dir.join("s.db.key")
+    /// The key file's path in a scratch directory of its own (kept for as
+    /// long as the test holds it).
+    fn scratch() -> (askgate_testkit::Scratch, PathBuf) {
+        let dir = askgate_testkit::Scratch::new();
+        let key = dir.join("s.db.key");
+        (dir, key)
     }
 
     #[test]
     fn a_made_token_is_kept_by_its_digest_and_in_a_private_file() {
-        let key = scratch("made");
+        let (_dir, key) = scratch();
         let digest = digest_or_create(&key).expect("made");
         let token = std::fs::read_to_string(token_path(&key)).expect("the token file");
         assert_eq!(auth::digest(token.trim()), digest);
         assert_eq!(
-            super::digest(&key),
-            Ok(Some(digest)),
+            super::digest(&key).expect("reads"),
+            Some(digest),
             "read back, not made again"
         );
-        assert_eq!(digest_or_create(&key), Ok(digest));
+        assert_eq!(digest_or_create(&key).expect("reads"), digest);
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -158,18 +156,18 @@ mod tests {
 
     #[test]
     fn an_older_install_with_a_digest_only_gets_no_token_file() {
-        let key = scratch("older");
+        let (_dir, key) = scratch();
         let digest = auth::digest("an-older-operator-token-000000");
         std::fs::write(digest_path(&key), format!("{}\n", hex(&digest))).expect("writes");
-        assert_eq!(digest_or_create(&key), Ok(digest));
+        assert_eq!(digest_or_create(&key).expect("reads"), digest);
         assert!(!token_path(&key).exists());
     }
 
     #[test]
     fn a_digest_file_that_is_not_hex_is_named() {
-        let key = scratch("garbled");
+        let (_dir, key) = scratch();
         std::fs::write(digest_path(&key), "not a digest\n").expect("writes");
-        let error = digest(&key).expect_err("garbled");
+        let error = digest(&key).expect_err("garbled").to_string();
         assert!(
             error.ends_with(".inbox does not hold a SHA-256 in hex"),
             "{error}"

@@ -3,10 +3,13 @@
 use askgate_core::{Ask, Field, QuestionSet};
 use askgate_mcp::stored::Reason;
 use askgate_store::{AskRow, AskStatus, AuditRecord, Page};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use maud::{DOCTYPE, Markup, html};
 
-use super::auth::Session;
+use super::auth::{self, LOGIN_COOKIE, Session};
 use super::fields::{self, Posted};
+use super::values::Shown;
 
 /// The inbox's style sheet, served at `/static/inbox.css`.
 pub(crate) const STYLE: &str = include_str!("inbox.css");
@@ -64,6 +67,31 @@ pub(crate) fn login(csrf: &str, next: &str, problem: Option<&str>) -> Markup {
             }
         },
     )
+}
+
+/// The sign-in page as a response: with `status`, a fresh CSRF token (and
+/// its cookie, `Secure` when `secure`), coming back to `next`, and why the
+/// last try was refused, if it was.
+pub(crate) fn sign_in_form(
+    secure: bool,
+    status: StatusCode,
+    next: &str,
+    problem: Option<&str>,
+) -> Response {
+    let Ok(csrf) = auth::random() else {
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            notice("Unavailable", None, "No randomness for a security token."),
+        )
+            .into_response();
+    };
+    let cookie = auth::set_cookie(LOGIN_COOKIE, &csrf, secure, Some(600));
+    (
+        status,
+        [(header::SET_COOKIE, cookie)],
+        login(&csrf, next, problem),
+    )
+        .into_response()
 }
 
 /// A page that only says something (refused, not found, gone).
@@ -305,7 +333,7 @@ pub(crate) fn question_ask(
 pub(crate) fn settled(
     session: &Session,
     row: &AskRow,
-    shown: &[(String, String)],
+    shown: &[Shown],
     audit: &[AuditRecord],
 ) -> Markup {
     layout(
@@ -322,7 +350,7 @@ pub(crate) fn settled(
             }
             @if row.status == AskStatus::Expired { p { "Nobody answered in time; no default was applied." } }
             @if !shown.is_empty() {
-                dl.values { @for (name, value) in shown { dt { (name) } dd { (value) } } }
+                dl.values { @for shown in shown { dt { (shown.name) } dd { (shown.value) } } }
             }
             h2 { "Audit" }
             @if audit.is_empty() {

@@ -6,17 +6,18 @@ use askgate_store::{AskFilter, AskRow, AskStatus, SettleError};
 use axum::Router;
 use axum::extract::{Form, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{AppendHeaders, IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use jiff::Timestamp;
 use maud::Markup;
 use serde::Deserialize;
-use serde_json::Value as Json;
 
 use super::Inbox;
-use super::auth::{self, LOGIN_COOKIE, SESSION_COOKIE, Session};
+use super::auth::Session;
 use super::fields::{self, Posted};
 use super::pages::{self, Answering, ListQuery};
+use super::rejection::{AnswerRejection, AskRejection, InboxRejection, StoreRejection};
+use super::{signin, values};
 
 /// How many asks a page lists.
 const PAGE: u32 = 50;
@@ -24,8 +25,8 @@ const PAGE: u32 = 50;
 pub(super) fn router(inbox: Inbox) -> Router {
     Router::new()
         .route("/", get(list))
-        .route("/login", get(login_page).post(login))
-        .route("/logout", axum::routing::post(logout))
+        .route("/login", get(signin::page).post(signin::post))
+        .route("/logout", axum::routing::post(signin::sign_out))
         .route("/asks/{id}", get(ask_page).post(answer))
         .route("/events", get(super::events::stream))
         .route("/static/inbox.css", get(style))
@@ -71,51 +72,15 @@ fn page(status: StatusCode, markup: Markup) -> Response {
     (status, markup).into_response()
 }
 
-/// To the sign-in page, coming back to `next` after.
-fn sign_in(next: &str) -> Response {
-    let next: String = url::form_urlencoded::byte_serialize(next.as_bytes()).collect();
-    Redirect::to(&format!("/login?next={next}")).into_response()
-}
-
-/// The refusal of a post that does not come from the inbox's own form, if
-/// it does not.
-fn refused_post(
-    inbox: &Inbox,
-    headers: &HeaderMap,
-    session: &Session,
-    csrf: Option<&str>,
-) -> Option<Response> {
-    if let Some(problem) = auth::origin_problem(headers, &inbox.inner.origin) {
-        tracing::warn!("inbox: a post from another origin was refused");
-        return Some(page(
-            StatusCode::FORBIDDEN,
-            pages::notice("Refused", Some(session), &problem),
-        ));
-    }
-    if !auth::csrf_ok(session, csrf) {
-        tracing::warn!("inbox: a post without this session's CSRF token was refused");
-        return Some(page(
-            StatusCode::FORBIDDEN,
-            pages::notice(
-                "Refused",
-                Some(session),
-                "This form did not carry this session's security token (it is missing, or from another session). Reload the page and try again.",
-            ),
-        ));
-    }
-    None
-}
-
+/// `GET /`: the asks this person may answer, pending (or settled), newest
+/// first, a page at a time; a link's session goes to its one ask.
 async fn list(
     State(inbox): State<Inbox>,
-    headers: HeaderMap,
+    session: Session,
     Query(query): Query<ListQuery>,
-) -> Response {
-    let Some(session) = inbox.inner.sessions.of(&headers) else {
-        return sign_in("/");
-    };
+) -> Result<Response, StoreRejection> {
     if let Some(only) = &session.only_ask {
-        return Redirect::to(&format!("/asks/{only}")).into_response();
+        return Ok(Redirect::to(&format!("/asks/{only}")).into_response());
     }
     let nonempty = |v: &Option<String>| v.clone().filter(|v| !v.trim().is_empty());
     let filter = AskFilter {
@@ -135,7 +100,7 @@ async fn list(
         tool: nonempty(&query.tool),
         risk: nonempty(&query.risk),
     };
-    match super::listed::asks_for(
+    let listing = super::listed::asks_for(
         inbox.store(),
         &session.person,
         &filter,
@@ -143,137 +108,11 @@ async fn list(
         query.after.as_deref(),
     )
     .await
-    {
-        Ok(listing) if query.partial.is_some() => {
-            page(StatusCode::OK, pages::table(&query, &listing))
-        }
-        Ok(listing) => page(StatusCode::OK, pages::list(&session, &query, &listing)),
-        Err(error) => store_failed(Some(&session), &error),
-    }
-}
-
-fn store_failed(session: Option<&Session>, error: &askgate_store::Error) -> Response {
-    tracing::error!(%error, "inbox: the store failed");
-    page(
-        StatusCode::SERVICE_UNAVAILABLE,
-        pages::notice(
-            "The store failed",
-            session,
-            &format!("{error}. Nothing was changed; try again."),
-        ),
-    )
-}
-
-#[derive(Debug, Deserialize)]
-struct Next {
-    next: Option<String>,
-}
-
-/// Only a path of this site: never another host.
-fn safe_next(next: Option<&str>) -> String {
-    match next {
-        Some(next) if next.starts_with('/') && !next.starts_with("//") && !next.contains('\\') => {
-            next.to_owned()
-        }
-        _ => "/".to_owned(),
-    }
-}
-
-async fn login_page(State(inbox): State<Inbox>, Query(next): Query<Next>) -> Response {
-    login_form(
-        &inbox,
-        StatusCode::OK,
-        &safe_next(next.next.as_deref()),
-        None,
-    )
-}
-
-/// The sign-in form with a fresh CSRF token (and its cookie), and why the
-/// last try was refused, if it was.
-fn login_form(inbox: &Inbox, status: StatusCode, next: &str, problem: Option<&str>) -> Response {
-    let Ok(csrf) = auth::random() else {
-        return page(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            pages::notice("Unavailable", None, "No randomness for a security token."),
-        );
-    };
-    let cookie = auth::set_cookie(LOGIN_COOKIE, &csrf, inbox.inner.secure, Some(600));
-    (
-        status,
-        [(header::SET_COOKIE, cookie)],
-        pages::login(&csrf, next, problem),
-    )
-        .into_response()
-}
-
-#[derive(Debug, Deserialize)]
-struct LoginForm {
-    csrf: Option<String>,
-    next: Option<String>,
-    token: Option<String>,
-}
-
-async fn login(
-    State(inbox): State<Inbox>,
-    headers: HeaderMap,
-    Form(form): Form<LoginForm>,
-) -> Response {
-    let next = safe_next(form.next.as_deref());
-    let again =
-        |status: StatusCode, problem: &str| login_form(&inbox, status, &next, Some(problem));
-    if let Some(problem) = auth::origin_problem(&headers, &inbox.inner.origin) {
-        return again(StatusCode::FORBIDDEN, &problem);
-    }
-    let expected = auth::cookie(&headers, LOGIN_COOKIE);
-    if !auth::login_csrf_ok(expected.as_deref(), form.csrf.as_deref()) {
-        return again(
-            StatusCode::FORBIDDEN,
-            "The sign-in form's security token did not match; this form has a fresh one.",
-        );
-    }
-    let Some(person) = form
-        .token
-        .as_deref()
-        .and_then(|token| inbox.inner.people.find(token.trim()))
-        .cloned()
-    else {
-        tracing::warn!("inbox: a sign-in with an unknown token was refused");
-        return again(StatusCode::UNAUTHORIZED, "That token signs nobody in.");
-    };
-    match inbox.inner.sessions.start(person.clone(), None) {
-        Ok(id) => {
-            tracing::info!(person = %person.name, "inbox: signed in");
-            let session = auth::set_cookie(SESSION_COOKIE, &id, inbox.inner.secure, None);
-            let clear = auth::set_cookie(LOGIN_COOKIE, "", inbox.inner.secure, Some(0));
-            (
-                AppendHeaders([(header::SET_COOKIE, session), (header::SET_COOKIE, clear)]),
-                Redirect::to(&next),
-            )
-                .into_response()
-        }
-        Err(problem) => again(StatusCode::INTERNAL_SERVER_ERROR, &problem),
-    }
-}
-
-#[derive(Debug, Deserialize)]
-struct CsrfOnly {
-    csrf: Option<String>,
-}
-
-async fn logout(
-    State(inbox): State<Inbox>,
-    headers: HeaderMap,
-    Form(form): Form<CsrfOnly>,
-) -> Response {
-    let Some(session) = inbox.inner.sessions.of(&headers) else {
-        return Redirect::to("/login").into_response();
-    };
-    if let Some(refused) = refused_post(&inbox, &headers, &session, form.csrf.as_deref()) {
-        return refused;
-    }
-    inbox.inner.sessions.end(&headers);
-    let clear = auth::set_cookie(SESSION_COOKIE, "", inbox.inner.secure, Some(0));
-    ([(header::SET_COOKIE, clear)], Redirect::to("/login")).into_response()
+    .map_err(|error| StoreRejection::new(Some(&session), error))?;
+    Ok(match query.partial {
+        Some(_) => page(StatusCode::OK, pages::table(&query, &listing)),
+        None => page(StatusCode::OK, pages::list(&session, &query, &listing)),
+    })
 }
 
 #[derive(Debug, Deserialize)]
@@ -282,190 +121,85 @@ struct AskQuery {
     link: Option<String>,
 }
 
+/// `GET /asks/{id}`: an ask's page — its form while pending, its outcome
+/// once settled; with `?link=`, a signed link opening it.
 async fn ask_page(
     State(inbox): State<Inbox>,
-    headers: HeaderMap,
+    session: Option<Session>,
     Path(id): Path<String>,
     Query(query): Query<AskQuery>,
-) -> Response {
+) -> Result<Response, InboxRejection> {
     if let Some(token) = &query.link {
-        return super::link::open(&inbox, &headers, &id, token).await;
+        return Ok(super::link::open(&inbox, session, &id, token).await?);
     }
-    let Some(session) = inbox.inner.sessions.of(&headers) else {
-        return sign_in(&format!("/asks/{id}"));
+    let Some(session) = session else {
+        return Err(crate::rejection::SessionRejection::sign_in(&format!("/asks/{id}")).into());
     };
-    let row = match visible(&inbox, &session, &id).await {
-        Ok(row) => row,
-        Err(response) => return response,
-    };
-    show(
-        &inbox,
-        &session,
-        &row,
-        &Answering {
-            posted: None,
-            reasons: &[],
-        },
-        StatusCode::OK,
-    )
-    .await
+    let row = visible(&inbox, &session, &id).await?;
+    let markup = show(&inbox, &session, &row, &no_answer()).await?;
+    Ok(page(StatusCode::OK, markup))
 }
 
 /// The ask `id`, if this session may see it (else: not found — whether it
 /// exists for someone else is not said).
-async fn visible(inbox: &Inbox, session: &Session, id: &str) -> Result<AskRow, Response> {
+async fn visible(inbox: &Inbox, session: &Session, id: &str) -> Result<AskRow, InboxRejection> {
     match inbox.store().ask(id).await {
         Ok(Some(row)) if session.may_see(id, &row.ask.principal) => Ok(row),
-        Ok(_) => Err(page(
-            StatusCode::NOT_FOUND,
-            pages::notice("Not found", Some(session), &format!("No ask {id} for you.")),
-        )),
-        Err(error) => Err(store_failed(Some(session), &error)),
+        Ok(_) => Err(AskRejection::not_found(session, id).into()),
+        Err(error) => Err(StoreRejection::new(Some(session), error).into()),
     }
 }
 
-/// An ask's page: its form while pending, its outcome once settled.
+/// An ask's page: its form while pending (with what was posted and why
+/// it was refused, if it was), its outcome and audit once settled.
 async fn show(
     inbox: &Inbox,
     session: &Session,
     row: &AskRow,
     answering: &Answering<'_>,
-    status: StatusCode,
-) -> Response {
+) -> Result<Markup, InboxRejection> {
     if row.status != AskStatus::Pending {
-        let audit = match inbox.store().audit_of_ask(&row.ask.id).await {
-            Ok(audit) => audit,
-            Err(error) => return store_failed(Some(session), &error),
-        };
-        return page(
-            status,
-            pages::settled(session, row, &shown_values(row), &audit),
-        );
+        let audit = inbox
+            .store()
+            .audit_of_ask(&row.ask.id)
+            .await
+            .map_err(|error| StoreRejection::new(Some(session), error))?;
+        return Ok(pages::settled(session, row, &values::of(row), &audit));
     }
+    let unreadable = |detail: String| AskRejection::unreadable(session, detail);
     match serde_json::from_value::<StoredRequest>(row.ask.request.clone()) {
         Ok(StoredRequest::Form { ask }) => match Ask::from_record(ask) {
-            Ok(ask) => page(status, pages::form_ask(session, row, &ask, answering)),
-            Err(error) => unreadable(session, &error.to_string()),
+            Ok(ask) => Ok(pages::form_ask(session, row, &ask, answering)),
+            Err(error) => Err(unreadable(error.to_string()).into()),
         },
         Ok(StoredRequest::QuestionSet { set }) => {
-            page(status, pages::question_ask(session, row, &set, answering))
+            Ok(pages::question_ask(session, row, &set, answering))
         }
-        Err(error) => unreadable(session, &error.to_string()),
+        Err(error) => Err(unreadable(error.to_string()).into()),
     }
 }
 
-fn unreadable(session: &Session, detail: &str) -> Response {
-    page(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        pages::notice(
-            "Cannot show this ask",
-            Some(session),
-            &format!("Its request is not one the inbox can show: {detail}"),
-        ),
-    )
-}
-
-/// The settled values to show: every value of a form field that is not
-/// sensitive, or a question set's chosen answers.
-fn shown_values(row: &AskRow) -> Vec<(String, String)> {
-    let Ok(request) = serde_json::from_value::<StoredRequest>(row.ask.request.clone()) else {
-        return Vec::new();
-    };
-    match request {
-        StoredRequest::Form { ask } => {
-            let fields = ask.form.fields.clone();
-            let Ok(Some(askgate_core::Outcome::Accepted { values })) =
-                stored::form_outcome(&row.ask.request, row.reply.as_ref())
-            else {
-                return Vec::new();
-            };
-            values
-                .iter()
-                .filter_map(|settled| {
-                    let field = fields.iter().find(|f| f.id == *settled.id)?;
-                    let value = if field.sensitive {
-                        "(hidden)".to_owned()
-                    } else {
-                        match settled.value.to_json() {
-                            Json::String(text) => text,
-                            Json::Array(items) => items
-                                .iter()
-                                .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_owned))
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                            Json::Object(range) => match (range.get("from"), range.get("to")) {
-                                (Some(Json::String(from)), Some(Json::String(to))) => {
-                                    format!("from {from} to {to}")
-                                }
-                                _ => Json::Object(range).to_string(),
-                            },
-                            other => other.to_string(),
-                        }
-                    };
-                    Some((field.title.clone(), value))
-                })
-                .collect()
-        }
-        StoredRequest::QuestionSet { .. } => row
-            .outcome
-            .as_ref()
-            .and_then(|o| o.get("answers"))
-            .and_then(Json::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|answer| {
-                let prompt = answer.get("prompt")?.as_str()?.to_owned();
-                let chosen = answer.get("chosen")?;
-                // Each choice as the person read it: its label, or what
-                // they typed.
-                let text = chosen
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|choice| {
-                        choice
-                            .get("label")
-                            .or_else(|| choice.get("value"))
-                            .and_then(Json::as_str)
-                            .map_or_else(|| choice.to_string(), str::to_owned)
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                Some((prompt, text))
-            })
-            .collect(),
-    }
-}
-
+/// `POST /asks/{id}`: a person's answer (or decline, or skip), checked as
+/// an MCP answer is, applied once: the first answer stands.
 async fn answer(
     State(inbox): State<Inbox>,
+    session: Session,
     headers: HeaderMap,
     Path(id): Path<String>,
-    Form(pairs): Form<Vec<(String, String)>>,
-) -> Response {
-    let Some(session) = inbox.inner.sessions.of(&headers) else {
-        return sign_in(&format!("/asks/{id}"));
-    };
-    let posted = Posted::new(pairs);
-    if let Some(refused) = refused_post(&inbox, &headers, &session, posted.one("csrf")) {
-        return refused;
-    }
-    let row = match visible(&inbox, &session, &id).await {
-        Ok(row) => row,
-        Err(response) => return response,
-    };
+    Form(posted): Form<Posted>,
+) -> Result<Response, InboxRejection> {
+    session.check_post(&inbox, &headers, posted.one("csrf"))?;
+    let row = visible(&inbox, &session, &id).await?;
     if row.status != AskStatus::Pending {
-        return show(&inbox, &session, &row, &no_answer(), StatusCode::CONFLICT).await;
+        return Err(settled(&inbox, &session, &row, &[]).await);
     }
-    let act = match read_act(&row, &posted) {
-        Ok(act) => act,
-        Err(reasons) => return again(&inbox, &session, &row, &posted, &reasons).await,
+    let settlement = read_act(&row, &posted).and_then(|act| {
+        stored::settle_explained(&row.ask.request, act, &session.person.name, Surface::Web)
+    });
+    let settlement = match settlement {
+        Ok(settlement) => settlement,
+        Err(reasons) => return Err(again(&inbox, &session, &row, &posted, &reasons).await),
     };
-    let settlement =
-        match stored::settle_explained(&row.ask.request, act, &session.person.name, Surface::Web) {
-            Ok(settlement) => settlement,
-            Err(reasons) => return again(&inbox, &session, &row, &posted, &reasons).await,
-        };
     match inbox
         .store()
         .settle(&id, &settlement, Timestamp::now())
@@ -473,31 +207,17 @@ async fn answer(
     {
         Ok(settled) => {
             tracing::info!(ask = %id, status = settled.status.as_str(), person = %session.person.name, "inbox: an ask was settled");
-            Redirect::to(&format!("/asks/{id}")).into_response()
+            Ok(Redirect::to(&format!("/asks/{id}")).into_response())
         }
-        Err(SettleError::Store(error)) => store_failed(Some(&session), &error),
+        Err(SettleError::Store(error)) => Err(StoreRejection::new(Some(&session), error).into()),
+        Err(SettleError::NotFound { .. }) => Err(AskRejection::not_found(&session, &id).into()),
+        // Settled or expired meanwhile: the first answer stands.
         Err(refusal) => {
-            // Settled or expired meanwhile: the first answer stands.
             let reasons = [Reason::from(refusal.to_string())];
             match inbox.store().ask(&id).await {
-                Ok(Some(row)) => {
-                    show(
-                        &inbox,
-                        &session,
-                        &row,
-                        &Answering {
-                            posted: None,
-                            reasons: &reasons,
-                        },
-                        StatusCode::CONFLICT,
-                    )
-                    .await
-                }
-                Ok(None) => page(
-                    StatusCode::NOT_FOUND,
-                    pages::notice("Not found", Some(&session), &refusal.to_string()),
-                ),
-                Err(error) => store_failed(Some(&session), &error),
+                Ok(Some(row)) => Err(settled(&inbox, &session, &row, &reasons).await),
+                Ok(None) => Err(AskRejection::not_found(&session, &id).into()),
+                Err(error) => Err(StoreRejection::new(Some(&session), error).into()),
             }
         }
     }
@@ -510,26 +230,43 @@ fn no_answer() -> Answering<'static> {
     }
 }
 
-/// The form again, with what was wrong beside each field.
+/// The refusal of an answer to an ask already settled (409): its page,
+/// with `reasons` (why this answer came too late).
+async fn settled(
+    inbox: &Inbox,
+    session: &Session,
+    row: &AskRow,
+    reasons: &[Reason],
+) -> InboxRejection {
+    let answering = Answering {
+        posted: None,
+        reasons,
+    };
+    match show(inbox, session, row, &answering).await {
+        Ok(markup) => AnswerRejection::settled(&row.ask.id, row.status, markup).into(),
+        Err(rejection) => rejection,
+    }
+}
+
+/// The refusal of an answer its checks refused (422): the form again,
+/// with what was wrong beside each field.
 async fn again(
     inbox: &Inbox,
     session: &Session,
     row: &AskRow,
     posted: &Posted,
     reasons: &[Reason],
-) -> Response {
+) -> InboxRejection {
     tracing::info!(ask = %row.ask.id, problems = reasons.len(), "inbox: an answer was refused; asked again");
-    show(
-        inbox,
-        session,
-        row,
-        &Answering {
-            posted: Some(posted),
-            reasons,
-        },
-        StatusCode::UNPROCESSABLE_ENTITY,
-    )
-    .await
+    let answering = Answering {
+        posted: Some(posted),
+        reasons,
+    };
+    let fields = reasons.iter().filter_map(|r| r.field.clone()).collect();
+    match show(inbox, session, row, &answering).await {
+        Ok(markup) => AnswerRejection::invalid(fields, reasons.len(), markup).into(),
+        Err(rejection) => rejection,
+    }
 }
 
 /// What the person did, read from the posted form.
@@ -556,8 +293,9 @@ fn read_act(row: &AskRow, posted: &Posted) -> Result<Act, Vec<Reason>> {
                 Ok(Act::Answer(fields::read_questions(&set, posted)))
             }
         },
-        Some(other) => Err(vec![Reason::from(format!(
-            "unknown action {other:?}: expected accept, decline or skip"
-        ))]),
+        Some(_) => Err(vec![Reason::from(
+            "this form's action is not one the inbox knows: expected accept, decline or skip"
+                .to_owned(),
+        )]),
     }
 }

@@ -4,7 +4,8 @@
 //! client ([`person`]), an in-process client and server ([`mcp`]), waits
 //! on news rather than sleeps ([`wait`]), processes whose stderr a test
 //! reads ([`process`]), the `askgate gateway` harness ([`gateway`]), a
-//! webhook receiver ([`webhook`]), a person's answer given in the inbox
+//! webhook receiver ([`webhook`]), the inbox's pages read as a browser
+//! would ([`page`]), a person's answer given in the inbox
 //! ([`answer_in_inbox`]) and random ids ([`unique`]).
 //!
 //! A dev-dependency only. Nothing here sleeps to wait for something: a
@@ -13,6 +14,7 @@
 
 pub mod gateway;
 pub mod mcp;
+pub mod page;
 pub mod person;
 pub mod postgres;
 pub mod process;

@@ -11,11 +11,12 @@ use std::time::Duration;
 
 use askgate_core::{Ask, Form, LinkSigner};
 use askgate_store::{AskRow, AskStatus, Decision, NewAsk, Store};
+use askgate_testkit::page::{field_error, hidden, set_cookie};
 use askgate_testkit::process::Process;
 use askgate_testkit::{Scratch, binaries};
 use jiff::Timestamp;
 use reqwest::StatusCode;
-use reqwest::header::{COOKIE, LOCATION, ORIGIN, SET_COOKIE};
+use reqwest::header::{COOKIE, LOCATION, ORIGIN};
 use serde_json::{Value as Json, json};
 
 /// `askgate inbox` on a free port; killed on drop.
@@ -155,24 +156,7 @@ async fn row_of(store: &Store, id: &str) -> AskRow {
 
 /// The `name=value` of a `Set-Cookie` named `name`.
 fn cookie(response: &reqwest::Response, name: &str) -> Option<String> {
-    response
-        .headers()
-        .get_all(SET_COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|v| v.starts_with(&format!("{name}=")))
-        .map(|v| v.split(';').next().unwrap_or_default().to_owned())
-}
-
-/// A hidden input's value in a page.
-fn hidden(html: &str, name: &str) -> String {
-    let marker = format!("name=\"{name}\" value=\"");
-    let start = html.find(&marker).expect("the input is on the page") + marker.len();
-    html[start..]
-        .split('"')
-        .next()
-        .unwrap_or_default()
-        .to_owned()
+    set_cookie(response.headers(), name)
 }
 
 /// Post the sign-in form with `token`, as a browser does: the sign-in
@@ -327,11 +311,7 @@ async fn a_person_signs_in_and_answers_an_ask_with_the_same_checks_as_mcp() {
     // A value out of range: the form again, the error beside the field.
     let (status, page) = post_answer(&server, &session, "ask_deploy", &answer).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
-    let error = page
-        .split("id=\"err-replicas\"")
-        .nth(1)
-        .and_then(|rest| rest.split("</p>").next())
-        .expect("the replicas error element");
+    let error = field_error(&page, "replicas");
     assert!(
         error.contains("Replicas"),
         "the error names the field: {error}"

@@ -1,7 +1,7 @@
 //! Webhook notifications: a post when an ask is parked and when it
 //! settles, so a person hears that something waits for them.
 //!
-//! - The body is the ask's facts ([`body::Facts`]: title, origin, risk,
+//! - The body is the ask's facts (`body::Facts`: title, origin, risk,
 //!   status, inbox link), as generic JSON or in Slack's incoming-webhook
 //!   shape — never an answer value, never a tool argument.
 //! - Each post has a timeout, and is tried a bounded number of times with
@@ -172,17 +172,21 @@ impl Notifier {
     /// their pages in `inbox`.
     ///
     /// # Errors
-    /// A message when a header is not a valid HTTP header, or the HTTP
+    /// [`Error::WebhookHeaderName`](crate::Error::WebhookHeaderName) or
+    /// [`Error::WebhookHeaderValue`](crate::Error::WebhookHeaderValue) when
+    /// a header is not a valid HTTP header, and
+    /// [`Error::WebhookClient`](crate::Error::WebhookClient) when the HTTP
     /// client cannot be built.
     pub fn new(store: Store, webhook: Webhook, inbox: Inbox) -> Result<Notifier, crate::Error> {
         let mut headers = reqwest::header::HeaderMap::new();
         for (name, value) in &webhook.headers {
-            // The messages never quote a header value.
-            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-                crate::Error::Webhook(format!("the webhook header name {name:?} is not valid"))
-            })?;
+            // The errors never quote a header value.
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| crate::Error::WebhookHeaderName { name: name.clone() })?;
             let mut value = reqwest::header::HeaderValue::from_str(value).map_err(|_| {
-                crate::Error::Webhook(format!("the value of webhook header {name:?} is not valid"))
+                crate::Error::WebhookHeaderValue {
+                    name: name.as_str().to_owned(),
+                }
             })?;
             value.set_sensitive(true);
             headers.insert(name, value);
@@ -192,11 +196,8 @@ impl Notifier {
             .default_headers(headers)
             .redirect(reqwest::redirect::Policy::none())
             .build()
-            .map_err(|e| {
-                crate::Error::Webhook(format!(
-                    "cannot build the webhook client: {}",
-                    e.without_url()
-                ))
+            .map_err(|e| crate::Error::WebhookClient {
+                source: e.without_url(),
             })?;
         Ok(Notifier {
             inner: Arc::new(Inner {

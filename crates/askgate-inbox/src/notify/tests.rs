@@ -25,10 +25,17 @@ enum Answer {
     Never,
 }
 
+/// A post the receiver got.
+#[derive(Clone)]
+struct Post {
+    headers: HeaderMap,
+    body: Json,
+}
+
 /// A local webhook receiver: records every post.
 #[derive(Clone)]
 struct Receiver {
-    posts: Arc<Mutex<Vec<(HeaderMap, Json)>>>,
+    posts: Arc<Mutex<Vec<Post>>>,
     script: Arc<Mutex<Vec<Answer>>>,
     url: String,
 }
@@ -53,12 +60,12 @@ impl Receiver {
         receiver
     }
 
-    fn posts(&self) -> Vec<(HeaderMap, Json)> {
+    fn posts(&self) -> Vec<Post> {
         self.posts.lock().expect("not poisoned").clone()
     }
 
     fn bodies(&self) -> Vec<Json> {
-        self.posts().into_iter().map(|(_, body)| body).collect()
+        self.posts().into_iter().map(|post| post.body).collect()
     }
 }
 
@@ -71,7 +78,7 @@ async fn receive(
         .posts
         .lock()
         .expect("not poisoned")
-        .push((headers, body));
+        .push(Post { headers, body });
     let next = {
         let mut script = receiver.script.lock().expect("not poisoned");
         if script.is_empty() {
@@ -180,7 +187,7 @@ async fn parking_an_ask_posts_its_facts_once_and_no_arguments() {
     notifier.flush(Duration::from_secs(10)).await;
     let posts = receiver.posts();
     assert_eq!(posts.len(), 1, "one post per new ask");
-    let (headers, body) = &posts[0];
+    let Post { headers, body } = &posts[0];
     assert_eq!(
         body,
         &json!({
