@@ -316,25 +316,7 @@ impl Ask {
                 }
                 Slot::LeftEmpty => continue,
             }
-            let props = self
-                .shape
-                .routes
-                .props(index, &self.shape.names[index], slots);
-            let result = match wire::gather(field, props) {
-                Gathered::Absent => match (&field.default, field.decl.required) {
-                    (Some(default), _) => Ok(Some((default.clone(), Provenance::Defaulted))),
-                    (None, true) => Err(ProblemKind::Missing),
-                    (None, false) => Ok(None),
-                },
-                Gathered::Given(json) => field
-                    .check(&json)
-                    .and_then(|value| required_pick(field, value))
-                    .map(|value| Some((value, Provenance::Answered))),
-                Gathered::Range(from, to) => field
-                    .check_range(from, to)
-                    .map(|value| Some((value, Provenance::Answered))),
-                Gathered::Wrong(kind) => Err(kind),
-            };
+            let result = self.read_open(index, field, slots);
             match result {
                 Ok(Some((value, source))) => values.push(Settled {
                     id: Arc::clone(&field.key),
@@ -386,6 +368,36 @@ impl Ask {
             reasons: problems.iter().map(Problem::message).collect(),
             problems,
         }))
+    }
+
+    /// Read an open field's answer from the routed properties: its value
+    /// and where it came from, `None` when it is left empty, or why it
+    /// does not pass.
+    fn read_open(
+        &self,
+        index: usize,
+        field: &CheckedField,
+        slots: &[Option<&Json>],
+    ) -> Result<Option<(Value, Provenance)>, ProblemKind> {
+        let props = self
+            .shape
+            .routes
+            .props(index, &self.shape.names[index], slots);
+        match wire::gather(field, props) {
+            Gathered::Absent => match (&field.default, field.decl.required) {
+                (Some(default), _) => Ok(Some((default.clone(), Provenance::Defaulted))),
+                (None, true) => Err(ProblemKind::Missing),
+                (None, false) => Ok(None),
+            },
+            Gathered::Given(json) => field
+                .check(&json)
+                .and_then(|value| required_pick(field, value))
+                .map(|value| Some((value, Provenance::Answered))),
+            Gathered::Range(from, to) => field
+                .check_range(from, to)
+                .map(|value| Some((value, Provenance::Answered))),
+            Gathered::Wrong(kind) => Err(kind),
+        }
     }
 
     /// Where each field stands after an attempt: settled with its value in

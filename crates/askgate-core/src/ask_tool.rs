@@ -191,7 +191,26 @@ fn read_question(at: &str, entry: &Json, fixes: &mut Vec<String>) -> Option<Ques
     let multiple = optional_bool(object, "multiple", at, fixes);
     let allow_free_text = optional_bool(object, "allow_free_text", at, fixes);
     let options = read_options(at, object.get("options"), fixes);
-    let input = match object.get("input") {
+    let input = read_input(at, object.get("input"), fixes);
+    let defaults = read_defaults(at, object.get("defaults"), fixes);
+    let has_defaults = defaults.is_some();
+    let question = Question {
+        id,
+        prompt,
+        description,
+        options,
+        input,
+        multiple,
+        defaults: defaults.unwrap_or_default(),
+        allow_free_text,
+    };
+    check_picks(at, &question, has_defaults, fixes);
+    Some(question)
+}
+
+/// The question's `input`: a type to answer in instead of options.
+fn read_input(at: &str, input: Option<&Json>, fixes: &mut Vec<String>) -> Option<FieldKind> {
+    match input {
         None => None,
         Some(Json::String(name)) => match input_kind(name) {
             Some(kind) => Some(kind),
@@ -210,8 +229,16 @@ fn read_question(at: &str, entry: &Json, fixes: &mut Vec<String>) -> Option<Ques
             ));
             None
         }
-    };
-    let defaults: Option<Vec<String>> = match object.get("defaults") {
+    }
+}
+
+/// The question's `defaults`: the answer pre-picked for the person.
+fn read_defaults(
+    at: &str,
+    defaults: Option<&Json>,
+    fixes: &mut Vec<String>,
+) -> Option<Vec<String>> {
+    match defaults {
         None => {
             fixes.push(format!(
                 "{at}.defaults is missing: pre-pick the answer you would choose yourself."
@@ -230,7 +257,20 @@ fn read_question(at: &str, entry: &Json, fixes: &mut Vec<String>) -> Option<Ques
             ));
             None
         }
-    };
+    }
+}
+
+/// Whether the question offers something to pick or type, and its
+/// defaults (when given, `has_defaults`) are picks it takes.
+fn check_picks(at: &str, question: &Question, has_defaults: bool, fixes: &mut Vec<String>) {
+    let Question {
+        options,
+        input,
+        multiple,
+        allow_free_text,
+        ..
+    } = question;
+    let (multiple, allow_free_text) = (*multiple, *allow_free_text);
     if options.is_empty() && input.is_none() && !allow_free_text {
         fixes.push(format!(
             "{at} offers no options: add `options`, set `input` to a type, or set `allow_free_text` to true."
@@ -239,7 +279,8 @@ fn read_question(at: &str, entry: &Json, fixes: &mut Vec<String>) -> Option<Ques
     if options.is_empty() && multiple {
         fixes.push(format!("{at}.multiple needs `options` to pick from."));
     }
-    if let Some(defaults) = &defaults {
+    if has_defaults {
+        let defaults = &question.defaults;
         if defaults.is_empty() && !multiple {
             fixes.push(format!(
                 "{at}.defaults is empty: pre-pick exactly one answer."
@@ -260,16 +301,6 @@ fn read_question(at: &str, entry: &Json, fixes: &mut Vec<String>) -> Option<Ques
             }
         }
     }
-    Some(Question {
-        id,
-        prompt,
-        description,
-        options,
-        input,
-        multiple,
-        defaults: defaults.unwrap_or_default(),
-        allow_free_text,
-    })
 }
 
 /// A form error of a well-shaped set, told in terms of the model's input.

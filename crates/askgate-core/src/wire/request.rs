@@ -5,7 +5,7 @@ use serde_json::Value as Json;
 use super::Names;
 use super::schema::{ElicitRequest, Items, JsonType, PropertySchema, RequestedSchema, Titled};
 use crate::field::CheckedField;
-use crate::form::{ChoiceOption, FieldKind, TextFormat};
+use crate::form::{ChoiceOption, ChoiceSpec, FieldKind, TextFormat};
 use crate::revision::Revision;
 use crate::value::Value;
 
@@ -66,47 +66,15 @@ fn add_field(
         }
         FieldKind::Boolean(_) => main.kind = JsonType::Boolean,
         FieldKind::Date(_) => main.format = Some("date"),
+        FieldKind::Choice(spec) if spec.multiple && rich => {
+            set_many(&mut main, spec);
+            required = must && spec.strict;
+        }
         FieldKind::Choice(spec) if spec.multiple => {
-            let hint = pick_hint(spec.min_items, spec.max_items);
-            if rich {
-                main.kind = JsonType::Array;
-                main.min_items = spec.min_items;
-                main.max_items = spec.max_items;
-                main.items = Some(if untitled(&spec.options) {
-                    Items {
-                        kind: Some(JsonType::String),
-                        values: Some(values(&spec.options)),
-                        any_of: None,
-                    }
-                } else {
-                    Items {
-                        kind: None,
-                        values: None,
-                        any_of: Some(titled(&spec.options)),
-                    }
-                });
-                main.description = join(main.description.take(), hint);
-                required = must && spec.strict;
-            } else {
-                // 2025-06-18 has no arrays: one checkbox per option.
-                let picked: &[String] = match &field.default {
-                    Some(Value::Choices(values)) => values,
-                    _ => &[],
-                };
-                for (i, (option, name)) in spec.options.iter().zip(&names.per_option).enumerate() {
-                    let mut checkbox = PropertySchema::new(
-                        JsonType::Boolean,
-                        format!("{title}: {}", option.label),
-                    );
-                    if i == 0 {
-                        checkbox.description = join(field.decl.description.clone(), hint.clone());
-                    }
-                    checkbox.default = Some(Json::Bool(picked.contains(&option.value)));
-                    schema.properties.push((name.clone(), checkbox));
-                }
-                add_other(schema, field, names, other_default, rich);
-                return;
-            }
+            // 2025-06-18 has no arrays: one checkbox per option.
+            add_checkboxes(schema, field, spec, names);
+            add_other(schema, field, names, other_default, rich);
+            return;
         }
         FieldKind::Choice(_) => {
             set_choices(&mut main, field.options(), rich);
@@ -128,6 +96,17 @@ fn add_field(
             return;
         }
     }
+    note_zone(&mut main, field);
+    apply_default(&mut main, main_default, field, rich);
+    if required {
+        schema.required.push(names.main.clone());
+    }
+    schema.properties.push((names.main.clone(), main));
+    add_other(schema, field, names, other_default, rich);
+}
+
+/// Name the zone local times are read in, unless only options are picked.
+fn note_zone(main: &mut PropertySchema, field: &CheckedField) {
     let picks_only = field.strict() && !field.options().is_empty();
     if let (Some(zone), false) = (&field.zone, picks_only) {
         main.description = join(
@@ -138,12 +117,52 @@ fn add_field(
             )),
         );
     }
-    apply_default(&mut main, main_default, field, rich);
-    if required {
-        schema.required.push(names.main.clone());
+}
+
+/// A multiple choice as an array of picks (2025-11-25 and later).
+fn set_many(main: &mut PropertySchema, spec: &ChoiceSpec) {
+    let hint = pick_hint(spec.min_items, spec.max_items);
+    main.kind = JsonType::Array;
+    main.min_items = spec.min_items;
+    main.max_items = spec.max_items;
+    main.items = Some(if untitled(&spec.options) {
+        Items {
+            kind: Some(JsonType::String),
+            values: Some(values(&spec.options)),
+            any_of: None,
+        }
+    } else {
+        Items {
+            kind: None,
+            values: None,
+            any_of: Some(titled(&spec.options)),
+        }
+    });
+    main.description = join(main.description.take(), hint);
+}
+
+/// A multiple choice as one checkbox per option (2025-06-18 has no arrays).
+fn add_checkboxes(
+    schema: &mut RequestedSchema,
+    field: &CheckedField,
+    spec: &ChoiceSpec,
+    names: &Names,
+) {
+    let title = field.decl.title.as_str();
+    let hint = pick_hint(spec.min_items, spec.max_items);
+    let picked: &[String] = match &field.default {
+        Some(Value::Choices(values)) => values,
+        _ => &[],
+    };
+    for (i, (option, name)) in spec.options.iter().zip(&names.per_option).enumerate() {
+        let mut checkbox =
+            PropertySchema::new(JsonType::Boolean, format!("{title}: {}", option.label));
+        if i == 0 {
+            checkbox.description = join(field.decl.description.clone(), hint.clone());
+        }
+        checkbox.default = Some(Json::Bool(picked.contains(&option.value)));
+        schema.properties.push((name.clone(), checkbox));
     }
-    schema.properties.push((names.main.clone(), main));
-    add_other(schema, field, names, other_default, rich);
 }
 
 /// `<id>.from` and `<id>.to`.
