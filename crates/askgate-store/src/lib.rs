@@ -46,7 +46,9 @@ pub use asks::{AskRow, AskStatus, NewAsk, Page, Parked, Settled, Settlement};
 pub use audit::{AuditEntry, AuditRecord, ChainBreak, Decision, Verification};
 pub use backend::Store;
 pub use error::{Error, SettleError};
-pub use ledger::{CallEnd, CallRow, CallState, EndedCall, Finishing, LedgerError, NewCall};
+pub use ledger::{
+    CallEnd, CallRow, CallState, EndedCall, Finishing, LedgerError, NewCall, RecordedCall,
+};
 pub use listing::AskFilter;
 pub use schema::SCHEMA_VERSION;
 pub use tasks::{NewTask, TaskAnswered, TaskEnd, TaskError, TaskRow, TaskStatus};

@@ -227,27 +227,12 @@ where
     /// command of a batch also begins it and the last also commits it; on
     /// PostgreSQL a lone statement commits by itself.
     async fn run_queued(&self, state: &mut State<C>) {
-        let mut jobs = std::mem::take(&mut *self.queue());
+        let jobs = std::mem::take(&mut *self.queue());
         if jobs.is_empty() {
             return;
         }
         self.clean_up(state).await;
-        jobs.sort_by(|a, b| {
-            (a.statement.sql, &a.statement.key).cmp(&(b.statement.sql, &b.statement.key))
-        });
-        let mut runs: Vec<Run<C>> = Vec::new();
-        for job in jobs {
-            match runs.last_mut() {
-                Some(run) if C::may_join(&run.statements, &job.statement) => {
-                    run.statements.push(job.statement);
-                    run.replies.push(job.reply);
-                }
-                _ => runs.push(Run {
-                    statements: vec![job.statement],
-                    replies: vec![job.reply],
-                }),
-            }
-        }
+        let runs = into_runs(jobs);
         let folds = C::FOLDS_BEGIN_AND_COMMIT;
         let by_itself = !folds && runs.len() == 1 && !state.open;
         let ready = if folds || by_itself {
@@ -287,57 +272,73 @@ where
                 }
                 Err(failure) => failure,
             };
-            match failure {
-                Failure::Begin(error) => {
-                    // Nothing ran.
-                    drop_connection_if_broken(state, &error);
-                    let detail = error.to_string();
-                    let rest = runs.flat_map(|(_, run)| run.replies);
-                    for reply in run.replies.into_iter().chain(rest) {
-                        let _ = reply.send(Err(self.fail_with(detail.clone())));
-                    }
-                }
-                Failure::Write(failed, error) => {
-                    // The failing write is told why; the others of its
-                    // command that nothing was kept; the runs after it were
-                    // not sent, and go on in the next batch.
-                    state.open = !by_itself;
-                    drop_connection_if_broken(state, &error);
-                    let mut replies = run.replies.into_iter();
-                    let before = replies.by_ref().take(failed).map(|reply| (reply, None));
-                    state.ran.extend(before);
-                    if let Some(reply) = replies.next() {
-                        let _ = reply.send(Err(self.fail(&error)));
-                    }
-                    state.ran.extend(replies.map(|reply| (reply, None)));
-                    self.roll_back_batch(state, "another write in the same batch failed")
-                        .await;
-                    self.queue_again(runs.map(|(_, run)| run));
-                }
-                Failure::Run(error) => {
-                    // Which write failed is not known: all are told why.
-                    state.open = !by_itself;
-                    drop_connection_if_broken(state, &error);
-                    let detail = error.to_string();
-                    for reply in run.replies {
-                        let _ = reply.send(Err(self.fail_with(detail.clone())));
-                    }
-                    self.roll_back_batch(state, "another write in the same batch failed")
-                        .await;
-                    self.queue_again(runs.map(|(_, run)| run));
-                }
-                Failure::Commit(error) => {
-                    state
-                        .ran
-                        .extend(run.replies.into_iter().map(|reply| (reply, None)));
-                    state.open = !by_itself;
-                    drop_connection_if_broken(state, &error);
-                    // The transaction may still be open after a failed
-                    // commit (a full disk, a lost lock): end it.
-                    self.roll_back_batch(state, &error.to_string()).await;
+            let rest = runs.map(|(_, run)| run);
+            self.handle_failure(state, run, failure, by_itself, rest)
+                .await;
+            return;
+        }
+    }
+
+    /// Tell the writers of `run` how its write failed, and end the batch;
+    /// the `runs` after it are told too (nothing ran) or queued again
+    /// (they were not sent).
+    async fn handle_failure(
+        &self,
+        state: &mut State<C>,
+        run: Run<C>,
+        failure: Failure,
+        by_itself: bool,
+        runs: impl Iterator<Item = Run<C>>,
+    ) {
+        match failure {
+            Failure::Begin(error) => {
+                // Nothing ran.
+                drop_connection_if_broken(state, &error);
+                let detail = error.to_string();
+                let rest = runs.flat_map(|run| run.replies);
+                for reply in run.replies.into_iter().chain(rest) {
+                    let _ = reply.send(Err(self.fail_with(detail.clone())));
                 }
             }
-            return;
+            Failure::Write(failed, error) => {
+                // The failing write is told why; the others of its
+                // command that nothing was kept; the runs after it were
+                // not sent, and go on in the next batch.
+                state.open = !by_itself;
+                drop_connection_if_broken(state, &error);
+                let mut replies = run.replies.into_iter();
+                let before = replies.by_ref().take(failed).map(|reply| (reply, None));
+                state.ran.extend(before);
+                if let Some(reply) = replies.next() {
+                    let _ = reply.send(Err(self.fail(&error)));
+                }
+                state.ran.extend(replies.map(|reply| (reply, None)));
+                self.roll_back_batch(state, "another write in the same batch failed")
+                    .await;
+                self.queue_again(runs);
+            }
+            Failure::Run(error) => {
+                // Which write failed is not known: all are told why.
+                state.open = !by_itself;
+                drop_connection_if_broken(state, &error);
+                let detail = error.to_string();
+                for reply in run.replies {
+                    let _ = reply.send(Err(self.fail_with(detail.clone())));
+                }
+                self.roll_back_batch(state, "another write in the same batch failed")
+                    .await;
+                self.queue_again(runs);
+            }
+            Failure::Commit(error) => {
+                state
+                    .ran
+                    .extend(run.replies.into_iter().map(|reply| (reply, None)));
+                state.open = !by_itself;
+                drop_connection_if_broken(state, &error);
+                // The transaction may still be open after a failed
+                // commit (a full disk, a lost lock): end it.
+                self.roll_back_batch(state, &error.to_string()).await;
+            }
         }
     }
 
@@ -426,6 +427,28 @@ where
             detail: "the write connection was lost; retry".into(),
         }
     }
+}
+
+/// The queued writes in runs: sorted by statement and key, and each run
+/// as many of one statement as may join one command.
+fn into_runs<C: Backend>(mut jobs: Vec<Job<C>>) -> Vec<Run<C>> {
+    jobs.sort_by(|a, b| {
+        (a.statement.sql, &a.statement.key).cmp(&(b.statement.sql, &b.statement.key))
+    });
+    let mut runs: Vec<Run<C>> = Vec::new();
+    for job in jobs {
+        match runs.last_mut() {
+            Some(run) if C::may_join(&run.statements, &job.statement) => {
+                run.statements.push(job.statement);
+                run.replies.push(job.reply);
+            }
+            _ => runs.push(Run {
+                statements: vec![job.statement],
+                replies: vec![job.reply],
+            }),
+        }
+    }
+    runs
 }
 
 fn drop_connection_if_broken<C: Connection>(state: &mut State<C>, error: &sqlx::Error) {

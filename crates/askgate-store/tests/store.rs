@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use askgate_store::{
     AskFilter, AskStatus, AuditEntry, CallEnd, CallState, ChainBreak, Decision, EndedCall, Error,
-    LedgerError, NewAsk, NewCall, NewTask, SCHEMA_VERSION, SettleError, Settlement, Store, TaskEnd,
-    TaskError, TaskStatus,
+    LedgerError, NewAsk, NewCall, NewTask, RecordedCall, SCHEMA_VERSION, SettleError, Settlement,
+    Store, TaskEnd, TaskError, TaskStatus,
 };
 use askgate_testkit::{Fresh, Scratch, TempStore};
 use jiff::Timestamp;
@@ -1070,7 +1070,10 @@ async fn expiring_one_ask_refuses_a_late_answer_and_leaves_a_settled_one_alone()
 #[tokio::test]
 async fn a_call_recorded_as_sent_carries_its_decision_in_the_chain() {
     for store in stores().await {
-        let (record, row) = store
+        let RecordedCall {
+            audit: record,
+            call: row,
+        } = store
             .record_sent_call(&entry("delete"), &call("c1", "gw-1"), "m-1", at(1))
             .await
             .expect("records");

@@ -1,0 +1,66 @@
+//! An ask's row, read back from either backend.
+
+use jiff::Timestamp;
+use serde_json::Value as Json;
+use sqlx::Row;
+
+use super::{AskRow, AskStatus, NewAsk};
+use crate::backend::Store;
+use crate::error::Error;
+
+impl Store {
+    /// An ask as stored, or why its row is unreadable.
+    pub(crate) fn read<R: Row>(&self, row: &R) -> Result<AskRow, Error>
+    where
+        for<'r> &'r str: sqlx::ColumnIndex<R>,
+        for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+        for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    {
+        let corrupt = |detail: String| Error::Corrupt {
+            store: self.name.to_string(),
+            what: "ask",
+            detail,
+        };
+        let text = |column: &str| {
+            row.try_get::<Option<String>, _>(column)
+                .map_err(|e| corrupt(e.to_string()))
+        };
+        let time = |column: &str| -> Result<Option<Timestamp>, Error> {
+            row.try_get::<Option<i64>, _>(column)
+                .map_err(|e| corrupt(e.to_string()))?
+                .map(|us| Timestamp::from_microsecond(us).map_err(|e| corrupt(e.to_string())))
+                .transpose()
+        };
+        let json = |column: &str| -> Result<Option<Json>, Error> {
+            text(column)?
+                .map(|t| serde_json::from_str(&t).map_err(|e| corrupt(format!("{column}: {e}"))))
+                .transpose()
+        };
+        let required = |value: Option<String>, column: &str| {
+            value.ok_or_else(|| corrupt(format!("{column} is empty")))
+        };
+        let status_text = required(text("status")?, "status")?;
+        Ok(AskRow {
+            ask: NewAsk {
+                id: required(text("id")?, "id")?,
+                resume_key: required(text("resume_key")?, "resume_key")?,
+                call_key: text("call_key")?,
+                principal: required(text("principal")?, "principal")?,
+                request: json("request")?.ok_or_else(|| corrupt("request is empty".into()))?,
+                server: text("server")?,
+                tool: text("tool")?,
+                risk: text("risk")?,
+                created_at: time("created_at")?
+                    .ok_or_else(|| corrupt("created_at is empty".into()))?,
+                expires_at: time("expires_at")?,
+            },
+            status: AskStatus::parse(&status_text)
+                .ok_or_else(|| corrupt(format!("unknown status {status_text:?}")))?,
+            reply: json("reply")?,
+            outcome: json("outcome")?,
+            answered_by: text("answered_by")?,
+            answered_via: text("answered_via")?,
+            settled_at: time("settled_at")?,
+        })
+    }
+}

@@ -1,0 +1,270 @@
+//! Calls recorded in one write with the decision that let them through:
+//! as sent before the request leaves, or as ended after the fact, one or
+//! many at a time.
+
+use jiff::Timestamp;
+use sqlx::Row;
+
+use super::{CALL_BY_ID, CallEnd, CallRow, CallState, EndedCall, NewCall, RecordedCall};
+use crate::asks::micros;
+use crate::audit::{AuditEntry, AuditRecord, append_entry};
+use crate::backend::{Store, Writer, with_writer};
+use crate::error::Error;
+
+/// Insert `$call` (sent at `$sent_at`, ended as `$end` if it has) in the
+/// ledger on `$conn`, or read it back if it is there already: its row.
+macro_rules! insert_call {
+    ($store:expr, $conn:ident, $call:expr, $marker:expr, $sent_at:expr, $end:expr) => {
+        async {
+            let (call, marker, sent_at, end): (&NewCall, &str, Timestamp, Option<&CallEnd>) =
+                ($call, $marker, $sent_at, $end);
+            let state = match end {
+                None => CallState::Sent,
+                Some(end) if end.answered => CallState::Answered,
+                Some(_) => CallState::Failed,
+            };
+            let inserted = sqlx::query(INSERT_CALL)
+                .bind(&call.id)
+                .bind(&call.owner)
+                .bind(&call.server)
+                .bind(&call.tool)
+                .bind(&call.arguments_digest)
+                .bind(state.as_str())
+                .bind(marker)
+                .bind(micros(call.at))
+                .bind(micros(sent_at))
+                .bind(end.map(|end| micros(end.at)))
+                .bind(end.map(|end| end.result.to_string()))
+                .fetch_optional(&mut *$conn)
+                .await
+                .map_err(|e| $store.fail(e))?;
+            let row = match inserted {
+                Some(row) => row,
+                None => sqlx::query(CALL_BY_ID)
+                    .bind(&call.id)
+                    .fetch_one(&mut *$conn)
+                    .await
+                    .map_err(|e| $store.fail(e))?,
+            };
+            $store.read_call(&row)
+        }
+        .await
+    };
+}
+
+/// The ledger's insert of a new call.
+const INSERT_CALL: &str = concat!(
+    "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, marker, \
+     prepared_at, sent_at, finished_at, result) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+     ON CONFLICT DO NOTHING RETURNING ",
+    call_columns!()
+);
+
+/// The most calls [`Store::record_ended_calls`] writes in one statement
+/// (11 values each, well under SQLite's 32,766).
+const CHUNK: usize = 256;
+
+impl Store {
+    /// Record `call` as `sent` with its private `marker`, and append the
+    /// audit `entry` of the decision that let it through, in one write:
+    /// both or neither are kept. Returns once both are durable. Recording
+    /// the same id twice keeps the call recorded first (and `entry`'s
+    /// `decision_key` keeps the entry recorded first, as
+    /// [`Store::append_audit`] does).
+    ///
+    /// Send the request only after this returns: a crash after it and
+    /// before the send leaves a call that never left, and recovery reports
+    /// it `may_have_run` — never re-sent silently.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails (after retrying a lost race with a
+    /// concurrent audit appender).
+    pub async fn record_sent_call(
+        &self,
+        entry: &AuditEntry,
+        call: &NewCall,
+        marker: &str,
+        sent_at: Timestamp,
+    ) -> Result<RecordedCall, Error> {
+        self.record_call(entry, call, marker, sent_at, None).await
+    }
+
+    /// [`Store::record_sent_call`] after the fact: the call as it ended
+    /// (`answered` or `failed`, with `end`'s result), for a caller that did
+    /// not need it recorded before sending it. One write instead of two.
+    ///
+    /// # Errors
+    /// As [`Store::record_sent_call`].
+    pub async fn record_ended_call(
+        &self,
+        entry: &AuditEntry,
+        call: &NewCall,
+        marker: &str,
+        sent_at: Timestamp,
+        end: &CallEnd,
+    ) -> Result<RecordedCall, Error> {
+        self.record_call(entry, call, marker, sent_at, Some(end))
+            .await
+    }
+
+    async fn record_call(
+        &self,
+        entry: &AuditEntry,
+        call: &NewCall,
+        marker: &str,
+        sent_at: Timestamp,
+        end: Option<&CallEnd>,
+    ) -> Result<RecordedCall, Error> {
+        let text = self.audit_text(entry)?;
+        let mut last_error = None;
+        for _ in 0..50 {
+            match self
+                .try_record(&text, entry, call, marker, sent_at, end)
+                .await
+            {
+                Ok(((seq, prev_hash, hash), row)) => {
+                    let audit = AuditRecord {
+                        seq,
+                        entry: entry.clone(),
+                        prev_hash,
+                        hash,
+                    };
+                    return Ok(RecordedCall { audit, call: row });
+                }
+                Err(error) => last_error = Some(error),
+            }
+            tokio::task::yield_now().await;
+        }
+        Err(last_error.unwrap_or_else(|| Error::Database {
+            store: self.name.to_string(),
+            detail: "could not record the call".into(),
+        }))
+    }
+
+    async fn try_record(
+        &self,
+        text: &str,
+        entry: &AuditEntry,
+        call: &NewCall,
+        marker: &str,
+        sent_at: Timestamp,
+        end: Option<&CallEnd>,
+    ) -> Result<((i64, String, String), CallRow), Error> {
+        let key = entry.decision_key.as_deref();
+        with_writer!(self, |conn| {
+            // The call first: on PostgreSQL, where each statement commits
+            // by itself, a retry after a lost race for the chain's next
+            // place finds the call recorded and appends the entry once.
+            let row = insert_call!(self, conn, call, marker, sent_at, end)?;
+            let chained = append_entry!(self, conn, text, key)?;
+            Ok::<_, Error>((chained, row))
+        })
+    }
+
+    /// [`Store::record_ended_call`] for each of `calls`. On SQLite they are
+    /// one write — one transaction, one commit — so many calls cost about
+    /// what one does; if that write fails, each is recorded by itself (with
+    /// its own retries). On PostgreSQL, one after another.
+    ///
+    /// # Errors
+    /// The first call that could not be recorded (the ones before it are).
+    pub async fn record_ended_calls(&self, calls: &[EndedCall]) -> Result<(), Error> {
+        // Entries with a decision key are appended once per key, which
+        // takes a look at the chain each: those go one by one.
+        let keyless = calls.iter().all(|c| c.entry.decision_key.is_none());
+        if matches!(self.writer, Writer::Sqlite(_))
+            && calls.len() > 1
+            && keyless
+            && self.record_together(calls).await.is_ok()
+        {
+            return Ok(());
+        }
+        for ended in calls {
+            self.record_ended_call(
+                &ended.entry,
+                &ended.call,
+                &ended.marker,
+                ended.sent_at,
+                &ended.end,
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Every call of `calls` and its entry in one SQLite write. Three
+    /// statements per chunk, whatever its size: every statement is a hop
+    /// to the SQLite thread and back.
+    async fn record_together(&self, calls: &[EndedCall]) -> Result<(), Error> {
+        let texts = calls
+            .iter()
+            .map(|ended| self.audit_text(&ended.entry))
+            .collect::<Result<Vec<_>, _>>()?;
+        with_writer!(self, |conn| {
+            for (calls, texts) in calls.chunks(CHUNK).zip(texts.chunks(CHUNK)) {
+                let mut insert = sqlx::QueryBuilder::new(
+                    "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, \
+                     marker, prepared_at, sent_at, finished_at, result) ",
+                );
+                insert.push_values(calls, |mut row, ended| {
+                    let state = if ended.end.answered {
+                        CallState::Answered
+                    } else {
+                        CallState::Failed
+                    };
+                    row.push_bind(&ended.call.id)
+                        .push_bind(&ended.call.owner)
+                        .push_bind(&ended.call.server)
+                        .push_bind(&ended.call.tool)
+                        .push_bind(&ended.call.arguments_digest)
+                        .push_bind(state.as_str())
+                        .push_bind(&ended.marker)
+                        .push_bind(micros(ended.call.at))
+                        .push_bind(micros(ended.sent_at))
+                        .push_bind(micros(ended.end.at))
+                        .push_bind(ended.end.result.to_string());
+                });
+                insert.push(" ON CONFLICT DO NOTHING");
+                insert
+                    .build()
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(|e| self.fail(e))?;
+                let last = sqlx::query("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1")
+                    .fetch_optional(&mut *conn)
+                    .await
+                    .map_err(|e| self.fail(e))?;
+                let (mut seq, mut prev) = match last {
+                    Some(row) => (
+                        row.try_get::<i64, _>("seq").map_err(|e| self.fail(e))?,
+                        row.try_get::<String, _>("hash").map_err(|e| self.fail(e))?,
+                    ),
+                    None => (0, crate::audit::GENESIS.to_owned()),
+                };
+                let mut chained = Vec::with_capacity(texts.len());
+                for text in texts {
+                    seq += 1;
+                    let hash = crate::audit::chain_hash(&prev, seq, text);
+                    chained.push((seq, text, std::mem::replace(&mut prev, hash.clone()), hash));
+                }
+                let mut append = sqlx::QueryBuilder::new(
+                    "INSERT INTO audit (seq, entry, prev_hash, hash, decision_key) ",
+                );
+                append.push_values(&chained, |mut row, (seq, text, prev, hash)| {
+                    row.push_bind(*seq)
+                        .push_bind(text.as_str())
+                        .push_bind(prev.as_str())
+                        .push_bind(hash.as_str())
+                        .push_bind(None::<String>);
+                });
+                append
+                    .build()
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(|e| self.fail(e))?;
+            }
+            Ok::<_, Error>(())
+        })
+    }
+}
