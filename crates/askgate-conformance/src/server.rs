@@ -575,10 +575,10 @@ async fn ask_with_legacy_enum(
             .requested_schema
             .properties
             .iter_mut()
-            .find(|(name, _)| name == legacy),
+            .find(|slot| slot.name == legacy),
         old.requested_schema.property(legacy),
     ) {
-        slot.1 = property.clone();
+        slot.schema = property.clone();
     }
     let request: ElicitRequestParams =
         serde_json::from_value(params.to_json()).map_err(|e| unsendable(e.to_string()))?;

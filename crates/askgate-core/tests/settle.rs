@@ -160,7 +160,7 @@ fn a_reask_asks_only_what_is_still_open_or_wrong_and_keeps_what_was_answered() {
         .requested_schema
         .properties
         .iter()
-        .map(|(n, _)| n.as_str())
+        .map(|property| property.name.as_str())
         .collect();
     assert_eq!(properties, ["contact", "replicas"]);
 

@@ -24,7 +24,9 @@ mod request;
 mod routed;
 mod schema;
 
-pub use schema::{ElicitRequest, Items, JsonType, PropertySchema, RequestedSchema, Titled};
+pub use schema::{
+    ElicitRequest, Items, JsonType, Property, PropertySchema, RequestedSchema, Titled,
+};
 
 pub(crate) use content::{Gathered, Routes, encode, gather};
 pub(crate) use request::build;

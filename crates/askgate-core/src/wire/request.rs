@@ -3,7 +3,9 @@
 use serde_json::Value as Json;
 
 use super::Names;
-use super::schema::{ElicitRequest, Items, JsonType, PropertySchema, RequestedSchema, Titled};
+use super::schema::{
+    ElicitRequest, Items, JsonType, Property, PropertySchema, RequestedSchema, Titled,
+};
 use crate::field::CheckedField;
 use crate::form::{ChoiceOption, ChoiceSpec, FieldKind, TextFormat};
 use crate::revision::Revision;
@@ -101,7 +103,10 @@ fn add_field(
     if required {
         schema.required.push(names.main.clone());
     }
-    schema.properties.push((names.main.clone(), main));
+    schema.properties.push(Property {
+        name: names.main.clone(),
+        schema: main,
+    });
     add_other(schema, field, names, other_default, rich);
 }
 
@@ -161,7 +166,10 @@ fn add_checkboxes(
             checkbox.description = join(field.decl.description.clone(), hint.clone());
         }
         checkbox.default = Some(Json::Bool(picked.contains(&option.value)));
-        schema.properties.push((name.clone(), checkbox));
+        schema.properties.push(Property {
+            name: name.clone(),
+            schema: checkbox,
+        });
     }
 }
 
@@ -212,7 +220,10 @@ fn add_ends(
         if must {
             schema.required.push(name.clone());
         }
-        schema.properties.push((name.clone(), property));
+        schema.properties.push(Property {
+            name: name.clone(),
+            schema: property,
+        });
     }
 }
 
@@ -244,7 +255,10 @@ fn add_other(
             other.description = join(other.description.take(), Some(default_hint(&text)));
         }
     }
-    schema.properties.push((name.clone(), other));
+    schema.properties.push(Property {
+        name: name.clone(),
+        schema: other,
+    });
 }
 
 fn set_choices(property: &mut PropertySchema, options: &[ChoiceOption], rich: bool) {

@@ -33,7 +33,7 @@ impl ElicitRequest {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestedSchema {
     /// The properties, in the order they are shown.
-    pub properties: Vec<(String, PropertySchema)>,
+    pub properties: Vec<Property>,
     /// The names of the properties that must be answered.
     pub required: Vec<String>,
 }
@@ -43,19 +43,29 @@ impl RequestedSchema {
     pub fn property(&self, name: &str) -> Option<&PropertySchema> {
         self.properties
             .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, p)| p)
+            .find(|property| property.name == name)
+            .map(|property| &property.schema)
     }
+}
+
+/// One property of a [`RequestedSchema`]: its name and its schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Property {
+    /// The property name (a field id, or one generated for a field:
+    /// `<id>.other`, `<id>.from`, ...).
+    pub name: String,
+    /// What the property holds.
+    pub schema: PropertySchema,
 }
 
 impl Serialize for RequestedSchema {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        struct Properties<'a>(&'a [(String, PropertySchema)]);
+        struct Properties<'a>(&'a [Property]);
         impl Serialize for Properties<'_> {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 let mut map = serializer.serialize_map(Some(self.0.len()))?;
-                for (name, schema) in self.0 {
-                    map.serialize_entry(name, schema)?;
+                for property in self.0 {
+                    map.serialize_entry(&property.name, &property.schema)?;
                 }
                 map.end()
             }
