@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
-use crate::error::Error;
+use crate::error::{Error, FormError, Misuse};
 use crate::field::CheckedField;
 use crate::form::Form;
 use crate::outcome::{Action, Outcome, Response, Step};
@@ -65,14 +65,15 @@ impl Ask {
     /// default or supplied value that fails the field's own check.
     pub fn new(form: Form) -> Result<Ask, Error> {
         if form.fields.is_empty() {
-            return Err(Error::EmptyForm);
+            return Err(FormError::EmptyForm.into());
         }
         let mut fields = Vec::with_capacity(form.fields.len());
         for decl in &form.fields {
             if fields.iter().any(|f: &CheckedField| f.id() == decl.id) {
-                return Err(Error::DuplicateId {
+                return Err(FormError::DuplicateId {
                     id: decl.id.clone(),
-                });
+                }
+                .into());
             }
             fields.push(CheckedField::new(decl.clone())?);
         }
@@ -89,10 +90,11 @@ impl Ask {
                     } else {
                         (fields[owner].id(), field_names.main.as_str())
                     };
-                    return Err(Error::IdCollision {
+                    return Err(FormError::IdCollision {
                         id: id.to_owned(),
                         owner: owner.to_owned(),
-                    });
+                    }
+                    .into());
                 }
                 owners.insert(name.to_owned(), index);
             }
@@ -102,9 +104,9 @@ impl Ask {
             let index = fields
                 .iter()
                 .position(|f| f.id() == id)
-                .ok_or_else(|| Error::UnknownSupplied { id: id.clone() })?;
+                .ok_or_else(|| FormError::UnknownSupplied { id: id.clone() })?;
             let field = &fields[index];
-            let value = field.check(json).map_err(|kind| Error::BadSupplied {
+            let value = field.check(json).map_err(|kind| FormError::BadSupplied {
                 field: id.clone(),
                 problem: Box::new(field.problem(kind)),
             })?;
@@ -128,10 +130,10 @@ impl Ask {
     /// Set how many times the person is asked before the ask gives up.
     ///
     /// # Errors
-    /// [`Error::ZeroAttempts`] for zero.
+    /// [`Misuse::ZeroAttempts`] for zero.
     pub fn with_max_attempts(mut self, max_attempts: u32) -> Result<Ask, Error> {
         if max_attempts == 0 {
-            return Err(Error::ZeroAttempts);
+            return Err(Misuse::ZeroAttempts.into());
         }
         self.max_attempts = max_attempts;
         Ok(self)
@@ -224,16 +226,17 @@ impl Ask {
     /// speaking `revision`.
     ///
     /// # Errors
-    /// [`Error::SensitiveField`] when an open field is sensitive (use URL
-    /// mode), [`Error::NothingToAsk`] when no field is open.
+    /// [`FormError::SensitiveField`] when an open field is sensitive (use URL
+    /// mode), [`Misuse::NothingToAsk`] when no field is open.
     pub fn request(&self, revision: Revision) -> Result<ElicitRequest, Error> {
         if let Some((field, _)) = self.open().find(|(field, _)| field.decl.sensitive) {
-            return Err(Error::SensitiveField {
+            return Err(FormError::SensitiveField {
                 field: field.id().to_owned(),
-            });
+            }
+            .into());
         }
         if self.open().next().is_none() {
-            return Err(Error::NothingToAsk);
+            return Err(Misuse::NothingToAsk.into());
         }
         Ok(wire::build(self.message(), self.open(), revision))
     }
@@ -470,7 +473,7 @@ impl Ask {
     ///
     /// # Errors
     /// As [`Ask::new`]; a recorded value that no longer passes its field's
-    /// check is refused as [`Error::BadSupplied`].
+    /// check is refused as [`FormError::BadSupplied`].
     pub fn from_record(record: AskRecord) -> Result<Ask, Error> {
         let mut ask = Ask::new(record.form)?.with_max_attempts(record.max_attempts.max(1))?;
         for (id, recorded) in record.answered {
@@ -479,11 +482,11 @@ impl Ask {
                 .fields
                 .iter()
                 .position(|f| f.id() == id)
-                .ok_or_else(|| Error::UnknownSupplied { id: id.clone() })?;
+                .ok_or_else(|| FormError::UnknownSupplied { id: id.clone() })?;
             let field = &ask.shape.fields[index];
             let value = field
                 .check(&recorded.value)
-                .map_err(|kind| Error::BadSupplied {
+                .map_err(|kind| FormError::BadSupplied {
                     field: id.clone(),
                     problem: Box::new(field.problem(kind)),
                 })?;
@@ -495,7 +498,7 @@ impl Ask {
                 .fields
                 .iter()
                 .position(|f| f.id() == id)
-                .ok_or_else(|| Error::UnknownSupplied { id: id.clone() })?;
+                .ok_or_else(|| FormError::UnknownSupplied { id: id.clone() })?;
             if ask.settled[index] == Slot::Open {
                 ask.settled[index] = Slot::LeftEmpty;
             }

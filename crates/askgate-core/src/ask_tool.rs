@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde_json::{Map, Value as Json, json};
 
+use crate::error::{Error, FormError};
 use crate::form::{
     BooleanSpec, ChoiceOption, DateSpec, FieldKind, InstantSpec, IntegerSpec, NumberSpec, TextSpec,
     ZoneSpec,
@@ -83,6 +84,7 @@ pub fn input_schema() -> Json {
 }
 
 /// The model's input was not usable; the message says what to fix.
+/// Converts into [`Error::ModelInput`](crate::Error::ModelInput).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct ModelInputError {
     /// One line per thing to fix, each starting with where it is.
@@ -304,7 +306,7 @@ fn check_picks(at: &str, question: &Question, has_defaults: bool, fixes: &mut Ve
 }
 
 /// A form error of a well-shaped set, told in terms of the model's input.
-fn explain(set: &QuestionSet, error: &crate::Error) -> String {
+fn explain(set: &QuestionSet, error: &Error) -> String {
     let at = |id: &str| {
         set.questions
             .iter()
@@ -312,10 +314,10 @@ fn explain(set: &QuestionSet, error: &crate::Error) -> String {
             .map_or_else(|| "questions".to_owned(), |i| format!("questions[{i}]"))
     };
     match error {
-        crate::Error::BadDefault { field, problem } => {
+        Error::Form(FormError::BadDefault { field, problem }) => {
             format!("{}.defaults: {}", at(field), problem.kind)
         }
-        crate::Error::BadOption { field, problem } => {
+        Error::Form(FormError::BadOption { field, problem }) => {
             format!("{}.options: {}", at(field), problem.kind)
         }
         other => format!("the questions cannot be shown: {other}."),

@@ -1,17 +1,113 @@
-//! The crate's error: a form that cannot be asked as declared.
+//! The crate's error, and the specific kinds it carries.
 //!
 //! A person's refusal, decline or cancel is never an error: those are
 //! [`Outcome`](crate::Outcome)s and [`Problem`](crate::Problem)s. An [`Error`]
-//! is about the form itself (the author's side) or about misuse of the API.
+//! is about a form that cannot be asked as declared (the author's side), a
+//! reply, link or state from a surface or peer that does not fit, or misuse
+//! of the API (a bug in the calling code).
 
+use crate::ask_tool::ModelInputError;
+use crate::link::LinkError;
 use crate::problem::Problem;
+use crate::revision::UnknownRevision;
+use crate::risk::UnknownRisk;
+use crate::seal::StateError;
+use crate::typed::ValuesMismatch;
 
-/// Why a form cannot be asked.
+/// Everything that can go wrong in askgate-core, one variant per kind.
+///
+/// Each variant carries the specific kind as its payload, so a caller that
+/// must tell the cases apart matches the kind
+/// (`Error::Form(FormError::UnknownZone { .. })`), and one that only reports
+/// it shows the message. Functions whose failures are all of one kind return
+/// that kind (a [`StateError`] from [`Sealer::open`](crate::Sealer::open), a
+/// [`LinkError`] from [`LinkSigner::open`](crate::LinkSigner::open), ...);
+/// each converts into this enum, so `?` works. [`Error::Misuse`] stands
+/// apart: it is never caused by a person or a peer, only by the calling code.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A form or question set cannot be asked as declared.
+    #[error(transparent)]
+    Form(#[from] FormError),
+    /// A reply delivered by a surface does not fit its question set.
+    #[error(transparent)]
+    Reply(#[from] ReplyError),
+    /// The model's `ask` input was not usable.
+    #[error(transparent)]
+    ModelInput(#[from] ModelInputError),
+    /// An inbox link was refused.
+    #[error(transparent)]
+    Link(#[from] LinkError),
+    /// A sealed `requestState` was refused.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// A protocol revision name askgate does not know.
+    #[error(transparent)]
+    UnknownRevision(#[from] UnknownRevision),
+    /// A risk level that is not one of the five.
+    #[error(transparent)]
+    UnknownRisk(#[from] UnknownRisk),
+    /// The API was used against its contract: a bug in the calling code,
+    /// never something a person or a peer did.
+    #[error(transparent)]
+    Misuse(#[from] Misuse),
+}
+
+impl From<ValuesMismatch> for Error {
+    fn from(mismatch: ValuesMismatch) -> Error {
+        Error::Misuse(Misuse::Values(mismatch))
+    }
+}
+
+/// A reply from a surface (the client, the inbox, the CLI, an approvals
+/// channel) that does not fit the question set it answers. Nothing of it is
+/// applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReplyError {
+    /// A reply answers a question the set does not hold.
+    #[error(
+        "the reply answers {id:?}, which is not a question of this set; its questions are {}",
+        expected.iter().map(|id| format!("{id:?}")).collect::<Vec<_>>().join(", ")
+    )]
+    UnknownQuestion {
+        /// The id given.
+        id: String,
+        /// The ids of the set's questions.
+        expected: Vec<String>,
+    },
+    /// Answers were delivered to a call that waits on a yes/no decision.
+    #[error(
+        "this call waits on a yes/no decision, and a set of answers was delivered; send approve or reject instead (the answers were not read as a rejection)"
+    )]
+    DeliveryMismatch,
+}
+
+/// A use of the API against its contract. Each message names what to do
+/// instead; fixing the calling code is the only remedy.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Misuse {
+    /// Every field is already settled; there is nothing to ask.
+    #[error("nothing to ask: every field is supplied or answered; settle the ask instead")]
+    NothingToAsk,
+    /// The re-ask cap is zero.
+    #[error("the re-ask cap must allow at least one attempt")]
+    ZeroAttempts,
+    /// Settled values read back as a typed form they were not settled
+    /// from.
+    #[error(transparent)]
+    Values(#[from] ValuesMismatch),
+}
+
+/// Why a form or a question set cannot be asked as declared: the author's
+/// side.
 ///
 /// A form MCP cannot carry is refused, never widened into something looser.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
-pub enum Error {
+pub enum FormError {
     /// The form has no fields.
     #[error("the form has no fields; expected at least one")]
     EmptyForm,
@@ -125,32 +221,10 @@ pub enum Error {
         /// The field id.
         field: String,
     },
-    /// Every field is already settled; there is nothing to ask.
-    #[error("nothing to ask: every field is supplied or answered; settle the ask instead")]
-    NothingToAsk,
     /// A question set with no questions, or more than five.
     #[error("a question set holds 1 to 5 questions; this one has {given}")]
     QuestionCount {
         /// How many it has.
         given: usize,
     },
-    /// A reply answers a question the set does not hold.
-    #[error(
-        "the reply answers {id:?}, which is not a question of this set; its questions are {}",
-        expected.iter().map(|id| format!("{id:?}")).collect::<Vec<_>>().join(", ")
-    )]
-    UnknownQuestion {
-        /// The id given.
-        id: String,
-        /// The ids of the set's questions.
-        expected: Vec<String>,
-    },
-    /// Answers were delivered to a call that waits on a yes/no decision.
-    #[error(
-        "this call waits on a yes/no decision, and a set of answers was delivered; send approve or reject instead (the answers were not read as a rejection)"
-    )]
-    DeliveryMismatch,
-    /// The re-ask cap is zero.
-    #[error("the re-ask cap must allow at least one attempt")]
-    ZeroAttempts,
 }

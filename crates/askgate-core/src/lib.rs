@@ -63,7 +63,7 @@ pub mod wire;
 
 pub use ask::{Ask, AskRecord, DEFAULT_MAX_ATTEMPTS, RecordedValue};
 pub use digest::arguments_digest;
-pub use error::Error;
+pub use error::{Error, FormError, Misuse, ReplyError};
 pub use form::{
     BooleanSpec, ChoiceOption, ChoiceSpec, DateSpec, Field, FieldKind, Form, InstantSpec,
     IntegerSpec, NumberSpec, TextFormat, TextSpec, TimeRangeSpec, ZoneSpec,

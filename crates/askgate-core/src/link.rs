@@ -33,7 +33,8 @@ pub struct OpenedLink {
     pub expires_at: Timestamp,
 }
 
-/// Why a link was refused. None echoes the token.
+/// Why a link was refused. None echoes the token. Converts into
+/// [`Error::Link`](crate::Error::Link).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LinkError {

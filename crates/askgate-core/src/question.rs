@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use crate::error::Error;
+use crate::error::{Error, FormError};
 use crate::form::{ChoiceOption, ChoiceSpec, Field, FieldKind, Form, TextSpec};
 
 /// The most questions a set may hold: a form a person must scroll is a form
@@ -84,12 +84,13 @@ impl QuestionSet {
     /// as a form field.
     ///
     /// # Errors
-    /// [`Error::QuestionCount`], or the form error of the offending question.
+    /// [`FormError::QuestionCount`], or the form error of the offending question.
     pub fn check(&self) -> Result<(), Error> {
         if self.questions.is_empty() || self.questions.len() > MAX_QUESTIONS {
-            return Err(Error::QuestionCount {
+            return Err(FormError::QuestionCount {
                 given: self.questions.len(),
-            });
+            }
+            .into());
         }
         crate::Ask::new(self.to_form()).map(|_| ())
     }

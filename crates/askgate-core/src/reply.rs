@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use crate::ask::Ask;
-use crate::error::Error;
+use crate::error::{Error, ReplyError};
 use crate::field::CheckedField;
 use crate::form::FieldKind;
 use crate::outcome::Outcome;
@@ -191,7 +191,7 @@ impl CheckedSet {
     /// choice keeps its first valid value.
     ///
     /// # Errors
-    /// [`Error::UnknownQuestion`] when the reply answers a question the set
+    /// [`ReplyError::UnknownQuestion`] when the reply answers a question the set
     /// does not hold.
     pub fn settle(&self, reply: &Reply) -> Result<QuestionOutcome, Error> {
         if let Some(id) = reply
@@ -199,10 +199,11 @@ impl CheckedSet {
             .keys()
             .find(|id| !self.set.questions.iter().any(|q| &q.id == *id))
         {
-            return Err(Error::UnknownQuestion {
+            return Err(ReplyError::UnknownQuestion {
                 id: id.clone(),
                 expected: self.set.questions.iter().map(|q| q.id.clone()).collect(),
-            });
+            }
+            .into());
         }
         let answers = self
             .set
@@ -239,7 +240,7 @@ impl CheckedSet {
     /// Settle what a surface delivered to a call awaiting `awaiting`.
     ///
     /// # Errors
-    /// [`Error::DeliveryMismatch`] when answers reach a call that waits on a
+    /// [`ReplyError::DeliveryMismatch`] when answers reach a call that waits on a
     /// yes/no — refused, never read as a rejection; otherwise as
     /// [`CheckedSet::settle`].
     pub fn settle_delivery(
@@ -248,7 +249,7 @@ impl CheckedSet {
         delivery: &Delivery,
     ) -> Result<QuestionOutcome, Error> {
         match (awaiting, delivery) {
-            (Awaiting::Decision, Delivery::Reply(_)) => Err(Error::DeliveryMismatch),
+            (Awaiting::Decision, Delivery::Reply(_)) => Err(ReplyError::DeliveryMismatch.into()),
             (_, Delivery::Reply(reply)) => self.settle(reply),
             (_, Delivery::Decision(decision)) => self.settle(&Reply {
                 answers: BTreeMap::new(),

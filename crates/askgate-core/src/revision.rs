@@ -64,7 +64,8 @@ impl fmt::Display for Revision {
     }
 }
 
-/// A protocol revision string askgate does not know.
+/// A protocol revision string askgate does not know. Converts into
+/// [`Error::UnknownRevision`](crate::Error::UnknownRevision).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown MCP revision {given:?}: expected one of 2025-06-18, 2025-11-25, 2026-07-28")]
 pub struct UnknownRevision {

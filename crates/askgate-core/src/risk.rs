@@ -59,7 +59,8 @@ impl fmt::Display for Risk {
     }
 }
 
-/// A risk level that is not one of the five.
+/// A risk level that is not one of the five. Converts into
+/// [`Error::UnknownRisk`](crate::Error::UnknownRisk).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown risk {0:?}; expected one of read, low_write, medium_write, high_write, destructive"

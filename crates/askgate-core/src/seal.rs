@@ -47,7 +47,7 @@ pub struct Opened {
 }
 
 /// Why a state was refused. Each names what was wrong; none echoes the
-/// state back.
+/// state back. Converts into [`Error::State`](crate::Error::State).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StateError {

@@ -197,6 +197,8 @@ pub struct TimeRange {
 /// settled from the type's own form always fit.
 ///
 /// The messages name the field and the kinds involved, never the value.
+/// Converts into [`Error::Misuse`](crate::Error::Misuse)
+/// ([`Misuse::Values`](crate::Misuse::Values)).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ValuesMismatch {

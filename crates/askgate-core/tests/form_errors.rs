@@ -1,7 +1,7 @@
 //! Forms MCP cannot carry are refused with a typed error that says what to
 //! change — never widened into something looser.
 
-use askgate_core::{Ask, Error, Form, Revision};
+use askgate_core::{Ask, Error, Form, FormError, Misuse, Revision};
 use serde_json::json;
 
 fn ask(form: serde_json::Value) -> Result<Ask, Error> {
@@ -153,7 +153,7 @@ fn a_sensitive_field_is_never_asked_in_form_mode() {
         assert_eq!(
             ask.request(revision)
                 .expect_err("form mode refuses secrets"),
-            Error::SensitiveField { field: "pw".into() }
+            Error::Form(FormError::SensitiveField { field: "pw".into() })
         );
     }
 }
@@ -168,7 +168,8 @@ fn a_form_whose_every_field_is_supplied_settles_without_asking() {
     assert_eq!(
         ask.request(Revision::V2025_11_25)
             .expect_err("nothing open"),
-        Error::NothingToAsk
+        Error::Misuse(Misuse::NothingToAsk),
+        "asking a form with nothing open is the caller's bug: settle it instead"
     );
     let outcome = ask.settle_without_asking().expect("nothing to ask");
     insta::assert_json_snapshot!(outcome, @r#"
@@ -191,4 +192,22 @@ fn a_typo_in_a_constraint_is_a_parse_error_naming_the_key() {
     ))
     .expect_err("unknown key");
     assert!(error.to_string().contains("minimun"), "{error}");
+}
+
+#[test]
+fn a_re_ask_cap_of_zero_is_misuse_of_the_api() {
+    let ask = ask(field(json!({"id": "a", "title": "A", "type": "integer"}))).expect("askable");
+    let error = ask.with_max_attempts(0).expect_err("zero attempts");
+    assert_eq!(error, Error::Misuse(Misuse::ZeroAttempts));
+    assert_eq!(
+        error.to_string(),
+        "the re-ask cap must allow at least one attempt"
+    );
+}
+
+#[test]
+fn a_form_error_reads_the_same_through_the_crate_error() {
+    let error = ask(json!({"message": "m", "fields": []})).expect_err("no fields");
+    assert_eq!(error, Error::Form(FormError::EmptyForm));
+    assert_eq!(error.to_string(), FormError::EmptyForm.to_string());
 }

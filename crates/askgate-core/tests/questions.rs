@@ -2,8 +2,8 @@
 //! the model reads; the `ask` tool's input checks.
 
 use askgate_core::{
-    Awaiting, Decision, Delivery, Error, Outcome, QuestionSet, Reply, Response, Revision, Source,
-    Step, Surface, ask_tool,
+    Awaiting, Decision, Delivery, Error, FormError, Outcome, QuestionSet, Reply, ReplyError,
+    Response, Revision, Source, Step, Surface, ask_tool,
 };
 use serde_json::{Value as Json, json};
 
@@ -142,7 +142,7 @@ fn answers_sent_to_a_yes_no_wait_are_a_mismatch_never_a_rejection() {
     let delivery = Delivery::Reply(reply(json!({"env": ["prod"]})));
     assert_eq!(
         checked.settle_delivery(Awaiting::Decision, &delivery),
-        Err(Error::DeliveryMismatch)
+        Err(Error::Reply(ReplyError::DeliveryMismatch))
     );
     assert!(
         checked
@@ -156,7 +156,7 @@ fn a_reply_to_a_question_not_in_the_set_is_refused() {
     let error = set()
         .settle(&reply(json!({"colour": ["blue"]})))
         .expect_err("unknown question");
-    let Error::UnknownQuestion { id, expected } = &error else {
+    let Error::Reply(ReplyError::UnknownQuestion { id, expected }) = &error else {
         panic!("not an unknown question: {error:?}")
     };
     assert_eq!(id, "colour");
@@ -179,9 +179,15 @@ fn a_set_holds_one_to_five_questions() {
             q
         })
         .collect();
-    assert_eq!(many.check(), Err(Error::QuestionCount { given: 6 }));
+    assert_eq!(
+        many.check(),
+        Err(Error::Form(FormError::QuestionCount { given: 6 }))
+    );
     many.questions.clear();
-    assert_eq!(many.check(), Err(Error::QuestionCount { given: 0 }));
+    assert_eq!(
+        many.check(),
+        Err(Error::Form(FormError::QuestionCount { given: 0 }))
+    );
 }
 
 #[test]

@@ -123,3 +123,17 @@ proptest! {
         prop_assert!(result.is_err(), "altered at {position}: {altered}");
     }
 }
+
+#[test]
+fn a_refused_state_converts_into_the_crate_error_with_its_kind() {
+    fn open(sealer: &Sealer, state: &str) -> Result<(), askgate_core::Error> {
+        sealer.open(state, &binding(), at("2026-11-29T12:00:00Z"))?;
+        Ok(())
+    }
+    let (sealer, _) = sealed();
+    let error = open(&sealer, "as1.not-a-state").expect_err("malformed");
+    assert!(
+        matches!(error, askgate_core::Error::State(StateError::Malformed(_))),
+        "{error:?}"
+    );
+}

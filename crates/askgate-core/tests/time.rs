@@ -1,7 +1,9 @@
 //! Zones and instants: clock changes, leap days, ranges across a clock
 //! change, and zones that do not exist.
 
-use askgate_core::{Ask, Error, Form, Outcome, ProblemKind, Response, Revision, Step, Value};
+use askgate_core::{
+    Ask, Error, Form, FormError, Outcome, ProblemKind, Response, Revision, Step, Value,
+};
 use serde_json::{Value as Json, json};
 
 fn ask(fields: Json) -> Ask {
@@ -176,7 +178,10 @@ fn a_declared_zone_must_exist() {
     let form: Form = serde_json::from_value(json!({"message": "m", "fields": [
         {"id": "w", "title": "Window", "type": "time_range", "zone": "Atlantis/Capital"}]}))
     .expect("parses");
-    assert!(matches!(Ask::new(form), Err(Error::UnknownZone { .. })));
+    assert!(matches!(
+        Ask::new(form),
+        Err(Error::Form(FormError::UnknownZone { .. }))
+    ));
 }
 
 #[test]

@@ -1,14 +1,14 @@
 //! The checks of a field's declaration: an id MCP can carry, constraints
 //! that can be met, options that are unique, zones that exist.
 
-use crate::error::Error;
+use crate::error::FormError;
 use crate::form::{ChoiceOption, ChoiceSpec, FieldKind};
 use crate::time::{self, NamedZone};
 
 /// Check what the field's kind declares, and resolve the zone its local
 /// times are read in (instant and time range fields).
-pub(super) fn check_kind(id: &str, kind: &FieldKind) -> Result<Option<NamedZone>, Error> {
-    let bad = |reason: String| Error::BadConstraint {
+pub(super) fn check_kind(id: &str, kind: &FieldKind) -> Result<Option<NamedZone>, FormError> {
+    let bad = |reason: String| FormError::BadConstraint {
         field: id.to_owned(),
         reason,
     };
@@ -56,7 +56,7 @@ pub(super) fn check_kind(id: &str, kind: &FieldKind) -> Result<Option<NamedZone>
     Ok(None)
 }
 
-pub(super) fn check_id(id: &str) -> Result<(), Error> {
+pub(super) fn check_id(id: &str) -> Result<(), FormError> {
     let usable = !id.is_empty()
         && id.len() <= 64
         && id
@@ -65,7 +65,7 @@ pub(super) fn check_id(id: &str) -> Result<(), Error> {
     if usable {
         Ok(())
     } else {
-        Err(Error::BadId {
+        Err(FormError::BadId {
             id: id.chars().take(64).collect(),
         })
     }
@@ -75,25 +75,25 @@ fn scalar_without_options(
     id: &str,
     kind: &'static str,
     options: &[ChoiceOption],
-) -> Result<(), Error> {
+) -> Result<(), FormError> {
     if options.is_empty() {
         Ok(())
     } else {
-        Err(Error::ChoicesOnScalar {
+        Err(FormError::ChoicesOnScalar {
             field: id.to_owned(),
             kind,
         })
     }
 }
 
-fn check_choice(id: &str, spec: &ChoiceSpec) -> Result<(), Error> {
+fn check_choice(id: &str, spec: &ChoiceSpec) -> Result<(), FormError> {
     if spec.options.is_empty() {
-        return Err(Error::NoOptions {
+        return Err(FormError::NoOptions {
             field: id.to_owned(),
         });
     }
     check_options(id, &spec.options)?;
-    let bad = |reason: String| Error::BadConstraint {
+    let bad = |reason: String| FormError::BadConstraint {
         field: id.to_owned(),
         reason,
     };
@@ -118,16 +118,16 @@ fn check_choice(id: &str, spec: &ChoiceSpec) -> Result<(), Error> {
     Ok(())
 }
 
-fn check_options(id: &str, options: &[ChoiceOption]) -> Result<(), Error> {
+fn check_options(id: &str, options: &[ChoiceOption]) -> Result<(), FormError> {
     for (i, option) in options.iter().enumerate() {
         if option.value.trim().is_empty() {
-            return Err(Error::EmptyOption {
+            return Err(FormError::EmptyOption {
                 field: id.to_owned(),
             });
         }
         let earlier = &options[..i];
         if earlier.iter().any(|o| o.value == option.value) {
-            return Err(Error::DuplicateOption {
+            return Err(FormError::DuplicateOption {
                 field: id.to_owned(),
                 what: "the value",
                 value: option.value.clone(),
@@ -138,7 +138,7 @@ fn check_options(id: &str, options: &[ChoiceOption]) -> Result<(), Error> {
                 .iter()
                 .any(|o| o.hotkey.is_some_and(|k| k.eq_ignore_ascii_case(&key)))
         {
-            return Err(Error::DuplicateOption {
+            return Err(FormError::DuplicateOption {
                 field: id.to_owned(),
                 what: "the hotkey",
                 value: key.to_string(),
@@ -148,8 +148,8 @@ fn check_options(id: &str, options: &[ChoiceOption]) -> Result<(), Error> {
     Ok(())
 }
 
-fn named_zone(id: &str, name: &str) -> Result<NamedZone, Error> {
-    let tz = time::zone(name).ok_or_else(|| Error::UnknownZone {
+fn named_zone(id: &str, name: &str) -> Result<NamedZone, FormError> {
+    let tz = time::zone(name).ok_or_else(|| FormError::UnknownZone {
         field: id.to_owned(),
         zone: name.chars().take(64).collect(),
     })?;

@@ -12,7 +12,7 @@ mod read;
 
 use std::sync::Arc;
 
-use crate::error::Error;
+use crate::error::FormError;
 use crate::form::{ChoiceOption, Field, FieldKind};
 use crate::problem::{Echo, Problem, ProblemKind, names_secret};
 use crate::time::{self, NamedZone};
@@ -37,7 +37,7 @@ pub(crate) struct CheckedField {
 impl CheckedField {
     /// Check a declaration: constraints that can be met, options that are
     /// unique and valid, a zone that exists, a default that passes.
-    pub(crate) fn new(decl: Field) -> Result<CheckedField, Error> {
+    pub(crate) fn new(decl: Field) -> Result<CheckedField, FormError> {
         let id = decl.id.clone();
         declaration::check_id(&id)?;
         let secret = decl.sensitive || names_secret(&decl.id) || names_secret(&decl.title);
@@ -52,7 +52,7 @@ impl CheckedField {
         };
         field.check_option_values()?;
         if let Some(default) = &field.decl.default {
-            let value = field.check(default).map_err(|kind| Error::BadDefault {
+            let value = field.check(default).map_err(|kind| FormError::BadDefault {
                 field: id.clone(),
                 problem: Box::new(field.problem(kind)),
             })?;
@@ -103,7 +103,7 @@ impl CheckedField {
         matches!(&self.decl.kind, FieldKind::Choice(spec) if spec.multiple)
     }
 
-    fn check_option_values(&mut self) -> Result<(), Error> {
+    fn check_option_values(&mut self) -> Result<(), FormError> {
         match &self.decl.kind {
             FieldKind::Instant(_) => {
                 let mut instants = Vec::with_capacity(self.options().len());
@@ -129,8 +129,8 @@ impl CheckedField {
         Ok(())
     }
 
-    fn bad_option(&self, kind: ProblemKind) -> Error {
-        Error::BadOption {
+    fn bad_option(&self, kind: ProblemKind) -> FormError {
+        FormError::BadOption {
             field: self.decl.id.clone(),
             problem: Box::new(self.problem(kind)),
         }
