@@ -258,6 +258,14 @@ impl Store {
     pub(crate) fn fail(&self, error: sqlx::Error) -> Error {
         classify(&self.name, &error)
     }
+
+    /// A misuse of the API, named for this store.
+    pub(crate) fn misuse(&self, misuse: crate::error::Misuse) -> Error {
+        Error::Misuse {
+            store: self.name.to_string(),
+            misuse,
+        }
+    }
 }
 
 /// Relay PostgreSQL notifications of parked and settled asks to the

@@ -1,6 +1,20 @@
 //! What can go wrong with a store, named so a person can act on it.
 
-/// A store error: which store, and what is wrong with it.
+use crate::ledger::LedgerError;
+use crate::tasks::TaskError;
+
+/// Everything that can go wrong in askgate-store: which store, and what is
+/// wrong with it.
+///
+/// The store's own failures (it cannot be opened, it is locked, full or
+/// unreadable, a query failed) are variants of their own. A move the store
+/// refused — an answer after the first, a ledger move from the wrong
+/// state, a task move after its end — is returned as its specific kind
+/// ([`SettleError`], [`LedgerError`], [`TaskError`]) by the functions that
+/// make it, because callers must tell those cases apart; each converts into
+/// this enum with `?` (its `Store` case into the store failure it holds).
+/// [`Error::Misuse`] stands apart: the calling code broke the API's
+/// contract, and nothing was written.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -76,10 +90,84 @@ pub enum Error {
         /// Why.
         detail: String,
     },
+    /// An answer was refused (never [`SettleError::Store`]: converting one
+    /// gives the store failure it holds).
+    #[error(transparent)]
+    Settle(Box<SettleError>),
+    /// A ledger move was refused (never [`LedgerError::Store`]).
+    #[error(transparent)]
+    Ledger(Box<LedgerError>),
+    /// A task move was refused (never [`TaskError::Store`]).
+    #[error(transparent)]
+    Task(Box<TaskError>),
+    /// The API was used against its contract: a bug in the calling code.
+    /// Nothing was written.
+    #[error("store {store}: {misuse}")]
+    Misuse {
+        /// The store as named.
+        store: String,
+        /// What the calling code did wrong.
+        misuse: Misuse,
+    },
+}
+
+/// A use of the store's API against its contract. Each message says what
+/// was given and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Misuse {
+    /// An answer must settle an ask to `answered`, `declined`, `cancelled`
+    /// or `skipped`; `pending` and `expired` are not answers.
+    #[error(
+        "an answer cannot settle ask {id} as {status}; expected answered, declined, cancelled or skipped"
+    )]
+    SettleStatus {
+        /// The ask.
+        id: String,
+        /// The status given.
+        status: &'static str,
+    },
+    /// Ask ids are the caller's to make unique: this one is taken by an
+    /// ask another call waits on.
+    #[error(
+        "ask {id} was not parked: its id is taken by an ask with another resume key; give each ask its own id"
+    )]
+    IdTaken {
+        /// The id.
+        id: String,
+    },
+}
+
+impl From<SettleError> for Error {
+    fn from(error: SettleError) -> Error {
+        match error {
+            SettleError::Store(error) => error,
+            refused => Error::Settle(Box::new(refused)),
+        }
+    }
+}
+
+impl From<LedgerError> for Error {
+    fn from(error: LedgerError) -> Error {
+        match error {
+            LedgerError::Store(error) => error,
+            refused => Error::Ledger(Box::new(refused)),
+        }
+    }
+}
+
+impl From<TaskError> for Error {
+    fn from(error: TaskError) -> Error {
+        match error {
+            TaskError::Store(error) => error,
+            refused => Error::Task(Box::new(refused)),
+        }
+    }
 }
 
 /// Why an answer was not applied. Each refusal is also recorded as a
-/// rejected attempt.
+/// rejected attempt. Converts into [`Error`] (as [`Error::Settle`], or the
+/// store failure itself).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SettleError {
@@ -103,7 +191,8 @@ pub enum SettleError {
         /// The id.
         id: String,
     },
-    /// The store failed.
+    /// The store failed, or was misused ([`Error::Misuse`]); nothing was
+    /// recorded.
     #[error(transparent)]
     Store(#[from] Error),
 }

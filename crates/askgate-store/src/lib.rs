@@ -45,7 +45,7 @@ mod writer;
 pub use asks::{AskRow, AskStatus, NewAsk, Page, Parked, Settled, Settlement};
 pub use audit::{AuditEntry, AuditRecord, ChainBreak, Decision, Verification};
 pub use backend::Store;
-pub use error::{Error, SettleError};
+pub use error::{Error, Misuse, SettleError};
 pub use ledger::{
     CallEnd, CallRow, CallState, EndedCall, Finishing, LedgerError, NewCall, RecordedCall,
 };

@@ -138,7 +138,8 @@ pub struct TaskAnswered {
     pub resume: bool,
 }
 
-/// A task move the store refused.
+/// A task move the store refused. Converts into [`Error`] (as
+/// [`Error::Task`], or the store failure itself).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TaskError {

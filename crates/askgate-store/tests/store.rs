@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use askgate_store::{
     AskFilter, AskStatus, AuditEntry, CallEnd, CallState, ChainBreak, Decision, EndedCall, Error,
-    LedgerError, NewAsk, NewCall, NewTask, RecordedCall, SCHEMA_VERSION, SettleError, Settlement,
-    Store, TaskEnd, TaskError, TaskStatus,
+    LedgerError, Misuse, NewAsk, NewCall, NewTask, RecordedCall, SCHEMA_VERSION, SettleError,
+    Settlement, Store, TaskEnd, TaskError, TaskStatus,
 };
 use askgate_testkit::{Fresh, Scratch, TempStore};
 use jiff::Timestamp;
@@ -97,6 +97,98 @@ async fn the_first_answer_wins_and_a_second_is_a_recorded_conflict() {
             "the first answer stands"
         );
         assert_eq!(store.rejected_attempts("a1").await.expect("counts"), 1);
+    }
+}
+
+#[tokio::test]
+async fn an_answer_that_settles_to_pending_or_expired_is_misuse_and_writes_nothing() {
+    for store in stores().await {
+        store.park(&new_ask("a1", 0, None)).await.expect("parks");
+        for status in [AskStatus::Pending, AskStatus::Expired] {
+            let settlement = Settlement {
+                status,
+                ..answer("alice")
+            };
+            let refused = store.settle("a1", &settlement, at(10)).await;
+            let Err(SettleError::Store(Error::Misuse { misuse, .. })) = &refused else {
+                panic!("{}: not a misuse: {refused:?}", store.name())
+            };
+            assert_eq!(
+                *misuse,
+                Misuse::SettleStatus {
+                    id: "a1".into(),
+                    status: status.as_str(),
+                }
+            );
+            assert!(
+                refused
+                    .expect_err("refused")
+                    .to_string()
+                    .contains("expected answered, declined, cancelled or skipped"),
+            );
+        }
+        let row = store.ask("a1").await.expect("reads").expect("exists");
+        assert_eq!(
+            (row.status, row.reply),
+            (AskStatus::Pending, None),
+            "{}: nothing was written",
+            store.name()
+        );
+        assert_eq!(store.rejected_attempts("a1").await.expect("counts"), 0);
+        store
+            .settle("a1", &answer("alice"), at(11))
+            .await
+            .expect("a real answer still applies");
+    }
+}
+
+#[tokio::test]
+async fn parking_an_ask_under_an_id_another_call_holds_is_misuse() {
+    for store in stores().await {
+        store.park(&new_ask("a1", 0, None)).await.expect("parks");
+        let other = NewAsk {
+            resume_key: "tool:run-2:other".into(),
+            ..new_ask("a1", 1, None)
+        };
+        let error = store.park(&other).await.expect_err("id taken");
+        assert!(
+            matches!(
+                &error,
+                Error::Misuse {
+                    misuse: Misuse::IdTaken { id },
+                    ..
+                } if id == "a1"
+            ),
+            "{}: {error:?}",
+            store.name()
+        );
+        let row = store.ask("a1").await.expect("reads").expect("exists");
+        assert_eq!(row.ask, new_ask("a1", 0, None), "the first ask stands");
+    }
+}
+
+#[tokio::test]
+async fn a_refused_answer_converts_into_the_store_error_with_its_kind() {
+    async fn settle_twice(store: &Store) -> Result<(), Error> {
+        store.settle("a1", &answer("alice"), at(10)).await?;
+        store.settle("a1", &answer("mallory"), at(11)).await?;
+        Ok(())
+    }
+    for store in stores().await {
+        store.park(&new_ask("a1", 0, None)).await.expect("parks");
+        let error = settle_twice(&store).await.expect_err("a second answer");
+        assert!(
+            matches!(&error, Error::Settle(refused) if matches!(**refused, SettleError::Conflict { .. })),
+            "{}: {error:?}",
+            store.name()
+        );
+        assert!(
+            error.to_string().contains("the first answer stands"),
+            "{error}"
+        );
+        let missing = store.settle("nope", &answer("alice"), at(12)).await;
+        let missing = Error::from(missing.expect_err("no such ask"));
+        assert!(matches!(&missing, Error::Settle(_)), "{missing:?}");
     }
 }
 

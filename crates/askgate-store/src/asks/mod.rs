@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 use sqlx::Row;
 
 use crate::backend::{Store, with_pool, with_writer, write_statement};
-use crate::error::{Error, SettleError};
+use crate::error::{Error, Misuse, SettleError};
 use crate::statement::Statement;
 
 /// Where an ask stands.
@@ -220,7 +220,8 @@ impl Store {
     /// returns the stored ask, so a retried call never parks two asks.
     ///
     /// # Errors
-    /// [`Error`] when the store fails.
+    /// [`Error`] when the store fails; [`Misuse::IdTaken`] when the id is
+    /// taken by an ask with another resume key.
     pub async fn park(&self, ask: &NewAsk) -> Result<AskRow, Error> {
         // The common case, a new ask, is one statement: batched with others.
         let statement = Statement::new(PARK_NEW, &ask.id)
@@ -277,14 +278,7 @@ impl Store {
             };
             match row {
                 Some(row) => self.read(&row).map(|row| (row, new)),
-                None => Err(Error::Corrupt {
-                    store: self.name.to_string(),
-                    what: "ask",
-                    detail: format!(
-                        "ask {} was not parked: its id is taken by an ask with another resume key",
-                        ask.id
-                    ),
-                }),
+                None => Err(self.misuse(Misuse::IdTaken { id: ask.id.clone() })),
             }
         })?;
         if new {
@@ -341,13 +335,20 @@ impl Store {
     /// [`SettleError::Gone`]; both are recorded as rejected attempts.
     ///
     /// # Errors
-    /// As above, [`SettleError::NotFound`], or the store failing.
+    /// As above, [`SettleError::NotFound`], or the store failing; a
+    /// settlement to `pending` or `expired` is [`Misuse::SettleStatus`]
+    /// (in [`SettleError::Store`]), and nothing is recorded.
     pub async fn settle(
         &self,
         id: &str,
         settlement: &Settlement,
         now: Timestamp,
     ) -> Result<AskRow, SettleError> {
+        if matches!(settlement.status, AskStatus::Pending | AskStatus::Expired) {
+            let status = settlement.status.as_str();
+            let id = id.to_owned();
+            return Err(self.misuse(Misuse::SettleStatus { id, status }).into());
+        }
         // The common case, the first answer, is one statement: batched with
         // others. Otherwise the whole write runs, and says why the answer is
         // refused (running the update again changes nothing that was not

@@ -127,6 +127,8 @@ pub struct CallRow {
 }
 
 /// A move the ledger refused: the call was not where the move starts.
+/// Converts into [`Error`] (as [`Error::Ledger`], or the store failure
+/// itself).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LedgerError {
