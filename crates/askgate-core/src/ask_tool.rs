@@ -84,7 +84,7 @@ pub fn input_schema() -> Json {
 }
 
 /// The model's input was not usable; the message says what to fix.
-/// Converts into [`Error::ModelInput`](crate::Error::ModelInput).
+/// Converts into [`Error::ModelInput`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct ModelInputError {
     /// One line per thing to fix, each starting with where it is.

@@ -11,6 +11,23 @@
 //! no files, no network, no clock and no randomness: times, ids and keys come
 //! in as arguments, so every step is deterministic and testable.
 //!
+//! # Errors
+//! A person's decline, cancel or wrong answer is never an error: it is an
+//! [`Outcome`] or a re-ask carrying [`Problem`]s. What is an error is one
+//! enum, [`Error`] (`#[non_exhaustive]`), so a caller has one type to
+//! propagate and one place to look; its variants carry the specific kinds
+//! as payloads — [`FormError`] for a form that cannot be asked as declared,
+//! [`ReplyError`] for a reply that does not fit its set, [`StateError`] and
+//! [`LinkError`] for a sealed state or link a peer sent back wrong, and so
+//! on. Functions that fail with one kind only (`Sealer::open`,
+//! `LinkSigner::open`, `ask_tool::parse_input`, the `FromStr` impls)
+//! return that kind, so callers match it directly; each converts into
+//! [`Error`] with `?`. [`Error::Misuse`] ([`Misuse`]) is kept apart from the
+//! rest: it means the calling code broke the API's contract — asking a form
+//! with nothing open, a zero re-ask cap, reading values as a form they were
+//! not settled from — and the fix is in that code, never in what a person
+//! or a peer sends.
+//!
 //! # Example
 //! ```
 //! use askgate_core::{Ask, Form, Outcome, Provenance, Response, Revision, Step};

@@ -27,6 +27,20 @@
 //!
 //! Times are passed in (`now`), as everywhere in askgate: tests run on a fake
 //! clock.
+//!
+//! # Errors
+//! One enum, [`Error`] (`#[non_exhaustive]`), names the store and what is
+//! wrong: it cannot be opened, is locked, full, foreign or newer, a query
+//! failed, a row is unreadable. A move the store refuses on purpose — a
+//! second answer ([`SettleError`]), a ledger move from the wrong state
+//! ([`LedgerError`]), a task move after its end ([`TaskError`]) — is
+//! returned as that specific kind by the function that makes the move,
+//! because callers act on which it was (the first answer stands; a call
+//! sent twice); each converts into [`Error`] with `?`, its `Store` case into
+//! the store failure it holds. [`Error::Misuse`] ([`Misuse`]) is kept apart:
+//! the calling code broke the API's contract (an answer that settles an ask
+//! to `pending`, an ask id reused for another call), nothing was written,
+//! and the fix is in that code.
 
 mod asks;
 mod audit;
