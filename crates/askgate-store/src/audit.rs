@@ -157,9 +157,35 @@ pub(crate) fn chain_hash(prev: &str, seq: i64, entry: &str) -> String {
         .collect()
 }
 
+/// An entry's place in the chain: its position and the hashes that link it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Link {
+    pub(crate) seq: i64,
+    pub(crate) prev_hash: String,
+    pub(crate) hash: String,
+}
+
+impl Link {
+    /// The record of `entry` at this place.
+    pub(crate) fn record(self, entry: &AuditEntry) -> AuditRecord {
+        AuditRecord {
+            seq: self.seq,
+            entry: entry.clone(),
+            prev_hash: self.prev_hash,
+            hash: self.hash,
+        }
+    }
+}
+
+/// An entry as stored: its place and its text (as chained and hashed).
+struct StoredEntry {
+    link: Link,
+    text: String,
+}
+
 /// Append the entry `$text` (keyed by `$key`, an `Option<&str>`) to the
-/// chain on `$conn`, inside a `with_writer!` body: the entry already
-/// recorded under the key, or the new entry's `(seq, prev_hash, hash)`.
+/// chain on `$conn`, inside a `with_writer!` body: the [`Link`] of the entry
+/// already recorded under the key, or of the new entry.
 /// The chain's head is read on the writer's connection, so appends made
 /// one after another — in one batch or across batches — link up. (On
 /// PostgreSQL a concurrent appender may take the place first: the insert
@@ -176,13 +202,15 @@ macro_rules! append_entry {
                         .await
                         .map_err(|e| $store.fail(e))?;
                 if let Some(row) = recorded {
-                    return Ok::<_, Error>((
-                        row.try_get::<i64, _>("seq").map_err(|e| $store.fail(e))?,
-                        row.try_get::<String, _>("prev_hash")
+                    return Ok::<_, Error>($crate::audit::Link {
+                        seq: row.try_get::<i64, _>("seq").map_err(|e| $store.fail(e))?,
+                        prev_hash: row
+                            .try_get::<String, _>("prev_hash")
                             .map_err(|e| $store.fail(e))?,
-                        row.try_get::<String, _>("hash")
+                        hash: row
+                            .try_get::<String, _>("hash")
                             .map_err(|e| $store.fail(e))?,
-                    ));
+                    });
                 }
             }
             let last = sqlx::query("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1")
@@ -208,7 +236,11 @@ macro_rules! append_entry {
             .execute(&mut *$conn)
             .await
             .map_err(|e| $store.fail(e))?;
-            Ok((seq, prev, hash))
+            Ok($crate::audit::Link {
+                seq,
+                prev_hash: prev,
+                hash,
+            })
         }
         .await
     };
@@ -228,14 +260,7 @@ impl Store {
         let mut last_error = None;
         for _ in 0..50 {
             match self.try_append(&text, entry.decision_key.as_deref()).await {
-                Ok((seq, prev_hash, hash)) => {
-                    return Ok(AuditRecord {
-                        seq,
-                        entry: entry.clone(),
-                        prev_hash,
-                        hash,
-                    });
-                }
+                Ok(link) => return Ok(link.record(entry)),
                 Err(error) => last_error = Some(error),
             }
             tokio::task::yield_now().await;
@@ -246,11 +271,7 @@ impl Store {
         }))
     }
 
-    async fn try_append(
-        &self,
-        text: &str,
-        key: Option<&str>,
-    ) -> Result<(i64, String, String), Error> {
+    async fn try_append(&self, text: &str, key: Option<&str>) -> Result<Link, Error> {
         with_writer!(self, |conn| append_entry!(self, conn, text, key))
     }
 
@@ -270,17 +291,17 @@ impl Store {
     pub async fn audit_entries(&self) -> Result<Vec<AuditRecord>, Error> {
         let rows = self.audit_rows().await?;
         rows.into_iter()
-            .map(|(seq, text, prev_hash, hash)| {
+            .map(|StoredEntry { link, text }| {
                 let entry = serde_json::from_str(&text).map_err(|e| Error::Corrupt {
                     store: self.name.to_string(),
                     what: "audit entry",
-                    detail: format!("entry {seq}: {e}"),
+                    detail: format!("entry {}: {e}", link.seq),
                 })?;
                 Ok(AuditRecord {
-                    seq,
+                    seq: link.seq,
                     entry,
-                    prev_hash,
-                    hash,
+                    prev_hash: link.prev_hash,
+                    hash: link.hash,
                 })
             })
             .collect()
@@ -294,12 +315,17 @@ impl Store {
         let rows = self.audit_rows().await?;
         let mut prev = GENESIS.to_owned();
         let mut broken = None;
-        for (index, (seq, text, prev_hash, hash)) in rows.iter().enumerate() {
+        for (index, StoredEntry { link, text }) in rows.iter().enumerate() {
+            let Link {
+                seq,
+                prev_hash,
+                hash,
+            } = link;
             let expected = index as i64 + 1;
             if chain_hash(prev_hash, *seq, text) != *hash {
                 let written_at = rows
                     .iter()
-                    .map(|row| row.0)
+                    .map(|row| row.link.seq)
                     .find(|other| chain_hash(prev_hash, *other, text) == *hash);
                 broken = Some(match written_at {
                     Some(written_at) if written_at != *seq => ChainBreak::Reordered {
@@ -327,7 +353,7 @@ impl Store {
         })
     }
 
-    async fn audit_rows(&self) -> Result<Vec<(i64, String, String, String)>, Error> {
+    async fn audit_rows(&self) -> Result<Vec<StoredEntry>, Error> {
         with_pool!(self, |pool| {
             let rows = sqlx::query("SELECT seq, entry, prev_hash, hash FROM audit ORDER BY seq")
                 .fetch_all(pool)
@@ -335,14 +361,16 @@ impl Store {
                 .map_err(|e| self.fail(e))?;
             rows.iter()
                 .map(|row| {
-                    Ok((
-                        row.try_get::<i64, _>("seq").map_err(|e| self.fail(e))?,
-                        row.try_get::<String, _>("entry")
-                            .map_err(|e| self.fail(e))?,
-                        row.try_get::<String, _>("prev_hash")
-                            .map_err(|e| self.fail(e))?,
-                        row.try_get::<String, _>("hash").map_err(|e| self.fail(e))?,
-                    ))
+                    let get =
+                        |column: &str| row.try_get::<String, _>(column).map_err(|e| self.fail(e));
+                    Ok(StoredEntry {
+                        link: Link {
+                            seq: row.try_get::<i64, _>("seq").map_err(|e| self.fail(e))?,
+                            prev_hash: get("prev_hash")?,
+                            hash: get("hash")?,
+                        },
+                        text: get("entry")?,
+                    })
                 })
                 .collect()
         })

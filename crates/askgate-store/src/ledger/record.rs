@@ -5,9 +5,9 @@
 use jiff::Timestamp;
 use sqlx::Row;
 
-use super::{CALL_BY_ID, CallEnd, CallRow, CallState, EndedCall, NewCall, RecordedCall};
+use super::{CALL_BY_ID, CallEnd, CallState, EndedCall, NewCall, RecordedCall};
 use crate::asks::micros;
-use crate::audit::{AuditEntry, AuditRecord, append_entry};
+use crate::audit::{AuditEntry, append_entry};
 use crate::backend::{Store, Writer, with_writer};
 use crate::error::Error;
 
@@ -123,15 +123,7 @@ impl Store {
                 .try_record(&text, entry, call, marker, sent_at, end)
                 .await
             {
-                Ok(((seq, prev_hash, hash), row)) => {
-                    let audit = AuditRecord {
-                        seq,
-                        entry: entry.clone(),
-                        prev_hash,
-                        hash,
-                    };
-                    return Ok(RecordedCall { audit, call: row });
-                }
+                Ok(recorded) => return Ok(recorded),
                 Err(error) => last_error = Some(error),
             }
             tokio::task::yield_now().await;
@@ -150,7 +142,7 @@ impl Store {
         marker: &str,
         sent_at: Timestamp,
         end: Option<&CallEnd>,
-    ) -> Result<((i64, String, String), CallRow), Error> {
+    ) -> Result<RecordedCall, Error> {
         let key = entry.decision_key.as_deref();
         with_writer!(self, |conn| {
             // The call first: on PostgreSQL, where each statement commits
@@ -158,7 +150,10 @@ impl Store {
             // place finds the call recorded and appends the entry once.
             let row = insert_call!(self, conn, call, marker, sent_at, end)?;
             let chained = append_entry!(self, conn, text, key)?;
-            Ok::<_, Error>((chained, row))
+            Ok::<_, Error>(RecordedCall {
+                audit: chained.record(entry),
+                call: row,
+            })
         })
     }
 
