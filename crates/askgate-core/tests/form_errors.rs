@@ -211,3 +211,13 @@ fn a_form_error_reads_the_same_through_the_crate_error() {
     assert_eq!(error, Error::Form(FormError::EmptyForm));
     assert_eq!(error.to_string(), FormError::EmptyForm.to_string());
 }
+
+#[test]
+fn values_read_as_a_form_they_were_not_settled_from_are_misuse() {
+    let mismatch = askgate_core::ValuesMismatch::Missing {
+        field: "env".into(),
+    };
+    let error = Error::from(mismatch.clone());
+    assert_eq!(error, Error::Misuse(Misuse::Values(mismatch.clone())));
+    assert_eq!(error.to_string(), mismatch.to_string());
+}
