@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
-use crate::error::{Error, FormError, Misuse};
+use crate::error::{ContentError, Error, FormError, Misuse};
 use crate::field::CheckedField;
 use crate::form::Form;
 use crate::outcome::{Action, Outcome, Response, Step};
@@ -266,7 +266,8 @@ impl Ask {
     /// the map (each property name is routed to its field as it is parsed).
     ///
     /// # Errors
-    /// A [`serde_json::Error`] when `text` is not one JSON object.
+    /// A [`ContentError`] when `text` is not one JSON object (it converts
+    /// into [`Error::Content`]).
     ///
     /// # Example
     /// ```
@@ -281,7 +282,7 @@ impl Ask {
     /// assert_eq!(values.get("replicas").map(|s| s.value.to_json()), Some(3.into()));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn settle_text(&self, revision: Revision, text: &str) -> Result<Step, serde_json::Error> {
+    pub fn settle_text(&self, revision: Revision, text: &str) -> Result<Step, ContentError> {
         // As in `settle`: the revision only says what was asked.
         let _ = revision;
         let routed = Routed::read(&self.shape.routes, text)?;

@@ -33,6 +33,9 @@ pub enum Error {
     /// A reply delivered by a surface does not fit its question set.
     #[error(transparent)]
     Reply(#[from] ReplyError),
+    /// Answer text that is not one JSON object.
+    #[error(transparent)]
+    Content(#[from] ContentError),
     /// The model's `ask` input was not usable.
     #[error(transparent)]
     ModelInput(#[from] ModelInputError),
@@ -82,6 +85,40 @@ pub enum ReplyError {
         "this call waits on a yes/no decision, and a set of answers was delivered; send approve or reject instead (the answers were not read as a rejection)"
     )]
     DeliveryMismatch,
+}
+
+/// Answer text (an `ElicitResult`'s `content`) that is not one JSON
+/// object. It names where reading stopped and why, never the text: it may
+/// hold an answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the answer is not one JSON object: {reason} (line {line}, column {column}); expected {{\"<property>\": <value>, ...}}"
+)]
+#[non_exhaustive]
+pub struct ContentError {
+    /// Why reading stopped, in words.
+    pub reason: &'static str,
+    /// The line where it stopped, from 1.
+    pub line: usize,
+    /// The column where it stopped, from 1.
+    pub column: usize,
+}
+
+impl From<serde_json::Error> for ContentError {
+    fn from(error: serde_json::Error) -> ContentError {
+        use serde_json::error::Category;
+        let reason = match error.classify() {
+            Category::Eof => "it ends before the object does",
+            Category::Syntax => "it is not valid JSON, or has more after the object",
+            Category::Data => "it is JSON, but not an object",
+            Category::Io => "it could not be read",
+        };
+        ContentError {
+            reason,
+            line: error.line(),
+            column: error.column(),
+        }
+    }
 }
 
 /// A use of the API against its contract. Each message names what to do

@@ -17,10 +17,12 @@
 //! enum, [`Error`] (`#[non_exhaustive]`), so a caller has one type to
 //! propagate and one place to look; its variants carry the specific kinds
 //! as payloads — [`FormError`] for a form that cannot be asked as declared,
-//! [`ReplyError`] for a reply that does not fit its set, [`StateError`] and
+//! [`ReplyError`] for a reply that does not fit its set, [`ContentError`]
+//! for answer text that is not one object, [`StateError`] and
 //! [`LinkError`] for a sealed state or link a peer sent back wrong, and so
 //! on. Functions that fail with one kind only (`Sealer::open`,
-//! `LinkSigner::open`, `ask_tool::parse_input`, the `FromStr` impls)
+//! `LinkSigner::open`, `Ask::settle_text`, `ask_tool::parse_input`, the
+//! `FromStr` impls)
 //! return that kind, so callers match it directly; each converts into
 //! [`Error`] with `?`. [`Error::Misuse`] ([`Misuse`]) is kept apart from the
 //! rest: it means the calling code broke the API's contract — asking a form
@@ -80,7 +82,7 @@ pub mod wire;
 
 pub use ask::{Ask, AskRecord, DEFAULT_MAX_ATTEMPTS, RecordedValue};
 pub use digest::arguments_digest;
-pub use error::{Error, FormError, Misuse, ReplyError};
+pub use error::{ContentError, Error, FormError, Misuse, ReplyError};
 pub use form::{
     BooleanSpec, ChoiceOption, ChoiceSpec, DateSpec, Field, FieldKind, Form, InstantSpec,
     IntegerSpec, NumberSpec, TextFormat, TextSpec, TimeRangeSpec, ZoneSpec,

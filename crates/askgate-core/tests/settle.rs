@@ -276,6 +276,24 @@ fn an_answer_settles_the_same_from_its_text_as_from_its_parsed_map() {
 }
 
 #[test]
+fn answer_text_that_is_not_an_object_says_where_and_never_echoes_the_answer() {
+    let ask = deploy();
+    for text in [
+        "\"hunter2-secret\"",
+        "{\"replicas\": \"hunter2-secret\"",
+        "[\"hunter2-secret\"]",
+    ] {
+        let error = ask
+            .settle_text(Revision::V2025_11_25, text)
+            .expect_err("not one object");
+        let message = askgate_core::Error::from(error).to_string();
+        assert!(!message.contains("hunter2"), "{text}: {message}");
+        assert!(message.contains("not one JSON object"), "{message}");
+        assert!(message.contains("line 1, column"), "{message}");
+    }
+}
+
+#[test]
 fn answer_text_that_is_not_one_object_is_an_error() {
     let ask = deploy();
     for text in ["[]", "\"replicas\"", "{\"replicas\": 3", "{} {}", ""] {
