@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::ConnectOptions;
+use sqlx::error::DatabaseError;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgListener, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
@@ -292,38 +293,113 @@ async fn listen(pool: &PgPool, name: &str, news: Arc<News>) -> Result<AbortOnDro
     Ok(AbortOnDrop(task))
 }
 
-/// A database error, named for the store, told apart: a file that is not an
-/// askgate store, or any other failure.
+/// A database error, named for the store, told apart by the driver's
+/// error code (never its text): a locked file, a full disk, a file that is
+/// not an askgate store, or any other failure.
 pub(crate) fn classify(name: &str, error: &sqlx::Error) -> Error {
-    classify_detail(name, error.to_string())
+    Fault::of(error).error(name)
 }
 
-/// [`classify`], from what the driver said.
-pub(crate) fn classify_detail(name: &str, detail: String) -> Error {
-    if detail.contains("database is locked") || detail.contains("database table is locked") {
-        Error::Locked {
-            store: name.to_owned(),
+/// Why the driver failed, told apart by its error code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cause {
+    /// Another connection holds the lock.
+    Locked,
+    /// The disk or the file is full.
+    NoSpace,
+    /// The file is not a database, or is corrupt.
+    Foreign,
+    /// Anything else.
+    Other,
+}
+
+impl Cause {
+    fn of(error: &sqlx::Error) -> Cause {
+        match error {
+            sqlx::Error::Database(db) => {
+                if let Some(sqlite) = db.try_downcast_ref::<sqlx::sqlite::SqliteError>() {
+                    sqlite
+                        .code()
+                        .and_then(|code| code.parse::<i32>().ok())
+                        .map_or(Cause::Other, sqlite_cause)
+                } else if let Some(pg) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
+                    // SQLSTATE 53100: disk_full.
+                    if pg.code() == "53100" {
+                        Cause::NoSpace
+                    } else {
+                        Cause::Other
+                    }
+                } else {
+                    Cause::Other
+                }
+            }
+            sqlx::Error::Io(io) if io.kind() == std::io::ErrorKind::StorageFull => Cause::NoSpace,
+            _ => Cause::Other,
         }
-    } else if detail.contains("database or disk is full")
-        // SQLITE_IOERR_WRITE: the file could not grow (a size limit).
-        || detail.contains("(code: 778)")
-        || detail.contains("No space left")
-        || detail.contains("could not extend file")
-    {
-        Error::NoSpace {
-            store: name.to_owned(),
-            detail,
+    }
+}
+
+/// The cause an SQLite (extended) result code names.
+fn sqlite_cause(code: i32) -> Cause {
+    /// SQLITE_IOERR_WRITE: the file could not grow (a size limit).
+    const IOERR_WRITE: i32 = 778;
+    match code & 0xff {
+        // SQLITE_BUSY, SQLITE_LOCKED.
+        5 | 6 => Cause::Locked,
+        // SQLITE_FULL.
+        13 => Cause::NoSpace,
+        // SQLITE_IOERR.
+        10 if code == IOERR_WRITE => Cause::NoSpace,
+        // SQLITE_CORRUPT, SQLITE_NOTADB.
+        11 | 26 => Cause::Foreign,
+        _ => Cause::Other,
+    }
+}
+
+/// A failure as every writer it concerns learns it: its cause, and what
+/// the driver said.
+#[derive(Debug, Clone)]
+pub(crate) struct Fault {
+    cause: Cause,
+    detail: Arc<str>,
+}
+
+impl Fault {
+    /// What the driver's `error` was.
+    pub(crate) fn of(error: &sqlx::Error) -> Fault {
+        Fault {
+            cause: Cause::of(error),
+            detail: Arc::from(error.to_string()),
         }
-    } else if detail.contains("file is not a database") || detail.contains("malformed") {
-        Error::Foreign {
-            store: name.to_owned(),
-            detail,
+    }
+
+    /// A failure of no driver cause, said in words.
+    pub(crate) fn other(detail: &str) -> Fault {
+        Fault {
+            cause: Cause::Other,
+            detail: Arc::from(detail),
         }
-    } else {
-        Error::Database {
-            store: name.to_owned(),
-            detail,
+    }
+
+    /// The fault as the store `name`'s error.
+    pub(crate) fn error(&self, name: &str) -> Error {
+        self.error_saying(name, self.detail.to_string())
+    }
+
+    /// The fault as the store `name`'s error, with `detail` told.
+    pub(crate) fn error_saying(&self, name: &str, detail: String) -> Error {
+        let store = name.to_owned();
+        match self.cause {
+            Cause::Locked => Error::Locked { store },
+            Cause::NoSpace => Error::NoSpace { store, detail },
+            Cause::Foreign => Error::Foreign { store, detail },
+            Cause::Other => Error::Database { store, detail },
         }
+    }
+
+    /// What the driver said.
+    pub(crate) fn detail(&self) -> &str {
+        &self.detail
     }
 }
 
@@ -341,6 +417,8 @@ fn redact(url: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn a_password_never_reaches_a_message() {
         assert_eq!(
@@ -348,5 +426,24 @@ mod tests {
             "postgres://app@db:5432/x"
         );
         assert_eq!(super::redact("sqlite:///tmp/a.db"), "sqlite:///tmp/a.db");
+    }
+
+    #[test]
+    fn a_failure_is_told_apart_by_its_code_never_by_its_words() {
+        // Words that once classified a failure, in an error with no code.
+        let worded = sqlx::Error::Protocol("malformed reply: database is locked".into());
+        assert!(
+            matches!(classify("s", &worded), Error::Database { .. }),
+            "{:?}",
+            classify("s", &worded)
+        );
+        assert_eq!(sqlite_cause(5), Cause::Locked);
+        assert_eq!(sqlite_cause(517), Cause::Locked, "SQLITE_BUSY_SNAPSHOT");
+        assert_eq!(sqlite_cause(13), Cause::NoSpace);
+        assert_eq!(sqlite_cause(778), Cause::NoSpace, "SQLITE_IOERR_WRITE");
+        assert_eq!(sqlite_cause(10), Cause::Other, "another I/O error");
+        assert_eq!(sqlite_cause(26), Cause::Foreign);
+        let full = sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::StorageFull));
+        assert!(matches!(classify("s", &full), Error::NoSpace { .. }));
     }
 }

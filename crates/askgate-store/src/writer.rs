@@ -44,6 +44,7 @@ use std::sync::{Arc, PoisonError};
 use sqlx::{Connection, Executor};
 use tokio::sync::{Mutex, MutexGuard, Notify, oneshot, watch};
 
+use crate::backend::Fault;
 use crate::error::Error;
 use crate::statement::{Backend, Commands, Failure, Row, Statement};
 
@@ -52,7 +53,7 @@ pub(crate) type Connect<C> =
     Box<dyn Fn() -> Pin<Box<dyn Future<Output = Result<C, sqlx::Error>> + Send>> + Send + Sync>;
 
 /// The result of one batch, as its body writers see it.
-type BatchResult = Option<Result<(), Arc<str>>>;
+type BatchResult = Option<Result<(), Fault>>;
 
 /// Where a one-statement write learns its row, once its batch is durable.
 type Reply<C> = oneshot::Sender<Result<Option<Row<C>>, Error>>;
@@ -176,7 +177,7 @@ where
         self.clean_up(&mut state).await;
         self.open_batch(&mut state)
             .await
-            .map_err(|detail| self.fail_with(detail))?;
+            .map_err(|fault| fault.error(&self.name))?;
         Ok(Write {
             owner: self,
             state: Some(state),
@@ -199,24 +200,24 @@ where
     }
 
     /// Make the connection again if it was lost.
-    async fn reconnect(&self, state: &mut State<C>) -> Result<(), String> {
+    async fn reconnect(&self, state: &mut State<C>) -> Result<(), Fault> {
         if state.conn.is_none() {
-            state.conn = Some((self.connect)().await.map_err(|e| e.to_string())?);
+            state.conn = Some((self.connect)().await.map_err(|e| Fault::of(&e))?);
         }
         Ok(())
     }
 
     /// Reconnect if needed, and begin a batch if none is open.
-    async fn open_batch(&self, state: &mut State<C>) -> Result<(), String> {
+    async fn open_batch(&self, state: &mut State<C>) -> Result<(), Fault> {
         self.reconnect(state).await?;
         if !state.open {
             let conn = state
                 .conn
                 .as_mut()
-                .ok_or("the write connection was lost; retry")?;
+                .ok_or_else(|| Fault::other("the write connection was lost; retry"))?;
             if let Err(e) = sqlx::raw_sql(C::BEGIN).execute(&mut *conn).await {
                 drop_connection_if_broken(state, &e);
-                return Err(e.to_string());
+                return Err(Fault::of(&e));
             }
             state.open = true;
         }
@@ -240,9 +241,9 @@ where
         } else {
             self.open_batch(state).await
         };
-        if let Err(detail) = ready {
+        if let Err(fault) = ready {
             for reply in runs.into_iter().flat_map(|run| run.replies) {
-                let _ = reply.send(Err(self.fail_with(detail.clone())));
+                let _ = reply.send(Err(fault.error(&self.name)));
             }
             return;
         }
@@ -294,10 +295,9 @@ where
             Failure::Begin(error) => {
                 // Nothing ran.
                 drop_connection_if_broken(state, &error);
-                let detail = error.to_string();
                 let rest = runs.flat_map(|run| run.replies);
                 for reply in run.replies.into_iter().chain(rest) {
-                    let _ = reply.send(Err(self.fail_with(detail.clone())));
+                    let _ = reply.send(Err(self.fail(&error)));
                 }
             }
             Failure::Write(failed, error) => {
@@ -313,20 +313,25 @@ where
                     let _ = reply.send(Err(self.fail(&error)));
                 }
                 state.ran.extend(replies.map(|reply| (reply, None)));
-                self.roll_back_batch(state, "another write in the same batch failed")
-                    .await;
+                self.roll_back_batch(
+                    state,
+                    Fault::other("another write in the same batch failed"),
+                )
+                .await;
                 self.queue_again(runs);
             }
             Failure::Run(error) => {
                 // Which write failed is not known: all are told why.
                 state.open = !by_itself;
                 drop_connection_if_broken(state, &error);
-                let detail = error.to_string();
                 for reply in run.replies {
-                    let _ = reply.send(Err(self.fail_with(detail.clone())));
+                    let _ = reply.send(Err(self.fail(&error)));
                 }
-                self.roll_back_batch(state, "another write in the same batch failed")
-                    .await;
+                self.roll_back_batch(
+                    state,
+                    Fault::other("another write in the same batch failed"),
+                )
+                .await;
                 self.queue_again(runs);
             }
             Failure::Commit(error) => {
@@ -337,7 +342,7 @@ where
                 drop_connection_if_broken(state, &error);
                 // The transaction may still be open after a failed
                 // commit (a full disk, a lost lock): end it.
-                self.roll_back_batch(state, &error.to_string()).await;
+                self.roll_back_batch(state, Fault::of(&error)).await;
             }
         }
     }
@@ -367,10 +372,10 @@ where
                     // commit (a full disk, a lost lock): end it.
                     let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
                     drop_connection_if_broken(state, &e);
-                    Err(Arc::from(e.to_string()))
+                    Err(Fault::of(&e))
                 }
             },
-            None => Err(Arc::from("the write connection was lost")),
+            None => Err(Fault::other("the write connection was lost")),
         };
         state.open = false;
         self.publish(state, result);
@@ -380,27 +385,30 @@ where
     async fn clean_up(&self, state: &mut State<C>) {
         if state.abandoned {
             state.abandoned = false;
-            self.roll_back_batch(state, "a cancelled write in the same batch failed")
-                .await;
+            self.roll_back_batch(
+                state,
+                Fault::other("a cancelled write in the same batch failed"),
+            )
+            .await;
         }
     }
 
     /// Undo the open batch and tell its writers that nothing was kept,
     /// and why.
-    async fn roll_back_batch(&self, state: &mut State<C>, why: &str) {
+    async fn roll_back_batch(&self, state: &mut State<C>, why: Fault) {
         if let (true, Some(conn)) = (state.open, state.conn.as_mut()) {
             let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
         }
         state.open = false;
-        self.publish(state, Err(Arc::from(why)));
+        self.publish(state, Err(why));
     }
 
     /// Tell the writers of the batch that just ended how it ended.
-    fn publish(&self, state: &mut State<C>, result: Result<(), Arc<str>>) {
+    fn publish(&self, state: &mut State<C>, result: Result<(), Fault>) {
         for (reply, row) in state.ran.drain(..) {
             let _ = reply.send(match &result {
                 Ok(()) => Ok(row),
-                Err(detail) => Err(self.not_kept(detail)),
+                Err(fault) => Err(self.not_kept(fault)),
             });
         }
         let done = std::mem::replace(&mut state.batch, watch::channel(None).0);
@@ -411,14 +419,14 @@ where
         crate::backend::classify(&self.name, error)
     }
 
-    fn fail_with(&self, detail: String) -> Error {
-        crate::backend::classify_detail(&self.name, detail)
-    }
-
-    fn not_kept(&self, detail: &str) -> Error {
-        self.fail_with(format!(
-            "the batch this write joined was not kept: {detail}"
-        ))
+    /// A write's error when the batch it joined was not kept: of the
+    /// batch's cause.
+    fn not_kept(&self, fault: &Fault) -> Error {
+        let detail = format!(
+            "the batch this write joined was not kept: {}",
+            fault.detail()
+        );
+        fault.error_saying(&self.name, detail)
     }
 
     fn lost(&self) -> Error {
@@ -495,7 +503,10 @@ where
         };
         if result.is_err() {
             owner
-                .roll_back_batch(&mut state, "another write in the same batch failed")
+                .roll_back_batch(
+                    &mut state,
+                    Fault::other("another write in the same batch failed"),
+                )
                 .await;
             return result;
         }
@@ -508,7 +519,7 @@ where
         };
         match outcome {
             Some(Ok(())) => result,
-            Some(Err(detail)) => Err(owner.not_kept(&detail).into()),
+            Some(Err(fault)) => Err(owner.not_kept(&fault).into()),
             None => Err(owner.lost().into()),
         }
     }
