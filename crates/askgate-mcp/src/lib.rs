@@ -27,6 +27,7 @@
 
 mod ask;
 pub mod client;
+mod clock;
 mod confirm;
 pub mod input;
 mod park;
@@ -37,6 +38,7 @@ pub mod stored;
 mod tasks;
 
 pub use ask::{AskOptions, Unanswered, ask_person, elicitation_modes};
+pub use clock::{Clock, SystemClock};
 pub use revision::revision_of;
 // A typed ask: each name is both the trait (askgate-core) and its derive.
 pub use askgate_core::{AskChoice, AskForm};

@@ -87,20 +87,20 @@ impl Inbox {
         self
     }
 
-    /// The link sent to a client in URL mode for the ask `id`: its page,
-    /// signed when links are signed (else the page, where the person signs
-    /// in).
+    /// The link sent to a client in URL mode for the ask `id` at `now`:
+    /// its page, signed when links are signed — good until `now` plus the
+    /// links' lifetime (else the page, where the person signs in).
     ///
     /// # Errors
     /// When the system's random source fails (no nonce).
-    pub fn link(&self, id: &str) -> Result<String, String> {
+    pub fn link(&self, id: &str, now: Timestamp) -> Result<String, String> {
         let page = self.page(id);
         let Some((signer, ttl)) = &self.links else {
             return Ok(page);
         };
         let mut nonce = [0u8; 18];
         getrandom::fill(&mut nonce).map_err(|e| format!("no randomness for a link: {e}"))?;
-        let expires_at = Timestamp::now()
+        let expires_at = now
             .checked_add(*ttl)
             .map_err(|e| format!("a link's expiry: {e}"))?;
         let token = signer.sign(id, expires_at, &URL_SAFE_NO_PAD.encode(nonce));
@@ -204,7 +204,7 @@ impl Round {
     pub(crate) async fn claim(&self, id: &str) -> Result<bool, RoundError> {
         let store = self.rounds().store();
         let forever = Timestamp::MAX;
-        let now = Timestamp::now();
+        let now = self.rounds().now();
         let mine = self
             .request_id()
             .map(|rid| format!("inbox-used:{id}:{rid}"));
@@ -260,7 +260,7 @@ impl Round {
                 server,
                 tool: Some(tool),
                 risk,
-                created_at: Timestamp::now(),
+                created_at: self.rounds().now(),
                 expires_at,
             })
             .await
@@ -350,7 +350,7 @@ impl Round {
     ) -> Result<(Parked, String), RoundError> {
         let parked = Parked {
             url: inbox
-                .link(&row.ask.id)
+                .link(&row.ask.id, self.rounds().now())
                 .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e)))?,
             id: row.ask.id.clone(),
             name: self.binding().name.clone(),
@@ -417,7 +417,7 @@ impl Round {
             url: parked.url.clone(),
             elicitation_id: parked.id.clone(),
         };
-        let started = std::time::Instant::now();
+        let started = tokio::time::Instant::now();
         let result = crate::ask::elicit(cx, params, None).await?;
         Ok((result, started.elapsed()))
     }
@@ -485,7 +485,7 @@ impl Round {
         match self
             .rounds()
             .store()
-            .settle(id, &settlement, Timestamp::now())
+            .settle(id, &settlement, self.rounds().now())
             .await
         {
             Ok(row) => {

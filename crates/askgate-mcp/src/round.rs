@@ -56,6 +56,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
 
 use crate::ask::{AskOptions, Unanswered, ask_person_timed, modes, response_of};
+use crate::clock::{Clock, SystemClock};
 use crate::confirm::Confirmations;
 use crate::input::{self, InputError, InputKind};
 use crate::park::{Inbox, Parked};
@@ -99,6 +100,7 @@ struct Settings {
     options: AskOptions,
     inbox: Option<Inbox>,
     confirmations: Confirmations,
+    clock: Arc<dyn Clock>,
 }
 
 impl Rounds {
@@ -119,6 +121,7 @@ impl Rounds {
                 options: AskOptions::default(),
                 inbox: None,
                 confirmations: Confirmations::default(),
+                clock: Arc::new(SystemClock),
             }),
         }
     }
@@ -156,6 +159,22 @@ impl Rounds {
     pub fn with_confirmations(mut self, confirmations: Confirmations) -> Rounds {
         Arc::make_mut(&mut self.inner).confirmations = confirmations;
         self
+    }
+
+    /// Read the time from `clock` (default: [`SystemClock`]): when a
+    /// sealed state expires, when an ask was parked and until when it
+    /// lives, when a person's no stops standing, when an audit entry was
+    /// made, and the leases of [`Tasks`](crate::Tasks) built on these
+    /// rounds.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Rounds {
+        Arc::make_mut(&mut self.inner).clock = clock;
+        self
+    }
+
+    /// The current time, on the rounds' clock.
+    pub fn now(&self) -> Timestamp {
+        self.inner.clock.now()
     }
 
     /// How confirmations are asked and trusted.
@@ -235,7 +254,7 @@ impl Rounds {
             return Ok(round);
         }
         if let Some(state) = request.request_state {
-            let now = Timestamp::now();
+            let now = self.now();
             let opened = self.inner.sealer.open(state, &round.binding, now)?;
             let first = self
                 .inner
@@ -520,7 +539,7 @@ impl Round {
         self.pending.insert(key.to_owned(), request);
         self.carried.data.insert(
             asked_at_key(key),
-            Json::String(Timestamp::now().to_string()),
+            Json::String(self.rounds.now().to_string()),
         );
     }
 
@@ -534,7 +553,7 @@ impl Round {
             .as_str()?
             .parse()
             .ok()?;
-        let elapsed = Timestamp::now().duration_since(asked);
+        let elapsed = self.rounds.now().duration_since(asked);
         Duration::try_from(elapsed).ok()
     }
 
@@ -855,7 +874,9 @@ impl Round {
 
     fn seal(&self) -> Result<String, RoundError> {
         let nonce = random_id()?;
-        let expires_at = Timestamp::now()
+        let expires_at = self
+            .rounds
+            .now()
             .checked_add(self.rounds.inner.ttl)
             .map_err(|e| RoundError::Random(e.to_string()))?;
         let carried = serde_json::to_value(&self.carried)

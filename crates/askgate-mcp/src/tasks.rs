@@ -134,6 +134,12 @@ impl Tasks {
         self.inner.rounds.store()
     }
 
+    /// The current time, on the clock of the rounds the tasks were made
+    /// with.
+    fn now(&self) -> Timestamp {
+        self.inner.rounds.now()
+    }
+
     /// Whether the request declared the tasks extension.
     pub fn client_supports(cx: &RequestContext<RoleServer>) -> bool {
         cx.client_capabilities()
@@ -177,7 +183,7 @@ impl Tasks {
             .client_capabilities()
             .map(|c| serde_json::to_value(c).unwrap_or(Json::Null))
             .unwrap_or(Json::Null);
-        let now = Timestamp::now();
+        let now = self.now();
         let row = self
             .store()
             .create_task(&NewTask {
@@ -225,7 +231,7 @@ impl Tasks {
     ) -> Result<(), ErrorData> {
         self.mine(cx, &params.task_id).await?;
         let responses: Map<String, Json> = params.input_responses.into_iter().collect();
-        let now = Timestamp::now();
+        let now = self.now();
         let until = now.saturating_add(lease(self.inner.lease)).unwrap_or(now);
         let answered = self
             .store()
@@ -250,7 +256,7 @@ impl Tasks {
     ) -> Result<(), ErrorData> {
         self.mine(cx, &params.task_id).await?;
         self.store()
-            .cancel_task(&params.task_id, Timestamp::now())
+            .cancel_task(&params.task_id, self.now())
             .await
             .map_err(task_failed)?;
         if let Some(handle) = self
@@ -269,7 +275,7 @@ impl Tasks {
     async fn mine(&self, cx: &RequestContext<RoleServer>, id: &str) -> Result<TaskRow, ErrorData> {
         let row = self
             .store()
-            .task(id, Timestamp::now())
+            .task(id, self.now())
             .await
             .map_err(store_failed)?;
         match row {
@@ -284,11 +290,12 @@ impl Tasks {
     fn spawn(&self, row: TaskRow) {
         let Some(work) = self.inner.works.get(&row.task.tool).cloned() else {
             let store = self.store().clone();
+            let now = self.now();
             tokio::spawn(async move {
                 let error = json!({"code": -32603,
                     "message": format!("no work is registered for tool {:?} in this server", row.task.tool)});
                 let _ = store
-                    .finish_task(&row.task.id, &TaskEnd::Failed(error), Timestamp::now())
+                    .finish_task(&row.task.id, &TaskEnd::Failed(error), now)
                     .await;
             });
             return;
@@ -320,7 +327,7 @@ impl Tasks {
             let renew = async {
                 loop {
                     tokio::time::sleep(every).await;
-                    let now = Timestamp::now();
+                    let now = tasks.now();
                     let until = now.saturating_add(lease(tasks.inner.lease)).unwrap_or(now);
                     if !matches!(store.renew_task_lease(&id, until).await, Ok(true)) {
                         break;
@@ -338,7 +345,7 @@ impl Tasks {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .remove(&id);
-            let now = Timestamp::now();
+            let now = tasks.now();
             let outcome = match ended {
                 // Cancelled: the store already says so.
                 Err(join) if join.is_cancelled() => return,

@@ -393,6 +393,7 @@ impl Round {
             Answerer::Parked(row) => (None, None, Some(row.ask.id)),
         };
         let entry = audit_entry(
+            self.rounds().now(),
             call,
             &verdict,
             Who {
@@ -449,7 +450,14 @@ impl Rounds {
             answered_via: None,
             ask_id: None,
         };
-        let entry = audit_entry(call, &verdict, who, self.arguments_digest(arguments), None);
+        let entry = audit_entry(
+            self.now(),
+            call,
+            &verdict,
+            who,
+            self.arguments_digest(arguments),
+            None,
+        );
         Some(Decided { verdict, entry })
     }
 }
@@ -508,9 +516,10 @@ struct Who {
     ask_id: Option<String>,
 }
 
-/// The audit entry of `verdict` on `call` (its arguments only as their
-/// keyed digest).
+/// The audit entry of `verdict` on `call` at `at` (its arguments only as
+/// their keyed digest).
 fn audit_entry(
+    at: Timestamp,
     call: &Call<'_>,
     verdict: &Verdict,
     who: Who,
@@ -518,7 +527,7 @@ fn audit_entry(
     decision_key: Option<String>,
 ) -> AuditEntry {
     AuditEntry {
-        at: Timestamp::now(),
+        at,
         server: call.server.to_owned(),
         tool: call.tool.to_owned(),
         risk: call.risk.as_str().to_owned(),
