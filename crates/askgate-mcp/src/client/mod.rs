@@ -50,7 +50,9 @@ use rmcp::{ClientHandler, ErrorData};
 
 pub use parking::Parking;
 pub use policy::Policy;
-pub use requested::{Choice, Elicitation, Format, Kind, Property, Requested, SchemaError};
+pub use requested::{
+    Choice, Elicitation, Format, Kind, Mismatch, Property, Requested, SchemaError,
+};
 pub use retry::{MAX_ROUNDS, call_tool_answering, get_prompt_answering, read_resource_answering};
 pub use terminal::Terminal;
 

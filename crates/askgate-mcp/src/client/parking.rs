@@ -191,7 +191,8 @@ fn result_of(ask: &Ask, row: &AskRow) -> Result<ElicitResult, AnswerError> {
     if row.status == AskStatus::Pending {
         return Ok(ElicitResult::new(ElicitationAction::Cancel));
     }
-    let outcome = form_outcome(&row.ask.request, row.reply.as_ref()).map_err(AnswerError::Store)?;
+    let outcome = form_outcome(&row.ask.request, row.reply.as_ref())
+        .map_err(|e| AnswerError::Store(e.to_string()))?;
     Ok(match outcome {
         Some(Outcome::Accepted { values }) => {
             let content = ask.content_for(Revision::V2025_11_25, &values.to_json());
