@@ -34,7 +34,7 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value as Json, json};
-use tokio::task::AbortHandle;
+use tokio::task::{AbortHandle, JoinError};
 
 use crate::round::{Principal, Round, Rounds};
 
@@ -300,6 +300,51 @@ impl Tasks {
             });
             return;
         };
+        let (round, params) = self.round_of(&row);
+        let id = row.task.id.clone();
+        let running = tokio::spawn(work(round, params));
+        let abort = running.abort_handle();
+        self.inner
+            .running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id.clone(), abort);
+        let tasks = self.clone();
+        tokio::spawn(async move {
+            let ended = tokio::select! {
+                ended = running => ended,
+                () = tasks.renew_lease(&id) => return,
+            };
+            tasks
+                .inner
+                .running
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .remove(&id);
+            // Cancelled: the store already says so.
+            let Some(end) = end_of(ended) else {
+                return;
+            };
+            let recorded = match end {
+                Ended::Finished(end) => tasks.store().finish_task(&id, &end, tasks.now()).await,
+                Ended::Waiting(pending) => {
+                    let now = tasks.now();
+                    let parked =
+                        tasks
+                            .store()
+                            .park_task(&id, pending, Some("waiting for input"), now);
+                    parked.await
+                }
+            };
+            if let Err(TaskError::Store(error)) = recorded.map(|_| ()) {
+                tracing::warn!(task = %id, %error, "the end of a task was not recorded");
+            }
+        });
+    }
+
+    /// The round and the call a task's work runs with: every answer the
+    /// task was given at hand.
+    fn round_of(&self, row: &TaskRow) -> (Round, CallToolRequestParams) {
         let capabilities: Option<ClientCapabilities> =
             serde_json::from_value(row.task.capabilities.clone()).ok();
         let round = self.inner.rounds.for_task(
@@ -312,102 +357,62 @@ impl Tasks {
         );
         let mut params = CallToolRequestParams::new(row.task.tool.clone());
         params.arguments = row.task.arguments.as_object().cloned();
-        let id = row.task.id.clone();
-        let running = tokio::spawn(work(round, params));
-        let abort = running.abort_handle();
-        self.inner
-            .running
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(id.clone(), abort);
-        let tasks = self.clone();
-        tokio::spawn(async move {
-            let store = tasks.store().clone();
-            let every = tasks.inner.lease / 3;
-            let renew = async {
-                loop {
-                    tokio::time::sleep(every).await;
-                    let now = tasks.now();
-                    let until = now.saturating_add(lease(tasks.inner.lease)).unwrap_or(now);
-                    if !matches!(store.renew_task_lease(&id, until).await, Ok(true)) {
-                        break;
-                    }
-                }
-                std::future::pending::<()>().await;
-            };
-            let ended = tokio::select! {
-                ended = running => ended,
-                () = renew => return,
-            };
-            tasks
-                .inner
-                .running
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .remove(&id);
-            let now = tasks.now();
-            let outcome = match ended {
-                // Cancelled: the store already says so.
-                Err(join) if join.is_cancelled() => return,
-                Err(_) => store
-                    .finish_task(
-                        &id,
-                        &TaskEnd::Failed(
-                            json!({"code": -32603, "message": "the task's work panicked"}),
-                        ),
-                        now,
-                    )
-                    .await
-                    .map(|_| ()),
-                Ok(Ok(CallToolResponse::Complete(result))) => {
-                    let result = serde_json::to_value(&result).unwrap_or(Json::Null);
-                    store
-                        .finish_task(&id, &TaskEnd::Completed(result), now)
-                        .await
-                        .map(|_| ())
-                }
-                Ok(Ok(CallToolResponse::InputRequired(required))) => {
-                    let pending = required
-                        .input_requests
-                        .map(|r| serde_json::to_value(r).unwrap_or(Json::Null));
-                    match pending {
-                        Some(Json::Object(pending)) if !pending.is_empty() => store
-                            .park_task(&id, pending, Some("waiting for input"), now)
-                            .await
-                            .map(|_| ()),
-                        _ => store
-                            .finish_task(
-                                &id,
-                                &TaskEnd::Failed(json!({"code": -32603,
-                                    "message": "the task's work asked for input without input requests"})),
-                                now,
-                            )
-                            .await
-                            .map(|_| ()),
-                    }
-                }
-                Ok(Ok(_)) => store
-                    .finish_task(
-                        &id,
-                        &TaskEnd::Failed(json!({"code": -32603,
-                            "message": "the task's work returned a task"})),
-                        now,
-                    )
-                    .await
-                    .map(|_| ()),
-                Ok(Err(error)) => {
-                    let error = serde_json::to_value(&error).unwrap_or(Json::Null);
-                    store
-                        .finish_task(&id, &TaskEnd::Failed(error), now)
-                        .await
-                        .map(|_| ())
-                }
-            };
-            if let Err(TaskError::Store(error)) = outcome {
-                tracing::warn!(task = %id, %error, "the end of a task was not recorded");
-            }
-        });
+        (round, params)
     }
+
+    /// Renew the lease of the running task `id` every third of it, until
+    /// the store no longer renews it (the task is over, or another runner
+    /// has it). Never returns: the work's end is still awaited and recorded.
+    async fn renew_lease(&self, id: &str) {
+        let every = self.inner.lease / 3;
+        loop {
+            tokio::time::sleep(every).await;
+            let now = self.now();
+            let until = now.saturating_add(lease(self.inner.lease)).unwrap_or(now);
+            if !matches!(self.store().renew_task_lease(id, until).await, Ok(true)) {
+                break;
+            }
+        }
+        std::future::pending::<()>().await;
+    }
+}
+
+/// How a task's work ended, as the store records it.
+enum Ended {
+    /// Completed or failed.
+    Finished(TaskEnd),
+    /// Waiting for answers to these input requests.
+    Waiting(Map<String, Json>),
+}
+
+/// What the store records of a work's end; `None` when it was cancelled
+/// (the store already says so).
+fn end_of(ended: Result<Result<CallToolResponse, ErrorData>, JoinError>) -> Option<Ended> {
+    let failed = |message: &str| {
+        Ended::Finished(TaskEnd::Failed(json!({"code": -32603, "message": message})))
+    };
+    Some(match ended {
+        Err(join) if join.is_cancelled() => return None,
+        Err(_) => failed("the task's work panicked"),
+        Ok(Ok(CallToolResponse::Complete(result))) => {
+            let result = serde_json::to_value(&result).unwrap_or(Json::Null);
+            Ended::Finished(TaskEnd::Completed(result))
+        }
+        Ok(Ok(CallToolResponse::InputRequired(required))) => {
+            let pending = required
+                .input_requests
+                .map(|r| serde_json::to_value(r).unwrap_or(Json::Null));
+            match pending {
+                Some(Json::Object(pending)) if !pending.is_empty() => Ended::Waiting(pending),
+                _ => failed("the task's work asked for input without input requests"),
+            }
+        }
+        Ok(Ok(_)) => failed("the task's work returned a task"),
+        Ok(Err(error)) => {
+            let error = serde_json::to_value(&error).unwrap_or(Json::Null);
+            Ended::Finished(TaskEnd::Failed(error))
+        }
+    })
 }
 
 fn principal(cx: &RequestContext<RoleServer>) -> String {
