@@ -2,8 +2,10 @@
 //! errors (the caller's misuse apart from the person's answer), each
 //! naming what was wrong and what was expected.
 
+use std::time::Duration;
+
 use askgate_core::{Ask, Surface};
-use askgate_mcp::client::{Kind, Mismatch, Property};
+use askgate_mcp::client::{AnswerError, Elicitation, Kind, Mismatch, Parking, Property, Requested};
 use askgate_mcp::stored::{self, Act, StoredRequest};
 use askgate_mcp::{Error, Inbox, Misuse};
 use serde_json::{Map, json};
@@ -71,4 +73,34 @@ fn a_value_that_does_not_fit_says_why_without_repeating_it() {
     );
     assert_eq!(property.check(&json!(2.5)), Err(Mismatch::NotWhole));
     assert_eq!(property.check(&json!(3)), Ok(json!(3)));
+}
+
+#[tokio::test]
+async fn a_wait_longer_than_time_itself_is_the_callers_misuse_and_nothing_is_parked() {
+    let store = askgate_testkit::TempStore::open().await;
+    let parking = Parking::new(store.store().clone())
+        .with_timeout(Duration::MAX)
+        .with_notice(false);
+    let requested = Requested::from_json(
+        "Which environment?",
+        &json!({"properties": {"env": {"type": "string"}}}),
+    )
+    .expect("a form");
+    let error = parking
+        .answer(&Elicitation::Form(requested), "deployer")
+        .await
+        .expect_err("no expiry can be written down");
+    assert!(
+        matches!(
+            error,
+            AnswerError::Misuse(Misuse::LifetimeOutOfRange { .. })
+        ),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains("Parking::with_timeout"),
+        "{error}"
+    );
+    let pending = store.store().pending(10, None).await.expect("lists");
+    assert!(pending.asks.is_empty(), "nothing is parked");
 }

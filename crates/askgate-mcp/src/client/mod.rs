@@ -113,6 +113,10 @@ pub enum AnswerError {
     /// The terminal could not be read or written.
     #[error("the terminal failed: {0}")]
     Terminal(String),
+    /// The answerer was set up in a way that cannot work (a wait out of
+    /// range): the client's bug, not the server's.
+    #[error(transparent)]
+    Misuse(#[from] crate::Misuse),
 }
 
 impl From<AnswerError> for ErrorData {

@@ -113,9 +113,12 @@ impl Parking {
         let id = ask_id()?;
         let origin = self.origin.as_deref().unwrap_or(origin);
         let now = self.clock.now();
-        let expires_at = now
-            .checked_add(self.timeout)
-            .map_err(|e| AnswerError::Unparkable(format!("the timeout is out of range: {e}")))?;
+        let expires_at =
+            now.checked_add(self.timeout)
+                .map_err(|_| crate::Misuse::LifetimeOutOfRange {
+                    what: "the wait for an answer in the inbox (Parking::with_timeout)",
+                    lifetime: self.timeout,
+                })?;
         let parked = NewAsk {
             id: id.clone(),
             resume_key: format!("elicitation:{id}"),

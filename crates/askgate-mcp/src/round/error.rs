@@ -6,6 +6,7 @@ use rmcp::model::ClientCapabilities;
 use serde_json::json;
 
 use crate::ask::Unanswered;
+use crate::error::Misuse;
 use crate::input::InputKind;
 use crate::park::Parked;
 
@@ -49,6 +50,10 @@ pub enum RoundError {
     /// The system's random source failed.
     #[error("cannot seal the request state: {0}")]
     Random(String),
+    /// The rounds were set up in a way that cannot work (a sealed state's
+    /// lifetime out of range): the server's bug, not the client's.
+    #[error(transparent)]
+    Misuse(#[from] Misuse),
 }
 
 impl RoundError {

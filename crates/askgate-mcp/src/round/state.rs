@@ -11,6 +11,7 @@ use serde_json::Value as Json;
 
 use super::{Mode, Round, RoundError};
 use crate::ask::Unanswered;
+use crate::error::Misuse;
 
 /// What a sealed state carries from round to round: every answer given so
 /// far, replayed on the next round, and the handler's own data.
@@ -75,7 +76,10 @@ impl Round {
             .rounds
             .now()
             .checked_add(self.rounds.inner.ttl)
-            .map_err(|e| RoundError::Random(e.to_string()))?;
+            .map_err(|_| Misuse::LifetimeOutOfRange {
+                what: "the sealed state's lifetime (Rounds::with_ttl)",
+                lifetime: self.rounds.inner.ttl,
+            })?;
         let carried = serde_json::to_value(&self.carried)
             .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
         Ok(self
