@@ -1,6 +1,8 @@
-//! A person's no stands for the confirmation ask's lifetime, and only for
-//! it — on the clock the rounds are given, not the system's: a test moves
-//! a manual clock past the lifetime instead of waiting a day.
+//! Time in a confirmation, as the test sets it: a person's no stands for
+//! the ask's lifetime, and only for it — on the clock the rounds are given,
+//! not the system's (a manual clock moves past the lifetime instead of a
+//! test waiting a day); and how long a person took to answer is measured on
+//! tokio's time, so a paused runtime drives it.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -115,4 +117,35 @@ async fn a_persons_no_stands_for_the_ask_lifetime_and_ends_after_it() {
     ));
     assert_eq!(person.asked.len(), 2, "the person is asked again");
     assert_eq!(after, json!({"proceed": true, "final": false}));
+}
+
+#[tokio::test]
+async fn an_answer_that_took_a_person_a_second_counts_on_paused_time() {
+    let store = TempStore::open().await;
+    // The default: an answer faster than 250 ms was not read by a person.
+    let rounds = Rounds::new([4u8; 32], store.store().clone());
+    let person = Person::with_forms()
+        .answering(vec![accept(json!({"confirm": true}))])
+        // The person reads for a second — of tokio's time, paused and moved
+        // on while the ask is shown (the store keeps real time around it).
+        .before_answering(|_| async {
+            tokio::time::pause();
+            tokio::time::advance(Duration::from_secs(1)).await;
+            tokio::time::resume();
+        });
+    let client = connect(
+        server(rounds),
+        person.clone(),
+        ClientLifecycleMode::Initialize,
+    )
+    .await;
+    let text = complete_text(
+        client
+            .call_tool_once(call("delete", json!({"path": "/srv/data"})))
+            .await
+            .expect("a result"),
+    );
+    let verdict: Json = serde_json::from_str(&text).expect("the verdict");
+    assert_eq!(verdict, json!({"proceed": true, "final": false}));
+    assert_eq!(person.asked.len(), 1);
 }
