@@ -118,7 +118,7 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
         .unwrap_or_else(|| format!("http://{bound}/"));
     let links = askgate_core::LinkSigner::new(key.clone());
     let inbox = Inbox::new(&base)
-        .map_err(Error::Setup)?
+        .map_err(|e| Error::Setup(e.to_string()))?
         .with_links(links.clone(), LINK_TTL);
     let page = match listener {
         Some(listener) => {
@@ -292,7 +292,7 @@ async fn serve(config: Config, gateway: Gateway, page: Option<InboxPage>) -> Res
     let _notifier = match &config.notify {
         Some(webhook) => {
             let store = gateway.store().clone();
-            let links = Inbox::new(&base).map_err(Error::Setup)?;
+            let links = Inbox::new(&base).map_err(|e| Error::Setup(e.to_string()))?;
             let notifier = askgate_inbox::notify::Notifier::new(store, webhook.clone(), links)?;
             Some(AbortOnDrop(notifier.listen()))
         }

@@ -1,6 +1,6 @@
 //! Asking a person from inside a request handler.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use askgate_core::{Action, Ask, Outcome, Response, Revision, Step};
 use rmcp::ServiceError;
@@ -133,7 +133,7 @@ pub(crate) async fn ask_person_timed(
             .request(revision)
             .map_err(|e| Unanswered::Unsendable(e.to_string()))?;
         let params = form_params(&params).map_err(|e| Unanswered::Unsendable(e.to_string()))?;
-        let started = Instant::now();
+        let started = tokio::time::Instant::now();
         let result = elicit(cx, params, options.timeout).await?;
         let took = started.elapsed();
         match ask.settle(revision, &response_of(result)) {

@@ -18,6 +18,12 @@
 //! inbox, or by policy (defaults, for CI), and drives the multi round-trip
 //! retry loop of 2026-07-28.
 //!
+//! Failures are typed: each function returns the type that says what can
+//! go wrong there, and all convert into [`Error`] — whose [`Misuse`]
+//! variant is the caller's own mistake (a bad inbox URL, a lifetime out of
+//! range), apart from what the peer, the person or the store did. Time is
+//! read from a [`Clock`] passed in ([`Rounds::with_clock`]).
+//!
 //! # Why rmcp
 //! It is the official SDK: JSON-RPC framing, the handshake and discovery of
 //! every revision, transports (stdio, Streamable HTTP) and the multi
@@ -27,7 +33,9 @@
 
 mod ask;
 pub mod client;
+mod clock;
 mod confirm;
+mod error;
 pub mod input;
 mod park;
 pub mod replay;
@@ -37,11 +45,13 @@ pub mod stored;
 mod tasks;
 
 pub use ask::{AskOptions, Unanswered, ask_person, elicitation_modes};
+pub use clock::{Clock, SystemClock};
 pub use revision::revision_of;
 // A typed ask: each name is both the trait (askgate-core) and its derive.
 pub use askgate_core::{AskChoice, AskForm};
 pub use askgate_derive::{AskChoice, AskForm};
 pub use confirm::{Confirmations, Decided, Policy, THRESHOLD_HEADER, session_threshold};
+pub use error::{Error, Misuse};
 pub use park::{Fallback, Inbox, Parked};
 pub use round::{Principal, Request, Round, RoundError, Rounds};
 pub use tasks::{Tasks, WorkFuture};

@@ -30,6 +30,7 @@ use sha2::{Digest, Sha256};
 use url::Url;
 
 use crate::ask::Unanswered;
+use crate::error::{Error, Misuse};
 use crate::input;
 use crate::round::{Round, RoundError};
 use crate::stored::{StoredRequest, form_outcome};
@@ -60,12 +61,31 @@ impl Inbox {
     /// An inbox at `base_url`, parking asks clients cannot show.
     ///
     /// # Errors
-    /// When `base_url` is not an absolute URL.
-    pub fn new(base_url: &str) -> Result<Inbox, String> {
-        let mut url = Url::parse(base_url)
-            .map_err(|e| format!("the inbox URL {base_url:?} is not an absolute URL: {e}"))?;
+    /// [`Misuse::InboxUrl`] when `base_url` is not an absolute URL,
+    /// [`Misuse::InboxUrlWithoutHost`] when it has no host.
+    ///
+    /// # Example
+    /// ```
+    /// use askgate_mcp::{Error, Inbox, Misuse};
+    ///
+    /// let inbox = Inbox::new("https://askgate.example/inbox")?;
+    /// assert_eq!(inbox.page("ask_1"), "https://askgate.example/inbox/asks/ask_1");
+    /// assert!(matches!(
+    ///     Inbox::new("/inbox"),
+    ///     Err(Error::Misuse(Misuse::InboxUrl { .. }))
+    /// ));
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn new(base_url: &str) -> Result<Inbox, Error> {
+        let mut url = Url::parse(base_url).map_err(|reason| Misuse::InboxUrl {
+            url: base_url.to_owned(),
+            reason,
+        })?;
         if !url.has_host() {
-            return Err(format!("the inbox URL {base_url:?} has no host"));
+            return Err(Misuse::InboxUrlWithoutHost {
+                url: base_url.to_owned(),
+            }
+            .into());
         }
         if !url.path().ends_with('/') {
             let path = format!("{}/", url.path());
@@ -87,22 +107,28 @@ impl Inbox {
         self
     }
 
-    /// The link sent to a client in URL mode for the ask `id`: its page,
-    /// signed when links are signed (else the page, where the person signs
-    /// in).
+    /// The link sent to a client in URL mode for the ask `id` at `now`:
+    /// its page, signed when links are signed — good until `now` plus the
+    /// links' lifetime (else the page, where the person signs in).
     ///
     /// # Errors
-    /// When the system's random source fails (no nonce).
-    pub fn link(&self, id: &str) -> Result<String, String> {
+    /// [`Error::Random`] when the system's random source fails (no nonce),
+    /// [`Misuse::LifetimeOutOfRange`] when the links' lifetime reaches past
+    /// what a timestamp holds.
+    pub fn link(&self, id: &str, now: Timestamp) -> Result<String, Error> {
         let page = self.page(id);
         let Some((signer, ttl)) = &self.links else {
             return Ok(page);
         };
         let mut nonce = [0u8; 18];
-        getrandom::fill(&mut nonce).map_err(|e| format!("no randomness for a link: {e}"))?;
-        let expires_at = Timestamp::now()
+        getrandom::fill(&mut nonce)
+            .map_err(|e| Error::Random(format!("no nonce for a link: {e}")))?;
+        let expires_at = now
             .checked_add(*ttl)
-            .map_err(|e| format!("a link's expiry: {e}"))?;
+            .map_err(|_| Misuse::LifetimeOutOfRange {
+                what: "the inbox's link lifetime",
+                lifetime: *ttl,
+            })?;
         let token = signer.sign(id, expires_at, &URL_SAFE_NO_PAD.encode(nonce));
         Ok(format!("{page}?link={token}"))
     }
@@ -204,7 +230,7 @@ impl Round {
     pub(crate) async fn claim(&self, id: &str) -> Result<bool, RoundError> {
         let store = self.rounds().store();
         let forever = Timestamp::MAX;
-        let now = Timestamp::now();
+        let now = self.rounds().now();
         let mine = self
             .request_id()
             .map(|rid| format!("inbox-used:{id}:{rid}"));
@@ -260,7 +286,7 @@ impl Round {
                 server,
                 tool: Some(tool),
                 risk,
-                created_at: Timestamp::now(),
+                created_at: self.rounds().now(),
                 expires_at,
             })
             .await
@@ -278,7 +304,7 @@ impl Round {
                 row.ask.id
             )))),
             _ => form_outcome(&row.ask.request, row.reply.as_ref())
-                .map_err(|e| RoundError::Unanswered(Unanswered::Failed(e))),
+                .map_err(|e| RoundError::Unanswered(Unanswered::Failed(e.to_string()))),
         }
     }
 
@@ -350,8 +376,8 @@ impl Round {
     ) -> Result<(Parked, String), RoundError> {
         let parked = Parked {
             url: inbox
-                .link(&row.ask.id)
-                .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e)))?,
+                .link(&row.ask.id, self.rounds().now())
+                .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?,
             id: row.ask.id.clone(),
             name: self.binding().name.clone(),
         };
@@ -417,7 +443,7 @@ impl Round {
             url: parked.url.clone(),
             elicitation_id: parked.id.clone(),
         };
-        let started = std::time::Instant::now();
+        let started = tokio::time::Instant::now();
         let result = crate::ask::elicit(cx, params, None).await?;
         Ok((result, started.elapsed()))
     }
@@ -485,7 +511,7 @@ impl Round {
         match self
             .rounds()
             .store()
-            .settle(id, &settlement, Timestamp::now())
+            .settle(id, &settlement, self.rounds().now())
             .await
         {
             Ok(row) => {

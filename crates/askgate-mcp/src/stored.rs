@@ -58,18 +58,56 @@ impl From<String> for Reason {
     }
 }
 
-/// The settlement to store, or the reasons the answer was refused.
+/// An answer to a stored ask its checks refused: every reason, each
+/// naming what was wrong and what was expected (never the value given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the answer was not applied: {}", messages(.reasons))]
+pub struct Refused {
+    /// Why, one reason per problem, tied to its field where it has one.
+    pub reasons: Vec<Reason>,
+}
+
+fn messages(reasons: &[Reason]) -> String {
+    reasons
+        .iter()
+        .map(|reason| reason.message.as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Why a stored ask cannot be read back as a form's outcome: the row is
+/// not one askgate wrote (or it was edited by hand).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoredError {
+    /// The stored request is not an askgate request.
+    #[error("the stored request is not one askgate can read: {0}")]
+    Request(String),
+    /// The stored request is a question set, where a form was expected.
+    #[error("the stored request is a question set, not a form")]
+    NotAForm,
+    /// The stored form cannot be asked (askgate-core refuses it).
+    #[error("the stored form cannot be asked: {0}")]
+    Form(#[from] askgate_core::Error),
+    /// The stored reply is not a response to a form.
+    #[error("the stored reply is not a response: {0}")]
+    Reply(String),
+    /// The stored reply does not settle its form (its checks refuse it).
+    #[error("the stored reply does not settle its form")]
+    Unsettled,
+}
+
+/// The settlement to store, or why the answer was refused.
 ///
 /// # Errors
-/// The reasons, each naming what was wrong.
+/// [`Refused`], with every reason.
 pub fn settle(
     request: &Json,
     act: Act,
     answered_by: &str,
     via: Surface,
-) -> Result<Settlement, Vec<String>> {
-    settle_explained(request, act, answered_by, via)
-        .map_err(|reasons| reasons.into_iter().map(|r| r.message).collect())
+) -> Result<Settlement, Refused> {
+    settle_explained(request, act, answered_by, via).map_err(|reasons| Refused { reasons })
 }
 
 /// [`settle`], with each reason tied to its field where it has one.
@@ -203,21 +241,21 @@ impl StoredRequest {
 /// unanswered.
 ///
 /// # Errors
-/// A message when the stored request or reply is not askgate's.
-pub fn form_outcome(request: &Json, reply: Option<&Json>) -> Result<Option<Outcome>, String> {
+/// [`StoredError`] when the stored request or reply is not askgate's.
+pub fn form_outcome(request: &Json, reply: Option<&Json>) -> Result<Option<Outcome>, StoredError> {
     let Some(reply) = reply else {
         return Ok(None);
     };
-    let StoredRequest::Form { ask } = serde_json::from_value(request.clone())
-        .map_err(|e| format!("the stored request is not one askgate can read: {e}"))?
+    let StoredRequest::Form { ask } =
+        serde_json::from_value(request.clone()).map_err(|e| StoredError::Request(e.to_string()))?
     else {
-        return Err("the stored request is a question set, not a form".into());
+        return Err(StoredError::NotAForm);
     };
-    let ask = Ask::from_record(ask).map_err(|e| e.to_string())?;
-    let response: Response = serde_json::from_value(reply.clone())
-        .map_err(|e| format!("the stored reply is not a response: {e}"))?;
+    let ask = Ask::from_record(ask)?;
+    let response: Response =
+        serde_json::from_value(reply.clone()).map_err(|e| StoredError::Reply(e.to_string()))?;
     match ask.settle(Revision::V2025_11_25, &response) {
         Step::Settled(outcome) => Ok(Some(outcome)),
-        Step::ReAsk(_) => Err("the stored reply does not settle its form".into()),
+        Step::ReAsk(_) => Err(StoredError::Unsettled),
     }
 }

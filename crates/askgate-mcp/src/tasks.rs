@@ -34,7 +34,7 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value as Json, json};
-use tokio::task::AbortHandle;
+use tokio::task::{AbortHandle, JoinError};
 
 use crate::round::{Principal, Round, Rounds};
 
@@ -134,6 +134,12 @@ impl Tasks {
         self.inner.rounds.store()
     }
 
+    /// The current time, on the clock of the rounds the tasks were made
+    /// with.
+    fn now(&self) -> Timestamp {
+        self.inner.rounds.now()
+    }
+
     /// Whether the request declared the tasks extension.
     pub fn client_supports(cx: &RequestContext<RoleServer>) -> bool {
         cx.client_capabilities()
@@ -177,7 +183,7 @@ impl Tasks {
             .client_capabilities()
             .map(|c| serde_json::to_value(c).unwrap_or(Json::Null))
             .unwrap_or(Json::Null);
-        let now = Timestamp::now();
+        let now = self.now();
         let row = self
             .store()
             .create_task(&NewTask {
@@ -225,7 +231,7 @@ impl Tasks {
     ) -> Result<(), ErrorData> {
         self.mine(cx, &params.task_id).await?;
         let responses: Map<String, Json> = params.input_responses.into_iter().collect();
-        let now = Timestamp::now();
+        let now = self.now();
         let until = now.saturating_add(lease(self.inner.lease)).unwrap_or(now);
         let answered = self
             .store()
@@ -250,7 +256,7 @@ impl Tasks {
     ) -> Result<(), ErrorData> {
         self.mine(cx, &params.task_id).await?;
         self.store()
-            .cancel_task(&params.task_id, Timestamp::now())
+            .cancel_task(&params.task_id, self.now())
             .await
             .map_err(task_failed)?;
         if let Some(handle) = self
@@ -269,7 +275,7 @@ impl Tasks {
     async fn mine(&self, cx: &RequestContext<RoleServer>, id: &str) -> Result<TaskRow, ErrorData> {
         let row = self
             .store()
-            .task(id, Timestamp::now())
+            .task(id, self.now())
             .await
             .map_err(store_failed)?;
         match row {
@@ -284,15 +290,61 @@ impl Tasks {
     fn spawn(&self, row: TaskRow) {
         let Some(work) = self.inner.works.get(&row.task.tool).cloned() else {
             let store = self.store().clone();
+            let now = self.now();
             tokio::spawn(async move {
                 let error = json!({"code": -32603,
                     "message": format!("no work is registered for tool {:?} in this server", row.task.tool)});
                 let _ = store
-                    .finish_task(&row.task.id, &TaskEnd::Failed(error), Timestamp::now())
+                    .finish_task(&row.task.id, &TaskEnd::Failed(error), now)
                     .await;
             });
             return;
         };
+        let (round, params) = self.round_of(&row);
+        let id = row.task.id.clone();
+        let running = tokio::spawn(work(round, params));
+        let abort = running.abort_handle();
+        self.inner
+            .running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id.clone(), abort);
+        let tasks = self.clone();
+        tokio::spawn(async move {
+            let ended = tokio::select! {
+                ended = running => ended,
+                () = tasks.renew_lease(&id) => return,
+            };
+            tasks
+                .inner
+                .running
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .remove(&id);
+            // Cancelled: the store already says so.
+            let Some(end) = end_of(ended) else {
+                return;
+            };
+            let recorded = match end {
+                Ended::Finished(end) => tasks.store().finish_task(&id, &end, tasks.now()).await,
+                Ended::Waiting(pending) => {
+                    let now = tasks.now();
+                    let parked =
+                        tasks
+                            .store()
+                            .park_task(&id, pending, Some("waiting for input"), now);
+                    parked.await
+                }
+            };
+            if let Err(TaskError::Store(error)) = recorded.map(|_| ()) {
+                tracing::warn!(task = %id, %error, "the end of a task was not recorded");
+            }
+        });
+    }
+
+    /// The round and the call a task's work runs with: every answer the
+    /// task was given at hand.
+    fn round_of(&self, row: &TaskRow) -> (Round, CallToolRequestParams) {
         let capabilities: Option<ClientCapabilities> =
             serde_json::from_value(row.task.capabilities.clone()).ok();
         let round = self.inner.rounds.for_task(
@@ -305,102 +357,62 @@ impl Tasks {
         );
         let mut params = CallToolRequestParams::new(row.task.tool.clone());
         params.arguments = row.task.arguments.as_object().cloned();
-        let id = row.task.id.clone();
-        let running = tokio::spawn(work(round, params));
-        let abort = running.abort_handle();
-        self.inner
-            .running
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(id.clone(), abort);
-        let tasks = self.clone();
-        tokio::spawn(async move {
-            let store = tasks.store().clone();
-            let every = tasks.inner.lease / 3;
-            let renew = async {
-                loop {
-                    tokio::time::sleep(every).await;
-                    let now = Timestamp::now();
-                    let until = now.saturating_add(lease(tasks.inner.lease)).unwrap_or(now);
-                    if !matches!(store.renew_task_lease(&id, until).await, Ok(true)) {
-                        break;
-                    }
-                }
-                std::future::pending::<()>().await;
-            };
-            let ended = tokio::select! {
-                ended = running => ended,
-                () = renew => return,
-            };
-            tasks
-                .inner
-                .running
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .remove(&id);
-            let now = Timestamp::now();
-            let outcome = match ended {
-                // Cancelled: the store already says so.
-                Err(join) if join.is_cancelled() => return,
-                Err(_) => store
-                    .finish_task(
-                        &id,
-                        &TaskEnd::Failed(
-                            json!({"code": -32603, "message": "the task's work panicked"}),
-                        ),
-                        now,
-                    )
-                    .await
-                    .map(|_| ()),
-                Ok(Ok(CallToolResponse::Complete(result))) => {
-                    let result = serde_json::to_value(&result).unwrap_or(Json::Null);
-                    store
-                        .finish_task(&id, &TaskEnd::Completed(result), now)
-                        .await
-                        .map(|_| ())
-                }
-                Ok(Ok(CallToolResponse::InputRequired(required))) => {
-                    let pending = required
-                        .input_requests
-                        .map(|r| serde_json::to_value(r).unwrap_or(Json::Null));
-                    match pending {
-                        Some(Json::Object(pending)) if !pending.is_empty() => store
-                            .park_task(&id, pending, Some("waiting for input"), now)
-                            .await
-                            .map(|_| ()),
-                        _ => store
-                            .finish_task(
-                                &id,
-                                &TaskEnd::Failed(json!({"code": -32603,
-                                    "message": "the task's work asked for input without input requests"})),
-                                now,
-                            )
-                            .await
-                            .map(|_| ()),
-                    }
-                }
-                Ok(Ok(_)) => store
-                    .finish_task(
-                        &id,
-                        &TaskEnd::Failed(json!({"code": -32603,
-                            "message": "the task's work returned a task"})),
-                        now,
-                    )
-                    .await
-                    .map(|_| ()),
-                Ok(Err(error)) => {
-                    let error = serde_json::to_value(&error).unwrap_or(Json::Null);
-                    store
-                        .finish_task(&id, &TaskEnd::Failed(error), now)
-                        .await
-                        .map(|_| ())
-                }
-            };
-            if let Err(TaskError::Store(error)) = outcome {
-                tracing::warn!(task = %id, %error, "the end of a task was not recorded");
-            }
-        });
+        (round, params)
     }
+
+    /// Renew the lease of the running task `id` every third of it, until
+    /// the store no longer renews it (the task is over, or another runner
+    /// has it). Never returns: the work's end is still awaited and recorded.
+    async fn renew_lease(&self, id: &str) {
+        let every = self.inner.lease / 3;
+        loop {
+            tokio::time::sleep(every).await;
+            let now = self.now();
+            let until = now.saturating_add(lease(self.inner.lease)).unwrap_or(now);
+            if !matches!(self.store().renew_task_lease(id, until).await, Ok(true)) {
+                break;
+            }
+        }
+        std::future::pending::<()>().await;
+    }
+}
+
+/// How a task's work ended, as the store records it.
+enum Ended {
+    /// Completed or failed.
+    Finished(TaskEnd),
+    /// Waiting for answers to these input requests.
+    Waiting(Map<String, Json>),
+}
+
+/// What the store records of a work's end; `None` when it was cancelled
+/// (the store already says so).
+fn end_of(ended: Result<Result<CallToolResponse, ErrorData>, JoinError>) -> Option<Ended> {
+    let failed = |message: &str| {
+        Ended::Finished(TaskEnd::Failed(json!({"code": -32603, "message": message})))
+    };
+    Some(match ended {
+        Err(join) if join.is_cancelled() => return None,
+        Err(_) => failed("the task's work panicked"),
+        Ok(Ok(CallToolResponse::Complete(result))) => {
+            let result = serde_json::to_value(&result).unwrap_or(Json::Null);
+            Ended::Finished(TaskEnd::Completed(result))
+        }
+        Ok(Ok(CallToolResponse::InputRequired(required))) => {
+            let pending = required
+                .input_requests
+                .map(|r| serde_json::to_value(r).unwrap_or(Json::Null));
+            match pending {
+                Some(Json::Object(pending)) if !pending.is_empty() => Ended::Waiting(pending),
+                _ => failed("the task's work asked for input without input requests"),
+            }
+        }
+        Ok(Ok(_)) => failed("the task's work returned a task"),
+        Ok(Err(error)) => {
+            let error = serde_json::to_value(&error).unwrap_or(Json::Null);
+            Ended::Finished(TaskEnd::Failed(error))
+        }
+    })
 }
 
 fn principal(cx: &RequestContext<RoleServer>) -> String {

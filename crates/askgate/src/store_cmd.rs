@@ -315,11 +315,11 @@ async fn settle_as(
     }
     let settlement = match stored::settle(&row.ask.request, act, &person.name, Surface::Cli) {
         Ok(settlement) => settlement,
-        Err(reasons) => {
+        Err(refused) => {
             let mut message = format!("ask {id}: the answer was not applied:");
-            for reason in reasons {
+            for reason in refused.reasons {
                 message.push_str("\n- ");
-                message.push_str(&reason);
+                message.push_str(&reason.message);
             }
             return Err((REFUSED, message));
         }

@@ -50,7 +50,9 @@ use rmcp::{ClientHandler, ErrorData};
 
 pub use parking::Parking;
 pub use policy::Policy;
-pub use requested::{Choice, Elicitation, Format, Kind, Property, Requested, SchemaError};
+pub use requested::{
+    Choice, Elicitation, Format, Kind, Mismatch, Property, Requested, SchemaError,
+};
 pub use retry::{MAX_ROUNDS, call_tool_answering, get_prompt_answering, read_resource_answering};
 pub use terminal::Terminal;
 
@@ -111,6 +113,10 @@ pub enum AnswerError {
     /// The terminal could not be read or written.
     #[error("the terminal failed: {0}")]
     Terminal(String),
+    /// The answerer was set up in a way that cannot work (a wait out of
+    /// range): the client's bug, not the server's.
+    #[error(transparent)]
+    Misuse(#[from] crate::Misuse),
 }
 
 impl From<AnswerError> for ErrorData {

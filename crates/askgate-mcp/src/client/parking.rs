@@ -9,18 +9,19 @@
 //! through the form ([`form_outcome`]: checked again, defaults applied),
 //! mapped to the server's properties with [`Ask::content_for`].
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use askgate_core::{Ask, Form, Outcome, Revision};
 use askgate_store::{AskRow, AskStatus, NewAsk, SettleError, Settlement, Store};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use jiff::Timestamp;
 use rmcp::model::{ElicitResult, ElicitationAction};
 use serde_json::{Map, Value as Json, json};
 
 use super::AnswerError;
 use super::requested::{Elicitation, Format, Kind, Property, Requested};
+use crate::clock::{Clock, SystemClock};
 use crate::stored::{StoredRequest, form_outcome};
 
 /// Park each form in a store and wait for a person to answer it there,
@@ -32,6 +33,7 @@ pub struct Parking {
     principal: String,
     origin: Option<String>,
     notice: bool,
+    clock: Arc<dyn Clock>,
 }
 
 impl Parking {
@@ -43,6 +45,7 @@ impl Parking {
             principal: "anonymous".to_owned(),
             origin: None,
             notice: true,
+            clock: Arc::new(SystemClock),
         }
     }
 
@@ -78,6 +81,14 @@ impl Parking {
         self
     }
 
+    /// Read the time from `clock` (default: [`SystemClock`]): when an ask
+    /// is parked, until when it waits, when it is closed unanswered.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Parking {
+        self.clock = clock;
+        self
+    }
+
     /// The store asks are parked in.
     pub fn store(&self) -> &Store {
         &self.store
@@ -101,10 +112,13 @@ impl Parking {
         let ask = Ask::new(form).map_err(|e| AnswerError::Unparkable(e.to_string()))?;
         let id = ask_id()?;
         let origin = self.origin.as_deref().unwrap_or(origin);
-        let now = Timestamp::now();
-        let expires_at = now
-            .checked_add(self.timeout)
-            .map_err(|e| AnswerError::Unparkable(format!("the timeout is out of range: {e}")))?;
+        let now = self.clock.now();
+        let expires_at =
+            now.checked_add(self.timeout)
+                .map_err(|_| crate::Misuse::LifetimeOutOfRange {
+                    what: "the wait for an answer in the inbox (Parking::with_timeout)",
+                    lifetime: self.timeout,
+                })?;
         let parked = NewAsk {
             id: id.clone(),
             resume_key: format!("elicitation:{id}"),
@@ -142,7 +156,7 @@ impl Parking {
     /// Close an ask nobody answered in time: cancel it, or — past its
     /// expiry — expire it; an answer that won the race stands.
     async fn close(&self, id: &str) -> Result<Option<AskRow>, AnswerError> {
-        let now = Timestamp::now();
+        let now = self.clock.now();
         let cancelled = Settlement {
             status: AskStatus::Cancelled,
             reply: json!({"action": "cancel"}),
@@ -180,7 +194,8 @@ fn result_of(ask: &Ask, row: &AskRow) -> Result<ElicitResult, AnswerError> {
     if row.status == AskStatus::Pending {
         return Ok(ElicitResult::new(ElicitationAction::Cancel));
     }
-    let outcome = form_outcome(&row.ask.request, row.reply.as_ref()).map_err(AnswerError::Store)?;
+    let outcome = form_outcome(&row.ask.request, row.reply.as_ref())
+        .map_err(|e| AnswerError::Store(e.to_string()))?;
     Ok(match outcome {
         Some(Outcome::Accepted { values }) => {
             let content = ask.content_for(Revision::V2025_11_25, &values.to_json());

@@ -288,41 +288,43 @@ impl Property {
     /// without a fraction.
     ///
     /// # Errors
-    /// Why it does not fit, in words a person reads — never echoing the
-    /// value, so the reason is safe to log.
-    pub fn check(&self, value: &Json) -> Result<Json, String> {
+    /// [`Mismatch`]: why it does not fit, in words a person reads — never
+    /// echoing the value, so the reason is safe to log.
+    pub fn check(&self, value: &Json) -> Result<Json, Mismatch> {
         match &self.kind {
             Kind::Text {
                 min_length,
                 max_length,
                 format,
             } => {
-                let text = value.as_str().ok_or("expected text")?;
+                let text = value.as_str().ok_or(Mismatch::NotText)?;
                 let length = text.chars().count() as u64;
-                if let Some(min) = min_length
-                    && length < *min
+                if let Some(min) = *min_length
+                    && length < min
                 {
-                    return Err(format!("too short: at least {min} characters"));
+                    return Err(Mismatch::TooShort { min });
                 }
-                if let Some(max) = max_length
-                    && length > *max
+                if let Some(max) = *max_length
+                    && length > max
                 {
-                    return Err(format!("too long: at most {max} characters"));
+                    return Err(Mismatch::TooLong { max });
                 }
-                if let Some(format) = format {
-                    check_format(*format, text)?;
+                if let Some(format) = *format
+                    && !fits_format(format, text)
+                {
+                    return Err(Mismatch::Format(format));
                 }
                 Ok(value.clone())
             }
             Kind::Number { minimum, maximum } => {
-                let number = value.as_f64().ok_or("expected a number")?;
+                let number = value.as_f64().ok_or(Mismatch::NotANumber)?;
                 within(number, *minimum, *maximum)?;
                 Ok(value.clone())
             }
             Kind::Integer { minimum, maximum } => {
-                let number = value.as_f64().ok_or("expected a whole number")?;
+                let number = value.as_f64().ok_or(Mismatch::NotWhole)?;
                 if number.fract() != 0.0 || !number.is_finite() {
-                    return Err("expected a whole number".into());
+                    return Err(Mismatch::NotWhole);
                 }
                 within(number, *minimum, *maximum)?;
                 // A whole f64 within i64's range is exact.
@@ -330,62 +332,150 @@ impl Property {
                     .as_i64()
                     .map_or_else(|| Json::from(number as i64), Json::from))
             }
-            Kind::Boolean => value
-                .as_bool()
-                .map(Json::Bool)
-                .ok_or_else(|| "expected yes or no".into()),
+            Kind::Boolean => value.as_bool().map(Json::Bool).ok_or(Mismatch::NotYesOrNo),
             Kind::Choice { options } => {
-                let picked = value.as_str().ok_or("expected one of the options")?;
+                let picked = value.as_str().ok_or(Mismatch::NotAPick)?;
                 if options.iter().any(|o| o.value == picked) {
                     Ok(value.clone())
                 } else {
-                    Err(format!("not an option; pick one of {}", values(options)))
+                    Err(Mismatch::NotAnOption {
+                        options: values(options),
+                    })
                 }
             }
             Kind::Choices {
                 options,
                 min_items,
                 max_items,
-            } => {
-                let picks = value.as_array().ok_or("expected a list of options")?;
-                let mut seen: Vec<&str> = Vec::with_capacity(picks.len());
-                for pick in picks {
-                    let pick = pick.as_str().ok_or("expected a list of options")?;
-                    if !options.iter().any(|o| o.value == pick) {
-                        return Err(format!("not an option; pick from {}", values(options)));
-                    }
-                    if seen.contains(&pick) {
-                        return Err("an option is picked twice".into());
-                    }
-                    seen.push(pick);
-                }
-                let count = seen.len() as u64;
-                if let Some(min) = min_items
-                    && count < *min
-                {
-                    return Err(format!("too few: pick at least {min}"));
-                }
-                if let Some(max) = max_items
-                    && count > *max
-                {
-                    return Err(format!("too many: pick at most {max}"));
-                }
-                Ok(value.clone())
-            }
+            } => check_picks(value, options, *min_items, *max_items),
         }
     }
 }
 
-fn within(number: f64, minimum: Option<f64>, maximum: Option<f64>) -> Result<(), String> {
+/// Why a value does not fit its property: what was expected, in words a
+/// person reads. It never carries the value, so it is safe to log.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Mismatch {
+    /// Text was expected.
+    #[error("expected text")]
+    NotText,
+    /// Fewer characters than the property takes.
+    #[error("too short: at least {min} characters")]
+    TooShort {
+        /// The fewest characters.
+        min: u64,
+    },
+    /// More characters than the property takes.
+    #[error("too long: at most {max} characters")]
+    TooLong {
+        /// The most characters.
+        max: u64,
+    },
+    /// Text not of the property's format.
+    #[error("{}", expected_format(*.0))]
+    Format(Format),
+    /// A number was expected.
+    #[error("expected a number")]
+    NotANumber,
+    /// A whole number was expected.
+    #[error("expected a whole number")]
+    NotWhole,
+    /// Below the property's minimum.
+    #[error("too small: at least {}", show(*.min))]
+    TooSmall {
+        /// The smallest accepted.
+        min: f64,
+    },
+    /// Above the property's maximum.
+    #[error("too large: at most {}", show(*.max))]
+    TooLarge {
+        /// The largest accepted.
+        max: f64,
+    },
+    /// Yes or no was expected.
+    #[error("expected yes or no")]
+    NotYesOrNo,
+    /// One option was expected.
+    #[error("expected one of the options")]
+    NotAPick,
+    /// A value that is none of the options.
+    #[error("not an option; pick one of {options}")]
+    NotAnOption {
+        /// The options' values, comma-separated.
+        options: String,
+    },
+    /// A list of options was expected.
+    #[error("expected a list of options")]
+    NotPicks,
+    /// A pick that is none of the options.
+    #[error("not an option; pick from {options}")]
+    NotAmongOptions {
+        /// The options' values, comma-separated.
+        options: String,
+    },
+    /// The same option picked twice.
+    #[error("an option is picked twice")]
+    PickedTwice,
+    /// Fewer picks than the property takes.
+    #[error("too few: pick at least {min}")]
+    TooFew {
+        /// The fewest picks.
+        min: u64,
+    },
+    /// More picks than the property takes.
+    #[error("too many: pick at most {max}")]
+    TooMany {
+        /// The most picks.
+        max: u64,
+    },
+}
+
+/// A multi-select answer checked against its options and bounds.
+fn check_picks(
+    value: &Json,
+    options: &[Choice],
+    min_items: Option<u64>,
+    max_items: Option<u64>,
+) -> Result<Json, Mismatch> {
+    let picks = value.as_array().ok_or(Mismatch::NotPicks)?;
+    let mut seen: Vec<&str> = Vec::with_capacity(picks.len());
+    for pick in picks {
+        let pick = pick.as_str().ok_or(Mismatch::NotPicks)?;
+        if !options.iter().any(|o| o.value == pick) {
+            return Err(Mismatch::NotAmongOptions {
+                options: values(options),
+            });
+        }
+        if seen.contains(&pick) {
+            return Err(Mismatch::PickedTwice);
+        }
+        seen.push(pick);
+    }
+    let count = seen.len() as u64;
+    if let Some(min) = min_items
+        && count < min
+    {
+        return Err(Mismatch::TooFew { min });
+    }
+    if let Some(max) = max_items
+        && count > max
+    {
+        return Err(Mismatch::TooMany { max });
+    }
+    Ok(value.clone())
+}
+
+fn within(number: f64, minimum: Option<f64>, maximum: Option<f64>) -> Result<(), Mismatch> {
     if let Some(min) = minimum
         && number < min
     {
-        return Err(format!("too small: at least {}", show(min)));
+        return Err(Mismatch::TooSmall { min });
     }
     if let Some(max) = maximum
         && number > max
     {
-        return Err(format!("too large: at most {}", show(max)));
+        return Err(Mismatch::TooLarge { max });
     }
     Ok(())
 }
@@ -399,8 +489,8 @@ pub(crate) fn show(number: f64) -> String {
     }
 }
 
-fn check_format(format: Format, text: &str) -> Result<(), String> {
-    let fits = match format {
+fn fits_format(format: Format, text: &str) -> bool {
+    match format {
         Format::Email => text.split_once('@').is_some_and(|(local, domain)| {
             !local.is_empty()
                 && !domain.contains('@')
@@ -412,17 +502,17 @@ fn check_format(format: Format, text: &str) -> Result<(), String> {
         Format::Uri => url::Url::parse(text).is_ok() && !text.contains(char::is_whitespace),
         Format::Date => text.len() == 10 && text.parse::<jiff::civil::Date>().is_ok(),
         Format::DateTime => text.parse::<jiff::Timestamp>().is_ok(),
-    };
-    if fits {
-        return Ok(());
     }
-    Err(match format {
+}
+
+/// What a value of `format` looks like.
+fn expected_format(format: Format) -> &'static str {
+    match format {
         Format::Email => "expected an email address, like name@example.com",
         Format::Uri => "expected an absolute URI, like https://example.com/",
         Format::Date => "expected a date, YYYY-MM-DD",
         Format::DateTime => "expected a date and time with an offset, like 2026-07-01T09:30:00Z",
     }
-    .into())
 }
 
 fn values(options: &[Choice]) -> String {

@@ -181,7 +181,9 @@ impl Console {
                     }
                 }
             }
-            match typed(&property.kind, text).and_then(|value| property.check(&value)) {
+            match typed(&property.kind, text)
+                .and_then(|value| property.check(&value).map_err(|why| why.to_string()))
+            {
                 Ok(value) => return Ok(Step::Value(value)),
                 Err(reason) => writeln!(self.output, "  ! {reason}")?,
             }

@@ -24,6 +24,7 @@
 
 mod asking;
 mod standing;
+mod turns;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -41,8 +42,8 @@ use serde_json::Value as Json;
 use crate::ask::Unanswered;
 use crate::park::Fallback;
 use crate::round::{Round, RoundError, Rounds};
-use asking::Link;
-use standing::{Standing, Waited};
+use standing::Standing;
+use turns::{Found, Turn};
 
 /// The HTTP header a session sets its auto-approve threshold with (a risk
 /// level, or `none`).
@@ -230,92 +231,25 @@ impl Round {
         self.about(call.server, call.tool, call.risk.as_str());
         let ask = Ask::new(confirmation_form(call))
             .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
-        let mut answered: Option<Answered> = None;
-        let mut standing = self.standing(key).await?;
+        let mut found = Found {
+            standing: self.standing(key).await?,
+            answered: None,
+        };
         for _ in 0..MOST_TURNS {
-            let ruling = judge(&standing.earlier, answered.as_ref());
-            match ruling {
-                Ruling::Proceed(verdict) => {
-                    let answerer = match (&answered, &standing.earlier, standing.row.clone()) {
-                        (None, Earlier::Approved { .. }, Some(row)) => {
-                            // One approval lets one call through.
-                            if !self.claim(&row.ask.id).await? {
-                                standing = self.standing(key).await?;
-                                continue;
-                            }
-                            Answerer::Inbox(row)
-                        }
-                        (Some(_), _, _) => Answerer::Client(None),
-                        _ => Answerer::Nobody,
-                    };
-                    return Ok(Some(self.decided(key, call, verdict, answerer)));
-                }
-                Ruling::Block(verdict) => {
-                    let answerer = match (&answered, &standing.earlier, standing.row.clone()) {
-                        (Some(given), _, _) if verdict.final_no => {
-                            match self.remember_no(key, &ask, &standing, given).await? {
-                                Some(row) => Answerer::Client(Some(row)),
-                                // Answered in the inbox meanwhile: that stands.
-                                None => {
-                                    (standing, answered) = (self.standing(key).await?, None);
-                                    continue;
-                                }
-                            }
-                        }
-                        (None, Earlier::Refused { .. }, Some(row)) => Answerer::Inbox(row),
-                        _ => Answerer::Nobody,
-                    };
-                    return Ok(Some(self.decided(key, call, verdict, answerer)));
-                }
-                Ruling::Ask(Channel::Form) => match self.ask_timed(key, ask.clone()).await {
-                    Ok(None) => return Ok(None),
-                    Ok(Some((outcome, after))) => {
-                        answered = Some(Answered {
-                            heard: asking::heard(&outcome),
-                            after,
-                        });
-                    }
-                    Err(RoundError::Unanswered(Unanswered::RequestCancelled)) => {
-                        return self.withdraw(key, call, &standing).await.map(Some);
-                    }
-                    Err(RoundError::Unanswered(unanswered)) => {
-                        answered = Some(asking::unanswered(&unanswered));
-                    }
-                    Err(other) => return Err(other),
-                },
-                Ruling::Ask(Channel::Url) => {
-                    let row = self.pending_or_park(key, &ask, &mut standing).await?;
-                    match self.ask_by_link(key, &ask, &row).await? {
-                        Link::Queued => return Ok(None),
-                        Link::Answered(given) => answered = Some(given),
-                        Link::Settled(row) => (standing, answered) = (self.standing_of(*row), None),
-                        Link::Cancelled => {
-                            return self.withdraw(key, call, &standing).await.map(Some);
-                        }
-                    }
-                }
+            let turn = match judge(&found.standing.earlier, found.answered.as_ref()) {
+                Ruling::Proceed(verdict) => self.proceed(key, call, verdict, &mut found).await?,
+                Ruling::Block(verdict) => self.block(key, call, &ask, verdict, &mut found).await?,
+                Ruling::Ask(Channel::Form) => self.ask_form(key, call, &ask, &mut found).await?,
+                Ruling::Ask(Channel::Url) => self.ask_url(key, call, &ask, &mut found).await?,
                 Ruling::Wait(waiting) => {
-                    let row = self.pending_or_park(key, &ask, &mut standing).await?;
-                    match self.wait_in_inbox(&row, &settings).await? {
-                        Waited::Settled(row) => {
-                            (standing, answered) = (self.standing_of(*row), None)
-                        }
-                        Waited::Cancelled => {
-                            return self.withdraw(key, call, &standing).await.map(Some);
-                        }
-                        Waited::Still => {
-                            let place = self.page_of(&row);
-                            let name = self.binding().name.clone();
-                            let verdict = waiting.verdict(call, &place, &name);
-                            return Ok(Some(self.decided(
-                                key,
-                                call,
-                                verdict,
-                                Answerer::Parked(row),
-                            )));
-                        }
-                    }
+                    self.wait(key, call, &ask, &waiting, &settings, &mut found)
+                        .await?
                 }
+            };
+            match turn {
+                Turn::Decided(decided) => return Ok(Some(*decided)),
+                Turn::Awaited => return Ok(None),
+                Turn::Again => {}
             }
         }
         Err(RoundError::Store(format!(
@@ -393,6 +327,7 @@ impl Round {
             Answerer::Parked(row) => (None, None, Some(row.ask.id)),
         };
         let entry = audit_entry(
+            self.rounds().now(),
             call,
             &verdict,
             Who {
@@ -449,7 +384,14 @@ impl Rounds {
             answered_via: None,
             ask_id: None,
         };
-        let entry = audit_entry(call, &verdict, who, self.arguments_digest(arguments), None);
+        let entry = audit_entry(
+            self.now(),
+            call,
+            &verdict,
+            who,
+            self.arguments_digest(arguments),
+            None,
+        );
         Some(Decided { verdict, entry })
     }
 }
@@ -508,9 +450,10 @@ struct Who {
     ask_id: Option<String>,
 }
 
-/// The audit entry of `verdict` on `call` (its arguments only as their
-/// keyed digest).
+/// The audit entry of `verdict` on `call` at `at` (its arguments only as
+/// their keyed digest).
 fn audit_entry(
+    at: Timestamp,
     call: &Call<'_>,
     verdict: &Verdict,
     who: Who,
@@ -518,7 +461,7 @@ fn audit_entry(
     decision_key: Option<String>,
 ) -> AuditEntry {
     AuditEntry {
-        at: Timestamp::now(),
+        at,
         server: call.server.to_owned(),
         tool: call.tool.to_owned(),
         risk: call.risk.as_str().to_owned(),

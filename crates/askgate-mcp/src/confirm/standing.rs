@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use askgate_core::{Answered, Ask, Earlier, Heard, Outcome, Said};
 use askgate_store::{AskRow, AskStatus, Settlement};
-use jiff::Timestamp;
 use rmcp::model::ProgressNotificationParam;
 use serde_json::{Value as Json, json};
 
@@ -56,7 +55,7 @@ impl Round {
                 asks: 0,
             });
         };
-        let now = Timestamp::now();
+        let now = self.rounds().now();
         let live = newest.ask.expires_at.is_none_or(|at| at > now);
         if newest.status == AskStatus::Pending && !live {
             // Past its time: record it so, and ask anew.
@@ -155,7 +154,7 @@ impl Round {
             return Ok(row.clone());
         }
         let lifetime = self.rounds().confirmations().ask_lifetime;
-        let expires_at = Timestamp::now().checked_add(lifetime).ok();
+        let expires_at = self.rounds().now().checked_add(lifetime).ok();
         let row = self.park_new(key, standing.asks, ask, expires_at).await?;
         standing.asks += 1;
         standing.row = Some(row.clone());
@@ -219,7 +218,7 @@ impl Round {
         match self
             .rounds()
             .store()
-            .settle(&row.ask.id, settlement, Timestamp::now())
+            .settle(&row.ask.id, settlement, self.rounds().now())
             .await
         {
             Ok(row) => Ok(Some(row)),

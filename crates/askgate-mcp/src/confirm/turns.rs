@@ -1,0 +1,179 @@
+//! One turn of a confirmation: what the trust rules ruled, carried out —
+//! the decision made, the person asked (a form, a link), the inbox waited
+//! on — and whether the rule must look again at what came back.
+
+use askgate_core::{Answered, Ask, Call, Earlier, Verdict, Waiting};
+
+use super::asking::{self, Link};
+use super::standing::{Standing, Waited};
+use super::{Answerer, Confirmations, Decided};
+use crate::ask::Unanswered;
+use crate::round::{Round, RoundError};
+
+/// What the decision knows so far: where the call stands in the store, and
+/// what came back from asking through the client this request.
+pub(super) struct Found {
+    /// What earlier tries of the call left.
+    pub(super) standing: Standing,
+    /// What the client brought back, if it was asked.
+    pub(super) answered: Option<Answered>,
+}
+
+/// What one turn came to.
+pub(super) enum Turn {
+    /// Decided (not yet audited).
+    Decided(Box<Decided>),
+    /// The person's answer is awaited: end the round.
+    Awaited,
+    /// The facts changed: rule again.
+    Again,
+}
+
+impl Round {
+    /// The rule let the call through: by an inbox approval (used now, for
+    /// this one call), the person behind the client, or nobody.
+    pub(super) async fn proceed(
+        &self,
+        key: &str,
+        call: &Call<'_>,
+        verdict: Verdict,
+        found: &mut Found,
+    ) -> Result<Turn, RoundError> {
+        let standing = &found.standing;
+        let answerer = match (&found.answered, &standing.earlier, standing.row.clone()) {
+            (None, Earlier::Approved { .. }, Some(row)) => {
+                // One approval lets one call through.
+                if !self.claim(&row.ask.id).await? {
+                    found.standing = self.standing(key).await?;
+                    return Ok(Turn::Again);
+                }
+                Answerer::Inbox(row)
+            }
+            (Some(_), _, _) => Answerer::Client(None),
+            _ => Answerer::Nobody,
+        };
+        Ok(self.turn_decided(key, call, verdict, answerer))
+    }
+
+    /// The rule blocked the call: a person's no given through the client is
+    /// remembered for the same call; one given in the inbox is named.
+    pub(super) async fn block(
+        &self,
+        key: &str,
+        call: &Call<'_>,
+        ask: &Ask,
+        verdict: Verdict,
+        found: &mut Found,
+    ) -> Result<Turn, RoundError> {
+        let standing = &found.standing;
+        let answerer = match (&found.answered, &standing.earlier, standing.row.clone()) {
+            (Some(given), _, _) if verdict.final_no => {
+                match self.remember_no(key, ask, standing, given).await? {
+                    Some(row) => Answerer::Client(Some(row)),
+                    // Answered in the inbox meanwhile: that stands.
+                    None => {
+                        found.standing = self.standing(key).await?;
+                        found.answered = None;
+                        return Ok(Turn::Again);
+                    }
+                }
+            }
+            (None, Earlier::Refused { .. }, Some(row)) => Answerer::Inbox(row),
+            _ => Answerer::Nobody,
+        };
+        Ok(self.turn_decided(key, call, verdict, answerer))
+    }
+
+    /// Ask the person through the client's form, and keep what came back
+    /// for the rule to read.
+    pub(super) async fn ask_form(
+        &mut self,
+        key: &str,
+        call: &Call<'_>,
+        ask: &Ask,
+        found: &mut Found,
+    ) -> Result<Turn, RoundError> {
+        match self.ask_timed(key, ask.clone()).await {
+            Ok(None) => Ok(Turn::Awaited),
+            Ok(Some((outcome, after))) => {
+                found.answered = Some(Answered {
+                    heard: asking::heard(&outcome),
+                    after,
+                });
+                Ok(Turn::Again)
+            }
+            Err(RoundError::Unanswered(Unanswered::RequestCancelled)) => {
+                let decided = self.withdraw(key, call, &found.standing).await?;
+                Ok(Turn::Decided(Box::new(decided)))
+            }
+            Err(RoundError::Unanswered(unanswered)) => {
+                found.answered = Some(asking::unanswered(&unanswered));
+                Ok(Turn::Again)
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    /// Ask the person by a link to the inbox (URL mode), parking the ask
+    /// first.
+    pub(super) async fn ask_url(
+        &mut self,
+        key: &str,
+        call: &Call<'_>,
+        ask: &Ask,
+        found: &mut Found,
+    ) -> Result<Turn, RoundError> {
+        let row = self.pending_or_park(key, ask, &mut found.standing).await?;
+        match self.ask_by_link(key, ask, &row).await? {
+            Link::Queued => Ok(Turn::Awaited),
+            Link::Answered(given) => {
+                found.answered = Some(given);
+                Ok(Turn::Again)
+            }
+            Link::Settled(row) => {
+                found.standing = self.standing_of(*row);
+                found.answered = None;
+                Ok(Turn::Again)
+            }
+            Link::Cancelled => {
+                let decided = self.withdraw(key, call, &found.standing).await?;
+                Ok(Turn::Decided(Box::new(decided)))
+            }
+        }
+    }
+
+    /// Park the ask (or find it parked) and wait for the inbox as long as
+    /// the settings say; still unanswered, the call is decided as waiting.
+    pub(super) async fn wait(
+        &self,
+        key: &str,
+        call: &Call<'_>,
+        ask: &Ask,
+        waiting: &Waiting,
+        settings: &Confirmations,
+        found: &mut Found,
+    ) -> Result<Turn, RoundError> {
+        let row = self.pending_or_park(key, ask, &mut found.standing).await?;
+        match self.wait_in_inbox(&row, settings).await? {
+            Waited::Settled(row) => {
+                found.standing = self.standing_of(*row);
+                found.answered = None;
+                Ok(Turn::Again)
+            }
+            Waited::Cancelled => {
+                let decided = self.withdraw(key, call, &found.standing).await?;
+                Ok(Turn::Decided(Box::new(decided)))
+            }
+            Waited::Still => {
+                let place = self.page_of(&row);
+                let name = self.binding().name.clone();
+                let verdict = waiting.verdict(call, &place, &name);
+                Ok(self.turn_decided(key, call, verdict, Answerer::Parked(row)))
+            }
+        }
+    }
+
+    fn turn_decided(&self, key: &str, call: &Call<'_>, verdict: Verdict, by: Answerer) -> Turn {
+        Turn::Decided(Box::new(self.decided(key, call, verdict, by)))
+    }
+}

@@ -1,0 +1,272 @@
+//! One request's rounds: ask a person (or the client's model, or its
+//! roots) from a `tools/call`, `prompts/get` or `resources/read` handler,
+//! whatever revision the client speaks.
+//!
+//! - On 2025-06-18 and 2025-11-25 a [`Round`] sends the request to the
+//!   client (`elicitation/create`, `sampling/createMessage`, `roots/list`)
+//!   and waits for the answer.
+//! - On 2026-07-28 (multi round-trip) it cannot send requests: each ask the
+//!   handler makes is collected as an input request, and the handler
+//!   returns [`Round::input_required`] — an `InputRequiredResult` with a
+//!   sealed `requestState`. On the retry the state is opened and checked
+//!   (seal, principal, request, arguments digest, expiry), its single-use
+//!   nonce consumed in the store, and the answers settled; every answer
+//!   given in earlier rounds is carried, sealed, in the state and replayed,
+//!   so a handler written once runs the same on every round.
+//!
+//! ```no_run
+//! # use askgate_core::{Ask, Form, Outcome};
+//! # use askgate_mcp::{Request, Rounds};
+//! # use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock};
+//! # use rmcp::{ErrorData, service::{RequestContext, RoleServer}};
+//! # async fn handler(rounds: &Rounds, form: Form, params: CallToolRequestParams,
+//! #                  cx: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+//! let mut round = rounds.begin(&cx, Request::tool(&params)).await?;
+//! let ask = Ask::new(form).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+//! let Some(outcome) = round.ask("deploy", ask).await? else {
+//!     return Ok(round.input_required()?.into());
+//! };
+//! // `outcome` is settled: accepted with checked values, declined, cancelled or given up.
+//! # let _ = outcome; Ok(CallToolResult::success(vec![]).into())
+//! # }
+//! ```
+
+// Sampling and roots are deprecated in rmcp (SEP-2577) but carried by
+// 2026-07-28 and still sent by servers.
+#![allow(deprecated)]
+
+mod asking;
+mod error;
+mod request;
+mod rounds;
+mod state;
+
+pub use error::RoundError;
+pub use request::Request;
+pub use rounds::Rounds;
+use state::Carried;
+
+use std::time::Duration;
+
+use askgate_core::{Binding, Revision};
+use jiff::Timestamp;
+use rmcp::model::{ClientCapabilities, InputRequest, InputRequests, InputResponses};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::Value as Json;
+
+use crate::ask::modes;
+use crate::input::InputKind;
+use crate::park::Parked;
+
+/// Who a request is for, when an authentication layer knows: put it in the
+/// request's extensions (rmcp's, or on Streamable HTTP the HTTP request's),
+/// and sealed state, parked asks and tasks are bound to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal(pub String);
+
+impl Principal {
+    /// Who a request is for when no authentication layer says: a stdio
+    /// client, say.
+    pub const ANONYMOUS: &'static str = "anonymous";
+
+    /// The principal of a request, if an authentication layer set one.
+    pub fn of(cx: &RequestContext<RoleServer>) -> Option<Principal> {
+        cx.extensions.get::<Principal>().cloned().or_else(|| {
+            cx.extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Principal>())
+                .cloned()
+        })
+    }
+}
+
+/// How a round reaches the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Send each request and wait (2025-06-18, 2025-11-25).
+    Classic,
+    /// Return input requests; answers come on the retry (2026-07-28).
+    RoundTrip,
+    /// A task's work: answers come through `tasks/update`.
+    Task,
+}
+
+/// One round of a request. Ask with [`Round::ask`], [`Round::sample`] and
+/// [`Round::roots`]; each returns the answer when it has one, or `None`
+/// when the client must be asked — then return
+/// [`Round::input_required`].
+#[derive(Debug)]
+pub struct Round {
+    /// The request, on revisions that send requests to the client.
+    cx: Option<RequestContext<RoleServer>>,
+    /// The request, on every revision (not a task's work): what a wait
+    /// for the inbox watches for cancellation and sends progress on.
+    waits: Option<RequestContext<RoleServer>>,
+    /// The client's name (`clientInfo.name`), when it said.
+    client: Option<String>,
+    /// What the client declared it can answer.
+    capabilities: Option<ClientCapabilities>,
+    rounds: Rounds,
+    revision: Revision,
+    mode: Mode,
+    binding: Binding,
+    responses: InputResponses,
+    carried: Carried,
+    sealed: bool,
+    accept_unsealed: bool,
+    pending: InputRequests,
+    parked: Vec<Parked>,
+    /// Names this request across its rounds (multi round-trip: carried in
+    /// the state; a task: its id), so a decision reached again on a retry
+    /// is recorded once.
+    request_id: Option<String>,
+    /// What an ask parked now is about (server, tool, risk), for people
+    /// reading the inbox.
+    origin: Option<(String, String, String)>,
+}
+
+/// The key in the carried state naming the request.
+const REQUEST_ID: &str = "askgate.request";
+
+/// The key in the carried state of when the ask `key` was sent.
+fn asked_at_key(key: &str) -> String {
+    format!("askgate.asked_at.{key}")
+}
+
+impl Round {
+    /// The client's revision.
+    pub fn revision(&self) -> Revision {
+        self.revision
+    }
+
+    pub(crate) fn binding(&self) -> &Binding {
+        &self.binding
+    }
+
+    pub(crate) fn rounds(&self) -> &Rounds {
+        &self.rounds
+    }
+
+    pub(crate) fn context(&self) -> Option<&RequestContext<RoleServer>> {
+        self.cx.as_ref()
+    }
+
+    /// The request, on every revision but a task's work.
+    pub(crate) fn waits(&self) -> Option<&RequestContext<RoleServer>> {
+        self.waits.as_ref()
+    }
+
+    /// What the client declared it can answer.
+    pub(crate) fn capabilities(&self) -> Option<&ClientCapabilities> {
+        self.capabilities.as_ref()
+    }
+
+    /// The client's name, when it said.
+    pub(crate) fn client(&self) -> Option<&str> {
+        self.client.as_deref()
+    }
+
+    /// This round's answer under `key`, taken (not replayed later).
+    pub(crate) fn take_answer(&mut self, key: &str) -> Option<Json> {
+        let given = self.answer(key)?;
+        self.responses.remove(key);
+        Some(given)
+    }
+
+    /// Say what asks parked from now on are about: the server, the tool and
+    /// its risk (shown in the inbox and `askgate asks list`).
+    pub fn about(&mut self, server: &str, tool: &str, risk: &str) {
+        self.origin = Some((server.to_owned(), tool.to_owned(), risk.to_owned()));
+    }
+
+    pub(crate) fn origin(&self) -> Option<&(String, String, String)> {
+        self.origin.as_ref()
+    }
+
+    pub(crate) fn request_id(&self) -> Option<&str> {
+        self.request_id.as_deref()
+    }
+
+    /// The audit key of the decision made under `key` in this request.
+    pub(crate) fn decision_key(&self, key: &str) -> Option<String> {
+        self.request_id.as_ref().map(|id| format!("{id}:{key}"))
+    }
+
+    /// [`Round::queue`], noting when it was asked (carried in the sealed
+    /// state, so the retry knows how long the answer took).
+    pub(crate) fn queue_timed(&mut self, key: &str, request: InputRequest) {
+        self.pending.insert(key.to_owned(), request);
+        self.carried.data.insert(
+            asked_at_key(key),
+            Json::String(self.rounds.now().to_string()),
+        );
+    }
+
+    /// How long ago the round that asked `key` sent it (its time carried
+    /// in the sealed state), if known.
+    pub(crate) fn since_asked(&self, key: &str) -> Option<Duration> {
+        let asked: Timestamp = self
+            .carried
+            .data
+            .get(&asked_at_key(key))?
+            .as_str()?
+            .parse()
+            .ok()?;
+        let elapsed = self.rounds.now().duration_since(asked);
+        Duration::try_from(elapsed).ok()
+    }
+
+    pub(crate) fn park_note(&mut self, parked: Parked) {
+        self.parked.push(parked);
+    }
+
+    /// The asks of this round waiting in the inbox.
+    pub fn parked(&self) -> &[Parked] {
+        &self.parked
+    }
+
+    /// Whether this round answers by returning input requests (2026-07-28
+    /// and later) rather than by sending requests and waiting.
+    pub fn is_multi_round_trip(&self) -> bool {
+        self.mode != Mode::Classic
+    }
+
+    /// Whether this round is a task's work.
+    pub fn is_task(&self) -> bool {
+        self.mode == Mode::Task
+    }
+
+    /// Whether this is a retry that presented a valid sealed state.
+    pub fn is_sealed_retry(&self) -> bool {
+        self.sealed
+    }
+
+    /// Whether the client declared it can answer `kind`.
+    pub fn can(&self, kind: InputKind) -> bool {
+        let capabilities = self.capabilities.as_ref();
+        match kind {
+            InputKind::Elicitation => modes(capabilities).0,
+            InputKind::Sampling => capabilities.is_some_and(|c| c.sampling.is_some()),
+            InputKind::Roots => capabilities.is_some_and(|c| c.roots.is_some()),
+        }
+    }
+
+    /// Also take answers sent without a sealed state (a client that answers
+    /// before it was asked). Off by default: without a state an answer is
+    /// not bound to this request nor single-use, so the ask is sent again,
+    /// sealed. Turn it on only where replaying an answer is harmless.
+    pub fn accept_unsealed(&mut self, accept: bool) {
+        self.accept_unsealed = accept;
+    }
+
+    /// Keep `value` for the next round (sealed, so the client cannot alter
+    /// it, but readable: never a secret).
+    pub fn carry(&mut self, key: &str, value: Json) {
+        self.carried.data.insert(key.to_owned(), value);
+    }
+
+    /// What an earlier round kept with [`Round::carry`].
+    pub fn carried(&self, key: &str) -> Option<&Json> {
+        self.carried.data.get(key)
+    }
+}

@@ -1,0 +1,261 @@
+//! The settings shared by every request of a server, and how a request's
+//! round begins: a retry's sealed state opened, checked and used up.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use askgate_core::{Binding, Revision, Sealer, StateError, arguments_digest};
+use askgate_store::Store;
+use jiff::Timestamp;
+use rmcp::model::{ClientCapabilities, InputRequests, InputResponses};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value as Json, json};
+
+use super::state::random_id;
+use super::{Carried, Mode, Principal, REQUEST_ID, Request, Round, RoundError};
+use crate::ask::{AskOptions, Unanswered};
+use crate::clock::{Clock, SystemClock};
+use crate::confirm::Confirmations;
+use crate::park::Inbox;
+use crate::revision::revision_of;
+
+/// The settings shared by every request of a server: the sealing key, the
+/// store that makes each state single-use, how long a state lives.
+#[derive(Debug, Clone)]
+pub struct Rounds {
+    pub(super) inner: Arc<Settings>,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Settings {
+    pub(super) sealer: Sealer,
+    pub(super) digest_key: Vec<u8>,
+    pub(super) store: Store,
+    pub(super) ttl: Duration,
+    pub(super) options: AskOptions,
+    pub(super) inbox: Option<Inbox>,
+    pub(super) confirmations: Confirmations,
+    pub(super) clock: Arc<dyn Clock>,
+}
+
+impl Rounds {
+    /// Rounds sealed under `key` (at least 32 random bytes, the same on
+    /// every replica), with single use enforced in `store`.
+    pub fn new(key: impl Into<Vec<u8>>, store: Store) -> Rounds {
+        let key = key.into();
+        // The arguments digest gets its own key, derived so the two never
+        // coincide.
+        let digest_key =
+            askgate_core::arguments_digest(&key, &json!("askgate arguments digest")).into_bytes();
+        Rounds {
+            inner: Arc::new(Settings {
+                sealer: Sealer::new(key),
+                digest_key,
+                store,
+                ttl: Duration::from_secs(3600),
+                options: AskOptions::default(),
+                inbox: None,
+                confirmations: Confirmations::default(),
+                clock: Arc::new(SystemClock),
+            }),
+        }
+    }
+
+    /// How long a sealed state stays good (default one hour: a person may
+    /// take a while to answer).
+    #[must_use]
+    pub fn with_ttl(mut self, ttl: Duration) -> Rounds {
+        Arc::make_mut(&mut self.inner).ttl = ttl;
+        self
+    }
+
+    /// How to wait on revisions that send requests (default: 10 minutes per
+    /// answer).
+    #[must_use]
+    pub fn with_options(mut self, options: AskOptions) -> Rounds {
+        Arc::make_mut(&mut self.inner).options = options;
+        self
+    }
+
+    /// Park in `inbox` what a client cannot show: asks with a secret field
+    /// or for a client offering only URL mode go there by URL; asks for a
+    /// client with no elicitation at all go there per its
+    /// [`Fallback`](crate::Fallback). Without an inbox those asks fail
+    /// (`-32021`, or "needs URL mode").
+    #[must_use]
+    pub fn with_inbox(mut self, inbox: Inbox) -> Rounds {
+        Arc::make_mut(&mut self.inner).inbox = Some(inbox);
+        self
+    }
+
+    /// How confirmations are asked and trusted (see
+    /// [`Confirmations`]; the defaults: only a person approves).
+    #[must_use]
+    pub fn with_confirmations(mut self, confirmations: Confirmations) -> Rounds {
+        Arc::make_mut(&mut self.inner).confirmations = confirmations;
+        self
+    }
+
+    /// Read the time from `clock` (default: [`SystemClock`]): when a
+    /// sealed state expires, when an ask was parked and until when it
+    /// lives, when a person's no stops standing, when an audit entry was
+    /// made, and the leases of [`Tasks`](crate::Tasks) built on these
+    /// rounds.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Rounds {
+        Arc::make_mut(&mut self.inner).clock = clock;
+        self
+    }
+
+    /// The current time, on the rounds' clock.
+    pub fn now(&self) -> Timestamp {
+        self.inner.clock.now()
+    }
+
+    /// How confirmations are asked and trusted.
+    pub fn confirmations(&self) -> &Confirmations {
+        &self.inner.confirmations
+    }
+
+    /// The inbox, if any.
+    pub fn inbox(&self) -> Option<&Inbox> {
+        self.inner.inbox.as_ref()
+    }
+
+    /// The store single use is enforced in.
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// The keyed digest of a request's `arguments`, as rounds bind them
+    /// and audit entries record them.
+    pub(crate) fn arguments_digest(&self, arguments: &Json) -> String {
+        arguments_digest(&self.inner.digest_key, arguments)
+    }
+
+    /// Start a round of `request`: on a retry, open and check its
+    /// `requestState` and consume the state's nonce.
+    ///
+    /// # Errors
+    /// `-32602` for a state that is malformed, tampered with, expired, used
+    /// before, or issued for another principal, request or set of
+    /// arguments; `-32603` when the store fails; `-32602` for a revision
+    /// without any way to ask.
+    pub async fn begin(
+        &self,
+        cx: &RequestContext<RoleServer>,
+        request: Request<'_>,
+    ) -> Result<Round, RoundError> {
+        let version = cx.protocol_version();
+        let revision = version.as_ref().and_then(revision_of).ok_or_else(|| {
+            RoundError::Unanswered(Unanswered::OldRevision(
+                version.map_or_else(|| "(not negotiated)".into(), |v| v.as_str().to_owned()),
+            ))
+        })?;
+        let principal = request
+            .principal
+            .or_else(|| Principal::of(cx).map(|p| p.0))
+            .unwrap_or_else(|| Principal::ANONYMOUS.to_owned());
+        let binding = Binding {
+            principal,
+            method: request.method.to_owned(),
+            name: request.name.to_owned(),
+            arguments: arguments_digest(&self.inner.digest_key, &request.arguments),
+        };
+        let mode = if revision < Revision::V2026_07_28 {
+            Mode::Classic
+        } else {
+            Mode::RoundTrip
+        };
+        let mut round = Round {
+            cx: (mode == Mode::Classic).then(|| cx.clone()),
+            waits: Some(cx.clone()),
+            client: cx.client_info().map(|info| info.name),
+            capabilities: cx.client_capabilities(),
+            rounds: self.clone(),
+            revision,
+            mode,
+            binding,
+            responses: request.input_responses.cloned().unwrap_or_default(),
+            carried: Carried::default(),
+            sealed: false,
+            accept_unsealed: false,
+            pending: InputRequests::new(),
+            parked: Vec::new(),
+            request_id: None,
+            origin: None,
+        };
+        if mode == Mode::Classic {
+            return Ok(round);
+        }
+        if let Some(state) = request.request_state {
+            let now = self.now();
+            let opened = self.inner.sealer.open(state, &round.binding, now)?;
+            let first = self
+                .inner
+                .store
+                .consume_token(&opened.nonce, opened.expires_at, now)
+                .await
+                .map_err(|e| RoundError::Store(e.to_string()))?;
+            if !first {
+                return Err(RoundError::Replayed);
+            }
+            round.carried = serde_json::from_value(opened.carried).map_err(|_| {
+                RoundError::State(StateError::Malformed("its carried state is not askgate's"))
+            })?;
+            round.sealed = true;
+        }
+        let request_id = match round.carried.data.get(REQUEST_ID).and_then(Json::as_str) {
+            Some(id) => id.to_owned(),
+            None => {
+                let id = random_id()?;
+                round
+                    .carried
+                    .data
+                    .insert(REQUEST_ID.to_owned(), Json::String(id.clone()));
+                id
+            }
+        };
+        round.request_id = Some(request_id);
+        Ok(round)
+    }
+
+    /// The round of a task's work (see [`Tasks`](crate::Tasks)): every
+    /// answer the task was given is at hand (they came through
+    /// `tasks/update` and were kept in the store), and what is still to ask
+    /// is queued as the task's input requests. A re-ask goes under a new
+    /// key (`key#2`, `key#3`...), since a task's keys are never reused.
+    pub fn for_task(
+        &self,
+        task_id: &str,
+        principal: &str,
+        tool: &str,
+        arguments: &Json,
+        capabilities: Option<ClientCapabilities>,
+        answers: InputResponses,
+    ) -> Round {
+        Round {
+            cx: None,
+            waits: None,
+            client: None,
+            capabilities,
+            rounds: self.clone(),
+            revision: Revision::V2026_07_28,
+            mode: Mode::Task,
+            binding: Binding {
+                principal: principal.to_owned(),
+                method: "tools/call".to_owned(),
+                name: tool.to_owned(),
+                arguments: arguments_digest(&self.inner.digest_key, arguments),
+            },
+            responses: answers,
+            carried: Carried::default(),
+            sealed: true,
+            accept_unsealed: false,
+            pending: InputRequests::new(),
+            parked: Vec::new(),
+            request_id: Some(task_id.to_owned()),
+            origin: None,
+        }
+    }
+}
