@@ -2,6 +2,7 @@
 //! requests. One generator, from the system's random source.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -19,10 +20,14 @@ pub(crate) fn random(prefix: &str) -> Result<String, ErrorData> {
 }
 
 /// A new session's id: random, so no two sessions (nor two runs) share
-/// one; from the clock only if the random source fails.
+/// one; if the random source fails, this process's id and a count — still
+/// unique among the sessions one gateway serves.
 pub(crate) fn session() -> Arc<str> {
-    let id = random("session")
-        .unwrap_or_else(|_| format!("session_{}", jiff::Timestamp::now().as_nanosecond()));
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let id = random("session").unwrap_or_else(|_| {
+        let n = COUNT.fetch_add(1, Ordering::Relaxed);
+        format!("session_{}_{n}", std::process::id())
+    });
     Arc::from(id)
 }
 

@@ -9,6 +9,9 @@
 //! ends — the client went away, the gateway stopped — it is recorded as
 //! `sent` when its record is dropped, so no path loses it.
 
+use std::sync::Arc;
+
+use askgate_mcp::Clock;
 use askgate_store::{AuditEntry, CallEnd, EndedCall, NewCall, Store};
 use jiff::Timestamp;
 use rmcp::ErrorData;
@@ -121,6 +124,7 @@ pub(crate) fn failed_on(server: &str, tool: &str, why: impl std::fmt::Display) -
 /// (once, by [`Ending::ended`]; dropped unended, a read is recorded as
 /// `sent`).
 pub(crate) struct Ending {
+    clock: Arc<dyn Clock>,
     id: String,
     server: String,
     metrics: Metrics,
@@ -130,8 +134,10 @@ pub(crate) struct Ending {
 }
 
 impl Ending {
-    /// Call `id` to `server`, sent now, its end recorded by `end`.
+    /// Call `id` to `server`, sent now, its end recorded by `end` and
+    /// dated on `clock`.
     pub(crate) fn new(
+        clock: Arc<dyn Clock>,
         id: String,
         server: String,
         metrics: Metrics,
@@ -139,6 +145,7 @@ impl Ending {
         end: End,
     ) -> Ending {
         Ending {
+            clock,
             id,
             server,
             metrics,
@@ -161,12 +168,8 @@ impl Ending {
         };
         self.metrics
             .call(&self.server, ended.outcome(), self.started.elapsed());
-        end.finish(
-            &self.background,
-            &self.id,
-            ended.answered(),
-            ended.summary(),
-        );
+        let at = self.clock.now();
+        end.finish(&self.background, &self.id, ended, at);
     }
 }
 
@@ -198,11 +201,12 @@ impl End {
         }))
     }
 
-    /// Record the end of call `id` without waiting for it.
-    pub(crate) fn finish(self, background: &Background, id: &str, answered: bool, result: Json) {
+    /// Record that call `id` ended so at `at`, without waiting for it.
+    fn finish(self, background: &Background, id: &str, ended: &Ended, at: Timestamp) {
+        let (answered, result) = (ended.answered(), ended.summary());
         match self {
             End::Queue(store) => {
-                let finishing = store.queue_finish_call(id, answered, &result, Timestamp::now());
+                let finishing = store.queue_finish_call(id, answered, &result, at);
                 let id = id.to_owned();
                 background.spawn(async move {
                     if let Err(error) = finishing.await {
@@ -210,7 +214,7 @@ impl End {
                     }
                 });
             }
-            End::Record(unrecorded) => unrecorded.ended(answered, result),
+            End::Record(unrecorded) => unrecorded.ended(answered, result, at),
         }
     }
 }
@@ -228,11 +232,11 @@ pub(crate) struct Unrecorded {
 }
 
 impl Unrecorded {
-    fn ended(mut self, answered: bool, result: Json) {
+    fn ended(mut self, answered: bool, result: Json, at: Timestamp) {
         self.write(Some(CallEnd {
             answered,
             result,
-            at: Timestamp::now(),
+            at,
         }));
     }
 

@@ -4,10 +4,11 @@
 //! across the client's rounds until its answer (see the `upstream_call`
 //! module for the rest of its life).
 
+use std::sync::Arc;
+
 use askgate_core::Call;
 use askgate_mcp::{Decided, Round};
 use askgate_store::NewCall;
-use jiff::Timestamp;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, JsonObject};
 use rmcp::service::{RequestContext, RoleServer};
@@ -151,6 +152,7 @@ impl Gateway {
     fn ending(&self, approved: &Approved<'_>, call: &NewCall, end: End) -> Ending {
         let settings = &self.inner.settings;
         Ending::new(
+            Arc::clone(settings.rounds.clock()),
             call.id.clone(),
             self.inner.upstreams[approved.index].name.clone(),
             settings.metrics.clone(),
@@ -326,7 +328,7 @@ impl Gateway {
             server: self.inner.upstreams[index].name.clone(),
             tool: tool.to_owned(),
             arguments_digest: Some(digest),
-            at: Timestamp::now(),
+            at: self.now(),
         };
         Ok((call, crate::ids::random("m")?))
     }

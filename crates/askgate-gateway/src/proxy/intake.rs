@@ -78,7 +78,7 @@ impl Gateway {
     /// Record that the intake `which` settled for `principal` in this
     /// session.
     async fn intake_settled(&self, which: usize, principal: &str) -> Result<(), ErrorData> {
-        let now = Timestamp::now();
+        let now = self.now();
         let kept = now
             .checked_add(jiff::SignedDuration::from_hours(24 * 30))
             .unwrap_or(Timestamp::MAX);

@@ -124,6 +124,12 @@ impl Gateway {
         &self.inner.settings.metrics
     }
 
+    /// The current time, on the clock the rounds read (the ledger and the
+    /// audit are dated on one clock).
+    pub(crate) fn now(&self) -> Timestamp {
+        self.inner.settings.rounds.now()
+    }
+
     /// The store: asks, answers, the ledger, the audit.
     pub(crate) fn store(&self) -> &askgate_store::Store {
         self.inner.settings.rounds.store()
@@ -173,7 +179,7 @@ impl Gateway {
     pub(crate) async fn recover(&self) -> Result<(), askgate_store::Error> {
         let store = self.inner.settings.rounds.store();
         let lost = store
-            .recover_calls(&self.inner.settings.owner, Timestamp::now())
+            .recover_calls(&self.inner.settings.owner, self.now())
             .await?;
         for call in lost {
             tracing::warn!(

@@ -6,6 +6,8 @@
 //! takes only what that rule lets proceed with nobody asked
 //! ([`Gateway::unattended`]).
 
+use std::sync::Arc;
+
 use askgate_core::{Call, Risk};
 use askgate_mcp::{Decided, Principal};
 use rmcp::ErrorData;
@@ -171,6 +173,7 @@ impl Gateway {
             marker.clone(),
         );
         let ending = Ending::new(
+            Arc::clone(settings.rounds.clock()),
             id,
             plan.server.clone(),
             settings.metrics.clone(),

@@ -112,6 +112,12 @@ impl Rounds {
         self.inner.clock.now()
     }
 
+    /// The rounds' clock, for what else reads the time beside them (a
+    /// gateway's ledger dates its calls' ends on it).
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.inner.clock
+    }
+
     /// How confirmations are asked and trusted.
     pub fn confirmations(&self) -> &Confirmations {
         &self.inner.confirmations
