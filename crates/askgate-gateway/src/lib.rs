@@ -99,6 +99,9 @@ pub enum Now {
 /// cannot be set up, no upstream can be started, or the threshold in the
 /// environment is not a risk level.
 pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result<Started, Error> {
+    // The one clock the rounds, the ledger, the inbox and the webhooks read.
+    let clock: std::sync::Arc<dyn askgate_mcp::Clock> =
+        std::sync::Arc::new(askgate_mcp::SystemClock);
     let store = Store::open(store_url).await?;
     let key_file = keys::key_path(store_url);
     let key = keys::load_or_create_key(&key_file)?;
@@ -124,12 +127,14 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
         Some(listener) => {
             let people =
                 askgate_inbox::people(config.inbox.token.as_deref(), &config.people, &key_file)?;
-            let page = askgate_inbox::Inbox::new(store.clone(), people, links, &base)?;
+            let page = askgate_inbox::Inbox::new(store.clone(), people, links, &base)?
+                .with_clock(std::sync::Arc::clone(&clock));
             Some(InboxPage { page, listener })
         }
         None => None,
     };
     let rounds = Rounds::new(key, store)
+        .with_clock(clock)
         .with_inbox(inbox)
         .with_confirmations(config.confirmations.clone());
     let downstream = Downstream::default();
@@ -293,7 +298,8 @@ async fn serve(config: Config, gateway: Gateway, page: Option<InboxPage>) -> Res
         Some(webhook) => {
             let store = gateway.store().clone();
             let links = Inbox::new(&base).map_err(|e| Error::Setup(e.to_string()))?;
-            let notifier = askgate_inbox::notify::Notifier::new(store, webhook.clone(), links)?;
+            let notifier = askgate_inbox::notify::Notifier::new(store, webhook.clone(), links)?
+                .with_clock(std::sync::Arc::clone(gateway.clock()));
             Some(AbortOnDrop(notifier.listen()))
         }
         None => None,

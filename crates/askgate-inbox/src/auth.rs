@@ -15,7 +15,10 @@
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+// tokio's, so a test on paused time can see a session expire.
+use tokio::time::Instant;
 
 use axum::http::{HeaderMap, header};
 use base64::Engine;

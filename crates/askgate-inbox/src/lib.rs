@@ -59,6 +59,8 @@ pub use session::Operator;
 #[derive(Debug, Clone)]
 pub struct Inbox {
     inner: Arc<Inner>,
+    /// Where the inbox reads the time (settling, links, the audit).
+    clock: Arc<dyn askgate_mcp::Clock>,
 }
 
 #[derive(Debug)]
@@ -109,7 +111,23 @@ impl Inbox {
                 origin: url.origin().ascii_serialization(),
                 secure,
             }),
+            clock: Arc::new(askgate_mcp::SystemClock),
         })
+    }
+
+    /// Read the time from `clock` (default: the system's): when an answer
+    /// settles an ask, when a link is opened, when a refusal is audited —
+    /// the gateway passes the clock its rounds read, so one clock dates
+    /// everything.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn askgate_mcp::Clock>) -> Inbox {
+        self.clock = clock;
+        self
+    }
+
+    /// The current time, on the inbox's clock.
+    pub fn now(&self) -> jiff::Timestamp {
+        self.clock.now()
     }
 
     /// The store its asks are in.

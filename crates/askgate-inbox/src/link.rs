@@ -7,7 +7,6 @@
 use askgate_store::{AskRow, AuditEntry, Decision};
 use axum::http::header;
 use axum::response::{IntoResponse, Redirect, Response};
-use jiff::Timestamp;
 
 use super::Inbox;
 use super::auth::{self, Person, SESSION_COOKIE, Session};
@@ -25,7 +24,7 @@ pub(super) async fn open(
     id: &str,
     token: &str,
 ) -> Result<Response, LinkRejection> {
-    let now = Timestamp::now();
+    let now = inbox.now();
     let refuse = |problem: LinkProblem| LinkRejection::new(problem, session.as_ref());
     let opened = inbox.inner.links.open(id, token, now).map_err(|error| {
         tracing::warn!(ask = %id, "inbox: a link was refused: {error}");
@@ -90,7 +89,7 @@ fn start_for(inbox: &Inbox, row: &AskRow) -> Result<Response, ()> {
 /// Record that `who` opened a link to an ask of someone else.
 async fn audit_mismatch(inbox: &Inbox, row: &AskRow, who: &str) {
     let entry = AuditEntry {
-        at: Timestamp::now(),
+        at: inbox.now(),
         server: row.ask.server.clone().unwrap_or_default(),
         tool: row.ask.tool.clone().unwrap_or_default(),
         risk: row.ask.risk.clone().unwrap_or_default(),

@@ -8,7 +8,6 @@ use axum::extract::{Form, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
-use jiff::Timestamp;
 use maud::Markup;
 use serde::Deserialize;
 
@@ -200,11 +199,7 @@ async fn answer(
         Ok(settlement) => settlement,
         Err(reasons) => return Err(again(&inbox, &session, &row, &posted, &reasons).await),
     };
-    match inbox
-        .store()
-        .settle(&id, &settlement, Timestamp::now())
-        .await
-    {
+    match inbox.store().settle(&id, &settlement, inbox.now()).await {
         Ok(settled) => {
             tracing::info!(ask = %id, status = settled.status.as_str(), person = %session.person.name, "inbox: an ask was settled");
             Ok(Redirect::to(&format!("/asks/{id}")).into_response())

@@ -505,3 +505,33 @@ async fn an_inbox_url_that_is_not_http_is_refused_naming_its_scheme() {
         "the inbox URL \"ftp://inbox.example/\" is ftp:, expected http: or https:"
     );
 }
+
+/// A clock a test sets.
+#[derive(Debug)]
+struct Fixed(Timestamp);
+
+impl askgate_mcp::Clock for Fixed {
+    fn now(&self) -> Timestamp {
+        self.0
+    }
+}
+
+#[tokio::test]
+async fn an_answer_is_dated_on_the_inbox_clock_not_the_systems() {
+    let mut page = Page::new().await;
+    // A minute ahead of the system's time, within the ask's life.
+    let at = Timestamp::now()
+        .checked_add(jiff::SignedDuration::from_secs(60))
+        .expect("in range");
+    let at = Timestamp::from_second(at.as_second()).expect("whole seconds");
+    page.inbox = page
+        .inbox
+        .clone()
+        .with_clock(std::sync::Arc::new(Fixed(at)));
+    page.park("ask_deploy", "alice").await;
+    let alice = page.sign_in(ALICE).await;
+    let answer = [("action", "accept"), ("f.replicas", "3"), ("f.env", "prod")];
+    let answered = page.answer(&alice, "ask_deploy", &answer).await;
+    assert_eq!(answered.status, StatusCode::SEE_OTHER);
+    assert_eq!(page.row("ask_deploy").await.settled_at, Some(at));
+}

@@ -130,6 +130,11 @@ impl Gateway {
         self.inner.settings.rounds.now()
     }
 
+    /// The clock the gateway reads.
+    pub(crate) fn clock(&self) -> &Arc<dyn askgate_mcp::Clock> {
+        self.inner.settings.rounds.clock()
+    }
+
     /// The store: asks, answers, the ledger, the audit.
     pub(crate) fn store(&self) -> &askgate_store::Store {
         self.inner.settings.rounds.store()

@@ -153,6 +153,8 @@ pub struct Delivery {
 #[derive(Debug, Clone)]
 pub struct Notifier {
     inner: Arc<Inner>,
+    /// Where the notifier reads the time (how long a post's claim lasts).
+    clock: Arc<dyn askgate_mcp::Clock>,
 }
 
 #[derive(Debug)]
@@ -208,7 +210,16 @@ impl Notifier {
                 deliveries: broadcast::channel(256).0,
                 in_flight: watch::channel(0).0,
             }),
+            clock: Arc::new(askgate_mcp::SystemClock),
         })
+    }
+
+    /// Read the time from `clock` (default: the system's): when a post's
+    /// claim is made and until when it holds.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn askgate_mcp::Clock>) -> Notifier {
+        self.clock = clock;
+        self
     }
 
     /// How each post ends, from now on.
@@ -290,7 +301,7 @@ impl Notifier {
                 }
             },
         };
-        let now = Timestamp::now();
+        let now = self.clock.now();
         let keep = now
             .checked_add(jiff::SignedDuration::from_hours(24 * CLAIM_DAYS))
             .unwrap_or(Timestamp::MAX);
