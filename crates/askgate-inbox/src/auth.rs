@@ -26,7 +26,6 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 
 use crate::error::Error;
-use crate::rejection::CrossOrigin;
 
 /// The session cookie.
 pub(crate) const SESSION_COOKIE: &str = "askgate_session";
@@ -259,6 +258,26 @@ pub(crate) fn csrf_ok(session: &Session, given: Option<&str>) -> bool {
 /// (constant time).
 pub(crate) fn login_csrf_ok(cookie: Option<&str>, given: Option<&str>) -> bool {
     matches!((cookie, given), (Some(a), Some(b)) if !a.is_empty() && constant_eq(a.as_bytes(), b.as_bytes()))
+}
+
+/// Why a post's `Origin` is not the inbox's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum CrossOrigin {
+    /// Posted from a page of another origin.
+    From { given: String, expected: String },
+    /// The header is not text.
+    Unreadable,
+}
+
+impl CrossOrigin {
+    pub(crate) fn message(&self) -> String {
+        match self {
+            CrossOrigin::From { given, expected } => {
+                format!("this form was posted from {given}, not from the inbox ({expected})")
+            }
+            CrossOrigin::Unreadable => "the Origin header is not readable".to_owned(),
+        }
+    }
 }
 
 /// Why a post is refused by its `Origin`, if it is: a post from a page of

@@ -13,7 +13,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::Markup;
 
-use crate::auth::Session;
+use crate::auth::{CrossOrigin, Session};
 use crate::pages;
 
 /// Not signed in (no session cookie, or one that expired or ended): a page
@@ -62,26 +62,6 @@ impl IntoResponse for SessionRejection {
                 Redirect::to(&format!("/login?next={next}")).into_response()
             }
             None => (self.status(), self.body_text()).into_response(),
-        }
-    }
-}
-
-/// Why a post's `Origin` is not the inbox's.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum CrossOrigin {
-    /// Posted from a page of another origin.
-    From { given: String, expected: String },
-    /// The header is not text.
-    Unreadable,
-}
-
-impl CrossOrigin {
-    fn message(&self) -> String {
-        match self {
-            CrossOrigin::From { given, expected } => {
-                format!("this form was posted from {given}, not from the inbox ({expected})")
-            }
-            CrossOrigin::Unreadable => "the Origin header is not readable".to_owned(),
         }
     }
 }
