@@ -17,162 +17,21 @@
 
 use std::time::Duration;
 
-use askgate_core::{Ask, LinkSigner, Outcome};
+use askgate_core::{Ask, Outcome};
 use askgate_store::{AskRow, AskStatus, NewAsk, Settlement};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jiff::Timestamp;
 use rmcp::model::{
-    CallToolResult, ContentBlock, CustomNotification, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ServerNotification,
+    CustomNotification, ElicitRequestParams, ElicitResult, ElicitationAction, ServerNotification,
 };
 use sha2::{Digest, Sha256};
-use url::Url;
 
 use crate::ask::Unanswered;
-use crate::error::{Error, Misuse};
+use crate::inbox::{Fallback, Inbox, Parked};
 use crate::input;
 use crate::round::{Round, RoundError};
 use crate::stored::{StoredRequest, form_outcome};
-
-/// Where people answer what their client cannot show.
-#[derive(Debug, Clone)]
-pub struct Inbox {
-    /// The inbox's base URL, absolute (`https://askgate.example/`); an
-    /// ask's page is `<base>asks/<id>`.
-    pub base_url: Url,
-    /// What to do when the client has no elicitation at all.
-    pub fallback: Fallback,
-    /// Signs the URL-mode links sent to clients, and how long they last.
-    links: Option<(LinkSigner, Duration)>,
-}
-
-/// What a call does when its client cannot ask a person at all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fallback {
-    /// Park the ask and answer the call with where to answer it and how to
-    /// retry.
-    Park,
-    /// Refuse: the call fails with `-32021` (elicitation required).
-    Block,
-}
-
-impl Inbox {
-    /// An inbox at `base_url`, parking asks clients cannot show.
-    ///
-    /// # Errors
-    /// [`Misuse::InboxUrl`] when `base_url` is not an absolute URL,
-    /// [`Misuse::InboxUrlWithoutHost`] when it has no host.
-    ///
-    /// # Example
-    /// ```
-    /// use askgate_mcp::{Error, Inbox, Misuse};
-    ///
-    /// let inbox = Inbox::new("https://askgate.example/inbox")?;
-    /// assert_eq!(inbox.page("ask_1"), "https://askgate.example/inbox/asks/ask_1");
-    /// assert!(matches!(
-    ///     Inbox::new("/inbox"),
-    ///     Err(Error::Misuse(Misuse::InboxUrl { .. }))
-    /// ));
-    /// # Ok::<(), Error>(())
-    /// ```
-    pub fn new(base_url: &str) -> Result<Inbox, Error> {
-        let mut url = Url::parse(base_url).map_err(|reason| Misuse::InboxUrl {
-            url: base_url.to_owned(),
-            reason,
-        })?;
-        if !url.has_host() {
-            return Err(Misuse::InboxUrlWithoutHost {
-                url: base_url.to_owned(),
-            }
-            .into());
-        }
-        if !url.path().ends_with('/') {
-            let path = format!("{}/", url.path());
-            url.set_path(&path);
-        }
-        Ok(Inbox {
-            base_url: url,
-            fallback: Fallback::Park,
-            links: None,
-        })
-    }
-
-    /// Sign the links sent to clients in URL mode with `signer`, each good
-    /// for `ttl` and one opening: the link itself lets the person it is
-    /// for open that one ask without signing in (see the inbox).
-    #[must_use]
-    pub fn with_links(mut self, signer: LinkSigner, ttl: Duration) -> Inbox {
-        self.links = Some((signer, ttl));
-        self
-    }
-
-    /// The link sent to a client in URL mode for the ask `id` at `now`:
-    /// its page, signed when links are signed — good until `now` plus the
-    /// links' lifetime (else the page, where the person signs in).
-    ///
-    /// # Errors
-    /// [`Error::Random`] when the system's random source fails (no nonce),
-    /// [`Misuse::LifetimeOutOfRange`] when the links' lifetime reaches past
-    /// what a timestamp holds.
-    pub fn link(&self, id: &str, now: Timestamp) -> Result<String, Error> {
-        let page = self.page(id);
-        let Some((signer, ttl)) = &self.links else {
-            return Ok(page);
-        };
-        let mut nonce = [0u8; 18];
-        getrandom::fill(&mut nonce)
-            .map_err(|e| Error::Random(format!("no nonce for a link: {e}")))?;
-        let expires_at = now
-            .checked_add(*ttl)
-            .map_err(|_| Misuse::LifetimeOutOfRange {
-                what: "the inbox's link lifetime",
-                lifetime: *ttl,
-            })?;
-        let token = signer.sign(id, expires_at, &URL_SAFE_NO_PAD.encode(nonce));
-        Ok(format!("{page}?link={token}"))
-    }
-
-    /// The page of the ask `id`.
-    pub fn page(&self, id: &str) -> String {
-        self.base_url
-            .join(&format!("asks/{id}"))
-            .map_or_else(|_| format!("{}asks/{id}", self.base_url), String::from)
-    }
-}
-
-/// An ask waiting in the inbox.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Parked {
-    /// The ask's id in the store.
-    pub id: String,
-    /// Its inbox page.
-    pub url: String,
-    /// The tool, prompt or resource whose call waits on it.
-    pub name: String,
-}
-
-impl Parked {
-    /// What the model reads: where a person answers, and how to go on —
-    /// never a command or a link that answers by itself (the page needs a
-    /// person's sign-in).
-    pub fn message(&self) -> String {
-        format!(
-            "This needs a person's answer, and this client cannot show it. The ask ({id}) waits \
-             in the askgate inbox ({url}): ask the user to answer it there, then call {name} \
-             again with the same arguments to continue.",
-            url = self.url,
-            id = self.id,
-            name = self.name
-        )
-    }
-
-    /// The call's answer: a tool result saying where to answer (an error
-    /// result: the tool has not run).
-    pub fn tool_result(&self) -> CallToolResult {
-        CallToolResult::error(vec![ContentBlock::text(self.message())])
-    }
-}
 
 /// How long a URL-mode ask on a revision that sends requests waits for the
 /// person before the request gives up (the ask stays parked).

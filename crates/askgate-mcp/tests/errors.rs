@@ -14,9 +14,12 @@ use serde_json::{Map, json};
 fn a_bad_inbox_url_is_the_callers_misuse_and_says_what_was_expected() {
     let relative = Inbox::new("inbox/asks").expect_err("a relative URL");
     assert!(
-        matches!(&relative, Error::Misuse(Misuse::InboxUrl { url, .. }) if url == "inbox/asks"),
+        matches!(&relative, Misuse::InboxUrl { url, .. } if url == "inbox/asks"),
         "{relative:?}"
     );
+    // The crate's one error carries it as the caller's misuse.
+    let as_error: Error = relative.clone().into();
+    assert!(matches!(as_error, Error::Misuse(_)), "{as_error:?}");
     let text = relative.to_string();
     assert!(
         text.contains("\"inbox/asks\"") && text.contains("expected one like https://"),
@@ -25,7 +28,7 @@ fn a_bad_inbox_url_is_the_callers_misuse_and_says_what_was_expected() {
 
     let hostless = Inbox::new("mailto:ops").expect_err("a URL without a host");
     assert!(
-        matches!(hostless, Error::Misuse(Misuse::InboxUrlWithoutHost { .. })),
+        matches!(hostless, Misuse::InboxUrlWithoutHost { .. }),
         "{hostless:?}"
     );
 }

@@ -10,12 +10,12 @@
 //!    call through, an ask already waiting is waited on.
 //! 3. With none of those: the caller's `confirm: true` stands in only where
 //!    the client can show no ask and the operator allows it for this risk
-//!    ([`Confirmations::caller_confirm`]); otherwise the person is asked —
+//!    ([`Confirmations::caller_confirm`](crate::Confirmations::caller_confirm)); otherwise the person is asked —
 //!    a form, a link (URL mode), or the inbox.
 //! 4. What the client brings back is a person's answer only if the client
 //!    showed it: an accept without the checkbox, an error, a timeout, a
 //!    give-up, or an answer faster than a person reads
-//!    ([`Confirmations::min_answer`]) moves the ask to the inbox.
+//!    ([`Confirmations::min_answer`](crate::Confirmations::min_answer)) moves the ask to the inbox.
 //! 5. A call its client cancels never runs: its ask is withdrawn, the
 //!    client's dialog for it too.
 //!
@@ -25,9 +25,6 @@
 mod asking;
 mod standing;
 mod turns;
-
-use std::collections::BTreeMap;
-use std::time::Duration;
 
 use askgate_core::{
     Answered, Ask, Call, Channel, Earlier, Facts, Gate, Method, Reach, Risk, Ruling, Trust,
@@ -40,7 +37,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value as Json;
 
 use crate::ask::Unanswered;
-use crate::park::Fallback;
+use crate::inbox::Fallback;
 use crate::round::{Round, RoundError, Rounds};
 use standing::Standing;
 use turns::{Found, Turn};
@@ -96,59 +93,6 @@ pub struct Policy {
     /// Whether the caller passed `confirm: true` (it stands in only where
     /// no ask can be shown, and the operator allows it).
     pub caller_confirmed: bool,
-}
-
-/// How confirmations are asked and trusted, for every request of a server
-/// (see [`Rounds::with_confirmations`]). The defaults: only a person
-/// approves.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Confirmations {
-    /// The highest risk at which the caller's `confirm: true` stands in for
-    /// a person, when the client can show no ask at all; `None` (the
-    /// default): never.
-    pub caller_confirm: Option<Risk>,
-    /// An answer from the client faster than this after the ask was sent
-    /// was not read by a person: the ask moves to the inbox (default 250
-    /// ms).
-    pub min_answer: Duration,
-    /// [`Confirmations::min_answer`] for clients by their name
-    /// (`clientInfo.name`), instead of the default.
-    pub min_answer_by_client: BTreeMap<String, Duration>,
-    /// How long a call whose ask waits in the inbox waits for the answer
-    /// before it returns saying so (default 0: at once). While it waits the
-    /// client's request is kept alive with progress notifications, when it
-    /// sent a progress token.
-    pub inbox_wait: Duration,
-    /// How often progress is sent while a call waits for the inbox
-    /// (default 10 s).
-    pub progress_every: Duration,
-    /// How long a confirmation ask waits for a person — and a person's no
-    /// to it stands for the same call (default 24 hours).
-    pub ask_lifetime: Duration,
-}
-
-impl Default for Confirmations {
-    fn default() -> Confirmations {
-        Confirmations {
-            caller_confirm: None,
-            min_answer: Trust::DEFAULT.min_answer,
-            min_answer_by_client: BTreeMap::new(),
-            inbox_wait: Duration::ZERO,
-            progress_every: Duration::from_secs(10),
-            ask_lifetime: Duration::from_secs(24 * 60 * 60),
-        }
-    }
-}
-
-impl Confirmations {
-    /// The shortest answer a person gives through the client named
-    /// `client`.
-    pub fn min_answer_for(&self, client: Option<&str>) -> Duration {
-        client
-            .and_then(|name| self.min_answer_by_client.get(name))
-            .copied()
-            .unwrap_or(self.min_answer)
-    }
 }
 
 /// How many turns of the rule one decision may take (ask, wait, find an

@@ -11,7 +11,7 @@ use askgate_store::{AskRow, AskStatus, Settlement};
 use rmcp::model::ProgressNotificationParam;
 use serde_json::{Value as Json, json};
 
-use super::Confirmations;
+use crate::confirmations::Confirmations;
 use crate::round::{Round, RoundError};
 use crate::stored::form_outcome;
 

@@ -6,8 +6,9 @@ use askgate_core::{Answered, Ask, Call, Earlier, Verdict, Waiting};
 
 use super::asking::{self, Link};
 use super::standing::{Standing, Waited};
-use super::{Answerer, Confirmations, Decided};
+use super::{Answerer, Decided};
 use crate::ask::Unanswered;
+use crate::confirmations::Confirmations;
 use crate::round::{Round, RoundError};
 
 /// What the decision knows so far: where the call stands in the store, and

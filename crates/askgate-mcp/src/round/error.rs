@@ -6,9 +6,9 @@ use rmcp::model::ClientCapabilities;
 use serde_json::json;
 
 use crate::ask::Unanswered;
-use crate::error::Misuse;
+use crate::inbox::Parked;
 use crate::input::InputKind;
-use crate::park::Parked;
+use crate::misuse::Misuse;
 
 /// Why a round could not go on. Converts into the JSON-RPC error the client
 /// gets (`?` in a handler).

@@ -55,8 +55,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value as Json;
 
 use crate::ask::modes;
+use crate::inbox::Parked;
 use crate::input::InputKind;
-use crate::park::Parked;
 
 /// Who a request is for, when an authentication layer knows: put it in the
 /// request's extensions (rmcp's, or on Streamable HTTP the HTTP request's),

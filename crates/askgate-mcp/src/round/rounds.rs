@@ -15,8 +15,8 @@ use super::state::random_id;
 use super::{Carried, Mode, Principal, REQUEST_ID, Request, Round, RoundError};
 use crate::ask::{AskOptions, Unanswered};
 use crate::clock::{Clock, SystemClock};
-use crate::confirm::Confirmations;
-use crate::park::Inbox;
+use crate::confirmations::Confirmations;
+use crate::inbox::Inbox;
 use crate::revision::revision_of;
 
 /// The settings shared by every request of a server: the sealing key, the

@@ -11,7 +11,7 @@ use serde_json::Value as Json;
 
 use super::{Mode, Round, RoundError};
 use crate::ask::Unanswered;
-use crate::error::Misuse;
+use crate::misuse::Misuse;
 
 /// What a sealed state carries from round to round: every answer given so
 /// far, replayed on the next round, and the handler's own data.
