@@ -1,7 +1,7 @@
 //! What every fixture tool builds: its forms, from JSON the suite's
-//! scenarios spell, and its plain text results.
+//! scenarios spell, its plain text results, and the text an answer holds.
 
-use askgate_core::{Ask, Form};
+use askgate_core::{Ask, Form, Outcome};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use serde_json::Value as Json;
@@ -17,4 +17,15 @@ pub(crate) fn form(json: Json) -> Result<Ask, ErrorData> {
 /// A successful tool result of one text.
 pub(crate) fn text(text: impl Into<String>) -> CallToolResponse {
     CallToolResult::success(vec![ContentBlock::text(text.into())]).into()
+}
+
+/// A text value of an accepted outcome.
+pub(crate) fn value(outcome: &Outcome, id: &str) -> Option<String> {
+    let Outcome::Accepted { values } = outcome else {
+        return None;
+    };
+    values.get(id).map(|v| match v.value.to_json() {
+        Json::String(s) => s,
+        other => other.to_string(),
+    })
 }

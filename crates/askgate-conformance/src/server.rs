@@ -12,7 +12,7 @@ use askgate_core::{Action, Ask, Outcome, Response, Revision, Step};
 use askgate_mcp::input::InputKind;
 use askgate_mcp::{Request, Round, RoundError, Rounds, Tasks};
 
-use crate::fixture::{form, text};
+use crate::fixture::{form, text, value};
 use crate::task_fixtures;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CreateMessageRequestParams,
@@ -133,17 +133,6 @@ fn describe(outcome: &Outcome) -> (String, Json) {
 fn described(what: &str, outcome: &Outcome) -> CallToolResponse {
     let (action, content) = describe(outcome);
     text(format!("{what}: action={action}, content={content}"))
-}
-
-/// A text value of an accepted outcome.
-fn value(outcome: &Outcome, id: &str) -> Option<String> {
-    let Outcome::Accepted { values } = outcome else {
-        return None;
-    };
-    values.get(id).map(|v| match v.value.to_json() {
-        Json::String(s) => s,
-        other => other.to_string(),
-    })
 }
 
 /// The end of a round that still needs answers.
