@@ -7,6 +7,7 @@
 
 pub mod client;
 pub mod example_upstream;
+mod fixture;
 pub mod interop;
 pub mod server;
 mod task_fixtures;

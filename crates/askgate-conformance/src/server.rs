@@ -8,17 +8,18 @@
 // exercises both.
 #![allow(deprecated)]
 
-use askgate_core::{Action, Ask, Form, Outcome, Response, Revision, Step};
+use askgate_core::{Action, Ask, Outcome, Response, Revision, Step};
 use askgate_mcp::input::InputKind;
 use askgate_mcp::{Request, Round, RoundError, Rounds, Tasks};
 
+use crate::fixture::{form, text, value};
 use crate::task_fixtures;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
-    CreateMessageRequestParams, ElicitRequestParams, ElicitationAction, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, GetTaskParams, GetTaskResult, ListPromptsResult,
-    ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, Role, SamplingMessage,
-    ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CreateMessageRequestParams,
+    ElicitRequestParams, ElicitationAction, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, GetTaskParams, GetTaskResult, ListPromptsResult, ListToolsResult,
+    PaginatedRequestParams, Prompt, PromptMessage, Role, SamplingMessage, ServerCapabilities,
+    ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -114,16 +115,6 @@ fn tool(name: &'static str, description: &'static str, schema: Json) -> Tool {
     Tool::new(name, description, std::sync::Arc::new(schema))
 }
 
-fn form(json: Json) -> Result<Ask, ErrorData> {
-    let form: Form = serde_json::from_value(json)
-        .map_err(|e| ErrorData::internal_error(format!("fixture form: {e}"), None))?;
-    Ask::new(form).map_err(|e| ErrorData::internal_error(format!("fixture form: {e}"), None))
-}
-
-fn text(text: impl Into<String>) -> CallToolResponse {
-    CallToolResult::success(vec![ContentBlock::text(text.into())]).into()
-}
-
 /// How an outcome reads in a tool result: the action, and the settled
 /// values of an accepted answer.
 fn describe(outcome: &Outcome) -> (String, Json) {
@@ -138,15 +129,10 @@ fn describe(outcome: &Outcome) -> (String, Json) {
     }
 }
 
-/// A text value of an accepted outcome.
-fn value(outcome: &Outcome, id: &str) -> Option<String> {
-    let Outcome::Accepted { values } = outcome else {
-        return None;
-    };
-    values.get(id).map(|v| match v.value.to_json() {
-        Json::String(s) => s,
-        other => other.to_string(),
-    })
+/// A tool result that says how the outcome reads after `what`.
+fn described(what: &str, outcome: &Outcome) -> CallToolResponse {
+    let (action, content) = describe(outcome);
+    text(format!("{what}: action={action}, content={content}"))
 }
 
 /// The end of a round that still needs answers.
@@ -196,10 +182,7 @@ impl Fixtures {
         let Some(outcome) = round.ask("response", ask).await? else {
             return input_required(round);
         };
-        let (action, content) = describe(&outcome);
-        Ok(text(format!(
-            "User response: action={action}, content={content}"
-        )))
+        Ok(described("User response", &outcome))
     }
 
     async fn sep1034_defaults(
@@ -223,10 +206,7 @@ impl Fixtures {
         let Some(outcome) = round.ask("defaults", ask).await? else {
             return input_required(round);
         };
-        let (action, content) = describe(&outcome);
-        Ok(text(format!(
-            "Elicitation completed: action={action}, content={content}"
-        )))
+        Ok(described("Elicitation completed", &outcome))
     }
 
     async fn sep1330_enums(
@@ -266,10 +246,7 @@ impl Fixtures {
             ]
         }))?;
         let outcome = ask_with_legacy_enum(cx, ask, "legacyEnum").await?;
-        let (action, content) = describe(&outcome);
-        Ok(text(format!(
-            "Elicitation completed: action={action}, content={content}"
-        )))
+        Ok(described("Elicitation completed", &outcome))
     }
 
     async fn irr_elicitation(

@@ -3,12 +3,14 @@
 
 use std::time::Duration;
 
-use askgate_core::{Ask, Form, Outcome};
+use askgate_core::Ask;
 use askgate_mcp::{Request, Round, Rounds, Tasks};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Tool};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value as Json, json};
+
+use crate::fixture::{form, text, value};
 
 /// The task tools' names and how each may run.
 const TASK_TOOLS: &[(&str, Support)] = &[
@@ -240,16 +242,6 @@ fn name_form() -> Result<Ask, ErrorData> {
     }))
 }
 
-fn form(json: Json) -> Result<Ask, ErrorData> {
-    let form: Form = serde_json::from_value(json)
-        .map_err(|e| ErrorData::internal_error(format!("fixture form: {e}"), None))?;
-    Ask::new(form).map_err(|e| ErrorData::internal_error(format!("fixture form: {e}"), None))
-}
-
-fn text(text: impl Into<String>) -> CallToolResponse {
-    CallToolResult::success(vec![ContentBlock::text(text.into())]).into()
-}
-
 fn argument(params: &CallToolRequestParams, name: &str) -> Option<String> {
     params
         .arguments
@@ -257,14 +249,4 @@ fn argument(params: &CallToolRequestParams, name: &str) -> Option<String> {
         .and_then(|a| a.get(name))
         .and_then(Json::as_str)
         .map(str::to_owned)
-}
-
-fn value(outcome: &Outcome, id: &str) -> Option<String> {
-    let Outcome::Accepted { values } = outcome else {
-        return None;
-    };
-    values.get(id).map(|v| match v.value.to_json() {
-        Json::String(s) => s,
-        other => other.to_string(),
-    })
 }

@@ -45,6 +45,7 @@
 mod asks;
 mod audit;
 mod backend;
+mod columns;
 mod error;
 mod ledger;
 mod listing;

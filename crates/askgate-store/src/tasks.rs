@@ -18,6 +18,7 @@ use sqlx::Row;
 
 use crate::asks::micros;
 use crate::backend::{Store, with_pool, with_writer};
+use crate::columns::Columns;
 use crate::error::Error;
 
 /// Where a task stands.
@@ -505,24 +506,11 @@ impl Store {
         for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
         for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     {
-        let corrupt = |detail: String| Error::Corrupt {
-            store: self.name.to_string(),
-            what: "task",
-            detail,
-        };
-        let text = |column: &str| {
-            row.try_get::<Option<String>, _>(column)
-                .map_err(|e| corrupt(e.to_string()))
-        };
-        let number = |column: &str| {
-            row.try_get::<Option<i64>, _>(column)
-                .map_err(|e| corrupt(e.to_string()))
-        };
-        let time = |column: &str| -> Result<Option<Timestamp>, Error> {
-            number(column)?
-                .map(|m| Timestamp::from_microsecond(m).map_err(|e| corrupt(e.to_string())))
-                .transpose()
-        };
+        let columns = Columns::new(row, &self.name, "task");
+        let corrupt = |detail: String| columns.corrupt(detail);
+        let text = |column: &str| columns.text(column);
+        let number = |column: &str| columns.number(column);
+        let time = |column: &str| columns.time(column);
         let json = |column: &str| -> Result<Option<Json>, Error> {
             text(column)?
                 .map(|t| serde_json::from_str(&t).map_err(|e| corrupt(e.to_string())))

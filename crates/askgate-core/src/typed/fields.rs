@@ -13,85 +13,107 @@ use crate::form::{
 };
 use crate::value::{Instant, Value};
 
-impl AskField for String {
-    type Default = String;
-
-    fn kind() -> FieldKind {
-        FieldKind::Text(TextSpec::default())
-    }
-
-    fn from_value(value: &Value, _zone: Option<&TimeZone>) -> Option<String> {
-        match value {
-            Value::Text(text) => Some(text.clone()),
-            _ => None,
+/// The fields of one Rust type each: its kind, the value that reads as it
+/// (and what the value becomes), and how a default is written as JSON.
+macro_rules! fields {
+    ($(
+        $ty:ty {
+            $(#[$default_doc:meta])*
+            Default = $default:ty,
+            kind: $kind:expr,
+            from($zone:ident): $pat:pat $(if $guard:expr)? => $from:expr,
+            json($d:ident): $json:expr $(,)?
         }
-    }
+    )*) => {$(
+        impl AskField for $ty {
+            $(#[$default_doc])*
+            type Default = $default;
 
-    fn default_json(default: String) -> Json {
-        Json::String(default)
-    }
+            fn kind() -> FieldKind {
+                $kind
+            }
+
+            fn from_value(value: &Value, $zone: Option<&TimeZone>) -> Option<$ty> {
+                match value {
+                    $pat $(if $guard)? => $from,
+                    _ => None,
+                }
+            }
+
+            fn default_json($d: $default) -> Json {
+                $json
+            }
+        }
+    )*};
 }
 
-impl AskField for bool {
-    type Default = bool;
-
-    fn kind() -> FieldKind {
-        FieldKind::Boolean(BooleanSpec::default())
+fields! {
+    String {
+        Default = String,
+        kind: FieldKind::Text(TextSpec::default()),
+        from(_zone): Value::Text(text) => Some(text.clone()),
+        json(default): Json::String(default),
     }
-
-    fn from_value(value: &Value, _zone: Option<&TimeZone>) -> Option<bool> {
-        match value {
-            Value::Boolean(b) => Some(*b),
-            _ => None,
-        }
+    bool {
+        Default = bool,
+        kind: FieldKind::Boolean(BooleanSpec::default()),
+        from(_zone): Value::Boolean(b) => Some(*b),
+        json(default): Json::Bool(default),
     }
-
-    fn default_json(default: bool) -> Json {
-        Json::Bool(default)
+    f64 {
+        Default = f64,
+        kind: FieldKind::Number(NumberSpec::default()),
+        from(_zone): Value::Number(n) => Some(*n),
+        json(default): serde_json::Number::from_f64(default).map_or(Json::Null, Json::Number),
     }
-}
-
-impl AskField for f64 {
-    type Default = f64;
-
-    fn kind() -> FieldKind {
-        FieldKind::Number(NumberSpec::default())
-    }
-
-    fn from_value(value: &Value, _zone: Option<&TimeZone>) -> Option<f64> {
-        match value {
-            Value::Number(n) => Some(*n),
-            _ => None,
-        }
-    }
-
-    fn default_json(default: f64) -> Json {
-        serde_json::Number::from_f64(default).map_or(Json::Null, Json::Number)
-    }
-}
-
-impl AskField for f32 {
-    type Default = f32;
-
-    fn kind() -> FieldKind {
-        FieldKind::Number(NumberSpec {
+    f32 {
+        Default = f32,
+        kind: FieldKind::Number(NumberSpec {
             minimum: Some(f64::from(f32::MIN)),
             maximum: Some(f64::from(f32::MAX)),
             options: Vec::new(),
-        })
+        }),
+        // Within f32's finite range (the field's bounds): the cast rounds
+        // to the nearest f32, it cannot overflow.
+        from(_zone): Value::Number(n) if n.abs() <= f64::from(f32::MAX) => Some(*n as f32),
+        json(default): f64::default_json(f64::from(default)),
     }
-
-    fn from_value(value: &Value, _zone: Option<&TimeZone>) -> Option<f32> {
-        match value {
-            // Within f32's finite range (the field's bounds): the cast
-            // rounds to the nearest f32, it cannot overflow.
-            Value::Number(n) if n.abs() <= f64::from(f32::MAX) => Some(*n as f32),
-            _ => None,
-        }
+    Date {
+        Default = Date,
+        kind: FieldKind::Date(DateSpec::default()),
+        from(_zone): Value::Date(date) => Some(*date),
+        json(default): Json::String(default.to_string()),
     }
-
-    fn default_json(default: f32) -> Json {
-        f64::default_json(f64::from(default))
+    Timestamp {
+        Default = Timestamp,
+        kind: FieldKind::Instant(InstantSpec::default()),
+        from(_zone): Value::Instant(instant) => Some(instant.timestamp),
+        json(default): Json::String(default.to_string()),
+    }
+    ZonedDateTime {
+        Default = ZonedDateTime,
+        kind: FieldKind::Instant(InstantSpec::default()),
+        from(zone): Value::Instant(instant) => Some(zoned_at(instant, zone)),
+        json(default): Json::String(instant_text(&default)),
+    }
+    TimeZone {
+        /// An IANA name such as `"Europe/Paris"`.
+        Default = String,
+        kind: FieldKind::Zone(ZoneSpec::default()),
+        from(_zone): Value::Zone(name) => crate::time::zone(name),
+        json(default): Json::String(default),
+    }
+    TimeRange {
+        Default = TimeRange,
+        kind: FieldKind::TimeRange(TimeRangeSpec::default()),
+        from(zone): Value::TimeRange { from, to } => Some(TimeRange {
+            from: zoned_at(from, zone),
+            to: zoned_at(to, zone),
+        }),
+        json(default): serde_json::json!({
+            "from": instant_text(&default.from),
+            "to": instant_text(&default.to),
+        }),
     }
 }
 
@@ -125,108 +147,6 @@ macro_rules! integer_fields {
 }
 
 integer_fields!(i8, i16, i32, i64, u8, u16, u32, u64, usize);
-
-impl AskField for Date {
-    type Default = Date;
-
-    fn kind() -> FieldKind {
-        FieldKind::Date(DateSpec::default())
-    }
-
-    fn from_value(value: &Value, _zone: Option<&TimeZone>) -> Option<Date> {
-        match value {
-            Value::Date(date) => Some(*date),
-            _ => None,
-        }
-    }
-
-    fn default_json(default: Date) -> Json {
-        Json::String(default.to_string())
-    }
-}
-
-impl AskField for Timestamp {
-    type Default = Timestamp;
-
-    fn kind() -> FieldKind {
-        FieldKind::Instant(InstantSpec::default())
-    }
-
-    fn from_value(value: &Value, _zone: Option<&TimeZone>) -> Option<Timestamp> {
-        match value {
-            Value::Instant(instant) => Some(instant.timestamp),
-            _ => None,
-        }
-    }
-
-    fn default_json(default: Timestamp) -> Json {
-        Json::String(default.to_string())
-    }
-}
-
-impl AskField for ZonedDateTime {
-    type Default = ZonedDateTime;
-
-    fn kind() -> FieldKind {
-        FieldKind::Instant(InstantSpec::default())
-    }
-
-    fn from_value(value: &Value, zone: Option<&TimeZone>) -> Option<ZonedDateTime> {
-        match value {
-            Value::Instant(instant) => Some(zoned_at(instant, zone)),
-            _ => None,
-        }
-    }
-
-    fn default_json(default: ZonedDateTime) -> Json {
-        Json::String(instant_text(&default))
-    }
-}
-
-impl AskField for TimeZone {
-    /// An IANA name such as `"Europe/Paris"`.
-    type Default = String;
-
-    fn kind() -> FieldKind {
-        FieldKind::Zone(ZoneSpec::default())
-    }
-
-    fn from_value(value: &Value, _zone: Option<&TimeZone>) -> Option<TimeZone> {
-        match value {
-            Value::Zone(name) => crate::time::zone(name),
-            _ => None,
-        }
-    }
-
-    fn default_json(default: String) -> Json {
-        Json::String(default)
-    }
-}
-
-impl AskField for TimeRange {
-    type Default = TimeRange;
-
-    fn kind() -> FieldKind {
-        FieldKind::TimeRange(TimeRangeSpec::default())
-    }
-
-    fn from_value(value: &Value, zone: Option<&TimeZone>) -> Option<TimeRange> {
-        match value {
-            Value::TimeRange { from, to } => Some(TimeRange {
-                from: zoned_at(from, zone),
-                to: zoned_at(to, zone),
-            }),
-            _ => None,
-        }
-    }
-
-    fn default_json(default: TimeRange) -> Json {
-        serde_json::json!({
-            "from": instant_text(&default.from),
-            "to": instant_text(&default.to),
-        })
-    }
-}
 
 impl<T: AskChoice> AskField for Vec<T> {
     type Default = Vec<T>;

@@ -40,97 +40,76 @@ pub(crate) trait Rounded: Clone + Send + 'static {
     fn complete(response: Self::Response) -> Self::Response;
 }
 
-impl Rounded for GetPromptRequestParams {
-    type Response = GetPromptResponse;
-
-    fn what(&self) -> String {
-        format!("get prompt {}", self.name)
-    }
-
-    async fn send(self, peer: &Peer<RoleClient>) -> Result<GetPromptResponse, ServiceError> {
-        peer.get_prompt_once(self).await
-    }
-
-    fn input_required(response: &GetPromptResponse) -> Option<&InputRequiredResult> {
-        match response {
-            GetPromptResponse::InputRequired(needed) => Some(needed),
-            _ => None,
+/// `Rounded` for the requests of one kind each: what it is for errors,
+/// how it is sent once, and how its completed response is taken.
+macro_rules! rounded {
+    ($(
+        $params:ty => $response:ident {
+            what($this:pat_param): $what:expr,
+            send: $send:ident,
+            complete($complete:pat_param): $completed:expr $(,)?
         }
-    }
+    )*) => {$(
+        impl Rounded for $params {
+            type Response = $response;
 
-    fn answered(&mut self, responses: InputResponses, state: Option<String>) {
-        self.input_responses = Some(responses);
-        self.request_state = state;
-    }
+            fn what(&self) -> String {
+                let $this = self;
+                $what
+            }
 
-    fn complete(mut response: GetPromptResponse) -> GetPromptResponse {
-        if let GetPromptResponse::Complete(result) = &mut response {
-            result.result_type.get_or_insert(ResultType::COMPLETE);
+            async fn send(self, peer: &Peer<RoleClient>) -> Result<$response, ServiceError> {
+                peer.$send(self).await
+            }
+
+            fn input_required(response: &$response) -> Option<&InputRequiredResult> {
+                match response {
+                    $response::InputRequired(needed) => Some(needed),
+                    _ => None,
+                }
+            }
+
+            fn answered(&mut self, responses: InputResponses, state: Option<String>) {
+                self.input_responses = Some(responses);
+                self.request_state = state;
+            }
+
+            fn complete($complete: $response) -> $response {
+                $completed
+            }
         }
-        response
-    }
+    )*};
 }
 
-impl Rounded for ReadResourceRequestParams {
-    type Response = ReadResourceResponse;
-
-    fn what(&self) -> String {
+rounded! {
+    GetPromptRequestParams => GetPromptResponse {
+        what(request): format!("get prompt {}", request.name),
+        send: get_prompt_once,
+        complete(mut response): {
+            if let GetPromptResponse::Complete(result) = &mut response {
+                result.result_type.get_or_insert(ResultType::COMPLETE);
+            }
+            response
+        },
+    }
+    ReadResourceRequestParams => ReadResourceResponse {
         // The URI may carry the person's data: not named.
-        "read a resource".to_owned()
+        what(_): "read a resource".to_owned(),
+        send: read_resource_once,
+        complete(mut response): {
+            if let ReadResourceResponse::Complete(result) = &mut response {
+                result.result_type.get_or_insert(ResultType::COMPLETE);
+            }
+            response
+        },
     }
-
-    async fn send(self, peer: &Peer<RoleClient>) -> Result<ReadResourceResponse, ServiceError> {
-        peer.read_resource_once(self).await
-    }
-
-    fn input_required(response: &ReadResourceResponse) -> Option<&InputRequiredResult> {
-        match response {
-            ReadResourceResponse::InputRequired(needed) => Some(needed),
-            _ => None,
-        }
-    }
-
-    fn answered(&mut self, responses: InputResponses, state: Option<String>) {
-        self.input_responses = Some(responses);
-        self.request_state = state;
-    }
-
-    fn complete(mut response: ReadResourceResponse) -> ReadResourceResponse {
-        if let ReadResourceResponse::Complete(result) = &mut response {
-            result.result_type.get_or_insert(ResultType::COMPLETE);
-        }
-        response
-    }
-}
-
-impl Rounded for CallToolRequestParams {
-    type Response = CallToolResponse;
-
-    fn what(&self) -> String {
-        format!("run {}", self.name)
-    }
-
-    async fn send(self, peer: &Peer<RoleClient>) -> Result<CallToolResponse, ServiceError> {
-        peer.call_tool_once(self).await
-    }
-
-    fn input_required(response: &CallToolResponse) -> Option<&InputRequiredResult> {
-        match response {
-            CallToolResponse::InputRequired(needed) => Some(needed),
-            _ => None,
-        }
-    }
-
-    fn answered(&mut self, responses: InputResponses, state: Option<String>) {
-        self.input_responses = Some(responses);
-        self.request_state = state;
-    }
-
-    fn complete(response: CallToolResponse) -> CallToolResponse {
-        match response {
+    CallToolRequestParams => CallToolResponse {
+        what(request): format!("run {}", request.name),
+        send: call_tool_once,
+        complete(response): match response {
             CallToolResponse::Complete(result) => super::complete(result),
             other => other,
-        }
+        },
     }
 }
 

@@ -2,96 +2,18 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use askgate_core::{Ask, Call, Risk, Surface, confirmation_form};
 use askgate_mcp::Inbox;
 use askgate_mcp::stored::{self, Act, StoredRequest};
 use askgate_store::{AskRow, AskStatus, NewAsk, Store};
-use axum::Json as AxumJson;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use askgate_testkit::webhook::{Receiver, Reply};
 use jiff::Timestamp;
 use serde_json::{Value as Json, json};
 use tokio::sync::broadcast;
 
 use super::{Delivery, Event, Notifier, Preset, Webhook};
-
-/// What the receiver answers each post, in order (then 200).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Answer {
-    Status(u16),
-    Never,
-}
-
-/// A post the receiver got.
-#[derive(Clone)]
-struct Post {
-    headers: HeaderMap,
-    body: Json,
-}
-
-/// A local webhook receiver: records every post.
-#[derive(Clone)]
-struct Receiver {
-    posts: Arc<Mutex<Vec<Post>>>,
-    script: Arc<Mutex<Vec<Answer>>>,
-    url: String,
-}
-
-impl Receiver {
-    async fn start(script: Vec<Answer>) -> Receiver {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("binds a port");
-        let addr = listener.local_addr().expect("has an address");
-        let receiver = Receiver {
-            posts: Arc::default(),
-            script: Arc::new(Mutex::new(script)),
-            url: format!("http://{addr}/hook/s3cret-path"),
-        };
-        let app = axum::Router::new()
-            .route("/hook/s3cret-path", axum::routing::post(receive))
-            .with_state(receiver.clone());
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        receiver
-    }
-
-    fn posts(&self) -> Vec<Post> {
-        self.posts.lock().expect("not poisoned").clone()
-    }
-
-    fn bodies(&self) -> Vec<Json> {
-        self.posts().into_iter().map(|post| post.body).collect()
-    }
-}
-
-async fn receive(
-    State(receiver): State<Receiver>,
-    headers: HeaderMap,
-    AxumJson(body): AxumJson<Json>,
-) -> StatusCode {
-    receiver
-        .posts
-        .lock()
-        .expect("not poisoned")
-        .push(Post { headers, body });
-    let next = {
-        let mut script = receiver.script.lock().expect("not poisoned");
-        if script.is_empty() {
-            Answer::Status(200)
-        } else {
-            script.remove(0)
-        }
-    };
-    match next {
-        Answer::Status(code) => StatusCode::from_u16(code).unwrap_or(StatusCode::OK),
-        Answer::Never => std::future::pending().await,
-    }
-}
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
@@ -169,14 +91,43 @@ async fn next_delivery(deliveries: &mut broadcast::Receiver<Delivery>) -> Delive
     }
 }
 
+/// A notifier posting with a preset to a receiver that answers as told,
+/// listening to a fresh SQLite store: each delivery as it ends.
+struct Posting {
+    receiver: Receiver,
+    store: Store,
+    notifier: Notifier,
+    deliveries: broadcast::Receiver<Delivery>,
+    _listening: tokio::task::JoinHandle<()>,
+}
+
+impl Posting {
+    async fn start(answers: Vec<Reply>, preset: Preset) -> Self {
+        let receiver = Receiver::answering(answers).await;
+        let store = sqlite().await;
+        let notifier =
+            Notifier::new(store.clone(), webhook(&receiver, preset), inbox()).expect("builds");
+        let deliveries = notifier.deliveries();
+        let _listening = notifier.listen();
+        Self {
+            receiver,
+            store,
+            notifier,
+            deliveries,
+            _listening,
+        }
+    }
+}
+
 #[tokio::test]
 async fn parking_an_ask_posts_its_facts_once_and_no_arguments() {
-    let receiver = Receiver::start(Vec::new()).await;
-    let store = sqlite().await;
-    let notifier =
-        Notifier::new(store.clone(), webhook(&receiver, Preset::Generic), inbox()).expect("builds");
-    let mut deliveries = notifier.deliveries();
-    let _listening = notifier.listen();
+    let Posting {
+        receiver,
+        store,
+        notifier,
+        mut deliveries,
+        _listening,
+    } = Posting::start(Vec::new(), Preset::Generic).await;
     let row = store.park(&confirmation("ask_p1")).await.expect("parks");
     store
         .park(&confirmation("ask_p1"))
@@ -185,9 +136,9 @@ async fn parking_an_ask_posts_its_facts_once_and_no_arguments() {
     let delivery = next_delivery(&mut deliveries).await;
     assert!(delivery.delivered, "{delivery:?}");
     notifier.flush(Duration::from_secs(10)).await;
-    let posts = receiver.posts();
+    let posts = receiver.posts.all();
     assert_eq!(posts.len(), 1, "one post per new ask");
-    let Post { headers, body } = &posts[0];
+    let (headers, body) = &posts[0];
     assert_eq!(
         body,
         &json!({
@@ -208,12 +159,13 @@ async fn parking_an_ask_posts_its_facts_once_and_no_arguments() {
 
 #[tokio::test]
 async fn settling_an_ask_posts_once_without_the_answer() {
-    let receiver = Receiver::start(Vec::new()).await;
-    let store = sqlite().await;
-    let notifier =
-        Notifier::new(store.clone(), webhook(&receiver, Preset::Generic), inbox()).expect("builds");
-    let mut deliveries = notifier.deliveries();
-    let _listening = notifier.listen();
+    let Posting {
+        receiver,
+        store,
+        notifier,
+        mut deliveries,
+        _listening,
+    } = Posting::start(Vec::new(), Preset::Generic).await;
     let row = store.park(&confirmation("ask_s1")).await.expect("parks");
     next_delivery(&mut deliveries).await;
     let settled = answer(&store, &row, false).await;
@@ -242,29 +194,35 @@ async fn settling_an_ask_posts_once_without_the_answer() {
 
 #[tokio::test]
 async fn a_receiver_failing_twice_gets_the_post_on_the_third_try() {
-    let receiver = Receiver::start(vec![Answer::Status(500), Answer::Status(503)]).await;
-    let store = sqlite().await;
-    let notifier =
-        Notifier::new(store.clone(), webhook(&receiver, Preset::Generic), inbox()).expect("builds");
-    let mut deliveries = notifier.deliveries();
-    let _listening = notifier.listen();
+    let Posting {
+        receiver,
+        store,
+        mut deliveries,
+        _listening,
+        ..
+    } = Posting::start(
+        vec![Reply::Status(500), Reply::Status(503)],
+        Preset::Generic,
+    )
+    .await;
     store.park(&confirmation("ask_r1")).await.expect("parks");
     let delivery = next_delivery(&mut deliveries).await;
     assert_eq!(
         (delivery.delivered, delivery.tries, delivery.status),
         (true, 3, Some(200))
     );
-    assert_eq!(receiver.posts().len(), 3);
+    assert_eq!(receiver.posts.all().len(), 3);
 }
 
 #[tokio::test]
 async fn a_refusing_receiver_is_not_tried_again() {
-    let receiver = Receiver::start(vec![Answer::Status(404)]).await;
-    let store = sqlite().await;
-    let notifier =
-        Notifier::new(store.clone(), webhook(&receiver, Preset::Generic), inbox()).expect("builds");
-    let mut deliveries = notifier.deliveries();
-    let _listening = notifier.listen();
+    let Posting {
+        receiver: _receiver,
+        store,
+        mut deliveries,
+        _listening,
+        ..
+    } = Posting::start(vec![Reply::Status(404)], Preset::Generic).await;
     store.park(&confirmation("ask_r2")).await.expect("parks");
     let delivery = next_delivery(&mut deliveries).await;
     assert_eq!(
@@ -275,12 +233,13 @@ async fn a_refusing_receiver_is_not_tried_again() {
 
 #[tokio::test]
 async fn a_receiver_that_never_answers_does_not_hold_the_ask() {
-    let receiver = Receiver::start(vec![Answer::Never; 10]).await;
-    let store = sqlite().await;
-    let notifier =
-        Notifier::new(store.clone(), webhook(&receiver, Preset::Generic), inbox()).expect("builds");
-    let mut deliveries = notifier.deliveries();
-    let _listening = notifier.listen();
+    let Posting {
+        receiver: _receiver,
+        store,
+        mut deliveries,
+        _listening,
+        ..
+    } = Posting::start(vec![Reply::Never; 10], Preset::Generic).await;
     let row = store.park(&confirmation("ask_n1")).await.expect("parks");
     let settled = answer(&store, &row, true).await;
     assert_eq!(
@@ -297,12 +256,13 @@ async fn a_receiver_that_never_answers_does_not_hold_the_ask() {
 
 #[tokio::test]
 async fn the_slack_preset_posts_text_and_blocks() {
-    let receiver = Receiver::start(Vec::new()).await;
-    let store = sqlite().await;
-    let notifier =
-        Notifier::new(store.clone(), webhook(&receiver, Preset::Slack), inbox()).expect("builds");
-    let mut deliveries = notifier.deliveries();
-    let _listening = notifier.listen();
+    let Posting {
+        receiver,
+        store,
+        mut deliveries,
+        _listening,
+        ..
+    } = Posting::start(Vec::new(), Preset::Slack).await;
     store.park(&confirmation("ask_k1")).await.expect("parks");
     next_delivery(&mut deliveries).await;
     let body = &receiver.bodies()[0];
@@ -382,7 +342,7 @@ async fn two_replicas_on_one_postgres_post_each_event_once() {
     let url = format!("{base}{separator}options=-c%20search_path%3D{schema}");
     let one = Store::open(&url).await.expect("replica 1 opens");
     let two = Store::open(&url).await.expect("replica 2 opens");
-    let receiver = Receiver::start(Vec::new()).await;
+    let receiver = Receiver::start().await;
     let mut deliveries = Vec::new();
     let mut listening = Vec::new();
     let mut notifiers = Vec::new();

@@ -1,11 +1,11 @@
 //! An ask's row, read back from either backend.
 
-use jiff::Timestamp;
 use serde_json::Value as Json;
 use sqlx::Row;
 
 use super::{AskRow, AskStatus, NewAsk};
 use crate::backend::Store;
+use crate::columns::Columns;
 use crate::error::Error;
 
 impl Store {
@@ -16,21 +16,10 @@ impl Store {
         for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
         for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     {
-        let corrupt = |detail: String| Error::Corrupt {
-            store: self.name.to_string(),
-            what: "ask",
-            detail,
-        };
-        let text = |column: &str| {
-            row.try_get::<Option<String>, _>(column)
-                .map_err(|e| corrupt(e.to_string()))
-        };
-        let time = |column: &str| -> Result<Option<Timestamp>, Error> {
-            row.try_get::<Option<i64>, _>(column)
-                .map_err(|e| corrupt(e.to_string()))?
-                .map(|us| Timestamp::from_microsecond(us).map_err(|e| corrupt(e.to_string())))
-                .transpose()
-        };
+        let columns = Columns::new(row, &self.name, "ask");
+        let corrupt = |detail: String| columns.corrupt(detail);
+        let text = |column: &str| columns.text(column);
+        let time = |column: &str| columns.time(column);
         let json = |column: &str| -> Result<Option<Json>, Error> {
             text(column)?
                 .map(|t| serde_json::from_str(&t).map_err(|e| corrupt(format!("{column}: {e}"))))

@@ -22,6 +22,7 @@ use std::pin::Pin;
 use crate::asks::micros;
 use crate::audit::{AuditEntry, AuditRecord};
 use crate::backend::{Store, Writer, with_pool, with_writer};
+use crate::columns::Columns;
 use crate::error::Error;
 use crate::statement::Statement;
 
@@ -416,15 +417,9 @@ impl Store {
         for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
         for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     {
-        let corrupt = |detail: String| Error::Corrupt {
-            store: self.name.to_string(),
-            what: "call",
-            detail,
-        };
-        let text = |column: &str| {
-            row.try_get::<Option<String>, _>(column)
-                .map_err(|e| corrupt(e.to_string()))
-        };
+        let columns = Columns::new(row, &self.name, "call");
+        let corrupt = |detail: String| columns.corrupt(detail);
+        let text = |column: &str| columns.text(column);
         let state_text = text("state")?.unwrap_or_default();
         let prepared = row
             .try_get::<i64, _>("prepared_at")

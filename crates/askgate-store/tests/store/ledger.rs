@@ -1,0 +1,290 @@
+//! The ledger of calls: how a call moves, what a crash leaves, and how recorded
+//! calls join the chain.
+
+use askgate_store::{AskStatus, CallEnd, CallState, EndedCall, LedgerError, RecordedCall, Store};
+use serde_json::json;
+
+use super::{answer, at, call, entry, new_ask, stores, urls};
+
+#[tokio::test]
+async fn the_ledger_moves_a_call_only_forward() {
+    for store in stores().await {
+        store
+            .prepare_call(&call("c1", "gw-1"))
+            .await
+            .expect("prepares");
+        let early = store
+            .finish_call("c1", true, &json!({"ok": true}), at(1))
+            .await;
+        assert!(
+            matches!(
+                early,
+                Err(LedgerError::Illegal {
+                    state: "prepared",
+                    ..
+                })
+            ),
+            "{early:?}"
+        );
+        let sent = store.mark_sent("c1", "m-1", at(1)).await.expect("sends");
+        assert_eq!(
+            (sent.state, sent.marker.as_deref()),
+            (CallState::Sent, Some("m-1"))
+        );
+        let twice = store.mark_sent("c1", "m-2", at(2)).await;
+        assert!(
+            matches!(twice, Err(LedgerError::Illegal { state: "sent", .. })),
+            "sent twice: {twice:?}"
+        );
+        let done = store
+            .finish_call("c1", true, &json!({"ok": true}), at(3))
+            .await
+            .expect("answers");
+        assert_eq!(done.state, CallState::Answered);
+        let missing = store.mark_sent("nope", "m", at(4)).await;
+        assert!(
+            matches!(missing, Err(LedgerError::NotFound { .. })),
+            "{missing:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn after_a_crash_a_sent_call_may_have_run_and_a_prepared_one_was_never_sent() {
+    for url in urls().await {
+        let store = Store::open(&url).await.expect("opens");
+        store
+            .prepare_call(&call("prepared", "gw-1"))
+            .await
+            .expect("prepares");
+        store
+            .prepare_call(&call("in-flight", "gw-1"))
+            .await
+            .expect("prepares");
+        store
+            .mark_sent("in-flight", "m-1", at(1))
+            .await
+            .expect("sends");
+        store
+            .prepare_call(&call("other-replica", "gw-2"))
+            .await
+            .expect("prepares");
+        store
+            .mark_sent("other-replica", "m-2", at(1))
+            .await
+            .expect("sends");
+        store.close().await;
+        drop(store);
+
+        let restarted = Store::open(&url).await.expect("reopens");
+        let recovered = restarted
+            .recover_calls("gw-1", at(10))
+            .await
+            .expect("recovers");
+        let ids: Vec<&str> = recovered.iter().map(|c| c.call.id.as_str()).collect();
+        assert_eq!(ids, ["in-flight"]);
+        assert_eq!(recovered[0].state, CallState::MayHaveRun);
+        let state = |id: &'static str| {
+            let store = restarted.clone();
+            async move { store.call(id).await.expect("reads").expect("exists").state }
+        };
+        assert_eq!(
+            state("prepared").await,
+            CallState::Prepared,
+            "never sent: safe to send"
+        );
+        assert_eq!(
+            state("other-replica").await,
+            CallState::Sent,
+            "another replica's call is left alone"
+        );
+        let resend = restarted.mark_sent("in-flight", "m-3", at(11)).await;
+        assert!(
+            matches!(
+                resend,
+                Err(LedgerError::Illegal {
+                    state: "may_have_run",
+                    ..
+                })
+            ),
+            "{resend:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_asks_of_one_call_are_found_newest_first() {
+    for store in stores().await {
+        let of = |id: &str, call: Option<&str>, created: i64| {
+            let mut ask = new_ask(id, created, None);
+            ask.call_key = call.map(str::to_owned);
+            ask
+        };
+        for ask in [
+            of("first", Some("mcp:k:confirm"), 1),
+            of("other", Some("mcp:other:confirm"), 2),
+            of("second", Some("mcp:k:confirm"), 3),
+            of("unkeyed", None, 4),
+        ] {
+            store.park(&ask).await.expect("parks");
+        }
+        store
+            .settle("first", &answer("alice"), at(5))
+            .await
+            .expect("settles");
+        let found = store
+            .asks_of_call("mcp:k:confirm", 10)
+            .await
+            .expect("lists");
+        let ids: Vec<&str> = found.iter().map(|row| row.ask.id.as_str()).collect();
+        assert_eq!(ids, ["second", "first"], "{}", store.name());
+        assert_eq!(found[1].status, AskStatus::Answered);
+        assert_eq!(found[0].ask.call_key.as_deref(), Some("mcp:k:confirm"));
+        assert_eq!(
+            store
+                .asks_of_call("mcp:k:confirm", 1)
+                .await
+                .expect("lists")
+                .len(),
+            1,
+            "at most the limit"
+        );
+        store.close().await;
+    }
+}
+
+#[tokio::test]
+async fn a_call_recorded_as_sent_carries_its_decision_in_the_chain() {
+    for store in stores().await {
+        let RecordedCall {
+            audit: record,
+            call: row,
+        } = store
+            .record_sent_call(&entry("delete"), &call("c1", "gw-1"), "m-1", at(1))
+            .await
+            .expect("records");
+        assert_eq!(
+            (row.state, row.marker.as_deref()),
+            (CallState::Sent, Some("m-1"))
+        );
+        assert_eq!(record.seq, 1);
+        let twice = store.mark_sent("c1", "m-2", at(2)).await;
+        assert!(
+            matches!(twice, Err(LedgerError::Illegal { state: "sent", .. })),
+            "sent twice: {twice:?}"
+        );
+        let done = store
+            .finish_call("c1", true, &json!({"ok": true}), at(3))
+            .await
+            .expect("answers");
+        assert_eq!(done.state, CallState::Answered);
+        let again = store
+            .finish_call("c1", false, &json!({"failure": "late"}), at(4))
+            .await;
+        assert!(
+            matches!(
+                again,
+                Err(LedgerError::Illegal {
+                    state: "answered",
+                    ..
+                })
+            ),
+            "{again:?}"
+        );
+        let missing = store.finish_call("nope", true, &json!({}), at(4)).await;
+        assert!(
+            matches!(missing, Err(LedgerError::NotFound { .. })),
+            "{missing:?}"
+        );
+        let entries = store.audit_entries().await.expect("reads");
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].entry.tool, "delete");
+    }
+}
+
+#[tokio::test]
+async fn calls_recorded_side_by_side_keep_one_unbroken_chain() {
+    for url in urls().await {
+        let store = Store::open(&url).await.expect("opens");
+        let mut writers = tokio::task::JoinSet::new();
+        for i in 0..24 {
+            let store = store.clone();
+            writers.spawn(async move {
+                let id = format!("c{i}");
+                store
+                    .record_sent_call(&entry("read"), &call(&id, "gw-1"), "m", at(1))
+                    .await
+                    .expect("records");
+                // Queued and not waited for: it lands with a later batch.
+                drop(store.queue_finish_call(&id, true, &json!({"ok": true}), at(2)));
+                store.append_audit(&entry("other")).await.expect("appends");
+            });
+        }
+        while let Some(done) = writers.join_next().await {
+            done.expect("a writer ends");
+        }
+        // Closing commits what is queued.
+        store.close().await;
+        drop(store);
+        let reopened = Store::open(&url).await.expect("reopens");
+        let verification = reopened.verify_audit().await.expect("verifies");
+        assert_eq!((verification.entries, verification.broken), (48, None));
+        for i in 0..24 {
+            let row = reopened
+                .call(&format!("c{i}"))
+                .await
+                .expect("reads")
+                .expect("recorded");
+            assert_eq!(row.state, CallState::Answered, "a queued end is kept");
+        }
+    }
+}
+
+#[tokio::test]
+async fn calls_recorded_together_each_keep_their_end_and_their_place_in_the_chain() {
+    for store in stores().await {
+        store.append_audit(&entry("before")).await.expect("appends");
+        let ended: Vec<EndedCall> = (0..5)
+            .map(|i| EndedCall {
+                entry: entry(&format!("read-{i}")),
+                call: call(&format!("r{i}"), "gw-1"),
+                marker: format!("m-{i}"),
+                sent_at: at(1),
+                end: CallEnd {
+                    answered: i != 3,
+                    result: json!({"blocks": i}),
+                    at: at(2),
+                },
+            })
+            .collect();
+        store.record_ended_calls(&ended).await.expect("records");
+        for i in 0..5 {
+            let row = store
+                .call(&format!("r{i}"))
+                .await
+                .expect("reads")
+                .expect("recorded");
+            let state = if i == 3 {
+                CallState::Failed
+            } else {
+                CallState::Answered
+            };
+            assert_eq!(
+                (row.state, row.marker.as_deref()),
+                (state, Some(format!("m-{i}").as_str()))
+            );
+        }
+        let entries = store.audit_entries().await.expect("reads");
+        let tools: Vec<&str> = entries.iter().map(|r| r.entry.tool.as_str()).collect();
+        assert_eq!(
+            tools,
+            ["before", "read-0", "read-1", "read-2", "read-3", "read-4"]
+        );
+        let verification = store.verify_audit().await.expect("verifies");
+        assert_eq!((verification.entries, verification.broken), (6, None));
+        store
+            .record_ended_calls(&[])
+            .await
+            .expect("nothing to record");
+    }
+}

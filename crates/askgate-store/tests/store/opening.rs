@@ -1,0 +1,117 @@
+//! Opening a store: foreign files, newer and older schemas, unreachable
+//! servers.
+
+use askgate_store::{Error, SCHEMA_VERSION, Store};
+use askgate_testkit::Scratch;
+
+use super::{call, urls};
+
+#[tokio::test]
+async fn a_foreign_database_file_is_refused_naming_the_store() {
+    let dir = Scratch::new();
+    let path = dir.join("foreign.db");
+    let url = format!("sqlite://{}", path.display());
+    {
+        let pool = sqlx::sqlite::SqlitePool::connect(&format!("{url}?mode=rwc"))
+            .await
+            .expect("creates");
+        sqlx::query("CREATE TABLE invoices (id INTEGER)")
+            .execute(&pool)
+            .await
+            .expect("creates");
+        pool.close().await;
+    }
+    let error = Store::open(&url).await.expect_err("foreign");
+    assert!(matches!(error, Error::Foreign { .. }), "{error}");
+    assert!(
+        error.to_string().contains(&path.display().to_string()),
+        "{error}"
+    );
+
+    let garbage = dir.join("askgate-garbage.db");
+    std::fs::write(
+        &garbage,
+        b"this is not a database, just some text that is long enough",
+    )
+    .expect("writes");
+    let error = Store::open(&format!("sqlite://{}", garbage.display()))
+        .await
+        .expect_err("corrupt");
+    assert!(error.to_string().contains("askgate-garbage"), "{error}");
+}
+
+#[tokio::test]
+async fn a_store_from_a_newer_askgate_is_refused() {
+    let dir = Scratch::new();
+    let url = dir.store_url();
+    Store::open(&url).await.expect("creates").close().await;
+    tamper_url(&url, "UPDATE askgate_schema SET version = 99").await;
+    let error = Store::open(&url).await.expect_err("newer");
+    assert!(
+        matches!(error, Error::NewerSchema { found: 99, .. }),
+        "{error}"
+    );
+}
+
+async fn tamper_url(url: &str, sql: &'static str) {
+    let pool = sqlx::sqlite::SqlitePool::connect(url)
+        .await
+        .expect("connects");
+    sqlx::query(sql).execute(&pool).await.expect("tampers");
+    pool.close().await;
+}
+
+#[tokio::test]
+async fn an_unreachable_postgres_is_a_clear_error_without_the_password() {
+    let error = Store::open("postgres://app:hunter2@127.0.0.1:1/none")
+        .await
+        .expect_err("unreachable");
+    let text = error.to_string();
+    assert!(text.contains("postgres://app@127.0.0.1:1/none"), "{text}");
+    assert!(!text.contains("hunter2"), "{text}");
+}
+
+#[tokio::test]
+async fn an_older_store_is_migrated_on_open() {
+    let url = urls().await.remove(0);
+    Store::open(&url).await.expect("creates").close().await;
+    // Take the store back to schema 1, as an older askgate left it.
+    let pool = sqlx::sqlite::SqlitePool::connect(&url)
+        .await
+        .expect("connects");
+    sqlx::raw_sql("DROP TABLE calls; DROP TABLE tasks; DROP INDEX audit_decision_key; ALTER TABLE audit DROP COLUMN decision_key; DROP INDEX asks_call_key; ALTER TABLE asks DROP COLUMN call_key; UPDATE askgate_schema SET version = 1")
+        .execute(&pool)
+        .await
+        .expect("downgrades");
+    // Asks an older askgate-mcp parked: a call's first ask, and its second.
+    for (id, key) in [("old1", "mcp:abc:confirm"), ("old2", "mcp:abc:confirm#2")] {
+        sqlx::query("INSERT INTO asks (id, resume_key, principal, request, created_at, status) VALUES ($1, $2, 'alice', '{}', 1, 'pending')")
+            .bind(id)
+            .bind(key)
+            .execute(&pool)
+            .await
+            .expect("an old ask");
+    }
+    pool.close().await;
+    let store = Store::open(&url).await.expect("migrates");
+    store
+        .prepare_call(&call("c1", "gw-1"))
+        .await
+        .expect("the new table exists");
+    let of_call: Vec<String> = store
+        .asks_of_call("mcp:abc:confirm", 10)
+        .await
+        .expect("lists")
+        .into_iter()
+        .map(|row| row.ask.id)
+        .collect();
+    assert_eq!(
+        of_call.len(),
+        2,
+        "both old asks found by their call: {of_call:?}"
+    );
+    store.close().await;
+    let version: i64 =
+        askgate_testkit::sqlite_value(&url, "SELECT version FROM askgate_schema").await;
+    assert_eq!(version, SCHEMA_VERSION, "migrated to the newest schema");
+}

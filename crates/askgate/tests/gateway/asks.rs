@@ -1,0 +1,110 @@
+//! The person's asks: the ask tool, intake questions, the upstream's own ask
+//! and the webhook.
+
+use askgate_testkit::mcp::text;
+use askgate_testkit::person::accept;
+use askgate_testkit::webhook::Receiver;
+use rmcp::model::CallToolRequestParams;
+use serde_json::json;
+
+use super::{gateway, gateway_with, on_notes};
+
+#[tokio::test]
+async fn the_model_asks_the_person_through_the_ask_tool() {
+    let h = gateway(
+        json!({"elicitation": {"form": {}}}),
+        vec![accept(json!({"env": "prod"}))],
+    )
+    .await;
+    let tools = h.client.list_all_tools().await.expect("tools");
+    assert!(
+        tools.iter().any(|t| t.name == "ask"),
+        "the ask tool is offered"
+    );
+    let mut params = CallToolRequestParams::new("ask");
+    params.arguments = json!({"questions": [{
+        "id": "env", "prompt": "Which environment?", "defaults": ["staging"],
+        "options": [{"value": "staging", "label": "Staging"}, {"value": "prod", "label": "Production"}]
+    }]})
+    .as_object()
+    .cloned();
+    let result = h.client.call_tool(params).await.expect("a result");
+    assert!(
+        text(&result).contains("Which environment? → Production"),
+        "{}",
+        text(&result)
+    );
+
+    // A malformed set is a tool error addressed to the model.
+    let mut params = CallToolRequestParams::new("ask");
+    params.arguments = json!({"questions": []}).as_object().cloned();
+    let result = h.client.call_tool(params).await.expect("a result");
+    assert_eq!(result.is_error, Some(true));
+    assert!(!text(&result).is_empty());
+}
+
+#[tokio::test]
+async fn intake_questions_come_before_a_tools_first_call_only() {
+    let config = r#"
+[[rules]]
+tool = "append_note"
+risk = "read"
+
+[[intake]]
+tool = "append_note"
+when = "once"
+preamble = "Before the first note:"
+questions = [{ id = "team", prompt = "Which team?", options = [{ value = "ops", label = "Ops" }, { value = "dev", label = "Dev" }], defaults = ["ops"] }]
+"#;
+    let h = gateway_with(
+        json!({"elicitation": {"form": {}}}),
+        vec![accept(json!({"team": "dev"}))],
+        config,
+    )
+    .await;
+    let mut params = CallToolRequestParams::new("notes__append_note");
+    params.arguments = json!({"name": "log", "text": "one"}).as_object().cloned();
+    let first = h.client.call_tool(params.clone()).await.expect("a result");
+    assert!(
+        text(&first).contains("Which team? → Dev"),
+        "{}",
+        text(&first)
+    );
+    let second = h.client.call_tool(params).await.expect("a result");
+    assert!(!text(&second).contains("Which team?"), "{}", text(&second));
+    assert_eq!(
+        h.person.asked.len(),
+        1,
+        "asked once; a read needs no confirmation"
+    );
+}
+
+#[tokio::test]
+async fn a_parked_ask_is_posted_to_the_configured_webhook_without_arguments() {
+    // A local receiver records what is posted to it.
+    let receiver = Receiver::start().await;
+    let config = format!("[notify]\nwebhook = {:?}\n", receiver.url);
+    let h = gateway_with(json!({}), vec![], &config).await;
+    let parked = on_notes(
+        &h,
+        "delete_all_notes",
+        json!({"reason": "a-secret-argument"}),
+    )
+    .await;
+    assert_eq!(parked.is_error, Some(true), "parked: {}", text(&parked));
+    receiver.at_least(1).await;
+    let seen = receiver.bodies();
+    assert_eq!(seen.len(), 1, "one post for the parked ask: {seen:?}");
+    let post = &seen[0];
+    assert_eq!(post["event"], "parked");
+    assert_eq!(
+        (post["server"].as_str(), post["tool"].as_str()),
+        (Some("notes"), Some("delete_all_notes"))
+    );
+    assert_eq!(post["risk"], "destructive");
+    assert!(post["link"].as_str().is_some_and(|l| l.contains("/asks/")));
+    assert!(
+        !post.to_string().contains("a-secret-argument"),
+        "no argument is posted: {post}"
+    );
+}

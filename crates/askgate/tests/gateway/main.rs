@@ -1,0 +1,146 @@
+//! The gateway end to end: an rmcp client spawns `askgate gateway -- <the
+//! example upstream>` and calls through it, as a desktop client would.
+
+use askgate_testkit::gateway::{Gateway, Setup};
+use askgate_testkit::mcp::discover;
+use askgate_testkit::{Manner, Person, binaries};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitResult, InputRequiredResult,
+    ProtocolVersion,
+};
+use rmcp::service::{ClientServiceExt, RoleClient, RunningService};
+use serde_json::Value as Json;
+
+const UPSTREAM: &str = "askgate-example-upstream";
+
+/// The express lane beyond the happy path: upstream errors, cancels, an
+/// upstream that dies, a large result.
+mod express_lane;
+
+/// The trust rules end to end: a person's no, the caller's word, what no
+/// person saw, a cancelled call.
+mod trust;
+
+mod asks;
+mod calls;
+mod mrtr;
+mod restarts;
+
+/// A gateway over the example upstream with no config file, on a store of
+/// its own.
+fn setup() -> Setup {
+    Setup::new(binaries!())
+}
+
+/// A person behind a client declaring `capabilities`, answering from
+/// `script` after reading each ask.
+fn person(capabilities: Json, script: Vec<ElicitResult>) -> Person {
+    Person::new(capabilities)
+        .speaking(ProtocolVersion::V_2025_11_25)
+        .in_manner(Manner::Person)
+        .answering(script)
+}
+
+async fn gateway(capabilities: Json, script: Vec<ElicitResult>) -> Gateway {
+    setup().connect(person(capabilities, script)).await
+}
+
+/// A gateway over the example upstream, with `config` (TOML, the upstream
+/// `notes` and the store added) instead of the no-config default.
+async fn gateway_with(capabilities: Json, script: Vec<ElicitResult>, config: &str) -> Gateway {
+    gateway_on(capabilities, script, config, "").await
+}
+
+/// [`gateway_with`], with `upstream` (TOML keys) added to the upstream's
+/// table.
+async fn gateway_on(
+    capabilities: Json,
+    script: Vec<ElicitResult>,
+    config: &str,
+    upstream: &str,
+) -> Gateway {
+    setup()
+        .config(config)
+        .upstream_keys(upstream)
+        .connect(person(capabilities, script))
+        .await
+}
+
+/// A client of 2026-07-28 driving the rounds by hand, on a gateway
+/// started from `setup`; and the gateway's process id.
+async fn round_tripper(setup: &Setup) -> (RunningService<RoleClient, Person>, u32) {
+    let (transport, pid, _log) = setup.spawn();
+    let client = Person::with_forms()
+        .named("round-tripper")
+        .serve_with_lifecycle(transport, discover())
+        .await
+        .expect("discovers the gateway");
+    (client, pid)
+}
+
+fn tool(name: &str) -> String {
+    format!("{UPSTREAM}__{name}")
+}
+
+async fn call(h: &Gateway, name: &str, args: Json) -> CallToolResult {
+    h.client
+        .call_tool(askgate_testkit::mcp::call(&tool(name), args))
+        .await
+        .expect("a result")
+}
+
+/// A call of `name` on the upstream `notes` (the config's name for it).
+async fn on_notes(h: &Gateway, name: &str, args: Json) -> CallToolResult {
+    h.client
+        .call_tool(askgate_testkit::mcp::call(&format!("notes__{name}"), args))
+        .await
+        .expect("a result")
+}
+
+/// `params` again, with `responses` (JSON by key) and the sealed `state`.
+fn retried(
+    params: &CallToolRequestParams,
+    responses: Json,
+    state: Option<String>,
+) -> CallToolRequestParams {
+    let mut retry = params.clone();
+    retry.input_responses = Some(serde_json::from_value(responses).expect("responses"));
+    retry.request_state = state;
+    retry
+}
+
+/// The input requests a response asks for (the test fails on any other).
+fn needs(response: CallToolResponse) -> InputRequiredResult {
+    match response {
+        CallToolResponse::InputRequired(needed) => needed,
+        other => panic!("expected input requests, got {other:?}"),
+    }
+}
+
+/// The result of a complete response (the test fails on any other).
+fn done(response: CallToolResponse) -> CallToolResult {
+    match response {
+        CallToolResponse::Complete(result) => result,
+        other => panic!("expected a result, got {other:?}"),
+    }
+}
+
+/// A retry whose sealed state was used already is refused (-32602).
+async fn refused_as_a_replay(
+    client: &RunningService<RoleClient, Person>,
+    retry: CallToolRequestParams,
+) {
+    match client.call_tool_once(retry).await {
+        Err(rmcp::ServiceError::McpError(error)) => assert_eq!(error.code.0, -32602),
+        other => panic!("a replay must be refused, got {other:?}"),
+    }
+}
+
+/// The input requests of an `InputRequiredResult`, as JSON by key.
+fn input_requests(result: &InputRequiredResult) -> serde_json::Map<String, Json> {
+    serde_json::to_value(result.input_requests.clone().unwrap_or_default())
+        .expect("json")
+        .as_object()
+        .cloned()
+        .expect("a map")
+}

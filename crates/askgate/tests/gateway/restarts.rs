@@ -1,0 +1,158 @@
+//! A gateway killed mid-ask: the retry gets its result and the call runs once.
+
+use askgate_store::Store;
+use askgate_testkit::gateway::ledger;
+use askgate_testkit::mcp::text;
+use askgate_testkit::person::READING;
+use askgate_testkit::process::sigkill;
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Value as Json, json};
+
+use super::{
+    done, input_requests, needs, refused_as_a_replay, retried, round_tripper, setup, tool,
+};
+
+#[tokio::test]
+async fn a_gateway_killed_mid_ask_gives_the_retry_its_result_and_runs_the_call_once() {
+    let setup = setup();
+    let params =
+        askgate_testkit::mcp::call(&tool("append_note"), json!({"name": "log", "text": "once"}));
+    let (client, pid) = round_tripper(&setup).await;
+    let first = needs(
+        client
+            .call_tool_once(params.clone())
+            .await
+            .expect("a result"),
+    );
+    // The gateway dies while the person decides.
+    sigkill(&pid.to_string());
+    drop(client);
+
+    let (client, _) = round_tripper(&setup).await;
+    // The person reads the confirmation before answering it.
+    tokio::time::sleep(READING).await;
+    let retry = retried(
+        &params,
+        json!({"confirm": {"action": "accept", "content": {"confirm": true}}}),
+        first.request_state.clone(),
+    );
+    let done = done(
+        client
+            .call_tool_once(retry.clone())
+            .await
+            .expect("a result"),
+    );
+    assert_ne!(done.is_error, Some(true), "{}", text(&done));
+    // The same retry again is refused: the state was used.
+    refused_as_a_replay(&client, retry).await;
+    client.cancel().await.expect("the gateway stops");
+    assert_eq!(ledger(setup.store_url()).await, ["answered"], "ran once");
+}
+
+#[tokio::test]
+async fn a_2026_upstreams_ask_outlives_a_killed_gateway_and_the_retry_gets_the_result() {
+    // ask_name, ruled high_write: the person confirms, then the server
+    // asks in its own InputRequiredResult.
+    let setup = setup()
+        .config("[[rules]]\ntool = \"ask_name\"\nrisk = \"high_write\"")
+        .upstream_keys("protocol = \"2026-07-28\"");
+    let params = CallToolRequestParams::new("notes__ask_name");
+    let answer_all = |needed: &rmcp::model::InputRequiredResult, name: &str| {
+        let mut responses = serde_json::Map::new();
+        for (key, _) in input_requests(needed) {
+            let content = if key == "confirm" {
+                json!({"confirm": true})
+            } else {
+                json!({"name": name})
+            };
+            responses.insert(key, json!({"action": "accept", "content": content}));
+        }
+        retried(
+            &params,
+            Json::Object(responses),
+            needed.request_state.clone(),
+        )
+    };
+
+    let (client, pid) = round_tripper(&setup).await;
+    let confirm = needs(
+        client
+            .call_tool_once(params.clone())
+            .await
+            .expect("a result"),
+    );
+    // The person reads the confirmation before answering it.
+    tokio::time::sleep(READING).await;
+    let retry = answer_all(&confirm, "unused");
+    let asked = needs(client.call_tool_once(retry).await.expect("a result"));
+    let keys: Vec<String> = input_requests(&asked).keys().cloned().collect();
+    assert!(
+        keys.iter().all(|k| k.starts_with("upstream-")),
+        "the server's ask: {keys:?}"
+    );
+    // The gateway, and its upstream with it, die while the person types.
+    sigkill(&pid.to_string());
+    drop(client);
+
+    let (client, _) = round_tripper(&setup).await;
+    let retry = answer_all(&asked, "Ada");
+    let done = done(
+        client
+            .call_tool_once(retry.clone())
+            .await
+            .expect("a result"),
+    );
+    assert!(text(&done).contains("Hello, Ada"), "{}", text(&done));
+    // The same retry again is refused: its state was used.
+    refused_as_a_replay(&client, retry).await;
+    client.cancel().await.expect("the gateway stops");
+    let store = Store::open(setup.store_url()).await.expect("opens");
+    let decisions: Vec<String> = store
+        .audit_entries()
+        .await
+        .expect("reads")
+        .into_iter()
+        .map(|r| format!("{} {:?}", r.entry.tool, r.entry.decision))
+        .collect();
+    assert_eq!(decisions.len(), 1, "decided once: {decisions:?}");
+    // The round before the kill was answered with the server's ask; the
+    // round after it, with the result.
+    let states = ledger(setup.store_url()).await;
+    assert!(states.contains(&"answered".to_owned()), "{states:?}");
+}
+
+#[tokio::test]
+async fn a_2026_upstreams_resource_ask_outlives_a_killed_gateway() {
+    let setup = setup()
+        .config("")
+        .upstream_keys("protocol = \"2026-07-28\"");
+    let params = rmcp::model::ReadResourceRequestParams::new("notes://owner");
+    let (client, pid) = round_tripper(&setup).await;
+    let asked = match client
+        .read_resource_once(params.clone())
+        .await
+        .expect("a result")
+    {
+        rmcp::model::ReadResourceResponse::InputRequired(needed) => needed,
+        other => panic!("expected the server's ask, got {other:?}"),
+    };
+    sigkill(&pid.to_string());
+    drop(client);
+
+    let (client, _) = round_tripper(&setup).await;
+    let mut responses = serde_json::Map::new();
+    for (key, _) in input_requests(&asked) {
+        responses.insert(key, json!({"action": "accept", "content": {"name": "Ada"}}));
+    }
+    let mut retry = params.clone();
+    retry.input_responses =
+        Some(serde_json::from_value(Json::Object(responses)).expect("responses"));
+    retry.request_state = asked.request_state.clone();
+    let done = match client.read_resource_once(retry).await.expect("a result") {
+        rmcp::model::ReadResourceResponse::Complete(result) => result,
+        other => panic!("expected the resource, got {other:?}"),
+    };
+    let text = serde_json::to_string(&done).expect("serializes");
+    assert!(text.contains("These notes belong to Ada."), "{text}");
+    client.cancel().await.expect("the gateway stops");
+}

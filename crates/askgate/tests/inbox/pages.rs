@@ -1,0 +1,173 @@
+//! Signed links, live news of a new ask, and a question set answered or skipped
+//! on the page.
+
+use std::time::Duration;
+
+use askgate_core::LinkSigner;
+use askgate_store::{AskStatus, Decision};
+use askgate_testkit::page::hidden;
+use jiff::Timestamp;
+use reqwest::StatusCode;
+use reqwest::header::COOKIE;
+use serde_json::{Value as Json, json};
+
+use super::{
+    ALICE, BOB, cookie, get, park, park_request, post_answer, question_set, row_of, sign_in, start,
+};
+
+#[tokio::test]
+async fn a_signed_link_opens_its_ask_once_for_its_person_only() {
+    let server = start().await;
+    let store = park(&server, "ask_link", "alice").await;
+    let key = std::fs::read(format!(
+        "{}.key",
+        server.store_url.trim_start_matches("sqlite://")
+    ))
+    .expect("the key the inbox made");
+    let signer = LinkSigner::new(key);
+    let expires = Timestamp::now() + Duration::from_secs(600);
+    let link = |nonce: &str| {
+        format!(
+            "{}/asks/ask_link?link={}",
+            server.base,
+            signer.sign("ask_link", expires, nonce)
+        )
+    };
+
+    // Not signed in: the link opens that ask, and only that ask.
+    let first = link("nonce-one");
+    let opened = server.http.get(&first).send().await.expect("opens");
+    assert_eq!(opened.status(), StatusCode::SEE_OTHER);
+    let session = cookie(&opened, "askgate_session").expect("a session for the ask");
+    let (status, page) = get(&server, &session, "/asks/ask_link").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("Deploy web to production?"));
+    assert!(
+        page.contains("<strong>link:alice</strong>"),
+        "the link's session is a person of its own, for alice's ask: {page}"
+    );
+    let (status, _) = get(&server, &session, "/").await;
+    assert_eq!(
+        status,
+        StatusCode::SEE_OTHER,
+        "a link's session sees its ask only"
+    );
+
+    // Used once: refused after.
+    let again = server.http.get(&first).send().await.expect("a page");
+    assert_eq!(again.status(), StatusCode::GONE);
+
+    // Altered: refused.
+    let altered = first.replace("nonce-one", "nonce-two");
+    let refused = server.http.get(&altered).send().await.expect("a page");
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+
+    // Opened by someone signed in as another principal: refused, audited.
+    let bob = sign_in(&server, BOB).await;
+    let mismatch = server
+        .http
+        .get(link("nonce-three"))
+        .header(COOKIE, &bob)
+        .send()
+        .await
+        .expect("a page");
+    assert_eq!(mismatch.status(), StatusCode::FORBIDDEN);
+    let audit = store.audit_of_ask("ask_link").await.expect("reads");
+    assert_eq!(audit.len(), 1, "the refused opening is audited");
+    assert_eq!(audit[0].entry.decision, Decision::Blocked);
+    assert_eq!(audit[0].entry.answered_by.as_deref(), Some("bob"));
+}
+
+#[tokio::test]
+async fn an_open_listing_hears_of_a_new_ask() {
+    let server = start().await;
+    let store = park(&server, "ask_first", "alice").await;
+    let session = sign_in(&server, ALICE).await;
+    let mut events = server
+        .http
+        .get(format!("{}/events", server.base))
+        .header(COOKIE, &session)
+        .send()
+        .await
+        .expect("the event stream");
+    assert_eq!(events.status(), StatusCode::OK);
+    assert!(
+        events.headers()["content-type"]
+            .to_str()
+            .expect("text")
+            .starts_with("text/event-stream")
+    );
+    drop(store);
+    park(&server, "ask_second", "alice").await;
+    let mut seen = String::new();
+    let heard = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(chunk) = events.chunk().await.expect("a chunk") {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if seen.contains("event: changed") {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(heard, Ok(true), "no change event: {seen:?}");
+}
+
+#[tokio::test]
+async fn a_question_set_is_answered_or_skipped_on_the_page() {
+    let server = start().await;
+    let store = park_request(&server, "ask_set", "alice", question_set()).await;
+    park_request(&server, "ask_skip", "alice", question_set()).await;
+    let session = sign_in(&server, ALICE).await;
+
+    let (status, page) = get(&server, &session, "/asks/ask_set").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("Before the deploy:") && page.contains("Which regions?"));
+    assert!(page.contains("type=\"checkbox\"") && page.contains("data-hotkey=\"p\""));
+    assert!(
+        page.contains("value=\"skip\""),
+        "a question set can be skipped"
+    );
+    let csrf = hidden(&page, "csrf");
+    let answer = [
+        ("csrf", csrf.as_str()),
+        ("action", "accept"),
+        ("q.env", "prod"),
+        ("q.regions", "us"),
+        ("q.regions.other", "apac"),
+    ];
+    let (status, _) = post_answer(&server, &session, "ask_set", &answer).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let row = row_of(&store, "ask_set").await;
+    assert_eq!(row.status, AskStatus::Answered);
+    assert_eq!(row.answered_via.as_deref(), Some("web"));
+    let answers = &row.outcome.expect("an outcome")["answers"];
+    let values = |i: usize| -> Vec<Json> {
+        answers[i]["chosen"]
+            .as_array()
+            .expect("chosen")
+            .iter()
+            .map(|c| c["value"].clone())
+            .collect()
+    };
+    assert_eq!(values(0), [json!("prod")]);
+    assert_eq!(values(1), [json!("us"), json!("apac")]);
+    let (_, settled) = get(&server, &session, "/asks/ask_set").await;
+    assert!(
+        settled.contains("Americas, apac"),
+        "the settled page shows the answers as the person read them: {settled}"
+    );
+
+    let (_, page) = get(&server, &session, "/asks/ask_skip").await;
+    let csrf = hidden(&page, "csrf");
+    let skip = [("csrf", csrf.as_str()), ("action", "skip")];
+    let (status, _) = post_answer(&server, &session, "ask_skip", &skip).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let row = row_of(&store, "ask_skip").await;
+    assert_eq!(row.status, AskStatus::Skipped);
+    let answers = &row.outcome.expect("an outcome")["answers"];
+    assert_eq!(
+        answers[0]["chosen"][0]["value"], "staging",
+        "the pre-picked answers stand"
+    );
+}
