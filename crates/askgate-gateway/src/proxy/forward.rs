@@ -49,8 +49,9 @@ enum Wrote {
     Written,
     /// It failed: the call is not sent.
     Failed(askgate_store::Error),
-    /// The client cancelled the call meanwhile: it is answered now, and the
-    /// write's end is the background's.
+    /// The client cancelled the call meanwhile: it is answered now, and its
+    /// record ends "not sent" (once written, when the write was still
+    /// running).
     Withdrawn,
 }
 
@@ -105,8 +106,7 @@ impl Gateway {
                     match self.record(&mut life, recording, this, cx).await {
                         Wrote::Written => {}
                         Wrote::Failed(error) => failure = Some(error),
-                        // Answered now; the record's end is the
-                        // background's.
+                        // Answered now; its record ends "not sent".
                         Wrote::Withdrawn => {
                             return Ok(not_sent(
                                 round.cancelled("confirm", call).verdict.for_model,
@@ -225,9 +225,17 @@ impl Gateway {
                 return Wrote::Withdrawn;
             }
         };
-        // Cancelled just as its record was written: it is not sent.
-        if cx.ct.is_cancelled() {
+        // Cancelled just as its record was written: it is not sent, and its
+        // record says so before the caller is answered.
+        if cx.ct.is_cancelled() && written.is_ok() {
             life.handle_cancelled();
+            life.handle_recorded(true);
+            while let Some(effect) = life.poll() {
+                if let (Effect::RecordEnd(ended), Some(ending)) = (effect, this.ending.as_mut()) {
+                    ending.ended(&ended);
+                }
+            }
+            return Wrote::Withdrawn;
         }
         life.handle_recorded(written.is_ok());
         match written {
