@@ -25,8 +25,8 @@ use std::sync::OnceLock;
 use arbitrary::{Arbitrary, Result, Unstructured};
 use askgate_core::{
     Action, Ask, AskRecord, BooleanSpec, ChoiceOption, ChoiceSpec, DateSpec, Error, Field,
-    FieldKind, Form, InstantSpec, IntegerSpec, NumberSpec, Outcome, Provenance, Response, Revision,
-    Step, TextFormat, TextSpec, TimeRangeSpec, Value, Values, ZoneSpec,
+    FieldKind, Form, InstantSpec, IntegerSpec, Misuse, NumberSpec, Outcome, Provenance, Response,
+    Revision, Step, TextFormat, TextSpec, TimeRangeSpec, Value, Values, ZoneSpec,
 };
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value as Json};
@@ -465,7 +465,9 @@ impl JsonDesc {
     fn json(&self, cx: &Cx) -> Json {
         match self {
             JsonDesc::Leaf(leaf) => leaf.json(cx),
-            JsonDesc::Array(items) => Json::Array(items.iter().take(8).map(|l| l.json(cx)).collect()),
+            JsonDesc::Array(items) => {
+                Json::Array(items.iter().take(8).map(|l| l.json(cx)).collect())
+            }
             JsonDesc::Object(entries) => Json::Object(
                 entries
                     .iter()
@@ -531,13 +533,19 @@ impl ValueDesc {
         match self {
             ValueDesc::Fit(fit) => fit.json(target, cx),
             ValueDesc::Str(s) => Json::String(s.get(cx)),
-            ValueDesc::Num(n) => serde_json::Number::from_f64(n.get()).map_or(Json::Null, Json::Number),
+            ValueDesc::Num(n) => {
+                serde_json::Number::from_f64(n.get()).map_or(Json::Null, Json::Number)
+            }
             ValueDesc::Int(n) => Json::from(n.get()),
             ValueDesc::Bool(b) => Json::Bool(*b),
             ValueDesc::Null => Json::Null,
-            ValueDesc::List(items) => {
-                Json::Array(items.iter().take(8).map(|s| Json::String(s.get(cx))).collect())
-            }
+            ValueDesc::List(items) => Json::Array(
+                items
+                    .iter()
+                    .take(8)
+                    .map(|s| Json::String(s.get(cx)))
+                    .collect(),
+            ),
             ValueDesc::Range(from, to) => {
                 let mut ends = Map::new();
                 if let Some(from) = from {
@@ -610,9 +618,15 @@ impl FitDesc {
                     let unit = if pick & 0x80 != 0 { "é" } else { "x" };
                     Json::String(unit.repeat(len as usize))
                 } else if spec.format == Some(TextFormat::Email) && pick % 3 == 1 {
-                    Json::String(spool(&["name@example.com", "a@b.c", "x@y", "a@b@c.d"], pick))
+                    Json::String(spool(
+                        &["name@example.com", "a@b.c", "x@y", "a@b@c.d"],
+                        pick,
+                    ))
                 } else if spec.format == Some(TextFormat::Uri) && pick % 3 == 1 {
-                    Json::String(spool(&["https://example.com/", "urn:x", "a+b:c", "1a:b"], pick))
+                    Json::String(spool(
+                        &["https://example.com/", "urn:x", "a+b:c", "1a:b"],
+                        pick,
+                    ))
                 } else {
                     Json::String(self.a.get(cx))
                 }
@@ -647,7 +661,8 @@ impl FitDesc {
                     2 => Json::String(format!("{x}")),
                     3 => Json::String(format!(" {x} ")),
                     4 => serde_json::Number::from_f64(x as f64).map_or(Json::Null, Json::Number),
-                    5 => serde_json::Number::from_f64(x as f64 + 0.5).map_or(Json::Null, Json::Number),
+                    5 => serde_json::Number::from_f64(x as f64 + 0.5)
+                        .map_or(Json::Null, Json::Number),
                     6 if x >= 0 => Json::from(x as u64),
                     _ => Json::from(x),
                 }
@@ -661,7 +676,10 @@ impl FitDesc {
             },
             FieldKind::Choice(spec) if spec.multiple => {
                 if pick % 7 == 0 {
-                    return Json::String(self.option(field, self.items.first().copied().unwrap_or(0)).unwrap_or_default());
+                    return Json::String(
+                        self.option(field, self.items.first().copied().unwrap_or(0))
+                            .unwrap_or_default(),
+                    );
                 }
                 let mut items: Vec<Json> = self
                     .items
@@ -734,7 +752,11 @@ impl<'a> Arbitrary<'a> for OptDesc {
         } else {
             None
         };
-        Ok(OptDesc { value, label, hotkey })
+        Ok(OptDesc {
+            value,
+            label,
+            hotkey,
+        })
     }
 }
 
@@ -820,8 +842,20 @@ impl KindDesc {
     fn kind(&self, cx: &mut Cx) -> FieldKind {
         match self {
             KindDesc::Text { min, max, format } => FieldKind::Text(TextSpec {
-                min_length: min.map(|n| if n == 255 { u32::MAX } else { u32::from(n) % 40 }),
-                max_length: max.map(|n| if n == 255 { u32::MAX } else { u32::from(n) % 80 }),
+                min_length: min.map(|n| {
+                    if n == 255 {
+                        u32::MAX
+                    } else {
+                        u32::from(n) % 40
+                    }
+                }),
+                max_length: max.map(|n| {
+                    if n == 255 {
+                        u32::MAX
+                    } else {
+                        u32::from(n) % 80
+                    }
+                }),
                 format: match format % 6 {
                     0 => Some(TextFormat::Email),
                     1 => Some(TextFormat::Uri),
@@ -916,10 +950,18 @@ impl<'a> Arbitrary<'a> for FieldDesc {
             id,
             fresh_id,
             title: u.arbitrary()?,
-            description: if flags & 8 != 0 { Some(u.arbitrary()?) } else { None },
+            description: if flags & 8 != 0 {
+                Some(u.arbitrary()?)
+            } else {
+                None
+            },
             required: flags & 1 == 0,
             sensitive: flags >= 0xf8,
-            default: if flags & 6 == 6 { Some(u.arbitrary()?) } else { None },
+            default: if flags & 6 == 6 {
+                Some(u.arbitrary()?)
+            } else {
+                None
+            },
             kind: u.arbitrary()?,
         })
     }
@@ -963,7 +1005,10 @@ impl FormDesc {
                 default: None,
                 kind,
             };
-            field.default = desc.default.as_ref().map(|d| d.json(Target::Main(&field), &cx));
+            field.default = desc
+                .default
+                .as_ref()
+                .map(|d| d.json(Target::Main(&field), &cx));
             fields.push(field);
         }
         let mut supplied = Map::new();
@@ -1039,7 +1084,11 @@ impl KeyDesc {
                 None => ("x.other".into(), Target::Unknown),
             },
             KeyDesc::From(i) | KeyDesc::To(i) => {
-                let end = if matches!(self, KeyDesc::From(_)) { "from" } else { "to" };
+                let end = if matches!(self, KeyDesc::From(_)) {
+                    "from"
+                } else {
+                    "to"
+                };
                 match field(i) {
                     Some(f) => (format!("{}.{end}", f.id), Target::End),
                     None => (format!("x.{end}"), Target::Unknown),
@@ -1068,7 +1117,9 @@ impl KeyDesc {
 
 #[derive(Debug)]
 enum RespDesc {
-    Decline { with_content: bool },
+    Decline {
+        with_content: bool,
+    },
     Cancel,
     AcceptNone,
     /// `content_for` of per-field values, then extra entries on top.
@@ -1077,7 +1128,9 @@ enum RespDesc {
         extra: Vec<(KeyDesc, ValueDesc)>,
     },
     /// Content entries directly.
-    Direct { entries: Vec<(KeyDesc, ValueDesc)> },
+    Direct {
+        entries: Vec<(KeyDesc, ValueDesc)>,
+    },
 }
 
 impl<'a> Arbitrary<'a> for RespDesc {
@@ -1091,7 +1144,11 @@ impl<'a> Arbitrary<'a> for RespDesc {
             14..=19 => RespDesc::AcceptNone,
             20..=109 => RespDesc::ContentFor {
                 values: u.arbitrary()?,
-                extra: if sel & 1 == 1 { u.arbitrary()? } else { Vec::new() },
+                extra: if sel & 1 == 1 {
+                    u.arbitrary()?
+                } else {
+                    Vec::new()
+                },
             },
             _ => RespDesc::Direct {
                 entries: u.arbitrary()?,
@@ -1121,7 +1178,10 @@ impl RespDesc {
             RespDesc::ContentFor { values, extra } => {
                 let mut wanted = Map::new();
                 for (index, fit) in values.iter().take(8) {
-                    if let Some(field) = form.fields.get(usize::from(*index) % form.fields.len().max(1)) {
+                    if let Some(field) = form
+                        .fields
+                        .get(usize::from(*index) % form.fields.len().max(1))
+                    {
                         wanted.insert(field.id.clone(), fit.fit(field, cx));
                     }
                 }
@@ -1227,16 +1287,26 @@ fn state(ask: &Ask) -> Vec<(&'static str, String)> {
         ("max_attempts", ask.max_attempts().to_string()),
         ("reasons", format!("{:?}", ask.reasons())),
         ("values", values_text(&ask.values())),
-        ("open", format!("{:?}", ask.open_fields().collect::<Vec<_>>())),
+        (
+            "open",
+            format!("{:?}", ask.open_fields().collect::<Vec<_>>()),
+        ),
         ("needs_url_mode", ask.needs_url_mode().to_string()),
         (
             "settle_without_asking",
-            format!("{:?}", ask.settle_without_asking().as_ref().map(outcome_text)),
+            format!(
+                "{:?}",
+                ask.settle_without_asking().as_ref().map(outcome_text)
+            ),
         ),
         ("message", format!("{:?}", ask.message())),
         ("form", format!("{:?}", ask.form())),
     ];
-    for (r, name) in Revision::ALL.iter().zip(["request 2025-06-18", "request 2025-11-25", "request 2026-07-28"]) {
+    for (r, name) in Revision::ALL.iter().zip([
+        "request 2025-06-18",
+        "request 2025-11-25",
+        "request 2026-07-28",
+    ]) {
         let text = match ask.request(*r) {
             Ok(request) => request.to_json().to_string(),
             Err(e) => format!("error {e:?}"),
@@ -1257,20 +1327,24 @@ fn fingerprint(step: &Step) -> Vec<(&'static str, String)> {
 fn diff(a: &[(&'static str, String)], b: &[(&'static str, String)]) -> String {
     let mut text = String::new();
     if a.len() != b.len() {
-        text.push_str(&format!("  shape differs:
+        text.push_str(&format!(
+            "  shape differs:
     {a:?}
   vs
     {b:?}
-"));
+"
+        ));
         return text;
     }
     for ((name, x), (_, y)) in a.iter().zip(b) {
         if x != y {
-            text.push_str(&format!("  {name}:
+            text.push_str(&format!(
+                "  {name}:
     {x}
   vs
     {y}
-"));
+"
+            ));
         }
     }
     text
@@ -1322,30 +1396,44 @@ fn drive(form: Form, revision: Revision, attempts: u8, responses: &[RespDesc]) {
         max_attempts: ask.max_attempts(),
         responses: Vec::new(),
     };
-    trail.check("form-serialize", serde_json::to_string(&form).is_ok(), || {
-        "an accepted form does not serialize".into()
-    });
+    trail.check(
+        "form-serialize",
+        serde_json::to_string(&form).is_ok(),
+        || "an accepted form does not serialize".into(),
+    );
     let mut ask = match attempts {
         0 => {
             let refused = ask.clone().with_max_attempts(0);
-            trail.check("zero-attempts", matches!(refused, Err(Error::ZeroAttempts)), || {
-                format!("with_max_attempts(0) gave {refused:?}")
-            });
+            trail.check(
+                "zero-attempts",
+                matches!(refused, Err(Error::Misuse(Misuse::ZeroAttempts))),
+                || format!("with_max_attempts(0) gave {refused:?}"),
+            );
             ask
         }
         1..=5 => match ask.with_max_attempts(u32::from(attempts)) {
             Ok(ask) => ask,
             Err(e) => {
-                trail.check("max-attempts", false, || format!("with_max_attempts({attempts}) failed: {e}"));
+                trail.check("max-attempts", false, || {
+                    format!("with_max_attempts({attempts}) failed: {e}")
+                });
                 return;
             }
         },
         _ => ask,
     };
     trail.max_attempts = ask.max_attempts();
-    trail.check("first-attempt", ask.attempt() == 1 && ask.reasons().is_empty(), || {
-        format!("a new ask is at attempt {} with reasons {:?}", ask.attempt(), ask.reasons())
-    });
+    trail.check(
+        "first-attempt",
+        ask.attempt() == 1 && ask.reasons().is_empty(),
+        || {
+            format!(
+                "a new ask is at attempt {} with reasons {:?}",
+                ask.attempt(),
+                ask.reasons()
+            )
+        },
+    );
     check_values(&trail, &form, &ask.values(), None);
 
     for desc in responses {
@@ -1353,19 +1441,23 @@ fn drive(form: Form, revision: Revision, attempts: u8, responses: &[RespDesc]) {
         for r in Revision::ALL {
             if let Ok(request) = ask.request(r) {
                 let json = request.to_json();
-                trail.check("request-json", !json.is_null(), || format!("request for {r} is null"));
+                trail.check("request-json", !json.is_null(), || {
+                    format!("request for {r} is null")
+                });
             }
         }
         let response = desc.response(&ask, &form, &cx, revision);
-        trail
-            .responses
-            .push(serde_json::to_string(&response).unwrap_or_else(|e| format!("<unserializable: {e}>")));
+        trail.responses.push(
+            serde_json::to_string(&response).unwrap_or_else(|e| format!("<unserializable: {e}>")),
+        );
         let open: Vec<String> = ask.open_fields().map(str::to_owned).collect();
 
         let first = ask.settle(revision, &response);
         let second = ask.settle(revision, &response);
         let (a, b) = (format!("{first:?}"), format!("{second:?}"));
-        trail.check("deterministic", a == b, || format!("settling twice differs:\n{a}\nvs\n{b}"));
+        trail.check("deterministic", a == b, || {
+            format!("settling twice differs:\n{a}\nvs\n{b}")
+        });
 
         check_record(&trail, &ask, revision, &response, &first);
 
@@ -1379,14 +1471,30 @@ fn drive(form: Form, revision: Revision, attempts: u8, responses: &[RespDesc]) {
                     format!("a {:?} response gave a re-ask", response.action)
                 });
                 trail.check("reask-attempt", next.attempt() == ask.attempt() + 1, || {
-                    format!("re-ask attempt {} after attempt {}", next.attempt(), ask.attempt())
+                    format!(
+                        "re-ask attempt {} after attempt {}",
+                        next.attempt(),
+                        ask.attempt()
+                    )
                 });
                 trail.check("reask-max", next.attempt() <= next.max_attempts(), || {
-                    format!("re-ask attempt {} above max {}", next.attempt(), next.max_attempts())
+                    format!(
+                        "re-ask attempt {} above max {}",
+                        next.attempt(),
+                        next.max_attempts()
+                    )
                 });
-                trail.check("reask-max", next.max_attempts() == ask.max_attempts(), || {
-                    format!("max_attempts changed {} -> {}", ask.max_attempts(), next.max_attempts())
-                });
+                trail.check(
+                    "reask-max",
+                    next.max_attempts() == ask.max_attempts(),
+                    || {
+                        format!(
+                            "max_attempts changed {} -> {}",
+                            ask.max_attempts(),
+                            next.max_attempts()
+                        )
+                    },
+                );
                 trail.check("reask-reasons", !next.reasons().is_empty(), || {
                     "a re-ask without reasons".into()
                 });
@@ -1415,11 +1523,20 @@ fn check_record(trail: &Trail, ask: &Ask, revision: Revision, response: &Respons
     };
     let (before, after) = (state(ask), state(&restored));
     trail.check("record-state", before == after, || {
-        format!("restored ask differs:\n{}record: {record:?}", diff(&before, &after))
+        format!(
+            "restored ask differs:\n{}record: {record:?}",
+            diff(&before, &after)
+        )
     });
-    let (a, b) = (fingerprint(step), fingerprint(&restored.settle(revision, response)));
+    let (a, b) = (
+        fingerprint(step),
+        fingerprint(&restored.settle(revision, response)),
+    );
     trail.check("record-settle", a == b, || {
-        format!("restored ask settles differently:\n{}record: {record:?}", diff(&a, &b))
+        format!(
+            "restored ask settles differently:\n{}record: {record:?}",
+            diff(&a, &b)
+        )
     });
     match serde_json::to_string(&record) {
         Ok(text) => {
@@ -1428,7 +1545,9 @@ fn check_record(trail: &Trail, ask: &Ask, revision: Revision, response: &Respons
                 format!("record JSON does not parse back: {back:?}\n{text}")
             });
         }
-        Err(e) => trail.check("record-json", false, || format!("record does not serialize: {e}")),
+        Err(e) => trail.check("record-json", false, || {
+            format!("record does not serialize: {e}")
+        }),
     }
 }
 
@@ -1441,7 +1560,9 @@ fn check_outcome(
     outcome: &Outcome,
 ) {
     let json = serde_json::to_string(outcome);
-    trail.check("outcome-serialize", json.is_ok(), || format!("{outcome:?} does not serialize: {json:?}"));
+    trail.check("outcome-serialize", json.is_ok(), || {
+        format!("{outcome:?} does not serialize: {json:?}")
+    });
     match (response.action, outcome) {
         (Action::Decline, Outcome::Declined) | (Action::Cancel, Outcome::Cancelled) => {}
         (Action::Accept, Outcome::Accepted { values }) => {
@@ -1454,21 +1575,39 @@ fn check_outcome(
             check_values(trail, form, values, Some((response, open)));
             check_resupply(trail, form, values);
         }
-        (Action::Accept, Outcome::GaveUp { attempts, problems, values }) => {
-            trail.check("gave-up", *attempts == ask.attempt() && ask.attempt() >= ask.max_attempts(), || {
-                format!("gave up at {attempts}: ask attempt {} of {}", ask.attempt(), ask.max_attempts())
+        (
+            Action::Accept,
+            Outcome::GaveUp {
+                attempts,
+                problems,
+                values,
+            },
+        ) => {
+            trail.check(
+                "gave-up",
+                *attempts == ask.attempt() && ask.attempt() >= ask.max_attempts(),
+                || {
+                    format!(
+                        "gave up at {attempts}: ask attempt {} of {}",
+                        ask.attempt(),
+                        ask.max_attempts()
+                    )
+                },
+            );
+            trail.check("gave-up", !problems.is_empty(), || {
+                "gave up without problems".into()
             });
-            trail.check("gave-up", !problems.is_empty(), || "gave up without problems".into());
             check_kept(trail, &ask.values(), values);
             check_values(trail, form, values, Some((response, open)));
             check_resupply(trail, form, values);
         }
         (action, outcome) => {
-            trail.check("action", false, || format!("{action:?} settled as {outcome:?}"));
+            trail.check("action", false, || {
+                format!("{action:?} settled as {outcome:?}")
+            });
         }
     }
 }
-
 
 /// Settled values in their JSON shape, given back to the same form as
 /// `supplied`, are accepted and read back as the same values.
@@ -1479,13 +1618,19 @@ fn check_resupply(trail: &Trail, form: &Form, values: &Values) {
     }
     match Ask::new(again) {
         Ok(ask) => {
-            let (before, after) = (values_shown(values, false), values_shown(&ask.values(), false));
+            let (before, after) = (
+                values_shown(values, false),
+                values_shown(&ask.values(), false),
+            );
             trail.check("outcome-resupply", before == after, || {
                 format!("values supplied back read differently:\n  {before}\nvs\n  {after}\nsupplied: {:?}", values.to_json())
             });
         }
         Err(e) => trail.check("outcome-resupply", false, || {
-            format!("values supplied back are refused: {e}\nsupplied: {:?}", values.to_json())
+            format!(
+                "values supplied back are refused: {e}\nsupplied: {:?}",
+                values.to_json()
+            )
         }),
     }
 }
@@ -1494,7 +1639,10 @@ fn check_resupply(trail: &Trail, form: &Form, values: &Values) {
 fn check_kept(trail: &Trail, before: &Values, after: &Values) {
     for settled in before {
         trail.check("kept", after.get(&settled.id) == Some(settled), || {
-            format!("{settled:?} was settled but is now {:?}", after.get(&settled.id))
+            format!(
+                "{settled:?} was settled but is now {:?}",
+                after.get(&settled.id)
+            )
         });
     }
 }
@@ -1502,13 +1650,20 @@ fn check_kept(trail: &Trail, before: &Values, after: &Values) {
 /// Settled values belong to the form's fields, in form order, and meet their
 /// field's declared constraints. An integer answered as a JSON integer (or a
 /// string holding one) settles to exactly that integer.
-fn check_values(trail: &Trail, form: &Form, values: &Values, answered: Option<(&Response, &[String])>) {
+fn check_values(
+    trail: &Trail,
+    form: &Form,
+    values: &Values,
+    answered: Option<(&Response, &[String])>,
+) {
     let mut last = None;
     for settled in values {
         let position = form.fields.iter().position(|f| *f.id == *settled.id);
-        trail.check("values-order", position.is_some() && position > last, || {
-            format!("{:?} out of place in {values:?}", settled.id)
-        });
+        trail.check(
+            "values-order",
+            position.is_some() && position > last,
+            || format!("{:?} out of place in {values:?}", settled.id),
+        );
         last = position;
         let Some(field) = position.map(|p| &form.fields[p]) else {
             continue;
@@ -1516,17 +1671,30 @@ fn check_values(trail: &Trail, form: &Form, values: &Values, answered: Option<(&
         let problem = constraint_problem(field, &settled.value);
         let name = format!("constraints-{}", field.kind.name());
         trail.check(&name, problem.is_none(), || {
-            format!("field {:?}: {} ({:?}, {:?})", field.id, problem.unwrap_or_default(), settled.value, settled.source)
+            format!(
+                "field {:?}: {} ({:?}, {:?})",
+                field.id,
+                problem.unwrap_or_default(),
+                settled.value,
+                settled.source
+            )
         });
-        if let (Some((response, open)), FieldKind::Integer(_), Value::Integer(got), Provenance::Answered) =
-            (answered, &field.kind, &settled.value, settled.source)
+        if let (
+            Some((response, open)),
+            FieldKind::Integer(_),
+            Value::Integer(got),
+            Provenance::Answered,
+        ) = (answered, &field.kind, &settled.value, settled.source)
         {
             if !open.contains(&field.id) {
                 continue;
             }
             let given = response.content.as_ref().and_then(|c| c.get(&field.id));
             let exact: Option<i128> = match given {
-                Some(Json::Number(n)) => n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from)),
+                Some(Json::Number(n)) => n
+                    .as_i64()
+                    .map(i128::from)
+                    .or_else(|| n.as_u64().map(i128::from)),
                 Some(Json::String(s)) => s.trim().parse::<i128>().ok(),
                 _ => None,
             };
@@ -1557,14 +1725,22 @@ fn constraint_problem(field: &Field, value: &Value) -> Option<String> {
             if !n.is_finite() {
                 return Some("not finite".into());
             }
-            if spec.minimum.is_some_and(|min| *n < min) || spec.maximum.is_some_and(|max| *n > max) {
-                return Some(format!("{n} out of [{:?}, {:?}]", spec.minimum, spec.maximum));
+            if spec.minimum.is_some_and(|min| *n < min) || spec.maximum.is_some_and(|max| *n > max)
+            {
+                return Some(format!(
+                    "{n} out of [{:?}, {:?}]",
+                    spec.minimum, spec.maximum
+                ));
             }
             None
         }
         (FieldKind::Integer(spec), Value::Integer(n)) => {
-            if spec.minimum.is_some_and(|min| *n < min) || spec.maximum.is_some_and(|max| *n > max) {
-                return Some(format!("{n} out of [{:?}, {:?}]", spec.minimum, spec.maximum));
+            if spec.minimum.is_some_and(|min| *n < min) || spec.maximum.is_some_and(|max| *n > max)
+            {
+                return Some(format!(
+                    "{n} out of [{:?}, {:?}]",
+                    spec.minimum, spec.maximum
+                ));
             }
             None
         }
@@ -1583,7 +1759,10 @@ fn constraint_problem(field: &Field, value: &Value) -> Option<String> {
             if spec.min_items.is_some_and(|min| count < u64::from(min))
                 || spec.max_items.is_some_and(|max| count > u64::from(max))
             {
-                return Some(format!("{count} picks out of [{:?}, {:?}]", spec.min_items, spec.max_items));
+                return Some(format!(
+                    "{count} picks out of [{:?}, {:?}]",
+                    spec.min_items, spec.max_items
+                ));
             }
             if spec.strict && choices.iter().any(|c| !offered(c)) {
                 return Some(format!("{choices:?} not all on offer in a strict choice"));
@@ -1600,7 +1779,10 @@ fn constraint_problem(field: &Field, value: &Value) -> Option<String> {
         (FieldKind::Zone(spec), Value::Zone(zone)) => {
             if spec.strict
                 && !spec.options.is_empty()
-                && !spec.options.iter().any(|o| o.value.eq_ignore_ascii_case(zone))
+                && !spec
+                    .options
+                    .iter()
+                    .any(|o| o.value.eq_ignore_ascii_case(zone))
             {
                 return Some(format!("zone {zone:?} not on offer in a strict zone field"));
             }
