@@ -481,45 +481,37 @@ pub enum InboxRejection {
     Store(StoreRejection),
 }
 
+/// `$body` with `$r` bound to whichever rejection `$rejection` carries:
+/// the one list of the kinds, for every way a refusal is read.
+macro_rules! each_kind {
+    ($rejection:expr, $r:ident => $body:expr) => {
+        match $rejection {
+            InboxRejection::Session($r) => $body,
+            InboxRejection::Post($r) => $body,
+            InboxRejection::SignIn($r) => $body,
+            InboxRejection::Ask($r) => $body,
+            InboxRejection::Answer($r) => $body,
+            InboxRejection::Link($r) => $body,
+            InboxRejection::Store($r) => $body,
+        }
+    };
+}
+
 impl InboxRejection {
     /// The HTTP status it answers with.
     pub fn status(&self) -> StatusCode {
-        match self {
-            InboxRejection::Session(r) => r.status(),
-            InboxRejection::Post(r) => r.status(),
-            InboxRejection::SignIn(r) => r.status(),
-            InboxRejection::Ask(r) => r.status(),
-            InboxRejection::Answer(r) => r.status(),
-            InboxRejection::Link(r) => r.status(),
-            InboxRejection::Store(r) => r.status(),
-        }
+        each_kind!(self, r => r.status())
     }
 
     /// What was wrong, in a line: never an answer's value or a token.
     pub fn body_text(&self) -> String {
-        match self {
-            InboxRejection::Session(r) => r.body_text(),
-            InboxRejection::Post(r) => r.body_text(),
-            InboxRejection::SignIn(r) => r.body_text(),
-            InboxRejection::Ask(r) => r.body_text(),
-            InboxRejection::Answer(r) => r.body_text(),
-            InboxRejection::Link(r) => r.body_text(),
-            InboxRejection::Store(r) => r.body_text(),
-        }
+        each_kind!(self, r => r.body_text())
     }
 }
 
 impl IntoResponse for InboxRejection {
     fn into_response(self) -> Response {
-        match self {
-            InboxRejection::Session(r) => r.into_response(),
-            InboxRejection::Post(r) => r.into_response(),
-            InboxRejection::SignIn(r) => r.into_response(),
-            InboxRejection::Ask(r) => r.into_response(),
-            InboxRejection::Answer(r) => r.into_response(),
-            InboxRejection::Link(r) => r.into_response(),
-            InboxRejection::Store(r) => r.into_response(),
-        }
+        each_kind!(self, r => r.into_response())
     }
 }
 

@@ -48,91 +48,96 @@ fn answered() -> Ended {
 }
 
 #[test]
-fn a_read_nobody_decided_is_sent_then_recorded_with_its_end_before_the_answer() {
-    let effects = run(&[
-        decided(Method::AutoApproved, true, Recorded::WhenEnded),
-        Event::Ended(answered()),
-    ]);
-    assert_eq!(
-        effects,
-        [
-            Effect::CountDecision(Method::AutoApproved),
-            Effect::Send,
-            Effect::RecordEnd(answered()),
-            Effect::Answer(Answer::Result),
-        ]
-    );
-}
-
-#[test]
-fn a_write_is_durable_before_it_is_sent() {
-    let effects = run(&[
-        decided(Method::Elicited, true, Recorded::BeforeSent),
-        Event::Recorded(true),
-        Event::Ended(answered()),
-    ]);
-    assert_eq!(
-        effects,
-        [
-            Effect::CountDecision(Method::Elicited),
-            Effect::RecordSent,
-            Effect::Send,
-            Effect::RecordEnd(answered()),
-            Effect::Answer(Answer::Result),
-        ]
-    );
-}
-
-#[test]
-fn a_refused_call_is_audited_and_answered_and_never_recorded_as_sent() {
-    let effects = run(&[decided(Method::Blocked, false, Recorded::BeforeSent)]);
-    assert_eq!(
-        effects,
-        [
-            Effect::CountDecision(Method::Blocked),
-            Effect::Audit(Audited::Decision),
-            Effect::Answer(Answer::NotSent(Audited::Decision)),
-        ]
-    );
-}
-
-#[test]
-fn a_call_cancelled_while_decided_is_audited_as_withdrawn_and_not_sent() {
-    let effects = run(&[Event::Decided(Decision {
+fn every_path_gives_its_effects_in_order() {
+    let gone = Ended::Failed("its connection closed".into());
+    let cancelled_while_decided = Event::Decided(Decision {
         method: Method::Elicited,
         proceeds: true,
         recorded: Recorded::BeforeSent,
         cancelled: true,
-    })]);
-    assert_eq!(
-        effects,
-        [
-            Effect::CountDecision(Method::Elicited),
-            Effect::Audit(Audited::Withdrawal),
-            Effect::Answer(Answer::NotSent(Audited::Withdrawal)),
-        ]
-    );
-}
-
-#[test]
-fn a_call_cancelled_while_its_record_is_written_is_answered_at_once_and_ends_not_sent() {
-    let effects = run(&[
-        decided(Method::Elicited, true, Recorded::BeforeSent),
-        Event::Cancelled,
-        Event::Cancelled,
-        Event::Recorded(true),
-        // A late end changes nothing: it was never sent.
-        Event::Ended(answered()),
-    ]);
-    assert_eq!(
-        effects,
-        [
-            Effect::CountDecision(Method::Elicited),
-            Effect::RecordSent,
-            Effect::Answer(Answer::NotSent(Audited::Withdrawal)),
-            Effect::RecordEnd(Ended::NotSent(CANCELLED.to_owned())),
-        ]
-    );
+    });
+    let cases: Vec<(&str, Vec<Event>, Vec<Effect>)> = vec![
+        (
+            "a read nobody decided is sent, then recorded with its end before the answer",
+            vec![
+                decided(Method::AutoApproved, true, Recorded::WhenEnded),
+                Event::Ended(answered()),
+            ],
+            vec![
+                Effect::CountDecision(Method::AutoApproved),
+                Effect::Send,
+                Effect::RecordEnd(answered()),
+                Effect::Answer(Answer::Result),
+            ],
+        ),
+        (
+            "a write is durable before it is sent",
+            vec![
+                decided(Method::Elicited, true, Recorded::BeforeSent),
+                Event::Recorded(true),
+                Event::Ended(answered()),
+            ],
+            vec![
+                Effect::CountDecision(Method::Elicited),
+                Effect::RecordSent,
+                Effect::Send,
+                Effect::RecordEnd(answered()),
+                Effect::Answer(Answer::Result),
+            ],
+        ),
+        (
+            "a refused call is audited and answered, never recorded as sent",
+            vec![decided(Method::Blocked, false, Recorded::BeforeSent)],
+            vec![
+                Effect::CountDecision(Method::Blocked),
+                Effect::Audit(Audited::Decision),
+                Effect::Answer(Answer::NotSent(Audited::Decision)),
+            ],
+        ),
+        (
+            "a call cancelled while decided is audited as withdrawn and not sent",
+            vec![cancelled_while_decided],
+            vec![
+                Effect::CountDecision(Method::Elicited),
+                Effect::Audit(Audited::Withdrawal),
+                Effect::Answer(Answer::NotSent(Audited::Withdrawal)),
+            ],
+        ),
+        (
+            "a call cancelled while its record is written is answered at once and ends not sent \
+             (a second cancel and a late end change nothing)",
+            vec![
+                decided(Method::Elicited, true, Recorded::BeforeSent),
+                Event::Cancelled,
+                Event::Cancelled,
+                Event::Recorded(true),
+                Event::Ended(answered()),
+            ],
+            vec![
+                Effect::CountDecision(Method::Elicited),
+                Effect::RecordSent,
+                Effect::Answer(Answer::NotSent(Audited::Withdrawal)),
+                Effect::RecordEnd(Ended::NotSent(CANCELLED.to_owned())),
+            ],
+        ),
+        (
+            "a cancel after sending still records the end; a failure is answered as one",
+            vec![
+                decided(Method::NotRequired, true, Recorded::WhenEnded),
+                Event::Cancelled,
+                Event::Ended(gone.clone()),
+            ],
+            vec![
+                Effect::CountDecision(Method::NotRequired),
+                Effect::Send,
+                Effect::RecordEnd(gone.clone()),
+                Effect::Answer(Answer::Failed(gone)),
+            ],
+        ),
+    ];
+    for (path, events, expected) in cases {
+        assert_eq!(run(&events), expected, "{path}");
+    }
 }
 
 #[test]
@@ -156,24 +161,6 @@ fn a_record_that_fails_sends_nothing() {
         [
             Effect::RecordSent,
             Effect::Answer(Answer::NotSent(Audited::Withdrawal))
-        ]
-    );
-}
-
-#[test]
-fn a_cancel_after_sending_still_records_the_end_and_a_failure_is_answered_as_one() {
-    let gone = Ended::Failed("its connection closed".into());
-    let effects = run(&[
-        decided(Method::NotRequired, true, Recorded::WhenEnded),
-        Event::Cancelled,
-        Event::Ended(gone.clone()),
-    ]);
-    assert_eq!(
-        effects[1..],
-        [
-            Effect::Send,
-            Effect::RecordEnd(gone.clone()),
-            Effect::Answer(Answer::Failed(gone)),
         ]
     );
 }

@@ -3,6 +3,7 @@
 //! on — and whether the rule must look again at what came back.
 
 use askgate_core::{Answered, Ask, Call, Earlier, Verdict, Waiting};
+use askgate_store::AskRow;
 
 use super::asking::{self, Link};
 use super::standing::{Standing, Waited};
@@ -131,16 +132,27 @@ impl Round {
                 found.answered = Some(given);
                 Ok(Turn::Again)
             }
-            Link::Settled(row) => {
-                found.standing = self.standing_of(*row);
-                found.answered = None;
-                Ok(Turn::Again)
-            }
-            Link::Cancelled => {
-                let decided = self.withdraw(key, call, &found.standing).await?;
-                Ok(Turn::Decided(Box::new(decided)))
-            }
+            Link::Settled(row) => Ok(self.settled_meanwhile(*row, found)),
+            Link::Cancelled => self.withdrawn_turn(key, call, found).await,
         }
+    }
+
+    /// The parked ask settled meanwhile (as `row`): decide again from it.
+    fn settled_meanwhile(&self, row: AskRow, found: &mut Found) -> Turn {
+        found.standing = self.standing_of(row);
+        found.answered = None;
+        Turn::Again
+    }
+
+    /// The caller cancelled the call while its ask waited: withdraw it.
+    async fn withdrawn_turn(
+        &self,
+        key: &str,
+        call: &Call<'_>,
+        found: &Found,
+    ) -> Result<Turn, RoundError> {
+        let decided = self.withdraw(key, call, &found.standing).await?;
+        Ok(Turn::Decided(Box::new(decided)))
     }
 
     /// Park the ask (or find it parked) and wait for the inbox as long as
@@ -156,15 +168,8 @@ impl Round {
     ) -> Result<Turn, RoundError> {
         let row = self.pending_or_park(key, ask, &mut found.standing).await?;
         match self.wait_in_inbox(&row, settings).await? {
-            Waited::Settled(row) => {
-                found.standing = self.standing_of(*row);
-                found.answered = None;
-                Ok(Turn::Again)
-            }
-            Waited::Cancelled => {
-                let decided = self.withdraw(key, call, &found.standing).await?;
-                Ok(Turn::Decided(Box::new(decided)))
-            }
+            Waited::Settled(row) => Ok(self.settled_meanwhile(*row, found)),
+            Waited::Cancelled => self.withdrawn_turn(key, call, found).await,
             Waited::Still => {
                 let place = self.page_of(&row);
                 let name = self.binding().name.clone();
