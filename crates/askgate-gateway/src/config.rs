@@ -352,7 +352,8 @@ impl Config {
     /// # Errors
     /// `argv` is empty, or there is no data directory for the store.
     pub fn for_command(argv: Vec<String>) -> Result<Config, ConfigError> {
-        let store = store_url(None).map_err(|message| ConfigError::bare(Some("store"), message))?;
+        let store =
+            store_url(None).map_err(|why| ConfigError::bare(Some("store"), why.to_string()))?;
         Config::for_command_with_store(argv, store)
     }
 
@@ -447,15 +448,36 @@ impl Config {
 ///
 /// # Errors
 /// There is no data directory, or it cannot be made, naming it.
-pub fn store_url(flag: Option<String>) -> Result<String, String> {
+pub fn store_url(flag: Option<String>) -> Result<String, NoStoreDir> {
     if let Some(url) = flag.or_else(|| std::env::var("ASKGATE_STORE").ok()) {
         return Ok(url);
     }
     let dir: PathBuf = dirs::data_dir()
-        .ok_or("no data directory on this platform; pass --store")?
+        .ok_or(NoStoreDir::NoDataDir)?
         .join("askgate");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|source| NoStoreDir::Create {
+        dir: dir.clone(),
+        source,
+    })?;
     Ok(format!("sqlite://{}", dir.join("askgate.db").display()))
+}
+
+/// Why no store was named and the default place cannot hold one.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NoStoreDir {
+    /// The platform has no data directory.
+    #[error("no data directory on this platform; pass --store")]
+    NoDataDir,
+    /// The data directory's `askgate` folder cannot be made.
+    #[error("{}: {source}", .dir.display())]
+    Create {
+        /// The folder.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// The intake that precedes a call to `tool` on `server`: the first one

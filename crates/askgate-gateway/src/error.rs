@@ -1,6 +1,9 @@
 //! Why the gateway could not start or serve: one error type for the
 //! library's public API, each variant naming what failed (never a token,
-//! an argument or a password).
+//! an argument or a password), its cause kept as a typed source.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
 
 /// Why the gateway could not start, or stopped serving.
 #[derive(Debug, thiserror::Error)]
@@ -12,20 +15,76 @@ pub enum Error {
     /// The store cannot be opened or failed.
     #[error(transparent)]
     Store(#[from] askgate_store::Error),
-    /// The gateway's key file cannot be read or made (the text names it).
-    #[error("{0}")]
-    Key(String),
+    /// The gateway's key file cannot be read or made.
+    #[error(transparent)]
+    Key(#[from] KeyError),
     /// The inbox page or its webhook cannot be set up.
     #[error(transparent)]
     Inbox(#[from] askgate_inbox::Error),
     /// Not one upstream server could be started (each is logged).
     #[error("no upstream server could be started; see the errors above")]
     NoUpstream,
-    /// Something the gateway needs could not be set up (the inbox's
-    /// address for links, the ledger's recovery).
-    #[error("{0}")]
-    Setup(String),
+    /// The inbox's address cannot serve as the base of links to it.
+    #[error("the inbox's address cannot be used for links: {0}")]
+    InboxAddress(#[source] askgate_mcp::Misuse),
     /// Serving the client failed: its handshake, or the HTTP listener.
-    #[error("{0}")]
-    Serve(String),
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+}
+
+/// Why the gateway's key file cannot be used; each names the file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyError {
+    /// The file holds fewer than the 32 bytes a key needs.
+    #[error("the key file {} is shorter than 32 bytes", .0.display())]
+    Short(PathBuf),
+    /// The file exists but cannot be read.
+    #[error("cannot read the key file {}: {source}", .path.display())]
+    Read {
+        /// The key file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The system gave no randomness for a new key.
+    #[error("no randomness for a key: {0}")]
+    Random(#[source] getrandom::Error),
+    /// The new key (or its directory) cannot be written.
+    #[error("cannot create {}: {source}", .path.display())]
+    Create {
+        /// The key file or its directory.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Why serving a client stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The HTTP address cannot be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The HTTP listener failed while serving.
+    #[error("the HTTP listener failed: {0}")]
+    Http(#[source] std::io::Error),
+    /// The stdio client's MCP handshake failed.
+    #[error("the client handshake failed: {0}")]
+    Handshake(#[source] Box<rmcp::service::ServerInitializeError>),
+}
+
+impl From<rmcp::service::ServerInitializeError> for ServeError {
+    fn from(error: rmcp::service::ServerInitializeError) -> Self {
+        Self::Handshake(Box::new(error))
+    }
 }

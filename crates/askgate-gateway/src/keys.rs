@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::Error;
+use crate::error::KeyError;
 
 /// Where the gateway's sealing key lives: beside a SQLite store, else in
 /// the data directory.
@@ -30,32 +30,28 @@ pub fn key_path(store_url: &str) -> PathBuf {
 /// # Errors
 /// The file cannot be read or made, or is shorter than 32 bytes, naming
 /// it.
-pub fn load_or_create_key(path: &Path) -> Result<Vec<u8>, Error> {
-    load_or_create(path).map_err(Error::Key)
-}
-
-fn load_or_create(path: &Path) -> Result<Vec<u8>, String> {
+pub fn load_or_create_key(path: &Path) -> Result<Vec<u8>, KeyError> {
     match std::fs::read(path) {
         Ok(key) if key.len() >= 32 => return Ok(key),
-        Ok(_) => {
-            return Err(format!(
-                "the key file {} is shorter than 32 bytes",
-                path.display()
-            ));
-        }
+        Ok(_) => return Err(KeyError::Short(path.to_owned())),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-        Err(error) => {
-            return Err(format!(
-                "cannot read the key file {}: {error}",
-                path.display()
-            ));
+        Err(source) => {
+            return Err(KeyError::Read {
+                path: path.to_owned(),
+                source,
+            });
         }
     }
     let mut key = vec![0u8; 32];
-    getrandom::fill(&mut key).map_err(|e| format!("no randomness for a key: {e}"))?;
+    getrandom::fill(&mut key).map_err(KeyError::Random)?;
+    fn create(path: &Path) -> impl FnOnce(std::io::Error) -> KeyError + '_ {
+        move |source| KeyError::Create {
+            path: path.to_owned(),
+            source,
+        }
+    }
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(create(dir))?;
     }
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
@@ -65,10 +61,7 @@ fn load_or_create(path: &Path) -> Result<Vec<u8>, String> {
         options.mode(0o600);
     }
     use std::io::Write;
-    let mut file = options
-        .open(path)
-        .map_err(|e| format!("cannot create the key file {}: {e}", path.display()))?;
-    file.write_all(&key)
-        .map_err(|e| format!("cannot write the key file {}: {e}", path.display()))?;
+    let mut file = options.open(path).map_err(create(path))?;
+    file.write_all(&key).map_err(create(path))?;
     Ok(key)
 }

@@ -45,7 +45,7 @@ use askgate_mcp::{Inbox, Rounds};
 use askgate_store::Store;
 
 pub use config::Config;
-pub use error::Error;
+pub use error::{Error, KeyError, ServeError};
 
 use downstream::Downstream;
 use proxy::{Gateway, Settings};
@@ -121,7 +121,7 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
         .unwrap_or_else(|| format!("http://{bound}/"));
     let links = askgate_core::LinkSigner::new(key.clone());
     let inbox = Inbox::new(&base)
-        .map_err(|e| Error::Setup(e.to_string()))?
+        .map_err(Error::InboxAddress)?
         .with_links(links.clone(), LINK_TTL);
     let page = match listener {
         Some(listener) => {
@@ -297,7 +297,7 @@ async fn serve(config: Config, gateway: Gateway, page: Option<InboxPage>) -> Res
     let _notifier = match &config.notify {
         Some(webhook) => {
             let store = gateway.store().clone();
-            let links = Inbox::new(&base).map_err(|e| Error::Setup(e.to_string()))?;
+            let links = Inbox::new(&base).map_err(Error::InboxAddress)?;
             let notifier = askgate_inbox::notify::Notifier::new(store, webhook.clone(), links)?
                 .with_clock(std::sync::Arc::clone(gateway.clock()));
             Some(AbortOnDrop(notifier.listen()))

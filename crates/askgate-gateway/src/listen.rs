@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 
 use super::config;
 use super::proxy::Gateway;
+use crate::error::ServeError;
 
 /// Who may call, and which session belongs to whom.
 #[derive(Clone)]
@@ -143,7 +144,7 @@ pub(crate) async fn serve(
     gateway: Gateway,
     addr: SocketAddr,
     principals: &[config::Principal],
-) -> Result<(), String> {
+) -> Result<(), ServeError> {
     let mut http = StreamableHttpServerConfig::default();
     if !addr.ip().is_loopback() {
         // Reached by name or address from elsewhere: allow exactly this one.
@@ -169,17 +170,14 @@ pub(crate) async fn serve(
             }),
         )
         .layer(axum::middleware::from_fn_with_state(gate, authenticate));
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| format!("cannot read the bound address: {e}"))?;
+    let listen = |source| ServeError::Listen { addr, source };
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(listen)?;
+    let bound = listener.local_addr().map_err(listen)?;
     eprintln!("askgate gateway: MCP over Streamable HTTP at http://{bound}/mcp");
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await
-        .map_err(|e| format!("the HTTP listener failed: {e}"))
+        .map_err(ServeError::Http)
 }

@@ -38,14 +38,12 @@ use serde::Serialize;
 use serde_json::Value as Json;
 use tokio::sync::broadcast;
 
+use crate::failure::{Failure, MALFORMED, print_json, print_line};
 use crate::form_cmd::{read, strip_position};
 use askgate_inbox::notify::{Delivery, Event, Notifier, Preset, Webhook};
 
 /// Exit code: answered; or, without `--wait`, parked.
 const ANSWERED: u8 = 0;
-/// Exit code: malformed input (the form file, a flag), or a store that
-/// cannot be opened or used.
-const MALFORMED: u8 = 2;
 /// Exit code: the person declined.
 const DECLINED: u8 = 3;
 /// Exit code: the person skipped (a question set: proceed on the
@@ -127,7 +125,7 @@ pub(crate) struct AskArgs {
 /// Run `askgate ask`.
 pub(crate) fn run(args: AskArgs) -> ExitCode {
     init_logs();
-    crate::store_cmd::runtime(|| ask(args))
+    crate::failure::runtime(|| ask(args))
 }
 
 /// Warnings (a webhook post that failed) on stderr; `ASKGATE_LOG` for more.
@@ -140,102 +138,43 @@ fn init_logs() {
         .try_init();
 }
 
-async fn ask(args: AskArgs) -> Result<u8, (u8, String)> {
+async fn ask(args: AskArgs) -> Result<u8, Failure> {
     let request = load(&args.form)?;
-    let principal = args
-        .principal
-        .clone()
-        .or_else(|| std::env::var("USER").ok())
-        .filter(|p| !p.trim().is_empty())
-        .unwrap_or_else(|| "cli".into());
     let inbox_url = args
         .inbox_url
         .clone()
         .or_else(|| std::env::var("ASKGATE_INBOX_URL").ok())
         .unwrap_or_else(|| DEFAULT_INBOX_URL.into());
-    let inbox = Inbox::new(&inbox_url).map_err(|e| (MALFORMED, format!("--inbox-url: {e}")))?;
-    let webhook = match args
+    let inbox =
+        Inbox::new(&inbox_url).map_err(|e| Failure::malformed(format!("--inbox-url: {e}")))?;
+    let webhook = args
         .webhook
         .clone()
         .or_else(|| std::env::var("ASKGATE_WEBHOOK").ok())
         .filter(|w| !w.is_empty())
-    {
-        Some(url) => Some(webhook(url, args.webhook_preset)?),
-        None => None,
-    };
+        .map(|url| webhook(url, args.webhook_preset))
+        .transpose()?;
     let now = Timestamp::now();
     let expires_at = args
         .timeout
         .map(|timeout| {
             now.checked_add(timeout)
-                .map_err(|_| (MALFORMED, format!("--timeout {timeout:#}: too far ahead")))
+                .map_err(|_| Failure::malformed(format!("--timeout {timeout:#}: too far ahead")))
         })
         .transpose()?;
-    let url = crate::store_cmd::store_url(args.store.clone()).map_err(|e| (MALFORMED, e))?;
-    let store = Store::open(&url)
-        .await
-        .map_err(|e| (MALFORMED, e.to_string()))?;
+    let url = crate::store_cmd::store_url(args.store.clone()).map_err(Failure::malformed)?;
+    let store = Store::open(&url).await?;
     let notifier = webhook
         .map(|webhook| Notifier::new(store.clone(), webhook, inbox.clone()))
         .transpose()
-        .map_err(|e| (MALFORMED, format!("--webhook: {e}")))?;
-    let mut deliveries = notifier.as_ref().map(Notifier::deliveries);
-
-    let id = new_id()?;
-    let resume_key = match &args.key {
-        Some(key) => format!("ask:{principal}:{key}"),
-        None => format!("ask:{id}"),
-    };
-    let tool = args.tool.clone().unwrap_or_else(|| tool_name(&args.form));
-    let row = store
-        .park(&NewAsk {
-            id: id.clone(),
-            resume_key,
-            call_key: None,
-            principal: principal.clone(),
-            request: request.to_json(),
-            server: Some(args.server.clone()),
-            tool: Some(tool),
-            risk: args.risk.map(|r| r.as_str().to_owned()),
-            created_at: now,
-            expires_at,
-        })
-        .await
-        .map_err(fail)?;
+        .map_err(|e| Failure::malformed(format!("--webhook: {e}")))?;
+    let mut posts = Posts::new(notifier);
+    let row = park(&store, &args, &request, now, expires_at, &posts).await?;
     let link = inbox.page(&row.ask.id);
-    if row.ask.id == id {
-        if let Some(notifier) = &notifier {
-            notifier.post(Event::Parked, &row);
-        }
-    } else {
-        note(&format!(
-            "askgate: --key found ask {} parked earlier ({}); it stands as it was asked",
-            row.ask.id,
-            row.status.as_str()
-        ));
-    }
-
     if !args.wait {
-        flush(notifier.as_ref()).await;
-        let notified = notified(&mut deliveries, &row.ask.id);
-        return if args.json {
-            print_json(&serde_json::json!({
-                "id": row.ask.id,
-                "status": row.status.as_str(),
-                "link": link,
-                "principal": row.ask.principal,
-                "expires_at": row.ask.expires_at,
-                "notified": notified,
-            }))
-        } else {
-            print_line(&format!(
-                "ask {} waits for {}: {link}",
-                row.ask.id, row.ask.principal
-            ))
-        }
-        .map(|()| ANSWERED);
+        let notified = posts.finish(&row.ask.id).await;
+        return print_parked(&row, &link, notified, args.json).map(|()| ANSWERED);
     }
-
     note(&format!(
         "askgate: ask {} waits for {}: {link}",
         row.ask.id, row.ask.principal
@@ -244,12 +183,12 @@ async fn ask(args: AskArgs) -> Result<u8, (u8, String)> {
     let settled = match wait(&store, &row, live).await? {
         Waited::Settled(settled) => *settled,
         Waited::Interrupted => {
-            flush(notifier.as_ref()).await;
+            posts.flush().await;
             let again = match &args.key {
                 Some(key) => format!("run again with --key {key} to wait on it again"),
                 None => format!("see it with: askgate asks show {}", row.ask.id),
             };
-            return Err((
+            return Err(Failure::new(
                 INTERRUPTED,
                 format!(
                     "interrupted; ask {} is still pending at {link} ({again})",
@@ -258,14 +197,119 @@ async fn ask(args: AskArgs) -> Result<u8, (u8, String)> {
             ));
         }
     };
-    if let Some(notifier) = &notifier {
-        // Posted once, whoever else heard of it (the claim in the store).
-        notifier.post(Event::Settled, &settled);
-    }
-    flush(notifier.as_ref()).await;
-    let notified = notified(&mut deliveries, &settled.ask.id);
+    // Posted once, whoever else heard of it (the claim in the store).
+    posts.post(Event::Settled, &settled);
+    let notified = posts.finish(&settled.ask.id).await;
     print_json(&Report::of(&settled, &link, notified))?;
     Ok(code(settled.status))
+}
+
+/// Park the ask for its principal (`--principal`, else `$USER`); with
+/// `--key`, find the one parked earlier instead.
+async fn park(
+    store: &Store,
+    args: &AskArgs,
+    request: &StoredRequest,
+    now: Timestamp,
+    expires_at: Option<Timestamp>,
+    posts: &Posts,
+) -> Result<AskRow, Failure> {
+    let principal = args
+        .principal
+        .clone()
+        .or_else(|| std::env::var("USER").ok())
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or_else(|| "cli".into());
+    let id = new_id()?;
+    let resume_key = match &args.key {
+        Some(key) => format!("ask:{principal}:{key}"),
+        None => format!("ask:{id}"),
+    };
+    let row = store
+        .park(&NewAsk {
+            id: id.clone(),
+            resume_key,
+            call_key: None,
+            principal,
+            request: request.to_json(),
+            server: Some(args.server.clone()),
+            tool: Some(args.tool.clone().unwrap_or_else(|| tool_name(&args.form))),
+            risk: args.risk.map(|r| r.as_str().to_owned()),
+            created_at: now,
+            expires_at,
+        })
+        .await?;
+    if row.ask.id == id {
+        posts.post(Event::Parked, &row);
+    } else {
+        note(&format!(
+            "askgate: --key found ask {} parked earlier ({}); it stands as it was asked",
+            row.ask.id,
+            row.status.as_str()
+        ));
+    }
+    Ok(row)
+}
+
+/// Without `--wait`: say where the parked ask waits, as a line or JSON.
+fn print_parked(
+    row: &AskRow,
+    link: &str,
+    notified: Vec<Notified>,
+    json: bool,
+) -> Result<(), Failure> {
+    if json {
+        print_json(&serde_json::json!({
+            "id": row.ask.id,
+            "status": row.status.as_str(),
+            "link": link,
+            "principal": row.ask.principal,
+            "expires_at": row.ask.expires_at,
+            "notified": notified,
+        }))
+    } else {
+        print_line(&format!(
+            "ask {} waits for {}: {link}",
+            row.ask.id, row.ask.principal
+        ))
+    }
+}
+
+/// The webhook's posts about this ask (none without `--webhook`), and what
+/// became of them.
+struct Posts {
+    notifier: Option<Notifier>,
+    deliveries: Option<broadcast::Receiver<Delivery>>,
+}
+
+impl Posts {
+    fn new(notifier: Option<Notifier>) -> Self {
+        let deliveries = notifier.as_ref().map(Notifier::deliveries);
+        Self {
+            notifier,
+            deliveries,
+        }
+    }
+
+    fn post(&self, event: Event, row: &AskRow) {
+        if let Some(notifier) = &self.notifier {
+            notifier.post(event, row);
+        }
+    }
+
+    /// Wait for the posts to end (they are bounded), so a short-lived
+    /// command does not drop them.
+    async fn flush(&self) {
+        if let Some(notifier) = &self.notifier {
+            notifier.flush(notifier.longest_post()).await;
+        }
+    }
+
+    /// Wait for the posts to end; what became of those about ask `id`.
+    async fn finish(&mut self, id: &str) -> Vec<Notified> {
+        self.flush().await;
+        notified(&mut self.deliveries, id)
+    }
 }
 
 /// The exit code of a settled ask.
@@ -349,7 +393,7 @@ enum Waited {
 
 /// Wait until the ask settles, drawing the waiting line when `live`; at
 /// its expiry, expire it in the store.
-async fn wait(store: &Store, row: &AskRow, live: bool) -> Result<Waited, (u8, String)> {
+async fn wait(store: &Store, row: &AskRow, live: bool) -> Result<Waited, Failure> {
     let id = row.ask.id.as_str();
     let mut line = WaitingLine {
         live,
@@ -369,7 +413,7 @@ async fn wait(store: &Store, row: &AskRow, live: bool) -> Result<Waited, (u8, St
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         let settled = loop {
             tokio::select! {
-                settled = &mut settled => break settled.map_err(fail)?,
+                settled = &mut settled => break settled.map_err(Failure::from)?,
                 _ = tick.tick() => line.draw(),
                 _ = &mut interrupted => {
                     line.clear();
@@ -387,18 +431,18 @@ async fn wait(store: &Store, row: &AskRow, live: bool) -> Result<Waited, (u8, St
             let expired = store
                 .expire(id, Timestamp::now())
                 .await
-                .map_err(fail)?
+                .map_err(Failure::from)?
                 .ok_or_else(|| {
-                    (
+                    Failure::new(
                         MALFORMED,
                         format!("ask {id} vanished from {}", store.name()),
                     )
                 })?;
             return Ok(Waited::Settled(Box::new(expired)));
         }
-        if store.ask(id).await.map_err(fail)?.is_none() {
+        if store.ask(id).await.map_err(Failure::from)?.is_none() {
             line.clear();
-            return Err((
+            return Err(Failure::new(
                 MALFORMED,
                 format!("ask {id} vanished from {}", store.name()),
             ));
@@ -457,9 +501,9 @@ fn until(at: Timestamp) -> Duration {
 
 /// Read the form file: a form, or a question set (told apart by its
 /// `questions` key), checked as it would be when asked.
-fn load(path: &Path) -> Result<StoredRequest, (u8, String)> {
-    let malformed = |message: String| (MALFORMED, message);
-    let text = read(path).map_err(malformed)?;
+fn load(path: &Path) -> Result<StoredRequest, Failure> {
+    let malformed = Failure::malformed;
+    let text = read(path)?;
     let name = path.display();
     let position = |e: &serde_json::Error, what: &str| {
         malformed(format!(
@@ -503,19 +547,20 @@ fn tool_name(path: &Path) -> String {
         .to_owned()
 }
 
-fn new_id() -> Result<String, (u8, String)> {
+fn new_id() -> Result<String, Failure> {
     let mut id = [0u8; 12];
-    getrandom::fill(&mut id).map_err(|e| (MALFORMED, format!("no randomness for an id: {e}")))?;
+    getrandom::fill(&mut id)
+        .map_err(|e| Failure::malformed(format!("no randomness for an id: {e}")))?;
     Ok(format!("ask_{}", URL_SAFE_NO_PAD.encode(id)))
 }
 
-fn webhook(url: String, preset: Preset) -> Result<Webhook, (u8, String)> {
+fn webhook(url: String, preset: Preset) -> Result<Webhook, Failure> {
     // Not quoted: a webhook URL may hold a secret (Slack's do).
     match reqwest::Url::parse(&url) {
         Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.has_host() => {
             Ok(Webhook::new(url, preset, std::collections::BTreeMap::new()))
         }
-        _ => Err((
+        _ => Err(Failure::new(
             MALFORMED,
             "--webhook: not an http:// or https:// URL".to_owned(),
         )),
@@ -537,28 +582,6 @@ fn parse_preset(text: &str) -> Result<Preset, String> {
     Preset::parse(text).ok_or_else(|| format!("expected {}", Preset::EXPECTED))
 }
 
-/// Wait for the webhook posts to end (they are bounded), so a short-lived
-/// command does not drop them.
-async fn flush(notifier: Option<&Notifier>) {
-    if let Some(notifier) = notifier {
-        notifier.flush(notifier.longest_post()).await;
-    }
-}
-
-fn fail(error: askgate_store::Error) -> (u8, String) {
-    (MALFORMED, error.to_string())
-}
-
 fn note(text: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{text}");
-}
-
-fn print_json(value: &impl Serialize) -> Result<(), (u8, String)> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| (MALFORMED, e.to_string()))?;
-    print_line(&text)
-}
-
-fn print_line(text: &str) -> Result<(), (u8, String)> {
-    writeln!(std::io::stdout().lock(), "{text}")
-        .map_err(|e| (MALFORMED, format!("standard output: {e}")))
 }

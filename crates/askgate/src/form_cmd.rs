@@ -5,7 +5,6 @@
 //! - 1: refused: the answer needs another look; the re-ask is printed
 //! - 2: malformed input: an unreadable or invalid form file, content or flag
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -15,12 +14,12 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
+use crate::failure::{Failure, print_json};
+
 /// Exit code: the answer settled.
 const SETTLED: u8 = 0;
 /// Exit code: the answer was refused; a re-ask was printed.
 const REFUSED: u8 = 1;
-/// Exit code: the form, the content or a flag is malformed.
-const MALFORMED: u8 = 2;
 
 /// The `form` commands.
 #[derive(Debug, Subcommand)]
@@ -82,18 +81,15 @@ pub(crate) fn run(command: FormCommand) -> ExitCode {
     };
     match result {
         Ok(code) => ExitCode::from(code),
-        Err(message) => {
-            eprintln!("askgate: {message}");
-            ExitCode::from(MALFORMED)
-        }
+        Err(failure) => failure.exit("askgate"),
     }
 }
 
-fn schema(args: SchemaArgs) -> Result<u8, String> {
+fn schema(args: SchemaArgs) -> Result<u8, Failure> {
     let ask = load(&args.form)?;
     let params = ask
         .request(args.revision)
-        .map_err(|e| format!("{}: {e}", args.form.display()))?;
+        .map_err(|e| Failure::malformed(format!("{}: {e}", args.form.display())))?;
     print_json(&params)?;
     Ok(SETTLED)
 }
@@ -115,14 +111,14 @@ enum Report<'a> {
     },
 }
 
-fn check(args: CheckArgs) -> Result<u8, String> {
+fn check(args: CheckArgs) -> Result<u8, Failure> {
     let ask = load(&args.form)?
         .with_max_attempts(args.max_attempts)
-        .map_err(|e| format!("--max-attempts: {e}"))?;
+        .map_err(|e| Failure::malformed(format!("--max-attempts: {e}")))?;
     let ask = if args.attempt > 1 {
         let mut record = ask.to_record();
         record.attempt = args.attempt;
-        Ask::from_record(record).map_err(|e| e.to_string())?
+        Ask::from_record(record).map_err(Failure::malformed)?
     } else {
         ask
     };
@@ -146,7 +142,7 @@ fn check(args: CheckArgs) -> Result<u8, String> {
             Ok(SETTLED)
         }
         Step::ReAsk(next) => {
-            let reask = next.request(args.revision).map_err(|e| e.to_string())?;
+            let reask = next.request(args.revision).map_err(Failure::malformed)?;
             print_json(&Report::Refused {
                 attempt: next.attempt(),
                 max_attempts: next.max_attempts(),
@@ -158,32 +154,32 @@ fn check(args: CheckArgs) -> Result<u8, String> {
     }
 }
 
-fn load(path: &Path) -> Result<Ask, String> {
+fn load(path: &Path) -> Result<Ask, Failure> {
     let text = read(path)?;
     let form: Form = serde_json::from_str(&text).map_err(|e| {
-        format!(
+        Failure::malformed(format!(
             "{}:{}:{}: not a valid form: {}",
             path.display(),
             e.line(),
             e.column(),
             strip_position(&e)
-        )
+        ))
     })?;
-    Ask::new(form).map_err(|e| format!("{}: {e}", path.display()))
+    Ask::new(form).map_err(|e| Failure::malformed(format!("{}: {e}", path.display())))
 }
 
-fn parse_content(text: &str, origin: &str) -> Result<Map<String, Json>, String> {
+fn parse_content(text: &str, origin: &str) -> Result<Map<String, Json>, Failure> {
     match serde_json::from_str::<Json>(text) {
         Ok(Json::Object(map)) => Ok(map),
-        Ok(_) => Err(format!(
+        Ok(_) => Err(Failure::malformed(format!(
             "{origin}: expected a JSON object of answered properties"
-        )),
-        Err(e) => Err(format!(
+        ))),
+        Err(e) => Err(Failure::malformed(format!(
             "{origin}:{}:{}: not valid JSON: {}",
             e.line(),
             e.column(),
             strip_position(&e)
-        )),
+        ))),
     }
 }
 
@@ -196,18 +192,13 @@ pub(crate) fn strip_position(error: &serde_json::Error) -> String {
     }
 }
 
-pub(crate) fn read(path: &Path) -> Result<String, String> {
+pub(crate) fn read(path: &Path) -> Result<String, Failure> {
     if path == Path::new("-") {
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-            .map_err(|e| format!("standard input: {e}"))?;
+            .map_err(|e| Failure::malformed(format!("standard input: {e}")))?;
         return Ok(text);
     }
-    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-fn print_json(value: &impl Serialize) -> Result<(), String> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{text}").map_err(|e| format!("standard output: {e}"))
+    std::fs::read_to_string(path)
+        .map_err(|e| Failure::malformed(format!("{}: {e}", path.display())))
 }

@@ -9,6 +9,8 @@ use askgate_core::Risk;
 use askgate_gateway::{Config, Now, Started};
 use clap::Args;
 
+use crate::failure::Failure;
+
 /// `askgate gateway [--config FILE] [-- <command...>]`.
 #[derive(Debug, Args)]
 pub(crate) struct GatewayArgs {
@@ -56,7 +58,7 @@ struct Setup {
 impl Setup {
     /// Start the gateway as set up: the config, the store it names (or
     /// `--store`), with the inbox page bound when `serve_inbox`.
-    async fn start(&self, serve_inbox: bool) -> Result<Started, String> {
+    async fn start(&self, serve_inbox: bool) -> Result<Started, Failure> {
         let config = self.config()?;
         let store_url = match &self.store {
             Some(url) => url.clone(),
@@ -64,25 +66,24 @@ impl Setup {
         };
         askgate_gateway::start(config, &store_url, serve_inbox)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(Failure::stopped)
     }
 
     /// The configuration: the file's, or the default around the command.
-    fn config(&self) -> Result<Config, String> {
+    fn config(&self) -> Result<Config, Failure> {
         let mut config = match (&self.config, self.command.is_empty()) {
-            (Some(path), true) => Config::load(path).map_err(|e| e.to_string())?,
+            (Some(path), true) => Config::load(path).map_err(Failure::stopped)?,
             (Some(_), false) => {
-                return Err("give either --config FILE or a command after --, not both".into());
+                return Err(Failure::stopped(
+                    "give either --config FILE or a command after --, not both",
+                ));
             }
-            (None, false) => {
-                Config::for_command(self.command.clone()).map_err(|e| e.to_string())?
-            }
+            (None, false) => Config::for_command(self.command.clone()).map_err(Failure::stopped)?,
             (None, true) => {
-                return Err(
+                return Err(Failure::stopped(
                     "nothing to put behind askgate: give --config FILE or a command after -- \
-                     (askgate gateway -- npx -y @modelcontextprotocol/server-everything)"
-                        .into(),
-                );
+                     (askgate gateway -- npx -y @modelcontextprotocol/server-everything)",
+                ));
             }
         };
         if let Some(risk) = self.auto_approve {
@@ -90,9 +91,9 @@ impl Setup {
         }
         if let Some(addr) = self.listen {
             if !addr.ip().is_loopback() && config.principals.is_empty() {
-                return Err(format!(
+                return Err(Failure::stopped(format!(
                     "--listen {addr} is not a loopback address: configure [[principals]] with tokens first"
-                ));
+                )));
             }
             config.listen = Some(askgate_gateway::config::Listen { addr });
         }
@@ -126,51 +127,16 @@ pub(crate) fn init_logs(format: LogFormat) {
 /// Run the gateway until the client goes away.
 pub(crate) fn run(args: GatewayArgs) -> ExitCode {
     init_logs(args.log_format);
-    // Multi-threaded, measured against a current-thread runtime on the
-    // gateway benchmark (README, "The gateway"): at one call in flight the
-    // two are alike; at ten the second core makes about 10-20% more calls/s.
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("askgate gateway: cannot start the runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(serve(args)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("askgate gateway: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    crate::failure::serve("askgate gateway", serve(args))
 }
 
 /// Run `askgate tools`.
 pub(crate) fn tools(args: ToolsArgs) -> ExitCode {
     init_logs(LogFormat::Human);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("askgate tools: cannot start the runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(list_tools(args)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("askgate tools: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    crate::failure::serve("askgate tools", list_tools(args))
 }
 
-async fn list_tools(args: ToolsArgs) -> Result<(), String> {
+async fn list_tools(args: ToolsArgs) -> Result<(), Failure> {
     let started = args.setup.start(false).await?;
     let threshold = started.threshold();
     let config = started.config();
@@ -225,11 +191,11 @@ async fn list_tools(args: ToolsArgs) -> Result<(), String> {
     use std::io::Write as _;
     std::io::stdout()
         .write_all(out.as_bytes())
-        .map_err(|e| format!("cannot write the list: {e}"))
+        .map_err(|e| Failure::stopped(format!("cannot write the list: {e}")))
 }
 
 /// Serve until the client goes away.
-async fn serve(args: GatewayArgs) -> Result<(), String> {
+async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     let started = args.setup.start(true).await?;
-    started.serve().await.map_err(|e| e.to_string())
+    started.serve().await.map_err(Failure::stopped)
 }

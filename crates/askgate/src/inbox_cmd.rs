@@ -6,6 +6,8 @@ use askgate_core::LinkSigner;
 use askgate_inbox::Inbox;
 use askgate_store::Store;
 
+use crate::failure::Failure;
+
 /// `askgate inbox`: serve the inbox page on its own, over a store (for
 /// asks parked by `askgate ask`, or by gateways that do not serve it).
 #[derive(Debug, clap::Args)]
@@ -25,30 +27,14 @@ pub(crate) struct InboxArgs {
 /// Run `askgate inbox` until interrupted.
 pub(crate) fn run(args: InboxArgs) -> std::process::ExitCode {
     crate::gateway_cmd::init_logs(crate::gateway_cmd::LogFormat::Human);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("askgate inbox: cannot start the runtime: {error}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(serve_alone(args)) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("askgate inbox: {error}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    crate::failure::serve("askgate inbox", serve_alone(args))
 }
 
-async fn serve_alone(args: InboxArgs) -> Result<(), String> {
+async fn serve_alone(args: InboxArgs) -> Result<(), Failure> {
     use askgate_gateway::Config;
     let mut config = match &args.config {
-        Some(path) => Config::load(path).map_err(|e| e.to_string())?,
-        None => Config::for_command(vec!["(none)".into()]).map_err(|e| e.to_string())?,
+        Some(path) => Config::load(path).map_err(Failure::stopped)?,
+        None => Config::for_command(vec!["(none)".into()]).map_err(Failure::stopped)?,
     };
     if let Some(listen) = args.listen {
         config.inbox.listen = listen;
@@ -56,26 +42,25 @@ async fn serve_alone(args: InboxArgs) -> Result<(), String> {
     let store_url = match (&args.store, &args.config) {
         (Some(url), _) => url.clone(),
         (None, Some(_)) => config.store.expose().to_owned(),
-        (None, None) => crate::store_cmd::store_url(None)?,
+        (None, None) => crate::store_cmd::store_url(None).map_err(Failure::stopped)?,
     };
-    let store = Store::open(&store_url).await.map_err(|e| e.to_string())?;
+    let store = Store::open(&store_url).await.map_err(Failure::stopped)?;
     let key_file = askgate_gateway::keys::key_path(&store_url);
-    let key = askgate_gateway::keys::load_or_create_key(&key_file).map_err(|e| e.to_string())?;
+    let key = askgate_gateway::keys::load_or_create_key(&key_file).map_err(Failure::stopped)?;
     let listener = askgate_inbox::bind(config.inbox.listen)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(Failure::stopped)?;
     let bound = listener
         .local_addr()
-        .map_err(|e| format!("the inbox's address: {e}"))?;
+        .map_err(|e| Failure::stopped(format!("the inbox's address: {e}")))?;
     let base = config
         .inbox
         .base_url
         .clone()
         .unwrap_or_else(|| format!("http://{bound}/"));
     let people = askgate_inbox::people(config.inbox.token.as_deref(), &config.people, &key_file)
-        .map_err(|e| e.to_string())?;
-    let inbox =
-        Inbox::new(store, people, LinkSigner::new(key), &base).map_err(|e| e.to_string())?;
+        .map_err(Failure::stopped)?;
+    let inbox = Inbox::new(store, people, LinkSigner::new(key), &base).map_err(Failure::stopped)?;
     eprintln!(
         "askgate inbox: serving {base} over {store_url_shown}",
         store_url_shown = inbox.store().name()

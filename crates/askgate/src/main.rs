@@ -6,6 +6,7 @@
 //! from a script, and wait for the answer).
 
 mod ask_cmd;
+mod failure;
 mod form_cmd;
 mod gateway_cmd;
 mod inbox_cmd;

@@ -11,7 +11,6 @@
 //! answer, an answer after expiry, a broken audit chain); 2 malformed input,
 //! a config or a store that cannot be used.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -19,7 +18,6 @@ use askgate_core::Surface;
 use askgate_store::{AskFilter, AskRow, AskStatus, SettleError, Store};
 use clap::{Args, Subcommand};
 use jiff::Timestamp;
-use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
 use askgate_mcp::stored::{self, Act};
@@ -29,9 +27,10 @@ mod answerer;
 use askgate_gateway::Config;
 use askgate_inbox::Person;
 
+use crate::failure::{Failure, MALFORMED, print_json, print_line, runtime};
+
 const DONE: u8 = 0;
 const REFUSED: u8 = 1;
-const MALFORMED: u8 = 2;
 
 /// Where the store is, and who may answer.
 #[derive(Debug, Args)]
@@ -161,11 +160,11 @@ async fn list(
     limit: u32,
     after: Option<String>,
     json: bool,
-) -> Result<u8, (u8, String)> {
+) -> Result<u8, Failure> {
     let page = store
         .asks_where(filter, limit, after.as_deref())
         .await
-        .map_err(fail)?;
+        .map_err(Failure::from)?;
     if json {
         print_json(&page)?;
     } else {
@@ -180,16 +179,16 @@ async fn list(
 }
 
 /// `asks show ID`: the ask, and the audit entries that name it.
-async fn show(store: &Store, id: &str, json: bool) -> Result<u8, (u8, String)> {
-    match store.ask(id).await.map_err(fail)? {
+async fn show(store: &Store, id: &str, json: bool) -> Result<u8, Failure> {
+    match store.ask(id).await.map_err(Failure::from)? {
         Some(row) if json => {
-            let audit = store.audit_of_ask(id).await.map_err(fail)?;
+            let audit = store.audit_of_ask(id).await.map_err(Failure::from)?;
             // The row, with the audit entries that name it.
-            let mut shown = serde_json::to_value(&row).map_err(|e| (MALFORMED, e.to_string()))?;
+            let mut shown = serde_json::to_value(&row).map_err(Failure::malformed)?;
             if let Json::Object(fields) = &mut shown {
                 fields.insert(
                     "audit".into(),
-                    serde_json::to_value(&audit).map_err(|e| (MALFORMED, e.to_string()))?,
+                    serde_json::to_value(&audit).map_err(Failure::malformed)?,
                 );
             }
             print_json(&shown).map(|()| DONE)
@@ -200,7 +199,7 @@ async fn show(store: &Store, id: &str, json: bool) -> Result<u8, (u8, String)> {
             if let Some(outcome) = &row.outcome {
                 print_line(&format!("outcome: {outcome}"))?;
             }
-            for record in store.audit_of_ask(id).await.map_err(fail)? {
+            for record in store.audit_of_ask(id).await.map_err(Failure::from)? {
                 print_line(&format!(
                     "audit {}: {} {}",
                     record.seq,
@@ -213,7 +212,10 @@ async fn show(store: &Store, id: &str, json: bool) -> Result<u8, (u8, String)> {
             }
             Ok(DONE)
         }
-        None => Err((REFUSED, format!("no ask {id} in {}", store.name()))),
+        None => Err(Failure::new(
+            REFUSED,
+            format!("no ask {id} in {}", store.name()),
+        )),
     }
 }
 
@@ -224,7 +226,7 @@ pub(crate) fn run_audit(store: StoreArg, command: AuditCommand) -> ExitCode {
         let store = open(&resolve_store(store.store, config.as_ref())?).await?;
         match command {
             AuditCommand::List => {
-                let entries = store.audit_entries().await.map_err(fail)?;
+                let entries = store.audit_entries().await.map_err(Failure::from)?;
                 if json {
                     print_json(&entries)?;
                 } else {
@@ -253,7 +255,7 @@ pub(crate) fn run_audit(store: StoreArg, command: AuditCommand) -> ExitCode {
                 Ok(DONE)
             }
             AuditCommand::Verify => {
-                let verification = store.verify_audit().await.map_err(fail)?;
+                let verification = store.verify_audit().await.map_err(Failure::from)?;
                 if json {
                     print_json(&verification)?;
                 } else {
@@ -276,17 +278,17 @@ pub(crate) fn run_audit(store: StoreArg, command: AuditCommand) -> ExitCode {
 }
 
 /// The config file, when one is given.
-fn load(path: Option<&std::path::Path>) -> Result<Option<Config>, (u8, String)> {
-    path.map(|path| Config::load(path).map_err(|e| (MALFORMED, e.to_string())))
+fn load(path: Option<&std::path::Path>) -> Result<Option<Config>, Failure> {
+    path.map(|path| Config::load(path).map_err(Failure::malformed))
         .transpose()
 }
 
 /// The store's URL: `--store`, else the config's, else the default.
-fn resolve_store(flag: Option<String>, config: Option<&Config>) -> Result<String, (u8, String)> {
+fn resolve_store(flag: Option<String>, config: Option<&Config>) -> Result<String, Failure> {
     match (flag, config) {
         (Some(url), _) => Ok(url),
         (None, Some(config)) => Ok(config.store.expose().to_owned()),
-        (None, None) => store_url(None).map_err(|e| (MALFORMED, e)),
+        (None, None) => store_url(None).map_err(Failure::malformed),
     }
 }
 
@@ -297,14 +299,14 @@ async fn settle_as(
     act: Act,
     person: &Person,
     json: bool,
-) -> Result<u8, (u8, String)> {
+) -> Result<u8, Failure> {
     let row = store
         .ask(id)
         .await
-        .map_err(fail)?
-        .ok_or_else(|| (REFUSED, format!("no ask {id} in {}", store.name())))?;
+        .map_err(Failure::from)?
+        .ok_or_else(|| Failure::new(REFUSED, format!("no ask {id} in {}", store.name())))?;
     if !person.may_see(&row.ask.principal) {
-        return Err((
+        return Err(Failure::new(
             REFUSED,
             format!(
                 "the person {:?} may not answer ask {id}: it is for the principal {:?}, which \
@@ -321,19 +323,19 @@ async fn settle_as(
                 message.push_str("\n- ");
                 message.push_str(&reason.message);
             }
-            return Err((REFUSED, message));
+            return Err(Failure::new(REFUSED, message));
         }
     };
     match store.settle(id, &settlement, Timestamp::now()).await {
         Ok(row) if json => print_json(&row).map(|()| DONE),
         Ok(row) => print_line(&format!("ask {id}: {}", row.status.as_str())).map(|()| DONE),
-        Err(SettleError::Store(error)) => Err(fail(error)),
-        Err(refusal) => Err((REFUSED, refusal.to_string())),
+        Err(SettleError::Store(error)) => Err(error.into()),
+        Err(refusal) => Err(Failure::new(REFUSED, refusal.to_string())),
     }
 }
 
 /// The statuses `--status` names.
-fn statuses(status: &str) -> Result<Vec<AskStatus>, (u8, String)> {
+fn statuses(status: &str) -> Result<Vec<AskStatus>, Failure> {
     Ok(match status {
         "pending" => vec![AskStatus::Pending],
         "settled" => vec![
@@ -349,7 +351,7 @@ fn statuses(status: &str) -> Result<Vec<AskStatus>, (u8, String)> {
         "skipped" => vec![AskStatus::Skipped],
         "expired" => vec![AskStatus::Expired],
         other => {
-            return Err((
+            return Err(Failure::new(
                 MALFORMED,
                 format!(
                     "--status {other:?}: expected pending, settled, answered, declined, cancelled, skipped or expired"
@@ -380,61 +382,26 @@ fn summary(row: &AskRow) -> String {
 }
 
 /// The store URL: the flag, `$ASKGATE_STORE`, or the default file.
-pub(crate) fn store_url(flag: Option<String>) -> Result<String, String> {
+pub(crate) fn store_url(
+    flag: Option<String>,
+) -> Result<String, askgate_gateway::config::NoStoreDir> {
     askgate_gateway::config::store_url(flag)
 }
 
-async fn open(url: &str) -> Result<Store, (u8, String)> {
-    Store::open(url)
-        .await
-        .map_err(|e| (MALFORMED, e.to_string()))
+async fn open(url: &str) -> Result<Store, Failure> {
+    Store::open(url).await.map_err(Failure::malformed)
 }
 
-fn fail(error: askgate_store::Error) -> (u8, String) {
-    (MALFORMED, error.to_string())
-}
-
-fn parse_object(text: &str) -> Result<Map<String, Json>, (u8, String)> {
+fn parse_object(text: &str) -> Result<Map<String, Json>, Failure> {
     match serde_json::from_str::<Json>(text) {
         Ok(Json::Object(map)) => Ok(map),
-        Ok(_) => Err((MALFORMED, "--content: expected a JSON object".into())),
-        Err(e) => Err((
+        Ok(_) => Err(Failure::new(
+            MALFORMED,
+            "--content: expected a JSON object".into(),
+        )),
+        Err(e) => Err(Failure::new(
             MALFORMED,
             format!("--content:{}:{}: not valid JSON", e.line(), e.column()),
         )),
-    }
-}
-
-fn print_json(value: &impl Serialize) -> Result<(), (u8, String)> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| (MALFORMED, e.to_string()))?;
-    print_line(&text)
-}
-
-fn print_line(text: &str) -> Result<(), (u8, String)> {
-    writeln!(std::io::stdout().lock(), "{text}")
-        .map_err(|e| (MALFORMED, format!("standard output: {e}")))
-}
-
-pub(crate) fn runtime<F, Fut>(body: F) -> ExitCode
-where
-    F: FnOnce() -> Fut,
-    Fut: std::future::Future<Output = Result<u8, (u8, String)>>,
-{
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("askgate: cannot start: {e}");
-            return ExitCode::from(MALFORMED);
-        }
-    };
-    match runtime.block_on(body()) {
-        Ok(code) => ExitCode::from(code),
-        Err((code, message)) => {
-            eprintln!("askgate: {message}");
-            ExitCode::from(code)
-        }
     }
 }

@@ -67,7 +67,7 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
     // Last: the default store may create the data directory.
     let store = match file.store {
         Some(store) => store_url(store, src)?,
-        None => super::store_url(None).map_err(|message| src.at_key(None, "store", message))?,
+        None => super::store_url(None).map_err(|why| src.at_key(None, "store", why.to_string()))?,
     };
     Ok(Config {
         file: Some(path.to_owned()),

@@ -72,7 +72,7 @@ impl UpstreamCall {
             .await;
         drop(entered);
         let observed = upstream.watcher.answered(&id);
-        let (ended, mut result) = match sent {
+        let (ended, result) = match sent {
             Sent::Answered(CallToolResponse::Complete(result)) => {
                 if marks && !observed {
                     tracing::warn!(upstream = %upstream.name, tool = %self.tool, "an answer arrived that the watcher did not see");
@@ -95,6 +95,16 @@ impl UpstreamCall {
             },
         };
         self.life.handle_ended(ended);
+        self.answer(&upstream.name, result)
+    }
+
+    /// Carry out what the ended life says: its end recorded, and the
+    /// client answered with `result` or the end's error.
+    fn answer(
+        mut self,
+        upstream: &str,
+        mut result: Option<rmcp::model::CallToolResult>,
+    ) -> relay::Response {
         let mut answer = None;
         while let Some(effect) = self.life.poll() {
             match effect {
@@ -103,7 +113,7 @@ impl UpstreamCall {
                     answer = result.take().map(relay::complete).map(Ok)
                 }
                 Effect::Answer(Answer::Failed(ended)) => {
-                    answer = ended.client_error(&upstream.name, &self.tool).map(Err);
+                    answer = ended.client_error(upstream, &self.tool).map(Err);
                 }
                 _ => {}
             }
@@ -112,8 +122,8 @@ impl UpstreamCall {
         answer.unwrap_or_else(|| {
             Err(ErrorData::internal_error(
                 format!(
-                    "the call to {} on {} ended without an answer",
-                    self.tool, upstream.name
+                    "the call to {} on {upstream} ended without an answer",
+                    self.tool
                 ),
                 None,
             ))

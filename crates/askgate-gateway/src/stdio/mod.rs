@@ -12,6 +12,7 @@ mod express;
 use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use crate::error::ServeError;
 use crate::proxy::Gateway;
 
 /// What the gateway reads the client's messages from.
@@ -69,7 +70,7 @@ pub(crate) fn pipes() -> std::io::Result<(
 /// pipes, the express lane takes the calls that need no person (see
 /// [`crate::express`]); rmcp serves everything else.
 #[cfg(all(unix, not(askgate_portable)))]
-pub(crate) async fn serve(gateway: Gateway, express_lane: bool) -> Result<(), String> {
+pub(crate) async fn serve(gateway: Gateway, express_lane: bool) -> Result<(), ServeError> {
     let pipes = if express_lane {
         pipes().map_err(|why| why.to_string())
     } else {
@@ -100,7 +101,7 @@ pub(crate) async fn serve(gateway: Gateway, express_lane: bool) -> Result<(), St
             let _ = running.waiting().await;
             Ok(())
         }
-        Err(e) => Err(format!("the client handshake failed: {e}")),
+        Err(e) => Err(e.into()),
     };
     tap.abort();
     gateway.abandon_express();
@@ -111,16 +112,13 @@ pub(crate) async fn serve(gateway: Gateway, express_lane: bool) -> Result<(), St
 /// Serve one client on stdin and stdout until it goes away, every message
 /// through rmcp (there is no express lane on this platform).
 #[cfg(any(not(unix), askgate_portable))]
-pub(crate) async fn serve(gateway: Gateway, _express_lane: bool) -> Result<(), String> {
+pub(crate) async fn serve(gateway: Gateway, _express_lane: bool) -> Result<(), ServeError> {
     serve_through_rmcp(gateway).await
 }
 
 /// Serve one client on stdin and stdout through rmcp alone.
-async fn serve_through_rmcp(gateway: Gateway) -> Result<(), String> {
-    let running = gateway
-        .serve(channel())
-        .await
-        .map_err(|e| format!("the client handshake failed: {e}"))?;
+async fn serve_through_rmcp(gateway: Gateway) -> Result<(), ServeError> {
+    let running = gateway.serve(channel()).await?;
     let _ = running.waiting().await;
     Ok(())
 }

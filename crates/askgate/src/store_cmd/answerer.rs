@@ -7,7 +7,8 @@
 
 use std::io::IsTerminal;
 
-use super::{MALFORMED, REFUSED};
+use super::REFUSED;
+use crate::failure::Failure;
 use askgate_gateway::Config;
 use askgate_inbox::Person;
 
@@ -22,16 +23,16 @@ pub(super) fn answerer(
     verb: &str,
     config: Option<&Config>,
     store_url: &str,
-) -> Result<Person, (u8, String)> {
+) -> Result<Person, Failure> {
     let key_file = askgate_gateway::keys::key_path(store_url);
     let people = askgate_inbox::people_known(
         config.and_then(|c| c.inbox.token.as_deref()),
         config.map_or(&[][..], |c| &c.people),
         &key_file,
     )
-    .map_err(|e| (MALFORMED, e.to_string()))?;
+    .map_err(Failure::malformed)?;
     if people.is_empty() {
-        return Err((
+        return Err(Failure::new(
             REFUSED,
             format!(
                 "`askgate asks {verb}` has nobody to answer as: pass --config FILE, the gateway's \
@@ -43,7 +44,7 @@ pub(super) fn answerer(
     let token = credential(verb)?;
     // Not said: whether the token is an agent's, or close to anyone's.
     people.find(&token).cloned().ok_or_else(|| {
-        (
+        Failure::new(
             REFUSED,
             format!(
                 "`askgate asks {verb}`: that token is no person's credential here (expected \
@@ -56,10 +57,10 @@ pub(super) fn answerer(
 
 /// A person's token: [`TOKEN_ENV`] when set, else typed at a prompt
 /// (without echo) when standard input is a terminal.
-fn credential(verb: &str) -> Result<String, (u8, String)> {
+fn credential(verb: &str) -> Result<String, Failure> {
     if let Some(token) = std::env::var_os(TOKEN_ENV) {
         let token = token.into_string().map_err(|_| {
-            (
+            Failure::new(
                 REFUSED,
                 format!("{TOKEN_ENV} is not valid UTF-8; expected your inbox token"),
             )
@@ -71,7 +72,7 @@ fn credential(verb: &str) -> Result<String, (u8, String)> {
     if std::io::stdin().is_terminal() {
         let typed = rpassword::prompt_password(format!("askgate asks {verb}: your inbox token: "))
             .map_err(|e| {
-                (
+                Failure::new(
                     REFUSED,
                     format!("cannot read a token from the terminal: {e}"),
                 )
@@ -80,7 +81,7 @@ fn credential(verb: &str) -> Result<String, (u8, String)> {
             return Ok(typed.trim().to_owned());
         }
     }
-    Err((
+    Err(Failure::new(
         REFUSED,
         format!(
             "`askgate asks {verb}` needs a person's credential: set {TOKEN_ENV} to your inbox \
