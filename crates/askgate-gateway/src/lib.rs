@@ -262,11 +262,49 @@ impl Started {
             gateway,
             page,
         } = self;
-        serve(config, gateway, page).await
+        let _notifier = ready(&config, &gateway, page).await?;
+        let served = match &config.listen {
+            Some(listen) => listen::serve(gateway.clone(), listen.addr, &config.principals).await,
+            None => stdio::serve(gateway.for_session(), config.express_lane).await,
+        };
+        finish(&gateway).await;
+        Ok(served?)
+    }
+
+    /// Serve one client over `reader` and `writer` — any byte stream, such
+    /// as a [`tokio::io::duplex`] pair in a test — through rmcp (no
+    /// express lane), until it goes away; then, as [`Started::serve`],
+    /// keep what the answers did not wait for and close the store.
+    ///
+    /// # Errors
+    /// The client's handshake failed, or the store could not report the
+    /// calls a crash left.
+    pub async fn serve_over<R, W>(self, reader: R, writer: W) -> Result<(), Error>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let Started {
+            config,
+            gateway,
+            page,
+        } = self;
+        let _notifier = ready(&config, &gateway, page).await?;
+        let served = stdio::serve_over(gateway.for_session(), reader, writer).await;
+        finish(&gateway).await;
+        Ok(served?)
     }
 }
 
-async fn serve(config: Config, gateway: Gateway, page: Option<InboxPage>) -> Result<(), Error> {
+/// Make a started gateway ready for its first client: the inbox page
+/// served (when bound), the webhook's posts started (kept while the
+/// returned guard lives), the calls a crash left reported, the tools
+/// known.
+async fn ready(
+    config: &Config,
+    gateway: &Gateway,
+    page: Option<InboxPage>,
+) -> Result<Option<AbortOnDrop>, Error> {
     let mut base = config
         .inbox
         .base_url
@@ -294,7 +332,7 @@ async fn serve(config: Config, gateway: Gateway, page: Option<InboxPage>) -> Res
         ),
     }
     // Posts as asks are parked and settle, until the gateway stops.
-    let _notifier = match &config.notify {
+    let notifier = match &config.notify {
         Some(webhook) => {
             let store = gateway.store().clone();
             let links = Inbox::new(&base).map_err(Error::InboxAddress)?;
@@ -308,15 +346,14 @@ async fn serve(config: Config, gateway: Gateway, page: Option<InboxPage>) -> Res
     // Know the tools before the first call: the express lane takes a call
     // only of a tool listed.
     gateway.refresh_tools().await;
-    let served = match &config.listen {
-        Some(listen) => listen::serve(gateway.clone(), listen.addr, &config.principals).await,
-        None => stdio::serve(gateway.for_session(), config.express_lane).await,
-    }
-    .map_err(Error::Serve);
-    // Keep what the answers did not wait for: a clean stop loses nothing.
+    Ok(notifier)
+}
+
+/// Keep what the answers did not wait for, and close the store: a clean
+/// stop loses nothing.
+async fn finish(gateway: &Gateway) {
     gateway.settle_writes().await;
     gateway.store().close().await;
-    served
 }
 
 /// Stops a background task when dropped.

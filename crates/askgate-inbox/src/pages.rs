@@ -242,6 +242,26 @@ pub(crate) struct Answering<'a> {
     pub(crate) reasons: &'a [Reason],
 }
 
+impl Answering<'_> {
+    /// What was wrong with the field or question `id`, if anything.
+    fn error_of(&self, id: &str) -> Option<&str> {
+        self.reasons
+            .iter()
+            .find(|r| r.field.as_deref() == Some(id))
+            .map(|r| r.message.as_str())
+    }
+
+    /// What was wrong with the answer as a whole, shown above the form.
+    fn banner(&self) -> Markup {
+        let general: Vec<&Reason> = self.reasons.iter().filter(|r| r.field.is_none()).collect();
+        html! {
+            @if !general.is_empty() {
+                ul.error.banner role="alert" { @for reason in &general { li { (reason.message) } } }
+            }
+        }
+    }
+}
+
 /// An ask with a form of typed fields, to answer.
 pub(crate) fn form_ask(
     session: &Session,
@@ -253,18 +273,6 @@ pub(crate) fn form_ask(
         .open_fields()
         .filter_map(|id| ask.form().fields.iter().find(|f| f.id == id))
         .collect();
-    let general: Vec<&Reason> = answering
-        .reasons
-        .iter()
-        .filter(|r| r.field.is_none())
-        .collect();
-    let error_of = |id: &str| {
-        answering
-            .reasons
-            .iter()
-            .find(|r| r.field.as_deref() == Some(id))
-            .map(|r| r.message.as_str())
-    };
     layout(
         &title_of(row),
         Some(session),
@@ -272,12 +280,10 @@ pub(crate) fn form_ask(
             (heading(row))
             // The first line is the heading already.
             @for line in ask.form().message.lines().skip(1) { p.message { (line) } }
-            @if !general.is_empty() {
-                ul.error.banner role="alert" { @for reason in &general { li { (reason.message) } } }
-            }
+            (answering.banner())
             form.answer method="post" action=(format!("/asks/{}", row.ask.id)) novalidate {
                 input type="hidden" name="csrf" value=(session.csrf);
-                @for field in &open { (fields::field(field, answering.posted, error_of(&field.id))) }
+                @for field in &open { (fields::field(field, answering.posted, answering.error_of(&field.id))) }
                 div.actions {
                     button type="submit" name="action" value="accept" { "Accept" }
                     button type="submit" name="action" value="decline" formnovalidate { "Decline" }
@@ -295,30 +301,16 @@ pub(crate) fn question_ask(
     set: &QuestionSet,
     answering: &Answering<'_>,
 ) -> Markup {
-    let error_of = |id: &str| {
-        answering
-            .reasons
-            .iter()
-            .find(|r| r.field.as_deref() == Some(id))
-            .map(|r| r.message.as_str())
-    };
-    let general: Vec<&Reason> = answering
-        .reasons
-        .iter()
-        .filter(|r| r.field.is_none())
-        .collect();
     layout(
         &title_of(row),
         Some(session),
         html! {
             (heading(row))
             @if let Some(preamble) = &set.preamble { p.message { (preamble) } }
-            @if !general.is_empty() {
-                ul.error.banner role="alert" { @for reason in &general { li { (reason.message) } } }
-            }
+            (answering.banner())
             form.answer method="post" action=(format!("/asks/{}", row.ask.id)) {
                 input type="hidden" name="csrf" value=(session.csrf);
-                @for question in &set.questions { (fields::question(question, answering.posted, error_of(&question.id))) }
+                @for question in &set.questions { (fields::question(question, answering.posted, answering.error_of(&question.id))) }
                 div.actions {
                     button type="submit" name="action" value="accept" { "Answer" }
                     button type="submit" name="action" value="skip" { "Skip (keep the pre-picked answers)" }

@@ -461,10 +461,50 @@ impl IntoResponse for OperatorRejection {
     }
 }
 
-/// Any refusal of the inbox's routes.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum InboxRejection {
+/// `InboxRejection`, one variant per kind of refusal, with its status,
+/// text, response and `From` conversions: the one list of the kinds.
+macro_rules! rejections {
+    ($($(#[doc = $doc:literal])* $variant:ident($ty:ty),)*) => {
+        /// Any refusal of the inbox's routes.
+        #[derive(Debug)]
+        #[non_exhaustive]
+        pub enum InboxRejection {
+            $($(#[doc = $doc])* $variant($ty),)*
+        }
+
+        impl InboxRejection {
+            /// The HTTP status it answers with.
+            pub fn status(&self) -> StatusCode {
+                match self {
+                    $(Self::$variant(r) => r.status(),)*
+                }
+            }
+
+            /// What was wrong, in a line: never an answer's value or a token.
+            pub fn body_text(&self) -> String {
+                match self {
+                    $(Self::$variant(r) => r.body_text(),)*
+                }
+            }
+        }
+
+        impl IntoResponse for InboxRejection {
+            fn into_response(self) -> Response {
+                match self {
+                    $(Self::$variant(r) => r.into_response(),)*
+                }
+            }
+        }
+
+        $(impl From<$ty> for InboxRejection {
+            fn from(rejection: $ty) -> InboxRejection {
+                InboxRejection::$variant(rejection)
+            }
+        })*
+    };
+}
+
+rejections! {
     /// Not signed in.
     Session(SessionRejection),
     /// A post not from the inbox's own form.
@@ -480,57 +520,3 @@ pub enum InboxRejection {
     /// The store failed.
     Store(StoreRejection),
 }
-
-/// `$body` with `$r` bound to whichever rejection `$rejection` carries:
-/// the one list of the kinds, for every way a refusal is read.
-macro_rules! each_kind {
-    ($rejection:expr, $r:ident => $body:expr) => {
-        match $rejection {
-            InboxRejection::Session($r) => $body,
-            InboxRejection::Post($r) => $body,
-            InboxRejection::SignIn($r) => $body,
-            InboxRejection::Ask($r) => $body,
-            InboxRejection::Answer($r) => $body,
-            InboxRejection::Link($r) => $body,
-            InboxRejection::Store($r) => $body,
-        }
-    };
-}
-
-impl InboxRejection {
-    /// The HTTP status it answers with.
-    pub fn status(&self) -> StatusCode {
-        each_kind!(self, r => r.status())
-    }
-
-    /// What was wrong, in a line: never an answer's value or a token.
-    pub fn body_text(&self) -> String {
-        each_kind!(self, r => r.body_text())
-    }
-}
-
-impl IntoResponse for InboxRejection {
-    fn into_response(self) -> Response {
-        each_kind!(self, r => r.into_response())
-    }
-}
-
-macro_rules! from_rejection {
-    ($($variant:ident($ty:ty)),* $(,)?) => {
-        $(impl From<$ty> for InboxRejection {
-            fn from(rejection: $ty) -> InboxRejection {
-                InboxRejection::$variant(rejection)
-            }
-        })*
-    };
-}
-
-from_rejection!(
-    Session(SessionRejection),
-    Post(PostRejection),
-    SignIn(SignInRejection),
-    Ask(AskRejection),
-    Answer(AnswerRejection),
-    Link(LinkRejection),
-    Store(StoreRejection),
-);

@@ -129,6 +129,15 @@ impl Page {
         set_cookie(&signed.headers, "askgate_session").expect("a session cookie")
     }
 
+    /// A page with the deploy ask `ask_deploy` parked for alice, and alice
+    /// signed in: the page and her session cookie.
+    async fn with_alices_deploy() -> (Page, String) {
+        let page = Page::new().await;
+        page.park("ask_deploy", "alice").await;
+        let alice = page.sign_in(ALICE).await;
+        (page, alice)
+    }
+
     /// Park the deploy ask `id` for `principal`.
     async fn park(&self, id: &str, principal: &str) {
         let ask = Ask::new(deploy_form()).expect("askable");
@@ -298,9 +307,7 @@ async fn an_ask_of_a_principal_the_person_does_not_answer_for_is_not_found() {
 
 #[tokio::test]
 async fn a_wrong_answer_is_refused_with_422_naming_the_field_and_stores_nothing() {
-    let page = Page::new().await;
-    page.park("ask_deploy", "alice").await;
-    let alice = page.sign_in(ALICE).await;
+    let (page, alice) = Page::with_alices_deploy().await;
     let fields = [("action", "accept"), ("f.replicas", "9"), ("f.env", "prod")];
     let refused = page.answer(&alice, "ask_deploy", &fields).await;
     assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
@@ -322,9 +329,7 @@ async fn a_wrong_answer_is_refused_with_422_naming_the_field_and_stores_nothing(
 
 #[tokio::test]
 async fn an_answer_is_applied_once_and_a_second_is_refused_with_409() {
-    let page = Page::new().await;
-    page.park("ask_deploy", "alice").await;
-    let alice = page.sign_in(ALICE).await;
+    let (page, alice) = Page::with_alices_deploy().await;
     let first = [("action", "accept"), ("f.replicas", "3"), ("f.env", "prod")];
     let answered = page.answer(&alice, "ask_deploy", &first).await;
     assert_eq!(answered.status, StatusCode::SEE_OTHER);
@@ -356,9 +361,7 @@ async fn an_answer_is_applied_once_and_a_second_is_refused_with_409() {
 
 #[tokio::test]
 async fn a_decline_settles_the_ask_as_the_persons_answer() {
-    let page = Page::new().await;
-    page.park("ask_deploy", "alice").await;
-    let alice = page.sign_in(ALICE).await;
+    let (page, alice) = Page::with_alices_deploy().await;
     // Nothing else filled in: a decline needs no valid field.
     let declined = page
         .answer(
@@ -382,9 +385,7 @@ async fn a_decline_settles_the_ask_as_the_persons_answer() {
 
 #[tokio::test]
 async fn an_unknown_action_is_refused_with_422_and_stores_nothing() {
-    let page = Page::new().await;
-    page.park("ask_deploy", "alice").await;
-    let alice = page.sign_in(ALICE).await;
+    let (page, alice) = Page::with_alices_deploy().await;
     let refused = page
         .answer(&alice, "ask_deploy", &[("action", "approve-all")])
         .await;
@@ -399,9 +400,7 @@ async fn an_unknown_action_is_refused_with_422_and_stores_nothing() {
 
 #[tokio::test]
 async fn an_answer_without_the_sessions_token_or_from_another_origin_is_refused_with_403() {
-    let page = Page::new().await;
-    page.park("ask_deploy", "alice").await;
-    let alice = page.sign_in(ALICE).await;
+    let (page, alice) = Page::with_alices_deploy().await;
     let path = "/asks/ask_deploy";
     let csrf = hidden(&page.get(Some(&alice), path).await.body, "csrf");
     let without = page

@@ -132,26 +132,30 @@ impl Setup {
 
     /// The arguments after `askgate gateway`, writing the config file.
     fn arguments(&self) -> Vec<String> {
-        match &self.config {
+        match self.write_config() {
             None => vec![
                 "--store".into(),
                 self.store_url.clone(),
                 "--".into(),
                 self.upstream_command(),
             ],
-            Some(extra) => {
-                let text = format!(
-                    "store = {:?}\n{extra}\n\n[[upstreams]]\nname = \"notes\"\ncommand = {:?}\n{}\n\n{}\n",
-                    self.store_url,
-                    self.upstream_command(),
-                    self.upstream,
-                    self.tables,
-                );
-                let file = self.config_path();
-                std::fs::write(&file, text).expect("writes the config");
-                vec!["--config".into(), file.display().to_string()]
-            }
+            Some(file) => vec!["--config".into(), file],
         }
+    }
+
+    /// Write the config file, if this setup has one: its path.
+    pub(crate) fn write_config(&self) -> Option<String> {
+        let extra = self.config.as_ref()?;
+        let text = format!(
+            "store = {:?}\n{extra}\n\n[[upstreams]]\nname = \"notes\"\ncommand = {:?}\n{}\n\n{}\n",
+            self.store_url,
+            self.upstream_command(),
+            self.upstream,
+            self.tables,
+        );
+        let file = self.config_path();
+        std::fs::write(&file, text).expect("writes the config");
+        Some(file.display().to_string())
     }
 
     /// What `ASKGATE_LOG` says: quiet unless a developer asks for more

@@ -3,7 +3,9 @@
 //! when one is configured ([`postgres`]), a scripted person behind an MCP
 //! client ([`person`]), an in-process client and server ([`mcp`]), waits
 //! on news rather than sleeps ([`wait`]), processes whose stderr a test
-//! reads ([`process`]), the `askgate gateway` harness ([`gateway`]), a
+//! reads ([`process`]), the `askgate gateway` harness ([`gateway`]) and,
+//! with the `in-process` feature, the gateway in the test's own process
+//! over a `tokio::io::duplex` (`in_process`), a
 //! webhook receiver ([`webhook`]), the inbox's pages read as a browser
 //! would ([`page`]), a person's answer given in the inbox
 //! ([`answer_in_inbox`]) and random ids ([`unique`]).
@@ -13,6 +15,8 @@
 //! it waited for — if that news does not come within [`wait::PATIENCE`].
 
 pub mod gateway;
+#[cfg(feature = "in-process")]
+pub mod in_process;
 pub mod mcp;
 pub mod page;
 pub mod person;

@@ -199,28 +199,24 @@ impl Taken<'_> {
     /// Why `this` person may not have `token`, if they may not. Never
     /// quotes a token.
     fn problem(&self, this: &str, token: &str) -> Option<String> {
-        if let Some((at, agent)) = self
+        let agents = self
             .principals
             .iter()
-            .enumerate()
-            .find(|(_, p)| p.token == token)
-        {
+            .map(|p| (p.name.as_str(), p.token.as_str()));
+        if let Some((at, agent)) = holder(agents, token) {
             return Some(format!(
-                "{this} has the same token as principals[{at}] ({:?}): an agent must never \
-                 hold a person's credential; give each its own token",
-                agent.name
+                "{this} has the same token as principals[{at}] ({agent:?}): an agent must \
+                 never hold a person's credential; give each its own token"
             ));
         }
-        if let Some((at, other)) = self
+        let people = self
             .people
             .iter()
-            .enumerate()
-            .find(|(_, p)| p.token == token)
-        {
+            .map(|p| (p.name.as_str(), p.token.as_str()));
+        if let Some((at, other)) = holder(people, token) {
             return Some(format!(
-                "{this} has the same token as people[{at}] ({:?}): each person needs a \
-                 token of their own, so that an answer names who gave it",
-                other.name
+                "{this} has the same token as people[{at}] ({other:?}): each person needs a \
+                 token of their own, so that an answer names who gave it"
             ));
         }
         (self.inbox_token == Some(token)).then(|| {
@@ -230,6 +226,18 @@ impl Taken<'_> {
             )
         })
     }
+}
+
+/// The place and name of the first of `holders` (name, token) that holds
+/// `token`.
+fn holder<'a>(
+    holders: impl Iterator<Item = (&'a str, &'a str)>,
+    token: &str,
+) -> Option<(usize, &'a str)> {
+    holders
+        .enumerate()
+        .find(|(_, (_, held))| *held == token)
+        .map(|(at, (name, _))| (at, name))
 }
 
 /// The principals a person answers for, as written: none empty, each

@@ -190,24 +190,19 @@ fn a_second_decision_or_end_is_ignored() {
 #[test]
 fn only_a_read_nobody_decided_is_recorded_when_it_ends() {
     use Recorded::{BeforeSent, WhenEnded};
-    assert_eq!(
-        when_recorded(Risk::Read, Method::NotRequired, false),
-        WhenEnded
-    );
-    assert_eq!(
-        when_recorded(Risk::Read, Method::AutoApproved, false),
-        WhenEnded
-    );
-    assert_eq!(
-        when_recorded(Risk::Read, Method::AutoApproved, true),
-        BeforeSent
-    );
-    assert_eq!(
-        when_recorded(Risk::LowWrite, Method::AutoApproved, false),
-        BeforeSent
-    );
-    assert_eq!(
-        when_recorded(Risk::Read, Method::Elicited, false),
-        BeforeSent
-    );
+    // (risk, how it was decided, durable reads) -> when it is recorded.
+    let table = [
+        (Risk::Read, Method::NotRequired, false, WhenEnded),
+        (Risk::Read, Method::AutoApproved, false, WhenEnded),
+        (Risk::Read, Method::AutoApproved, true, BeforeSent),
+        (Risk::LowWrite, Method::AutoApproved, false, BeforeSent),
+        (Risk::Read, Method::Elicited, false, BeforeSent),
+    ];
+    for (risk, method, durable_reads, expected) in table {
+        assert_eq!(
+            when_recorded(risk, method, durable_reads),
+            expected,
+            "{risk:?} {method:?} durable_reads={durable_reads}"
+        );
+    }
 }

@@ -118,7 +118,22 @@ pub(crate) async fn serve(gateway: Gateway, _express_lane: bool) -> Result<(), S
 
 /// Serve one client on stdin and stdout through rmcp alone.
 async fn serve_through_rmcp(gateway: Gateway) -> Result<(), ServeError> {
-    let running = gateway.serve(channel()).await?;
+    let (reader, writer) = channel();
+    serve_over(gateway, reader, writer).await
+}
+
+/// Serve one client over `reader` and `writer` through rmcp alone, until
+/// it goes away.
+pub(crate) async fn serve_over<R, W>(
+    gateway: Gateway,
+    reader: R,
+    writer: W,
+) -> Result<(), ServeError>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let running = gateway.serve((reader, writer)).await?;
     let _ = running.waiting().await;
     Ok(())
 }

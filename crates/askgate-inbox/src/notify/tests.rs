@@ -121,22 +121,21 @@ impl Posting {
 
 #[tokio::test]
 async fn parking_an_ask_posts_its_facts_once_and_no_arguments() {
-    let Posting {
-        receiver,
-        store,
-        notifier,
-        mut deliveries,
-        _listening,
-    } = Posting::start(Vec::new(), Preset::Generic).await;
-    let row = store.park(&confirmation("ask_p1")).await.expect("parks");
-    store
+    let mut posting = Posting::start(Vec::new(), Preset::Generic).await;
+    let row = posting
+        .store
+        .park(&confirmation("ask_p1"))
+        .await
+        .expect("parks");
+    posting
+        .store
         .park(&confirmation("ask_p1"))
         .await
         .expect("parks again");
-    let delivery = next_delivery(&mut deliveries).await;
+    let delivery = next_delivery(&mut posting.deliveries).await;
     assert!(delivery.delivered, "{delivery:?}");
-    notifier.flush(Duration::from_secs(10)).await;
-    let posts = receiver.posts.all();
+    posting.notifier.flush(Duration::from_secs(10)).await;
+    let posts = posting.receiver.posts.all();
     assert_eq!(posts.len(), 1, "one post per new ask");
     let (headers, body) = &posts[0];
     assert_eq!(
@@ -159,22 +158,20 @@ async fn parking_an_ask_posts_its_facts_once_and_no_arguments() {
 
 #[tokio::test]
 async fn settling_an_ask_posts_once_without_the_answer() {
-    let Posting {
-        receiver,
-        store,
-        notifier,
-        mut deliveries,
-        _listening,
-    } = Posting::start(Vec::new(), Preset::Generic).await;
-    let row = store.park(&confirmation("ask_s1")).await.expect("parks");
-    next_delivery(&mut deliveries).await;
-    let settled = answer(&store, &row, false).await;
+    let mut posting = Posting::start(Vec::new(), Preset::Generic).await;
+    let row = posting
+        .store
+        .park(&confirmation("ask_s1"))
+        .await
+        .expect("parks");
+    next_delivery(&mut posting.deliveries).await;
+    let settled = answer(&posting.store, &row, false).await;
     // The same news told twice (as `askgate ask` does) is posted once.
-    notifier.post(Event::Settled, &settled);
-    let delivery = next_delivery(&mut deliveries).await;
+    posting.notifier.post(Event::Settled, &settled);
+    let delivery = next_delivery(&mut posting.deliveries).await;
     assert_eq!((delivery.event, delivery.delivered), (Event::Settled, true));
-    notifier.flush(Duration::from_secs(10)).await;
-    let bodies = receiver.bodies();
+    posting.notifier.flush(Duration::from_secs(10)).await;
+    let bodies = posting.receiver.bodies();
     let settled_posts: Vec<&Json> = bodies.iter().filter(|b| b["event"] == "settled").collect();
     assert_eq!(settled_posts.len(), 1, "{bodies:?}");
     let body = settled_posts[0];
@@ -194,37 +191,33 @@ async fn settling_an_ask_posts_once_without_the_answer() {
 
 #[tokio::test]
 async fn a_receiver_failing_twice_gets_the_post_on_the_third_try() {
-    let Posting {
-        receiver,
-        store,
-        mut deliveries,
-        _listening,
-        ..
-    } = Posting::start(
+    let mut posting = Posting::start(
         vec![Reply::Status(500), Reply::Status(503)],
         Preset::Generic,
     )
     .await;
-    store.park(&confirmation("ask_r1")).await.expect("parks");
-    let delivery = next_delivery(&mut deliveries).await;
+    posting
+        .store
+        .park(&confirmation("ask_r1"))
+        .await
+        .expect("parks");
+    let delivery = next_delivery(&mut posting.deliveries).await;
     assert_eq!(
         (delivery.delivered, delivery.tries, delivery.status),
         (true, 3, Some(200))
     );
-    assert_eq!(receiver.posts.all().len(), 3);
+    assert_eq!(posting.receiver.posts.all().len(), 3);
 }
 
 #[tokio::test]
 async fn a_refusing_receiver_is_not_tried_again() {
-    let Posting {
-        receiver: _receiver,
-        store,
-        mut deliveries,
-        _listening,
-        ..
-    } = Posting::start(vec![Reply::Status(404)], Preset::Generic).await;
-    store.park(&confirmation("ask_r2")).await.expect("parks");
-    let delivery = next_delivery(&mut deliveries).await;
+    let mut posting = Posting::start(vec![Reply::Status(404)], Preset::Generic).await;
+    posting
+        .store
+        .park(&confirmation("ask_r2"))
+        .await
+        .expect("parks");
+    let delivery = next_delivery(&mut posting.deliveries).await;
     assert_eq!(
         (delivery.delivered, delivery.tries, delivery.status),
         (false, 1, Some(404))
@@ -233,22 +226,20 @@ async fn a_refusing_receiver_is_not_tried_again() {
 
 #[tokio::test]
 async fn a_receiver_that_never_answers_does_not_hold_the_ask() {
-    let Posting {
-        receiver: _receiver,
-        store,
-        mut deliveries,
-        _listening,
-        ..
-    } = Posting::start(vec![Reply::Never; 10], Preset::Generic).await;
-    let row = store.park(&confirmation("ask_n1")).await.expect("parks");
-    let settled = answer(&store, &row, true).await;
+    let mut posting = Posting::start(vec![Reply::Never; 10], Preset::Generic).await;
+    let row = posting
+        .store
+        .park(&confirmation("ask_n1"))
+        .await
+        .expect("parks");
+    let settled = answer(&posting.store, &row, true).await;
     assert_eq!(
         settled.status,
         AskStatus::Answered,
         "settled while posts hang"
     );
     for _ in 0..2 {
-        let delivery = next_delivery(&mut deliveries).await;
+        let delivery = next_delivery(&mut posting.deliveries).await;
         assert!(!delivery.delivered, "{delivery:?}");
         assert_eq!((delivery.tries, delivery.status), (3, None));
     }
@@ -256,16 +247,14 @@ async fn a_receiver_that_never_answers_does_not_hold_the_ask() {
 
 #[tokio::test]
 async fn the_slack_preset_posts_text_and_blocks() {
-    let Posting {
-        receiver,
-        store,
-        mut deliveries,
-        _listening,
-        ..
-    } = Posting::start(Vec::new(), Preset::Slack).await;
-    store.park(&confirmation("ask_k1")).await.expect("parks");
-    next_delivery(&mut deliveries).await;
-    let body = &receiver.bodies()[0];
+    let mut posting = Posting::start(Vec::new(), Preset::Slack).await;
+    posting
+        .store
+        .park(&confirmation("ask_k1"))
+        .await
+        .expect("parks");
+    next_delivery(&mut posting.deliveries).await;
+    let body = &posting.receiver.bodies()[0];
     assert_eq!(
         body["text"],
         "An ask waits for a person: Allow deploy to run ship? Risk: high write."

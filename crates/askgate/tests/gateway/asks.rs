@@ -7,7 +7,7 @@ use askgate_testkit::webhook::Receiver;
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 
-use super::{gateway, gateway_with, on_notes};
+use super::{gateway, in_process_on, on_notes};
 
 #[tokio::test]
 async fn the_model_asks_the_person_through_the_ask_tool() {
@@ -56,10 +56,11 @@ when = "once"
 preamble = "Before the first note:"
 questions = [{ id = "team", prompt = "Which team?", options = [{ value = "ops", label = "Ops" }, { value = "dev", label = "Dev" }], defaults = ["ops"] }]
 "#;
-    let h = gateway_with(
+    let h = in_process_on(
         json!({"elicitation": {"form": {}}}),
         vec![accept(json!({"team": "dev"}))],
         config,
+        "",
     )
     .await;
     let mut params = CallToolRequestParams::new("notes__append_note");
@@ -84,9 +85,9 @@ async fn a_parked_ask_is_posted_to_the_configured_webhook_without_arguments() {
     // A local receiver records what is posted to it.
     let receiver = Receiver::start().await;
     let config = format!("[notify]\nwebhook = {:?}\n", receiver.url);
-    let h = gateway_with(json!({}), vec![], &config).await;
+    let h = in_process_on(json!({}), vec![], &config, "").await;
     let parked = on_notes(
-        &h,
+        &h.client,
         "delete_all_notes",
         json!({"reason": "a-secret-argument"}),
     )

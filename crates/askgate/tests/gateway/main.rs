@@ -2,6 +2,7 @@
 //! example upstream>` and calls through it, as a desktop client would.
 
 use askgate_testkit::gateway::{Gateway, Setup};
+use askgate_testkit::in_process::InProcess;
 use askgate_testkit::mcp::discover;
 use askgate_testkit::{Manner, Person, binaries};
 use rmcp::model::{
@@ -66,6 +67,22 @@ async fn gateway_on(
         .await
 }
 
+/// [`gateway_on`], with the gateway in the test's own process over a
+/// duplex pipe (no `askgate` process, no express lane): for the tests of
+/// what the library does, whatever runs it.
+async fn in_process_on(
+    capabilities: Json,
+    script: Vec<ElicitResult>,
+    config: &str,
+    upstream: &str,
+) -> InProcess {
+    setup()
+        .config(config)
+        .upstream_keys(upstream)
+        .in_process(person(capabilities, script))
+        .await
+}
+
 /// A client of 2026-07-28 driving the rounds by hand, on a gateway
 /// started from `setup`; and the gateway's process id.
 async fn round_tripper(setup: &Setup) -> (RunningService<RoleClient, Person>, u32) {
@@ -89,9 +106,14 @@ async fn call(h: &Gateway, name: &str, args: Json) -> CallToolResult {
         .expect("a result")
 }
 
-/// A call of `name` on the upstream `notes` (the config's name for it).
-async fn on_notes(h: &Gateway, name: &str, args: Json) -> CallToolResult {
-    h.client
+/// A call of `name` on the upstream `notes` (the config's name for it),
+/// by `client`.
+async fn on_notes(
+    client: &RunningService<RoleClient, Person>,
+    name: &str,
+    args: Json,
+) -> CallToolResult {
+    client
         .call_tool(askgate_testkit::mcp::call(&format!("notes__{name}"), args))
         .await
         .expect("a result")

@@ -8,8 +8,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse, ElicitResult, Elicita
 use serde_json::{Value as Json, json};
 
 use super::{
-    gateway_on, gateway_with, input_requests, refused_as_a_replay, retried, round_tripper, setup,
-    tool,
+    in_process_on, input_requests, refused_as_a_replay, retried, round_tripper, setup, tool,
 };
 
 #[tokio::test]
@@ -76,7 +75,7 @@ async fn the_upstreams_own_ask_reaches_a_2026_client_as_input_requests_and_its_a
 
 #[tokio::test]
 async fn an_upstream_on_2026_asks_a_classic_client_through_elicitation() {
-    let h = gateway_on(
+    let h = in_process_on(
         json!({"elicitation": {"form": {}}}),
         vec![accept(json!({"name": ""})), accept(json!({"name": "Ada"}))],
         "[[rules]]\nserver = \"notes\"\ntool = \"ask_name\"\nrisk = \"read\"",
@@ -86,18 +85,7 @@ async fn an_upstream_on_2026_asks_a_classic_client_through_elicitation() {
     let params = CallToolRequestParams::new("notes__ask_name");
     let result = h.client.call_tool(params).await.expect("a result");
     assert!(text(&result).contains("Hello, Ada"), "{}", text(&result));
-    let asked = h.person.asked.all();
-    assert_eq!(
-        asked.len(),
-        2,
-        "asked, then asked again after an empty name"
-    );
-    assert_eq!(asked[0]["message"], "What is your name?");
-    let again = asked[1]["message"].as_str().unwrap_or_default();
-    assert!(
-        again.contains("name") && again.ends_with("What is your name?"),
-        "the re-ask says why: {again:?}"
-    );
+    asked_again_after_an_empty_name(&h.person.asked.all());
     // A read's record is written as it ends, without the answer waiting:
     // a clean stop keeps it.
     let stopped = h.stop().await;
@@ -106,7 +94,7 @@ async fn an_upstream_on_2026_asks_a_classic_client_through_elicitation() {
 
 #[tokio::test]
 async fn a_2026_upstreams_prompt_asks_a_classic_client_and_gets_its_checked_answer() {
-    let h = gateway_on(
+    let h = in_process_on(
         json!({"elicitation": {"form": {}}}),
         vec![accept(json!({"name": ""})), accept(json!({"name": "Ada"}))],
         "",
@@ -123,18 +111,7 @@ async fn a_2026_upstreams_prompt_asks_a_classic_client_and_gets_its_checked_answ
         prompt["messages"][0]["content"]["text"], "Greet Ada by name, warmly.",
         "the prompt the upstream built from the answer: {prompt}"
     );
-    let asked = h.person.asked.all();
-    assert_eq!(
-        asked.len(),
-        2,
-        "asked, then asked again after an empty name"
-    );
-    assert_eq!(asked[0]["message"], "What is your name?");
-    let again = asked[1]["message"].as_str().unwrap_or_default();
-    assert!(
-        again.contains("name") && again.ends_with("What is your name?"),
-        "the re-ask says why: {again:?}"
-    );
+    asked_again_after_an_empty_name(&h.person.asked.all());
 }
 
 #[tokio::test]
@@ -186,10 +163,11 @@ async fn a_2026_upstreams_resource_asks_a_2026_client_which_answers_on_its_retry
 
 #[tokio::test]
 async fn the_completion_of_a_url_mode_ask_reaches_the_classic_client_it_went_to() {
-    let h = gateway_with(
+    let h = in_process_on(
         json!({"elicitation": {"form": {}, "url": {}}}),
         vec![ElicitResult::new(ElicitationAction::Accept)],
         "[[rules]]\nserver = \"notes\"\ntool = \"sign_in\"\nrisk = \"read\"",
+        "",
     )
     .await;
     let result = h
@@ -209,4 +187,19 @@ async fn the_completion_of_a_url_mode_ask_reaches_the_classic_client_it_went_to(
     let told = h.person.told.at_least("a notification", 1).await[0].clone();
     assert_eq!(told["method"], "notifications/elicitation/complete");
     assert_eq!(told["params"]["elicitationId"], id, "{told}");
+}
+
+/// The person was asked their name, then asked again, told why.
+fn asked_again_after_an_empty_name(asked: &[serde_json::Value]) {
+    assert_eq!(
+        asked.len(),
+        2,
+        "asked, then asked again after an empty name"
+    );
+    assert_eq!(asked[0]["message"], "What is your name?");
+    let again = asked[1]["message"].as_str().unwrap_or_default();
+    assert!(
+        again.contains("name") && again.ends_with("What is your name?"),
+        "the re-ask says why: {again:?}"
+    );
 }

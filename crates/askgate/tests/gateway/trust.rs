@@ -66,7 +66,7 @@ fn as_carol(h: &Gateway, args: &[&str]) -> std::process::Output {
 
 /// What the upstream has in the note `todo` (a read: no person asked).
 async fn notes_note(h: &Gateway) -> String {
-    text(&call(h, "read_note", json!({"name": "todo"})).await)
+    text(&call(&h.client, "read_note", json!({"name": "todo"})).await)
 }
 
 #[tokio::test]
@@ -85,7 +85,7 @@ async fn a_decline_in_the_inbox_is_final_even_against_confirm_true() {
         )
         .await;
         let args = json!({"name": "todo", "text": "gone"});
-        let first = call(&h, "write_note", args.clone()).await;
+        let first = call(&h.client, "write_note", args.clone()).await;
         assert_eq!(
             first.is_error,
             Some(true),
@@ -104,7 +104,7 @@ async fn a_decline_in_the_inbox_is_final_even_against_confirm_true() {
         // The model calls again with confirm: true: refused, the person's no.
         let mut confirmed = args.clone();
         confirmed["confirm"] = json!(true);
-        let again = call(&h, "write_note", confirmed).await;
+        let again = call(&h.client, "write_note", confirmed).await;
         assert_eq!(again.is_error, Some(true));
         assert!(
             text(&again).contains("already declined this exact call"),
@@ -127,7 +127,7 @@ async fn a_decline_in_the_inbox_is_final_even_against_confirm_true() {
 async fn by_default_the_callers_word_runs_nothing() {
     let h = gateway(Manner::Person, json!({}), vec![], "").await;
     let result = call(
-        &h,
+        &h.client,
         "write_note",
         json!({"name": "todo", "text": "x", "confirm": true}),
     )
@@ -163,14 +163,14 @@ async fn at_caller_confirm_medium_write_the_callers_word_runs_only_medium_writes
     assert!(offered("write_note"), "a medium write offers confirm");
     assert!(!offered("delete_all_notes"), "a destructive call does not");
     let written = call(
-        &h,
+        &h.client,
         "write_note",
         json!({"name": "todo", "text": "milk", "confirm": true}),
     )
     .await;
     assert_ne!(written.is_error, Some(true), "{}", text(&written));
     assert_eq!(last(&h).await.decision, Decision::CallerConfirmed);
-    let deleted = call(&h, "delete_all_notes", json!({"confirm": true})).await;
+    let deleted = call(&h.client, "delete_all_notes", json!({"confirm": true})).await;
     assert_eq!(deleted.is_error, Some(true));
     assert_eq!(last(&h).await.decision, Decision::Waiting);
     assert!(notes_note(&h).await.contains("milk"), "nothing was deleted");
@@ -199,7 +199,7 @@ async fn what_no_person_saw_moves_the_ask_to_the_inbox() {
         )
         .await;
         let args = json!({"name": "todo", "text": "x"});
-        let result = call(&h, "write_note", args.clone()).await;
+        let result = call(&h.client, "write_note", args.clone()).await;
         assert_eq!(result.is_error, Some(true), "{manner:?}");
         let entry = last(&h).await;
         assert_eq!(entry.decision, Decision::Waiting, "{manner:?}");
@@ -226,7 +226,7 @@ async fn what_no_person_saw_moves_the_ask_to_the_inbox() {
             ],
         );
         assert!(answered.status.success(), "{answered:?}");
-        let done = call(&h, "write_note", args).await;
+        let done = call(&h.client, "write_note", args).await;
         assert_ne!(done.is_error, Some(true), "{manner:?}: {}", text(&done));
         let entry = last(&h).await;
         assert_eq!(entry.decision, Decision::Elicited);
@@ -277,7 +277,12 @@ async fn a_mistyped_answer_is_refused_on_every_surface() {
         "",
     )
     .await;
-    let result = call(&h, "write_note", json!({"name": "todo", "text": "x"})).await;
+    let result = call(
+        &h.client,
+        "write_note",
+        json!({"name": "todo", "text": "x"}),
+    )
+    .await;
     assert_eq!(result.is_error, Some(true));
     let asked = h.person.messages();
     assert_eq!(asked.len(), 2, "asked again");
@@ -290,7 +295,12 @@ async fn a_mistyped_answer_is_refused_on_every_surface() {
 
     // Through the CLI: refused, the ask still pending.
     let h = gateway(Manner::Person, json!({}), vec![], "").await;
-    let _ = call(&h, "write_note", json!({"name": "todo", "text": "x"})).await;
+    let _ = call(
+        &h.client,
+        "write_note",
+        json!({"name": "todo", "text": "x"}),
+    )
+    .await;
     let waiting = pending(&h).await;
     let id = waiting[0].ask.id.clone();
     let typo = as_carol(&h, &["answer", &id, "--content", r#"{"confrim": false}"#]);
