@@ -1,9 +1,9 @@
 //! The `ask` tool a gateway can offer a model: its definition, and its input
 //! checked with errors addressed to the model that say exactly what to fix.
 
-use std::fmt;
-
 use serde_json::{Map, Value as Json, json};
+
+pub use crate::error::ModelInputError;
 
 use crate::error::{Error, FormError};
 use crate::form::{
@@ -81,27 +81,6 @@ pub fn input_schema() -> Json {
         "required": ["questions"],
         "additionalProperties": false
     })
-}
-
-/// The model's input was not usable; the message says what to fix.
-/// Converts into [`Error::ModelInput`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub struct ModelInputError {
-    /// One line per thing to fix, each starting with where it is.
-    pub fixes: Vec<String>,
-}
-
-impl fmt::Display for ModelInputError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "The `ask` call was not sent to the person. Fix these and call `ask` again:"
-        )?;
-        for fix in &self.fixes {
-            writeln!(f, "- {fix}")?;
-        }
-        Ok(())
-    }
 }
 
 /// Check the model's input and turn it into a question set (`source: ask`).
