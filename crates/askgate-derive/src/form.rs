@@ -7,7 +7,7 @@
 //! shapes the macro can recognise by sight (maps, tuples, arrays,
 //! references) are refused here with a message of their own.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::punctuated::Punctuated;
@@ -36,13 +36,13 @@ struct FieldAttrs {
     default: Option<Expr>,
     min: Option<Expr>,
     max: Option<Expr>,
-    min_length: Option<(u32, proc_macro2::Span)>,
-    max_length: Option<(u32, proc_macro2::Span)>,
-    format: Option<(TokenStream, proc_macro2::Span)>,
-    min_items: Option<(u32, proc_macro2::Span)>,
-    max_items: Option<(u32, proc_macro2::Span)>,
+    min_length: Option<(u32, Span)>,
+    max_length: Option<(u32, Span)>,
+    format: Option<(TokenStream, Span)>,
+    min_items: Option<(u32, Span)>,
+    max_items: Option<(u32, Span)>,
     zone: Option<LitStr>,
-    secret: Option<proc_macro2::Span>,
+    secret: Option<Span>,
 }
 
 pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
@@ -182,33 +182,25 @@ fn declare(
             });
         }
     }
-    if attrs.min_length.is_some() || attrs.max_length.is_some() {
-        let span = attrs
-            .min_length
-            .or(attrs.max_length)
-            .map_or(ty.span(), |(_, span)| span);
-        let min = emit::option(attrs.min_length.map(|(n, _)| n));
-        let max = emit::option(attrs.max_length.map(|(n, _)| n));
-        steps.push(quote_spanned! {span=>
-            #private::length::<#ty>(&mut __askgate_field, #min, #max);
-        });
-    }
+    steps.extend(counts(
+        &private,
+        ty,
+        &quote!(length),
+        attrs.min_length,
+        attrs.max_length,
+    ));
     if let Some((format, span)) = &attrs.format {
         steps.push(quote_spanned! {*span=>
             #private::format::<#ty>(&mut __askgate_field, #krate::TextFormat::#format);
         });
     }
-    if attrs.min_items.is_some() || attrs.max_items.is_some() {
-        let span = attrs
-            .min_items
-            .or(attrs.max_items)
-            .map_or(ty.span(), |(_, span)| span);
-        let min = emit::option(attrs.min_items.map(|(n, _)| n));
-        let max = emit::option(attrs.max_items.map(|(n, _)| n));
-        steps.push(quote_spanned! {span=>
-            #private::items::<#ty>(&mut __askgate_field, #min, #max);
-        });
-    }
+    steps.extend(counts(
+        &private,
+        ty,
+        &quote!(items),
+        attrs.min_items,
+        attrs.max_items,
+    ));
     if let Some(zone) = &attrs.zone {
         steps.push(quote_spanned! {zone.span()=>
             #private::zone::<#ty>(&mut __askgate_field, #zone);
@@ -233,6 +225,26 @@ fn declare(
         #(#steps)*
         __askgate_field
     }}
+}
+
+/// The step setting a pair of count bounds (`min_length` and `max_length`,
+/// or `min_items` and `max_items`) through `function`, when either is
+/// given; spanned at the first one given.
+fn counts(
+    private: &TokenStream,
+    ty: &Type,
+    function: &TokenStream,
+    min: Option<(u32, Span)>,
+    max: Option<(u32, Span)>,
+) -> Option<TokenStream> {
+    let span = min.or(max)?.1;
+    let (min, max) = (
+        emit::option(min.map(|(n, _)| n)),
+        emit::option(max.map(|(n, _)| n)),
+    );
+    Some(quote_spanned! {span=>
+        #private::#function::<#ty>(&mut __askgate_field, #min, #max);
+    })
 }
 
 fn form_attrs(input: &DeriveInput) -> syn::Result<FormAttrs> {
@@ -345,7 +357,7 @@ fn is_option(ty: &Type) -> bool {
 }
 
 /// The same rule as askgate-core's: 1 to 64 characters from A-Z a-z 0-9 _ - .
-fn check_id(id: &str, span: proc_macro2::Span) -> syn::Result<()> {
+fn check_id(id: &str, span: Span) -> syn::Result<()> {
     let usable = !id.is_empty()
         && id.len() <= 64
         && id
