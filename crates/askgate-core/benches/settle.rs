@@ -24,6 +24,9 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use askgate_core::{Ask, Form, Outcome, Provenance, QuestionSet, Reply, Response, Revision, Step};
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
@@ -247,23 +250,17 @@ fn check_setup(ask: &Ask) {
 }
 
 /// A 5-question set: single and multiple choice, free text, a typed date.
-const QUESTIONS: &str = r#"{
-  "source": "ask",
-  "questions": [
-    {"id": "env", "prompt": "Which environment?", "defaults": ["staging"],
-     "options": [{"value": "staging", "label": "Staging"}, {"value": "prod", "label": "Production"}]},
-    {"id": "tables", "prompt": "Which tables?", "multiple": true, "defaults": ["invoices"],
-     "options": [{"value": "invoices", "label": "Invoices"}, {"value": "payments", "label": "Payments"},
-                 {"value": "refunds", "label": "Refunds"}]},
-    {"id": "ticket", "prompt": "Ticket?", "allow_free_text": true, "defaults": ["OPS-1"],
-     "options": [{"value": "OPS-1", "label": "OPS-1"}]},
-    {"id": "day", "prompt": "Which day?", "input": {"type": "date"}, "defaults": ["2026-12-01"]},
-    {"id": "notify", "prompt": "Notify the team?", "defaults": ["yes"],
-     "options": [{"value": "yes", "label": "Yes"}, {"value": "no", "label": "No"}]}
-  ]
-}"#;
+fn questions() -> Json {
+    common::migration_set([
+        serde_json::json!({"id": "ticket", "prompt": "Ticket?", "allow_free_text": true, "defaults": ["OPS-1"],
+         "options": [{"value": "OPS-1", "label": "OPS-1"}]}),
+        serde_json::json!({"id": "day", "prompt": "Which day?", "input": {"type": "date"}, "defaults": ["2026-12-01"]}),
+        serde_json::json!({"id": "notify", "prompt": "Notify the team?", "defaults": ["yes"],
+         "options": [{"value": "yes", "label": "Yes"}, {"value": "no", "label": "No"}]}),
+    ])
+}
 
-/// A reply answering every question of [`QUESTIONS`].
+/// A reply answering every question of [`questions`].
 const REPLY: &str = r#"{"answers": {"env": ["prod"], "tables": ["payments", "refunds"], "ticket": ["INC-42"], "day": ["2026-12-03"], "notify": ["no"]}, "answered_by": "alice", "answered_via": "web"}"#;
 
 fn main() {
@@ -281,12 +278,10 @@ fn main() {
         plan.round.as_millis()
     );
 
-    let questions = QuestionSet::deserialize(
-        &serde_json::from_str::<Json>(QUESTIONS).expect("QUESTIONS parses"),
-    )
-    .expect("QUESTIONS is a question set")
-    .prepare()
-    .expect("QUESTIONS is valid");
+    let questions = QuestionSet::deserialize(&questions())
+        .expect("the questions are a question set")
+        .prepare()
+        .expect("the questions are valid");
     let reply: Reply = serde_json::from_str(REPLY).expect("REPLY is a reply");
     questions.settle(&reply).expect("REPLY settles");
     let mut cases = vec![Case::new(

@@ -13,6 +13,12 @@ fn field(extra: serde_json::Value) -> serde_json::Value {
     json!({"message": "m", "fields": [extra]})
 }
 
+/// A form of one field `id` of type `kind` offering `options`, titled as
+/// its id in capitals.
+fn offering(id: &str, kind: &str, options: serde_json::Value) -> serde_json::Value {
+    field(json!({"id": id, "title": id.to_uppercase(), "type": kind, "options": options}))
+}
+
 #[test]
 fn every_form_error_message() {
     let cases = [
@@ -47,32 +53,32 @@ fn every_form_error_message() {
         ),
         (
             "number with options",
-            field(json!({"id": "n", "title": "N", "type": "number",
-            "options": [{"value": "1", "label": "One"}]})),
+            offering("n", "number", json!([{"value": "1", "label": "One"}])),
         ),
         (
             "boolean with options",
-            field(json!({"id": "b", "title": "B", "type": "boolean",
-            "options": [{"value": "yes", "label": "Yes"}]})),
+            offering("b", "boolean", json!([{"value": "yes", "label": "Yes"}])),
         ),
-        (
-            "choice without options",
-            field(json!({"id": "c", "title": "C", "type": "choice", "options": []})),
-        ),
+        ("choice without options", offering("c", "choice", json!([]))),
         (
             "duplicate option",
-            field(json!({"id": "c", "title": "C", "type": "choice",
-            "options": [{"value": "a", "label": "A"}, {"value": "a", "label": "B"}]})),
+            offering(
+                "c",
+                "choice",
+                json!([{"value": "a", "label": "A"}, {"value": "a", "label": "B"}]),
+            ),
         ),
         (
             "duplicate hotkey",
-            field(json!({"id": "c", "title": "C", "type": "choice",
-            "options": [{"value": "a", "label": "A", "hotkey": "x"}, {"value": "b", "label": "B", "hotkey": "X"}]})),
+            offering(
+                "c",
+                "choice",
+                json!([{"value": "a", "label": "A", "hotkey": "x"}, {"value": "b", "label": "B", "hotkey": "X"}]),
+            ),
         ),
         (
             "empty option value",
-            field(json!({"id": "c", "title": "C", "type": "choice",
-            "options": [{"value": "", "label": "Nothing"}]})),
+            offering("c", "choice", json!([{"value": "", "label": "Nothing"}])),
         ),
         (
             "min above max",
@@ -104,13 +110,19 @@ fn every_form_error_message() {
         ),
         (
             "bad zone option",
-            field(json!({"id": "z", "title": "Z", "type": "zone",
-            "options": [{"value": "Nowhere/City", "label": "Nowhere"}]})),
+            offering(
+                "z",
+                "zone",
+                json!([{"value": "Nowhere/City", "label": "Nowhere"}]),
+            ),
         ),
         (
             "bad instant option",
-            field(json!({"id": "t", "title": "T", "type": "instant",
-            "options": [{"value": "2026-07-01T09:00:00", "label": "Nine"}]})),
+            offering(
+                "t",
+                "instant",
+                json!([{"value": "2026-07-01T09:00:00", "label": "Nine"}]),
+            ),
         ),
         (
             "bad default",

@@ -5,6 +5,7 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 use proptest::prelude::*;
 use proptest::sample::select;
+use serde::Serialize;
 use serde_json::{Map, Value as Json, json};
 
 use super::strategies::*;
@@ -199,6 +200,13 @@ impl FormCase {
     }
 }
 
+/// Options as declared: one `{"value", "label"}` object each.
+fn declared_options<V: Serialize, L: Serialize>(options: impl Iterator<Item = (V, L)>) -> Json {
+    options
+        .map(|(value, label)| json!({"value": value, "label": label}))
+        .collect()
+}
+
 impl Spec {
     /// The field's type and constraints, as declared in JSON.
     pub(crate) fn decl(&self) -> Map<String, Json> {
@@ -238,11 +246,10 @@ impl Spec {
                 strict,
             } => {
                 set("type", "choice".into());
-                let options: Vec<Json> = options
-                    .iter()
-                    .map(|o| json!({"value": o.value, "label": o.label}))
-                    .collect();
-                set("options", options.into());
+                set(
+                    "options",
+                    declared_options(options.iter().map(|o| (&o.value, &o.label))),
+                );
                 set("multiple", (*multiple).into());
                 set("min_items", json!(min));
                 set("max_items", json!(max));
@@ -256,19 +263,19 @@ impl Spec {
             } => {
                 set("type", "instant".into());
                 set("zone", json!(zone));
-                let options: Vec<Json> = options
-                    .iter()
-                    .map(|o| json!({"value": o.written, "label": o.label}))
-                    .collect();
-                set("options", options.into());
+                set(
+                    "options",
+                    declared_options(options.iter().map(|o| (&o.written, &o.label))),
+                );
                 set("strict", (*strict).into());
             }
             Spec::Zone { options, strict } => {
                 set("type", "zone".into());
-                let options: Vec<Json> = (options.iter().enumerate())
-                    .map(|(i, zone)| json!({"value": zone, "label": format!("Zone {i}")}))
-                    .collect();
-                set("options", options.into());
+                let labelled = options.iter().enumerate();
+                set(
+                    "options",
+                    declared_options(labelled.map(|(i, zone)| (zone, format!("Zone {i}")))),
+                );
                 set("strict", (*strict).into());
             }
             Spec::TimeRange { zone } => {

@@ -332,24 +332,27 @@ pub(crate) fn text_spec() -> impl Strategy<Value = Spec> {
 
 pub(crate) fn number_spec() -> impl Strategy<Value = Spec> {
     let bound = || proptest::option::of((-4000i32..4000).prop_map(|q| f64::from(q) / 4.0));
-    (bound(), bound()).prop_map(|(a, b)| match (a, b) {
-        (Some(a), Some(b)) => Spec::Number {
-            min: Some(a.min(b)),
-            max: Some(a.max(b)),
-        },
-        (min, max) => Spec::Number { min, max },
+    (bound(), bound()).prop_map(|(a, b)| {
+        let (min, max) = ordered(a, b);
+        Spec::Number { min, max }
     })
 }
 
 pub(crate) fn integer_spec() -> impl Strategy<Value = Spec> {
     let bound = || proptest::option::of(-1_000_000i64..1_000_000);
-    (bound(), bound()).prop_map(|(a, b)| match (a, b) {
-        (Some(a), Some(b)) => Spec::Integer {
-            min: Some(a.min(b)),
-            max: Some(a.max(b)),
-        },
-        (min, max) => Spec::Integer { min, max },
+    (bound(), bound()).prop_map(|(a, b)| {
+        let (min, max) = ordered(a, b);
+        Spec::Integer { min, max }
     })
+}
+
+/// Two optional bounds as a minimum and a maximum: the smaller first when
+/// both are drawn.
+fn ordered<T: PartialOrd>(a: Option<T>, b: Option<T>) -> (Option<T>, Option<T>) {
+    match (a, b) {
+        (Some(a), Some(b)) if b < a => (Some(b), Some(a)),
+        other => other,
+    }
 }
 
 pub(crate) fn choice_spec() -> impl Strategy<Value = Spec> {
