@@ -24,7 +24,12 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use askgate_core::{Ask, Form, Outcome, Provenance, QuestionSet, Reply, Response, Revision, Step};
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use askgate_core::{
+    Ask, CheckedSet, Form, Outcome, Provenance, QuestionSet, Reply, Response, Revision, Step,
+};
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 
@@ -247,23 +252,17 @@ fn check_setup(ask: &Ask) {
 }
 
 /// A 5-question set: single and multiple choice, free text, a typed date.
-const QUESTIONS: &str = r#"{
-  "source": "ask",
-  "questions": [
-    {"id": "env", "prompt": "Which environment?", "defaults": ["staging"],
-     "options": [{"value": "staging", "label": "Staging"}, {"value": "prod", "label": "Production"}]},
-    {"id": "tables", "prompt": "Which tables?", "multiple": true, "defaults": ["invoices"],
-     "options": [{"value": "invoices", "label": "Invoices"}, {"value": "payments", "label": "Payments"},
-                 {"value": "refunds", "label": "Refunds"}]},
-    {"id": "ticket", "prompt": "Ticket?", "allow_free_text": true, "defaults": ["OPS-1"],
-     "options": [{"value": "OPS-1", "label": "OPS-1"}]},
-    {"id": "day", "prompt": "Which day?", "input": {"type": "date"}, "defaults": ["2026-12-01"]},
-    {"id": "notify", "prompt": "Notify the team?", "defaults": ["yes"],
-     "options": [{"value": "yes", "label": "Yes"}, {"value": "no", "label": "No"}]}
-  ]
-}"#;
+fn questions() -> Json {
+    common::migration_set([
+        serde_json::json!({"id": "ticket", "prompt": "Ticket?", "allow_free_text": true, "defaults": ["OPS-1"],
+         "options": [{"value": "OPS-1", "label": "OPS-1"}]}),
+        serde_json::json!({"id": "day", "prompt": "Which day?", "input": {"type": "date"}, "defaults": ["2026-12-01"]}),
+        serde_json::json!({"id": "notify", "prompt": "Notify the team?", "defaults": ["yes"],
+         "options": [{"value": "yes", "label": "Yes"}, {"value": "no", "label": "No"}]}),
+    ])
+}
 
-/// A reply answering every question of [`QUESTIONS`].
+/// A reply answering every question of [`questions`].
 const REPLY: &str = r#"{"answers": {"env": ["prod"], "tables": ["payments", "refunds"], "ticket": ["INC-42"], "day": ["2026-12-03"], "notify": ["no"]}, "answered_by": "alice", "answered_via": "web"}"#;
 
 fn main() {
@@ -281,55 +280,13 @@ fn main() {
         plan.round.as_millis()
     );
 
-    let questions = QuestionSet::deserialize(
-        &serde_json::from_str::<Json>(QUESTIONS).expect("QUESTIONS parses"),
-    )
-    .expect("QUESTIONS is a question set")
-    .prepare()
-    .expect("QUESTIONS is valid");
+    let questions = QuestionSet::deserialize(&questions())
+        .expect("the questions are a question set")
+        .prepare()
+        .expect("the questions are valid");
     let reply: Reply = serde_json::from_str(REPLY).expect("REPLY is a reply");
     questions.settle(&reply).expect("REPLY settles");
-    let mut cases = vec![Case::new(
-        "bare parse: CONTENT -> serde_json::Value",
-        || serde_json::from_str::<Json>(black_box(CONTENT)).expect("CONTENT parses"),
-    )];
-    cases.push(Case::new("map a 10-field form: request()", || {
-        black_box(&ask).request(REVISION).expect("the form maps")
-    }));
-    cases.push(Case::new(
-        "map a 10-field form: request() + to_string",
-        || {
-            let request = black_box(&ask).request(REVISION).expect("the form maps");
-            serde_json::to_string(&request).expect("the request serializes")
-        },
-    ));
-    cases.push(Case::new(
-        "settle a 10-field answer: pre-parsed map",
-        || black_box(&ask).settle(REVISION, black_box(&accepted)),
-    ));
-    cases.push(Case::new("settle a 10-field answer: from text", || {
-        let content: Map<String, Json> =
-            serde_json::from_str(black_box(CONTENT)).expect("CONTENT parses");
-        black_box(&ask).settle(REVISION, &Response::accept(content))
-    }));
-    cases.push(Case::new(
-        "settle a 10-field answer: from text, settle_text",
-        || {
-            black_box(&ask)
-                .settle_text(REVISION, black_box(CONTENT))
-                .expect("CONTENT parses")
-        },
-    ));
-    cases.push(Case::new("bare parse: REPLY -> serde_json::Value", || {
-        serde_json::from_str::<Json>(black_box(REPLY)).expect("REPLY parses")
-    }));
-    cases.push(Case::new(
-        "settle a 5-question set: reply from text",
-        || {
-            let reply: Reply = serde_json::from_str(black_box(REPLY)).expect("REPLY parses");
-            black_box(&questions).settle(&reply).expect("REPLY settles")
-        },
-    ));
+    let mut cases = cases(&ask, &accepted, &questions);
     // The baseline (first) always runs: every ratio is against it.
     let mut position = 0;
     cases.retain(|case| {
@@ -340,7 +297,62 @@ fn main() {
     let (baseline, cases) = measured
         .split_first()
         .expect("the baseline is always measured");
+    print_table(baseline, cases);
+    print_targets(baseline, cases);
+}
 
+/// Every case, the baseline (a bare parse of the answer) first.
+fn cases<'a>(ask: &'a Ask, accepted: &'a Response, questions: &'a CheckedSet) -> Vec<Case<'a>> {
+    let mut cases = vec![Case::new(
+        "bare parse: CONTENT -> serde_json::Value",
+        move || serde_json::from_str::<Json>(black_box(CONTENT)).expect("CONTENT parses"),
+    )];
+    cases.push(Case::new("map a 10-field form: request()", move || {
+        black_box(ask).request(REVISION).expect("the form maps")
+    }));
+    cases.push(Case::new(
+        "map a 10-field form: request() + to_string",
+        move || {
+            let request = black_box(ask).request(REVISION).expect("the form maps");
+            serde_json::to_string(&request).expect("the request serializes")
+        },
+    ));
+    cases.push(Case::new(
+        "settle a 10-field answer: pre-parsed map",
+        move || black_box(ask).settle(REVISION, black_box(accepted)),
+    ));
+    cases.push(Case::new(
+        "settle a 10-field answer: from text",
+        move || {
+            let content: Map<String, Json> =
+                serde_json::from_str(black_box(CONTENT)).expect("CONTENT parses");
+            black_box(ask).settle(REVISION, &Response::accept(content))
+        },
+    ));
+    cases.push(Case::new(
+        "settle a 10-field answer: from text, settle_text",
+        move || {
+            black_box(ask)
+                .settle_text(REVISION, black_box(CONTENT))
+                .expect("CONTENT parses")
+        },
+    ));
+    cases.push(Case::new(
+        "bare parse: REPLY -> serde_json::Value",
+        move || serde_json::from_str::<Json>(black_box(REPLY)).expect("REPLY parses"),
+    ));
+    cases.push(Case::new(
+        "settle a 5-question set: reply from text",
+        move || {
+            let reply: Reply = serde_json::from_str(black_box(REPLY)).expect("REPLY parses");
+            black_box(questions).settle(&reply).expect("REPLY settles")
+        },
+    ));
+    cases
+}
+
+/// One line per case: its rate, time per operation, spread and ratio.
+fn print_table(baseline: &Measured, cases: &[Measured]) {
     let name_width = std::iter::once(baseline)
         .chain(cases)
         .map(|m| m.name.len())
@@ -366,7 +378,11 @@ fn main() {
         );
     }
     println!();
+}
 
+/// How the question set and every way to settle an answer stand against
+/// their targets.
+fn print_targets(baseline: &Measured, cases: &[Measured]) {
     let reply_parse = cases
         .iter()
         .find(|m| m.name.starts_with("bare parse: REPLY"));

@@ -1,14 +1,14 @@
 //! The `ask` tool a gateway can offer a model: its definition, and its input
 //! checked with errors addressed to the model that say exactly what to fix.
 
-use std::fmt;
-
 use serde_json::{Map, Value as Json, json};
+
+pub use crate::error::ModelInputError;
 
 use crate::error::{Error, FormError};
 use crate::form::{
     BooleanSpec, ChoiceOption, DateSpec, FieldKind, InstantSpec, IntegerSpec, NumberSpec, TextSpec,
-    ZoneSpec,
+    ZoneSpec, usable_id,
 };
 use crate::question::{MAX_QUESTIONS, Question, QuestionSet, Source};
 
@@ -83,27 +83,6 @@ pub fn input_schema() -> Json {
     })
 }
 
-/// The model's input was not usable; the message says what to fix.
-/// Converts into [`Error::ModelInput`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub struct ModelInputError {
-    /// One line per thing to fix, each starting with where it is.
-    pub fixes: Vec<String>,
-}
-
-impl fmt::Display for ModelInputError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "The `ask` call was not sent to the person. Fix these and call `ask` again:"
-        )?;
-        for fix in &self.fixes {
-            writeln!(f, "- {fix}")?;
-        }
-        Ok(())
-    }
-}
-
 /// Check the model's input and turn it into a question set (`source: ask`).
 ///
 /// # Errors
@@ -128,7 +107,7 @@ fn read_set(input: &Json, fixes: &mut Vec<String>) -> Option<QuestionSet> {
         return None;
     };
     unknown_keys("the input", object, &["preamble", "questions"], fixes);
-    let preamble = optional_string(object, "preamble", "`preamble`", fixes);
+    let preamble = optional_string(object.get("preamble"), "`preamble`", fixes);
     let Some(list) = object.get("questions").and_then(Json::as_array) else {
         fixes.push("`questions` is missing or not a list: give 1 to 5 questions.".into());
         return None;
@@ -178,18 +157,17 @@ fn read_question(at: &str, entry: &Json, fixes: &mut Vec<String>) -> Option<Ques
     ];
     unknown_keys(at, object, &allowed, fixes);
     let id = required_string(object, "id", at, fixes).unwrap_or_default();
-    let id_ok = !id.is_empty()
-        && id.len() <= 64
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
-    if !id.is_empty() && !id_ok {
+    if !id.is_empty() && !usable_id(&id) {
         fixes.push(format!(
             "{at}.id may use only letters, digits, `_`, `-` and `.` (1 to 64 characters)."
         ));
     }
     let prompt = required_string(object, "prompt", at, fixes).unwrap_or_default();
-    let description = optional_string(object, "description", &format!("{at}.description"), fixes);
+    let description = optional_string(
+        object.get("description"),
+        &format!("{at}.description"),
+        fixes,
+    );
     let multiple = optional_bool(object, "multiple", at, fixes);
     let allow_free_text = optional_bool(object, "allow_free_text", at, fixes);
     let options = read_options(at, object.get("options"), fixes);
@@ -381,39 +359,39 @@ fn unknown_keys(at: &str, object: &Map<String, Json>, allowed: &[&str], fixes: &
     }
 }
 
+/// The text at `key`, which must be there and not blank.
 fn required_string(
     object: &Map<String, Json>,
     key: &str,
     at: &str,
     fixes: &mut Vec<String>,
 ) -> Option<String> {
-    match object.get(key) {
-        Some(Json::String(s)) if !s.trim().is_empty() => Some(s.clone()),
-        Some(Json::String(_)) => {
-            fixes.push(format!("{at}.{key} is empty: write it out."));
-            None
-        }
-        Some(_) => {
-            fixes.push(format!("{at}.{key} must be a string."));
-            None
-        }
-        None => {
-            fixes.push(format!("{at}.{key} is missing."));
-            None
-        }
+    let what = format!("{at}.{key}");
+    let Some(json) = object.get(key) else {
+        fixes.push(format!("{what} is missing."));
+        return None;
+    };
+    let text = string(json, &what, fixes)?;
+    if text.trim().is_empty() {
+        fixes.push(format!("{what} is empty: write it out."));
+        return None;
+    }
+    Some(text)
+}
+
+/// Text that may be left out (absent or null).
+fn optional_string(json: Option<&Json>, what: &str, fixes: &mut Vec<String>) -> Option<String> {
+    match json {
+        None | Some(Json::Null) => None,
+        Some(json) => string(json, what, fixes),
     }
 }
 
-fn optional_string(
-    object: &Map<String, Json>,
-    key: &str,
-    what: &str,
-    fixes: &mut Vec<String>,
-) -> Option<String> {
-    match object.get(key) {
-        None | Some(Json::Null) => None,
-        Some(Json::String(s)) => Some(s.clone()),
-        Some(_) => {
+/// `json` (`what`, for the fix) as text.
+fn string(json: &Json, what: &str, fixes: &mut Vec<String>) -> Option<String> {
+    match json {
+        Json::String(s) => Some(s.clone()),
+        _ => {
             fixes.push(format!("{what} must be a string."));
             None
         }

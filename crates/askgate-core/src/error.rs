@@ -6,7 +6,8 @@
 //! reply, link or state from a surface or peer that does not fit, or misuse
 //! of the API (a bug in the calling code).
 
-use crate::ask_tool::ModelInputError;
+use std::fmt;
+
 use crate::link::LinkError;
 use crate::problem::Problem;
 use crate::revision::UnknownRevision;
@@ -264,4 +265,26 @@ pub enum FormError {
         /// How many it has.
         given: usize,
     },
+}
+
+/// The model's input to the `ask` tool was not usable
+/// ([`ask_tool::parse_input`](crate::ask_tool::parse_input)); the message
+/// says what to fix. Converts into [`Error::ModelInput`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ModelInputError {
+    /// One line per thing to fix, each starting with where it is.
+    pub fixes: Vec<String>,
+}
+
+impl fmt::Display for ModelInputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "The `ask` call was not sent to the person. Fix these and call `ask` again:"
+        )?;
+        for fix in &self.fixes {
+            writeln!(f, "- {fix}")?;
+        }
+        Ok(())
+    }
 }

@@ -251,6 +251,16 @@ pub struct TimeRangeSpec {
     pub zone: Option<String>,
 }
 
+/// Whether `id` can be a field's id: 1 to 64 characters from A-Z a-z 0-9
+/// `_` `-` `.`, which any MCP client carries as a property name.
+pub(crate) fn usable_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
 fn yes() -> bool {
     true
 }

@@ -80,7 +80,7 @@ mod typed;
 mod value;
 pub mod wire;
 
-pub use ask::{Ask, AskRecord, DEFAULT_MAX_ATTEMPTS, RecordedValue};
+pub use ask::{Ask, AskRecord, DEFAULT_MAX_ATTEMPTS, RecordedValue, Step};
 pub use digest::arguments_digest;
 pub use error::{ContentError, Error, FormError, Misuse, ReplyError};
 pub use form::{
@@ -89,7 +89,7 @@ pub use form::{
 };
 pub use intake::{IntakeWhen, ThreadState};
 pub use link::{LinkError, LinkSigner, OpenedLink};
-pub use outcome::{Action, Outcome, Response, Step};
+pub use outcome::{Action, Outcome, Response};
 pub use problem::{Echo, Problem, ProblemKind};
 pub use question::{MAX_QUESTIONS, Question, QuestionSet, Source};
 pub use reply::{

@@ -3,7 +3,6 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
-use crate::ask::Ask;
 use crate::problem::Problem;
 use crate::value::Values;
 
@@ -87,14 +86,4 @@ pub enum Outcome {
         /// The values that were valid, with provenance.
         values: Values,
     },
-}
-
-/// The result of settling one response: an outcome, or the next ask.
-#[derive(Debug, Clone)]
-#[must_use = "a re-ask must be sent to the person, an outcome acted on"]
-pub enum Step {
-    /// The ask is over.
-    Settled(Outcome),
-    /// Some answers were refused: ask again, only what is still open or wrong.
-    ReAsk(Box<Ask>),
 }

@@ -13,130 +13,61 @@ fn field(extra: serde_json::Value) -> serde_json::Value {
     json!({"message": "m", "fields": [extra]})
 }
 
+/// A form of one field `id` of type `kind` offering `options`, titled as
+/// its id in capitals.
+fn offering(id: &str, kind: &str, options: serde_json::Value) -> serde_json::Value {
+    field(json!({"id": id, "title": id.to_uppercase(), "type": kind, "options": options}))
+}
+
 #[test]
 fn every_form_error_message() {
-    let cases = [
-        ("empty form", json!({"message": "m", "fields": []})),
-        (
-            "bad id",
-            field(json!({"id": "a b", "title": "A", "type": "text"})),
-        ),
-        (
-            "duplicate id",
-            json!({"message": "m", "fields": [
-            {"id": "a", "title": "A", "type": "text"}, {"id": "a", "title": "B", "type": "boolean"}]}),
-        ),
-        (
-            "collision with .other",
-            json!({"message": "m", "fields": [
+    // Each case: what is wrong, and the form declaring it; object keys keep
+    // their order, so the report does too.
+    let cases = json!({
+        "empty form": {"message": "m", "fields": []},
+        "bad id": field(json!({"id": "a b", "title": "A", "type": "text"})),
+        "duplicate id": {"message": "m", "fields": [
+            {"id": "a", "title": "A", "type": "text"}, {"id": "a", "title": "B", "type": "boolean"}]},
+        "collision with .other": {"message": "m", "fields": [
             {"id": "env", "title": "Env", "type": "choice", "strict": false, "options": [{"value": "x", "label": "X"}]},
-            {"id": "env.other", "title": "Other", "type": "text"}]}),
-        ),
-        (
-            "collision with .from",
-            json!({"message": "m", "fields": [
+            {"id": "env.other", "title": "Other", "type": "text"}]},
+        "collision with .from": {"message": "m", "fields": [
             {"id": "w.from", "title": "From", "type": "text"},
-            {"id": "w", "title": "Window", "type": "time_range"}]}),
-        ),
-        (
-            "option value collides with .other",
-            field(
-                json!({"id": "c", "title": "C", "type": "choice", "multiple": true,
-            "strict": false, "options": [{"value": "other", "label": "Other"}]}),
-            ),
-        ),
-        (
-            "number with options",
-            field(json!({"id": "n", "title": "N", "type": "number",
-            "options": [{"value": "1", "label": "One"}]})),
-        ),
-        (
-            "boolean with options",
-            field(json!({"id": "b", "title": "B", "type": "boolean",
-            "options": [{"value": "yes", "label": "Yes"}]})),
-        ),
-        (
-            "choice without options",
-            field(json!({"id": "c", "title": "C", "type": "choice", "options": []})),
-        ),
-        (
-            "duplicate option",
-            field(json!({"id": "c", "title": "C", "type": "choice",
-            "options": [{"value": "a", "label": "A"}, {"value": "a", "label": "B"}]})),
-        ),
-        (
-            "duplicate hotkey",
-            field(json!({"id": "c", "title": "C", "type": "choice",
-            "options": [{"value": "a", "label": "A", "hotkey": "x"}, {"value": "b", "label": "B", "hotkey": "X"}]})),
-        ),
-        (
-            "empty option value",
-            field(json!({"id": "c", "title": "C", "type": "choice",
-            "options": [{"value": "", "label": "Nothing"}]})),
-        ),
-        (
-            "min above max",
-            field(json!({"id": "n", "title": "N", "type": "integer", "minimum": 5, "maximum": 1})),
-        ),
-        (
-            "length bounds",
-            field(
-                json!({"id": "t", "title": "T", "type": "text", "min_length": 5, "max_length": 1}),
-            ),
-        ),
-        (
-            "items on a single choice",
-            field(
-                json!({"id": "c", "title": "C", "type": "choice", "max_items": 2,
-            "options": [{"value": "a", "label": "A"}]}),
-            ),
-        ),
-        (
-            "more items than options",
-            field(
-                json!({"id": "c", "title": "C", "type": "choice", "multiple": true,
-            "min_items": 3, "options": [{"value": "a", "label": "A"}]}),
-            ),
-        ),
-        (
-            "unknown zone",
-            field(json!({"id": "t", "title": "T", "type": "instant", "zone": "Europe/Atlantis"})),
-        ),
-        (
-            "bad zone option",
-            field(json!({"id": "z", "title": "Z", "type": "zone",
-            "options": [{"value": "Nowhere/City", "label": "Nowhere"}]})),
-        ),
-        (
-            "bad instant option",
-            field(json!({"id": "t", "title": "T", "type": "instant",
-            "options": [{"value": "2026-07-01T09:00:00", "label": "Nine"}]})),
-        ),
-        (
-            "bad default",
-            field(json!({"id": "n", "title": "N", "type": "integer", "maximum": 3, "default": 7})),
-        ),
-        (
-            "default not on offer",
-            field(
-                json!({"id": "c", "title": "C", "type": "choice", "default": "z",
-            "options": [{"value": "a", "label": "A"}]}),
-            ),
-        ),
-        (
-            "supplied unknown field",
-            json!({"message": "m", "fields": [{"id": "a", "title": "A", "type": "text"}],
-            "supplied": {"b": "x"}}),
-        ),
-        (
-            "bad supplied value",
-            json!({"message": "m", "fields": [{"id": "d", "title": "Day", "type": "date"}],
-            "supplied": {"d": "2025-02-29"}}),
-        ),
-    ];
+            {"id": "w", "title": "Window", "type": "time_range"}]},
+        "option value collides with .other": field(json!({"id": "c", "title": "C", "type": "choice",
+            "multiple": true, "strict": false, "options": [{"value": "other", "label": "Other"}]})),
+        "number with options": offering("n", "number", json!([{"value": "1", "label": "One"}])),
+        "boolean with options": offering("b", "boolean", json!([{"value": "yes", "label": "Yes"}])),
+        "choice without options": offering("c", "choice", json!([])),
+        "duplicate option": offering("c", "choice",
+            json!([{"value": "a", "label": "A"}, {"value": "a", "label": "B"}])),
+        "duplicate hotkey": offering("c", "choice",
+            json!([{"value": "a", "label": "A", "hotkey": "x"}, {"value": "b", "label": "B", "hotkey": "X"}])),
+        "empty option value": offering("c", "choice", json!([{"value": "", "label": "Nothing"}])),
+        "min above max": field(json!({"id": "n", "title": "N", "type": "integer", "minimum": 5, "maximum": 1})),
+        "length bounds": field(json!({"id": "t", "title": "T", "type": "text", "min_length": 5, "max_length": 1})),
+        "items on a single choice": field(json!({"id": "c", "title": "C", "type": "choice", "max_items": 2,
+            "options": [{"value": "a", "label": "A"}]})),
+        "more items than options": field(json!({"id": "c", "title": "C", "type": "choice", "multiple": true,
+            "min_items": 3, "options": [{"value": "a", "label": "A"}]})),
+        "unknown zone": field(json!({"id": "t", "title": "T", "type": "instant", "zone": "Europe/Atlantis"})),
+        "bad zone option": offering("z", "zone", json!([{"value": "Nowhere/City", "label": "Nowhere"}])),
+        "bad instant option": offering("t", "instant",
+            json!([{"value": "2026-07-01T09:00:00", "label": "Nine"}])),
+        "bad default": field(json!({"id": "n", "title": "N", "type": "integer", "maximum": 3, "default": 7})),
+        "default not on offer": field(json!({"id": "c", "title": "C", "type": "choice", "default": "z",
+            "options": [{"value": "a", "label": "A"}]})),
+        "supplied unknown field": {"message": "m", "fields": [{"id": "a", "title": "A", "type": "text"}],
+            "supplied": {"b": "x"}},
+        "bad supplied value": {"message": "m", "fields": [{"id": "d", "title": "Day", "type": "date"}],
+            "supplied": {"d": "2025-02-29"}}
+    });
+    let serde_json::Value::Object(cases) = cases else {
+        unreachable!("the cases are one object")
+    };
     let mut report = String::new();
     for (name, form) in cases {
-        let error = ask(form).expect_err(name);
+        let error = ask(form).expect_err(&name);
         report.push_str(&format!("## {name}\n{error}\n\n"));
     }
     insta::assert_snapshot!(report);

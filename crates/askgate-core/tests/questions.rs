@@ -1,6 +1,8 @@
 //! Question sets: replies from any surface settle into one outcome; what
 //! the model reads; the `ask` tool's input checks.
 
+mod common;
+
 use askgate_core::{
     Awaiting, Decision, Delivery, Error, FormError, Outcome, QuestionSet, Reply, ReplyError,
     Response, Revision, Source, Step, Surface, ask_tool,
@@ -8,22 +10,14 @@ use askgate_core::{
 use serde_json::{Value as Json, json};
 
 fn set() -> QuestionSet {
-    serde_json::from_value(json!({
-        "preamble": "Before I migrate the billing database:",
-        "source": "ask",
-        "questions": [
-            {"id": "env", "prompt": "Which environment?", "defaults": ["staging"],
-             "options": [{"value": "staging", "label": "Staging"}, {"value": "prod", "label": "Production"}]},
-            {"id": "tables", "prompt": "Which tables?", "multiple": true, "defaults": ["invoices"],
-             "options": [{"value": "invoices", "label": "Invoices"}, {"value": "payments", "label": "Payments"},
-                         {"value": "refunds", "label": "Refunds"}]},
-            {"id": "note", "prompt": "Ticket to reference?", "allow_free_text": true, "defaults": ["OPS-1"],
-             "options": [{"value": "OPS-1", "label": "OPS-1 (the migration ticket)"}]},
-            {"id": "when", "prompt": "Start when?", "input": {"type": "instant", "zone": "Europe/Paris"},
-             "defaults": ["2026-12-01T22:00:00+01:00"]}
-        ]
-    }))
-    .expect("a valid set")
+    let mut set = common::migration_set([
+        json!({"id": "note", "prompt": "Ticket to reference?", "allow_free_text": true, "defaults": ["OPS-1"],
+         "options": [{"value": "OPS-1", "label": "OPS-1 (the migration ticket)"}]}),
+        json!({"id": "when", "prompt": "Start when?", "input": {"type": "instant", "zone": "Europe/Paris"},
+         "defaults": ["2026-12-01T22:00:00+01:00"]}),
+    ]);
+    set["preamble"] = json!("Before I migrate the billing database:");
+    serde_json::from_value(set).expect("a valid set")
 }
 
 fn reply(answers: Json) -> Reply {

@@ -53,78 +53,47 @@ fn refusal(content: Json) -> String {
 
 #[test]
 fn every_refusal_message() {
-    let cases = [
-        ("missing required", json!({"name": null})),
-        ("wrong type", json!({"name": 42})),
-        ("too short", json!({"name": "ab"})),
-        ("too long", json!({"name": "abcdefghijk"})),
-        ("not an email", json!({"mail": "bob.example.com"})),
-        ("not a uri", json!({"site": "example.com/x"})),
-        (
-            "secret-named field never echoes",
-            json!({"api_token": "notauri"}),
-        ),
-        (
-            "token-looking value never echoes",
-            json!({"site": "ghp_16C7e42F292c6912E7710c838347Ae178B4a"}),
-        ),
-        ("below minimum", json!({"ratio": -0.5})),
-        ("above maximum", json!({"count": 9})),
-        ("not whole", json!({"count": 2.5})),
-        ("not a number", json!({"ratio": "lots"})),
-        ("not a boolean", json!({"ok": "maybe"})),
-        ("not on offer", json!({"env": "qa"})),
-        (
-            "choice and other",
-            json!({"why": "release", "why.other": "audit"}),
-        ),
-        ("too few items", json!({"checks": ["a"]})),
-        ("too many items", json!({"checks": ["a", "b", "c"]})),
-        ("multi item not on offer", json!({"checks": ["a", "z"]})),
-        ("not a date", json!({"day": "29/03/2026"})),
-        ("no such date", json!({"day": "2025-02-29"})),
-        ("not an instant", json!({"at": "tomorrow at nine"})),
-        (
-            "no offset without zone",
-            json!({"utc_at": "2026-07-01T09:00:00"}),
-        ),
-        ("skipped local time", json!({"at": "2026-03-29T02:30:00"})),
-        ("ambiguous local time", json!({"at": "2026-10-25T02:30:00"})),
-        (
-            "offset does not match zone",
-            json!({"utc_at": "2026-07-01T09:00:00+01:00[Europe/Paris]"}),
-        ),
-        (
-            "unknown zone with suggestion",
-            json!({"tz": "Europe/Pairs"}),
-        ),
-        (
-            "unknown zone without suggestion",
-            json!({"tz": "Mars/Olympus_Mons_Base"}),
-        ),
-        ("half range", json!({"span.from": "2026-07-01T09:00:00"})),
-        (
-            "range order",
-            json!({"span.from": "2026-07-01T10:00:00", "span.to": "2026-07-01T09:00:00"}),
-        ),
-        (
-            "empty range",
-            json!({"span.from": "2026-07-01T10:00:00", "span.to": "2026-07-01T10:00:00"}),
-        ),
-        (
-            "range end in a gap",
-            json!({"span.from": "2026-03-29T01:00:00", "span.to": "2026-03-29T02:15:00"}),
-        ),
-        (
-            "unknown property beside a wrong value",
-            json!({"colour": "blue", "ok": "maybe"}),
-        ),
-        (
-            "several at once",
-            json!({"count": 0, "day": "2026-13-01", "extra": true}),
-        ),
-    ];
+    // Each case: what it refuses, and the content answered (beside a valid
+    // name); object keys keep their order, so the report does too.
+    let cases = json!({
+        "missing required": {"name": null},
+        "wrong type": {"name": 42},
+        "too short": {"name": "ab"},
+        "too long": {"name": "abcdefghijk"},
+        "not an email": {"mail": "bob.example.com"},
+        "not a uri": {"site": "example.com/x"},
+        "secret-named field never echoes": {"api_token": "notauri"},
+        "token-looking value never echoes": {"site": "ghp_16C7e42F292c6912E7710c838347Ae178B4a"},
+        "below minimum": {"ratio": -0.5},
+        "above maximum": {"count": 9},
+        "not whole": {"count": 2.5},
+        "not a number": {"ratio": "lots"},
+        "not a boolean": {"ok": "maybe"},
+        "not on offer": {"env": "qa"},
+        "choice and other": {"why": "release", "why.other": "audit"},
+        "too few items": {"checks": ["a"]},
+        "too many items": {"checks": ["a", "b", "c"]},
+        "multi item not on offer": {"checks": ["a", "z"]},
+        "not a date": {"day": "29/03/2026"},
+        "no such date": {"day": "2025-02-29"},
+        "not an instant": {"at": "tomorrow at nine"},
+        "no offset without zone": {"utc_at": "2026-07-01T09:00:00"},
+        "skipped local time": {"at": "2026-03-29T02:30:00"},
+        "ambiguous local time": {"at": "2026-10-25T02:30:00"},
+        "offset does not match zone": {"utc_at": "2026-07-01T09:00:00+01:00[Europe/Paris]"},
+        "unknown zone with suggestion": {"tz": "Europe/Pairs"},
+        "unknown zone without suggestion": {"tz": "Mars/Olympus_Mons_Base"},
+        "half range": {"span.from": "2026-07-01T09:00:00"},
+        "range order": {"span.from": "2026-07-01T10:00:00", "span.to": "2026-07-01T09:00:00"},
+        "empty range": {"span.from": "2026-07-01T10:00:00", "span.to": "2026-07-01T10:00:00"},
+        "range end in a gap": {"span.from": "2026-03-29T01:00:00", "span.to": "2026-03-29T02:15:00"},
+        "unknown property beside a wrong value": {"colour": "blue", "ok": "maybe"},
+        "several at once": {"count": 0, "day": "2026-13-01", "extra": true}
+    });
     let mut report = String::new();
+    let Json::Object(cases) = cases else {
+        unreachable!("the cases are one object")
+    };
     for (name, content) in cases {
         writeln!(report, "## {name}\n{}\n", refusal(content)).expect("writing to a string");
     }

@@ -1,7 +1,7 @@
 //! Sealed request state: a state opens only for the request it was issued
 //! for, unaltered, before it expires.
 
-use askgate_core::{Binding, Sealer, StateError, arguments_digest};
+use askgate_core::{Binding, Opened, Sealer, StateError, arguments_digest};
 use jiff::Timestamp;
 use proptest::prelude::*;
 use serde_json::json;
@@ -30,12 +30,15 @@ fn sealed() -> (Sealer, String) {
     (sealer, state)
 }
 
+/// The sealed state, opened for its own request at `now`.
+fn open_at(now: &str) -> Result<Opened, StateError> {
+    let (sealer, state) = sealed();
+    sealer.open(&state, &binding(), at(now))
+}
+
 #[test]
 fn a_state_opens_for_its_own_request_and_gives_back_what_it_carried() {
-    let (sealer, state) = sealed();
-    let opened = sealer
-        .open(&state, &binding(), at("2026-11-29T12:00:00Z"))
-        .expect("opens");
+    let opened = open_at("2026-11-29T12:00:00Z").expect("opens");
     assert_eq!(opened.nonce, "nonce-1");
     assert_eq!(opened.carried, json!({"ask": "a-1", "round": 2}));
     assert_eq!(opened.expires_at, at("2026-11-29T12:10:00Z"));
@@ -43,10 +46,7 @@ fn a_state_opens_for_its_own_request_and_gives_back_what_it_carried() {
 
 #[test]
 fn an_expired_state_is_refused_with_its_expiry() {
-    let (sealer, state) = sealed();
-    let error = sealer
-        .open(&state, &binding(), at("2026-11-29T12:10:00Z"))
-        .expect_err("expired");
+    let error = open_at("2026-11-29T12:10:00Z").expect_err("expired");
     assert_eq!(error, StateError::Expired(at("2026-11-29T12:10:00Z")));
     assert!(
         error

@@ -35,6 +35,13 @@ fn valid_answer() -> Json {
     })
 }
 
+/// The valid answer with `changes` made to it, settled on 2025-11-25.
+fn settle_changed(changes: Json) -> Step {
+    let mut answer = content(valid_answer());
+    answer.extend(content(changes));
+    deploy().settle(Revision::V2025_11_25, &Response::accept(answer))
+}
+
 #[test]
 fn decline_and_cancel_are_outcomes_not_errors() {
     let ask = deploy();
@@ -81,10 +88,7 @@ fn fields_left_empty_take_their_defaults_and_say_so() {
 
 #[test]
 fn a_blank_string_counts_as_left_empty() {
-    let mut answer = valid_answer();
-    answer["name"] = json!("   ");
-    let values =
-        accepted(deploy().settle(Revision::V2025_11_25, &Response::accept(content(answer))));
+    let values = accepted(settle_changed(json!({"name": "   "})));
     assert_eq!(
         values.get("name").expect("name").source,
         Provenance::Defaulted
@@ -93,10 +97,7 @@ fn a_blank_string_counts_as_left_empty() {
 
 #[test]
 fn an_option_label_is_read_as_its_value() {
-    let mut answer = valid_answer();
-    answer["env"] = json!("Production");
-    let values =
-        accepted(deploy().settle(Revision::V2025_11_25, &Response::accept(content(answer))));
+    let values = accepted(settle_changed(json!({"env": "Production"})));
     assert_eq!(values.get("env").expect("env").value.to_json(), "prod");
 }
 
@@ -118,11 +119,7 @@ fn a_2025_06_18_multi_select_is_read_from_its_checkboxes_in_option_order() {
 
 #[test]
 fn a_required_multi_select_with_nothing_picked_is_refused() {
-    let mut answer = valid_answer();
-    answer["checks"] = json!([]);
-    let Step::ReAsk(next) =
-        deploy().settle(Revision::V2025_11_25, &Response::accept(content(answer)))
-    else {
+    let Step::ReAsk(next) = settle_changed(json!({"checks": []})) else {
         panic!("nothing picked is refused")
     };
     assert_eq!(next.reasons(), ["Checks to run: pick at least 1 option."]);
@@ -144,11 +141,7 @@ fn supplied_values_are_never_asked_and_never_overwritten() {
 
 #[test]
 fn a_reask_asks_only_what_is_still_open_or_wrong_and_keeps_what_was_answered() {
-    let ask = deploy();
-    let mut answer = valid_answer();
-    answer["replicas"] = json!(40);
-    answer["contact"] = json!("not-an-email");
-    let Step::ReAsk(next) = ask.settle(Revision::V2025_11_25, &Response::accept(content(answer)))
+    let Step::ReAsk(next) = settle_changed(json!({"replicas": 40, "contact": "not-an-email"}))
     else {
         panic!("refused")
     };
@@ -156,12 +149,7 @@ fn a_reask_asks_only_what_is_still_open_or_wrong_and_keeps_what_was_answered() {
     let asked: Vec<&str> = next.open_fields().collect();
     assert_eq!(asked, ["contact", "replicas"]);
     let request = next.request(Revision::V2025_11_25).expect("askable");
-    let properties: Vec<&str> = request
-        .requested_schema
-        .properties
-        .iter()
-        .map(|property| property.name.as_str())
-        .collect();
+    let properties: Vec<&str> = request.requested_schema.names().collect();
     assert_eq!(properties, ["contact", "replicas"]);
 
     let fixed = json!({"contact": "ops@example.com", "replicas": 4});
@@ -185,11 +173,7 @@ fn a_reask_asks_only_what_is_still_open_or_wrong_and_keeps_what_was_answered() {
 
 #[test]
 fn an_ask_resumes_from_its_record_exactly_where_it_was() {
-    let ask = deploy();
-    let mut answer = valid_answer();
-    answer["replicas"] = json!(0);
-    let Step::ReAsk(next) = ask.settle(Revision::V2025_11_25, &Response::accept(content(answer)))
-    else {
+    let Step::ReAsk(next) = settle_changed(json!({"replicas": 0})) else {
         panic!("refused")
     };
     let stored = serde_json::to_string(&next.to_record()).expect("serializes");

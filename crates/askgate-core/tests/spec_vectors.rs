@@ -70,130 +70,155 @@ fn check_property(revision: Revision, property: &Json) -> Check {
     let object = property.as_object().ok_or("not an object")?;
     let rich = revision.has_rich_enums();
     let kind = object.get("type").and_then(Json::as_str).ok_or("no type")?;
-    let common = ["type", "title", "description"];
     for key in ["title", "description"] {
         if let Some(value) = object.get(key) {
             value.as_str().ok_or(format!("{key}: not a string"))?;
         }
     }
-    let with = |extra: &[&'static str]| -> Vec<&'static str> {
-        common.iter().chain(extra).copied().collect()
-    };
     match kind {
-        "string" if object.contains_key("oneOf") => {
-            if !rich {
-                return Err("oneOf is not in this revision".into());
-            }
-            only_keys("titled single-select", object, &with(&["oneOf", "default"]))?;
-            let values = titled_values(object.get("oneOf"))?;
-            default_among(object, &values)
-        }
-        "string" if object.contains_key("enum") => {
-            only_keys(
-                "enum",
-                object,
-                &with(if rich {
-                    &["enum", "enumNames", "default"]
-                } else {
-                    &["enum", "enumNames"]
-                }),
-            )?;
-            let values = strings(object.get("enum")).ok_or("enum: not a list of strings")?;
-            if values.is_empty() {
-                return Err("enum: empty".into());
-            }
-            if let Some(names) = object.get("enumNames") {
-                let names = strings(Some(names)).ok_or("enumNames: not a list of strings")?;
-                if names.len() != values.len() {
-                    return Err("enumNames: not as long as enum".into());
-                }
-            }
-            default_among(object, &values)
-        }
-        "string" => {
-            let keys: &[&'static str] = if rich {
-                &["minLength", "maxLength", "format", "default"]
-            } else {
-                &["minLength", "maxLength", "format"]
-            };
-            only_keys("string", object, &with(keys))?;
-            for key in ["minLength", "maxLength"] {
-                if let Some(n) = object.get(key) {
-                    n.as_u64()
-                        .ok_or(format!("{key}: not a non-negative integer"))?;
-                }
-            }
-            if let Some(format) = object.get("format") {
-                let format = format.as_str().ok_or("format: not a string")?;
-                if !["email", "uri", "date", "date-time"].contains(&format) {
-                    return Err(format!("format {format:?} is not in the spec"));
-                }
-            }
-            if let Some(default) = object.get("default") {
-                default.as_str().ok_or("default: not a string")?;
-            }
-            Ok(())
-        }
-        "number" | "integer" => {
-            let keys: &[&'static str] = if rich {
-                &["minimum", "maximum", "default"]
-            } else {
-                &["minimum", "maximum"]
-            };
-            only_keys("number", object, &with(keys))?;
-            for key in ["minimum", "maximum", "default"] {
-                if let Some(n) = object.get(key) {
-                    n.as_f64().ok_or(format!("{key}: not a number"))?;
-                }
-            }
-            Ok(())
-        }
-        "boolean" => {
-            only_keys("boolean", object, &with(&["default"]))?;
-            if let Some(default) = object.get("default") {
-                default.as_bool().ok_or("default: not a boolean")?;
-            }
-            Ok(())
-        }
-        "array" => {
-            if !rich {
-                return Err("arrays are not in this revision".into());
-            }
-            only_keys(
-                "multi-select",
-                object,
-                &with(&["minItems", "maxItems", "items", "default"]),
-            )?;
-            let items = object
-                .get("items")
-                .and_then(Json::as_object)
-                .ok_or("items: missing")?;
-            let values = if items.contains_key("anyOf") {
-                only_keys("items", items, &["anyOf"])?;
-                titled_values(items.get("anyOf"))?
-            } else {
-                only_keys("items", items, &["type", "enum"])?;
-                if items.get("type") != Some(&json!("string")) {
-                    return Err("items.type: not \"string\"".into());
-                }
-                strings(items.get("enum")).ok_or("items.enum: not a list of strings")?
-            };
-            for key in ["minItems", "maxItems"] {
-                if let Some(n) = object.get(key) {
-                    n.as_u64()
-                        .ok_or(format!("{key}: not a non-negative integer"))?;
-                }
-            }
-            if let Some(default) = object.get("default") {
-                let default = strings(Some(default)).ok_or("default: not a list of strings")?;
-                if let Some(stray) = default.iter().find(|d| !values.contains(d)) {
-                    return Err(format!("default {stray:?} is not an option"));
-                }
-            }
-            Ok(())
-        }
+        "string" if object.contains_key("oneOf") => check_titled_single_select(object, rich),
+        "string" if object.contains_key("enum") => check_enum(object, rich),
+        "string" => check_string(object, rich),
+        "number" | "integer" => check_number(object, rich),
+        "boolean" => check_boolean(object),
+        "array" => check_multi_select(object, rich),
         other => Err(format!("type {other:?} is not a primitive the spec allows")),
     }
+}
+
+/// The keys every property may carry, and `extra`.
+fn with(extra: &[&'static str]) -> Vec<&'static str> {
+    ["type", "title", "description"]
+        .iter()
+        .chain(extra)
+        .copied()
+        .collect()
+}
+
+/// A single select with titled options (`oneOf`), in revisions that have it.
+fn check_titled_single_select(object: &Map<String, Json>, rich: bool) -> Check {
+    if !rich {
+        return Err("oneOf is not in this revision".into());
+    }
+    only_keys("titled single-select", object, &with(&["oneOf", "default"]))?;
+    let values = titled_values(object.get("oneOf"))?;
+    default_among(object, &values)
+}
+
+/// A single select as an `enum`, with `enumNames` as long as it when given.
+fn check_enum(object: &Map<String, Json>, rich: bool) -> Check {
+    only_keys(
+        "enum",
+        object,
+        &with(if rich {
+            &["enum", "enumNames", "default"]
+        } else {
+            &["enum", "enumNames"]
+        }),
+    )?;
+    let values = strings(object.get("enum")).ok_or("enum: not a list of strings")?;
+    if values.is_empty() {
+        return Err("enum: empty".into());
+    }
+    if let Some(names) = object.get("enumNames") {
+        let names = strings(Some(names)).ok_or("enumNames: not a list of strings")?;
+        if names.len() != values.len() {
+            return Err("enumNames: not as long as enum".into());
+        }
+    }
+    default_among(object, &values)
+}
+
+/// A string: lengths, a format of the spec's, a string default.
+fn check_string(object: &Map<String, Json>, rich: bool) -> Check {
+    let keys: &[&'static str] = if rich {
+        &["minLength", "maxLength", "format", "default"]
+    } else {
+        &["minLength", "maxLength", "format"]
+    };
+    only_keys("string", object, &with(keys))?;
+    counts(object, ["minLength", "maxLength"])?;
+    if let Some(format) = object.get("format") {
+        let format = format.as_str().ok_or("format: not a string")?;
+        if !["email", "uri", "date", "date-time"].contains(&format) {
+            return Err(format!("format {format:?} is not in the spec"));
+        }
+    }
+    if let Some(default) = object.get("default") {
+        default.as_str().ok_or("default: not a string")?;
+    }
+    Ok(())
+}
+
+/// Each of `keys` the property has is a non-negative integer.
+fn counts(object: &Map<String, Json>, keys: [&str; 2]) -> Check {
+    for key in keys {
+        if let Some(n) = object.get(key) {
+            n.as_u64()
+                .ok_or(format!("{key}: not a non-negative integer"))?;
+        }
+    }
+    Ok(())
+}
+
+/// A number or an integer: numeric bounds and default.
+fn check_number(object: &Map<String, Json>, rich: bool) -> Check {
+    let keys: &[&'static str] = if rich {
+        &["minimum", "maximum", "default"]
+    } else {
+        &["minimum", "maximum"]
+    };
+    only_keys("number", object, &with(keys))?;
+    for key in ["minimum", "maximum", "default"] {
+        if let Some(n) = object.get(key) {
+            n.as_f64().ok_or(format!("{key}: not a number"))?;
+        }
+    }
+    Ok(())
+}
+
+/// A boolean, with a boolean default.
+fn check_boolean(object: &Map<String, Json>) -> Check {
+    only_keys("boolean", object, &with(&["default"]))?;
+    if let Some(default) = object.get("default") {
+        default.as_bool().ok_or("default: not a boolean")?;
+    }
+    Ok(())
+}
+
+/// A multi-select (`array` of `enum` or titled `anyOf` items), in revisions
+/// that have it: item counts, and a default among the options.
+fn check_multi_select(object: &Map<String, Json>, rich: bool) -> Check {
+    if !rich {
+        return Err("arrays are not in this revision".into());
+    }
+    only_keys(
+        "multi-select",
+        object,
+        &with(&["minItems", "maxItems", "items", "default"]),
+    )?;
+    let items = object
+        .get("items")
+        .and_then(Json::as_object)
+        .ok_or("items: missing")?;
+    let values = if items.contains_key("anyOf") {
+        only_keys("items", items, &["anyOf"])?;
+        titled_values(items.get("anyOf"))?
+    } else {
+        only_keys("items", items, &["type", "enum"])?;
+        if items.get("type") != Some(&json!("string")) {
+            return Err("items.type: not \"string\"".into());
+        }
+        strings(items.get("enum")).ok_or("items.enum: not a list of strings")?
+    };
+    counts(object, ["minItems", "maxItems"])?;
+    if let Some(default) = object.get("default") {
+        let default = strings(Some(default)).ok_or("default: not a list of strings")?;
+        if let Some(stray) = default.iter().find(|d| !values.contains(d)) {
+            return Err(format!("default {stray:?} is not an option"));
+        }
+    }
+    Ok(())
 }
 
 fn only_keys(what: &str, object: &Map<String, Json>, allowed: &[&str]) -> Check {

@@ -2,7 +2,7 @@
 //! change, and zones that do not exist.
 
 use askgate_core::{
-    Ask, Error, Form, FormError, Outcome, ProblemKind, Response, Revision, Step, Value,
+    Ask, Error, Form, FormError, Instant, Outcome, ProblemKind, Response, Revision, Step, Value,
 };
 use serde_json::{Value as Json, json};
 
@@ -32,6 +32,17 @@ fn answer(ask: &Ask, content: Json) -> Result<Value, ProblemKind> {
 
 fn paris_instant() -> Ask {
     ask(json!([{"id": "at", "title": "At", "type": "instant", "zone": "Europe/Paris"}]))
+}
+
+/// An instant field without a zone: an answer carries its own offset.
+fn zoneless_instant() -> Ask {
+    ask(json!([{"id": "at", "title": "At", "type": "instant"}]))
+}
+
+/// The code of the problem a zoneless instant field finds in `text`.
+fn zoneless_refusal(text: &str) -> &'static str {
+    let refused = answer(&zoneless_instant(), json!({"at": text}));
+    refused.expect_err("the answer is refused").code()
 }
 
 fn instant_text(value: Value) -> String {
@@ -68,7 +79,7 @@ fn an_instant_given_in_utc_is_shown_in_the_fields_zone() {
 
 #[test]
 fn a_zone_annotation_must_agree_with_the_offset() {
-    let ask = ask(json!([{"id": "at", "title": "At", "type": "instant"}]));
+    let ask = zoneless_instant();
     let error = answer(
         &ask,
         json!({"at": "2026-07-01T09:00:00+01:00[Europe/Paris]"}),
@@ -88,9 +99,7 @@ fn a_zone_annotation_must_agree_with_the_offset() {
 
 #[test]
 fn a_local_time_needs_a_zone_to_be_read_in() {
-    let ask = ask(json!([{"id": "at", "title": "At", "type": "instant"}]));
-    let error = answer(&ask, json!({"at": "2026-07-01T09:00:00"})).expect_err("no offset");
-    assert_eq!(error.code(), "no_offset");
+    assert_eq!(zoneless_refusal("2026-07-01T09:00:00"), "no_offset");
 }
 
 #[test]
@@ -120,18 +129,20 @@ fn leap_days_exist_only_in_leap_years() {
     }
 }
 
-#[test]
-fn a_range_across_the_spring_change_is_an_hour_shorter_than_the_clock_says() {
+/// The two ends of a Paris time range answered `from` and `to`.
+fn paris_range(from: &str, to: &str) -> (Instant, Instant) {
     let ask =
         ask(json!([{"id": "w", "title": "Window", "type": "time_range", "zone": "Europe/Paris"}]));
-    let value = answer(
-        &ask,
-        json!({"w.from": "2026-03-29T01:00:00", "w.to": "2026-03-29T04:00:00"}),
-    )
-    .expect("valid");
+    let value = answer(&ask, json!({"w.from": from, "w.to": to})).expect("a valid range");
     let Value::TimeRange { from, to } = value else {
         panic!("a range")
     };
+    (from, to)
+}
+
+#[test]
+fn a_range_across_the_spring_change_is_an_hour_shorter_than_the_clock_says() {
+    let (from, to) = paris_range("2026-03-29T01:00:00", "2026-03-29T04:00:00");
     assert_eq!(from.to_string(), "2026-03-29T01:00:00+01:00");
     assert_eq!(to.to_string(), "2026-03-29T04:00:00+02:00");
     assert_eq!((to.timestamp - from.timestamp).as_hours(), 2);
@@ -139,17 +150,8 @@ fn a_range_across_the_spring_change_is_an_hour_shorter_than_the_clock_says() {
 
 #[test]
 fn a_range_that_looks_backwards_on_the_clock_but_is_forwards_in_time_is_accepted() {
-    let ask =
-        ask(json!([{"id": "w", "title": "Window", "type": "time_range", "zone": "Europe/Paris"}]));
     // 02:45 at +02:00 comes before 02:15 at +01:00 on the night the clocks go back.
-    let value = answer(
-        &ask,
-        json!({"w.from": "2026-10-25T02:45:00+02:00", "w.to": "2026-10-25T02:15:00+01:00"}),
-    )
-    .expect("forwards in time");
-    let Value::TimeRange { from, to } = value else {
-        panic!("a range")
-    };
+    let (from, to) = paris_range("2026-10-25T02:45:00+02:00", "2026-10-25T02:15:00+01:00");
     assert_eq!((to.timestamp - from.timestamp).as_mins(), 30);
 }
 
@@ -226,9 +228,10 @@ fn a_field_with_a_zone_shows_every_instant_in_it_and_reads_it_back_unchanged() {
 
 #[test]
 fn an_offset_with_seconds_is_not_rfc_3339() {
-    let ask = ask(json!([{"id": "at", "title": "At", "type": "instant"}]));
-    let error = answer(&ask, json!({"at": "2026-07-01T09:30:00+05:30:15"})).expect_err("seconds");
-    assert_eq!(error.code(), "not_instant");
+    assert_eq!(
+        zoneless_refusal("2026-07-01T09:30:00+05:30:15"),
+        "not_instant"
+    );
 }
 
 #[test]

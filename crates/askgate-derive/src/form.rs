@@ -7,13 +7,18 @@
 //! shapes the macro can recognise by sight (maps, tuples, arrays,
 //! references) are refused here with a message of their own.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::ext::IdentExt;
+use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Data, DeriveInput, Expr, Fields, GenericArgument, LitStr, Path, PathArguments, Type};
+use syn::token::Comma;
+use syn::{
+    Data, DeriveInput, Expr, Fields, GenericArgument, Ident, LitStr, Path, PathArguments, Type,
+};
 
 use crate::attr::{self, FIELD_KEYS, STRUCT_KEYS};
+use crate::emit::{self, Errors};
 use crate::words;
 
 /// What the struct's own `#[ask(...)]` says.
@@ -31,44 +36,20 @@ struct FieldAttrs {
     default: Option<Expr>,
     min: Option<Expr>,
     max: Option<Expr>,
-    min_length: Option<(u32, proc_macro2::Span)>,
-    max_length: Option<(u32, proc_macro2::Span)>,
-    format: Option<(TokenStream, proc_macro2::Span)>,
-    min_items: Option<(u32, proc_macro2::Span)>,
-    max_items: Option<(u32, proc_macro2::Span)>,
+    min_length: Option<(u32, Span)>,
+    max_length: Option<(u32, Span)>,
+    format: Option<(TokenStream, Span)>,
+    min_items: Option<(u32, Span)>,
+    max_items: Option<(u32, Span)>,
     zone: Option<LitStr>,
-    secret: Option<proc_macro2::Span>,
+    secret: Option<Span>,
 }
 
 pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     let name = &input.ident;
-    if !input.generics.params.is_empty() {
-        return Err(syn::Error::new(
-            input.generics.span(),
-            "AskForm is derived for a struct without generic parameters: a form's fields have fixed types",
-        ));
-    }
-    let fields = match &input.data {
-        Data::Struct(data) => match &data.fields {
-            Fields::Named(fields) => &fields.named,
-            _ => {
-                return Err(syn::Error::new(
-                    name.span(),
-                    "AskForm is derived for a struct with named fields: each field is one question, and its name is the answer's key",
-                ));
-            }
-        },
-        _ => {
-            return Err(syn::Error::new(
-                name.span(),
-                "AskForm is derived for a struct with named fields: a form is a flat list of named fields (derive AskChoice on an enum of options)",
-            ));
-        }
-    };
+    let fields = named_fields(input)?;
     let attrs = form_attrs(input)?;
-    let krate = attrs
-        .krate
-        .map_or_else(|| quote!(::askgate_core), |path| quote!(#path));
+    let krate = emit::krate(attrs.krate);
     let Some(message) = attrs.message else {
         return Err(syn::Error::new(
             name.span(),
@@ -82,61 +63,22 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
         ));
     }
 
-    let mut errors: Option<syn::Error> = None;
-    let mut push = |error: syn::Error| match &mut errors {
-        Some(errors) => errors.combine(error),
-        None => errors = Some(error),
-    };
+    let mut errors = Errors::default();
     let mut declared = Vec::new();
     let mut reads = Vec::new();
     let mut ids: Vec<String> = Vec::new();
     for field in fields {
         let Some(ident) = &field.ident else { continue };
-        let ty = &field.ty;
-        if let Err(error) = flat_type(ty) {
-            push(error);
-            continue;
-        }
-        let attrs = match field_attrs(&field.attrs) {
-            Ok(attrs) => attrs,
-            Err(error) => {
-                push(error);
-                continue;
+        match form_field(&krate, ident, field, &ids) {
+            Ok((id, declare, read)) => {
+                ids.push(id);
+                declared.push(declare);
+                reads.push(read);
             }
-        };
-        let rust_name = ident.unraw().to_string();
-        let (id, id_span) = match &attrs.rename {
-            Some(rename) => (rename.value(), rename.span()),
-            None => (rust_name.clone(), ident.span()),
-        };
-        if let Err(error) = check_id(&id, id_span) {
-            push(error);
-            continue;
+            Err(error) => errors.push(error),
         }
-        if ids.contains(&id) {
-            push(syn::Error::new(
-                id_span,
-                format!("two fields have the id {id:?}; ids must be unique"),
-            ));
-            continue;
-        }
-        ids.push(id.clone());
-        let title = attrs
-            .title
-            .as_ref()
-            .map_or_else(|| words::sentence(&rust_name), LitStr::value);
-        declared.push(declare(&krate, ty, &id, &title, &attrs));
-        let zone = match &attrs.zone {
-            Some(zone) => quote!(::core::option::Option::Some(#zone)),
-            None => quote!(::core::option::Option::None),
-        };
-        reads.push(quote_spanned! {ty.span()=>
-            #ident: <#ty as #krate::AskField>::read(__askgate_values, #id, #zone)?
-        });
     }
-    if let Some(errors) = errors {
-        return Err(errors);
-    }
+    errors.finish()?;
 
     Ok(quote! {
         impl #krate::AskForm for #name {
@@ -151,6 +93,68 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
         }
     })
+}
+
+/// The struct's named fields; an error when it has generic parameters, or
+/// is not a struct with named fields.
+fn named_fields(input: &DeriveInput) -> syn::Result<&Punctuated<syn::Field, Comma>> {
+    let name = &input.ident;
+    if !input.generics.params.is_empty() {
+        return Err(syn::Error::new(
+            input.generics.span(),
+            "AskForm is derived for a struct without generic parameters: a form's fields have fixed types",
+        ));
+    }
+    match &input.data {
+        Data::Struct(data) => match &data.fields {
+            Fields::Named(fields) => Ok(&fields.named),
+            _ => Err(syn::Error::new(
+                name.span(),
+                "AskForm is derived for a struct with named fields: each field is one question, and its name is the answer's key",
+            )),
+        },
+        _ => Err(syn::Error::new(
+            name.span(),
+            "AskForm is derived for a struct with named fields: a form is a flat list of named fields (derive AskChoice on an enum of options)",
+        )),
+    }
+}
+
+/// One field `ident`: its id, the expression declaring it, and the one
+/// reading its value back into the struct; an error when its type is a
+/// shape MCP cannot carry, its attributes are wrong, or its id is not
+/// usable or is taken by a field before it (`ids`).
+fn form_field(
+    krate: &TokenStream,
+    ident: &Ident,
+    field: &syn::Field,
+    ids: &[String],
+) -> syn::Result<(String, TokenStream, TokenStream)> {
+    let ty = &field.ty;
+    flat_type(ty)?;
+    let attrs = field_attrs(&field.attrs)?;
+    let rust_name = ident.unraw().to_string();
+    let (id, id_span) = match &attrs.rename {
+        Some(rename) => (rename.value(), rename.span()),
+        None => (rust_name.clone(), ident.span()),
+    };
+    check_id(&id, id_span)?;
+    if ids.contains(&id) {
+        return Err(syn::Error::new(
+            id_span,
+            format!("two fields have the id {id:?}; ids must be unique"),
+        ));
+    }
+    let title = attrs
+        .title
+        .as_ref()
+        .map_or_else(|| words::sentence(&rust_name), LitStr::value);
+    let declared = declare(krate, ty, &id, &title, &attrs);
+    let zone = emit::option(attrs.zone.as_ref());
+    let read = quote_spanned! {ty.span()=>
+        #ident: <#ty as #krate::AskField>::read(__askgate_values, #id, #zone)?
+    };
+    Ok((id, declared, read))
 }
 
 /// The expression building one field.
@@ -178,33 +182,25 @@ fn declare(
             });
         }
     }
-    if attrs.min_length.is_some() || attrs.max_length.is_some() {
-        let span = attrs
-            .min_length
-            .or(attrs.max_length)
-            .map_or(ty.span(), |(_, span)| span);
-        let min = optional(attrs.min_length.map(|(n, _)| n));
-        let max = optional(attrs.max_length.map(|(n, _)| n));
-        steps.push(quote_spanned! {span=>
-            #private::length::<#ty>(&mut __askgate_field, #min, #max);
-        });
-    }
+    steps.extend(counts(
+        &private,
+        ty,
+        &quote!(length),
+        attrs.min_length,
+        attrs.max_length,
+    ));
     if let Some((format, span)) = &attrs.format {
         steps.push(quote_spanned! {*span=>
             #private::format::<#ty>(&mut __askgate_field, #krate::TextFormat::#format);
         });
     }
-    if attrs.min_items.is_some() || attrs.max_items.is_some() {
-        let span = attrs
-            .min_items
-            .or(attrs.max_items)
-            .map_or(ty.span(), |(_, span)| span);
-        let min = optional(attrs.min_items.map(|(n, _)| n));
-        let max = optional(attrs.max_items.map(|(n, _)| n));
-        steps.push(quote_spanned! {span=>
-            #private::items::<#ty>(&mut __askgate_field, #min, #max);
-        });
-    }
+    steps.extend(counts(
+        &private,
+        ty,
+        &quote!(items),
+        attrs.min_items,
+        attrs.max_items,
+    ));
     if let Some(zone) = &attrs.zone {
         steps.push(quote_spanned! {zone.span()=>
             #private::zone::<#ty>(&mut __askgate_field, #zone);
@@ -231,11 +227,24 @@ fn declare(
     }}
 }
 
-fn optional(value: Option<u32>) -> TokenStream {
-    match value {
-        Some(n) => quote!(::core::option::Option::Some(#n)),
-        None => quote!(::core::option::Option::None),
-    }
+/// The step setting a pair of count bounds (`min_length` and `max_length`,
+/// or `min_items` and `max_items`) through `function`, when either is
+/// given; spanned at the first one given.
+fn counts(
+    private: &TokenStream,
+    ty: &Type,
+    function: &TokenStream,
+    min: Option<(u32, Span)>,
+    max: Option<(u32, Span)>,
+) -> Option<TokenStream> {
+    let span = min.or(max)?.1;
+    let (min, max) = (
+        emit::option(min.map(|(n, _)| n)),
+        emit::option(max.map(|(n, _)| n)),
+    );
+    Some(quote_spanned! {span=>
+        #private::#function::<#ty>(&mut __askgate_field, #min, #max);
+    })
 }
 
 fn form_attrs(input: &DeriveInput) -> syn::Result<FormAttrs> {
@@ -260,30 +269,15 @@ fn field_attrs(attrs: &[syn::Attribute]) -> syn::Result<FieldAttrs> {
             "default" => attr::once(&mut out.default, key, meta, attr::expr(meta)?),
             "min" => attr::once(&mut out.min, key, meta, attr::expr(meta)?),
             "max" => attr::once(&mut out.max, key, meta, attr::expr(meta)?),
-            "min_length" => attr::once(
-                &mut out.min_length,
-                key,
-                meta,
-                (attr::count(meta, key)?, span),
-            ),
-            "max_length" => attr::once(
-                &mut out.max_length,
-                key,
-                meta,
-                (attr::count(meta, key)?, span),
-            ),
-            "min_items" => attr::once(
-                &mut out.min_items,
-                key,
-                meta,
-                (attr::count(meta, key)?, span),
-            ),
-            "max_items" => attr::once(
-                &mut out.max_items,
-                key,
-                meta,
-                (attr::count(meta, key)?, span),
-            ),
+            "min_length" | "max_length" | "min_items" | "max_items" => {
+                let slot = match key {
+                    "min_length" => &mut out.min_length,
+                    "max_length" => &mut out.max_length,
+                    "min_items" => &mut out.min_items,
+                    _ => &mut out.max_items,
+                };
+                attr::once(slot, key, meta, (attr::count(meta, key)?, span))
+            }
             "zone" => attr::once(&mut out.zone, key, meta, attr::string(meta)?),
             "secret" => attr::once(&mut out.secret, key, meta, attr::flag(meta, key)?),
             "format" => {
@@ -363,7 +357,7 @@ fn is_option(ty: &Type) -> bool {
 }
 
 /// The same rule as askgate-core's: 1 to 64 characters from A-Z a-z 0-9 _ - .
-fn check_id(id: &str, span: proc_macro2::Span) -> syn::Result<()> {
+fn check_id(id: &str, span: Span) -> syn::Result<()> {
     let usable = !id.is_empty()
         && id.len() <= 64
         && id

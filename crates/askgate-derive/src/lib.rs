@@ -106,6 +106,7 @@ use syn::{DeriveInput, parse_macro_input};
 
 mod attr;
 mod choice;
+mod emit;
 mod form;
 mod words;
 
@@ -115,10 +116,7 @@ mod words;
 /// See the [crate documentation](crate) for the attributes and an example.
 #[proc_macro_derive(AskForm, attributes(ask))]
 pub fn derive_ask_form(input: TokenStream) -> TokenStream {
-    let input = parse_macro_input!(input as DeriveInput);
-    form::derive(&input)
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    expand(input, form::derive)
 }
 
 /// Derive `askgate_core::AskChoice` (and `AskField`) for a fieldless enum:
@@ -128,8 +126,17 @@ pub fn derive_ask_form(input: TokenStream) -> TokenStream {
 /// See the [crate documentation](crate) for the attributes and an example.
 #[proc_macro_derive(AskChoice, attributes(ask))]
 pub fn derive_ask_choice(input: TokenStream) -> TokenStream {
+    expand(input, choice::derive)
+}
+
+/// Run one derive on the item it is attached to: its code, or its errors
+/// as `compile_error!`s where they apply.
+fn expand(
+    input: TokenStream,
+    derive: fn(&DeriveInput) -> syn::Result<proc_macro2::TokenStream>,
+) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    choice::derive(&input)
+    derive(&input)
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

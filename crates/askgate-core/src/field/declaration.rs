@@ -2,7 +2,7 @@
 //! that can be met, options that are unique, zones that exist.
 
 use crate::error::FormError;
-use crate::form::{ChoiceOption, ChoiceSpec, FieldKind};
+use crate::form::{ChoiceOption, ChoiceSpec, FieldKind, usable_id};
 use crate::time::{self, NamedZone};
 
 /// Check what the field's kind declares, and resolve the zone its local
@@ -57,12 +57,7 @@ pub(super) fn check_kind(id: &str, kind: &FieldKind) -> Result<Option<NamedZone>
 }
 
 pub(super) fn check_id(id: &str) -> Result<(), FormError> {
-    let usable = !id.is_empty()
-        && id.len() <= 64
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
-    if usable {
+    if usable_id(id) {
         Ok(())
     } else {
         Err(FormError::BadId {

@@ -111,18 +111,26 @@ pub fn max<T: TakesBounds>(field: &mut Field, max: impl Literal<T::Bound>) {
     T::bound(&mut field.kind, None, Some(max.into_value()));
 }
 
-macro_rules! integer_bounds {
-    ($($ty:ty),*) => {$(
+/// An integer bound as the spec holds it; past i64 the engine's own cap
+/// (2^53 - 1) holds anyway.
+fn saturating_i64<T: TryInto<i64>>(bound: T) -> i64 {
+    bound.try_into().unwrap_or(i64::MAX)
+}
+
+/// `TakesBounds` for each `$ty`: a field of kind `$kind`, whose spec holds
+/// the bounds as `$convert` makes them.
+macro_rules! bounds {
+    ($kind:ident, $convert:expr, [$($ty:ty),*]) => {$(
         impl TakesBounds for $ty {
             type Bound = $ty;
             fn bound(kind: &mut FieldKind, min: Option<$ty>, max: Option<$ty>) {
-                if let FieldKind::Integer(spec) = kind {
-                    // Past i64 the engine's own cap (2^53 - 1) holds anyway.
+                if let FieldKind::$kind(spec) = kind {
+                    let convert = $convert;
                     if let Some(min) = min {
-                        spec.minimum = Some(i64::try_from(min).unwrap_or(i64::MAX));
+                        spec.minimum = Some(convert(min));
                     }
                     if let Some(max) = max {
-                        spec.maximum = Some(i64::try_from(max).unwrap_or(i64::MAX));
+                        spec.maximum = Some(convert(max));
                     }
                 }
             }
@@ -130,27 +138,12 @@ macro_rules! integer_bounds {
     )*};
 }
 
-integer_bounds!(i8, i16, i32, i64, u8, u16, u32, u64, usize);
-
-macro_rules! number_bounds {
-    ($($ty:ty),*) => {$(
-        impl TakesBounds for $ty {
-            type Bound = $ty;
-            fn bound(kind: &mut FieldKind, min: Option<$ty>, max: Option<$ty>) {
-                if let FieldKind::Number(spec) = kind {
-                    if let Some(min) = min {
-                        spec.minimum = Some(f64::from(min));
-                    }
-                    if let Some(max) = max {
-                        spec.maximum = Some(f64::from(max));
-                    }
-                }
-            }
-        }
-    )*};
-}
-
-number_bounds!(f32, f64);
+bounds!(
+    Integer,
+    saturating_i64,
+    [i8, i16, i32, i64, u8, u16, u32, u64, usize]
+);
+bounds!(Number, f64::from, [f32, f64]);
 
 impl<T: TakesBounds> TakesBounds for Option<T> {
     type Bound = T::Bound;

@@ -28,7 +28,7 @@ impl Routed {
     /// When `text` is not one JSON object (and nothing after it).
     pub(crate) fn read(routes: &Routes, text: &str) -> Result<Routed, serde_json::Error> {
         let mut parser = serde_json::Deserializer::from_str(text);
-        let routed = ContentSeed(routes).deserialize(&mut parser)?;
+        let routed = parser.deserialize_map(Content(routes))?;
         parser.end()?;
         Ok(routed)
     }
@@ -40,17 +40,9 @@ impl Routed {
 }
 
 /// Reads the content object.
-struct ContentSeed<'r>(&'r Routes);
+struct Content<'r>(&'r Routes);
 
-impl<'de> DeserializeSeed<'de> for ContentSeed<'_> {
-    type Value = Routed;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Routed, D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ContentSeed<'_> {
+impl<'de> Visitor<'de> for Content<'_> {
     type Value = Routed;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

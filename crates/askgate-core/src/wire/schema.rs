@@ -39,6 +39,13 @@ pub struct RequestedSchema {
 }
 
 impl RequestedSchema {
+    /// The property names, in the order they are shown.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.properties
+            .iter()
+            .map(|property| property.name.as_str())
+    }
+
     /// The schema of one property, by name.
     pub fn property(&self, name: &str) -> Option<&PropertySchema> {
         self.properties

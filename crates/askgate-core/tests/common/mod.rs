@@ -1,10 +1,12 @@
-//! Forms shared by the integration tests.
+//! Forms and questions shared by the integration tests (and the
+//! benchmark, which includes this file).
 
 #![allow(dead_code)]
 
 use std::path::PathBuf;
 
 use askgate_core::Form;
+use serde_json::{Value as Json, json};
 
 fn forms_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/forms")
@@ -46,4 +48,19 @@ pub(crate) fn corpus() -> Vec<(String, Form)> {
         forms.push((name, form));
     }
     forms
+}
+
+/// A question set the model would put before a billing migration: which
+/// environment (one of two, staging pre-picked), which tables (several of
+/// three, invoices pre-picked), then the questions `more`.
+pub(crate) fn migration_set(more: impl IntoIterator<Item = Json>) -> Json {
+    let mut questions = vec![
+        json!({"id": "env", "prompt": "Which environment?", "defaults": ["staging"],
+         "options": [{"value": "staging", "label": "Staging"}, {"value": "prod", "label": "Production"}]}),
+        json!({"id": "tables", "prompt": "Which tables?", "multiple": true, "defaults": ["invoices"],
+         "options": [{"value": "invoices", "label": "Invoices"}, {"value": "payments", "label": "Payments"},
+                     {"value": "refunds", "label": "Refunds"}]}),
+    ];
+    questions.extend(more);
+    json!({"source": "ask", "questions": questions})
 }

@@ -116,12 +116,7 @@ fn round_trip(case: &FormCase, revision: Revision) -> Result<(), TestCaseError> 
     let request = ask
         .request(revision)
         .map_err(|e| TestCaseError::fail(format!("the ask can be requested in {revision}: {e}")))?;
-    let asked: Vec<&str> = request
-        .requested_schema
-        .properties
-        .iter()
-        .map(|property| property.name.as_str())
-        .collect();
+    let asked: Vec<&str> = request.requested_schema.names().collect();
     for name in &asked {
         prop_assert!(
             open.iter().any(|id| belongs(name, id)),
@@ -298,11 +293,11 @@ proptest! {
                 prop_assert!(may_ask.iter().any(|id| id == field), "{revision}: {field} was settled but is open again");
             }
             let request = again.request(revision).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            for name in request.requested_schema.properties.iter().map(|p| &p.name) {
+            for name in request.requested_schema.names() {
                 prop_assert!(open.iter().any(|id| belongs(name, id)), "{revision}: the re-ask asks {name} again");
             }
             let target_id = id(target);
-            prop_assert!(request.requested_schema.properties.iter().any(|p| belongs(&p.name, &target_id)));
+            prop_assert!(request.requested_schema.names().any(|name| belongs(name, &target_id)));
             prop_assert!(request.message.contains(&title(target)), "the re-ask says what was wrong");
 
             let fix: Map<String, Json> = [(target_id, case.fields[target].answer.send.clone())].into_iter().collect();

@@ -1,10 +1,10 @@
 //! The model: a field's declaration, and samples of its values.
 
-use askgate_core::{Form, Instant, Value};
+use askgate_core::{Form, Instant};
 use jiff::Timestamp;
-use jiff::civil::Date;
 use proptest::prelude::*;
 use proptest::sample::select;
+use serde::Serialize;
 use serde_json::{Map, Value as Json, json};
 
 use super::strategies::*;
@@ -199,6 +199,13 @@ impl FormCase {
     }
 }
 
+/// Options as declared: one `{"value", "label"}` object each.
+fn declared_options<V: Serialize, L: Serialize>(options: impl Iterator<Item = (V, L)>) -> Json {
+    options
+        .map(|(value, label)| json!({"value": value, "label": label}))
+        .collect()
+}
+
 impl Spec {
     /// The field's type and constraints, as declared in JSON.
     pub(crate) fn decl(&self) -> Map<String, Json> {
@@ -238,11 +245,10 @@ impl Spec {
                 strict,
             } => {
                 set("type", "choice".into());
-                let options: Vec<Json> = options
-                    .iter()
-                    .map(|o| json!({"value": o.value, "label": o.label}))
-                    .collect();
-                set("options", options.into());
+                set(
+                    "options",
+                    declared_options(options.iter().map(|o| (&o.value, &o.label))),
+                );
                 set("multiple", (*multiple).into());
                 set("min_items", json!(min));
                 set("max_items", json!(max));
@@ -256,19 +262,19 @@ impl Spec {
             } => {
                 set("type", "instant".into());
                 set("zone", json!(zone));
-                let options: Vec<Json> = options
-                    .iter()
-                    .map(|o| json!({"value": o.written, "label": o.label}))
-                    .collect();
-                set("options", options.into());
+                set(
+                    "options",
+                    declared_options(options.iter().map(|o| (&o.written, &o.label))),
+                );
                 set("strict", (*strict).into());
             }
             Spec::Zone { options, strict } => {
                 set("type", "zone".into());
-                let options: Vec<Json> = (options.iter().enumerate())
-                    .map(|(i, zone)| json!({"value": zone, "label": format!("Zone {i}")}))
-                    .collect();
-                set("options", options.into());
+                let labelled = options.iter().enumerate();
+                set(
+                    "options",
+                    declared_options(labelled.map(|(i, zone)| (zone, format!("Zone {i}")))),
+                );
                 set("strict", (*strict).into());
             }
             Spec::TimeRange { zone } => {
@@ -285,46 +291,13 @@ impl Spec {
             Spec::Text { min, max, format } => text_value(min, max, format),
             Spec::Number { min, max } => number_value(min, max),
             Spec::Integer { min, max } => integer_value(min, max),
-            Spec::Boolean => (any::<bool>(), any::<bool>())
-                .prop_map(|(b, as_text)| Sample {
-                    send: if as_text {
-                        b.to_string().into()
-                    } else {
-                        b.into()
-                    },
-                    expect: Value::Boolean(b).to_json(),
-                })
-                .boxed(),
+            Spec::Boolean => boolean_value(),
             Spec::Choice {
                 options,
                 multiple: false,
                 strict,
                 ..
-            } => {
-                let n = options.len();
-                let opts = options.clone();
-                let listed = (0..n, any::<bool>()).prop_map(move |(k, by_label)| {
-                    let option = &opts[k];
-                    let send = if by_label {
-                        &option.label
-                    } else {
-                        &option.value
-                    };
-                    Sample {
-                        send: send.clone().into(),
-                        expect: Value::Choice(option.value.clone()).to_json(),
-                    }
-                });
-                let free = free_entry().prop_map(|text| Sample {
-                    send: text.clone().into(),
-                    expect: Value::Choice(text).to_json(),
-                });
-                if strict {
-                    listed.boxed()
-                } else {
-                    prop_oneof![listed, free].boxed()
-                }
-            }
+            } => single_value(options, strict),
             Spec::Choice {
                 options,
                 min,
@@ -332,43 +305,58 @@ impl Spec {
                 strict,
                 ..
             } => multi_value(options, min, max, strict, required),
-            Spec::Date => (1900i16..=2100, 1i8..=12, 1i8..=31)
-                .prop_map(|(year, month, day)| {
-                    let first = Date::new(year, month, 1).expect("the first of a month is a date");
-                    let date = Date::new(year, month, day.min(first.days_in_month()))
-                        .expect("the day is clamped to the month");
-                    Sample {
-                        send: date.to_string().into(),
-                        expect: Value::Date(date).to_json(),
-                    }
-                })
-                .boxed(),
+            Spec::Date => date_value(),
             Spec::Instant {
                 zone,
                 options,
                 strict,
             } => instant_value(zone, options, strict),
             Spec::Zone { options, strict } => zone_value(options, strict),
-            Spec::TimeRange { zone } => (timestamp(), 1i64..=30 * 86_400, how(), how())
-                .prop_map(move |(from, length, how_from, how_to)| {
-                    let to = Timestamp::new(from.as_second() + length, from.subsec_nanosecond())
-                        .expect("the end is within jiff's range");
-                    let (from_text, from) = render(from, zone, how_from);
-                    let (to_text, to) = render(to, zone, how_to);
-                    Sample {
-                        send: json!({"from": from_text, "to": to_text}),
-                        expect: Value::TimeRange { from, to }.to_json(),
-                    }
-                })
-                .boxed(),
+            Spec::TimeRange { zone } => range_value(zone),
         }
     }
 
     /// Answers the field must refuse (never blank: a blank is a field left empty).
     pub(crate) fn invalid(&self) -> BoxedStrategy<Bad> {
+        let mut props = self.wrong_properties();
         let main = |json: Json| vec![(String::new(), json)];
+        props.extend(self.wrong_values().into_iter().map(main));
+        select(props).boxed()
+    }
+
+    /// Wrong answers spread over several properties, or on one of a
+    /// field's generated properties.
+    fn wrong_properties(&self) -> Vec<Bad> {
+        match self {
+            Spec::Choice {
+                options,
+                multiple: false,
+                strict: false,
+                ..
+            } => {
+                // An option and a typed value at once.
+                vec![vec![
+                    (String::new(), options[0].value.clone().into()),
+                    ("other".into(), "zz top".into()),
+                ]]
+            }
+            Spec::Choice {
+                options,
+                multiple: true,
+                ..
+            } => vec![vec![(options[0].value.clone(), "yes".into())]],
+            Spec::TimeRange { .. } => vec![
+                vec![("from".into(), LATE.into()), ("to".into(), EARLY.into())],
+                vec![("from".into(), EARLY.into())],
+                vec![("to".into(), LATE.into())],
+            ],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Wrong values of the field's own property.
+    fn wrong_values(&self) -> Vec<Json> {
         let mut bad: Vec<Json> = Vec::new();
-        let mut props: Vec<Bad> = Vec::new();
         match self {
             Spec::Text { min, max, format } => {
                 bad.extend(list(json!([7, true, ["a"], {"a": "b"}])));
@@ -396,7 +384,6 @@ impl Spec {
             }
             Spec::Boolean => bad.extend(list(json!(["yes", 1, [true]]))),
             Spec::Choice {
-                options,
                 multiple: false,
                 strict,
                 ..
@@ -404,12 +391,6 @@ impl Spec {
                 bad.extend(list(json!([7, true, {"a": "b"}])));
                 if *strict {
                     bad.push("zz top".into());
-                } else {
-                    // An option and a typed value at once.
-                    props.push(vec![
-                        (String::new(), options[0].value.clone().into()),
-                        ("other".into(), "zz top".into()),
-                    ]);
                 }
             }
             Spec::Choice {
@@ -418,23 +399,7 @@ impl Spec {
                 max,
                 strict,
                 ..
-            } => {
-                bad.extend(list(json!([7, {"a": "b"}, [7]])));
-                props.push(vec![(options[0].value.clone(), "yes".into())]);
-                if *strict {
-                    bad.extend(list(json!([["zz top"], "zz top"])));
-                }
-                let mut all: Vec<Json> = options.iter().map(|o| o.value.clone().into()).collect();
-                if !strict {
-                    all.push("zz top".into());
-                }
-                if max.is_some_and(|max| (max as usize) < all.len()) {
-                    bad.push(all.into());
-                }
-                if min.is_some_and(|min| min >= 1) {
-                    bad.push(json!([]));
-                }
-            }
+            } => bad.extend(wrong_picks(options, *min, *max, *strict)),
             Spec::Date => bad.extend(list(json!([
                 "2025-02-30",
                 "2023-02-29",
@@ -447,25 +412,7 @@ impl Spec {
                 zone,
                 options,
                 strict,
-            } => {
-                bad.extend(list(json!([
-                    "not a time",
-                    "2025-02-30T10:00:00Z",
-                    "2025-07-01",
-                    7,
-                    "2025-07-01T10:00:00+05:00[Europe/Paris]",
-                    "2025-07-01T10:00:00+02:00[Mars/Base]"
-                ])));
-                match zone {
-                    None => bad.push("2025-07-01T10:00:00".into()),
-                    Some(zone) => bad.extend(clock_change(zone).into_iter().map(Json::from)),
-                }
-                if *strict && !options.is_empty() {
-                    let last = options.iter().map(|o| o.parsed.timestamp.as_second()).max();
-                    let later = Timestamp::from_second(last.unwrap_or(0) + 3600).expect("in range");
-                    bad.push(render(later, None, How::Zulu).0.into());
-                }
-            }
+            } => bad.extend(wrong_instants(*zone, options, *strict)),
             Spec::Zone { options, strict } => {
                 bad.extend(list(json!(["Mars/Olympus_Mons", "Europe/Pairs", 7])));
                 if *strict {
@@ -477,24 +424,64 @@ impl Spec {
                 }
             }
             Spec::TimeRange { zone } => {
-                let (early, late) = ("2025-07-01T10:00:00Z", "2025-07-01T12:00:00Z");
                 bad.extend(list(json!([
-                    7, early, {"from": early, "to": early}, {"from": "nope", "to": late}
+                    7, EARLY, {"from": EARLY, "to": EARLY}, {"from": "nope", "to": LATE}
                 ])));
-                props.push(vec![
-                    ("from".into(), late.into()),
-                    ("to".into(), early.into()),
-                ]);
-                props.push(vec![("from".into(), early.into())]);
-                props.push(vec![("to".into(), late.into())]);
                 if zone.is_none() {
-                    bad.push(json!({"from": "2025-07-01T10:00:00", "to": late}));
+                    bad.push(json!({"from": "2025-07-01T10:00:00", "to": LATE}));
                 }
             }
         }
-        props.extend(bad.into_iter().map(main));
-        select(props).boxed()
+        bad
     }
+}
+
+/// The two ends of a range's wrong answers, `EARLY` before `LATE`.
+const EARLY: &str = "2025-07-01T10:00:00Z";
+const LATE: &str = "2025-07-01T12:00:00Z";
+
+/// Wrong picks of a multiple choice: not lists of options, options not on
+/// offer (`strict`), too many or too few.
+fn wrong_picks(options: &[Opt], min: Option<u32>, max: Option<u32>, strict: bool) -> Vec<Json> {
+    let mut bad = list(json!([7, {"a": "b"}, [7]]));
+    if strict {
+        bad.extend(list(json!([["zz top"], "zz top"])));
+    }
+    let mut all: Vec<Json> = options.iter().map(|o| o.value.clone().into()).collect();
+    if !strict {
+        all.push("zz top".into());
+    }
+    if max.is_some_and(|max| (max as usize) < all.len()) {
+        bad.push(all.into());
+    }
+    if min.is_some_and(|min| min >= 1) {
+        bad.push(json!([]));
+    }
+    bad
+}
+
+/// Wrong instants: not instants, not valid, a wrong zone, a local time
+/// without a zone to read it in or one the clock skips or repeats, and
+/// (`strict`) one not on offer.
+fn wrong_instants(zone: Option<&str>, options: &[Suggestion], strict: bool) -> Vec<Json> {
+    let mut bad = list(json!([
+        "not a time",
+        "2025-02-30T10:00:00Z",
+        "2025-07-01",
+        7,
+        "2025-07-01T10:00:00+05:00[Europe/Paris]",
+        "2025-07-01T10:00:00+02:00[Mars/Base]"
+    ]));
+    match zone {
+        None => bad.push("2025-07-01T10:00:00".into()),
+        Some(zone) => bad.extend(clock_change(zone).into_iter().map(Json::from)),
+    }
+    if strict && !options.is_empty() {
+        let last = options.iter().map(|o| o.parsed.timestamp.as_second()).max();
+        let later = Timestamp::from_second(last.unwrap_or(0) + 3600).expect("in range");
+        bad.push(render(later, None, How::Zulu).0.into());
+    }
+    bad
 }
 
 /// The items of a JSON array.

@@ -2,6 +2,7 @@
 
 use askgate_core::{Instant, Value};
 use jiff::Timestamp;
+use jiff::civil::Date;
 use jiff::tz::{AmbiguousOffset, Offset, TimeZone};
 use proptest::prelude::*;
 use proptest::sample::{Index, select, subsequence};
@@ -100,6 +101,47 @@ pub(crate) fn integer_value(min: Option<i64>, max: Option<i64>) -> BoxedStrategy
             }
         })
         .boxed()
+}
+
+/// A boolean, sent as itself or as text.
+pub(crate) fn boolean_value() -> BoxedStrategy<Sample> {
+    (any::<bool>(), any::<bool>())
+        .prop_map(|(b, as_text)| Sample {
+            send: if as_text {
+                b.to_string().into()
+            } else {
+                b.into()
+            },
+            expect: Value::Boolean(b).to_json(),
+        })
+        .boxed()
+}
+
+/// A single choice: an option by value or by label, or (not `strict`) a
+/// free entry.
+pub(crate) fn single_value(options: Vec<Opt>, strict: bool) -> BoxedStrategy<Sample> {
+    let n = options.len();
+    let listed = (0..n, any::<bool>()).prop_map(move |(k, by_label)| {
+        let option = &options[k];
+        let send = if by_label {
+            &option.label
+        } else {
+            &option.value
+        };
+        Sample {
+            send: send.clone().into(),
+            expect: Value::Choice(option.value.clone()).to_json(),
+        }
+    });
+    let free = free_entry().prop_map(|text| Sample {
+        send: text.clone().into(),
+        expect: Value::Choice(text).to_json(),
+    });
+    if strict {
+        listed.boxed()
+    } else {
+        prop_oneof![listed, free].boxed()
+    }
 }
 
 pub(crate) fn multi_value(
@@ -233,6 +275,37 @@ pub(crate) fn zone_value(options: Vec<&'static str>, strict: bool) -> BoxedStrat
     }
 }
 
+/// A date from 1900 to 2100, any day of its month.
+pub(crate) fn date_value() -> BoxedStrategy<Sample> {
+    (1900i16..=2100, 1i8..=12, 1i8..=31)
+        .prop_map(|(year, month, day)| {
+            let first = Date::new(year, month, 1).expect("the first of a month is a date");
+            let date = Date::new(year, month, day.min(first.days_in_month()))
+                .expect("the day is clamped to the month");
+            Sample {
+                send: date.to_string().into(),
+                expect: Value::Date(date).to_json(),
+            }
+        })
+        .boxed()
+}
+
+/// A time range up to 30 days long, each end written its own way.
+pub(crate) fn range_value(zone: Option<&'static str>) -> BoxedStrategy<Sample> {
+    (timestamp(), 1i64..=30 * 86_400, how(), how())
+        .prop_map(move |(from, length, how_from, how_to)| {
+            let to = Timestamp::new(from.as_second() + length, from.subsec_nanosecond())
+                .expect("the end is within jiff's range");
+            let (from_text, from) = render(from, zone, how_from);
+            let (to_text, to) = render(to, zone, how_to);
+            Sample {
+                send: json!({"from": from_text, "to": to_text}),
+                expect: Value::TimeRange { from, to }.to_json(),
+            }
+        })
+        .boxed()
+}
+
 /// A moment between 1970 and 2100, whole seconds or milliseconds.
 pub(crate) fn timestamp() -> impl Strategy<Value = Timestamp> {
     (
@@ -332,24 +405,27 @@ pub(crate) fn text_spec() -> impl Strategy<Value = Spec> {
 
 pub(crate) fn number_spec() -> impl Strategy<Value = Spec> {
     let bound = || proptest::option::of((-4000i32..4000).prop_map(|q| f64::from(q) / 4.0));
-    (bound(), bound()).prop_map(|(a, b)| match (a, b) {
-        (Some(a), Some(b)) => Spec::Number {
-            min: Some(a.min(b)),
-            max: Some(a.max(b)),
-        },
-        (min, max) => Spec::Number { min, max },
+    (bound(), bound()).prop_map(|(a, b)| {
+        let (min, max) = ordered(a, b);
+        Spec::Number { min, max }
     })
 }
 
 pub(crate) fn integer_spec() -> impl Strategy<Value = Spec> {
     let bound = || proptest::option::of(-1_000_000i64..1_000_000);
-    (bound(), bound()).prop_map(|(a, b)| match (a, b) {
-        (Some(a), Some(b)) => Spec::Integer {
-            min: Some(a.min(b)),
-            max: Some(a.max(b)),
-        },
-        (min, max) => Spec::Integer { min, max },
+    (bound(), bound()).prop_map(|(a, b)| {
+        let (min, max) = ordered(a, b);
+        Spec::Integer { min, max }
     })
+}
+
+/// Two optional bounds as a minimum and a maximum: the smaller first when
+/// both are drawn.
+fn ordered<T: PartialOrd>(a: Option<T>, b: Option<T>) -> (Option<T>, Option<T>) {
+    match (a, b) {
+        (Some(a), Some(b)) if b < a => (Some(b), Some(a)),
+        other => other,
+    }
 }
 
 pub(crate) fn choice_spec() -> impl Strategy<Value = Spec> {

@@ -1,20 +1,23 @@
 //! An ask in progress: a checked form, what is already settled, and which
 //! attempt this is. Settling a response is pure and deterministic.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
 use crate::error::{ContentError, Error, FormError, Misuse};
 use crate::field::CheckedField;
 use crate::form::Form;
-use crate::outcome::{Action, Outcome, Response, Step};
+use crate::outcome::{Action, Outcome, Response};
 use crate::problem::{Problem, ProblemKind};
 use crate::revision::Revision;
 use crate::value::{Provenance, Settled, Value, Values};
 use crate::wire::{self, ElicitRequest, Gathered, Names, Routed, Routes};
+
+mod record;
+
+pub use record::{AskRecord, RecordedValue};
 
 /// How many times a person is asked, by default, before the ask gives up.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
@@ -101,15 +104,7 @@ impl Ask {
         }
         let mut settled = vec![Slot::Open; fields.len()];
         for (id, json) in &form.supplied {
-            let index = fields
-                .iter()
-                .position(|f| f.id() == id)
-                .ok_or_else(|| FormError::UnknownSupplied { id: id.clone() })?;
-            let field = &fields[index];
-            let value = field.check(json).map_err(|kind| FormError::BadSupplied {
-                field: id.clone(),
-                problem: Box::new(field.problem(kind)),
-            })?;
+            let (index, value) = check_given(&fields, id, json)?;
             settled[index] = Slot::Settled(value, Provenance::Supplied);
         }
         Ok(Ask {
@@ -438,77 +433,6 @@ impl Ask {
         content
     }
 
-    /// The ask as a record to store, and to resume from after a restart.
-    pub fn to_record(&self) -> AskRecord {
-        AskRecord {
-            form: self.shape.form.clone(),
-            answered: self
-                .values()
-                .iter()
-                .filter(|s| s.source != Provenance::Supplied)
-                .map(|s| {
-                    (
-                        s.id.to_string(),
-                        RecordedValue {
-                            value: s.value.to_json(),
-                            source: s.source,
-                        },
-                    )
-                })
-                .collect(),
-            left_empty: self
-                .shape
-                .fields
-                .iter()
-                .zip(&self.settled)
-                .filter(|(_, slot)| **slot == Slot::LeftEmpty)
-                .map(|(field, _)| field.id().to_owned())
-                .collect(),
-            attempt: self.attempt,
-            max_attempts: self.max_attempts,
-            reasons: self.reasons.clone(),
-        }
-    }
-
-    /// Resume an ask from its record, checking everything again.
-    ///
-    /// # Errors
-    /// As [`Ask::new`]; a recorded value that no longer passes its field's
-    /// check is refused as [`FormError::BadSupplied`].
-    pub fn from_record(record: AskRecord) -> Result<Ask, Error> {
-        let mut ask = Ask::new(record.form)?.with_max_attempts(record.max_attempts.max(1))?;
-        for (id, recorded) in record.answered {
-            let index = ask
-                .shape
-                .fields
-                .iter()
-                .position(|f| f.id() == id)
-                .ok_or_else(|| FormError::UnknownSupplied { id: id.clone() })?;
-            let field = &ask.shape.fields[index];
-            let value = field
-                .check(&recorded.value)
-                .map_err(|kind| FormError::BadSupplied {
-                    field: id.clone(),
-                    problem: Box::new(field.problem(kind)),
-                })?;
-            ask.settled[index] = Slot::Settled(value, recorded.source);
-        }
-        for id in record.left_empty {
-            let index = ask
-                .shape
-                .fields
-                .iter()
-                .position(|f| f.id() == id)
-                .ok_or_else(|| FormError::UnknownSupplied { id: id.clone() })?;
-            if ask.settled[index] == Slot::Open {
-                ask.settled[index] = Slot::LeftEmpty;
-            }
-        }
-        ask.attempt = record.attempt.clamp(1, ask.max_attempts);
-        ask.reasons = record.reasons;
-        Ok(ask)
-    }
-
     /// The checked fields, in form order.
     pub(crate) fn checked_fields(&self) -> &[CheckedField] {
         &self.shape.fields
@@ -539,6 +463,16 @@ impl Ask {
     }
 }
 
+/// The result of settling one response: an outcome, or the next ask.
+#[derive(Debug, Clone)]
+#[must_use = "a re-ask must be sent to the person, an outcome acted on"]
+pub enum Step {
+    /// The ask is over.
+    Settled(Outcome),
+    /// Some answers were refused: ask again, only what is still open or wrong.
+    ReAsk(Box<Ask>),
+}
+
 /// The checked form: fixed for the life of an ask.
 #[derive(Debug)]
 struct Shape {
@@ -560,6 +494,32 @@ enum Slot {
     LeftEmpty,
 }
 
+/// Where the field `id` stands in `fields`; a value given for no field is
+/// [`FormError::UnknownSupplied`].
+fn field_index(fields: &[CheckedField], id: &str) -> Result<usize, FormError> {
+    fields
+        .iter()
+        .position(|f| f.id() == id)
+        .ok_or_else(|| FormError::UnknownSupplied { id: id.to_owned() })
+}
+
+/// A value given before asking (supplied, or recorded in an earlier
+/// attempt) for the field `id`: where that field stands, and the value
+/// checked by it ([`FormError::BadSupplied`] when it does not pass).
+fn check_given(
+    fields: &[CheckedField],
+    id: &str,
+    json: &Json,
+) -> Result<(usize, Value), FormError> {
+    let index = field_index(fields, id)?;
+    let field = &fields[index];
+    let value = field.check(json).map_err(|kind| FormError::BadSupplied {
+        field: id.to_owned(),
+        problem: Box::new(field.problem(kind)),
+    })?;
+    Ok((index, value))
+}
+
 /// A required multiple choice needs at least one pick.
 fn required_pick(field: &CheckedField, value: Value) -> Result<Value, ProblemKind> {
     match &value {
@@ -568,31 +528,4 @@ fn required_pick(field: &CheckedField, value: Value) -> Result<Value, ProblemKin
         }
         _ => Ok(value),
     }
-}
-
-/// An ask as stored: the form, what was answered so far, and the attempt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AskRecord {
-    /// The form as declared (its `supplied` included).
-    pub form: Form,
-    /// Values settled in earlier attempts, by field id.
-    pub answered: BTreeMap<String, RecordedValue>,
-    /// Optional fields the person left empty in earlier attempts.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub left_empty: Vec<String>,
-    /// Which attempt comes next.
-    pub attempt: u32,
-    /// How many attempts are allowed.
-    pub max_attempts: u32,
-    /// Why the previous attempt was refused.
-    pub reasons: Vec<String>,
-}
-
-/// One recorded value with its provenance.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RecordedValue {
-    /// The value in its field's JSON shape.
-    pub value: Json,
-    /// Where it came from.
-    pub source: Provenance,
 }
