@@ -76,6 +76,23 @@ impl Statement {
         self.params.push(Param::Int(value));
         self
     }
+
+    /// Run the statement by itself on `conn` (a writer's connection, in a
+    /// `with_writer!` body): the first row it returns.
+    pub(crate) async fn fetch_optional<'c, E, DB>(
+        self,
+        conn: E,
+    ) -> Result<Option<DB::Row>, sqlx::Error>
+    where
+        DB: Database,
+        DB::Arguments: sqlx::IntoArguments<DB>,
+        E: Executor<'c, Database = DB>,
+        Option<String>: for<'t> sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+        Option<i64>: for<'t> sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+    {
+        let query = self.params.into_iter().fold(sqlx::query(self.sql), bind);
+        query.fetch_optional(conn).await
+    }
 }
 
 /// A row of the backend `C` speaks to.

@@ -1,22 +1,16 @@
 //! An ask's row, read back from either backend.
 
 use serde_json::Value as Json;
-use sqlx::Row;
 
 use super::{AskRow, AskStatus, NewAsk};
 use crate::backend::Store;
-use crate::columns::Columns;
+use crate::columns::{Columns, Fields, Stored};
 use crate::error::Error;
 
-impl Store {
+impl Stored for AskRow {
     /// An ask as stored, or why its row is unreadable.
-    pub(crate) fn read<R: Row>(&self, row: &R) -> Result<AskRow, Error>
-    where
-        for<'r> &'r str: sqlx::ColumnIndex<R>,
-        for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-        for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    {
-        let columns = Columns::new(row, &self.name, "ask");
+    fn read<R: Fields>(store: &Store, row: &R) -> Result<AskRow, Error> {
+        let columns = Columns::new(row, &store.name, "ask");
         let corrupt = |detail: String| columns.corrupt(detail);
         let text = |column: &str| columns.text(column);
         let time = |column: &str| columns.time(column);
