@@ -4,6 +4,7 @@
 //! row at a time; and times as they are stored.
 
 use jiff::Timestamp;
+use serde_json::Value as Json;
 use sqlx::Row;
 
 use crate::backend::{Store, with_pool, with_writer};
@@ -40,8 +41,16 @@ where
 
 /// A kind of row the store keeps and reads back: an ask, a call, a task.
 pub(crate) trait Stored: Sized {
-    /// The row as stored, or why it is unreadable.
-    fn read<R: Fields>(store: &Store, row: &R) -> Result<Self, Error>;
+    /// What a row of this kind holds, for messages ("ask").
+    const WHAT: &'static str;
+
+    /// The row as its columns hold it, or why it is unreadable.
+    fn from_columns<R: Fields>(columns: &Columns<'_, R>) -> Result<Self, Error>;
+
+    /// The row of `store` as stored, or why it is unreadable.
+    fn read<R: Fields>(store: &Store, row: &R) -> Result<Self, Error> {
+        Self::from_columns(&Columns::new(row, &store.name, Self::WHAT))
+    }
 }
 
 /// The columns of one row of `what` (an ask, a call, a task) in `store`.
@@ -77,6 +86,13 @@ impl<'r, R: Fields> Columns<'r, R> {
         self.row
             .number(column)
             .map_err(|e| self.corrupt(e.to_string()))
+    }
+
+    /// A JSON text column, `None` when NULL.
+    pub(crate) fn json(&self, column: &str) -> Result<Option<Json>, Error> {
+        self.text(column)?
+            .map(|t| serde_json::from_str(&t).map_err(|e| self.corrupt(format!("{column}: {e}"))))
+            .transpose()
     }
 
     /// A time stored as microseconds since the epoch, `None` when NULL.

@@ -450,48 +450,43 @@ impl Store {
 }
 
 impl Stored for TaskRow {
-    fn read<R: Fields>(store: &Store, row: &R) -> Result<TaskRow, Error> {
-        let columns = Columns::new(row, &store.name, "task");
-        let corrupt = |detail: String| columns.corrupt(detail);
-        let text = |column: &str| columns.text(column);
-        let number = |column: &str| columns.number(column);
-        let time = |column: &str| columns.time(column);
-        let json = |column: &str| -> Result<Option<Json>, Error> {
-            text(column)?
-                .map(|t| serde_json::from_str(&t).map_err(|e| corrupt(e.to_string())))
-                .transpose()
-        };
+    const WHAT: &'static str = "task";
+
+    fn from_columns<R: Fields>(row: &Columns<'_, R>) -> Result<TaskRow, Error> {
+        let corrupt = |detail: String| row.corrupt(detail);
         let object = |column: &str| -> Result<Map<String, Json>, Error> {
-            match json(column)? {
+            match row.json(column)? {
                 Some(Json::Object(map)) => Ok(map),
                 None => Ok(Map::new()),
                 Some(_) => Err(corrupt(format!("{column} is not an object"))),
             }
         };
-        let status_text = text("status")?.unwrap_or_default();
-        let created = time("created_at")?.ok_or_else(|| corrupt("no created_at".into()))?;
+        let status_text = row.text("status")?.unwrap_or_default();
+        let created = row
+            .time("created_at")?
+            .ok_or_else(|| corrupt("no created_at".into()))?;
         Ok(TaskRow {
             task: NewTask {
-                id: text("id")?.unwrap_or_default(),
-                principal: text("principal")?.unwrap_or_default(),
-                tool: text("tool")?.unwrap_or_default(),
-                arguments: json("arguments")?.unwrap_or(Json::Null),
-                capabilities: json("capabilities")?.unwrap_or(Json::Null),
-                ttl_ms: number("ttl_ms")?.map(|v| v.max(0) as u64),
-                poll_interval_ms: number("poll_interval_ms")?.map(|v| v.max(0) as u64),
+                id: row.text("id")?.unwrap_or_default(),
+                principal: row.text("principal")?.unwrap_or_default(),
+                tool: row.text("tool")?.unwrap_or_default(),
+                arguments: row.json("arguments")?.unwrap_or(Json::Null),
+                capabilities: row.json("capabilities")?.unwrap_or(Json::Null),
+                ttl_ms: row.number("ttl_ms")?.map(|v| v.max(0) as u64),
+                poll_interval_ms: row.number("poll_interval_ms")?.map(|v| v.max(0) as u64),
                 at: created,
                 lease: SignedDuration::ZERO,
             },
             status: TaskStatus::parse(&status_text)
                 .ok_or_else(|| corrupt(format!("unknown status {status_text:?}")))?,
-            status_message: text("status_message")?,
-            updated_at: time("updated_at")?.unwrap_or(created),
-            lease_until: time("lease_until")?,
+            status_message: row.text("status_message")?,
+            updated_at: row.time("updated_at")?.unwrap_or(created),
+            lease_until: row.time("lease_until")?,
             pending: object("pending")?,
             answers: object("answers")?,
-            result: json("result")?,
-            error: json("error")?,
-            version: number("version")?.unwrap_or(0),
+            result: row.json("result")?,
+            error: row.json("error")?,
+            version: row.number("version")?.unwrap_or(0),
         })
     }
 }

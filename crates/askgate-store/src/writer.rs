@@ -46,7 +46,7 @@ use tokio::sync::{Mutex, MutexGuard, Notify, oneshot, watch};
 
 use crate::error::Error;
 use crate::fault::{Fault, classify};
-use crate::statement::{Backend, Commands, Failure, Row, Statement};
+use crate::statement::{Backend, Command, Commands, Failure, Row, Statement};
 
 /// How a writer connection is (re)made after it was lost.
 pub(crate) type Connect<C> =
@@ -255,8 +255,13 @@ where
             let State { conn, commands, .. } = state;
             let result = match conn.as_mut() {
                 Some(conn) => {
-                    conn.run_writes(commands, &mut run.statements, begin, commit)
-                        .await
+                    let command = Command {
+                        commands,
+                        run: &mut run.statements,
+                        begin,
+                        commit,
+                    };
+                    conn.run_writes(command).await
                 }
                 None => Err(Failure::Begin(sqlx::Error::Protocol(
                     "the write connection was lost".into(),

@@ -222,6 +222,29 @@ fn insertion(
         .opt_text(end.map(|end| end.result.to_string()).as_deref())
 }
 
+/// Where a call ends: `answered`, or `failed`.
+fn end_state(answered: bool) -> CallState {
+    if answered {
+        CallState::Answered
+    } else {
+        CallState::Failed
+    }
+}
+
+/// The outcome of the move to `state` of the call `id`, once the write of
+/// it (`written`) is durable: the row it returned, or why there is none.
+fn finishing<F, R>(store: Store, id: String, state: CallState, written: F) -> Finishing
+where
+    F: Future<Output = Result<Option<R>, Error>> + Send + 'static,
+    R: Fields,
+{
+    Box::pin(async move {
+        let row = written.await?;
+        let moved = row.map(|row| CallRow::read(&store, &row));
+        store.finished(&id, state, moved).await
+    })
+}
+
 /// The read of the call `id`.
 fn by_id(id: &str) -> Statement {
     Statement::new(CALL_BY_ID, id).text(id)
@@ -298,11 +321,7 @@ impl Store {
         result: &Json,
         now: Timestamp,
     ) -> Finishing {
-        let state = if answered {
-            CallState::Answered
-        } else {
-            CallState::Failed
-        };
+        let state = end_state(answered);
         let statement = Statement::new(FINISH, id)
             .text(state.as_str())
             .text(result.to_string())
@@ -311,23 +330,9 @@ impl Store {
         let store = self.clone();
         let id = id.to_owned();
         match &self.writer {
-            Writer::Sqlite(writer) => {
-                let written = writer.submit(statement);
-                Box::pin(async move {
-                    let row = written.await?;
-                    store
-                        .finished(&id, state, row.map(|row| CallRow::read(&store, &row)))
-                        .await
-                })
-            }
+            Writer::Sqlite(writer) => finishing(store, id, state, writer.submit(statement)),
             Writer::Postgres { batches, .. } => {
-                let written = batches.submit(statement);
-                Box::pin(async move {
-                    let row = written.await?;
-                    store
-                        .finished(&id, state, row.map(|row| CallRow::read(&store, &row)))
-                        .await
-                })
+                finishing(store, id, state, batches.submit(statement))
             }
         }
     }
@@ -422,30 +427,27 @@ impl Store {
 }
 
 impl Stored for CallRow {
+    const WHAT: &'static str = "call";
+
     /// A call row as stored.
-    fn read<R: Fields>(store: &Store, row: &R) -> Result<CallRow, Error> {
-        let columns = Columns::new(row, &store.name, "call");
-        let corrupt = |detail: String| columns.corrupt(detail);
-        let text = |column: &str| columns.text(column);
-        let state_text = text("state")?.unwrap_or_default();
-        let prepared = columns
-            .number("prepared_at")?
-            .ok_or_else(|| corrupt("prepared_at is empty".into()))?;
+    fn from_columns<R: Fields>(row: &Columns<'_, R>) -> Result<CallRow, Error> {
+        let corrupt = |detail: String| row.corrupt(detail);
+        let state_text = row.text("state")?.unwrap_or_default();
         Ok(CallRow {
             call: NewCall {
-                id: text("id")?.unwrap_or_default(),
-                owner: text("owner")?.unwrap_or_default(),
-                server: text("server")?.unwrap_or_default(),
-                tool: text("tool")?.unwrap_or_default(),
-                arguments_digest: text("arguments_digest")?,
-                at: Timestamp::from_microsecond(prepared).map_err(|e| corrupt(e.to_string()))?,
+                id: row.text("id")?.unwrap_or_default(),
+                owner: row.text("owner")?.unwrap_or_default(),
+                server: row.text("server")?.unwrap_or_default(),
+                tool: row.text("tool")?.unwrap_or_default(),
+                arguments_digest: row.text("arguments_digest")?,
+                at: row
+                    .time("prepared_at")?
+                    .ok_or_else(|| corrupt("prepared_at is empty".into()))?,
             },
             state: CallState::parse(&state_text)
                 .ok_or_else(|| corrupt(format!("unknown state {state_text:?}")))?,
-            marker: text("marker")?,
-            result: text("result")?
-                .map(|t| serde_json::from_str(&t).map_err(|e| corrupt(e.to_string())))
-                .transpose()?,
+            marker: row.text("marker")?,
+            result: row.json("result")?,
         })
     }
 }

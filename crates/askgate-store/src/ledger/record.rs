@@ -5,7 +5,9 @@
 use jiff::Timestamp;
 use sqlx::Row;
 
-use super::{CallEnd, CallRow, CallState, EndedCall, NewCall, RecordedCall, by_id, insertion};
+use super::{
+    CallEnd, CallRow, CallState, EndedCall, NewCall, RecordedCall, by_id, end_state, insertion,
+};
 use crate::audit::{AuditEntry, append_entry};
 use crate::backend::{Store, Writer, with_writer};
 use crate::columns::Stored;
@@ -21,6 +23,24 @@ struct Recording<'a> {
     marker: &'a str,
     sent_at: Timestamp,
     end: Option<&'a CallEnd>,
+}
+
+impl<'a> Recording<'a> {
+    fn new(
+        entry: &'a AuditEntry,
+        call: &'a NewCall,
+        marker: &'a str,
+        sent_at: Timestamp,
+        end: Option<&'a CallEnd>,
+    ) -> Recording<'a> {
+        Recording {
+            entry,
+            call,
+            marker,
+            sent_at,
+            end,
+        }
+    }
 }
 
 /// The most calls [`Store::record_ended_calls`] writes in one statement
@@ -49,14 +69,8 @@ impl Store {
         marker: &str,
         sent_at: Timestamp,
     ) -> Result<RecordedCall, Error> {
-        self.record_call(Recording {
-            entry,
-            call,
-            marker,
-            sent_at,
-            end: None,
-        })
-        .await
+        let recording = Recording::new(entry, call, marker, sent_at, None);
+        self.record_call(recording).await
     }
 
     /// [`Store::record_sent_call`] after the fact: the call as it ended
@@ -73,14 +87,8 @@ impl Store {
         sent_at: Timestamp,
         end: &CallEnd,
     ) -> Result<RecordedCall, Error> {
-        self.record_call(Recording {
-            entry,
-            call,
-            marker,
-            sent_at,
-            end: Some(end),
-        })
-        .await
+        let recording = Recording::new(entry, call, marker, sent_at, Some(end));
+        self.record_call(recording).await
     }
 
     async fn record_call(&self, recording: Recording<'_>) -> Result<RecordedCall, Error> {
@@ -111,11 +119,7 @@ impl Store {
             sent_at,
             end,
         } = *recording;
-        let state = match end {
-            None => CallState::Sent,
-            Some(end) if end.answered => CallState::Answered,
-            Some(_) => CallState::Failed,
-        };
+        let state = end.map_or(CallState::Sent, |end| end_state(end.answered));
         let key = entry.decision_key.as_deref();
         with_writer!(self, |conn| {
             // The call first: on PostgreSQL, where each statement commits
@@ -177,11 +181,7 @@ impl Store {
                      marker, prepared_at, sent_at, finished_at, result) ",
                 );
                 insert.push_values(calls, |mut row, ended| {
-                    let state = if ended.end.answered {
-                        CallState::Answered
-                    } else {
-                        CallState::Failed
-                    };
+                    let state = end_state(ended.end.answered);
                     row.push_bind(&ended.call.id)
                         .push_bind(&ended.call.owner)
                         .push_bind(&ended.call.server)
