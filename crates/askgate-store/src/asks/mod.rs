@@ -62,8 +62,10 @@ pub struct NewAsk {
     /// `tool:<run_id>:<call_id>`: the call that waits on it.
     pub resume_key: String,
     /// The call it is about, across every ask for it: the same principal,
-    /// tool and arguments (see [`Store::asks_of_call`](crate::Store::asks_of_call)). Unlike
+    /// tool and arguments (see [`Store::asks_of_call`]). Unlike
     /// `resume_key`, several asks may share it (one after another).
+    ///
+    /// [`Store::asks_of_call`]: crate::Store::asks_of_call
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_key: Option<String>,
     /// Who the ask is for.
