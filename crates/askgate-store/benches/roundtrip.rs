@@ -294,13 +294,7 @@ async fn round_trips(
                 let t = Instant::now();
                 store.park(&ask(&id, i as i64)).await.expect("parks");
                 let parked = t.elapsed();
-                let waiter = {
-                    let store = store.clone();
-                    let id = id.clone();
-                    tokio::spawn(
-                        async move { store.wait_settled(&id, Duration::from_secs(60)).await },
-                    )
-                };
+                let settled = askgate_testkit::wait::settlement(&store, &id);
                 let settlement = Settlement {
                     status: AskStatus::Answered,
                     reply: json!({"action": "accept"}),
@@ -318,12 +312,7 @@ async fn round_trips(
                     .await
                     .expect("settles");
                 let answered = answering.elapsed();
-                let woken = waiter
-                    .await
-                    .expect("joins")
-                    .expect("reads")
-                    .expect("settled");
-                assert_eq!(woken.status, AskStatus::Answered);
+                assert_eq!(settled.await.status, AskStatus::Answered);
                 let trip = t.elapsed();
                 steps
                     .lock()

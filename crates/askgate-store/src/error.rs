@@ -1,8 +1,5 @@
 //! What can go wrong with a store, named so a person can act on it.
 
-use crate::ledger::LedgerError;
-use crate::tasks::TaskError;
-
 /// Everything that can go wrong in askgate-store: which store, and what is
 /// wrong with it.
 ///
@@ -193,6 +190,60 @@ pub enum SettleError {
     },
     /// The store failed, or was misused ([`Error::Misuse`]); nothing was
     /// recorded.
+    #[error(transparent)]
+    Store(#[from] Error),
+}
+
+/// A move the ledger refused: the call was not where the move starts.
+/// Converts into [`Error`] (as [`Error::Ledger`], or the store failure
+/// itself).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LedgerError {
+    /// No call has this id.
+    #[error("no call {id} in the ledger")]
+    NotFound {
+        /// The id.
+        id: String,
+    },
+    /// The call is elsewhere: for example sent twice, or answered before
+    /// being sent.
+    #[error("call {id} is {state}, so it cannot become {wanted}")]
+    Illegal {
+        /// The id.
+        id: String,
+        /// Where it is.
+        state: &'static str,
+        /// Where it was asked to go.
+        wanted: &'static str,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] Error),
+}
+
+/// A task move the store refused. Converts into [`Error`] (as
+/// [`Error::Task`], or the store failure itself).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskError {
+    /// No task has this id (for this principal).
+    #[error("no task {id}")]
+    NotFound {
+        /// The id.
+        id: String,
+    },
+    /// The task is elsewhere: for example finished after a cancel.
+    #[error("task {id} is {state}, so it cannot become {wanted}")]
+    Illegal {
+        /// The id.
+        id: String,
+        /// Where it is.
+        state: &'static str,
+        /// Where it was asked to go.
+        wanted: &'static str,
+    },
+    /// The store failed.
     #[error(transparent)]
     Store(#[from] Error),
 }

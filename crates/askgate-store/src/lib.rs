@@ -47,9 +47,11 @@ mod audit;
 mod backend;
 mod columns;
 mod error;
+mod fault;
 mod ledger;
 mod listing;
 mod news;
+mod open;
 mod schema;
 mod statement;
 mod stats;
@@ -60,10 +62,8 @@ mod writer;
 pub use asks::{AskRow, AskStatus, NewAsk, Page, Parked, Settled, Settlement};
 pub use audit::{AuditEntry, AuditRecord, ChainBreak, Decision, Verification};
 pub use backend::Store;
-pub use error::{Error, Misuse, SettleError};
-pub use ledger::{
-    CallEnd, CallRow, CallState, EndedCall, Finishing, LedgerError, NewCall, RecordedCall,
-};
+pub use error::{Error, LedgerError, Misuse, SettleError, TaskError};
+pub use ledger::{CallEnd, CallRow, CallState, EndedCall, Finishing, NewCall, RecordedCall};
 pub use listing::AskFilter;
 pub use schema::SCHEMA_VERSION;
-pub use tasks::{NewTask, TaskAnswered, TaskEnd, TaskError, TaskRow, TaskStatus};
+pub use tasks::{NewTask, TaskAnswered, TaskEnd, TaskRow, TaskStatus};

@@ -2,9 +2,10 @@
 //! whose they are, where they come from, how risky, and where they stand —
 //! what the inbox shows.
 
-use crate::asks::{ASK_COLUMNS, AskStatus, Page, micros};
+use crate::asks::{ASK_COLUMNS, AskRow, AskStatus, Page};
 use crate::audit::AuditRecord;
 use crate::backend::{Store, with_pool};
+use crate::columns::{Stored, micros};
 use crate::error::Error;
 
 /// Which asks a listing holds. Every condition left `None` holds any.
@@ -109,7 +110,7 @@ impl Store {
             }
             let rows = q.fetch_all(pool).await.map_err(|e| self.fail(e))?;
             rows.iter()
-                .map(|row| self.read(row))
+                .map(|row| AskRow::read(self, row))
                 .collect::<Result<Vec<_>, _>>()?
         });
         let next = if asks.len() > limit as usize {

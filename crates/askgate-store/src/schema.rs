@@ -9,6 +9,27 @@ use crate::error::Error;
 /// The newest schema version this build knows.
 pub const SCHEMA_VERSION: i64 = 7;
 
+/// The SQL of a PostgreSQL trigger function `$function` that notifies the
+/// channel `$channel` with the ask's id.
+macro_rules! announce {
+    ($function:literal, $channel:literal) => {
+        concat!(
+            "
+CREATE FUNCTION ",
+            $function,
+            "() RETURNS trigger AS $$
+BEGIN
+    PERFORM pg_notify('",
+            $channel,
+            "', NEW.id);
+    RETURN NULL;
+END
+$$ LANGUAGE plpgsql;
+"
+        )
+    };
+}
+
 /// Each migration: its version, its SQL for both backends, then the SQL
 /// that differs for SQLite and for PostgreSQL.
 const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
@@ -46,16 +67,12 @@ UPDATE asks SET call_key = split_part(resume_key, '#', 1) WHERE resume_key LIKE 
 /// PostgreSQL: every new ask notifies every process listening, as it
 /// commits — whoever parked it (a replica, `askgate ask`, a script). The
 /// payload is the id only.
-const V6_POSTGRES_NOTIFY_PARKED: &str = "
-CREATE FUNCTION askgate_announce_parked() RETURNS trigger AS $$
-BEGIN
-    PERFORM pg_notify('askgate_parked', NEW.id);
-    RETURN NULL;
-END
-$$ LANGUAGE plpgsql;
-CREATE TRIGGER asks_parked AFTER INSERT ON asks FOR EACH ROW
+const V6_POSTGRES_NOTIFY_PARKED: &str = concat!(
+    announce!("askgate_announce_parked", "askgate_parked"),
+    "CREATE TRIGGER asks_parked AFTER INSERT ON asks FOR EACH ROW
     EXECUTE FUNCTION askgate_announce_parked();
-";
+"
+);
 
 /// Audit entries of decisions that may be reached more than once are
 /// recorded once.
@@ -90,17 +107,13 @@ CREATE INDEX tasks_status ON tasks (status, lease_until);
 
 /// PostgreSQL: every settlement notifies every process listening, as it
 /// commits — whoever wrote it (a replica, the CLI, a script).
-const V3_POSTGRES_NOTIFY: &str = "
-CREATE FUNCTION askgate_announce_settled() RETURNS trigger AS $$
-BEGIN
-    PERFORM pg_notify('askgate_settled', NEW.id);
-    RETURN NULL;
-END
-$$ LANGUAGE plpgsql;
-CREATE TRIGGER asks_settled AFTER UPDATE OF status ON asks FOR EACH ROW
+const V3_POSTGRES_NOTIFY: &str = concat!(
+    announce!("askgate_announce_settled", "askgate_settled"),
+    "CREATE TRIGGER asks_settled AFTER UPDATE OF status ON asks FOR EACH ROW
     WHEN (OLD.status = 'pending' AND NEW.status <> 'pending')
     EXECUTE FUNCTION askgate_announce_settled();
-";
+"
+);
 
 /// The tool-call ledger.
 const V2_CALLS: &str = "

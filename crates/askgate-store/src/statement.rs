@@ -76,6 +76,34 @@ impl Statement {
         self.params.push(Param::Int(value));
         self
     }
+
+    /// Run the statement by itself on `conn` (a writer's connection, in a
+    /// `with_writer!` body): the first row it returns.
+    pub(crate) async fn fetch_optional<'c, E, DB>(
+        mut self,
+        conn: E,
+    ) -> Result<Option<DB::Row>, sqlx::Error>
+    where
+        DB: Database,
+        DB::Arguments: sqlx::IntoArguments<DB>,
+        E: Executor<'c, Database = DB>,
+        Option<String>: for<'t> sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+        Option<i64>: for<'t> sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+    {
+        self.take_query().fetch_optional(conn).await
+    }
+
+    /// The statement as a query, its parameters bound (taken from it: it
+    /// runs once).
+    fn take_query<DB>(&mut self) -> Query<'static, DB, DB::Arguments>
+    where
+        DB: Database,
+        Option<String>: for<'t> sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+        Option<i64>: for<'t> sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+    {
+        let params = std::mem::take(&mut self.params);
+        params.into_iter().fold(sqlx::query(self.sql), bind)
+    }
 }
 
 /// A row of the backend `C` speaks to.
@@ -106,16 +134,24 @@ pub(crate) trait Backend: Connection + 'static {
     /// Whether `next` may join `run` (writes sorted by SQL, then key).
     fn may_join(run: &[Statement], next: &Statement) -> bool;
 
-    /// Run `run` in one command — preceded by [`Backend::BEGIN`] and
-    /// followed by `COMMIT` if asked, where the backend folds them — and
-    /// return the row of each write (the first, if it returns several).
+    /// Run the command's run in one command to the driver — preceded by
+    /// [`Backend::BEGIN`] and followed by `COMMIT` if asked, where the
+    /// backend folds them — and return the row of each write (the first,
+    /// if it returns several).
     fn run_writes<'a>(
         &'a mut self,
-        commands: &'a mut Commands,
-        run: &'a mut [Statement],
-        begin: bool,
-        commit: bool,
+        command: Command<'a>,
     ) -> impl Future<Output = Result<Vec<Option<Row<Self>>>, Failure>> + Send + 'a;
+}
+
+/// A run of writes of one statement to run as one command, and whether the
+/// command begins and commits the batch too.
+pub(crate) struct Command<'a> {
+    /// The commands made so far (SQLite).
+    pub(crate) commands: &'a mut Commands,
+    pub(crate) run: &'a mut [Statement],
+    pub(crate) begin: bool,
+    pub(crate) commit: bool,
 }
 
 /// The most writes one SQLite command runs (each count of each statement is
@@ -136,11 +172,14 @@ impl Backend for SqliteConnection {
 
     async fn run_writes<'a>(
         &'a mut self,
-        commands: &'a mut Commands,
-        run: &'a mut [Statement],
-        begin: bool,
-        commit: bool,
+        command: Command<'a>,
     ) -> Result<Vec<Option<SqliteRow>>, Failure> {
+        let Command {
+            commands,
+            run,
+            begin,
+            commit,
+        } = command;
         let Some(first) = run.first() else {
             return Ok(Vec::new());
         };
@@ -218,19 +257,13 @@ impl Backend for PgConnection {
 
     async fn run_writes<'a>(
         &'a mut self,
-        _: &'a mut Commands,
-        run: &'a mut [Statement],
-        _begin: bool,
-        _commit: bool,
+        command: Command<'a>,
     ) -> Result<Vec<Option<PgRow>>, Failure> {
-        let [statement] = run else {
-            return execute_many(self, run).await;
+        // A run is its statement: it commits by itself, or in the batch.
+        let [statement] = command.run else {
+            return execute_many(self, command.run).await;
         };
-        let mut query = sqlx::query(statement.sql);
-        for param in std::mem::take(&mut statement.params) {
-            query = bind(query, param);
-        }
-        match query.fetch_optional(&mut *self).await {
+        match statement.take_query().fetch_optional(&mut *self).await {
             Ok(row) => Ok(vec![row]),
             Err(e) => Err(Failure::Write(0, e)),
         }
@@ -255,26 +288,7 @@ async fn execute_many(
     let mut query: Query<'_, Postgres, PgArguments> = sqlx::query(many);
     for _ in 0..width {
         let column: Vec<Param> = params.iter_mut().filter_map(Iterator::next).collect();
-        query = match column.first() {
-            Some(Param::Int(_)) => query.bind(
-                column
-                    .into_iter()
-                    .map(|p| match p {
-                        Param::Int(v) => Ok(v),
-                        Param::Text(_) => Err(Failure::Run(mixed())),
-                    })
-                    .collect::<Result<Vec<Option<i64>>, _>>()?,
-            ),
-            _ => query.bind(
-                column
-                    .into_iter()
-                    .map(|p| match p {
-                        Param::Text(v) => Ok(v),
-                        Param::Int(_) => Err(Failure::Run(mixed())),
-                    })
-                    .collect::<Result<Vec<Option<String>>, _>>()?,
-            ),
-        };
+        query = bind_column(query, column)?;
     }
     let returned = query.fetch_all(&mut *conn).await.map_err(Failure::Run)?;
     let index: HashMap<&str, usize> = run
@@ -290,6 +304,26 @@ async fn execute_many(
         }
     }
     Ok(rows)
+}
+
+/// Bind one parameter of every write of a run, `column`, as the query's
+/// next parameter: an array of integers, or of text.
+fn bind_column<'q>(
+    query: Query<'q, Postgres, PgArguments>,
+    column: Vec<Param>,
+) -> Result<Query<'q, Postgres, PgArguments>, Failure> {
+    let (mut ints, mut texts) = (Vec::new(), Vec::new());
+    for param in column {
+        match param {
+            Param::Int(value) => ints.push(value),
+            Param::Text(value) => texts.push(value),
+        }
+    }
+    match (ints.is_empty(), texts.is_empty()) {
+        (true, _) => Ok(query.bind(texts)),
+        (false, true) => Ok(query.bind(ints)),
+        (false, false) => Err(Failure::Run(mixed())),
+    }
 }
 
 /// Bind `param` as the query's next parameter.

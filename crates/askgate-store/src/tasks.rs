@@ -14,12 +14,11 @@
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
-use sqlx::Row;
 
-use crate::asks::micros;
-use crate::backend::{Store, with_pool, with_writer};
-use crate::columns::Columns;
-use crate::error::Error;
+use crate::backend::{Store, with_writer};
+use crate::columns::{Columns, Fields, Stored, micros};
+use crate::error::{Error, TaskError};
+use crate::statement::Statement;
 
 /// Where a task stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -139,32 +138,6 @@ pub struct TaskAnswered {
     pub resume: bool,
 }
 
-/// A task move the store refused. Converts into [`Error`] (as
-/// [`Error::Task`], or the store failure itself).
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum TaskError {
-    /// No task has this id (for this principal).
-    #[error("no task {id}")]
-    NotFound {
-        /// The id.
-        id: String,
-    },
-    /// The task is elsewhere: for example finished after a cancel.
-    #[error("task {id} is {state}, so it cannot become {wanted}")]
-    Illegal {
-        /// The id.
-        id: String,
-        /// Where it is.
-        state: &'static str,
-        /// Where it was asked to go.
-        wanted: &'static str,
-    },
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] Error),
-}
-
 macro_rules! task_columns {
     () => {
         "id, principal, tool, arguments, capabilities, status, status_message, created_at, \
@@ -205,7 +178,7 @@ impl Store {
                 .fetch_one(&mut *conn)
                 .await
                 .map_err(|e| self.fail(e))?;
-            self.read_task(&row)
+            TaskRow::read(self, &row)
         })
     }
 
@@ -238,17 +211,7 @@ impl Store {
     }
 
     async fn read_task_by_id(&self, id: &str) -> Result<Option<TaskRow>, Error> {
-        with_pool!(self, |pool| {
-            match sqlx::query(TASK_BY_ID)
-                .bind(id)
-                .fetch_optional(pool)
-                .await
-                .map_err(|e| self.fail(e))?
-            {
-                Some(row) => Ok(Some(self.read_task(&row)?)),
-                None => Ok(None),
-            }
-        })
+        self.read_row(TASK_BY_ID, id).await
     }
 
     /// Extend the lease of a `working` task to `until` (its runner is
@@ -294,18 +257,13 @@ impl Store {
              WHERE id = $4 AND version = $5 AND status = 'working' RETURNING ",
             task_columns!()
         );
-        let moved = with_writer!(self, |conn| {
-            let moved = sqlx::query(sql)
-                .bind(message)
-                .bind(Json::Object(pending).to_string())
-                .bind(micros(now))
-                .bind(id)
-                .bind(row.version)
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(|e| self.fail(e))?;
-            moved.map(|r| self.read_task(&r)).transpose()
-        })?;
+        let parking = Statement::new(sql, id)
+            .opt_text(message)
+            .text(Json::Object(pending).to_string())
+            .int(micros(now))
+            .text(id)
+            .int(row.version);
+        let moved = self.write_row(parking).await?;
         match moved {
             Some(row) => Ok(row),
             None => {
@@ -360,20 +318,15 @@ impl Store {
             } else {
                 TaskStatus::InputRequired
             };
-            let moved = with_writer!(self, |conn| {
-                let moved = sqlx::query(sql)
-                    .bind(status.as_str())
-                    .bind(Json::Object(pending).to_string())
-                    .bind(Json::Object(answers).to_string())
-                    .bind(resume.then(|| micros(lease_until)))
-                    .bind(micros(now))
-                    .bind(id)
-                    .bind(row.version)
-                    .fetch_optional(&mut *conn)
-                    .await
-                    .map_err(|e| self.fail(e))?;
-                moved.map(|r| self.read_task(&r)).transpose()
-            })?;
+            let merging = Statement::new(sql, id)
+                .text(status.as_str())
+                .text(Json::Object(pending).to_string())
+                .text(Json::Object(answers).to_string())
+                .opt_int(resume.then(|| micros(lease_until)))
+                .int(micros(now))
+                .text(id)
+                .int(row.version);
+            let moved = self.write_row(merging).await?;
             if let Some(row) = moved {
                 return Ok(TaskAnswered { row, resume });
             }
@@ -477,20 +430,15 @@ impl Store {
             .and_then(|e| e.get("message"))
             .and_then(Json::as_str)
             .map(str::to_owned);
-        let moved = with_writer!(self, |conn| {
-            let moved = sqlx::query(sql)
-                .bind(to.as_str())
-                .bind(result.map(Json::to_string))
-                .bind(error.map(Json::to_string))
-                .bind(message)
-                .bind(micros(now))
-                .bind(&row.task.id)
-                .bind(row.version)
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(|e| self.fail(e))?;
-            moved.map(|r| self.read_task(&r)).transpose()
-        })?;
+        let moving = Statement::new(sql, &row.task.id)
+            .text(to.as_str())
+            .opt_text(result.map(Json::to_string).as_deref())
+            .opt_text(error.map(Json::to_string).as_deref())
+            .opt_text(message.as_deref())
+            .int(micros(now))
+            .text(row.task.id.as_str())
+            .int(row.version);
+        let moved = self.write_row(moving).await?;
         match moved {
             Some(row) => Ok(row),
             None => {
@@ -499,54 +447,46 @@ impl Store {
             }
         }
     }
+}
 
-    fn read_task<R: Row>(&self, row: &R) -> Result<TaskRow, Error>
-    where
-        for<'r> &'r str: sqlx::ColumnIndex<R>,
-        for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-        for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    {
-        let columns = Columns::new(row, &self.name, "task");
-        let corrupt = |detail: String| columns.corrupt(detail);
-        let text = |column: &str| columns.text(column);
-        let number = |column: &str| columns.number(column);
-        let time = |column: &str| columns.time(column);
-        let json = |column: &str| -> Result<Option<Json>, Error> {
-            text(column)?
-                .map(|t| serde_json::from_str(&t).map_err(|e| corrupt(e.to_string())))
-                .transpose()
-        };
+impl Stored for TaskRow {
+    const WHAT: &'static str = "task";
+
+    fn from_columns<R: Fields>(row: &Columns<'_, R>) -> Result<TaskRow, Error> {
+        let corrupt = |detail: String| row.corrupt(detail);
         let object = |column: &str| -> Result<Map<String, Json>, Error> {
-            match json(column)? {
+            match row.json(column)? {
                 Some(Json::Object(map)) => Ok(map),
                 None => Ok(Map::new()),
                 Some(_) => Err(corrupt(format!("{column} is not an object"))),
             }
         };
-        let status_text = text("status")?.unwrap_or_default();
-        let created = time("created_at")?.ok_or_else(|| corrupt("no created_at".into()))?;
+        let status_text = row.text("status")?.unwrap_or_default();
+        let created = row
+            .time("created_at")?
+            .ok_or_else(|| corrupt("no created_at".into()))?;
         Ok(TaskRow {
             task: NewTask {
-                id: text("id")?.unwrap_or_default(),
-                principal: text("principal")?.unwrap_or_default(),
-                tool: text("tool")?.unwrap_or_default(),
-                arguments: json("arguments")?.unwrap_or(Json::Null),
-                capabilities: json("capabilities")?.unwrap_or(Json::Null),
-                ttl_ms: number("ttl_ms")?.map(|v| v.max(0) as u64),
-                poll_interval_ms: number("poll_interval_ms")?.map(|v| v.max(0) as u64),
+                id: row.text("id")?.unwrap_or_default(),
+                principal: row.text("principal")?.unwrap_or_default(),
+                tool: row.text("tool")?.unwrap_or_default(),
+                arguments: row.json("arguments")?.unwrap_or(Json::Null),
+                capabilities: row.json("capabilities")?.unwrap_or(Json::Null),
+                ttl_ms: row.number("ttl_ms")?.map(|v| v.max(0) as u64),
+                poll_interval_ms: row.number("poll_interval_ms")?.map(|v| v.max(0) as u64),
                 at: created,
                 lease: SignedDuration::ZERO,
             },
             status: TaskStatus::parse(&status_text)
                 .ok_or_else(|| corrupt(format!("unknown status {status_text:?}")))?,
-            status_message: text("status_message")?,
-            updated_at: time("updated_at")?.unwrap_or(created),
-            lease_until: time("lease_until")?,
+            status_message: row.text("status_message")?,
+            updated_at: row.time("updated_at")?.unwrap_or(created),
+            lease_until: row.time("lease_until")?,
             pending: object("pending")?,
             answers: object("answers")?,
-            result: json("result")?,
-            error: json("error")?,
-            version: number("version")?.unwrap_or(0),
+            result: row.json("result")?,
+            error: row.json("error")?,
+            version: row.number("version")?.unwrap_or(0),
         })
     }
 }

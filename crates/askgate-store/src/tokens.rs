@@ -2,8 +2,8 @@
 
 use jiff::Timestamp;
 
-use crate::asks::micros;
 use crate::backend::{Store, with_pool, with_writer};
+use crate::columns::micros;
 use crate::error::Error;
 
 impl Store {

@@ -44,9 +44,9 @@ use std::sync::{Arc, PoisonError};
 use sqlx::{Connection, Executor};
 use tokio::sync::{Mutex, MutexGuard, Notify, oneshot, watch};
 
-use crate::backend::Fault;
 use crate::error::Error;
-use crate::statement::{Backend, Commands, Failure, Row, Statement};
+use crate::fault::{Fault, classify};
+use crate::statement::{Backend, Command, Commands, Failure, Row, Statement};
 
 /// How a writer connection is (re)made after it was lost.
 pub(crate) type Connect<C> =
@@ -255,8 +255,13 @@ where
             let State { conn, commands, .. } = state;
             let result = match conn.as_mut() {
                 Some(conn) => {
-                    conn.run_writes(commands, &mut run.statements, begin, commit)
-                        .await
+                    let command = Command {
+                        commands,
+                        run: &mut run.statements,
+                        begin,
+                        commit,
+                    };
+                    conn.run_writes(command).await
                 }
                 None => Err(Failure::Begin(sqlx::Error::Protocol(
                     "the write connection was lost".into(),
@@ -313,12 +318,7 @@ where
                     let _ = reply.send(Err(self.fail(&error)));
                 }
                 state.ran.extend(replies.map(|reply| (reply, None)));
-                self.roll_back_batch(
-                    state,
-                    Fault::other("another write in the same batch failed"),
-                )
-                .await;
-                self.queue_again(runs);
+                self.roll_back_and_queue_again(state, runs).await;
             }
             Failure::Run(error) => {
                 // Which write failed is not known: all are told why.
@@ -327,12 +327,7 @@ where
                 for reply in run.replies {
                     let _ = reply.send(Err(self.fail(&error)));
                 }
-                self.roll_back_batch(
-                    state,
-                    Fault::other("another write in the same batch failed"),
-                )
-                .await;
-                self.queue_again(runs);
+                self.roll_back_and_queue_again(state, runs).await;
             }
             Failure::Commit(error) => {
                 state
@@ -345,6 +340,17 @@ where
                 self.roll_back_batch(state, Fault::of(&error)).await;
             }
         }
+    }
+
+    /// Roll the batch back, a write of it having failed, and queue the
+    /// `runs` that were not sent again.
+    async fn roll_back_and_queue_again(
+        &self,
+        state: &mut State<C>,
+        runs: impl Iterator<Item = Run<C>>,
+    ) {
+        self.roll_back_batch(state, another_failed()).await;
+        self.queue_again(runs);
     }
 
     /// Put runs that did not start back at the head of the queue.
@@ -416,7 +422,7 @@ where
     }
 
     fn fail(&self, error: &sqlx::Error) -> Error {
-        crate::backend::classify(&self.name, error)
+        classify(&self.name, error)
     }
 
     /// A write's error when the batch it joined was not kept: of the
@@ -457,6 +463,11 @@ fn into_runs<C: Backend>(mut jobs: Vec<Job<C>>) -> Vec<Run<C>> {
         }
     }
     runs
+}
+
+/// Why a write that did not fail was not kept.
+fn another_failed() -> Fault {
+    Fault::other("another write in the same batch failed")
 }
 
 fn drop_connection_if_broken<C: Connection>(state: &mut State<C>, error: &sqlx::Error) {
@@ -502,12 +513,7 @@ where
             return Err(owner.lost().into());
         };
         if result.is_err() {
-            owner
-                .roll_back_batch(
-                    &mut state,
-                    Fault::other("another write in the same batch failed"),
-                )
-                .await;
+            owner.roll_back_batch(&mut state, another_failed()).await;
             return result;
         }
         let mut done = state.batch.subscribe();
@@ -545,10 +551,7 @@ pub(crate) struct PgWrite {
 impl PgWrite {
     /// Take a connection.
     pub(crate) async fn begin(pool: &sqlx::PgPool, name: &Arc<str>) -> Result<PgWrite, Error> {
-        let conn = pool
-            .acquire()
-            .await
-            .map_err(|e| crate::backend::classify(name, &e))?;
+        let conn = pool.acquire().await.map_err(|e| classify(name, &e))?;
         Ok(PgWrite { conn })
     }
 

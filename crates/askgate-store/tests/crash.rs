@@ -184,7 +184,7 @@ async fn parent() {
     let me = std::env::current_exe().expect("the test binary");
 
     // What every round acknowledged, checked again after every later kill.
-    let mut acknowledged: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut acknowledged = Acknowledged::new();
     let mut total_writes = 0usize;
     for round in 0..rounds {
         let mut child = Command::new(&me)
@@ -240,12 +240,27 @@ async fn parent() {
 }
 
 /// Reopen the store after a kill and check every invariant.
-async fn check(url: &str, acknowledged: &BTreeMap<String, BTreeSet<String>>, round: u32) {
+async fn check(url: &str, acknowledged: &Acknowledged, round: u32) {
     let store = Store::open(url)
         .await
         .expect("the store reopens after a kill");
-    let acked = |what: &str| acknowledged.get(what).cloned().unwrap_or_default();
+    check_asks(&store, acknowledged, round).await;
+    let kept = check_audit(&store, acknowledged, round).await;
+    check_calls(&store, acknowledged, &kept, round).await;
+    store.close().await;
+}
 
+/// The ids of writes the child acknowledged, by kind of write.
+type Acknowledged = BTreeMap<String, BTreeSet<String>>;
+
+/// The ids of the acknowledged writes of kind `what`.
+fn acked_of(acknowledged: &Acknowledged, what: &str) -> BTreeSet<String> {
+    acknowledged.get(what).cloned().unwrap_or_default()
+}
+
+/// Every acknowledged park and answer was kept, and the first answer stands.
+async fn check_asks(store: &Store, acknowledged: &Acknowledged, round: u32) {
+    let acked = |what: &str| acked_of(acknowledged, what);
     for id in acked("parked") {
         assert!(
             store.ask(&id).await.expect("reads").is_some(),
@@ -266,7 +281,12 @@ async fn check(url: &str, acknowledged: &BTreeMap<String, BTreeSet<String>>, rou
         );
         assert_eq!(row.reply, Some(json!({"action": "accept", "by": "first"})));
     }
+}
 
+/// The audit chain is unbroken and holds every acknowledged entry: the ids
+/// of the asks its entries name.
+async fn check_audit(store: &Store, acknowledged: &Acknowledged, round: u32) -> BTreeSet<String> {
+    let acked = |what: &str| acked_of(acknowledged, what);
     let verification = store.verify_audit().await.expect("verifies");
     assert_eq!(
         verification.broken, None,
@@ -279,7 +299,7 @@ async fn check(url: &str, acknowledged: &BTreeMap<String, BTreeSet<String>>, rou
         audited.len(),
         verification.entries
     );
-    let chain = askgate_testkit::audited(&store).await;
+    let chain = askgate_testkit::audited(store).await;
     let kept: BTreeSet<String> = chain.into_iter().filter_map(|e| e.ask_id).collect();
     for id in &audited {
         assert!(
@@ -287,7 +307,18 @@ async fn check(url: &str, acknowledged: &BTreeMap<String, BTreeSet<String>>, rou
             "round {round}: acknowledged audit entry for {id} lost"
         );
     }
+    kept
+}
 
+/// Every acknowledged call was kept, in a state its acknowledged moves
+/// allow; a prepared one can be sent, once.
+async fn check_calls(
+    store: &Store,
+    acknowledged: &Acknowledged,
+    kept: &BTreeSet<String>,
+    round: u32,
+) {
+    let acked = |what: &str| acked_of(acknowledged, what);
     // A call recorded as sent with its decision: both kept.
     for id in acked("recorded") {
         assert!(
@@ -346,5 +377,4 @@ async fn check(url: &str, acknowledged: &BTreeMap<String, BTreeSet<String>>, rou
             assert!(again.is_err(), "round {round}: {id} was sent twice");
         }
     }
-    store.close().await;
 }

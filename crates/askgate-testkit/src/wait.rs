@@ -188,3 +188,18 @@ pub async fn first_pending(store: &Store) -> AskRow {
     })
     .await
 }
+
+/// A wait for the ask `id` of `store` to settle, begun now in a task of
+/// its own (so that it waits while the test answers): the ask as it
+/// settled. The test fails if it is not settled within [`PATIENCE`].
+pub fn settlement(store: &Store, id: &str) -> impl Future<Output = AskRow> + Send + 'static {
+    let (store, id) = (store.clone(), id.to_owned());
+    let waiter = tokio::spawn(async move { store.wait_settled(&id, PATIENCE).await });
+    async move {
+        waiter
+            .await
+            .expect("the waiter ends")
+            .expect("the store reads")
+            .expect("the ask settles")
+    }
+}

@@ -1,55 +1,43 @@
 //! An ask's row, read back from either backend.
 
-use serde_json::Value as Json;
-use sqlx::Row;
-
 use super::{AskRow, AskStatus, NewAsk};
-use crate::backend::Store;
-use crate::columns::Columns;
+use crate::columns::{Columns, Fields, Stored};
 use crate::error::Error;
 
-impl Store {
+impl Stored for AskRow {
+    const WHAT: &'static str = "ask";
+
     /// An ask as stored, or why its row is unreadable.
-    pub(crate) fn read<R: Row>(&self, row: &R) -> Result<AskRow, Error>
-    where
-        for<'r> &'r str: sqlx::ColumnIndex<R>,
-        for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-        for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    {
-        let columns = Columns::new(row, &self.name, "ask");
-        let corrupt = |detail: String| columns.corrupt(detail);
-        let text = |column: &str| columns.text(column);
-        let time = |column: &str| columns.time(column);
-        let json = |column: &str| -> Result<Option<Json>, Error> {
-            text(column)?
-                .map(|t| serde_json::from_str(&t).map_err(|e| corrupt(format!("{column}: {e}"))))
-                .transpose()
-        };
+    fn from_columns<R: Fields>(row: &Columns<'_, R>) -> Result<AskRow, Error> {
+        let corrupt = |detail: String| row.corrupt(detail);
         let required = |value: Option<String>, column: &str| {
             value.ok_or_else(|| corrupt(format!("{column} is empty")))
         };
-        let status_text = required(text("status")?, "status")?;
+        let status_text = required(row.text("status")?, "status")?;
         Ok(AskRow {
             ask: NewAsk {
-                id: required(text("id")?, "id")?,
-                resume_key: required(text("resume_key")?, "resume_key")?,
-                call_key: text("call_key")?,
-                principal: required(text("principal")?, "principal")?,
-                request: json("request")?.ok_or_else(|| corrupt("request is empty".into()))?,
-                server: text("server")?,
-                tool: text("tool")?,
-                risk: text("risk")?,
-                created_at: time("created_at")?
+                id: required(row.text("id")?, "id")?,
+                resume_key: required(row.text("resume_key")?, "resume_key")?,
+                call_key: row.text("call_key")?,
+                principal: required(row.text("principal")?, "principal")?,
+                request: row
+                    .json("request")?
+                    .ok_or_else(|| corrupt("request is empty".into()))?,
+                server: row.text("server")?,
+                tool: row.text("tool")?,
+                risk: row.text("risk")?,
+                created_at: row
+                    .time("created_at")?
                     .ok_or_else(|| corrupt("created_at is empty".into()))?,
-                expires_at: time("expires_at")?,
+                expires_at: row.time("expires_at")?,
             },
             status: AskStatus::parse(&status_text)
                 .ok_or_else(|| corrupt(format!("unknown status {status_text:?}")))?,
-            reply: json("reply")?,
-            outcome: json("outcome")?,
-            answered_by: text("answered_by")?,
-            answered_via: text("answered_via")?,
-            settled_at: time("settled_at")?,
+            reply: row.json("reply")?,
+            outcome: row.json("outcome")?,
+            answered_by: row.text("answered_by")?,
+            answered_via: row.text("answered_via")?,
+            settled_at: row.time("settled_at")?,
         })
     }
 }

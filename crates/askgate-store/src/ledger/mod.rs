@@ -14,16 +14,14 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
-use sqlx::Row;
 
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::asks::micros;
 use crate::audit::{AuditEntry, AuditRecord};
-use crate::backend::{Store, Writer, with_pool, with_writer};
-use crate::columns::Columns;
-use crate::error::Error;
+use crate::backend::{Store, Writer, with_writer};
+use crate::columns::{Columns, Fields, Stored, micros};
+use crate::error::{Error, LedgerError};
 use crate::statement::Statement;
 
 /// Where a call stands.
@@ -127,34 +125,6 @@ pub struct CallRow {
     pub result: Option<Json>,
 }
 
-/// A move the ledger refused: the call was not where the move starts.
-/// Converts into [`Error`] (as [`Error::Ledger`], or the store failure
-/// itself).
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum LedgerError {
-    /// No call has this id.
-    #[error("no call {id} in the ledger")]
-    NotFound {
-        /// The id.
-        id: String,
-    },
-    /// The call is elsewhere: for example sent twice, or answered before
-    /// being sent.
-    #[error("call {id} is {state}, so it cannot become {wanted}")]
-    Illegal {
-        /// The id.
-        id: String,
-        /// Where it is.
-        state: &'static str,
-        /// Where it was asked to go.
-        wanted: &'static str,
-    },
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] Error),
-}
-
 /// The columns of a call, in the order [`Store::read_call`] reads them.
 macro_rules! call_columns {
     () => {
@@ -172,7 +142,14 @@ pub struct RecordedCall {
     pub call: CallRow,
 }
 
-mod record;
+/// The ledger's insert of a new call.
+const INSERT_CALL: &str = concat!(
+    "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, marker, \
+     prepared_at, sent_at, finished_at, result) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+     ON CONFLICT DO NOTHING RETURNING ",
+    call_columns!()
+);
 
 const CALL_BY_ID: &str = concat!("SELECT ", call_columns!(), " FROM calls WHERE id = $1");
 
@@ -183,9 +160,108 @@ const FINISH: &str = concat!(
     call_columns!()
 );
 
+/// The one guarded move of the ledger (see [`Store::move_call`]).
+const MOVE: &str = concat!(
+    "UPDATE calls SET state = $1, marker = COALESCE($2, marker), result = COALESCE($3, result), \
+     sent_at = CASE WHEN $1 = 'sent' THEN $4 ELSE sent_at END, \
+     finished_at = CASE WHEN $1 = 'sent' THEN finished_at ELSE $4 END \
+     WHERE id = $5 AND state = $6 RETURNING ",
+    call_columns!()
+);
+
+/// Insert the call `$insert` (a [`Statement`] of [`INSERT_CALL`], see
+/// [`insertion`]) on `$conn`, or read the call `$id` back if it is there
+/// already (recorded before: the recorded call stands): its row.
+macro_rules! insert_call {
+    ($store:expr, $conn:ident, $insert:expr, $id:expr) => {
+        async {
+            let inserted = $insert
+                .fetch_optional(&mut *$conn)
+                .await
+                .map_err(|e| $store.fail(e))?;
+            let row = match inserted {
+                Some(row) => row,
+                None => by_id($id)
+                    .fetch_optional(&mut *$conn)
+                    .await
+                    .and_then(|row| row.ok_or(sqlx::Error::RowNotFound))
+                    .map_err(|e| $store.fail(e))?,
+            };
+            CallRow::read($store, &row)
+        }
+        .await
+    };
+}
+
+mod record;
+
 /// What [`Store::queue_finish_call`] returns: the move's outcome, once the
 /// batch it joined is durable.
 pub type Finishing = Pin<Box<dyn Future<Output = Result<CallRow, LedgerError>> + Send>>;
+
+/// The insert of `call` as it stands: `state`, sent with `marker` at
+/// `sent_at` (once sent), ended as `end` (once ended).
+fn insertion(
+    call: &NewCall,
+    state: CallState,
+    marker: Option<&str>,
+    sent_at: Option<Timestamp>,
+    end: Option<&CallEnd>,
+) -> Statement {
+    Statement::new(INSERT_CALL, &call.id)
+        .text(call.id.as_str())
+        .text(call.owner.as_str())
+        .text(call.server.as_str())
+        .text(call.tool.as_str())
+        .opt_text(call.arguments_digest.as_deref())
+        .text(state.as_str())
+        .opt_text(marker)
+        .int(micros(call.at))
+        .opt_int(sent_at.map(micros))
+        .opt_int(end.map(|end| micros(end.at)))
+        .opt_text(end.map(|end| end.result.to_string()).as_deref())
+}
+
+/// Where a call ends: `answered`, or `failed`.
+fn end_state(answered: bool) -> CallState {
+    if answered {
+        CallState::Answered
+    } else {
+        CallState::Failed
+    }
+}
+
+/// The outcome of the move to `state` of the call `id`, once the write of
+/// it (`written`) is durable: the row it returned, or why there is none.
+fn finishing<F, R>(store: Store, id: String, state: CallState, written: F) -> Finishing
+where
+    F: Future<Output = Result<Option<R>, Error>> + Send + 'static,
+    R: Fields,
+{
+    Box::pin(async move {
+        let row = written.await?;
+        let moved = row.map(|row| CallRow::read(&store, &row));
+        store.finished(&id, state, moved).await
+    })
+}
+
+/// The read of the call `id`.
+fn by_id(id: &str) -> Statement {
+    Statement::new(CALL_BY_ID, id).text(id)
+}
+
+/// Why a move to `wanted` matched nothing: the call `id` stands elsewhere
+/// (`current`), or there is none.
+fn refusal(id: &str, wanted: CallState, current: Option<CallRow>) -> LedgerError {
+    match current {
+        None => LedgerError::NotFound { id: id.to_owned() },
+        Some(row) => LedgerError::Illegal {
+            id: id.to_owned(),
+            state: row.state.as_str(),
+            wanted: wanted.as_str(),
+        },
+    }
+}
 
 impl Store {
     /// Record a call before sending it. Recording the same id twice returns
@@ -194,33 +270,8 @@ impl Store {
     /// # Errors
     /// [`Error`] when the store fails.
     pub async fn prepare_call(&self, call: &NewCall) -> Result<CallRow, Error> {
-        let sql = concat!(
-            "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, prepared_at) \
-             VALUES ($1, $2, $3, $4, $5, 'prepared', $6) ON CONFLICT DO NOTHING RETURNING ",
-            call_columns!()
-        );
-        with_writer!(self, |conn| {
-            let inserted = sqlx::query(sql)
-                .bind(&call.id)
-                .bind(&call.owner)
-                .bind(&call.server)
-                .bind(&call.tool)
-                .bind(&call.arguments_digest)
-                .bind(micros(call.at))
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(|e| self.fail(e))?;
-            let row = match inserted {
-                Some(row) => row,
-                // Recorded before: the recorded call stands.
-                None => sqlx::query(CALL_BY_ID)
-                    .bind(&call.id)
-                    .fetch_one(&mut *conn)
-                    .await
-                    .map_err(|e| self.fail(e))?,
-            };
-            self.read_call(&row)
-        })
+        let insert = insertion(call, CallState::Prepared, None, None, None);
+        with_writer!(self, |conn| insert_call!(self, conn, insert, &call.id))
     }
 
     /// `prepared -> sent`, with the private marker the request carries.
@@ -270,11 +321,7 @@ impl Store {
         result: &Json,
         now: Timestamp,
     ) -> Finishing {
-        let state = if answered {
-            CallState::Answered
-        } else {
-            CallState::Failed
-        };
+        let state = end_state(answered);
         let statement = Statement::new(FINISH, id)
             .text(state.as_str())
             .text(result.to_string())
@@ -283,23 +330,9 @@ impl Store {
         let store = self.clone();
         let id = id.to_owned();
         match &self.writer {
-            Writer::Sqlite(writer) => {
-                let written = writer.submit(statement);
-                Box::pin(async move {
-                    let row = written.await?;
-                    store
-                        .finished(&id, state, row.map(|row| store.read_call(&row)))
-                        .await
-                })
-            }
+            Writer::Sqlite(writer) => finishing(store, id, state, writer.submit(statement)),
             Writer::Postgres { batches, .. } => {
-                let written = batches.submit(statement);
-                Box::pin(async move {
-                    let row = written.await?;
-                    store
-                        .finished(&id, state, row.map(|row| store.read_call(&row)))
-                        .await
-                })
+                finishing(store, id, state, batches.submit(statement))
             }
         }
     }
@@ -312,16 +345,9 @@ impl Store {
         wanted: CallState,
         moved: Option<Result<CallRow, Error>>,
     ) -> Result<CallRow, LedgerError> {
-        if let Some(row) = moved {
-            return Ok(row?);
-        }
-        match self.call(id).await? {
-            None => Err(LedgerError::NotFound { id: id.to_owned() }),
-            Some(row) => Err(LedgerError::Illegal {
-                id: id.to_owned(),
-                state: row.state.as_str(),
-                wanted: wanted.as_str(),
-            }),
+        match moved {
+            Some(row) => Ok(row?),
+            None => Err(refusal(id, wanted, self.call(id).await?)),
         }
     }
 
@@ -338,35 +364,34 @@ impl Store {
         result: Option<String>,
         now: Timestamp,
     ) -> Result<CallRow, LedgerError> {
-        let sql = concat!(
-            "UPDATE calls SET state = $1, marker = COALESCE($2, marker), result = COALESCE($3, result), \
-             sent_at = CASE WHEN $1 = 'sent' THEN $4 ELSE sent_at END, \
-             finished_at = CASE WHEN $1 = 'sent' THEN finished_at ELSE $4 END \
-             WHERE id = $5 AND state = $6 RETURNING ",
-            call_columns!()
-        );
-        with_writer!(self, |conn| {
-            let moved = sqlx::query(sql)
-                .bind(to.as_str())
-                .bind(marker)
-                .bind(&result)
-                .bind(micros(now))
-                .bind(id)
-                .bind(from.as_str())
+        let moving = Statement::new(MOVE, id)
+            .text(to.as_str())
+            .opt_text(marker)
+            .opt_text(result.as_deref())
+            .int(micros(now))
+            .text(id)
+            .text(from.as_str());
+        let (moved, current) = with_writer!(self, |conn| {
+            let moved = moving
                 .fetch_optional(&mut *conn)
                 .await
                 .map_err(|e| self.fail(e))?;
             let current = match moved {
                 Some(_) => None,
-                None => sqlx::query(CALL_BY_ID)
-                    .bind(id)
+                None => by_id(id)
                     .fetch_optional(&mut *conn)
                     .await
                     .map_err(|e| self.fail(e))?,
             };
-            // A refused move is an answer, not a failed write.
-            Ok::<_, Error>(self.moved(id, to, moved, current))
-        })?
+            // A refused move is an answer, and an unreadable row no failed
+            // write.
+            let read = |row: Option<_>| row.map(|row| CallRow::read(self, &row)).transpose();
+            Ok::<_, Error>((read(moved), read(current)))
+        })?;
+        match moved? {
+            Some(row) => Ok(row),
+            None => Err(refusal(id, to, current?)),
+        }
     }
 
     /// After a crash: every call of `owner` that was `sent` and never
@@ -388,7 +413,7 @@ impl Store {
                 .fetch_all(&mut *conn)
                 .await
                 .map_err(|e| self.fail(e))?;
-            rows.iter().map(|row| self.read_call(row)).collect()
+            rows.iter().map(|row| CallRow::read(self, row)).collect()
         })
     }
 
@@ -397,76 +422,32 @@ impl Store {
     /// # Errors
     /// [`Error`] when the store fails or the row is unreadable.
     pub async fn call(&self, id: &str) -> Result<Option<CallRow>, Error> {
-        with_pool!(self, |pool| {
-            match sqlx::query(CALL_BY_ID)
-                .bind(id)
-                .fetch_optional(pool)
-                .await
-                .map_err(|e| self.fail(e))?
-            {
-                Some(row) => Ok(Some(self.read_call(&row)?)),
-                None => Ok(None),
-            }
-        })
+        self.read_row(CALL_BY_ID, id).await
     }
+}
+
+impl Stored for CallRow {
+    const WHAT: &'static str = "call";
 
     /// A call row as stored.
-    fn read_call<R: Row>(&self, row: &R) -> Result<CallRow, Error>
-    where
-        for<'r> &'r str: sqlx::ColumnIndex<R>,
-        for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-        for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    {
-        let columns = Columns::new(row, &self.name, "call");
-        let corrupt = |detail: String| columns.corrupt(detail);
-        let text = |column: &str| columns.text(column);
-        let state_text = text("state")?.unwrap_or_default();
-        let prepared = row
-            .try_get::<i64, _>("prepared_at")
-            .map_err(|e| corrupt(e.to_string()))?;
+    fn from_columns<R: Fields>(row: &Columns<'_, R>) -> Result<CallRow, Error> {
+        let corrupt = |detail: String| row.corrupt(detail);
+        let state_text = row.text("state")?.unwrap_or_default();
         Ok(CallRow {
             call: NewCall {
-                id: text("id")?.unwrap_or_default(),
-                owner: text("owner")?.unwrap_or_default(),
-                server: text("server")?.unwrap_or_default(),
-                tool: text("tool")?.unwrap_or_default(),
-                arguments_digest: text("arguments_digest")?,
-                at: Timestamp::from_microsecond(prepared).map_err(|e| corrupt(e.to_string()))?,
+                id: row.text("id")?.unwrap_or_default(),
+                owner: row.text("owner")?.unwrap_or_default(),
+                server: row.text("server")?.unwrap_or_default(),
+                tool: row.text("tool")?.unwrap_or_default(),
+                arguments_digest: row.text("arguments_digest")?,
+                at: row
+                    .time("prepared_at")?
+                    .ok_or_else(|| corrupt("prepared_at is empty".into()))?,
             },
             state: CallState::parse(&state_text)
                 .ok_or_else(|| corrupt(format!("unknown state {state_text:?}")))?,
-            marker: text("marker")?,
-            result: text("result")?
-                .map(|t| serde_json::from_str(&t).map_err(|e| corrupt(e.to_string())))
-                .transpose()?,
-        })
-    }
-
-    /// The row a guarded update returned, or why it matched nothing: the
-    /// call as it stands (`current`, read on the same connection) or none.
-    fn moved<R: Row>(
-        &self,
-        id: &str,
-        wanted: CallState,
-        moved: Option<R>,
-        current: Option<R>,
-    ) -> Result<CallRow, LedgerError>
-    where
-        for<'r> &'r str: sqlx::ColumnIndex<R>,
-        for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-        for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    {
-        if let Some(row) = moved {
-            return Ok(self.read_call(&row)?);
-        }
-        let Some(row) = current else {
-            return Err(LedgerError::NotFound { id: id.to_owned() });
-        };
-        let row = self.read_call(&row)?;
-        Err(LedgerError::Illegal {
-            id: id.to_owned(),
-            state: row.state.as_str(),
-            wanted: wanted.as_str(),
+            marker: row.text("marker")?,
+            result: row.json("result")?,
         })
     }
 }

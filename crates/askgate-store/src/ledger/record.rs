@@ -5,61 +5,43 @@
 use jiff::Timestamp;
 use sqlx::Row;
 
-use super::{CALL_BY_ID, CallEnd, CallState, EndedCall, NewCall, RecordedCall};
-use crate::asks::micros;
+use super::{
+    CallEnd, CallRow, CallState, EndedCall, NewCall, RecordedCall, by_id, end_state, insertion,
+};
 use crate::audit::{AuditEntry, append_entry};
 use crate::backend::{Store, Writer, with_writer};
+use crate::columns::Stored;
+use crate::columns::micros;
 use crate::error::Error;
 
-/// Insert `$call` (sent at `$sent_at`, ended as `$end` if it has) in the
-/// ledger on `$conn`, or read it back if it is there already: its row.
-macro_rules! insert_call {
-    ($store:expr, $conn:ident, $call:expr, $marker:expr, $sent_at:expr, $end:expr) => {
-        async {
-            let (call, marker, sent_at, end): (&NewCall, &str, Timestamp, Option<&CallEnd>) =
-                ($call, $marker, $sent_at, $end);
-            let state = match end {
-                None => CallState::Sent,
-                Some(end) if end.answered => CallState::Answered,
-                Some(_) => CallState::Failed,
-            };
-            let inserted = sqlx::query(INSERT_CALL)
-                .bind(&call.id)
-                .bind(&call.owner)
-                .bind(&call.server)
-                .bind(&call.tool)
-                .bind(&call.arguments_digest)
-                .bind(state.as_str())
-                .bind(marker)
-                .bind(micros(call.at))
-                .bind(micros(sent_at))
-                .bind(end.map(|end| micros(end.at)))
-                .bind(end.map(|end| end.result.to_string()))
-                .fetch_optional(&mut *$conn)
-                .await
-                .map_err(|e| $store.fail(e))?;
-            let row = match inserted {
-                Some(row) => row,
-                None => sqlx::query(CALL_BY_ID)
-                    .bind(&call.id)
-                    .fetch_one(&mut *$conn)
-                    .await
-                    .map_err(|e| $store.fail(e))?,
-            };
-            $store.read_call(&row)
-        }
-        .await
-    };
+/// A call to record with the audit entry of the decision that let it
+/// through: sent with `marker` at `sent_at`, ended as `end` if it has.
+#[derive(Clone, Copy)]
+struct Recording<'a> {
+    entry: &'a AuditEntry,
+    call: &'a NewCall,
+    marker: &'a str,
+    sent_at: Timestamp,
+    end: Option<&'a CallEnd>,
 }
 
-/// The ledger's insert of a new call.
-const INSERT_CALL: &str = concat!(
-    "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, marker, \
-     prepared_at, sent_at, finished_at, result) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
-     ON CONFLICT DO NOTHING RETURNING ",
-    call_columns!()
-);
+impl<'a> Recording<'a> {
+    fn new(
+        entry: &'a AuditEntry,
+        call: &'a NewCall,
+        marker: &'a str,
+        sent_at: Timestamp,
+        end: Option<&'a CallEnd>,
+    ) -> Recording<'a> {
+        Recording {
+            entry,
+            call,
+            marker,
+            sent_at,
+            end,
+        }
+    }
+}
 
 /// The most calls [`Store::record_ended_calls`] writes in one statement
 /// (11 values each, well under SQLite's 32,766).
@@ -87,7 +69,8 @@ impl Store {
         marker: &str,
         sent_at: Timestamp,
     ) -> Result<RecordedCall, Error> {
-        self.record_call(entry, call, marker, sent_at, None).await
+        let recording = Recording::new(entry, call, marker, sent_at, None);
+        self.record_call(recording).await
     }
 
     /// [`Store::record_sent_call`] after the fact: the call as it ended
@@ -104,25 +87,15 @@ impl Store {
         sent_at: Timestamp,
         end: &CallEnd,
     ) -> Result<RecordedCall, Error> {
-        self.record_call(entry, call, marker, sent_at, Some(end))
-            .await
+        let recording = Recording::new(entry, call, marker, sent_at, Some(end));
+        self.record_call(recording).await
     }
 
-    async fn record_call(
-        &self,
-        entry: &AuditEntry,
-        call: &NewCall,
-        marker: &str,
-        sent_at: Timestamp,
-        end: Option<&CallEnd>,
-    ) -> Result<RecordedCall, Error> {
-        let text = self.audit_text(entry)?;
+    async fn record_call(&self, recording: Recording<'_>) -> Result<RecordedCall, Error> {
+        let text = self.audit_text(recording.entry)?;
         let mut last_error = None;
         for _ in 0..50 {
-            match self
-                .try_record(&text, entry, call, marker, sent_at, end)
-                .await
-            {
+            match self.try_record(&text, &recording).await {
                 Ok(recorded) => return Ok(recorded),
                 Err(error) => last_error = Some(error),
             }
@@ -137,18 +110,23 @@ impl Store {
     async fn try_record(
         &self,
         text: &str,
-        entry: &AuditEntry,
-        call: &NewCall,
-        marker: &str,
-        sent_at: Timestamp,
-        end: Option<&CallEnd>,
+        recording: &Recording<'_>,
     ) -> Result<RecordedCall, Error> {
+        let Recording {
+            entry,
+            call,
+            marker,
+            sent_at,
+            end,
+        } = *recording;
+        let state = end.map_or(CallState::Sent, |end| end_state(end.answered));
         let key = entry.decision_key.as_deref();
         with_writer!(self, |conn| {
             // The call first: on PostgreSQL, where each statement commits
             // by itself, a retry after a lost race for the chain's next
             // place finds the call recorded and appends the entry once.
-            let row = insert_call!(self, conn, call, marker, sent_at, end)?;
+            let insert = insertion(call, state, Some(marker), Some(sent_at), end);
+            let row = insert_call!(self, conn, insert, &call.id)?;
             let chained = append_entry!(self, conn, text, key)?;
             Ok::<_, Error>(RecordedCall {
                 audit: chained.record(entry),
@@ -203,11 +181,7 @@ impl Store {
                      marker, prepared_at, sent_at, finished_at, result) ",
                 );
                 insert.push_values(calls, |mut row, ended| {
-                    let state = if ended.end.answered {
-                        CallState::Answered
-                    } else {
-                        CallState::Failed
-                    };
+                    let state = end_state(ended.end.answered);
                     row.push_bind(&ended.call.id)
                         .push_bind(&ended.call.owner)
                         .push_bind(&ended.call.server)

@@ -2,8 +2,11 @@
 
 use std::time::Duration;
 
-use askgate_store::{AskFilter, AskStatus, Error, Misuse, NewAsk, SettleError, Settlement, Store};
-use askgate_testkit::Scratch;
+use askgate_store::{
+    AskFilter, AskStatus, Error, Misuse, NewAsk, Parked, SettleError, Settled, Settlement, Store,
+};
+use askgate_testkit::{Fresh, Scratch};
+use tokio::sync::broadcast;
 
 use super::{answer, at, new_ask, postgres, stores};
 
@@ -338,21 +341,13 @@ async fn asks_list_narrowed_to_a_principal_server_risk_or_status_page_by_page() 
 async fn a_waiter_wakes_when_the_ask_is_answered() {
     for store in stores().await {
         store.park(&new_ask("a1", 0, None)).await.expect("parks");
-        let waiter = {
-            let store = store.clone();
-            tokio::spawn(async move { store.wait_settled("a1", Duration::from_secs(30)).await })
-        };
+        let settlement = askgate_testkit::wait::settlement(&store, "a1");
         tokio::task::yield_now().await;
         store
             .settle("a1", &answer("alice"), at(3))
             .await
             .expect("settles");
-        let row = waiter
-            .await
-            .expect("joins")
-            .expect("reads")
-            .expect("settled");
-        assert_eq!(row.status, AskStatus::Answered);
+        assert_eq!(settlement.await.status, AskStatus::Answered);
     }
 }
 
@@ -375,13 +370,54 @@ async fn a_token_is_consumed_once() {
     }
 }
 
+/// Two replicas of one fresh PostgreSQL store (its URL keeps the store
+/// while they live), when PostgreSQL is configured.
+async fn two_replicas() -> Option<(Fresh, Store, Store)> {
+    let url = postgres().await?;
+    let first = Store::open(&url).await.expect("replica 1 opens");
+    let second = Store::open(&url).await.expect("replica 2 opens");
+    Some((url, first, second))
+}
+
+/// News of an ask.
+trait News {
+    /// The ask's id.
+    fn id(&self) -> &str;
+}
+
+impl News for Settled {
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+impl News for Parked {
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// The first news of the ask `id` on `news` (news of others passed over);
+/// the test fails, saying `what` it waited for, after 30 s without it.
+async fn news_of<T: News + Clone>(news: &mut broadcast::Receiver<T>, id: &str, what: &str) -> T {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match news.recv().await {
+                Ok(item) if item.id() == id => return item,
+                Ok(_) => continue,
+                Err(error) => panic!("{error}"),
+            }
+        }
+    })
+    .await
+    .expect(what)
+}
+
 #[tokio::test]
 async fn an_answer_given_through_one_replica_wakes_the_waiter_held_by_another() {
-    let Some(url) = postgres().await else {
+    let Some((_url, holder, answerer)) = two_replicas().await else {
         return;
     };
-    let holder = Store::open(&url).await.expect("replica 1 opens");
-    let answerer = Store::open(&url).await.expect("replica 2 opens");
     holder
         .park(&new_ask("shared", 0, None))
         .await
@@ -391,18 +427,9 @@ async fn an_answer_given_through_one_replica_wakes_the_waiter_held_by_another() 
         .settle("shared", &answer("alice"), at(1))
         .await
         .expect("settles on replica 2");
-    let woken = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            match settlements.recv().await {
-                Ok(settled) if &*settled.id == "shared" => return settled.id.to_string(),
-                Ok(_) => continue,
-                Err(error) => panic!("{error}"),
-            }
-        }
-    })
-    .await
-    .expect("replica 1 hears of the answer through LISTEN/NOTIFY");
-    assert_eq!(woken, "shared");
+    let what = "replica 1 hears of the answer through LISTEN/NOTIFY";
+    let woken = news_of(&mut settlements, "shared", what).await;
+    assert_eq!(&*woken.id, "shared");
 }
 
 #[tokio::test]
@@ -434,27 +461,16 @@ async fn a_new_ask_is_news_and_parking_it_again_is_not() {
 
 #[tokio::test]
 async fn an_ask_parked_through_one_replica_is_news_to_another() {
-    let Some(url) = postgres().await else {
+    let Some((_url, listener, parker)) = two_replicas().await else {
         return;
     };
-    let listener = Store::open(&url).await.expect("replica 1 opens");
-    let parker = Store::open(&url).await.expect("replica 2 opens");
     let mut parked = listener.parked();
     parker
         .park(&new_ask("far", 0, None))
         .await
         .expect("parks on replica 2");
-    let heard = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            match parked.recv().await {
-                Ok(news) if &*news.id == "far" => return news,
-                Ok(_) => continue,
-                Err(error) => panic!("{error}"),
-            }
-        }
-    })
-    .await
-    .expect("replica 1 hears of the ask through LISTEN/NOTIFY");
+    let what = "replica 1 hears of the ask through LISTEN/NOTIFY";
+    let heard = news_of(&mut parked, "far", what).await;
     assert!(heard.row.is_none(), "the database says the id only");
 }
 

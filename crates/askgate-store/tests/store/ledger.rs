@@ -1,7 +1,9 @@
 //! The ledger of calls: how a call moves, what a crash leaves, and how recorded
 //! calls join the chain.
 
-use askgate_store::{AskStatus, CallEnd, CallState, EndedCall, LedgerError, RecordedCall, Store};
+use askgate_store::{
+    AskStatus, CallEnd, CallRow, CallState, EndedCall, LedgerError, RecordedCall, Store,
+};
 use serde_json::json;
 
 use super::{answer, at, call, entry, new_ask, stores, urls};
@@ -31,22 +33,36 @@ async fn the_ledger_moves_a_call_only_forward() {
             (sent.state, sent.marker.as_deref()),
             (CallState::Sent, Some("m-1"))
         );
-        let twice = store.mark_sent("c1", "m-2", at(2)).await;
-        assert!(
-            matches!(twice, Err(LedgerError::Illegal { state: "sent", .. })),
-            "sent twice: {twice:?}"
-        );
-        let done = store
-            .finish_call("c1", true, &json!({"ok": true}), at(3))
-            .await
-            .expect("answers");
-        assert_eq!(done.state, CallState::Answered);
+        a_sent_call_is_not_sent_twice_and_is_answered(&store, "c1").await;
         let missing = store.mark_sent("nope", "m", at(4)).await;
         assert!(
             matches!(missing, Err(LedgerError::NotFound { .. })),
             "{missing:?}"
         );
     }
+}
+
+/// The call `id`, recorded in `store`.
+async fn recorded(store: &Store, id: &str) -> CallRow {
+    store
+        .call(id)
+        .await
+        .expect("reads")
+        .expect("the call is recorded")
+}
+
+/// The sent call `id` cannot be sent again (at 2), and is answered (at 3).
+async fn a_sent_call_is_not_sent_twice_and_is_answered(store: &Store, id: &str) {
+    let twice = store.mark_sent(id, "m-2", at(2)).await;
+    assert!(
+        matches!(twice, Err(LedgerError::Illegal { state: "sent", .. })),
+        "sent twice: {twice:?}"
+    );
+    let done = store
+        .finish_call(id, true, &json!({"ok": true}), at(3))
+        .await
+        .expect("answers");
+    assert_eq!(done.state, CallState::Answered);
 }
 
 #[tokio::test]
@@ -57,22 +73,16 @@ async fn after_a_crash_a_sent_call_may_have_run_and_a_prepared_one_was_never_sen
             .prepare_call(&call("prepared", "gw-1"))
             .await
             .expect("prepares");
-        store
-            .prepare_call(&call("in-flight", "gw-1"))
-            .await
-            .expect("prepares");
-        store
-            .mark_sent("in-flight", "m-1", at(1))
-            .await
-            .expect("sends");
-        store
-            .prepare_call(&call("other-replica", "gw-2"))
-            .await
-            .expect("prepares");
-        store
-            .mark_sent("other-replica", "m-2", at(1))
-            .await
-            .expect("sends");
+        for (id, owner, marker) in [
+            ("in-flight", "gw-1", "m-1"),
+            ("other-replica", "gw-2", "m-2"),
+        ] {
+            store
+                .prepare_call(&call(id, owner))
+                .await
+                .expect("prepares");
+            store.mark_sent(id, marker, at(1)).await.expect("sends");
+        }
         store.close().await;
         drop(store);
 
@@ -86,7 +96,7 @@ async fn after_a_crash_a_sent_call_may_have_run_and_a_prepared_one_was_never_sen
         assert_eq!(recovered[0].state, CallState::MayHaveRun);
         let state = |id: &'static str| {
             let store = restarted.clone();
-            async move { store.call(id).await.expect("reads").expect("exists").state }
+            async move { recorded(&store, id).await.state }
         };
         assert_eq!(
             state("prepared").await,
@@ -168,16 +178,7 @@ async fn a_call_recorded_as_sent_carries_its_decision_in_the_chain() {
             (CallState::Sent, Some("m-1"))
         );
         assert_eq!(record.seq, 1);
-        let twice = store.mark_sent("c1", "m-2", at(2)).await;
-        assert!(
-            matches!(twice, Err(LedgerError::Illegal { state: "sent", .. })),
-            "sent twice: {twice:?}"
-        );
-        let done = store
-            .finish_call("c1", true, &json!({"ok": true}), at(3))
-            .await
-            .expect("answers");
-        assert_eq!(done.state, CallState::Answered);
+        a_sent_call_is_not_sent_twice_and_is_answered(&store, "c1").await;
         let again = store
             .finish_call("c1", false, &json!({"failure": "late"}), at(4))
             .await;
@@ -230,11 +231,7 @@ async fn calls_recorded_side_by_side_keep_one_unbroken_chain() {
         let verification = reopened.verify_audit().await.expect("verifies");
         assert_eq!((verification.entries, verification.broken), (48, None));
         for i in 0..24 {
-            let row = reopened
-                .call(&format!("c{i}"))
-                .await
-                .expect("reads")
-                .expect("recorded");
+            let row = recorded(&reopened, &format!("c{i}")).await;
             assert_eq!(row.state, CallState::Answered, "a queued end is kept");
         }
     }
@@ -259,11 +256,7 @@ async fn calls_recorded_together_each_keep_their_end_and_their_place_in_the_chai
             .collect();
         store.record_ended_calls(&ended).await.expect("records");
         for i in 0..5 {
-            let row = store
-                .call(&format!("r{i}"))
-                .await
-                .expect("reads")
-                .expect("recorded");
+            let row = recorded(&store, &format!("r{i}")).await;
             let state = if i == 3 {
                 CallState::Failed
             } else {

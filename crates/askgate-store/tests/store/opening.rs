@@ -11,16 +11,11 @@ async fn a_foreign_database_file_is_refused_naming_the_store() {
     let dir = Scratch::new();
     let path = dir.join("foreign.db");
     let url = format!("sqlite://{}", path.display());
-    {
-        let pool = sqlx::sqlite::SqlitePool::connect(&format!("{url}?mode=rwc"))
-            .await
-            .expect("creates");
-        sqlx::query("CREATE TABLE invoices (id INTEGER)")
-            .execute(&pool)
-            .await
-            .expect("creates");
-        pool.close().await;
-    }
+    run_sql(
+        &format!("{url}?mode=rwc"),
+        "CREATE TABLE invoices (id INTEGER)",
+    )
+    .await;
     let error = Store::open(&url).await.expect_err("foreign");
     assert!(matches!(error, Error::Foreign { .. }), "{error}");
     assert!(
@@ -45,7 +40,7 @@ async fn a_store_from_a_newer_askgate_is_refused() {
     let dir = Scratch::new();
     let url = dir.store_url();
     Store::open(&url).await.expect("creates").close().await;
-    tamper_url(&url, "UPDATE askgate_schema SET version = 99").await;
+    run_sql(&url, "UPDATE askgate_schema SET version = 99").await;
     let error = Store::open(&url).await.expect_err("newer");
     assert!(
         matches!(error, Error::NewerSchema { found: 99, .. }),
@@ -53,11 +48,13 @@ async fn a_store_from_a_newer_askgate_is_refused() {
     );
 }
 
-async fn tamper_url(url: &str, sql: &'static str) {
+/// Run `sql` on the SQLite file at `url`, as someone with the file at hand
+/// would.
+async fn run_sql(url: &str, sql: &'static str) {
     let pool = sqlx::sqlite::SqlitePool::connect(url)
         .await
         .expect("connects");
-    sqlx::query(sql).execute(&pool).await.expect("tampers");
+    sqlx::raw_sql(sql).execute(&pool).await.expect("runs");
     pool.close().await;
 }
 
@@ -76,23 +73,19 @@ async fn an_older_store_is_migrated_on_open() {
     let url = urls().await.remove(0);
     Store::open(&url).await.expect("creates").close().await;
     // Take the store back to schema 1, as an older askgate left it.
-    let pool = sqlx::sqlite::SqlitePool::connect(&url)
-        .await
-        .expect("connects");
-    sqlx::raw_sql("DROP TABLE calls; DROP TABLE tasks; DROP INDEX audit_decision_key; ALTER TABLE audit DROP COLUMN decision_key; DROP INDEX asks_call_key; ALTER TABLE asks DROP COLUMN call_key; UPDATE askgate_schema SET version = 1")
-        .execute(&pool)
-        .await
-        .expect("downgrades");
+    let downgrade = "DROP TABLE calls; DROP TABLE tasks; \
+        DROP INDEX audit_decision_key; ALTER TABLE audit DROP COLUMN decision_key; \
+        DROP INDEX asks_call_key; ALTER TABLE asks DROP COLUMN call_key; \
+        UPDATE askgate_schema SET version = 1";
+    run_sql(&url, downgrade).await;
     // Asks an older askgate-mcp parked: a call's first ask, and its second.
-    for (id, key) in [("old1", "mcp:abc:confirm"), ("old2", "mcp:abc:confirm#2")] {
-        sqlx::query("INSERT INTO asks (id, resume_key, principal, request, created_at, status) VALUES ($1, $2, 'alice', '{}', 1, 'pending')")
-            .bind(id)
-            .bind(key)
-            .execute(&pool)
-            .await
-            .expect("an old ask");
-    }
-    pool.close().await;
+    run_sql(
+        &url,
+        "INSERT INTO asks (id, resume_key, principal, request, created_at, status) VALUES \
+        ('old1', 'mcp:abc:confirm', 'alice', '{}', 1, 'pending'), \
+        ('old2', 'mcp:abc:confirm#2', 'alice', '{}', 1, 'pending')",
+    )
+    .await;
     let store = Store::open(&url).await.expect("migrates");
     store
         .prepare_call(&call("c1", "gw-1"))

@@ -1,6 +1,7 @@
 //! Tasks: waiting for answers, resuming once, and what a stopped runner leaves.
 
-use askgate_store::{NewTask, Store, TaskEnd, TaskError, TaskStatus};
+use askgate_store::{NewTask, Store, TaskEnd, TaskError, TaskRow, TaskStatus};
+use jiff::Timestamp;
 use serde_json::json;
 
 use super::{at, stores, urls};
@@ -17,6 +18,29 @@ fn new_task(id: &str, created: i64) -> NewTask {
         at: at(created),
         lease: jiff::SignedDuration::from_secs(30),
     }
+}
+
+/// Create the task `id` (created at 0): the row.
+async fn created(store: &Store, id: &str) -> TaskRow {
+    store.create_task(&new_task(id, 0)).await.expect("created")
+}
+
+/// Create the task `id` and park it (at 1) on input requests `keys`.
+async fn parked(store: &Store, id: &str, keys: &[&str]) {
+    created(store, id).await;
+    store
+        .park_task(id, requests(keys), None, at(1))
+        .await
+        .expect("parks");
+}
+
+/// The task `id` as of `now`; it exists.
+async fn read(store: &Store, id: &str, now: Timestamp) -> TaskRow {
+    store
+        .task(id, now)
+        .await
+        .expect("reads")
+        .expect("the task exists")
 }
 
 fn requests(keys: &[&str]) -> serde_json::Map<String, serde_json::Value> {
@@ -44,16 +68,9 @@ fn responses(keys: &[&str]) -> serde_json::Map<String, serde_json::Value> {
 #[tokio::test]
 async fn a_task_waits_for_every_answer_then_resumes_once_and_ends_once() {
     for store in stores().await {
-        let created = store
-            .create_task(&new_task("t1", 0))
-            .await
-            .expect("created");
+        let created = created(&store, "t1").await;
         assert_eq!(created.status, TaskStatus::Working);
-        let read = store
-            .task("t1", at(1))
-            .await
-            .expect("reads")
-            .expect("found");
+        let read = read(&store, "t1", at(1)).await;
         assert_eq!(read.task.arguments, json!({"filename": "a.txt"}));
 
         let parked = store
@@ -123,22 +140,11 @@ async fn a_task_waiting_on_a_person_survives_reopening_the_store() {
     for url in urls().await {
         {
             let store = Store::open(&url).await.expect("opens");
-            store
-                .create_task(&new_task("t2", 0))
-                .await
-                .expect("created");
-            store
-                .park_task("t2", requests(&["confirm"]), None, at(1))
-                .await
-                .expect("parks");
+            parked(&store, "t2", &["confirm"]).await;
         }
         let store = Store::open(&url).await.expect("reopens");
         // Hours later, long past any lease: a parked task holds none.
-        let row = store
-            .task("t2", at(7200))
-            .await
-            .expect("reads")
-            .expect("kept");
+        let row = read(&store, "t2", at(7200)).await;
         assert_eq!(row.status, TaskStatus::InputRequired);
         assert!(row.pending.contains_key("confirm"));
         let answered = store
@@ -152,14 +158,7 @@ async fn a_task_waiting_on_a_person_survives_reopening_the_store() {
 #[tokio::test]
 async fn concurrent_answers_resume_a_task_exactly_once() {
     for store in stores().await {
-        store
-            .create_task(&new_task("t3", 0))
-            .await
-            .expect("created");
-        store
-            .park_task("t3", requests(&["x"]), None, at(1))
-            .await
-            .expect("parks");
+        parked(&store, "t3", &["x"]).await;
         let runs = (0..8).map(|_| {
             let store = store.clone();
             tokio::spawn(async move {
@@ -183,30 +182,15 @@ async fn concurrent_answers_resume_a_task_exactly_once() {
 #[tokio::test]
 async fn a_working_task_whose_runner_stopped_reads_as_interrupted_and_a_cancel_stands() {
     for store in stores().await {
-        store
-            .create_task(&new_task("t4", 0))
-            .await
-            .expect("created");
+        created(&store, "t4").await;
         // Within the lease: still working.
-        let row = store
-            .task("t4", at(10))
-            .await
-            .expect("reads")
-            .expect("found");
+        let row = read(&store, "t4", at(10)).await;
         assert_eq!(row.status, TaskStatus::Working);
         assert!(store.renew_task_lease("t4", at(40)).await.expect("renews"));
-        let row = store
-            .task("t4", at(35))
-            .await
-            .expect("reads")
-            .expect("found");
+        let row = read(&store, "t4", at(35)).await;
         assert_eq!(row.status, TaskStatus::Working, "the renewed lease holds");
         // Past the lease: the runner is gone.
-        let row = store
-            .task("t4", at(41))
-            .await
-            .expect("reads")
-            .expect("found");
+        let row = read(&store, "t4", at(41)).await;
         assert_eq!(row.status, TaskStatus::Failed);
         assert!(
             row.error
@@ -217,10 +201,7 @@ async fn a_working_task_whose_runner_stopped_reads_as_interrupted_and_a_cancel_s
             row.error
         );
 
-        store
-            .create_task(&new_task("t5", 0))
-            .await
-            .expect("created");
+        created(&store, "t5").await;
         let cancelled = store.cancel_task("t5", at(1)).await.expect("cancels");
         assert_eq!(cancelled.status, TaskStatus::Cancelled);
         assert!(matches!(

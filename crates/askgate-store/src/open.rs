@@ -1,0 +1,148 @@
+//! Opening a store on SQLite or PostgreSQL: its pool, its group committer,
+//! the relay of PostgreSQL's notifications, and the schema brought up to
+//! date.
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::ConnectOptions;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgListener, PgPool, PgPoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
+};
+
+use crate::asks::{Parked, Settled};
+use crate::backend::{AbortOnDrop, PARKED_CHANNEL, Pool, SETTLED_CHANNEL, Store, Writer};
+use crate::error::Error;
+use crate::fault::classify;
+use crate::news::News;
+use crate::schema;
+use crate::writer::{Connect, GroupCommit};
+
+impl Store {
+    /// Open (and create or migrate) the store at `url`: `sqlite://PATH`
+    /// (created if missing; WAL, full synchronous commits) or
+    /// `postgres://...`.
+    ///
+    /// # Errors
+    /// [`Error::BadUrl`], [`Error::Unreachable`], [`Error::Foreign`] for a
+    /// file that is not an askgate store, [`Error::NewerSchema`] for a store
+    /// written by a newer askgate.
+    pub async fn open(url: &str) -> Result<Store, Error> {
+        let name: Arc<str> = Arc::from(redact(url));
+        let unreachable = |e: sqlx::Error| Error::Unreachable {
+            store: name.to_string(),
+            detail: e.to_string(),
+        };
+        let news = Arc::new(News::new());
+        let (pool, writer, task) = if let Some(path) = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+        {
+            let options = SqliteConnectOptions::from_str(&format!("sqlite://{path}"))
+                .map_err(unreachable)?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                // An acknowledged answer survives a power cut.
+                .synchronous(SqliteSynchronous::Full)
+                .busy_timeout(Duration::from_secs(5))
+                .foreign_keys(true);
+            let pool = SqlitePoolOptions::new()
+                .max_connections(4)
+                .acquire_timeout(Duration::from_secs(5))
+                .connect_with(options.clone())
+                .await
+                .map_err(|e| classify(&name, &e))?;
+            // The writer caches a command per statement, count of writes
+            // and place in the batch (see `statement`): room for all.
+            let options = options.statement_cache_capacity(256);
+            let conn = options.connect().await.map_err(|e| classify(&name, &e))?;
+            let connect: Connect<SqliteConnection> = Box::new(move || {
+                let options = options.clone();
+                Box::pin(async move { options.connect().await })
+            });
+            let (writer, committer) = GroupCommit::start(conn, connect, Arc::clone(&name));
+            (
+                Pool::Sqlite(pool),
+                Writer::Sqlite(writer),
+                vec![AbortOnDrop(committer)],
+            )
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let options = PgConnectOptions::from_str(url).map_err(unreachable)?;
+            let pool = PgPoolOptions::new()
+                .max_connections(16)
+                .acquire_timeout(Duration::from_secs(5))
+                .connect_with(options.clone())
+                .await
+                .map_err(unreachable)?;
+            let listener = listen(&pool, &name, Arc::clone(&news)).await?;
+            let conn = options.connect().await.map_err(unreachable)?;
+            let connect: Connect<PgConnection> = Box::new(move || {
+                let options = options.clone();
+                Box::pin(async move { options.connect().await })
+            });
+            let (batches, committer) = GroupCommit::start(conn, connect, Arc::clone(&name));
+            (
+                Pool::Postgres(pool.clone()),
+                Writer::Postgres { pool, batches },
+                vec![listener, AbortOnDrop(committer)],
+            )
+        } else {
+            return Err(Error::BadUrl {
+                store: name.to_string(),
+            });
+        };
+        let store = Store::assemble(pool, writer, name, news, task);
+        schema::migrate(&store).await?;
+        Ok(store)
+    }
+}
+
+/// Relay PostgreSQL notifications of parked and settled asks to the
+/// in-process news.
+async fn listen(pool: &PgPool, name: &str, news: Arc<News>) -> Result<AbortOnDrop, Error> {
+    let mut listener = PgListener::connect_with(pool)
+        .await
+        .map_err(|e| classify(name, &e))?;
+    listener
+        .listen_all([SETTLED_CHANNEL, PARKED_CHANNEL])
+        .await
+        .map_err(|e| classify(name, &e))?;
+    let task = tokio::spawn(async move {
+        // `recv` reconnects by itself after a lost connection.
+        while let Ok(notification) = listener.recv().await {
+            let id = Arc::from(notification.payload());
+            if notification.channel() == PARKED_CHANNEL {
+                news.announce_parked(Parked { id, row: None });
+            } else {
+                news.announce(Settled { id, row: None });
+            }
+        }
+    });
+    Ok(AbortOnDrop(task))
+}
+
+/// The URL without a password.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let user_and_password = &url[scheme + 3..at];
+            let user = user_and_password.split(':').next().unwrap_or("");
+            format!("{}{user}@{}", &url[..scheme + 3], &url[at + 1..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_password_never_reaches_a_message() {
+        assert_eq!(
+            super::redact("postgres://app:s3cret@db:5432/x"),
+            "postgres://app@db:5432/x"
+        );
+        assert_eq!(super::redact("sqlite:///tmp/a.db"), "sqlite:///tmp/a.db");
+    }
+}
