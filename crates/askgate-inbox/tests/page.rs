@@ -505,16 +505,6 @@ async fn an_inbox_url_that_is_not_http_is_refused_naming_its_scheme() {
     );
 }
 
-/// A clock a test sets.
-#[derive(Debug)]
-struct Fixed(Timestamp);
-
-impl askgate_mcp::Clock for Fixed {
-    fn now(&self) -> Timestamp {
-        self.0
-    }
-}
-
 #[tokio::test]
 async fn an_answer_is_dated_on_the_inbox_clock_not_the_systems() {
     let mut page = Page::new().await;
@@ -526,7 +516,7 @@ async fn an_answer_is_dated_on_the_inbox_clock_not_the_systems() {
     page.inbox = page
         .inbox
         .clone()
-        .with_clock(std::sync::Arc::new(Fixed(at)));
+        .with_clock(askgate_testkit::clock::ManualClock::starting_at(at));
     page.park("ask_deploy", "alice").await;
     let alice = page.sign_in(ALICE).await;
     let answer = [("action", "accept"), ("f.replicas", "3"), ("f.env", "prod")];

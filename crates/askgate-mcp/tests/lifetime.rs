@@ -4,11 +4,11 @@
 //! test waiting a day); and how long a person took to answer is measured on
 //! tokio's time, so a paused runtime drives it.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use askgate_core::{Call, Risk};
-use askgate_mcp::{Clock, Confirmations, Policy, Request, Rounds};
+use askgate_mcp::{Confirmations, Policy, Request, Rounds};
+use askgate_testkit::clock::ManualClock;
 use askgate_testkit::mcp::{Tools, call, complete_text, connect};
 use askgate_testkit::person::{accept, decline};
 use askgate_testkit::{Person, TempStore};
@@ -16,27 +16,6 @@ use jiff::Timestamp;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::service::ClientLifecycleMode;
 use serde_json::{Value as Json, json};
-
-/// A clock that moves only when the test says.
-#[derive(Debug)]
-struct ManualClock(Mutex<Timestamp>);
-
-impl ManualClock {
-    fn starting_at(start: Timestamp) -> Arc<ManualClock> {
-        Arc::new(ManualClock(Mutex::new(start)))
-    }
-
-    fn advance(&self, by: Duration) {
-        let mut now = self.0.lock().expect("the clock's lock");
-        *now = now.checked_add(by).expect("within jiff's range");
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> Timestamp {
-        *self.0.lock().expect("the clock's lock")
-    }
-}
 
 const LIFETIME: Duration = Duration::from_secs(60 * 60);
 

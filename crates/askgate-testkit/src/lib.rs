@@ -1,4 +1,5 @@
-//! What askgate's tests share, so that each is written once: scratch
+//! What askgate's tests share, so that each is written once: a clock
+//! the test moves ([`clock`]), scratch
 //! directories and SQLite stores ([`scratch`]), a fresh PostgreSQL schema
 //! when one is configured ([`postgres`]), a scripted person behind an MCP
 //! client ([`person`]), an in-process client and server ([`mcp`]), waits
@@ -14,6 +15,7 @@
 //! wait ends on the news it waits for, and fails the test — naming what
 //! it waited for — if that news does not come within [`wait::PATIENCE`].
 
+pub mod clock;
 pub mod gateway;
 #[cfg(feature = "in-process")]
 pub mod in_process;
