@@ -36,7 +36,6 @@ use rmcp::ErrorData;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value as Json;
 
-use crate::ask::Unanswered;
 use crate::inbox::Fallback;
 use crate::round::{Round, RoundError, Rounds};
 use standing::Standing;
@@ -173,8 +172,7 @@ impl Round {
             return Ok(Some(self.decided(key, call, verdict, Answerer::Nobody)));
         }
         self.about(call.server, call.tool, call.risk.as_str());
-        let ask = Ask::new(confirmation_form(call))
-            .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
+        let ask = Ask::new(confirmation_form(call)).map_err(RoundError::unsendable)?;
         let mut found = Found {
             standing: self.standing(key).await?,
             answered: None,
@@ -196,11 +194,10 @@ impl Round {
                 Turn::Again => {}
             }
         }
-        Err(RoundError::Store(format!(
-            "the confirmation of {} on {} kept changing under askgate (answered and used by other \
-             calls); call again",
-            call.tool, call.server
-        )))
+        Err(RoundError::Contended {
+            tool: call.tool.to_owned(),
+            server: call.server.to_owned(),
+        })
     }
 
     /// Whether the client cancelled this request (`notifications/cancelled`):
@@ -363,7 +360,7 @@ impl Decided {
             .store()
             .append_audit(&self.entry)
             .await
-            .map_err(|e| RoundError::Store(e.to_string()))?;
+            .map_err(RoundError::Store)?;
         self.log();
         Ok(())
     }
