@@ -13,6 +13,21 @@ use serde_json::{Value as Json, json};
 
 use super::{Server, Setup, audit, form_client, last, pending, run};
 
+/// A call of `delete` with `arguments`, carrying `responses` and `state`
+/// when it is a retry.
+fn delete(
+    arguments: Json,
+    responses: Option<Json>,
+    state: Option<String>,
+) -> CallToolRequestParams {
+    let mut params = CallToolRequestParams::new("delete");
+    params.arguments = arguments.as_object().cloned();
+    params.input_responses =
+        responses.map(|r| serde_json::from_value::<InputResponses>(r).expect("responses"));
+    params.request_state = state;
+    params
+}
+
 #[tokio::test]
 async fn a_decision_reached_again_on_a_retry_is_audited_once() {
     // 2026-07-28: round 1 asks the confirmation; round 2 decides it and asks
@@ -21,14 +36,11 @@ async fn a_decision_reached_again_on_a_retry_is_audited_once() {
     setup.version = ProtocolVersion::V_2026_07_28;
     let h = setup.start().await;
     let call = |responses: Option<Json>, state: Option<String>| {
-        let mut params = CallToolRequestParams::new("delete");
-        params.arguments = json!({"risk": "high_write", "note": true})
-            .as_object()
-            .cloned();
-        params.input_responses =
-            responses.map(|r| serde_json::from_value::<InputResponses>(r).expect("responses"));
-        params.request_state = state;
-        params
+        delete(
+            json!({"risk": "high_write", "note": true}),
+            responses,
+            state,
+        )
     };
     let input_required = |response: CallToolResponse| match response {
         CallToolResponse::InputRequired(result) => result,
@@ -95,12 +107,7 @@ async fn on_2026_an_instant_answer_in_the_retry_is_not_a_persons() {
     setup.inbox = true;
     let h = setup.start().await;
     let call = |responses: Option<Json>, state: Option<String>| {
-        let mut params = CallToolRequestParams::new("delete");
-        params.arguments = json!({"risk": "high_write"}).as_object().cloned();
-        params.input_responses =
-            responses.map(|r| serde_json::from_value::<InputResponses>(r).expect("responses"));
-        params.request_state = state;
-        params
+        delete(json!({"risk": "high_write"}), responses, state)
     };
     let CallToolResponse::InputRequired(first) = h
         .client
