@@ -142,11 +142,10 @@ impl ServerHandler for Deploy {
         params: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if params.name != TOOL {
-            let known = format!("the only tool is {TOOL:?}");
-            return Err(unknown("tool", &params.name, known));
+        match params.name.as_ref() {
+            TOOL => self.deploy(&params, &cx).await,
+            other => Err(unknown("tool", other, format!("the only tool is {TOOL:?}"))),
         }
-        self.deploy(&params, &cx).await
     }
 }
 

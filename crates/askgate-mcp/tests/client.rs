@@ -279,6 +279,15 @@ async fn terminal_shows_a_url_and_accepts_once_the_person_is_back() {
     assert!(shown.contains("(on auth.example)"), "{shown}");
 }
 
+/// A form of one required choice, `env`: staging or prod.
+fn env_form() -> Json {
+    form(json!({
+        "type": "object",
+        "properties": {"env": {"type": "string", "enum": ["staging", "prod"]}},
+        "required": ["env"]
+    }))
+}
+
 /// Parking in `store`, without the notice on stderr.
 fn quiet_parking(store: &TempStore) -> Parking {
     Parking::new(store.store().clone()).with_notice(false)
@@ -333,11 +342,7 @@ async fn an_ask_from_the_store_waits_as_pending_until_answered_there() {
 async fn a_decline_in_the_store_declines_the_elicitation() {
     let store = TempStore::open().await;
     let parking = quiet_parking(&store);
-    let schema = form(json!({
-        "type": "object",
-        "properties": {"env": {"type": "string", "enum": ["staging", "prod"]}},
-        "required": ["env"]
-    }));
+    let schema = env_form();
     let call = tokio::spawn(elicit(Answerer::Store(parking), schema));
     let pending = first_pending(&store).await;
     askgate_testkit::answer_in_inbox(&store, &pending.ask.id, Act::Decline, "ann", Surface::Cli)
@@ -369,11 +374,7 @@ async fn a_form_the_inbox_cannot_carry_is_refused_with_an_error_not_parked() {
 async fn an_ask_nobody_answers_in_time_is_cancelled_and_closed_in_the_store() {
     let store = TempStore::open().await;
     let parking = quiet_parking(&store).with_timeout(Duration::from_millis(300));
-    let schema = form(json!({
-        "type": "object",
-        "properties": {"env": {"type": "string", "enum": ["staging", "prod"]}},
-        "required": ["env"]
-    }));
+    let schema = env_form();
     let result = elicit(Answerer::Store(parking), schema).await;
     assert_eq!(result, json!({"action": "cancel"}));
     let page = store.pending(10, None).await.expect("the store reads");

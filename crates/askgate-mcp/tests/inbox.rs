@@ -97,6 +97,17 @@ fn discover() -> ClientLifecycleMode {
     }
 }
 
+/// A client that opens links only (URL mode), the inbox parking asks.
+async fn url_only(lifecycle: ClientLifecycleMode) -> Harness {
+    harness(
+        json!({"elicitation": {"url": {}}}),
+        Fallback::Park,
+        false,
+        lifecycle,
+    )
+    .await
+}
+
 impl Harness {
     /// Call the tool once with `args`: the result's text, and whether it
     /// is an error.
@@ -137,13 +148,7 @@ fn ask_id(message: &str) -> String {
 
 #[tokio::test]
 async fn a_url_only_client_gets_the_inbox_page_and_the_completion_notice() {
-    let h = harness(
-        json!({"elicitation": {"url": {}}}),
-        Fallback::Park,
-        false,
-        initialize(),
-    )
-    .await;
+    let h = url_only(initialize()).await;
     let (text, is_error) = h.called(json!({})).await;
     assert!(!is_error);
     let outcome: Json = serde_json::from_str(&text).expect("the outcome");
@@ -236,13 +241,7 @@ async fn the_block_fallback_refuses_a_client_without_elicitation() {
 
 #[tokio::test]
 async fn on_2026_a_url_goes_out_as_an_input_request_and_the_retry_reads_the_inbox() {
-    let h = harness(
-        json!({"elicitation": {"url": {}}}),
-        Fallback::Park,
-        false,
-        discover(),
-    )
-    .await;
+    let h = url_only(discover()).await;
     let first = match h
         .client
         .call_tool_once(call(json!({})))

@@ -153,6 +153,15 @@ async fn start(client: &RunningService<RoleClient, Person>, tool: &str, args: Js
     }
 }
 
+/// A scratch store, alice's client on it, and the id of the task of `tool`
+/// she started with `args`.
+async fn started(tool: &str, args: Json) -> (Scratch, RunningService<RoleClient, Person>, String) {
+    let dir = Scratch::new();
+    let client = serve(&dir.store_url(), "alice").await;
+    let id = start(&client, tool, args).await;
+    (dir, client, id)
+}
+
 async fn get(client: &RunningService<RoleClient, Person>, id: &str) -> GetTaskResult {
     client
         .get_task(GetTaskParams::new(id.to_owned()))
@@ -226,10 +235,7 @@ fn answer(key: &str, content: Json) -> InputResponses {
 
 #[tokio::test]
 async fn a_task_waiting_on_a_person_survives_a_server_restart() {
-    let dir = Scratch::new();
-    let url = dir.store_url();
-    let first = serve(&url, "alice").await;
-    let id = start(&first, "delete", json!({"file": "notes.txt"})).await;
+    let (dir, first, id) = started("delete", json!({"file": "notes.txt"})).await;
     let waiting = until(&first, &id, TaskStatus::InputRequired).await;
     let TaskPayload::InputRequired { input_requests } = &waiting.task.payload else {
         panic!("waiting on input");
@@ -239,7 +245,7 @@ async fn a_task_waiting_on_a_person_survives_a_server_restart() {
     drop(first);
 
     // A new server process on the same store: the task is there, waiting.
-    let second = serve(&url, "alice").await;
+    let second = serve(&dir.store_url(), "alice").await;
     let still = get(&second, &id).await;
     assert_eq!(still.task.task.status, TaskStatus::InputRequired);
     update(&second, &id, "confirm", json!({"confirm": true}))
@@ -257,10 +263,7 @@ async fn a_task_waiting_on_a_person_survives_a_server_restart() {
 
 #[tokio::test]
 async fn a_wrong_answer_is_asked_again_under_a_new_key() {
-    let dir = Scratch::new();
-    let url = dir.store_url();
-    let client = serve(&url, "alice").await;
-    let id = start(&client, "delete", json!({"file": "a.txt"})).await;
+    let (_dir, client, id) = started("delete", json!({"file": "a.txt"})).await;
     until(&client, &id, TaskStatus::InputRequired).await;
     update(&client, &id, "confirm", json!({"confirm": "yes please"}))
         .await
@@ -289,10 +292,7 @@ async fn a_wrong_answer_is_asked_again_under_a_new_key() {
 
 #[tokio::test]
 async fn a_cancelled_task_stays_cancelled_and_a_panic_is_a_failure() {
-    let dir = Scratch::new();
-    let url = dir.store_url();
-    let client = serve(&url, "alice").await;
-    let id = start(&client, "slow", json!({})).await;
+    let (_dir, client, id) = started("slow", json!({})).await;
     assert_eq!(status(&client, &id).await, TaskStatus::Working);
     client
         .cancel_task(CancelTaskParams::new(id.clone()))
@@ -320,12 +320,9 @@ async fn a_cancelled_task_stays_cancelled_and_a_panic_is_a_failure() {
 
 #[tokio::test]
 async fn a_task_is_only_its_principals() {
-    let dir = Scratch::new();
-    let url = dir.store_url();
-    let alice = serve(&url, "alice").await;
-    let id = start(&alice, "delete", json!({"file": "b.txt"})).await;
+    let (dir, alice, id) = started("delete", json!({"file": "b.txt"})).await;
     until(&alice, &id, TaskStatus::InputRequired).await;
-    let mallory = serve(&url, "mallory").await;
+    let mallory = serve(&dir.store_url(), "mallory").await;
     for result in [
         mallory
             .get_task(GetTaskParams::new(id.clone()))
@@ -351,10 +348,7 @@ async fn a_task_is_only_its_principals() {
 
 #[tokio::test]
 async fn a_live_runner_keeps_its_task_working_past_its_first_lease() {
-    let dir = Scratch::new();
-    let url = dir.store_url();
-    let client = serve(&url, "alice").await;
-    let id = start(&client, "slow", json!({})).await;
+    let (_dir, client, id) = started("slow", json!({})).await;
     // The lease is 1 s; the runner renews it while it runs, so readers
     // (which report a lapsed lease as interrupted) keep seeing it work.
     // A lapsed lease itself is tested in askgate-store.
