@@ -41,6 +41,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Map, Value as Json, json};
 
+use crate::fixture::{argument, unknown};
+
 /// Every tool and the risk it is meant to have, for tests and configs.
 pub const TOOLS: [(&str, Risk); 9] = [
     ("read_note", Risk::Read),
@@ -218,10 +220,7 @@ impl Notes {
             "sign_in" => asks::sign_in(cx).await,
             "ask_name_later" => asks::ask_name_later(cx),
             wait::NAME => wait::wait_for_note(self, args, cx).await,
-            other => Err(ErrorData::invalid_params(
-                format!("unknown tool {other:?}; tools/list names the tools"),
-                None,
-            )),
+            other => Err(unknown("tool", other, "tools/list names the tools")),
         }
     }
 }
@@ -253,7 +252,7 @@ fn valid_name(name: &str) -> bool {
 }
 
 fn string<'a>(args: &'a Map<String, Json>, key: &str) -> Result<&'a str, ErrorData> {
-    args.get(key).and_then(Json::as_str).ok_or_else(|| {
+    argument(Some(args), key).ok_or_else(|| {
         ErrorData::invalid_params(format!("a string argument {key:?} is required"), None)
     })
 }
@@ -287,93 +286,91 @@ fn schema(properties: &[(&str, &str)]) -> Arc<Map<String, Json>> {
     Arc::new(object)
 }
 
+/// What a tool that only reads says of itself.
+fn reads(open_world: bool) -> ToolAnnotations {
+    ToolAnnotations::new()
+        .read_only(true)
+        .open_world(open_world)
+}
+
+/// What a tool that writes says of itself.
+fn writes(destructive: bool, idempotent: bool, open_world: bool) -> ToolAnnotations {
+    ToolAnnotations::new()
+        .read_only(false)
+        .destructive(destructive)
+        .idempotent(idempotent)
+        .open_world(open_world)
+}
+
 /// The tools, annotated truthfully.
 fn tools() -> Vec<Tool> {
     let name = ("name", "The note's name: A-Z, a-z, 0-9, _ and -");
     let text = ("text", "The text");
-    vec![
-        Tool::new(
+    let deploy = [
+        ("service", "The service to deploy"),
+        ("env", "The environment: staging or production"),
+    ];
+    [
+        (
             "read_note",
             "Returns a note's text (risk: read)",
             schema(&[name]),
-        )
-        .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
-        Tool::new(
+            reads(false),
+        ),
+        (
             "append_note",
             "Appends text to a note, creating it if needed (risk: low_write)",
             schema(&[name, text]),
-        )
-        .with_annotations(
-            ToolAnnotations::new()
-                .read_only(false)
-                .destructive(false)
-                .idempotent(false)
-                .open_world(false),
+            writes(false, false, false),
         ),
-        Tool::new(
+        (
             "write_note",
             "Replaces a note's text (risk: medium_write)",
             schema(&[name, text]),
-        )
-        .with_annotations(
-            ToolAnnotations::new()
-                .read_only(false)
-                .destructive(true)
-                .idempotent(true)
-                .open_world(false),
+            writes(true, true, false),
         ),
-        Tool::new(
+        (
             "deploy",
             "Deploys a service to an environment (risk: high_write)",
-            schema(&[
-                ("service", "The service to deploy"),
-                ("env", "The environment: staging or production"),
-            ]),
-        )
-        .with_annotations(
-            ToolAnnotations::new()
-                .read_only(false)
-                .destructive(true)
-                .idempotent(false)
-                .open_world(true),
+            schema(&deploy),
+            writes(true, false, true),
         ),
-        Tool::new(
+        (
             "delete_all_notes",
             "Deletes every note (risk: destructive)",
             schema(&[]),
-        )
-        .with_annotations(
-            ToolAnnotations::new()
-                .read_only(false)
-                .destructive(true)
-                .idempotent(true)
-                .open_world(false),
+            writes(true, true, false),
         ),
-        Tool::new(
+        (
             "ask_name",
             "Asks the person their name and greets them (classic elicitation)",
             schema(&[]),
-        )
-        .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
-        Tool::new(
+            reads(false),
+        ),
+        (
             "sign_in",
             "Sends the person to a sign-in link and says when they are back (URL-mode elicitation)",
             schema(&[]),
-        )
-        .with_annotations(ToolAnnotations::new().read_only(true).open_world(true)),
-        Tool::new(
+            reads(true),
+        ),
+        (
             wait::NAME,
             "Returns a note's text once it exists, waiting for it at most wait_ms milliseconds (risk: read)",
             wait::schema(),
-        )
-        .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
-        Tool::new(
+            reads(false),
+        ),
+        (
             "ask_name_later",
             "Answers at once, then asks the person their name outside any call (classic elicitation)",
             schema(&[]),
-        )
-        .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
+            reads(false),
+        ),
     ]
+    .into_iter()
+    .map(|(name, description, schema, annotations)| {
+        Tool::new(name, description, schema).with_annotations(annotations)
+    })
+    .collect()
 }
 
 impl ServerHandler for Notes {
@@ -436,19 +433,14 @@ impl ServerHandler for Notes {
     ) -> Result<GetPromptResponse, ErrorData> {
         if params.name == PROMPT_ASKING {
             let responses = params.input_responses.as_ref();
-            return Ok(match asks::greeting_prompt(responses, &cx).await? {
-                Ok(result) => result.into(),
-                Err(needed) => needed.into(),
-            });
+            return asks::say(&asks::GREETING, responses, &cx, |text| {
+                GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]).into()
+            })
+            .await;
         }
         if params.name != PROMPT {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "unknown prompt {:?}; the prompts are {PROMPT:?} and {PROMPT_ASKING:?}",
-                    params.name
-                ),
-                None,
-            ));
+            let known = format!("the prompts are {PROMPT:?} and {PROMPT_ASKING:?}");
+            return Err(unknown("prompt", &params.name, known));
         }
         let style = params
             .arguments
@@ -486,10 +478,11 @@ impl ServerHandler for Notes {
     ) -> Result<ReadResourceResponse, ErrorData> {
         if params.uri == RESOURCE_ASKING {
             let responses = params.input_responses.as_ref();
-            return Ok(match asks::owner(responses, &cx).await? {
-                Ok(contents) => ReadResourceResult::new(vec![contents]).into(),
-                Err(needed) => needed.into(),
-            });
+            return asks::say(&asks::OWNER, responses, &cx, |text| {
+                let contents = ResourceContents::text(text, RESOURCE_ASKING);
+                ReadResourceResult::new(vec![contents.with_mime_type("text/plain")]).into()
+            })
+            .await;
         }
         if params.uri != RESOURCE {
             return Err(ErrorData::resource_not_found(

@@ -18,7 +18,9 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Value as Json, json};
+
+use crate::fixture::{argument, schema as schema_of, unknown};
 
 /// The name of the one tool.
 pub const TOOL: &str = "deploy";
@@ -40,11 +42,7 @@ impl Deploy {
         params: &CallToolRequestParams,
         cx: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let service = params
-            .arguments
-            .as_ref()
-            .and_then(|a| a.get("service"))
-            .and_then(Json::as_str)
+        let service = argument(params.arguments.as_ref(), "service")
             .filter(|s| !s.trim().is_empty())
             .ok_or_else(|| {
                 ErrorData::invalid_params(
@@ -132,14 +130,10 @@ impl ServerHandler for Deploy {
             "properties": {"service": {"type": "string", "description": "The service to deploy"}},
             "required": ["service"]
         });
-        let schema = match schema {
-            Json::Object(map) => map,
-            _ => Map::new(),
-        };
         Ok(ListToolsResult::with_all_items(vec![Tool::new(
             TOOL,
             "Deploys a service, after asking a person where, how many replicas, and to confirm",
-            std::sync::Arc::new(schema),
+            schema_of(schema),
         )]))
     }
 
@@ -148,13 +142,10 @@ impl ServerHandler for Deploy {
         params: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if params.name != TOOL {
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool {:?}; the only tool is {TOOL:?}", params.name),
-                None,
-            ));
+        match params.name.as_ref() {
+            TOOL => self.deploy(&params, &cx).await,
+            other => Err(unknown("tool", other, format!("the only tool is {TOOL:?}"))),
         }
-        self.deploy(&params, &cx).await
     }
 }
 

@@ -10,4 +10,5 @@ pub mod example_upstream;
 mod fixture;
 pub mod interop;
 pub mod server;
+pub mod store;
 mod task_fixtures;

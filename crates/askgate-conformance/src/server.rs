@@ -12,7 +12,7 @@ use askgate_core::{Action, Ask, Outcome, Response, Revision, Step};
 use askgate_mcp::input::InputKind;
 use askgate_mcp::{Request, Round, RoundError, Rounds, Tasks};
 
-use crate::fixture::{form, text, value};
+use crate::fixture::{Halt, argument, finish, form, given, schema, text, unknown, value};
 use crate::task_fixtures;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CreateMessageRequestParams,
@@ -23,7 +23,7 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Value as Json, json};
 
 /// The fixture server's handler.
 #[derive(Debug, Clone)]
@@ -50,6 +50,51 @@ impl Fixtures {
     }
 }
 
+/// The tools asking through a round, but `test_elicitation` (which takes
+/// an argument): each with its description.
+const ROUND_TOOLS: [(&str, &str); 10] = [
+    (
+        "test_elicitation_sep1034_defaults",
+        "Asks a form whose every field has a default (SEP-1034)",
+    ),
+    (
+        "test_elicitation_sep1330_enums",
+        "Asks every kind of enum field (SEP-1330)",
+    ),
+    (
+        "test_input_required_result_elicitation",
+        "Asks the person's name",
+    ),
+    (
+        "test_input_required_result_sampling",
+        "Asks the client's model a question",
+    ),
+    (
+        "test_input_required_result_list_roots",
+        "Asks for the client's roots",
+    ),
+    (
+        "test_input_required_result_request_state",
+        "Asks a confirmation, carrying state across the round trip",
+    ),
+    (
+        "test_input_required_result_multiple_inputs",
+        "Asks a person, the model and the roots at once",
+    ),
+    (
+        "test_input_required_result_multi_round",
+        "Asks two questions, one round each",
+    ),
+    (
+        "test_input_required_result_tampered_state",
+        "Asks a confirmation; refuses altered state",
+    ),
+    (
+        "test_input_required_result_capabilities",
+        "Asks only what the client declared it can answer",
+    ),
+];
+
 /// The tools, each with its input schema.
 fn tools() -> Vec<Tool> {
     let empty = json!({"type": "object", "properties": {}});
@@ -59,60 +104,15 @@ fn tools() -> Vec<Tool> {
         json!({"type": "object", "properties": {"message": {"type": "string", "description": "What to ask"}},
                "required": ["message"]}),
     )];
-    for (name, description) in [
-        (
-            "test_elicitation_sep1034_defaults",
-            "Asks a form whose every field has a default (SEP-1034)",
-        ),
-        (
-            "test_elicitation_sep1330_enums",
-            "Asks every kind of enum field (SEP-1330)",
-        ),
-        (
-            "test_input_required_result_elicitation",
-            "Asks the person's name",
-        ),
-        (
-            "test_input_required_result_sampling",
-            "Asks the client's model a question",
-        ),
-        (
-            "test_input_required_result_list_roots",
-            "Asks for the client's roots",
-        ),
-        (
-            "test_input_required_result_request_state",
-            "Asks a confirmation, carrying state across the round trip",
-        ),
-        (
-            "test_input_required_result_multiple_inputs",
-            "Asks a person, the model and the roots at once",
-        ),
-        (
-            "test_input_required_result_multi_round",
-            "Asks two questions, one round each",
-        ),
-        (
-            "test_input_required_result_tampered_state",
-            "Asks a confirmation; refuses altered state",
-        ),
-        (
-            "test_input_required_result_capabilities",
-            "Asks only what the client declared it can answer",
-        ),
-    ] {
+    for (name, description) in ROUND_TOOLS {
         tools.push(tool(name, description, empty.clone()));
     }
     tools.extend(task_fixtures::tools());
     tools
 }
 
-fn tool(name: &'static str, description: &'static str, schema: Json) -> Tool {
-    let schema = match schema {
-        Json::Object(map) => map,
-        _ => Map::new(),
-    };
-    Tool::new(name, description, std::sync::Arc::new(schema))
+fn tool(name: &'static str, description: &'static str, json: Json) -> Tool {
+    Tool::new(name, description, schema(json))
 }
 
 /// How an outcome reads in a tool result: the action, and the settled
@@ -135,11 +135,6 @@ fn described(what: &str, outcome: &Outcome) -> CallToolResponse {
     text(format!("{what}: action={action}, content={content}"))
 }
 
-/// The end of a round that still needs answers.
-fn input_required(round: Round) -> Result<CallToolResponse, ErrorData> {
-    Ok(round.input_required()?.into())
-}
-
 fn name_form(message: &str) -> Result<Ask, ErrorData> {
     form(json!({
         "message": message,
@@ -154,265 +149,237 @@ fn confirm_form() -> Result<Ask, ErrorData> {
     }))
 }
 
-impl Fixtures {
-    async fn elicitation(
-        &self,
-        params: &CallToolRequestParams,
-        cx: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let message = params
-            .arguments
-            .as_ref()
-            .and_then(|a| a.get("message"))
-            .and_then(Json::as_str)
-            .ok_or_else(|| {
-                ErrorData::invalid_params(
-                    "test_elicitation needs a string argument \"message\"",
-                    None,
-                )
-            })?;
-        let ask = form(json!({
-            "message": message,
-            "fields": [
-                {"id": "username", "title": "Username", "description": "User's response", "type": "text"},
-                {"id": "email", "title": "Email", "description": "User's email address", "type": "text", "format": "email"}
-            ]
-        }))?;
-        let mut round = self.rounds.begin(cx, Request::tool(params)).await?;
-        let Some(outcome) = round.ask("response", ask).await? else {
-            return input_required(round);
-        };
-        Ok(described("User response", &outcome))
-    }
+/// `test_elicitation`'s form: the message given, for a username and an
+/// email.
+fn elicitation_form(params: &CallToolRequestParams) -> Result<Ask, ErrorData> {
+    let message = argument(params.arguments.as_ref(), "message").ok_or_else(|| {
+        ErrorData::invalid_params("test_elicitation needs a string argument \"message\"", None)
+    })?;
+    form(json!({
+        "message": message,
+        "fields": [
+            {"id": "username", "title": "Username", "description": "User's response", "type": "text"},
+            {"id": "email", "title": "Email", "description": "User's email address", "type": "text", "format": "email"}
+        ]
+    }))
+}
 
-    async fn sep1034_defaults(
-        &self,
-        params: &CallToolRequestParams,
-        cx: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let ask = form(json!({
-            "message": "Please review and update the form fields with defaults",
-            "fields": [
-                {"id": "name", "title": "Name", "description": "User name", "type": "text", "default": "John Doe", "required": false},
-                {"id": "age", "title": "Age", "description": "User age", "type": "integer", "default": 30, "required": false},
-                {"id": "score", "title": "Score", "description": "User score", "type": "number", "default": 95.5, "required": false},
-                {"id": "status", "title": "Status", "description": "User status", "type": "choice", "default": "active", "required": false,
-                 "options": [{"value": "active", "label": "active"}, {"value": "inactive", "label": "inactive"},
-                             {"value": "pending", "label": "pending"}]},
-                {"id": "verified", "title": "Verified", "description": "Verification status", "type": "boolean", "default": true, "required": false}
-            ]
-        }))?;
-        let mut round = self.rounds.begin(cx, Request::tool(params)).await?;
-        let Some(outcome) = round.ask("defaults", ask).await? else {
-            return input_required(round);
-        };
-        Ok(described("Elicitation completed", &outcome))
-    }
+/// SEP-1034's form: every field has a default.
+fn defaults_form() -> Result<Ask, ErrorData> {
+    form(json!({
+        "message": "Please review and update the form fields with defaults",
+        "fields": [
+            {"id": "name", "title": "Name", "description": "User name", "type": "text", "default": "John Doe", "required": false},
+            {"id": "age", "title": "Age", "description": "User age", "type": "integer", "default": 30, "required": false},
+            {"id": "score", "title": "Score", "description": "User score", "type": "number", "default": 95.5, "required": false},
+            {"id": "status", "title": "Status", "description": "User status", "type": "choice", "default": "active", "required": false,
+             "options": [{"value": "active", "label": "active"}, {"value": "inactive", "label": "inactive"},
+                         {"value": "pending", "label": "pending"}]},
+            {"id": "verified", "title": "Verified", "description": "Verification status", "type": "boolean", "default": true, "required": false}
+        ]
+    }))
+}
 
-    async fn sep1330_enums(
-        &self,
-        _params: &CallToolRequestParams,
-        cx: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let untitled = |values: &[&str]| -> Json {
-            values
-                .iter()
-                .map(|v| json!({"value": v, "label": v}))
-                .collect()
-        };
-        let titled = |pairs: &[(&str, &str)]| -> Json {
-            pairs
-                .iter()
-                .map(|(v, l)| json!({"value": v, "label": l}))
-                .collect()
-        };
-        let ask = form(json!({
-            "message": "Please select options from the enum fields",
-            "fields": [
-                {"id": "untitledSingle", "title": "Untitled single", "description": "Select one option",
-                 "type": "choice", "required": false, "options": untitled(&["option1", "option2", "option3"])},
-                {"id": "titledSingle", "title": "Titled single", "description": "Select one option with titles",
-                 "type": "choice", "required": false,
-                 "options": titled(&[("value1", "First Option"), ("value2", "Second Option"), ("value3", "Third Option")])},
-                {"id": "legacyEnum", "title": "Legacy", "description": "Select one option (legacy)",
-                 "type": "choice", "required": false,
-                 "options": titled(&[("opt1", "Option One"), ("opt2", "Option Two"), ("opt3", "Option Three")])},
-                {"id": "untitledMulti", "title": "Untitled multi", "description": "Select multiple options",
-                 "type": "choice", "multiple": true, "min_items": 1, "max_items": 3, "required": false,
-                 "options": untitled(&["option1", "option2", "option3"])},
-                {"id": "titledMulti", "title": "Titled multi", "description": "Select multiple options with titles",
-                 "type": "choice", "multiple": true, "min_items": 1, "max_items": 3, "required": false,
-                 "options": titled(&[("value1", "First Choice"), ("value2", "Second Choice"), ("value3", "Third Choice")])}
-            ]
-        }))?;
-        let outcome = ask_with_legacy_enum(cx, ask, "legacyEnum").await?;
-        Ok(described("Elicitation completed", &outcome))
-    }
+/// SEP-1330's form: every kind of enum field.
+fn enums_form() -> Result<Ask, ErrorData> {
+    let untitled = |values: &[&str]| -> Json {
+        values
+            .iter()
+            .map(|v| json!({"value": v, "label": v}))
+            .collect()
+    };
+    let titled = |pairs: &[(&str, &str)]| -> Json {
+        pairs
+            .iter()
+            .map(|(v, l)| json!({"value": v, "label": l}))
+            .collect()
+    };
+    form(json!({
+        "message": "Please select options from the enum fields",
+        "fields": [
+            {"id": "untitledSingle", "title": "Untitled single", "description": "Select one option",
+             "type": "choice", "required": false, "options": untitled(&["option1", "option2", "option3"])},
+            {"id": "titledSingle", "title": "Titled single", "description": "Select one option with titles",
+             "type": "choice", "required": false,
+             "options": titled(&[("value1", "First Option"), ("value2", "Second Option"), ("value3", "Third Option")])},
+            {"id": "legacyEnum", "title": "Legacy", "description": "Select one option (legacy)",
+             "type": "choice", "required": false,
+             "options": titled(&[("opt1", "Option One"), ("opt2", "Option Two"), ("opt3", "Option Three")])},
+            {"id": "untitledMulti", "title": "Untitled multi", "description": "Select multiple options",
+             "type": "choice", "multiple": true, "min_items": 1, "max_items": 3, "required": false,
+             "options": untitled(&["option1", "option2", "option3"])},
+            {"id": "titledMulti", "title": "Titled multi", "description": "Select multiple options with titles",
+             "type": "choice", "multiple": true, "min_items": 1, "max_items": 3, "required": false,
+             "options": titled(&[("value1", "First Choice"), ("value2", "Second Choice"), ("value3", "Third Choice")])}
+        ]
+    }))
+}
 
-    async fn irr_elicitation(
-        &self,
-        params: &CallToolRequestParams,
-        cx: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let mut round = self.rounds.begin(cx, Request::tool(params)).await?;
-        // The suite answers this tool before asking (ignore-extra-params):
-        // a name is harmless to take unsealed.
-        round.accept_unsealed(true);
-        let Some(outcome) = round
+/// A round's one form under `key`, its outcome described after `what`.
+async fn asked(
+    round: &mut Round,
+    key: &str,
+    ask: Ask,
+    what: &str,
+) -> Result<CallToolResponse, Halt> {
+    let outcome = given(round.ask(key, ask).await?)?;
+    Ok(described(what, &outcome))
+}
+
+async fn irr_elicitation(round: &mut Round) -> Result<CallToolResponse, Halt> {
+    // The suite answers this tool before asking (ignore-extra-params):
+    // a name is harmless to take unsealed.
+    round.accept_unsealed(true);
+    let outcome = given(
+        round
             .ask("user_name", name_form("What is your name?")?)
-            .await?
-        else {
-            return input_required(round);
-        };
-        Ok(match value(&outcome, "name") {
-            Some(name) => text(format!("Hello, {name}!")),
-            None => text(format!("No name given: {}", describe(&outcome).0)),
-        })
-    }
+            .await?,
+    )?;
+    Ok(match value(&outcome, "name") {
+        Some(name) => text(format!("Hello, {name}!")),
+        None => text(format!("No name given: {}", describe(&outcome).0)),
+    })
+}
 
-    async fn irr_sampling(
-        &self,
-        params: &CallToolRequestParams,
-        cx: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let mut round = self.rounds.begin(cx, Request::tool(params)).await?;
-        let question = CreateMessageRequestParams::new(
-            vec![SamplingMessage::user_text("What is the capital of France?")],
-            100,
-        );
-        let Some(answer) = round.sample("capital_question", question).await? else {
-            return input_required(round);
-        };
-        let said = answer
-            .message
-            .content
-            .first()
-            .and_then(|c| c.as_text())
-            .map(|t| t.text.clone());
-        Ok(text(format!(
-            "The model said: {}",
-            said.unwrap_or_default()
-        )))
-    }
+async fn irr_sampling(round: &mut Round) -> Result<CallToolResponse, Halt> {
+    let question = CreateMessageRequestParams::new(
+        vec![SamplingMessage::user_text("What is the capital of France?")],
+        100,
+    );
+    let answer = given(round.sample("capital_question", question).await?)?;
+    let said = answer
+        .message
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone());
+    Ok(text(format!(
+        "The model said: {}",
+        said.unwrap_or_default()
+    )))
+}
 
-    async fn irr_roots(
-        &self,
-        params: &CallToolRequestParams,
-        cx: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let mut round = self.rounds.begin(cx, Request::tool(params)).await?;
-        let Some(roots) = round.roots("client_roots").await? else {
-            return input_required(round);
-        };
-        let uris: Vec<&str> = roots.roots.iter().map(|r| r.uri.as_str()).collect();
-        Ok(text(format!("Roots: {}", uris.join(", "))))
-    }
+async fn irr_roots(round: &mut Round) -> Result<CallToolResponse, Halt> {
+    let roots = given(round.roots("client_roots").await?)?;
+    let uris: Vec<&str> = roots.roots.iter().map(|r| r.uri.as_str()).collect();
+    Ok(text(format!("Roots: {}", uris.join(", "))))
+}
 
-    /// A confirmation whose state is sealed; the retry must bring it back
-    /// intact (`request_state`, `tampered_state`).
-    async fn irr_confirm(
-        &self,
-        params: &CallToolRequestParams,
-        cx: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let mut round = self.rounds.begin(cx, Request::tool(params)).await?;
-        if round.carried("progress").is_none() {
-            round.carry("progress", json!("state-ok"));
-        }
-        let Some(outcome) = round.ask("confirm", confirm_form()?).await? else {
-            return input_required(round);
-        };
-        let progress = round
-            .carried("progress")
-            .and_then(Json::as_str)
-            .unwrap_or("state-missing");
-        Ok(text(format!(
-            "Confirmed: action={}, {progress}",
-            describe(&outcome).0
-        )))
+/// A confirmation whose state is sealed; the retry must bring it back
+/// intact (`request_state`, `tampered_state`).
+async fn irr_confirm(round: &mut Round) -> Result<CallToolResponse, Halt> {
+    if round.carried("progress").is_none() {
+        round.carry("progress", json!("state-ok"));
     }
+    let outcome = given(round.ask("confirm", confirm_form()?).await?)?;
+    let progress = round
+        .carried("progress")
+        .and_then(Json::as_str)
+        .unwrap_or("state-missing");
+    Ok(text(format!(
+        "Confirmed: action={}, {progress}",
+        describe(&outcome).0
+    )))
+}
 
-    async fn irr_multiple(
-        &self,
-        params: &CallToolRequestParams,
-        cx: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let mut round = self.rounds.begin(cx, Request::tool(params)).await?;
-        let name = round
-            .ask("user_name", name_form("What is your name?")?)
-            .await?;
-        let greeting = round
-            .sample(
-                "greeting",
-                CreateMessageRequestParams::new(
-                    vec![SamplingMessage::user_text("Generate a greeting")],
-                    50,
-                ),
-            )
-            .await?;
-        let roots = round.roots("client_roots").await?;
-        let (Some(name), Some(_greeting), Some(roots)) = (name, greeting, roots) else {
-            return input_required(round);
-        };
-        Ok(text(format!(
-            "Got all three: name {}, a greeting, {} roots",
-            value(&name, "name").unwrap_or_default(),
-            roots.roots.len()
-        )))
-    }
+async fn irr_multiple(round: &mut Round) -> Result<CallToolResponse, Halt> {
+    let name = round
+        .ask("user_name", name_form("What is your name?")?)
+        .await?;
+    let greeting = CreateMessageRequestParams::new(
+        vec![SamplingMessage::user_text("Generate a greeting")],
+        50,
+    );
+    let greeting = round.sample("greeting", greeting).await?;
+    let roots = round.roots("client_roots").await?;
+    // Every ask is queued before the round halts: one round asks all three.
+    let (Some(name), Some(_greeting), Some(roots)) = (name, greeting, roots) else {
+        return Err(Halt::Pending);
+    };
+    Ok(text(format!(
+        "Got all three: name {}, a greeting, {} roots",
+        value(&name, "name").unwrap_or_default(),
+        roots.roots.len()
+    )))
+}
 
-    async fn irr_multi_round(
-        &self,
-        params: &CallToolRequestParams,
-        cx: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let mut round = self.rounds.begin(cx, Request::tool(params)).await?;
-        let Some(first) = round
+async fn irr_multi_round(round: &mut Round) -> Result<CallToolResponse, Halt> {
+    let first = given(
+        round
             .ask("step1", name_form("Step 1: What is your name?")?)
-            .await?
-        else {
-            return input_required(round);
-        };
-        let color = form(json!({
-            "message": "Step 2: What is your favorite color?",
-            "fields": [{"id": "color", "title": "Color", "type": "text"}]
-        }))?;
-        let Some(second) = round.ask("step2", color).await? else {
-            return input_required(round);
-        };
-        Ok(text(format!(
-            "{} likes {}",
-            value(&first, "name").unwrap_or_default(),
-            value(&second, "color").unwrap_or_default()
-        )))
-    }
+            .await?,
+    )?;
+    let color = form(json!({
+        "message": "Step 2: What is your favorite color?",
+        "fields": [{"id": "color", "title": "Color", "type": "text"}]
+    }))?;
+    let second = given(round.ask("step2", color).await?)?;
+    Ok(text(format!(
+        "{} likes {}",
+        value(&first, "name").unwrap_or_default(),
+        value(&second, "color").unwrap_or_default()
+    )))
+}
 
-    async fn irr_capabilities(
+async fn irr_capabilities(round: &mut Round) -> Result<CallToolResponse, Halt> {
+    if round.can(InputKind::Elicitation) {
+        let outcome = given(
+            round
+                .ask("user_name", name_form("What is your name?")?)
+                .await?,
+        )?;
+        return Ok(text(format!("Asked the person: {}", describe(&outcome).0)));
+    }
+    if round.can(InputKind::Sampling) {
+        let request =
+            CreateMessageRequestParams::new(vec![SamplingMessage::user_text("Sample request")], 50);
+        given(round.sample("sample", request).await?)?;
+        return Ok(text("Asked the model"));
+    }
+    Err(RoundError::Missing(InputKind::Elicitation).into())
+}
+
+fn unknown_tool(name: &str) -> ErrorData {
+    unknown("tool", name, "tools/list names the fixtures")
+}
+
+impl Fixtures {
+    /// A fixture tool's call: its form built first (a call without its
+    /// argument is refused before any round begins), then its work in the
+    /// call's round.
+    async fn call_fixture(
         &self,
         params: &CallToolRequestParams,
         cx: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let mut round = self.rounds.begin(cx, Request::tool(params)).await?;
-        if round.can(InputKind::Elicitation) {
-            let Some(outcome) = round
-                .ask("user_name", name_form("What is your name?")?)
-                .await?
-            else {
-                return input_required(round);
-            };
-            return Ok(text(format!("Asked the person: {}", describe(&outcome).0)));
-        }
-        if round.can(InputKind::Sampling) {
-            let request = CreateMessageRequestParams::new(
-                vec![SamplingMessage::user_text("Sample request")],
-                50,
-            );
-            let Some(_) = round.sample("sample", request).await? else {
-                return input_required(round);
-            };
-            return Ok(text("Asked the model"));
-        }
-        Err(RoundError::Missing(InputKind::Elicitation).into())
+        let form = match &*params.name {
+            "test_elicitation" => Some(("response", elicitation_form(params)?, "User response")),
+            "test_elicitation_sep1034_defaults" => {
+                Some(("defaults", defaults_form()?, "Elicitation completed"))
+            }
+            "test_elicitation_sep1330_enums" => {
+                let outcome = ask_with_legacy_enum(cx, enums_form()?, "legacyEnum").await?;
+                return Ok(described("Elicitation completed", &outcome));
+            }
+            _ => None,
+        };
+        let round = self.rounds.begin(cx, Request::tool(params)).await?;
+        finish(round, async |round| match (&*params.name, form) {
+            (_, Some((key, ask, what))) => asked(round, key, ask, what).await,
+            ("test_input_required_result_elicitation", _) => irr_elicitation(round).await,
+            ("test_input_required_result_sampling", _) => irr_sampling(round).await,
+            ("test_input_required_result_list_roots", _) => irr_roots(round).await,
+            ("test_input_required_result_multiple_inputs", _) => irr_multiple(round).await,
+            ("test_input_required_result_multi_round", _) => irr_multi_round(round).await,
+            ("test_input_required_result_capabilities", _) => irr_capabilities(round).await,
+            (
+                "test_input_required_result_request_state"
+                | "test_input_required_result_tampered_state",
+                _,
+            ) => irr_confirm(round).await,
+            (other, _) => Err(unknown_tool(other).into()),
+        })
+        .await
     }
 }
 
@@ -444,23 +411,11 @@ impl ServerHandler for Fixtures {
         if task_fixtures::is_task_tool(&params.name) {
             return task_fixtures::call(&self.tasks, &self.rounds, params, &cx).await;
         }
-        match &*params.name {
-            "test_elicitation" => self.elicitation(&params, &cx).await,
-            "test_elicitation_sep1034_defaults" => self.sep1034_defaults(&params, &cx).await,
-            "test_elicitation_sep1330_enums" => self.sep1330_enums(&params, &cx).await,
-            "test_input_required_result_elicitation" => self.irr_elicitation(&params, &cx).await,
-            "test_input_required_result_sampling" => self.irr_sampling(&params, &cx).await,
-            "test_input_required_result_list_roots" => self.irr_roots(&params, &cx).await,
-            "test_input_required_result_request_state"
-            | "test_input_required_result_tampered_state" => self.irr_confirm(&params, &cx).await,
-            "test_input_required_result_multiple_inputs" => self.irr_multiple(&params, &cx).await,
-            "test_input_required_result_multi_round" => self.irr_multi_round(&params, &cx).await,
-            "test_input_required_result_capabilities" => self.irr_capabilities(&params, &cx).await,
-            other => Err(ErrorData::invalid_params(
-                format!("unknown tool {other:?}; tools/list names the fixtures"),
-                None,
-            )),
+        let name = &*params.name;
+        if name != "test_elicitation" && !ROUND_TOOLS.iter().any(|(tool, _)| *tool == name) {
+            return Err(unknown_tool(name));
         }
+        self.call_fixture(&params, &cx).await
     }
 
     async fn get_task(
@@ -505,28 +460,27 @@ impl ServerHandler for Fixtures {
         cx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         if params.name != "test_input_required_result_prompt" {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "unknown prompt {:?}; prompts/list names the fixtures",
-                    params.name
-                ),
-                None,
+            return Err(unknown(
+                "prompt",
+                &params.name,
+                "prompts/list names the fixtures",
             ));
         }
-        let mut round = self.rounds.begin(&cx, Request::prompt(&params)).await?;
-        let ask = form(json!({
-            "message": "What context should the prompt use?",
-            "fields": [{"id": "context", "title": "Context", "type": "text"}]
-        }))?;
-        let Some(outcome) = round.ask("user_context", ask).await? else {
-            return Ok(round.input_required()?.into());
-        };
-        let context = value(&outcome, "context").unwrap_or_else(|| "(none given)".into());
-        Ok(GetPromptResult::new(vec![PromptMessage::new_text(
-            Role::User,
-            format!("Use this context: {context}"),
-        )])
-        .into())
+        let round = self.rounds.begin(&cx, Request::prompt(&params)).await?;
+        finish(round, async |round| {
+            let ask = form(json!({
+                "message": "What context should the prompt use?",
+                "fields": [{"id": "context", "title": "Context", "type": "text"}]
+            }))?;
+            let outcome = given(round.ask("user_context", ask).await?)?;
+            let context = value(&outcome, "context").unwrap_or_else(|| "(none given)".into());
+            Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+                Role::User,
+                format!("Use this context: {context}"),
+            )])
+            .into())
+        })
+        .await
     }
 }
 

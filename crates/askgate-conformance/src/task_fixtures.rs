@@ -10,73 +10,84 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, Conte
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value as Json, json};
 
-use crate::fixture::{form, text, value};
-
-/// The task tools' names and how each may run.
-const TASK_TOOLS: &[(&str, Support)] = &[
-    ("slow_compute", Support::Optional),
-    ("failing_job", Support::Required),
-    ("protocol_error_job", Support::Optional),
-    ("confirm_delete", Support::Optional),
-    ("multi_input", Support::Optional),
-    ("test_tool_with_task", Support::Required),
-];
+use crate::fixture::{argument, finish, form, given, schema, text, value};
 
 /// Whether a tool runs as a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Support {
+    /// At once, never as a task.
+    Never,
     /// As a task when the client can follow one, else synchronously.
     Optional,
     /// Only as a task.
     Required,
 }
 
-/// The tools of the tasks scenarios, for `tools/list`.
-pub(crate) fn tools() -> Vec<Tool> {
-    let schema = |json: Json| match json {
-        Json::Object(map) => std::sync::Arc::new(map),
-        _ => std::sync::Arc::new(Map::new()),
-    };
-    vec![
-        Tool::new(
+/// The tools of the tasks scenarios: each one's name, description, input
+/// schema, and how it may run.
+fn table() -> [(&'static str, &'static str, Json, Support); 7] {
+    let empty = || json!({"type": "object", "properties": {}});
+    [
+        (
             "greet",
             "Greets by name, at once (never a task)",
-            schema(
-                json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
-            ),
+            json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+            Support::Never,
         ),
-        Tool::new(
+        (
             "slow_compute",
             "Sleeps the seconds given, then answers (a task when the client can follow one)",
-            schema(json!({"type": "object", "properties": {
-                "seconds": {"type": "integer", "minimum": 0}, "label": {"type": "string"}}})),
+            json!({"type": "object", "properties": {
+                "seconds": {"type": "integer", "minimum": 0}, "label": {"type": "string"}}}),
+            Support::Optional,
         ),
-        Tool::new(
+        (
             "failing_job",
             "Always ends with a tool error (a task only)",
-            schema(json!({"type": "object", "properties": {}})),
+            empty(),
+            Support::Required,
         ),
-        Tool::new(
+        (
             "protocol_error_job",
             "Always ends with a protocol error",
-            schema(json!({"type": "object", "properties": {}})),
+            empty(),
+            Support::Optional,
         ),
-        Tool::new(
+        (
             "confirm_delete",
             "Asks a person to confirm deleting a file",
-            schema(json!({"type": "object", "properties": {"filename": {"type": "string"}}})),
+            json!({"type": "object", "properties": {"filename": {"type": "string"}}}),
+            Support::Optional,
         ),
-        Tool::new(
+        (
             "multi_input",
             "Asks a person two things at once",
-            schema(json!({"type": "object", "properties": {}})),
+            empty(),
+            Support::Optional,
         ),
-        Tool::new(
+        (
             "test_tool_with_task",
             "Asks a name over round trips, then runs as a task",
-            schema(json!({"type": "object", "properties": {}})),
+            empty(),
+            Support::Required,
         ),
     ]
+}
+
+/// The tools of the tasks scenarios, for `tools/list`.
+pub(crate) fn tools() -> Vec<Tool> {
+    table()
+        .into_iter()
+        .map(|(name, description, json, _)| Tool::new(name, description, schema(json)))
+        .collect()
+}
+
+/// How `tool` may run, if it is one of the task tools.
+fn support(tool: &str) -> Option<Support> {
+    table()
+        .into_iter()
+        .find(|(name, ..)| *name == tool)
+        .map(|(.., support)| support)
 }
 
 /// The task works, registered with `tasks`.
@@ -101,7 +112,7 @@ pub(crate) fn register(rounds: Rounds) -> Tasks {
         .with_work("confirm_delete", confirm_delete)
         .with_work("multi_input", multi_input)
         .with_work("test_tool_with_task", |_round, params| async move {
-            let name = argument(&params, "name").unwrap_or_default();
+            let name = argument(params.arguments.as_ref(), "name").unwrap_or_default();
             tokio::time::sleep(Duration::from_millis(200)).await;
             Ok(text(format!("Hello, {name}! (from a task)")))
         })
@@ -109,7 +120,7 @@ pub(crate) fn register(rounds: Rounds) -> Tasks {
 
 /// Whether `tool` is one of the task tools.
 pub(crate) fn is_task_tool(tool: &str) -> bool {
-    tool == "greet" || TASK_TOOLS.iter().any(|(name, _)| *name == tool)
+    support(tool).is_some()
 }
 
 /// Answer a call of a task tool: at once, as a task, or `-32021`.
@@ -121,13 +132,10 @@ pub(crate) async fn call(
 ) -> Result<CallToolResponse, ErrorData> {
     let name = params.name.to_string();
     if name == "greet" {
-        let who = argument(&params, "name").unwrap_or_else(|| "stranger".into());
+        let who = argument(params.arguments.as_ref(), "name").unwrap_or("stranger");
         return Ok(text(format!("Hello, {who}!")));
     }
-    let support = TASK_TOOLS
-        .iter()
-        .find(|(tool, _)| *tool == name)
-        .map_or(Support::Optional, |(_, support)| *support);
+    let support = support(&name).unwrap_or(Support::Optional);
     let as_task = Tasks::client_supports(cx);
     if name == "test_tool_with_task" {
         if !as_task {
@@ -135,16 +143,17 @@ pub(crate) async fn call(
         }
         // Round trips first, then the task: the name asked on the way is
         // the task's argument.
-        let mut round = rounds.begin(cx, Request::tool(&params)).await?;
-        let Some(outcome) = round.ask("user_name", name_form()?).await? else {
-            return Ok(round.input_required()?.into());
-        };
-        let mut arguments = Map::new();
-        arguments.insert(
-            "name".into(),
-            json!(value(&outcome, "name").unwrap_or_default()),
-        );
-        return Ok(tasks.start(cx, &name, arguments).await?.into());
+        let round = rounds.begin(cx, Request::tool(&params)).await?;
+        return finish(round, async |round| {
+            let outcome = given(round.ask("user_name", name_form()?).await?)?;
+            let mut arguments = Map::new();
+            arguments.insert(
+                "name".into(),
+                json!(value(&outcome, "name").unwrap_or_default()),
+            );
+            Ok(tasks.start(cx, &name, arguments).await?.into())
+        })
+        .await;
     }
     if as_task {
         let arguments = params.arguments.clone().unwrap_or_default();
@@ -181,49 +190,52 @@ async fn slow_compute(params: &CallToolRequestParams) -> CallToolResponse {
         .and_then(Json::as_u64)
         .unwrap_or(0)
         .min(600);
-    let label = argument(params, "label").unwrap_or_else(|| "compute".into());
+    let label = argument(params.arguments.as_ref(), "label").unwrap_or("compute");
     tokio::time::sleep(Duration::from_secs(seconds)).await;
     text(format!("{label}: done after {seconds}s"))
 }
 
 async fn confirm_delete(
-    mut round: Round,
+    round: Round,
     params: CallToolRequestParams,
 ) -> Result<CallToolResponse, ErrorData> {
-    let filename = argument(&params, "filename").unwrap_or_else(|| "the file".into());
-    let ask = form(json!({
-        "message": format!("Delete {filename}?"),
-        "fields": [{"id": "confirm", "title": "Delete it", "type": "boolean"}]
-    }))?;
-    let Some(outcome) = round.ask("confirm", ask).await? else {
-        return Ok(round.input_required()?.into());
-    };
-    Ok(match value(&outcome, "confirm").as_deref() {
-        Some("true") => text(format!("Deleted {filename}")),
-        _ => text(format!("Kept {filename}")),
+    let filename = argument(params.arguments.as_ref(), "filename").unwrap_or("the file");
+    finish(round, async |round| {
+        let ask = form(json!({
+            "message": format!("Delete {filename}?"),
+            "fields": [{"id": "confirm", "title": "Delete it", "type": "boolean"}]
+        }))?;
+        let outcome = given(round.ask("confirm", ask).await?)?;
+        Ok(match value(&outcome, "confirm").as_deref() {
+            Some("true") => text(format!("Deleted {filename}")),
+            _ => text(format!("Kept {filename}")),
+        })
     })
+    .await
 }
 
 /// Two asks at once, each a name and a confirmation (the suite answers
 /// each with both; an answer with a property its form does not ask for
 /// would be refused).
 async fn multi_input(
-    mut round: Round,
+    round: Round,
     _params: CallToolRequestParams,
 ) -> Result<CallToolResponse, ErrorData> {
-    let first = round
-        .ask("first", name_and_confirm("What is your name?")?)
-        .await?;
-    let friend = name_and_confirm("What is your friend's name?")?;
-    let second = round.ask("second", friend).await?;
-    let (Some(first), Some(second)) = (first, second) else {
-        return Ok(round.input_required()?.into());
-    };
-    Ok(text(format!(
-        "{} and {} are friends",
-        value(&first, "name").unwrap_or_default(),
-        value(&second, "name").unwrap_or_default()
-    )))
+    finish(round, async |round| {
+        let first = round
+            .ask("first", name_and_confirm("What is your name?")?)
+            .await?;
+        let friend = name_and_confirm("What is your friend's name?")?;
+        let second = round.ask("second", friend).await?;
+        // Both are asked before the round halts: one round asks the two.
+        let (first, second) = given(first.zip(second))?;
+        Ok(text(format!(
+            "{} and {} are friends",
+            value(&first, "name").unwrap_or_default(),
+            value(&second, "name").unwrap_or_default()
+        )))
+    })
+    .await
 }
 
 /// A name, and an optional confirmation.
@@ -240,13 +252,4 @@ fn name_form() -> Result<Ask, ErrorData> {
         "message": "What is your name?",
         "fields": [{"id": "name", "title": "Name", "type": "text"}]
     }))
-}
-
-fn argument(params: &CallToolRequestParams, name: &str) -> Option<String> {
-    params
-        .arguments
-        .as_ref()
-        .and_then(|a| a.get(name))
-        .and_then(Json::as_str)
-        .map(str::to_owned)
 }

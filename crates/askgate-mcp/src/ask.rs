@@ -11,8 +11,10 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, RequestContext, RoleServer};
 use serde_json::{Map, Value as Json};
 
-use crate::input::form_params;
+use crate::inbox::LinkFailed;
+use crate::input::{InputError, form_params};
 use crate::revision::revision_of;
+use crate::stored::StoredError;
 
 /// How to ask.
 #[derive(Debug, Clone)]
@@ -32,7 +34,7 @@ impl Default for AskOptions {
 
 /// Why no person answered. A decline or a cancel is not here: those are
 /// [`Outcome`]s.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Unanswered {
     /// The client did not declare form elicitation.
@@ -58,13 +60,55 @@ pub enum Unanswered {
     /// client.
     #[error("nobody answered within {} s", .0.as_secs())]
     TimedOut(Duration),
-    /// The client failed to answer: a transport error, a timeout, an error
-    /// reply. Never a person's decision.
+    /// The client failed to answer: a transport error, an error reply.
+    /// Never a person's decision.
     #[error("asking failed: {0}")]
-    Failed(String),
+    Failed(#[source] ServiceError),
+    /// The client answered with another kind of result than the one asked
+    /// for.
+    #[error("asking failed: the client answered with another kind of result")]
+    WrongResult,
+    /// The ask parked in the inbox expired before anybody answered it.
+    #[error("asking failed: the parked ask {id} expired unanswered")]
+    Expired {
+        /// The parked ask's id.
+        id: String,
+    },
+    /// The ask parked in the inbox settled without a reply to read.
+    #[error("asking failed: the ask settled without a reply")]
+    NoReply,
+    /// The answer stored for a parked ask cannot be read back.
+    #[error("asking failed: {0}")]
+    Unreadable(#[source] StoredError),
     /// The form could not be put on the wire (a bug, not the person's doing).
     #[error("the form cannot be sent: {0}")]
-    Unsendable(String),
+    Unsendable(#[source] Unsendable),
+}
+
+/// Why a form could not be put on the wire: a bug in the form or in its
+/// mapping, never the person's doing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unsendable {
+    /// askgate-core refused the form, or its mapping for the revision.
+    #[error(transparent)]
+    Form(#[from] askgate_core::Error),
+    /// The mapped request is not one rmcp can carry.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// No link to the inbox could be made for it.
+    #[error(transparent)]
+    Link(#[from] LinkFailed),
+    /// The state carried across the round trip cannot be written as JSON.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
+impl Unanswered {
+    /// [`Unanswered::Unsendable`], from any reason a form cannot be sent.
+    pub(crate) fn unsendable(why: impl Into<Unsendable>) -> Unanswered {
+        Unanswered::Unsendable(why.into())
+    }
 }
 
 /// The elicitation modes the client declared for this request: `(form,
@@ -129,10 +173,8 @@ pub(crate) async fn ask_person_timed(
     }
     let mut ask = ask;
     loop {
-        let params = ask
-            .request(revision)
-            .map_err(|e| Unanswered::Unsendable(e.to_string()))?;
-        let params = form_params(&params).map_err(|e| Unanswered::Unsendable(e.to_string()))?;
+        let params = ask.request(revision).map_err(Unanswered::unsendable)?;
+        let params = form_params(&params).map_err(Unanswered::unsendable)?;
         let started = tokio::time::Instant::now();
         let result = elicit(cx, params, options.timeout).await?;
         let took = started.elapsed();
@@ -163,14 +205,14 @@ pub(crate) async fn elicit(
         .peer
         .send_request_with_option(request, options)
         .await
-        .map_err(|e| Unanswered::Failed(e.to_string()))?;
+        .map_err(Unanswered::Failed)?;
     let id = handle.id.clone();
     tokio::select! {
         result = handle.await_response() => match result {
             Ok(ClientResult::ElicitResult(result)) => Ok(result),
-            Ok(_) => Err(Unanswered::Failed("the client answered with another kind of result".into())),
+            Ok(_) => Err(Unanswered::WrongResult),
             Err(ServiceError::Timeout { timeout }) => Err(Unanswered::TimedOut(timeout)),
-            Err(error) => Err(Unanswered::Failed(error.to_string())),
+            Err(error) => Err(Unanswered::Failed(error)),
         },
         () = cx.ct.cancelled() => {
             let notice = CancelledNotificationParam::new(

@@ -16,7 +16,7 @@ use crate::round::RoundError;
 use crate::stored::{Refused, StoredError};
 
 /// Any failure of askgate-mcp.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The API was used in a way that cannot work: a bug in the calling
@@ -53,13 +53,13 @@ pub enum Error {
     Unwatched(#[from] Unwatched),
     /// The system's random source failed (no nonce, no id).
     #[error("the system's random source failed: {0}")]
-    Random(String),
+    Random(#[source] getrandom::Error),
 }
 
 impl From<LinkFailed> for Error {
     fn from(failed: LinkFailed) -> Error {
         match failed {
-            LinkFailed::Random(why) => Error::Random(format!("no nonce for a link: {why}")),
+            LinkFailed::Random(why) => Error::Random(why),
             LinkFailed::Misuse(misuse) => Error::Misuse(misuse),
         }
     }

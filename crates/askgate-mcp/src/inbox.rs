@@ -20,7 +20,7 @@ use crate::misuse::Misuse;
 pub enum LinkFailed {
     /// The system's random source failed: no nonce for the link.
     #[error("no nonce for a link: the system's random source failed: {0}")]
-    Random(String),
+    Random(#[source] getrandom::Error),
     /// The links' lifetime reaches past what a timestamp holds.
     #[error(transparent)]
     Misuse(#[from] Misuse),
@@ -108,7 +108,7 @@ impl Inbox {
             return Ok(page);
         };
         let mut nonce = [0u8; 18];
-        getrandom::fill(&mut nonce).map_err(|e| LinkFailed::Random(e.to_string()))?;
+        getrandom::fill(&mut nonce).map_err(LinkFailed::Random)?;
         let expires_at = now
             .checked_add(*ttl)
             .map_err(|_| Misuse::LifetimeOutOfRange {

@@ -47,7 +47,7 @@ mod round;
 pub mod stored;
 mod tasks;
 
-pub use ask::{AskOptions, Unanswered, ask_person, elicitation_modes};
+pub use ask::{AskOptions, Unanswered, Unsendable, ask_person, elicitation_modes};
 pub use clock::{Clock, SystemClock};
 pub use revision::revision_of;
 // A typed ask: each name is both the trait (askgate-core) and its derive.

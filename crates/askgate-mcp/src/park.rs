@@ -67,7 +67,7 @@ impl Round {
             .store()
             .asks_of_call(&self.call_key(key), ASKS_OF_A_CALL)
             .await
-            .map_err(store_failed)
+            .map_err(RoundError::Store)
     }
 
     /// Find the ask parked for `key` by an earlier try of this call, or
@@ -96,18 +96,18 @@ impl Round {
         if store
             .consume_token(&format!("inbox-used:{id}"), forever, now)
             .await
-            .map_err(store_failed)?
+            .map_err(RoundError::Store)?
         {
             if let Some(mine) = &mine {
                 store
                     .consume_token(mine, forever, now)
                     .await
-                    .map_err(store_failed)?;
+                    .map_err(RoundError::Store)?;
             }
             return Ok(true);
         }
         match &mine {
-            Some(mine) => store.token_consumed(mine).await.map_err(store_failed),
+            Some(mine) => store.token_consumed(mine).await.map_err(RoundError::Store),
             None => Ok(false),
         }
     }
@@ -124,7 +124,7 @@ impl Round {
     ) -> Result<AskRow, RoundError> {
         let store = self.rounds().store();
         let mut id = [0u8; 12];
-        getrandom::fill(&mut id).map_err(|e| RoundError::Random(e.to_string()))?;
+        getrandom::fill(&mut id).map_err(RoundError::Random)?;
         let binding = self.binding();
         let (server, tool, risk) = match self.origin() {
             Some((server, tool, risk)) => (Some(server.clone()), tool.clone(), Some(risk.clone())),
@@ -149,7 +149,7 @@ impl Round {
                 expires_at,
             })
             .await
-            .map_err(store_failed)?;
+            .map_err(RoundError::Store)?;
         tracing::info!(ask = %row.ask.id, "ask parked in the inbox");
         Ok(row)
     }
@@ -158,12 +158,11 @@ impl Round {
     fn outcome_of(row: &AskRow) -> Result<Option<Outcome>, RoundError> {
         match row.status {
             AskStatus::Pending => Ok(None),
-            AskStatus::Expired => Err(RoundError::Unanswered(Unanswered::Failed(format!(
-                "the parked ask {} expired unanswered",
-                row.ask.id
-            )))),
+            AskStatus::Expired => Err(RoundError::Unanswered(Unanswered::Expired {
+                id: row.ask.id.clone(),
+            })),
             _ => form_outcome(&row.ask.request, row.reply.as_ref())
-                .map_err(|e| RoundError::Unanswered(Unanswered::Failed(e.to_string()))),
+                .map_err(|e| RoundError::Unanswered(Unanswered::Unreadable(e))),
         }
     }
 
@@ -236,7 +235,7 @@ impl Round {
         let parked = Parked {
             url: inbox
                 .link(&row.ask.id, self.rounds().now())
-                .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?,
+                .map_err(RoundError::unsendable)?,
             id: row.ask.id.clone(),
             name: self.binding().name.clone(),
         };
@@ -254,8 +253,8 @@ impl Round {
         message: &str,
         parked: &Parked,
     ) -> Result<(), RoundError> {
-        let request = input::elicit_url(message, &parked.url, &parked.id)
-            .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
+        let request =
+            input::elicit_url(message, &parked.url, &parked.id).map_err(RoundError::unsendable)?;
         self.queue_timed(key, request);
         Ok(())
     }
@@ -273,9 +272,7 @@ impl Round {
             return self.close_parked(&parked.id, result.action).await;
         }
         let row = self.await_link_answer(cx, &parked.id).await?;
-        let outcome = Self::outcome_of(&row)?.ok_or_else(|| {
-            RoundError::Unanswered(Unanswered::Failed("the ask settled without a reply".into()))
-        })?;
+        let outcome = Self::outcome_of(&row)?.ok_or(RoundError::Unanswered(Unanswered::NoReply))?;
         // This call goes on with the answer: nobody else may.
         self.claim(&row.ask.id).await?;
         Ok((outcome, row))
@@ -320,7 +317,7 @@ impl Round {
     ) -> Result<AskRow, RoundError> {
         let store = self.rounds().store();
         let settled = tokio::select! {
-            settled = store.wait_settled(id, URL_WAIT) => settled.map_err(store_failed)?,
+            settled = store.wait_settled(id, URL_WAIT) => settled.map_err(RoundError::Store)?,
             () = cx.ct.cancelled() => return Err(RoundError::Unanswered(Unanswered::RequestCancelled)),
         };
         let Some(row) = settled else {
@@ -384,19 +381,12 @@ impl Round {
                     .store()
                     .ask(id)
                     .await
-                    .map_err(store_failed)?
-                    .ok_or_else(|| RoundError::Store(format!("the parked ask {id} vanished")))?;
-                let outcome = Self::outcome_of(&row)?.ok_or_else(|| {
-                    RoundError::Store(format!(
-                        "the parked ask {id} is neither pending nor settled"
-                    ))
-                })?;
+                    .map_err(RoundError::Store)?
+                    .ok_or_else(|| RoundError::Vanished { id: id.to_owned() })?;
+                let outcome = Self::outcome_of(&row)?
+                    .ok_or_else(|| RoundError::Unsettled { id: id.to_owned() })?;
                 Ok((outcome, row))
             }
         }
     }
-}
-
-fn store_failed(error: askgate_store::Error) -> RoundError {
-    RoundError::Store(error.to_string())
 }

@@ -77,12 +77,12 @@ fn messages(reasons: &[Reason]) -> String {
 
 /// Why a stored ask cannot be read back as a form's outcome: the row is
 /// not one askgate wrote (or it was edited by hand).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoredError {
     /// The stored request is not an askgate request.
     #[error("the stored request is not one askgate can read: {0}")]
-    Request(String),
+    Request(#[source] serde_json::Error),
     /// The stored request is a question set, where a form was expected.
     #[error("the stored request is a question set, not a form")]
     NotAForm,
@@ -91,7 +91,7 @@ pub enum StoredError {
     Form(#[from] askgate_core::Error),
     /// The stored reply is not a response to a form.
     #[error("the stored reply is not a response: {0}")]
-    Reply(String),
+    Reply(#[source] serde_json::Error),
     /// The stored reply does not settle its form (its checks refuse it).
     #[error("the stored reply does not settle its form")]
     Unsettled,
@@ -247,13 +247,12 @@ pub fn form_outcome(request: &Json, reply: Option<&Json>) -> Result<Option<Outco
         return Ok(None);
     };
     let StoredRequest::Form { ask } =
-        serde_json::from_value(request.clone()).map_err(|e| StoredError::Request(e.to_string()))?
+        serde_json::from_value(request.clone()).map_err(StoredError::Request)?
     else {
         return Err(StoredError::NotAForm);
     };
     let ask = Ask::from_record(ask)?;
-    let response: Response =
-        serde_json::from_value(reply.clone()).map_err(|e| StoredError::Reply(e.to_string()))?;
+    let response: Response = serde_json::from_value(reply.clone()).map_err(StoredError::Reply)?;
     match ask.settle(Revision::V2025_11_25, &response) {
         Step::Settled(outcome) => Ok(Some(outcome)),
         Step::ReAsk(_) => Err(StoredError::Unsettled),

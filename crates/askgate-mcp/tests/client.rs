@@ -279,6 +279,20 @@ async fn terminal_shows_a_url_and_accepts_once_the_person_is_back() {
     assert!(shown.contains("(on auth.example)"), "{shown}");
 }
 
+/// A form of one required choice, `env`: staging or prod.
+fn env_form() -> Json {
+    form(json!({
+        "type": "object",
+        "properties": {"env": {"type": "string", "enum": ["staging", "prod"]}},
+        "required": ["env"]
+    }))
+}
+
+/// Parking in `store`, without the notice on stderr.
+fn quiet_parking(store: &TempStore) -> Parking {
+    Parking::new(store.store().clone()).with_notice(false)
+}
+
 /// Settle a pending ask as the CLI does (`askgate asks answer`).
 async fn answer_in_store(store: &Store, id: &str, content: Json) {
     let answer = askgate_testkit::answer(content);
@@ -288,9 +302,7 @@ async fn answer_in_store(store: &Store, id: &str, content: Json) {
 #[tokio::test]
 async fn an_ask_from_the_store_waits_as_pending_until_answered_there() {
     let store = TempStore::open().await;
-    let parking = Parking::new(store.store().clone())
-        .with_notice(false)
-        .with_timeout(Duration::from_secs(60));
+    let parking = quiet_parking(&store).with_timeout(Duration::from_secs(60));
     let schema = form(json!({
         "type": "object",
         "properties": {
@@ -329,12 +341,8 @@ async fn an_ask_from_the_store_waits_as_pending_until_answered_there() {
 #[tokio::test]
 async fn a_decline_in_the_store_declines_the_elicitation() {
     let store = TempStore::open().await;
-    let parking = Parking::new(store.store().clone()).with_notice(false);
-    let schema = form(json!({
-        "type": "object",
-        "properties": {"env": {"type": "string", "enum": ["staging", "prod"]}},
-        "required": ["env"]
-    }));
+    let parking = quiet_parking(&store);
+    let schema = env_form();
     let call = tokio::spawn(elicit(Answerer::Store(parking), schema));
     let pending = first_pending(&store).await;
     askgate_testkit::answer_in_inbox(&store, &pending.ask.id, Act::Decline, "ann", Surface::Cli)
@@ -348,7 +356,7 @@ async fn a_decline_in_the_store_declines_the_elicitation() {
 #[tokio::test]
 async fn a_form_the_inbox_cannot_carry_is_refused_with_an_error_not_parked() {
     let store = TempStore::open().await;
-    let parking = Parking::new(store.store().clone()).with_notice(false);
+    let parking = quiet_parking(&store);
     let schema = form(json!({
         "type": "object",
         "properties": {"first name": {"type": "string"}}
@@ -365,14 +373,8 @@ async fn a_form_the_inbox_cannot_carry_is_refused_with_an_error_not_parked() {
 #[tokio::test]
 async fn an_ask_nobody_answers_in_time_is_cancelled_and_closed_in_the_store() {
     let store = TempStore::open().await;
-    let parking = Parking::new(store.store().clone())
-        .with_notice(false)
-        .with_timeout(Duration::from_millis(300));
-    let schema = form(json!({
-        "type": "object",
-        "properties": {"env": {"type": "string", "enum": ["staging", "prod"]}},
-        "required": ["env"]
-    }));
+    let parking = quiet_parking(&store).with_timeout(Duration::from_millis(300));
+    let schema = env_form();
     let result = elicit(Answerer::Store(parking), schema).await;
     assert_eq!(result, json!({"action": "cancel"}));
     let page = store.pending(10, None).await.expect("the store reads");

@@ -97,6 +97,30 @@ fn discover() -> ClientLifecycleMode {
     }
 }
 
+/// A client that opens links only (URL mode), the inbox parking asks.
+async fn url_only(lifecycle: ClientLifecycleMode) -> Harness {
+    harness(
+        json!({"elicitation": {"url": {}}}),
+        Fallback::Park,
+        false,
+        lifecycle,
+    )
+    .await
+}
+
+impl Harness {
+    /// Call the tool once with `args`: the result's text, and whether it
+    /// is an error.
+    async fn called(&self, args: Json) -> (String, bool) {
+        text(
+            self.client
+                .call_tool_once(call(args))
+                .await
+                .expect("a result"),
+        )
+    }
+}
+
 fn call(args: Json) -> CallToolRequestParams {
     let mut params = CallToolRequestParams::new("rotate");
     params.arguments = args.as_object().cloned();
@@ -124,19 +148,8 @@ fn ask_id(message: &str) -> String {
 
 #[tokio::test]
 async fn a_url_only_client_gets_the_inbox_page_and_the_completion_notice() {
-    let h = harness(
-        json!({"elicitation": {"url": {}}}),
-        Fallback::Park,
-        false,
-        initialize(),
-    )
-    .await;
-    let (text, is_error) = text(
-        h.client
-            .call_tool_once(call(json!({})))
-            .await
-            .expect("a result"),
-    );
+    let h = url_only(initialize()).await;
+    let (text, is_error) = h.called(json!({})).await;
     assert!(!is_error);
     let outcome: Json = serde_json::from_str(&text).expect("the outcome");
     assert_eq!(outcome["outcome"], "accepted");
@@ -172,12 +185,7 @@ async fn a_secret_goes_by_url_even_to_a_client_that_shows_forms() {
         initialize(),
     )
     .await;
-    let (text, _) = text(
-        h.client
-            .call_tool_once(call(json!({})))
-            .await
-            .expect("a result"),
-    );
+    let (text, _) = h.called(json!({})).await;
     assert!(text.contains("accepted"), "{text}");
     let asked = h.person.asked.all();
     assert_eq!(asked[0]["mode"], "url", "never a form with a secret in it");
@@ -188,12 +196,7 @@ async fn without_elicitation_the_call_says_where_to_answer_and_the_retry_settles
     for lifecycle in [initialize(), discover()] {
         let h = harness(json!({}), Fallback::Park, false, lifecycle).await;
         let args = json!({"service": "billing"});
-        let (message, is_error) = text(
-            h.client
-                .call_tool_once(call(args.clone()))
-                .await
-                .expect("a result"),
-        );
+        let (message, is_error) = h.called(args.clone()).await;
         assert!(is_error, "the tool has not run");
         let id = ask_id(&message);
         assert!(
@@ -207,24 +210,14 @@ async fn without_elicitation_the_call_says_where_to_answer_and_the_retry_settles
         assert!(message.contains("call rotate again"), "{message}");
 
         // Before the answer, a retry says the same, about the same ask.
-        let (again, _) = text(
-            h.client
-                .call_tool_once(call(args.clone()))
-                .await
-                .expect("a result"),
-        );
+        let (again, _) = h.called(args.clone()).await;
         assert_eq!(ask_id(&again), id);
         // Other arguments are another call: another ask.
-        let (other, _) = text(
-            h.client
-                .call_tool_once(call(json!({"service": "payroll"})))
-                .await
-                .expect("a result"),
-        );
+        let (other, _) = h.called(json!({"service": "payroll"})).await;
         assert_ne!(ask_id(&other), id);
 
         answer_in_inbox(&h.store, &id, json!({"replicas": 2})).await;
-        let (done, is_error) = text(h.client.call_tool_once(call(args)).await.expect("a result"));
+        let (done, is_error) = h.called(args).await;
         assert!(!is_error);
         let outcome: Json = serde_json::from_str(&done).expect("the outcome");
         assert_eq!(outcome["values"]["replicas"]["value"], 2);
@@ -248,13 +241,7 @@ async fn the_block_fallback_refuses_a_client_without_elicitation() {
 
 #[tokio::test]
 async fn on_2026_a_url_goes_out_as_an_input_request_and_the_retry_reads_the_inbox() {
-    let h = harness(
-        json!({"elicitation": {"url": {}}}),
-        Fallback::Park,
-        false,
-        discover(),
-    )
-    .await;
+    let h = url_only(discover()).await;
     let first = match h
         .client
         .call_tool_once(call(json!({})))
@@ -305,23 +292,13 @@ async fn on_2026_a_url_goes_out_as_an_input_request_and_the_retry_reads_the_inbo
 async fn an_inbox_answer_lets_exactly_one_call_through() {
     let h = harness(json!({}), Fallback::Park, false, initialize()).await;
     let args = json!({"service": "billing"});
-    let (message, _) = text(
-        h.client
-            .call_tool_once(call(args.clone()))
-            .await
-            .expect("a result"),
-    );
+    let (message, _) = h.called(args.clone()).await;
     let id = ask_id(&message);
     answer_in_inbox(&h.store, &id, json!({"replicas": 2})).await;
-    let (done, is_error) = text(
-        h.client
-            .call_tool_once(call(args.clone()))
-            .await
-            .expect("a result"),
-    );
+    let (done, is_error) = h.called(args.clone()).await;
     assert!(!is_error, "{done}");
     // The same call again: the answer was used; a new ask is parked.
-    let (again, is_error) = text(h.client.call_tool_once(call(args)).await.expect("a result"));
+    let (again, is_error) = h.called(args).await;
     assert!(is_error, "parked again: {again}");
     assert_ne!(ask_id(&again), id, "a new ask, not the used answer");
 }

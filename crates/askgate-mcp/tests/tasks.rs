@@ -86,6 +86,21 @@ impl Server {
     }
 }
 
+/// The `tasks/*` methods: each request marked for the principal, then
+/// answered by the tasks.
+macro_rules! marked_tasks {
+    ($($method:ident($params:ty) -> $result:ty = $tasks:ident;)*) => {$(
+        async fn $method(
+            &self,
+            params: $params,
+            mut cx: RequestContext<RoleServer>,
+        ) -> Result<$result, ErrorData> {
+            self.mark(&mut cx);
+            self.tasks.$tasks(&cx, params).await
+        }
+    )*};
+}
+
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
@@ -106,31 +121,10 @@ impl ServerHandler for Server {
         Ok(self.tasks.start(&cx, &params.name, arguments).await?.into())
     }
 
-    async fn get_task(
-        &self,
-        params: GetTaskParams,
-        mut cx: RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, ErrorData> {
-        self.mark(&mut cx);
-        self.tasks.get(&cx, params).await
-    }
-
-    async fn update_task(
-        &self,
-        params: UpdateTaskParams,
-        mut cx: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        self.mark(&mut cx);
-        self.tasks.update(&cx, params).await
-    }
-
-    async fn cancel_task(
-        &self,
-        params: CancelTaskParams,
-        mut cx: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        self.mark(&mut cx);
-        self.tasks.cancel(&cx, params).await
+    marked_tasks! {
+        get_task(GetTaskParams) -> GetTaskResult = get;
+        update_task(UpdateTaskParams) -> () = update;
+        cancel_task(CancelTaskParams) -> () = cancel;
     }
 }
 
@@ -157,6 +151,15 @@ async fn start(client: &RunningService<RoleClient, Person>, tool: &str, args: Js
         CallToolResponse::Task(created) => created.task.task_id,
         other => panic!("expected a task, got {other:?}"),
     }
+}
+
+/// A scratch store, alice's client on it, and the id of the task of `tool`
+/// she started with `args`.
+async fn started(tool: &str, args: Json) -> (Scratch, RunningService<RoleClient, Person>, String) {
+    let dir = Scratch::new();
+    let client = serve(&dir.store_url(), "alice").await;
+    let id = start(&client, tool, args).await;
+    (dir, client, id)
 }
 
 async fn get(client: &RunningService<RoleClient, Person>, id: &str) -> GetTaskResult {
@@ -209,6 +212,22 @@ fn text_of(task: &GetTaskResult) -> String {
     }
 }
 
+/// Answer the task's input request `key`: accepted, with `content`.
+async fn update(
+    client: &RunningService<RoleClient, Person>,
+    id: &str,
+    key: &str,
+    content: Json,
+) -> Result<(), ServiceError> {
+    let params = UpdateTaskParams::new(id.to_owned(), answer(key, content));
+    client.update_task(params).await
+}
+
+/// The task's status now.
+async fn status(client: &RunningService<RoleClient, Person>, id: &str) -> TaskStatus {
+    get(client, id).await.task.task.status
+}
+
 fn answer(key: &str, content: Json) -> InputResponses {
     serde_json::from_value(json!({key: {"action": "accept", "content": content}}))
         .expect("input responses")
@@ -216,10 +235,7 @@ fn answer(key: &str, content: Json) -> InputResponses {
 
 #[tokio::test]
 async fn a_task_waiting_on_a_person_survives_a_server_restart() {
-    let dir = Scratch::new();
-    let url = dir.store_url();
-    let first = serve(&url, "alice").await;
-    let id = start(&first, "delete", json!({"file": "notes.txt"})).await;
+    let (dir, first, id) = started("delete", json!({"file": "notes.txt"})).await;
     let waiting = until(&first, &id, TaskStatus::InputRequired).await;
     let TaskPayload::InputRequired { input_requests } = &waiting.task.payload else {
         panic!("waiting on input");
@@ -229,25 +245,17 @@ async fn a_task_waiting_on_a_person_survives_a_server_restart() {
     drop(first);
 
     // A new server process on the same store: the task is there, waiting.
-    let second = serve(&url, "alice").await;
+    let second = serve(&dir.store_url(), "alice").await;
     let still = get(&second, &id).await;
     assert_eq!(still.task.task.status, TaskStatus::InputRequired);
-    second
-        .update_task(UpdateTaskParams::new(
-            id.clone(),
-            answer("confirm", json!({"confirm": true})),
-        ))
+    update(&second, &id, "confirm", json!({"confirm": true}))
         .await
         .expect("acknowledged");
     let done = until(&second, &id, TaskStatus::Completed).await;
     assert_eq!(text_of(&done), "deleted notes.txt");
 
     // A late duplicate answer changes nothing.
-    second
-        .update_task(UpdateTaskParams::new(
-            id.clone(),
-            answer("confirm", json!({"confirm": false})),
-        ))
+    update(&second, &id, "confirm", json!({"confirm": false}))
         .await
         .expect("acknowledged, ignored");
     assert_eq!(text_of(&get(&second, &id).await), "deleted notes.txt");
@@ -255,16 +263,9 @@ async fn a_task_waiting_on_a_person_survives_a_server_restart() {
 
 #[tokio::test]
 async fn a_wrong_answer_is_asked_again_under_a_new_key() {
-    let dir = Scratch::new();
-    let url = dir.store_url();
-    let client = serve(&url, "alice").await;
-    let id = start(&client, "delete", json!({"file": "a.txt"})).await;
+    let (_dir, client, id) = started("delete", json!({"file": "a.txt"})).await;
     until(&client, &id, TaskStatus::InputRequired).await;
-    client
-        .update_task(UpdateTaskParams::new(
-            id.clone(),
-            answer("confirm", json!({"confirm": "yes please"})),
-        ))
+    update(&client, &id, "confirm", json!({"confirm": "yes please"}))
         .await
         .expect("acknowledged");
     // The work ran again and asked again: same ask, a key never used.
@@ -282,11 +283,7 @@ async fn a_wrong_answer_is_asked_again_under_a_new_key() {
         message.contains("Delete it"),
         "the reason names the field: {message}"
     );
-    client
-        .update_task(UpdateTaskParams::new(
-            id.clone(),
-            answer("confirm#2", json!({"confirm": false})),
-        ))
+    update(&client, &id, "confirm#2", json!({"confirm": false}))
         .await
         .expect("acknowledged");
     let done = until(&client, &id, TaskStatus::Completed).await;
@@ -295,22 +292,13 @@ async fn a_wrong_answer_is_asked_again_under_a_new_key() {
 
 #[tokio::test]
 async fn a_cancelled_task_stays_cancelled_and_a_panic_is_a_failure() {
-    let dir = Scratch::new();
-    let url = dir.store_url();
-    let client = serve(&url, "alice").await;
-    let id = start(&client, "slow", json!({})).await;
-    assert_eq!(
-        get(&client, &id).await.task.task.status,
-        TaskStatus::Working
-    );
+    let (_dir, client, id) = started("slow", json!({})).await;
+    assert_eq!(status(&client, &id).await, TaskStatus::Working);
     client
         .cancel_task(CancelTaskParams::new(id.clone()))
         .await
         .expect("acknowledged");
-    assert_eq!(
-        get(&client, &id).await.task.task.status,
-        TaskStatus::Cancelled
-    );
+    assert_eq!(status(&client, &id).await, TaskStatus::Cancelled);
     // Cancelling again is the same empty acknowledgement.
     client
         .cancel_task(CancelTaskParams::new(id.clone()))
@@ -332,23 +320,15 @@ async fn a_cancelled_task_stays_cancelled_and_a_panic_is_a_failure() {
 
 #[tokio::test]
 async fn a_task_is_only_its_principals() {
-    let dir = Scratch::new();
-    let url = dir.store_url();
-    let alice = serve(&url, "alice").await;
-    let id = start(&alice, "delete", json!({"file": "b.txt"})).await;
+    let (dir, alice, id) = started("delete", json!({"file": "b.txt"})).await;
     until(&alice, &id, TaskStatus::InputRequired).await;
-    let mallory = serve(&url, "mallory").await;
+    let mallory = serve(&dir.store_url(), "mallory").await;
     for result in [
         mallory
             .get_task(GetTaskParams::new(id.clone()))
             .await
             .map(|_| ()),
-        mallory
-            .update_task(UpdateTaskParams::new(
-                id.clone(),
-                answer("confirm", json!({"confirm": true})),
-            ))
-            .await,
+        update(&mallory, &id, "confirm", json!({"confirm": true})).await,
         mallory.cancel_task(CancelTaskParams::new(id.clone())).await,
     ] {
         match result {
@@ -360,7 +340,7 @@ async fn a_task_is_only_its_principals() {
         }
     }
     assert_eq!(
-        get(&alice, &id).await.task.task.status,
+        status(&alice, &id).await,
         TaskStatus::InputRequired,
         "untouched"
     );
@@ -368,18 +348,12 @@ async fn a_task_is_only_its_principals() {
 
 #[tokio::test]
 async fn a_live_runner_keeps_its_task_working_past_its_first_lease() {
-    let dir = Scratch::new();
-    let url = dir.store_url();
-    let client = serve(&url, "alice").await;
-    let id = start(&client, "slow", json!({})).await;
+    let (_dir, client, id) = started("slow", json!({})).await;
     // The lease is 1 s; the runner renews it while it runs, so readers
     // (which report a lapsed lease as interrupted) keep seeing it work.
     // A lapsed lease itself is tested in askgate-store.
     for _ in 0..30 {
-        assert_eq!(
-            get(&client, &id).await.task.task.status,
-            TaskStatus::Working
-        );
+        assert_eq!(status(&client, &id).await, TaskStatus::Working);
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

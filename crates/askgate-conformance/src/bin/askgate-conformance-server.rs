@@ -8,8 +8,8 @@
 use std::sync::Arc;
 
 use askgate_conformance::server::Fixtures;
+use askgate_conformance::store::StoreArg;
 use askgate_mcp::Rounds;
-use askgate_store::Store;
 use clap::Parser;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -20,27 +20,17 @@ struct Args {
     /// The port on 127.0.0.1 (0 picks a free one).
     #[arg(long, default_value_t = 8001)]
     port: u16,
-    /// The store sealed request state is made single-use in (default: a
-    /// fresh SQLite file in the temp directory).
-    #[arg(long)]
-    store: Option<String>,
+    #[command(flatten)]
+    store: StoreArg,
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
-    let store_url = match args.store {
-        Some(url) => url,
-        None => {
-            let path =
-                std::env::temp_dir().join(format!("askgate-conformance-{}.db", std::process::id()));
-            format!("sqlite://{}", path.display())
-        }
-    };
-    let store = Store::open(&store_url).await?;
+    let store = args.store.open("askgate-conformance").await?;
     // A fixture key: the suite checks that altered state is refused, not
     // that the key is secret.
-    let rounds = Rounds::new(*b"askgate conformance fixture key!", store);
+    let rounds = Rounds::new(*b"askgate conformance fixture key!", store.store.clone());
     let tasks = Fixtures::tasks(rounds.clone());
     let service = StreamableHttpService::new(
         move || Ok(Fixtures::with_tasks(rounds.clone(), tasks.clone())),
@@ -56,5 +46,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await?;
+    store.close().await;
     Ok(())
 }

@@ -8,12 +8,11 @@
 //!   stateless requests alike); prints `listening on <url>` to stderr once
 //!   it accepts connections.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use askgate_conformance::interop::Deploy;
+use askgate_conformance::store::StoreArg;
 use askgate_mcp::Rounds;
-use askgate_store::Store;
 use clap::Parser;
 use rmcp::ServiceExt;
 use rmcp::transport::stdio;
@@ -29,36 +28,23 @@ struct Args {
     /// The HTTP port on 127.0.0.1 (0 picks a free one).
     #[arg(long, default_value_t = 0, conflicts_with = "stdio")]
     port: u16,
-    /// The store sealed request state is made single-use in (default: a
-    /// fresh SQLite file in the temp directory, removed on exit).
-    #[arg(long)]
-    store: Option<String>,
+    #[command(flatten)]
+    store: StoreArg,
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
-    let (store_url, scratch) = match args.store {
-        Some(url) => (url, None),
-        None => {
-            let path =
-                std::env::temp_dir().join(format!("askgate-interop-{}.db", std::process::id()));
-            (format!("sqlite://{}", path.display()), Some(path))
-        }
-    };
-    let store = Store::open(&store_url).await?;
+    let store = args.store.open("askgate-interop").await?;
     // A fixture key: the clients check the rounds, not that the key is
     // secret.
-    let rounds = Rounds::new(*b"askgate interop fixture key, 32!", store.clone());
+    let rounds = Rounds::new(*b"askgate interop fixture key, 32!", store.store.clone());
     let served = if args.stdio {
         serve_stdio(rounds).await
     } else {
         serve_http(rounds, args.port).await
     };
     store.close().await;
-    if let Some(path) = scratch {
-        remove_scratch(&path);
-    }
     served
 }
 
@@ -110,14 +96,4 @@ async fn shutdown() {
         }
     }
     let _ = tokio::signal::ctrl_c().await;
-}
-
-/// Remove the scratch store and SQLite's side files; a failure only leaves
-/// a file in the temp directory.
-fn remove_scratch(path: &std::path::Path) {
-    for suffix in ["", "-wal", "-shm"] {
-        let mut name = path.as_os_str().to_owned();
-        name.push(suffix);
-        let _ = std::fs::remove_file(PathBuf::from(name));
-    }
 }

@@ -16,9 +16,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rmcp::ErrorData;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomNotification, ElicitRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, GetPromptResult,
-    InputRequest, InputRequiredResult, InputResponses, PromptMessage, ProtocolVersion,
-    ResourceContents, Role, ServerNotification,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest,
+    InputRequiredResult, InputResponses, ProtocolVersion, ServerNotification,
 };
 use rmcp::service::{ElicitationMode, RequestContext, RoleServer};
 use serde_json::{Value as Json, json};
@@ -178,35 +177,39 @@ async fn named(
     })
 }
 
-/// The prompt that greets the person by the name they give.
-pub(super) async fn greeting_prompt(
-    responses: Option<&InputResponses>,
-    cx: &RequestContext<RoleServer>,
-) -> Result<Result<GetPromptResult, InputRequiredResult>, ErrorData> {
-    let text = match named(responses, cx).await? {
-        Named::Ask(needed) => return Ok(Err(needed)),
-        Named::Given(name) => format!("Greet {name} by name, warmly."),
-        Named::Without(why) => format!("Greet the person; their name is not known: {why}."),
-    };
-    Ok(Ok(GetPromptResult::new(vec![PromptMessage::new_text(
-        Role::User,
-        text,
-    )])))
+/// What a prompt or a resource says of the person.
+pub(super) struct About {
+    /// With their name, which `{name}` stands for.
+    given: &'static str,
+    /// Without it, and why (`{why}`).
+    without: &'static str,
 }
 
-/// The resource saying whose notes these are: the person is asked.
-pub(super) async fn owner(
+/// What the greeting prompt says.
+pub(super) const GREETING: About = About {
+    given: "Greet {name} by name, warmly.",
+    without: "Greet the person; their name is not known: {why}.",
+};
+
+/// What the owner resource says.
+pub(super) const OWNER: About = About {
+    given: "These notes belong to {name}.",
+    without: "Whose notes these are is not known: {why}.",
+};
+
+/// What `about` says of the person by the name they give (asked first),
+/// as `answer` puts it; or, not asked yet, the input requests that ask it.
+pub(super) async fn say<R: From<InputRequiredResult>>(
+    about: &About,
     responses: Option<&InputResponses>,
     cx: &RequestContext<RoleServer>,
-) -> Result<Result<ResourceContents, InputRequiredResult>, ErrorData> {
-    let text = match named(responses, cx).await? {
-        Named::Ask(needed) => return Ok(Err(needed)),
-        Named::Given(name) => format!("These notes belong to {name}."),
-        Named::Without(why) => format!("Whose notes these are is not known: {why}."),
-    };
-    Ok(Ok(
-        ResourceContents::text(text, super::RESOURCE_ASKING).with_mime_type("text/plain")
-    ))
+    answer: impl FnOnce(String) -> R,
+) -> Result<R, ErrorData> {
+    Ok(match named(responses, cx).await? {
+        Named::Ask(needed) => needed.into(),
+        Named::Given(name) => answer(about.given.replace("{name}", &name)),
+        Named::Without(why) => answer(about.without.replace("{why}", &why)),
+    })
 }
 
 /// Sign-ins started by this process: each ask gets its own id.

@@ -90,7 +90,7 @@ impl Answerer {
             Answerer::Terminal(terminal) => terminal
                 .answer(elicitation, origin)
                 .await
-                .map_err(|e| AnswerError::Terminal(e.to_string())),
+                .map_err(AnswerError::Terminal),
             Answerer::Store(parking) => parking.answer(elicitation, origin).await,
         }
     }
@@ -98,21 +98,32 @@ impl Answerer {
 
 /// Why an elicitation got no answer. The server receives it as a JSON-RPC
 /// error; it never carries an answer value.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AnswerError {
     /// The requested schema cannot be asked.
     #[error(transparent)]
     Schema(#[from] SchemaError),
-    /// The form cannot be parked as an askgate form.
+    /// The form cannot be parked as an askgate form: askgate-core refuses
+    /// it.
     #[error("the form cannot be parked in the inbox: {0}")]
-    Unparkable(String),
+    Unparkable(#[source] askgate_core::Error),
+    /// The form cannot be parked as an askgate form: a property has no
+    /// askgate field.
+    #[error("the form cannot be parked in the inbox: {0}")]
+    NoField(#[source] serde_json::Error),
     /// The store failed.
     #[error("the ask store failed: {0}")]
-    Store(String),
+    Store(#[from] askgate_store::Error),
+    /// The answer stored for a parked ask cannot be read back.
+    #[error("the ask store failed: {0}")]
+    Stored(#[from] crate::stored::StoredError),
+    /// The system's random source failed: no id for the parked ask.
+    #[error("the ask store failed: no random id: {0}")]
+    Random(#[source] getrandom::Error),
     /// The terminal could not be read or written.
     #[error("the terminal failed: {0}")]
-    Terminal(String),
+    Terminal(#[source] std::io::Error),
     /// The answerer was set up in a way that cannot work (a wait out of
     /// range): the client's bug, not the server's.
     #[error(transparent)]
@@ -122,7 +133,7 @@ pub enum AnswerError {
 impl From<AnswerError> for ErrorData {
     fn from(error: AnswerError) -> ErrorData {
         match error {
-            AnswerError::Schema(_) | AnswerError::Unparkable(_) => {
+            AnswerError::Schema(_) | AnswerError::Unparkable(_) | AnswerError::NoField(_) => {
                 ErrorData::invalid_params(error.to_string(), None)
             }
             _ => ErrorData::internal_error(error.to_string(), None),

@@ -109,7 +109,7 @@ impl Parking {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
         let form = form_of(requested)?;
-        let ask = Ask::new(form).map_err(|e| AnswerError::Unparkable(e.to_string()))?;
+        let ask = Ask::new(form).map_err(AnswerError::Unparkable)?;
         let id = ask_id()?;
         let origin = self.origin.as_deref().unwrap_or(origin);
         let now = self.clock.now();
@@ -131,7 +131,7 @@ impl Parking {
             created_at: now,
             expires_at: Some(expires_at),
         };
-        self.store.park(&parked).await.map_err(store_failed)?;
+        self.store.park(&parked).await.map_err(AnswerError::Store)?;
         if self.notice {
             eprintln!(
                 "askgate: {origin} asks a person; waiting in the inbox as ask {id} \
@@ -142,7 +142,7 @@ impl Parking {
             .store
             .wait_settled(&id, self.timeout)
             .await
-            .map_err(store_failed)?
+            .map_err(AnswerError::Store)?
         {
             Some(row) => Some(row),
             None => self.close(&id).await?,
@@ -167,24 +167,23 @@ impl Parking {
         match self.store.settle(id, &cancelled, now).await {
             Ok(row) => return Ok(Some(row)),
             Err(SettleError::Gone { .. }) => {
-                self.store.expire_due(now).await.map_err(store_failed)?;
+                self.store
+                    .expire_due(now)
+                    .await
+                    .map_err(AnswerError::Store)?;
             }
             Err(SettleError::Conflict { .. } | SettleError::NotFound { .. }) => {}
-            Err(SettleError::Store(e)) => return Err(store_failed(e)),
-            Err(e) => return Err(AnswerError::Store(e.to_string())),
+            Err(SettleError::Store(e)) => return Err(AnswerError::Store(e)),
+            Err(e) => return Err(AnswerError::Store(e.into())),
         }
-        self.store.ask(id).await.map_err(store_failed)
+        self.store.ask(id).await.map_err(AnswerError::Store)
     }
-}
-
-fn store_failed(error: askgate_store::Error) -> AnswerError {
-    AnswerError::Store(error.to_string())
 }
 
 /// A fresh ask id: 18 random bytes, URL-safe.
 fn ask_id() -> Result<String, AnswerError> {
     let mut bytes = [0u8; 18];
-    getrandom::fill(&mut bytes).map_err(|e| AnswerError::Store(format!("no random id: {e}")))?;
+    getrandom::fill(&mut bytes).map_err(AnswerError::Random)?;
     Ok(format!("ask_{}", URL_SAFE_NO_PAD.encode(bytes)))
 }
 
@@ -194,8 +193,8 @@ fn result_of(ask: &Ask, row: &AskRow) -> Result<ElicitResult, AnswerError> {
     if row.status == AskStatus::Pending {
         return Ok(ElicitResult::new(ElicitationAction::Cancel));
     }
-    let outcome = form_outcome(&row.ask.request, row.reply.as_ref())
-        .map_err(|e| AnswerError::Store(e.to_string()))?;
+    let outcome =
+        form_outcome(&row.ask.request, row.reply.as_ref()).map_err(AnswerError::Stored)?;
     Ok(match outcome {
         Some(Outcome::Accepted { values }) => {
             let content = ask.content_for(Revision::V2025_11_25, &values.to_json());
@@ -215,7 +214,7 @@ fn result_of(ask: &Ask, row: &AskRow) -> Result<ElicitResult, AnswerError> {
 pub(crate) fn form_of(requested: &Requested) -> Result<Form, AnswerError> {
     let fields: Vec<Json> = requested.properties.iter().map(field_of).collect();
     serde_json::from_value(json!({"message": requested.message, "fields": fields}))
-        .map_err(|e| AnswerError::Unparkable(e.to_string()))
+        .map_err(AnswerError::NoField)
 }
 
 fn field_of(property: &Property) -> Json {

@@ -452,32 +452,36 @@ fn check_picks(
         }
         seen.push(pick);
     }
-    let count = seen.len() as u64;
-    if let Some(min) = min_items
-        && count < min
-    {
-        return Err(Mismatch::TooFew { min });
+    match beyond(seen.len() as u64, min_items, max_items) {
+        Some(Beyond::Below(min)) => Err(Mismatch::TooFew { min }),
+        Some(Beyond::Above(max)) => Err(Mismatch::TooMany { max }),
+        None => Ok(value.clone()),
     }
-    if let Some(max) = max_items
-        && count > max
-    {
-        return Err(Mismatch::TooMany { max });
-    }
-    Ok(value.clone())
 }
 
 fn within(number: f64, minimum: Option<f64>, maximum: Option<f64>) -> Result<(), Mismatch> {
-    if let Some(min) = minimum
-        && number < min
-    {
-        return Err(Mismatch::TooSmall { min });
+    match beyond(number, minimum, maximum) {
+        Some(Beyond::Below(min)) => Err(Mismatch::TooSmall { min }),
+        Some(Beyond::Above(max)) => Err(Mismatch::TooLarge { max }),
+        None => Ok(()),
     }
-    if let Some(max) = maximum
-        && number > max
-    {
-        return Err(Mismatch::TooLarge { max });
+}
+
+/// The bound a value is beyond.
+enum Beyond<T> {
+    /// Below this minimum.
+    Below(T),
+    /// Above this maximum.
+    Above(T),
+}
+
+/// Which bound `value` is beyond, if any (the minimum checked first).
+fn beyond<T: PartialOrd + Copy>(value: T, min: Option<T>, max: Option<T>) -> Option<Beyond<T>> {
+    match (min, max) {
+        (Some(min), _) if value < min => Some(Beyond::Below(min)),
+        (_, Some(max)) if value > max => Some(Beyond::Above(max)),
+        _ => None,
     }
-    Ok(())
 }
 
 /// A bound as a person writes it: `5`, not `5.0`.

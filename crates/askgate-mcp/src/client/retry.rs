@@ -27,45 +27,41 @@ use rmcp::service::{RoleClient, RunningService, Service, ServiceError};
 /// client gives up (the spec's suggested cap, rmcp's default).
 pub const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
 
-/// Call a tool, answering every round of input requests through the
-/// client's handler (for an [`AskgateClient`](super::AskgateClient), its
-/// answerer).
-///
-/// # Errors
-/// `ServiceError::InputRequiredRoundsExceeded` after [`MAX_ROUNDS`] rounds
-/// without a result; a transport, protocol or handler error as rmcp
-/// reports it.
-pub async fn call_tool_answering<S: Service<RoleClient>>(
-    client: &RunningService<RoleClient, S>,
-    params: CallToolRequestParams,
-) -> Result<CallToolResult, ServiceError> {
-    client
-        .call_tool_with_mrtr_max_rounds(params, MAX_ROUNDS)
-        .await
+/// The requests a server may answer with input requests, each sent
+/// through rmcp's retry loop with askgate's round cap.
+macro_rules! answering {
+    ($($(#[$doc:meta])* $name:ident($params:ty) -> $result:ty = $method:ident;)*) => {$(
+        $(#[$doc])*
+        pub async fn $name<S: Service<RoleClient>>(
+            client: &RunningService<RoleClient, S>,
+            params: $params,
+        ) -> Result<$result, ServiceError> {
+            client.$method(params, MAX_ROUNDS).await
+        }
+    )*};
 }
 
-/// Get a prompt, answering every round of input requests.
-///
-/// # Errors
-/// As [`call_tool_answering`].
-pub async fn get_prompt_answering<S: Service<RoleClient>>(
-    client: &RunningService<RoleClient, S>,
-    params: GetPromptRequestParams,
-) -> Result<GetPromptResult, ServiceError> {
-    client
-        .get_prompt_with_mrtr_max_rounds(params, MAX_ROUNDS)
-        .await
-}
+answering! {
+    /// Call a tool, answering every round of input requests through the
+    /// client's handler (for an [`AskgateClient`](super::AskgateClient), its
+    /// answerer).
+    ///
+    /// # Errors
+    /// `ServiceError::InputRequiredRoundsExceeded` after [`MAX_ROUNDS`] rounds
+    /// without a result; a transport, protocol or handler error as rmcp
+    /// reports it.
+    call_tool_answering(CallToolRequestParams) -> CallToolResult = call_tool_with_mrtr_max_rounds;
 
-/// Read a resource, answering every round of input requests.
-///
-/// # Errors
-/// As [`call_tool_answering`].
-pub async fn read_resource_answering<S: Service<RoleClient>>(
-    client: &RunningService<RoleClient, S>,
-    params: ReadResourceRequestParams,
-) -> Result<ReadResourceResult, ServiceError> {
-    client
-        .read_resource_with_mrtr_max_rounds(params, MAX_ROUNDS)
-        .await
+    /// Get a prompt, answering every round of input requests.
+    ///
+    /// # Errors
+    /// As [`call_tool_answering`].
+    get_prompt_answering(GetPromptRequestParams) -> GetPromptResult = get_prompt_with_mrtr_max_rounds;
+
+    /// Read a resource, answering every round of input requests.
+    ///
+    /// # Errors
+    /// As [`call_tool_answering`].
+    read_resource_answering(ReadResourceRequestParams) -> ReadResourceResult
+        = read_resource_with_mrtr_max_rounds;
 }

@@ -212,13 +212,45 @@ enum Step {
     Cancel,
 }
 
+/// A range a value must be in, as a person reads it.
+enum Span<T> {
+    /// `min to max`.
+    Between(T, T),
+    /// `at least min`.
+    AtLeast(T),
+    /// `at most max`.
+    AtMost(T),
+}
+
+impl<T: std::fmt::Display> std::fmt::Display for Span<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Span::Between(min, max) => write!(f, "{min} to {max}"),
+            Span::AtLeast(min) => write!(f, "at least {min}"),
+            Span::AtMost(max) => write!(f, "at most {max}"),
+        }
+    }
+}
+
+/// The range between bounds, if there is one.
+fn span<T>(min: Option<T>, max: Option<T>) -> Option<Span<T>> {
+    match (min, max) {
+        (Some(min), Some(max)) => Some(Span::Between(min, max)),
+        (Some(min), None) => Some(Span::AtLeast(min)),
+        (None, Some(max)) => Some(Span::AtMost(max)),
+        (None, None) => None,
+    }
+}
+
 /// What to type, in a few words.
 fn hint(kind: &Kind) -> String {
-    let bounds = |minimum: Option<f64>, maximum: Option<f64>| match (minimum, maximum) {
-        (Some(min), Some(max)) => format!(" from {} to {}", show(min), show(max)),
-        (Some(min), None) => format!(", at least {}", show(min)),
-        (None, Some(max)) => format!(", at most {}", show(max)),
-        (None, None) => String::new(),
+    let bounds = |minimum: Option<f64>, maximum: Option<f64>| match span(
+        minimum.map(show),
+        maximum.map(show),
+    ) {
+        Some(between @ Span::Between(..)) => format!(" from {between}"),
+        Some(bound) => format!(", {bound}"),
+        None => String::new(),
     };
     match kind {
         Kind::Text {
@@ -233,17 +265,8 @@ fn hint(kind: &Kind) -> String {
                 Some(Format::Date) => "a date, YYYY-MM-DD".to_owned(),
                 Some(Format::DateTime) => "a date and time such as 2026-07-01T09:30:00Z".to_owned(),
             };
-            match (min_length, max_length) {
-                (Some(min), Some(max)) => {
-                    let _ = write!(hint, ", {min} to {max} characters");
-                }
-                (Some(min), None) => {
-                    let _ = write!(hint, ", at least {min} characters");
-                }
-                (None, Some(max)) => {
-                    let _ = write!(hint, ", at most {max} characters");
-                }
-                (None, None) => {}
+            if let Some(length) = span(*min_length, *max_length) {
+                let _ = write!(hint, ", {length} characters");
             }
             hint
         }
@@ -259,17 +282,8 @@ fn hint(kind: &Kind) -> String {
             ..
         } => {
             let mut hint = "pick any: numbers or values, separated by commas".to_owned();
-            match (min_items, max_items) {
-                (Some(min), Some(max)) => {
-                    let _ = write!(hint, " ({min} to {max})");
-                }
-                (Some(min), None) => {
-                    let _ = write!(hint, " (at least {min})");
-                }
-                (None, Some(max)) => {
-                    let _ = write!(hint, " (at most {max})");
-                }
-                (None, None) => {}
+            if let Some(count) = span(*min_items, *max_items) {
+                let _ = write!(hint, " ({count})");
             }
             hint
         }

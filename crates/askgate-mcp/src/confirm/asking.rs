@@ -110,7 +110,7 @@ impl Round {
                 .store()
                 .ask(&row.ask.id)
                 .await
-                .map_err(|e| RoundError::Store(e.to_string()))?;
+                .map_err(RoundError::Store)?;
             if let Some(now) = now.filter(|now| now.status != askgate_store::AskStatus::Pending) {
                 return Ok(Link::Settled(Box::new(now)));
             }

@@ -27,8 +27,8 @@ mod standing;
 mod turns;
 
 use askgate_core::{
-    Answered, Ask, Call, Channel, Earlier, Facts, Gate, Method, Reach, Risk, Ruling, Trust,
-    UnknownRisk, Verdict, confirmation_form, gate, rule, threshold, withdrawn,
+    Answered, Ask, Call, Earlier, Facts, Gate, Method, Reach, Risk, Ruling, Trust, UnknownRisk,
+    Verdict, confirmation_form, gate, rule, threshold, withdrawn,
 };
 use askgate_store::{AskRow, AuditEntry, Decision};
 use jiff::Timestamp;
@@ -36,10 +36,8 @@ use rmcp::ErrorData;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value as Json;
 
-use crate::ask::Unanswered;
 use crate::inbox::Fallback;
 use crate::round::{Round, RoundError, Rounds};
-use standing::Standing;
 use turns::{Found, Turn};
 
 /// The HTTP header a session sets its auto-approve threshold with (a risk
@@ -173,8 +171,7 @@ impl Round {
             return Ok(Some(self.decided(key, call, verdict, Answerer::Nobody)));
         }
         self.about(call.server, call.tool, call.risk.as_str());
-        let ask = Ask::new(confirmation_form(call))
-            .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
+        let ask = Ask::new(confirmation_form(call)).map_err(RoundError::unsendable)?;
         let mut found = Found {
             standing: self.standing(key).await?,
             answered: None,
@@ -183,8 +180,7 @@ impl Round {
             let turn = match judge(&found.standing.earlier, found.answered.as_ref()) {
                 Ruling::Proceed(verdict) => self.proceed(key, call, verdict, &mut found).await?,
                 Ruling::Block(verdict) => self.block(key, call, &ask, verdict, &mut found).await?,
-                Ruling::Ask(Channel::Form) => self.ask_form(key, call, &ask, &mut found).await?,
-                Ruling::Ask(Channel::Url) => self.ask_url(key, call, &ask, &mut found).await?,
+                Ruling::Ask(channel) => self.ask_on(channel, key, call, &ask, &mut found).await?,
                 Ruling::Wait(waiting) => {
                     self.wait(key, call, &ask, &waiting, &settings, &mut found)
                         .await?
@@ -196,11 +192,10 @@ impl Round {
                 Turn::Again => {}
             }
         }
-        Err(RoundError::Store(format!(
-            "the confirmation of {} on {} kept changing under askgate (answered and used by other \
-             calls); call again",
-            call.tool, call.server
-        )))
+        Err(RoundError::Contended {
+            tool: call.tool.to_owned(),
+            server: call.server.to_owned(),
+        })
     }
 
     /// Whether the client cancelled this request (`notifications/cancelled`):
@@ -234,27 +229,6 @@ impl Round {
             Some(inbox) => inbox.page(&row.ask.id),
             None => row.ask.id.clone(),
         }
-    }
-
-    /// A call the caller cancelled before it was sent: its pending ask is
-    /// withdrawn (settled `cancelled` by the caller, never read as a
-    /// person's no).
-    async fn withdraw(
-        &self,
-        key: &str,
-        call: &Call<'_>,
-        standing: &Standing,
-    ) -> Result<Decided, RoundError> {
-        let answerer = match self.withdraw_pending(standing).await? {
-            Some(row) => Answerer::Parked(row),
-            None => Answerer::Nobody,
-        };
-        tracing::info!(
-            server = call.server,
-            tool = call.tool,
-            "the caller cancelled the call before it was sent; not sent"
-        );
-        Ok(self.decided(key, call, withdrawn(call), answerer))
     }
 
     /// The decision and its audit entry, keyed once per request and key.
@@ -363,7 +337,7 @@ impl Decided {
             .store()
             .append_audit(&self.entry)
             .await
-            .map_err(|e| RoundError::Store(e.to_string()))?;
+            .map_err(RoundError::Store)?;
         self.log();
         Ok(())
     }

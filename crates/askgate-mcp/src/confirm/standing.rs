@@ -117,14 +117,14 @@ impl Round {
             .store()
             .token_consumed(&format!("inbox-used:{}", row.ask.id))
             .await
-            .map_err(store_failed)?;
+            .map_err(RoundError::Store)?;
         let mine = match self.request_id() {
             Some(rid) => self
                 .rounds()
                 .store()
                 .token_consumed(&format!("inbox-used:{}:{rid}", row.ask.id))
                 .await
-                .map_err(store_failed)?,
+                .map_err(RoundError::Store)?,
             None => false,
         };
         Ok(if used && !mine {
@@ -222,7 +222,7 @@ impl Round {
             .await
         {
             Ok(row) => Ok(Some(row)),
-            Err(askgate_store::SettleError::Store(error)) => Err(store_failed(error)),
+            Err(askgate_store::SettleError::Store(error)) => Err(RoundError::Store(error)),
             Err(_) => Ok(None),
         }
     }
@@ -300,7 +300,7 @@ impl Round {
             let slice = left.min(settings.progress_every.max(Duration::from_millis(100)));
             tokio::select! {
                 settled = self.rounds().store().wait_settled(&row.ask.id, slice) => {
-                    if let Some(row) = settled.map_err(store_failed)? {
+                    if let Some(row) = settled.map_err(RoundError::Store)? {
                         return Ok(Waited::Settled(Box::new(row)));
                     }
                 }
@@ -334,8 +334,4 @@ fn person_said(row: &AskRow) -> Option<Said> {
 
 fn via(row: &AskRow) -> String {
     row.answered_via.clone().unwrap_or_else(|| "inbox".into())
-}
-
-pub(super) fn store_failed(error: askgate_store::Error) -> RoundError {
-    RoundError::Store(error.to_string())
 }

@@ -2,7 +2,7 @@
 //! the decision made, the person asked (a form, a link), the inbox waited
 //! on — and whether the rule must look again at what came back.
 
-use askgate_core::{Answered, Ask, Call, Earlier, Verdict, Waiting};
+use askgate_core::{Answered, Ask, Call, Channel, Earlier, Verdict, Waiting, withdrawn};
 use askgate_store::AskRow;
 
 use super::asking::{self, Link};
@@ -86,16 +86,33 @@ impl Round {
         Ok(self.turn_decided(key, call, verdict, answerer))
     }
 
-    /// Ask the person through the client's form, and keep what came back
-    /// for the rule to read.
-    pub(super) async fn ask_form(
+    /// Ask the person through `channel`: the client's form, or a link to
+    /// the inbox (URL mode, the ask parked first); keep what came back for
+    /// the rule to read.
+    pub(super) async fn ask_on(
         &mut self,
+        channel: Channel,
         key: &str,
         call: &Call<'_>,
         ask: &Ask,
         found: &mut Found,
     ) -> Result<Turn, RoundError> {
-        match self.ask_timed(key, ask.clone()).await {
+        let asked = match channel {
+            Channel::Form => self.ask_timed(key, ask.clone()).await,
+            Channel::Url => {
+                let row = self.pending_or_park(key, ask, &mut found.standing).await?;
+                return match self.ask_by_link(key, ask, &row).await? {
+                    Link::Queued => Ok(Turn::Awaited),
+                    Link::Answered(given) => {
+                        found.answered = Some(given);
+                        Ok(Turn::Again)
+                    }
+                    Link::Settled(row) => Ok(self.settled_meanwhile(*row, found)),
+                    Link::Cancelled => self.withdrawn_turn(key, call, found).await,
+                };
+            }
+        };
+        match asked {
             Ok(None) => Ok(Turn::Awaited),
             Ok(Some((outcome, after))) => {
                 found.answered = Some(Answered {
@@ -105,35 +122,13 @@ impl Round {
                 Ok(Turn::Again)
             }
             Err(RoundError::Unanswered(Unanswered::RequestCancelled)) => {
-                let decided = self.withdraw(key, call, &found.standing).await?;
-                Ok(Turn::Decided(Box::new(decided)))
+                self.withdrawn_turn(key, call, found).await
             }
             Err(RoundError::Unanswered(unanswered)) => {
                 found.answered = Some(asking::unanswered(&unanswered));
                 Ok(Turn::Again)
             }
             Err(other) => Err(other),
-        }
-    }
-
-    /// Ask the person by a link to the inbox (URL mode), parking the ask
-    /// first.
-    pub(super) async fn ask_url(
-        &mut self,
-        key: &str,
-        call: &Call<'_>,
-        ask: &Ask,
-        found: &mut Found,
-    ) -> Result<Turn, RoundError> {
-        let row = self.pending_or_park(key, ask, &mut found.standing).await?;
-        match self.ask_by_link(key, ask, &row).await? {
-            Link::Queued => Ok(Turn::Awaited),
-            Link::Answered(given) => {
-                found.answered = Some(given);
-                Ok(Turn::Again)
-            }
-            Link::Settled(row) => Ok(self.settled_meanwhile(*row, found)),
-            Link::Cancelled => self.withdrawn_turn(key, call, found).await,
         }
     }
 
@@ -144,15 +139,25 @@ impl Round {
         Turn::Again
     }
 
-    /// The caller cancelled the call while its ask waited: withdraw it.
+    /// The caller cancelled the call while its ask waited, before the call
+    /// was sent: its pending ask is withdrawn (settled `cancelled` by the
+    /// caller, never read as a person's no).
     async fn withdrawn_turn(
         &self,
         key: &str,
         call: &Call<'_>,
         found: &Found,
     ) -> Result<Turn, RoundError> {
-        let decided = self.withdraw(key, call, &found.standing).await?;
-        Ok(Turn::Decided(Box::new(decided)))
+        let answerer = match self.withdraw_pending(&found.standing).await? {
+            Some(row) => Answerer::Parked(row),
+            None => Answerer::Nobody,
+        };
+        tracing::info!(
+            server = call.server,
+            tool = call.tool,
+            "the caller cancelled the call before it was sent; not sent"
+        );
+        Ok(self.turn_decided(key, call, withdrawn(call), answerer))
     }
 
     /// Park the ask (or find it parked) and wait for the inbox as long as

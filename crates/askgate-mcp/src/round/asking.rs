@@ -93,11 +93,8 @@ impl Round {
                 Step::ReAsk(next) => ask = *next,
             }
         }
-        let params = ask
-            .request(self.revision)
-            .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
-        let request = input::elicit_form(&params)
-            .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
+        let params = ask.request(self.revision).map_err(RoundError::unsendable)?;
+        let request = input::elicit_form(&params).map_err(RoundError::unsendable)?;
         self.queue_timed(key, request);
         Ok(None)
     }
@@ -115,11 +112,8 @@ impl Round {
                 if ask.needs_url_mode() {
                     return Err(RoundError::Unanswered(Unanswered::NeedsUrlMode));
                 }
-                let params = ask
-                    .request(self.revision)
-                    .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
-                let request = input::elicit_form(&params)
-                    .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
+                let params = ask.request(self.revision).map_err(RoundError::unsendable)?;
+                let request = input::elicit_form(&params).map_err(RoundError::unsendable)?;
                 self.pending.insert(current, request);
                 return Ok(None);
             };
@@ -149,7 +143,7 @@ impl Round {
             let result = cx.peer.create_message(params).await;
             return result
                 .map(Some)
-                .map_err(|e| RoundError::Unanswered(Unanswered::Failed(e.to_string())));
+                .map_err(|e| RoundError::Unanswered(Unanswered::Failed(e)));
         }
         self.input(key, input::sample(params), input::read_sampling)
     }
@@ -167,7 +161,7 @@ impl Round {
             let result = cx.peer.list_roots().await;
             return result
                 .map(Some)
-                .map_err(|e| RoundError::Unanswered(Unanswered::Failed(e.to_string())));
+                .map_err(|e| RoundError::Unanswered(Unanswered::Failed(e)));
         }
         self.input(key, input::list_roots(), input::read_roots)
     }

@@ -5,14 +5,14 @@ use rmcp::ErrorData;
 use rmcp::model::ClientCapabilities;
 use serde_json::json;
 
-use crate::ask::Unanswered;
+use crate::ask::{Unanswered, Unsendable};
 use crate::inbox::Parked;
 use crate::input::InputKind;
 use crate::misuse::Misuse;
 
 /// Why a round could not go on. Converts into the JSON-RPC error the client
 /// gets (`?` in a handler).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RoundError {
     /// The request state was refused.
@@ -46,10 +46,34 @@ pub enum RoundError {
     NothingPending,
     /// The store failed.
     #[error("the ask store failed: {0}")]
-    Store(String),
+    Store(#[from] askgate_store::Error),
+    /// A parked ask was gone from the store when the call came back for it.
+    #[error("the ask store failed: the parked ask {id} vanished")]
+    Vanished {
+        /// The parked ask's id.
+        id: String,
+    },
+    /// A parked ask was neither pending nor settled when the call came back
+    /// for it.
+    #[error("the ask store failed: the parked ask {id} is neither pending nor settled")]
+    Unsettled {
+        /// The parked ask's id.
+        id: String,
+    },
+    /// A tool's confirmation kept being answered and used by other calls
+    /// while this one tried to settle it; calling again starts over.
+    #[error(
+        "the ask store failed: the confirmation of {tool} on {server} kept changing under askgate (answered and used by other calls); call again"
+    )]
+    Contended {
+        /// The tool.
+        tool: String,
+        /// Its server.
+        server: String,
+    },
     /// The system's random source failed.
     #[error("cannot seal the request state: {0}")]
-    Random(String),
+    Random(#[source] getrandom::Error),
     /// The rounds were set up in a way that cannot work (a sealed state's
     /// lifetime out of range): the server's bug, not the client's.
     #[error(transparent)]
@@ -57,6 +81,11 @@ pub enum RoundError {
 }
 
 impl RoundError {
+    /// [`Unanswered::Unsendable`], from any reason a form cannot be sent.
+    pub(crate) fn unsendable(why: impl Into<Unsendable>) -> RoundError {
+        RoundError::Unanswered(Unanswered::unsendable(why))
+    }
+
     /// The capabilities the client lacks, as `requiredCapabilities` names
     /// them.
     pub fn required_capabilities(&self) -> Option<ClientCapabilities> {

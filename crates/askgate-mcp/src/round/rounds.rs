@@ -202,7 +202,7 @@ impl Rounds {
                 .store
                 .consume_token(&opened.nonce, opened.expires_at, now)
                 .await
-                .map_err(|e| RoundError::Store(e.to_string()))?;
+                .map_err(RoundError::Store)?;
             if !first {
                 return Err(RoundError::Replayed);
             }

@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use super::{Mode, Round, RoundError};
-use crate::ask::Unanswered;
 use crate::misuse::Misuse;
 
 /// What a sealed state carries from round to round: every answer given so
@@ -80,8 +79,7 @@ impl Round {
                 what: "the sealed state's lifetime (Rounds::with_ttl)",
                 lifetime: self.rounds.inner.ttl,
             })?;
-        let carried = serde_json::to_value(&self.carried)
-            .map_err(|e| RoundError::Unanswered(Unanswered::Unsendable(e.to_string())))?;
+        let carried = serde_json::to_value(&self.carried).map_err(RoundError::unsendable)?;
         Ok(self
             .rounds
             .inner
@@ -93,6 +91,6 @@ impl Round {
 /// 18 random bytes, base64url: a nonce or an id nobody can guess.
 pub(super) fn random_id() -> Result<String, RoundError> {
     let mut bytes = [0u8; 18];
-    getrandom::fill(&mut bytes).map_err(|e| RoundError::Random(e.to_string()))?;
+    getrandom::fill(&mut bytes).map_err(RoundError::Random)?;
     Ok(URL_SAFE_NO_PAD.encode(bytes))
 }

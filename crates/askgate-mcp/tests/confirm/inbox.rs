@@ -85,12 +85,18 @@ async fn a_decline_in_the_inbox_is_not_undone_by_the_callers_word() {
     }
 }
 
-#[tokio::test]
-async fn a_call_waits_for_the_inbox_and_keeps_its_request_alive() {
+/// A client with no elicitation, whose calls wait up to 120 s for the
+/// inbox.
+fn waiting_on_the_inbox() -> Setup {
     let mut setup = Setup::new(json!({}), vec![]);
     setup.inbox = true;
     setup.confirmations.inbox_wait = Duration::from_secs(120);
-    let h = setup.start().await;
+    setup
+}
+
+#[tokio::test]
+async fn a_call_waits_for_the_inbox_and_keeps_its_request_alive() {
+    let h = waiting_on_the_inbox().start().await;
     let waiting = spawn_call(&h, json!({"risk": "high_write"}));
     // The first progress notification says the call waits for the inbox.
     h.person
@@ -128,10 +134,7 @@ async fn a_cancelled_call_withdraws_its_ask_and_never_proceeds() {
 
 #[tokio::test]
 async fn a_cancelled_wait_for_the_inbox_withdraws_the_ask() {
-    let mut setup = Setup::new(json!({}), vec![]);
-    setup.inbox = true;
-    setup.confirmations.inbox_wait = Duration::from_secs(120);
-    let h = setup.start().await;
+    let h = waiting_on_the_inbox().start().await;
     let handle = cancellable(&h, json!({"risk": "high_write"})).await;
     h.person.progress.at_least("waiting", 1).await;
     handle.cancel(None).await.expect("cancels");

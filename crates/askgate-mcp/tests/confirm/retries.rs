@@ -11,7 +11,32 @@ use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, InputResponses, ProtocolVersion};
 use serde_json::{Value as Json, json};
 
-use super::{Server, Setup, audit, form_client, last, pending, run};
+use super::{Harness, Server, Setup, audit, form_client, last, pending, run};
+
+/// The answers of a retry whose confirmation the client declined.
+fn declined() -> Option<Json> {
+    Some(json!({"confirm": {"action": "decline"}}))
+}
+
+/// Call the tool once: the response.
+async fn once(h: &Harness, params: CallToolRequestParams) -> CallToolResponse {
+    h.client.call_tool_once(params).await.expect("a result")
+}
+
+/// A call of `delete` with `arguments`, carrying `responses` and `state`
+/// when it is a retry.
+fn delete(
+    arguments: Json,
+    responses: Option<Json>,
+    state: Option<String>,
+) -> CallToolRequestParams {
+    let mut params = CallToolRequestParams::new("delete");
+    params.arguments = arguments.as_object().cloned();
+    params.input_responses =
+        responses.map(|r| serde_json::from_value::<InputResponses>(r).expect("responses"));
+    params.request_state = state;
+    params
+}
 
 #[tokio::test]
 async fn a_decision_reached_again_on_a_retry_is_audited_once() {
@@ -21,33 +46,26 @@ async fn a_decision_reached_again_on_a_retry_is_audited_once() {
     setup.version = ProtocolVersion::V_2026_07_28;
     let h = setup.start().await;
     let call = |responses: Option<Json>, state: Option<String>| {
-        let mut params = CallToolRequestParams::new("delete");
-        params.arguments = json!({"risk": "high_write", "note": true})
-            .as_object()
-            .cloned();
-        params.input_responses =
-            responses.map(|r| serde_json::from_value::<InputResponses>(r).expect("responses"));
-        params.request_state = state;
-        params
+        delete(
+            json!({"risk": "high_write", "note": true}),
+            responses,
+            state,
+        )
     };
     let input_required = |response: CallToolResponse| match response {
         CallToolResponse::InputRequired(result) => result,
         other => panic!("expected input_required, got {other:?}"),
     };
-    let first = input_required(
-        h.client
-            .call_tool_once(call(None, None))
-            .await
-            .expect("a result"),
-    );
+    let first = input_required(once(&h, call(None, None)).await);
     let second = input_required(
-        h.client
-            .call_tool_once(call(
+        once(
+            &h,
+            call(
                 Some(json!({"confirm": {"action": "accept", "content": {"confirm": true}}})),
                 first.request_state,
-            ))
-            .await
-            .expect("a result"),
+            ),
+        )
+        .await,
     );
     assert!(
         second
@@ -56,34 +74,22 @@ async fn a_decision_reached_again_on_a_retry_is_audited_once() {
             .expect("requests")
             .contains_key("note")
     );
-    let done = h
-        .client
-        .call_tool_once(call(
+    let done = once(
+        &h,
+        call(
             Some(json!({"note": {"action": "accept", "content": {"why": "cleanup"}}})),
             second.request_state,
-        ))
-        .await
-        .expect("a result");
+        ),
+    )
+    .await;
     assert!(matches!(done, CallToolResponse::Complete(_)));
     let entries = audit(&h.store).await;
     assert_eq!(entries.len(), 1, "decided in rounds 2 and 3, recorded once");
     assert_eq!(entries[0].entry.decision, Decision::Elicited);
 
     // A second call with the same arguments is another decision.
-    let again = input_required(
-        h.client
-            .call_tool_once(call(None, None))
-            .await
-            .expect("a result"),
-    );
-    let _ = h
-        .client
-        .call_tool_once(call(
-            Some(json!({"confirm": {"action": "decline"}})),
-            again.request_state,
-        ))
-        .await
-        .expect("a result");
+    let again = input_required(once(&h, call(None, None)).await);
+    let _ = once(&h, call(declined(), again.request_state)).await;
     assert_eq!(audit(&h.store).await.len(), 2);
 }
 
@@ -95,30 +101,13 @@ async fn on_2026_an_instant_answer_in_the_retry_is_not_a_persons() {
     setup.inbox = true;
     let h = setup.start().await;
     let call = |responses: Option<Json>, state: Option<String>| {
-        let mut params = CallToolRequestParams::new("delete");
-        params.arguments = json!({"risk": "high_write"}).as_object().cloned();
-        params.input_responses =
-            responses.map(|r| serde_json::from_value::<InputResponses>(r).expect("responses"));
-        params.request_state = state;
-        params
+        delete(json!({"risk": "high_write"}), responses, state)
     };
-    let CallToolResponse::InputRequired(first) = h
-        .client
-        .call_tool_once(call(None, None))
-        .await
-        .expect("a result")
-    else {
+    let CallToolResponse::InputRequired(first) = once(&h, call(None, None)).await else {
         panic!("asks")
     };
     // The retry comes back at once with a decline: nobody read it.
-    let done = h
-        .client
-        .call_tool_once(call(
-            Some(json!({"confirm": {"action": "decline"}})),
-            first.request_state,
-        ))
-        .await
-        .expect("a result");
+    let done = once(&h, call(declined(), first.request_state)).await;
     assert!(matches!(done, CallToolResponse::Complete(_)));
     let entry = last(&h.store).await;
     assert_eq!(entry.decision, Decision::Waiting, "{}", entry.reason);
