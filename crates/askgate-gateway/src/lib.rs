@@ -41,7 +41,7 @@ mod upstream;
 mod url_mode;
 
 use askgate_core::{Gate, Method, Risk};
-use askgate_mcp::{Inbox, Rounds};
+use askgate_mcp::{InboxLinks, Rounds};
 use askgate_store::Store;
 
 pub use config::Config;
@@ -120,7 +120,7 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
         .clone()
         .unwrap_or_else(|| format!("http://{bound}/"));
     let links = askgate_core::LinkSigner::new(key.clone());
-    let inbox = Inbox::new(&base)
+    let inbox = InboxLinks::new(&base)
         .map_err(Error::InboxAddress)?
         .with_links(links.clone(), LINK_TTL);
     let page = match listener {
@@ -335,7 +335,7 @@ async fn ready(
     let notifier = match &config.notify {
         Some(webhook) => {
             let store = gateway.store().clone();
-            let links = Inbox::new(&base).map_err(Error::InboxAddress)?;
+            let links = InboxLinks::new(&base).map_err(Error::InboxAddress)?;
             let notifier = askgate_inbox::notify::Notifier::new(store, webhook.clone(), links)?
                 .with_clock(std::sync::Arc::clone(gateway.clock()));
             Some(AbortOnDrop(notifier.listen()))

@@ -1,7 +1,7 @@
 //! Where people answer what their client cannot show: the inbox's
 //! address and pages, what a call does when its client can ask nobody, and
 //! an ask waiting there ([`Parked`]). A leaf: the rounds hold an
-//! [`Inbox`], and parking (see the `park` module) uses it.
+//! [`InboxLinks`], and parking (see the `park` module) uses it.
 
 use std::time::Duration;
 
@@ -28,7 +28,7 @@ pub enum LinkFailed {
 
 /// Where people answer what their client cannot show.
 #[derive(Debug, Clone)]
-pub struct Inbox {
+pub struct InboxLinks {
     /// The inbox's base URL, absolute (`https://askgate.example/`); an
     /// ask's page is `<base>asks/<id>`.
     pub base_url: Url,
@@ -48,7 +48,7 @@ pub enum Fallback {
     Block,
 }
 
-impl Inbox {
+impl InboxLinks {
     /// An inbox at `base_url`, parking asks clients cannot show.
     ///
     /// # Errors
@@ -57,14 +57,14 @@ impl Inbox {
     ///
     /// # Example
     /// ```
-    /// use askgate_mcp::{Inbox, Misuse};
+    /// use askgate_mcp::{InboxLinks, Misuse};
     ///
-    /// let inbox = Inbox::new("https://askgate.example/inbox")?;
+    /// let inbox = InboxLinks::new("https://askgate.example/inbox")?;
     /// assert_eq!(inbox.page("ask_1"), "https://askgate.example/inbox/asks/ask_1");
-    /// assert!(matches!(Inbox::new("/inbox"), Err(Misuse::InboxUrl { .. })));
+    /// assert!(matches!(InboxLinks::new("/inbox"), Err(Misuse::InboxUrl { .. })));
     /// # Ok::<(), Misuse>(())
     /// ```
-    pub fn new(base_url: &str) -> Result<Inbox, Misuse> {
+    pub fn new(base_url: &str) -> Result<InboxLinks, Misuse> {
         let mut url = Url::parse(base_url).map_err(|reason| Misuse::InboxUrl {
             url: base_url.to_owned(),
             reason,
@@ -78,7 +78,7 @@ impl Inbox {
             let path = format!("{}/", url.path());
             url.set_path(&path);
         }
-        Ok(Inbox {
+        Ok(InboxLinks {
             base_url: url,
             fallback: Fallback::Park,
             links: None,
@@ -89,7 +89,7 @@ impl Inbox {
     /// for `ttl` and one opening: the link itself lets the person it is
     /// for open that one ask without signing in (see the inbox).
     #[must_use]
-    pub fn with_links(mut self, signer: LinkSigner, ttl: Duration) -> Inbox {
+    pub fn with_links(mut self, signer: LinkSigner, ttl: Duration) -> InboxLinks {
         self.links = Some((signer, ttl));
         self
     }

@@ -56,7 +56,7 @@ pub use askgate_derive::{AskChoice, AskForm};
 pub use confirm::{Decided, Policy, THRESHOLD_HEADER, session_threshold};
 pub use confirmations::Confirmations;
 pub use error::Error;
-pub use inbox::{Fallback, Inbox, LinkFailed, Parked};
+pub use inbox::{Fallback, InboxLinks, LinkFailed, Parked};
 pub use misuse::Misuse;
 pub use round::{Principal, Request, Round, RoundError, Rounds};
 pub use tasks::{Tasks, WorkFuture};

@@ -28,7 +28,7 @@ use rmcp::model::{
 use sha2::{Digest, Sha256};
 
 use crate::ask::Unanswered;
-use crate::inbox::{Fallback, Inbox, Parked};
+use crate::inbox::{Fallback, InboxLinks, Parked};
 use crate::input;
 use crate::round::{Round, RoundError};
 use crate::stored::{StoredRequest, form_outcome};
@@ -228,7 +228,7 @@ impl Round {
     /// When the system's random source fails (no nonce for the link).
     pub(crate) fn link_to(
         &self,
-        inbox: &Inbox,
+        inbox: &InboxLinks,
         ask: &Ask,
         row: &AskRow,
     ) -> Result<(Parked, String), RoundError> {

@@ -7,12 +7,12 @@ use std::time::Duration;
 use askgate_core::{Ask, Surface};
 use askgate_mcp::client::{AnswerError, Elicitation, Kind, Mismatch, Parking, Property, Requested};
 use askgate_mcp::stored::{self, Act, StoredRequest};
-use askgate_mcp::{Error, Inbox, Misuse};
+use askgate_mcp::{Error, InboxLinks, Misuse};
 use serde_json::{Map, json};
 
 #[test]
 fn a_bad_inbox_url_is_the_callers_misuse_and_says_what_was_expected() {
-    let relative = Inbox::new("inbox/asks").expect_err("a relative URL");
+    let relative = InboxLinks::new("inbox/asks").expect_err("a relative URL");
     assert!(
         matches!(&relative, Misuse::InboxUrl { url, .. } if url == "inbox/asks"),
         "{relative:?}"
@@ -26,7 +26,7 @@ fn a_bad_inbox_url_is_the_callers_misuse_and_says_what_was_expected() {
         "{text}"
     );
 
-    let hostless = Inbox::new("mailto:ops").expect_err("a URL without a host");
+    let hostless = InboxLinks::new("mailto:ops").expect_err("a URL without a host");
     assert!(
         matches!(hostless, Misuse::InboxUrlWithoutHost { .. }),
         "{hostless:?}"

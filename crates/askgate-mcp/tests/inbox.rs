@@ -4,7 +4,7 @@
 //! here through the store, as the inbox page and the CLI give it.
 
 use askgate_core::{Ask, Form, Surface};
-use askgate_mcp::{Fallback, Inbox, Request, Rounds};
+use askgate_mcp::{Fallback, InboxLinks, Request, Rounds};
 use askgate_store::Store;
 use askgate_testkit::mcp::{Tools, connect};
 use askgate_testkit::{Person, TempStore};
@@ -64,7 +64,7 @@ async fn harness(
     lifecycle: ClientLifecycleMode,
 ) -> Harness {
     let store = TempStore::open().await;
-    let mut inbox = Inbox::new("https://askgate.example/inbox").expect("an absolute URL");
+    let mut inbox = InboxLinks::new("https://askgate.example/inbox").expect("an absolute URL");
     inbox.fallback = fallback;
     let rounds = Rounds::new([3u8; 32], store.store().clone()).with_inbox(inbox);
     let answering = store.store().clone();

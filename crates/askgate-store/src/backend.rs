@@ -7,7 +7,7 @@ use sqlx::postgres::{PgConnection, PgPool};
 use sqlx::sqlite::{SqliteConnection, SqlitePool};
 use tokio::sync::broadcast;
 
-use crate::asks::{Parked, Settled};
+use crate::asks::{AskParked, AskSettled};
 use crate::error::{Error, Misuse};
 use crate::fault::classify;
 use crate::news::News;
@@ -155,7 +155,7 @@ impl Store {
     /// The ids of asks as they settle (answered, declined, expired...), in
     /// this process and — on PostgreSQL — in every process sharing the
     /// database. A receiver that falls behind is told how many it missed.
-    pub fn settlements(&self) -> broadcast::Receiver<Settled> {
+    pub fn settlements(&self) -> broadcast::Receiver<AskSettled> {
         self.news.subscribe()
     }
 
@@ -164,7 +164,7 @@ impl Store {
     /// process sharing the database. A receiver that falls behind is told
     /// how many it missed. On PostgreSQL the news of an ask parked here may
     /// come twice (once with its row, once from the database without).
-    pub fn parked(&self) -> broadcast::Receiver<Parked> {
+    pub fn parked(&self) -> broadcast::Receiver<AskParked> {
         self.news.subscribe_parked()
     }
 

@@ -59,7 +59,7 @@ mod tasks;
 mod tokens;
 mod writer;
 
-pub use asks::{AskRow, AskStatus, NewAsk, Page, Parked, Settled, Settlement};
+pub use asks::{AskParked, AskRow, AskSettled, AskStatus, NewAsk, Page, Settlement};
 pub use audit::{AuditEntry, AuditRecord, ChainBreak, Decision, Verification};
 pub use backend::Store;
 pub use error::{Error, LedgerError, Misuse, SettleError, TaskError};

@@ -12,16 +12,16 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::{broadcast, mpsc};
 
-use crate::asks::{Parked, Settled};
+use crate::asks::{AskParked, AskSettled};
 
 /// The waiters of each ask, by ask id: each a token and where to send.
-type Waiters = HashMap<Arc<str>, Vec<(u64, mpsc::UnboundedSender<Settled>)>>;
+type Waiters = HashMap<Arc<str>, Vec<(u64, mpsc::UnboundedSender<AskSettled>)>>;
 
 /// Where news of settled asks goes.
 #[derive(Debug)]
 pub(crate) struct News {
-    all: broadcast::Sender<Settled>,
-    parked: broadcast::Sender<Parked>,
+    all: broadcast::Sender<AskSettled>,
+    parked: broadcast::Sender<AskParked>,
     waiters: Mutex<Waiters>,
     next_waiter: AtomicU64,
 }
@@ -37,7 +37,7 @@ impl News {
     }
 
     /// Tell the ask's waiters, and every subscriber.
-    pub(crate) fn announce(&self, settled: Settled) {
+    pub(crate) fn announce(&self, settled: AskSettled) {
         if let Some(waiters) = self.waiters().get(&settled.id) {
             for (_, waiter) in waiters {
                 let _ = waiter.send(settled.clone());
@@ -47,17 +47,17 @@ impl News {
     }
 
     /// Tell every subscriber an ask was parked.
-    pub(crate) fn announce_parked(&self, parked: Parked) {
+    pub(crate) fn announce_parked(&self, parked: AskParked) {
         let _ = self.parked.send(parked);
     }
 
     /// Every parked ask from now on.
-    pub(crate) fn subscribe_parked(&self) -> broadcast::Receiver<Parked> {
+    pub(crate) fn subscribe_parked(&self) -> broadcast::Receiver<AskParked> {
         self.parked.subscribe()
     }
 
     /// Every settlement from now on.
-    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Settled> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<AskSettled> {
         self.all.subscribe()
     }
 
@@ -90,12 +90,12 @@ pub(crate) struct Waiter {
     owner: Arc<News>,
     id: Arc<str>,
     token: u64,
-    news: mpsc::UnboundedReceiver<Settled>,
+    news: mpsc::UnboundedReceiver<AskSettled>,
 }
 
 impl Waiter {
     /// The next settlement of the ask.
-    pub(crate) async fn next(&mut self) -> Option<Settled> {
+    pub(crate) async fn next(&mut self) -> Option<AskSettled> {
         self.news.recv().await
     }
 }

@@ -12,7 +12,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
 };
 
-use crate::asks::{Parked, Settled};
+use crate::asks::{AskParked, AskSettled};
 use crate::backend::{AbortOnDrop, PARKED_CHANNEL, Pool, SETTLED_CHANNEL, Store, Writer};
 use crate::error::Error;
 use crate::fault::classify;
@@ -114,9 +114,9 @@ async fn listen(pool: &PgPool, name: &str, news: Arc<News>) -> Result<AbortOnDro
         while let Ok(notification) = listener.recv().await {
             let id = Arc::from(notification.payload());
             if notification.channel() == PARKED_CHANNEL {
-                news.announce_parked(Parked { id, row: None });
+                news.announce_parked(AskParked { id, row: None });
             } else {
-                news.announce(Settled { id, row: None });
+                news.announce(AskSettled { id, row: None });
             }
         }
     });

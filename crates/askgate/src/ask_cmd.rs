@@ -27,7 +27,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use askgate_core::{Ask, Form, QuestionSet, Risk};
-use askgate_mcp::Inbox;
+use askgate_mcp::InboxLinks;
 use askgate_mcp::stored::StoredRequest;
 use askgate_store::{AskRow, AskStatus, NewAsk, Store};
 use base64::Engine;
@@ -146,7 +146,7 @@ async fn ask(args: AskArgs) -> Result<u8, Failure> {
         .or_else(|| std::env::var("ASKGATE_INBOX_URL").ok())
         .unwrap_or_else(|| DEFAULT_INBOX_URL.into());
     let inbox =
-        Inbox::new(&inbox_url).map_err(|e| Failure::malformed(format!("--inbox-url: {e}")))?;
+        InboxLinks::new(&inbox_url).map_err(|e| Failure::malformed(format!("--inbox-url: {e}")))?;
     let webhook = args
         .webhook
         .clone()

@@ -68,7 +68,7 @@ impl Lane {
         // A call not found was cancelled: its late answer is dropped.
         let pending = self.calls().remove(&id);
         if let Some(pending) = pending {
-            pending.settle(Settled::Answered(reply));
+            pending.settle(LaneEnd::Answered(reply));
         }
         true
     }
@@ -78,7 +78,7 @@ impl Lane {
         self.classic.store(false, Ordering::Release);
         let calls: Vec<Pending> = self.calls().drain().map(|(_, p)| p).collect();
         for pending in calls {
-            pending.settle(Settled::Gone("its connection closed"));
+            pending.settle(LaneEnd::Gone("its connection closed"));
         }
     }
 
@@ -99,7 +99,7 @@ impl Lane {
             params,
         };
         if let Err(error) = serde_json::to_writer(&mut line, &request) {
-            pending.settle(Settled::Gone(&format!(
+            pending.settle(LaneEnd::Gone(&format!(
                 "its request could not be written: {error}"
             )));
             return;
@@ -111,14 +111,14 @@ impl Lane {
         if !self.is_open() {
             let pending = self.calls().remove(&id);
             if let Some(pending) = pending {
-                pending.settle(Settled::Gone("its connection closed"));
+                pending.settle(LaneEnd::Gone("its connection closed"));
             }
             return;
         }
         if let Err(error) = self.out.send(&line) {
             let pending = self.calls().remove(&id);
             if let Some(pending) = pending {
-                pending.settle(Settled::Gone(&format!(
+                pending.settle(LaneEnd::Gone(&format!(
                     "the request could not be sent ({error})"
                 )));
             }
@@ -186,7 +186,7 @@ pub(crate) struct Pending {
 }
 
 /// How a call on the lane ended.
-enum Settled<'a> {
+enum LaneEnd<'a> {
     /// The upstream answered.
     Answered(Reply<'a>),
     /// It never will.
@@ -195,13 +195,13 @@ enum Settled<'a> {
 
 impl Pending {
     /// Answer the client, and record the end.
-    fn settle(mut self, settled: Settled<'_>) {
+    fn settle(mut self, settled: LaneEnd<'_>) {
         self.calls
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&self.key);
         let (ended, result) = match settled {
-            Settled::Answered(Reply {
+            LaneEnd::Answered(Reply {
                 result: Some(result),
                 ..
             }) => {
@@ -212,7 +212,7 @@ impl Pending {
                 };
                 (ended, Some(result))
             }
-            Settled::Answered(Reply { error, .. }) => {
+            LaneEnd::Answered(Reply { error, .. }) => {
                 let error = match error.map(|e| serde_json::from_str::<ErrorData>(e.get())) {
                     Some(Ok(error)) => error,
                     Some(Err(_)) => ErrorData::internal_error(
@@ -228,7 +228,7 @@ impl Pending {
                     None,
                 )
             }
-            Settled::Gone(why) => (Ended::Failed(why.to_owned()), None),
+            LaneEnd::Gone(why) => (Ended::Failed(why.to_owned()), None),
         };
         self.life.handle_ended(ended);
         let mut line = None;

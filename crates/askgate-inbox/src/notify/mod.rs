@@ -30,7 +30,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use askgate_mcp::Inbox;
+use askgate_mcp::InboxLinks;
 use askgate_store::{AskRow, Store};
 use jiff::Timestamp;
 use serde_json::Value as Json;
@@ -161,7 +161,7 @@ pub struct Notifier {
 struct Inner {
     store: Store,
     webhook: Webhook,
-    inbox: Inbox,
+    inbox: InboxLinks,
     client: reqwest::Client,
     /// How each post ended, for whoever listens (tests, `askgate ask`).
     deliveries: broadcast::Sender<Delivery>,
@@ -179,7 +179,11 @@ impl Notifier {
     /// a header is not a valid HTTP header, and
     /// [`Error::WebhookClient`](crate::Error::WebhookClient) when the HTTP
     /// client cannot be built.
-    pub fn new(store: Store, webhook: Webhook, inbox: Inbox) -> Result<Notifier, crate::Error> {
+    pub fn new(
+        store: Store,
+        webhook: Webhook,
+        inbox: InboxLinks,
+    ) -> Result<Notifier, crate::Error> {
         let mut headers = reqwest::header::HeaderMap::new();
         for (name, value) in &webhook.headers {
             // The errors never quote a header value.

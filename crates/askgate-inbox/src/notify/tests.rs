@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use askgate_core::{Ask, Call, Risk, Surface, confirmation_form};
-use askgate_mcp::Inbox;
+use askgate_mcp::InboxLinks;
 use askgate_mcp::stored::{self, Act, StoredRequest};
 use askgate_store::{AskRow, AskStatus, NewAsk, Store};
 use askgate_testkit::webhook::{Receiver, Reply};
@@ -38,8 +38,8 @@ fn webhook(receiver: &Receiver, preset: Preset) -> Webhook {
     }
 }
 
-fn inbox() -> Inbox {
-    Inbox::new("https://askgate.example/inbox/").expect("a valid URL")
+fn inbox() -> InboxLinks {
+    InboxLinks::new("https://askgate.example/inbox/").expect("a valid URL")
 }
 
 /// A confirmation of a risky call, whose message carries an argument

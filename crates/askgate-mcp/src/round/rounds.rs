@@ -16,7 +16,7 @@ use super::{Carried, Mode, Principal, REQUEST_ID, Request, Round, RoundError};
 use crate::ask::{AskOptions, Unanswered};
 use crate::clock::{Clock, SystemClock};
 use crate::confirmations::Confirmations;
-use crate::inbox::Inbox;
+use crate::inbox::InboxLinks;
 use crate::revision::revision_of;
 
 /// The settings shared by every request of a server: the sealing key, the
@@ -33,7 +33,7 @@ pub(super) struct Settings {
     pub(super) store: Store,
     pub(super) ttl: Duration,
     pub(super) options: AskOptions,
-    pub(super) inbox: Option<Inbox>,
+    pub(super) inbox: Option<InboxLinks>,
     pub(super) confirmations: Confirmations,
     pub(super) clock: Arc<dyn Clock>,
 }
@@ -83,7 +83,7 @@ impl Rounds {
     /// [`Fallback`](crate::Fallback). Without an inbox those asks fail
     /// (`-32021`, or "needs URL mode").
     #[must_use]
-    pub fn with_inbox(mut self, inbox: Inbox) -> Rounds {
+    pub fn with_inbox(mut self, inbox: InboxLinks) -> Rounds {
         Arc::make_mut(&mut self.inner).inbox = Some(inbox);
         self
     }
@@ -124,7 +124,7 @@ impl Rounds {
     }
 
     /// The inbox, if any.
-    pub fn inbox(&self) -> Option<&Inbox> {
+    pub fn inbox(&self) -> Option<&InboxLinks> {
         self.inner.inbox.as_ref()
     }
 

@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use askgate_core::{Ask, Call, Form, Risk, Surface};
 use askgate_mcp::stored::Act;
-use askgate_mcp::{AskOptions, Confirmations, Inbox, Policy, Request, Rounds, session_threshold};
+use askgate_mcp::{
+    AskOptions, Confirmations, InboxLinks, Policy, Request, Rounds, session_threshold,
+};
 use askgate_store::{AuditRecord, Store};
 use askgate_testkit::mcp::{Tools, connect, send_call};
 use askgate_testkit::person::accept;
@@ -152,7 +154,7 @@ impl Setup {
         let mut rounds =
             Rounds::new([1u8; 32], store.store().clone()).with_confirmations(self.confirmations);
         if self.inbox {
-            rounds = rounds.with_inbox(Inbox::new("https://askgate.example/").expect("a URL"));
+            rounds = rounds.with_inbox(InboxLinks::new("https://askgate.example/").expect("a URL"));
         }
         if let Some(timeout) = self.timeout {
             rounds = rounds.with_options(AskOptions {

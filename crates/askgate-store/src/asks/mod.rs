@@ -106,7 +106,7 @@ pub struct AskRow {
 
 /// News that an ask settled (answered, declined, expired...).
 #[derive(Debug, Clone)]
-pub struct Settled {
+pub struct AskSettled {
     /// The ask's id.
     pub id: Arc<str>,
     /// The ask as it settled, when it settled in this process; `None` when
@@ -117,7 +117,7 @@ pub struct Settled {
 /// News that an ask was parked (a new one: parking an ask again is not
 /// news).
 #[derive(Debug, Clone)]
-pub struct Parked {
+pub struct AskParked {
     /// The ask's id.
     pub id: Arc<str>,
     /// The ask as parked, when it was parked in this process; `None` when

@@ -7,8 +7,8 @@ use jiff::Timestamp;
 use sqlx::Row;
 
 use super::{
-    AskRow, AskStatus, BY_CALL_KEY, BY_ID, BY_RESUME_KEY, EXPIRE_ONE, NewAsk, PARK, PARK_MANY,
-    PARK_NEW, Page, Parked, SETTLE, SETTLE_MANY, Settled, Settlement,
+    AskParked, AskRow, AskSettled, AskStatus, BY_CALL_KEY, BY_ID, BY_RESUME_KEY, EXPIRE_ONE,
+    NewAsk, PARK, PARK_MANY, PARK_NEW, Page, SETTLE, SETTLE_MANY, Settlement,
 };
 use crate::backend::{Store, with_pool, with_writer, write_statement};
 use crate::columns::{Stored, micros};
@@ -70,7 +70,7 @@ impl Store {
     /// Tell this process's subscribers of [`Store::parked`] (on PostgreSQL
     /// a trigger tells every process as the insert commits).
     fn announce_parked(&self, row: &AskRow) {
-        self.news.announce_parked(Parked {
+        self.news.announce_parked(AskParked {
             id: Arc::from(row.ask.id.as_str()),
             row: Some(Arc::new(row.clone())),
         });
@@ -139,7 +139,7 @@ impl Store {
             None => self.refuse(id, settlement, now).await?,
         };
         if let Ok(row) = &settled {
-            self.news.announce(Settled {
+            self.news.announce(AskSettled {
                 id: Arc::from(id),
                 row: Some(Arc::new(row.clone())),
             });
@@ -235,7 +235,7 @@ impl Store {
                 .collect::<Result<Vec<_>, Error>>()
         })?;
         for id in &ids {
-            self.news.announce(Settled {
+            self.news.announce(AskSettled {
                 id: Arc::from(id.as_str()),
                 row: None,
             });
@@ -256,7 +256,7 @@ impl Store {
         let expired = self.write_row::<AskRow>(expiring).await?;
         match expired {
             Some(row) => {
-                self.news.announce(Settled {
+                self.news.announce(AskSettled {
                     id: Arc::from(id),
                     row: Some(Arc::new(row.clone())),
                 });
@@ -302,7 +302,7 @@ impl Store {
             // Look again when this ask settles (news from another process
             // says only that), on the poll, or at the deadline.
             let wake = deadline.min(look_again);
-            if let Ok(Some(Settled { row: Some(row), .. })) =
+            if let Ok(Some(AskSettled { row: Some(row), .. })) =
                 tokio::time::timeout_at(wake, news.next()).await
             {
                 return Ok(Some(AskRow::clone(&row)));

@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use askgate_store::{
-    AskFilter, AskStatus, Error, Misuse, NewAsk, Parked, SettleError, Settled, Settlement, Store,
+    AskFilter, AskParked, AskSettled, AskStatus, Error, Misuse, NewAsk, SettleError, Settlement,
+    Store,
 };
 use askgate_testkit::{Fresh, Scratch};
 use tokio::sync::broadcast;
@@ -385,13 +386,13 @@ trait News {
     fn id(&self) -> &str;
 }
 
-impl News for Settled {
+impl News for AskSettled {
     fn id(&self) -> &str {
         &self.id
     }
 }
 
-impl News for Parked {
+impl News for AskParked {
     fn id(&self) -> &str {
         &self.id
     }
