@@ -24,12 +24,24 @@ pub enum Error {
     /// Not one upstream server could be started (each is logged).
     #[error("no upstream server could be started; see the errors above")]
     NoUpstream,
-    /// The inbox's address cannot serve as the base of links to it.
-    #[error("the inbox's address cannot be used for links: {0}")]
-    InboxAddress(#[source] askgate_mcp::Misuse),
+    /// The calling code broke the library's contract: a config built by
+    /// hand that [`Config::load`](crate::Config::load)'s checks would have
+    /// refused.
+    #[error(transparent)]
+    Misuse(#[from] Misuse),
     /// Serving the client failed: its handshake, or the HTTP listener.
     #[error(transparent)]
     Serve(#[from] ServeError),
+}
+
+/// A contract of the library broken by the calling code.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Misuse {
+    /// The inbox's address cannot serve as the base of links to it (a
+    /// config file's `[inbox] base_url` is checked as it loads).
+    #[error("the inbox's address cannot be used for links: {0}")]
+    InboxAddress(#[source] askgate_mcp::Misuse),
 }
 
 /// Why the gateway's key file cannot be used; each names the file.

@@ -45,7 +45,7 @@ use askgate_mcp::{InboxLinks, Rounds};
 use askgate_store::Store;
 
 pub use config::Config;
-pub use error::{Error, KeyError, ServeError};
+pub use error::{Error, KeyError, Misuse, ServeError};
 
 use downstream::Downstream;
 use proxy::{Gateway, Settings};
@@ -121,7 +121,7 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
         .unwrap_or_else(|| format!("http://{bound}/"));
     let links = askgate_core::LinkSigner::new(key.clone());
     let inbox = InboxLinks::new(&base)
-        .map_err(Error::InboxAddress)?
+        .map_err(Misuse::InboxAddress)?
         .with_links(links.clone(), LINK_TTL);
     let page = match listener {
         Some(listener) => {
@@ -335,7 +335,7 @@ async fn ready(
     let notifier = match &config.notify {
         Some(webhook) => {
             let store = gateway.store().clone();
-            let links = InboxLinks::new(&base).map_err(Error::InboxAddress)?;
+            let links = InboxLinks::new(&base).map_err(Misuse::InboxAddress)?;
             let notifier = askgate_inbox::notify::Notifier::new(store, webhook.clone(), links)?
                 .with_clock(std::sync::Arc::clone(gateway.clock()));
             Some(AbortOnDrop(notifier.listen()))

@@ -83,51 +83,7 @@ async fn metrics_of(http: &reqwest::Client, gateway: &Listening) -> String {
 async fn tokens_name_the_principal_and_sessions_stay_with_it() {
     let gateway = start().await;
     let http = reqwest::Client::new();
-    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"}}});
-
-    // No token, or a wrong one: 401, and nothing served.
-    for token in [None, Some("not-a-token-at-all-000")] {
-        let mut request = http
-            .post(&gateway.url)
-            .header("accept", "application/json, text/event-stream")
-            .json(&initialize);
-        if let Some(token) = token {
-            request = request.bearer_auth(token);
-        }
-        let response = request.send().await.expect("answers");
-        assert_eq!(response.status(), 401, "{token:?}");
-        assert!(response.headers().contains_key("www-authenticate"));
-    }
-
-    // Alice opens a session; Bob cannot use it.
-    let opened = http
-        .post(&gateway.url)
-        .header("accept", "application/json, text/event-stream")
-        .bearer_auth(ALICE)
-        .json(&initialize)
-        .send()
-        .await
-        .expect("answers");
-    assert!(opened.status().is_success(), "{}", opened.status());
-    let session = opened
-        .headers()
-        .get("mcp-session-id")
-        .expect("a session id")
-        .to_str()
-        .expect("text")
-        .to_owned();
-    let hijack = http
-        .post(&gateway.url)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-session-id", &session)
-        .bearer_auth(BOB)
-        .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
-        .send()
-        .await
-        .expect("answers");
-    assert_eq!(hijack.status(), 404);
+    only_alices_token_opens_and_uses_her_session(&http, &gateway).await;
 
     // Through the rmcp client: Alice's parked ask is Alice's.
     let alice = connect(&gateway.url, ALICE, &no_asks()).await;
@@ -143,19 +99,7 @@ async fn tokens_name_the_principal_and_sessions_stay_with_it() {
     assert_eq!(pending.asks.len(), 1);
     assert_eq!(pending.asks[0].ask.principal, "alice");
 
-    // Metrics: behind the same token; the pending ask and no upstream call.
-    let unauthorized = http
-        .get(gateway.url.replace("/mcp", "/metrics"))
-        .send()
-        .await
-        .expect("answers");
-    assert_eq!(unauthorized.status(), 401);
-    let metrics = metrics_of(&http, &gateway).await;
-    assert!(metrics.contains("askgate_pending_asks 1"), "{metrics}");
-    assert!(
-        !metrics.contains("askgate_upstream_calls_total{"),
-        "nothing was sent: {metrics}"
-    );
+    metrics_behind_the_token_show_the_pending_ask(&http, &gateway).await;
 
     // The caller's confirm: true does not stand in (only a person
     // approves); a person answers the ask in the inbox, and the retry runs:
@@ -287,4 +231,70 @@ async fn an_intake_asked_once_is_once_per_principal_and_session() {
     let alice_again = connect(&gateway.url, ALICE, &again).await;
     alice_again.call_tool(read()).await.expect("a result");
     assert_eq!(again.asked.len(), 1);
+}
+
+/// No token, or a wrong one: 401, and nothing served. Alice opens a
+/// session; Bob cannot use it.
+async fn only_alices_token_opens_and_uses_her_session(http: &reqwest::Client, gateway: &Listening) {
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    for token in [None, Some("not-a-token-at-all-000")] {
+        let mut request = http
+            .post(&gateway.url)
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.expect("answers");
+        assert_eq!(response.status(), 401, "{token:?}");
+        assert!(response.headers().contains_key("www-authenticate"));
+    }
+
+    let opened = http
+        .post(&gateway.url)
+        .header("accept", "application/json, text/event-stream")
+        .bearer_auth(ALICE)
+        .json(&initialize)
+        .send()
+        .await
+        .expect("answers");
+    assert!(opened.status().is_success(), "{}", opened.status());
+    let session = opened
+        .headers()
+        .get("mcp-session-id")
+        .expect("a session id")
+        .to_str()
+        .expect("text")
+        .to_owned();
+    let hijack = http
+        .post(&gateway.url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session)
+        .bearer_auth(BOB)
+        .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(hijack.status(), 404);
+}
+
+/// Metrics: behind the same token; one pending ask, and no upstream call.
+async fn metrics_behind_the_token_show_the_pending_ask(
+    http: &reqwest::Client,
+    gateway: &Listening,
+) {
+    let unauthorized = http
+        .get(gateway.url.replace("/mcp", "/metrics"))
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(unauthorized.status(), 401);
+    let metrics = metrics_of(http, gateway).await;
+    assert!(metrics.contains("askgate_pending_asks 1"), "{metrics}");
+    assert!(
+        !metrics.contains("askgate_upstream_calls_total{"),
+        "nothing was sent: {metrics}"
+    );
 }

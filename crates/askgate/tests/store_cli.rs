@@ -176,47 +176,7 @@ async fn a_parked_ask_is_listed_and_answered_through_the_same_checks() {
     let again = askgate_as(&url, ALICE, &["asks", "decline", "a1"]);
     says(&again, 1, "already answered");
 
-    // As the inbox lists them: settled ones, narrowed by server and risk.
-    let pending: Json =
-        serde_json::from_slice(&askgate(&url, &["asks", "list", "--json"]).stdout).expect("JSON");
-    assert_eq!(pending["asks"], json!([]), "a1 is no longer pending");
-    let settled: Json = serde_json::from_slice(
-        &askgate(
-            &url,
-            &[
-                "asks",
-                "list",
-                "--json",
-                "--status",
-                "settled",
-                "--server",
-                "files",
-                "--risk",
-                "destructive",
-            ],
-        )
-        .stdout,
-    )
-    .expect("JSON");
-    assert_eq!(settled["asks"][0]["id"], "a1");
-    let elsewhere: Json = serde_json::from_slice(
-        &askgate(
-            &url,
-            &[
-                "asks", "list", "--json", "--status", "settled", "--server", "mail",
-            ],
-        )
-        .stdout,
-    )
-    .expect("JSON");
-    assert_eq!(elsewhere["asks"], json!([]));
-    let bad = askgate(&url, &["asks", "list", "--status", "sometime"]);
-    says(&bad, 2, "expected pending, settled");
-    let shown: Json =
-        serde_json::from_slice(&askgate(&url, &["asks", "show", "a1", "--json"]).stdout)
-            .expect("JSON");
-    assert_eq!(shown["status"], "answered");
-    assert!(shown["audit"].is_array());
+    settled_it_is_listed_as_the_inbox_lists_it(&url);
 }
 
 #[tokio::test]
@@ -460,4 +420,50 @@ async fn audit_verify_says_whether_the_chain_holds_and_where_it_breaks() {
 fn an_unknown_store_url_is_malformed_input() {
     let output = askgate("mysql://localhost/x", &["asks", "list"]);
     says(&output, 2, "expected sqlite://PATH or postgres://");
+}
+
+/// Once a1 is answered: no longer pending; listed among the settled ones,
+/// narrowed by server and risk; a status filter that is not one is
+/// refused; shown with its audit.
+fn settled_it_is_listed_as_the_inbox_lists_it(url: &str) {
+    let pending: Json =
+        serde_json::from_slice(&askgate(url, &["asks", "list", "--json"]).stdout).expect("JSON");
+    assert_eq!(pending["asks"], json!([]), "a1 is no longer pending");
+    let settled: Json = serde_json::from_slice(
+        &askgate(
+            url,
+            &[
+                "asks",
+                "list",
+                "--json",
+                "--status",
+                "settled",
+                "--server",
+                "files",
+                "--risk",
+                "destructive",
+            ],
+        )
+        .stdout,
+    )
+    .expect("JSON");
+    assert_eq!(settled["asks"][0]["id"], "a1");
+    let elsewhere: Json = serde_json::from_slice(
+        &askgate(
+            url,
+            &[
+                "asks", "list", "--json", "--status", "settled", "--server", "mail",
+            ],
+        )
+        .stdout,
+    )
+    .expect("JSON");
+    assert_eq!(elsewhere["asks"], json!([]));
+    let bad = askgate(url, &["asks", "list", "--status", "sometime"]);
+    says(&bad, 2, "expected pending, settled");
+    let shown: Json =
+        serde_json::from_slice(&askgate(url, &["asks", "show", "a1", "--json"]).stdout)
+            .expect("JSON");
+    assert_eq!(shown["status"], "answered");
+    assert!(shown["audit"].is_array());
 }
