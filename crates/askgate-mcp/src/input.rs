@@ -68,7 +68,7 @@ impl InputKind {
 }
 
 /// A request or an answer that could not be built or read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum InputError {
     /// Not one of the three input request methods.
@@ -83,13 +83,17 @@ pub enum InputError {
     #[error("a URL-mode elicitation needs an absolute URL (scheme and host), got {0:?}")]
     RelativeUrl(String),
     /// The JSON is not a request or answer of that kind.
-    #[error("not a valid {what}: {detail}")]
+    #[error("not a valid {what}: {source}")]
     Malformed {
         /// What was expected.
         what: &'static str,
-        /// What serde said.
-        detail: String,
+        /// What did not fit, as serde says.
+        #[source]
+        source: serde_json::Error,
     },
+    /// An input request with no `method` string.
+    #[error("not a valid input request: it has no \"method\" string")]
+    NoMethod,
 }
 
 /// An `elicitation/create` in form mode, from the params askgate-core maps a
@@ -107,9 +111,9 @@ pub fn elicit_form(params: &askgate_core::wire::ElicitRequest) -> Result<InputRe
 pub(crate) fn form_params(
     params: &askgate_core::wire::ElicitRequest,
 ) -> Result<ElicitRequestParams, InputError> {
-    serde_json::from_value(params.to_json()).map_err(|e| InputError::Malformed {
+    serde_json::from_value(params.to_json()).map_err(|source| InputError::Malformed {
         what: "form elicitation",
-        detail: e.to_string(),
+        source,
     })
 }
 
@@ -158,20 +162,18 @@ pub fn to_json(request: &InputRequest) -> Json {
 /// A request read from `inputRequests` (for example an upstream server's).
 ///
 /// # Errors
-/// [`InputError::UnknownMethod`] or [`InputError::Malformed`]; a URL-mode
+/// [`InputError::UnknownMethod`], [`InputError::NoMethod`] or
+/// [`InputError::Malformed`]; a URL-mode
 /// elicitation is checked as [`elicit_url`] checks it.
 pub fn from_json(json: &Json) -> Result<InputRequest, InputError> {
-    let method =
-        json.get("method")
-            .and_then(Json::as_str)
-            .ok_or_else(|| InputError::Malformed {
-                what: "input request",
-                detail: "it has no \"method\" string".into(),
-            })?;
+    let method = json
+        .get("method")
+        .and_then(Json::as_str)
+        .ok_or(InputError::NoMethod)?;
     let kind = InputKind::from_method(method)?;
-    let malformed = |e: serde_json::Error| InputError::Malformed {
+    let malformed = |source: serde_json::Error| InputError::Malformed {
         what: kind.method(),
-        detail: e.to_string(),
+        source,
     };
     let request = match kind {
         InputKind::Elicitation => {
@@ -198,10 +200,7 @@ pub fn from_json(json: &Json) -> Result<InputRequest, InputError> {
 }
 
 fn read<T: serde::de::DeserializeOwned>(what: &'static str, json: &Json) -> Result<T, InputError> {
-    serde_json::from_value(json.clone()).map_err(|e| InputError::Malformed {
-        what,
-        detail: e.to_string(),
-    })
+    serde_json::from_value(json.clone()).map_err(|source| InputError::Malformed { what, source })
 }
 
 /// The answer to an `elicitation/create`.

@@ -205,10 +205,11 @@ impl Round {
         // Multi round-trip: the URL is an input request; a retry whose
         // answer is an accept looks in the store again.
         if let Some(given) = self.take_answer(key) {
-            let result = input::read_elicitation(&given).map_err(|e| RoundError::Malformed {
-                key: key.to_owned(),
-                detail: e.to_string(),
-            })?;
+            let result =
+                input::read_elicitation(&given).map_err(|source| RoundError::Malformed {
+                    key: key.to_owned(),
+                    source,
+                })?;
             match result.action {
                 ElicitationAction::Accept => {}
                 action => {

@@ -95,10 +95,11 @@ impl Round {
         // Multi round-trip: the retry says whether the person went to the
         // link; what they answered there is in the store.
         if let Some(given) = self.take_answer(key) {
-            let result = input::read_elicitation(&given).map_err(|e| RoundError::Malformed {
-                key: key.to_owned(),
-                detail: e.to_string(),
-            })?;
+            let result =
+                input::read_elicitation(&given).map_err(|source| RoundError::Malformed {
+                    key: key.to_owned(),
+                    source,
+                })?;
             if result.action != ElicitationAction::Accept {
                 return Ok(Link::Answered(declined(
                     result.action,

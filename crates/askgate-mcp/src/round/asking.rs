@@ -202,12 +202,11 @@ impl Round {
     ///
     /// # Errors
     /// [`RoundError::Missing`] when the client did not declare the
-    /// capability the request needs; [`RoundError::Malformed`] for a
+    /// capability the request needs; [`RoundError::NotInput`] for a
     /// request of no kind a client answers.
     pub fn relay(&mut self, key: &str, request: InputRequest) -> Result<(), RoundError> {
-        let kind = InputKind::of(&request).ok_or_else(|| RoundError::Malformed {
+        let kind = InputKind::of(&request).ok_or_else(|| RoundError::NotInput {
             key: key.to_owned(),
-            detail: "not an elicitation, sampling or roots request".into(),
         })?;
         if !self.can(kind) {
             return Err(RoundError::Missing(kind));
@@ -242,6 +241,6 @@ fn attempt_key(key: &str, attempt: usize) -> String {
 fn malformed(key: &str, error: InputError) -> RoundError {
     RoundError::Malformed {
         key: key.to_owned(),
-        detail: error.to_string(),
+        source: error,
     }
 }

@@ -24,12 +24,19 @@ pub enum RoundError {
     )]
     Replayed,
     /// An answer is not what was asked for.
-    #[error("inputResponses[{key:?}] is malformed: {detail}")]
+    #[error("inputResponses[{key:?}] is malformed: {source}")]
     Malformed {
         /// The input request's key.
         key: String,
         /// What was wrong.
-        detail: String,
+        #[source]
+        source: crate::input::InputError,
+    },
+    /// A request to relay is of no kind a client answers.
+    #[error("inputResponses[{key:?}] is malformed: not an elicitation, sampling or roots request")]
+    NotInput {
+        /// The input request's key.
+        key: String,
     },
     /// The client did not declare the capability the input needs.
     #[error("the client did not declare the capability for {}", .0.method())]
@@ -112,6 +119,7 @@ impl From<RoundError> for ErrorData {
             RoundError::State(_)
             | RoundError::Replayed
             | RoundError::Malformed { .. }
+            | RoundError::NotInput { .. }
             | RoundError::Unanswered(Unanswered::OldRevision(_)) => {
                 ErrorData::invalid_params(error.to_string(), None)
             }
