@@ -7,8 +7,9 @@ use std::collections::HashMap;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -36,6 +37,9 @@ impl ServerHandler for Gateway {
                 .enable_resources_list_changed()
                 .build(),
         )
+        // The gateway is the server the client talks to: it names itself,
+        // so a client labels its calls "askgate", not the SDK's name.
+        .with_server_info(Implementation::new("askgate", env!("CARGO_PKG_VERSION")))
         .with_instructions(
             "askgate: the tools of the servers behind it, each call confirmed by a person when its risk calls for it.",
         )

@@ -9,7 +9,7 @@ use askgate_testkit::person::accept;
 use rmcp::model::{CallToolRequestParams, ElicitResult, ElicitationAction};
 use serde_json::{Value as Json, json};
 
-use super::{call, gateway, gateway_on, gateway_with, tool};
+use super::{call, gateway, gateway_on, gateway_with, in_process_on, tool};
 
 #[tokio::test]
 async fn tools_are_listed_under_their_servers_name_with_their_risk() {
@@ -309,4 +309,22 @@ async fn on_stdio_the_inbox_listener_serves_metrics_to_the_operator_only() {
     assert!(scraped.contains("askgate_pending_asks 0"), "{scraped}");
     assert!(!scraped.contains("absent"), "no argument in the metrics");
     h.stop().await;
+}
+
+#[tokio::test]
+async fn the_gateway_names_itself_in_the_handshake_not_its_sdk() {
+    // The binary on stdio, as a desktop client starts it, and the library
+    // in-process: both say askgate and its version, so a client labels the
+    // calls with askgate's name (it said "rmcp").
+    let on_stdio = gateway(json!({}), vec![]).await;
+    let in_process = in_process_on(json!({}), vec![], "", "").await;
+    for info in [on_stdio.client.peer_info(), in_process.client.peer_info()] {
+        let server = info
+            .and_then(|info| info.server_info.clone())
+            .expect("the server's initialize result names it");
+        assert_eq!(
+            (server.name.as_str(), server.version.as_str()),
+            ("askgate", env!("CARGO_PKG_VERSION"))
+        );
+    }
 }
