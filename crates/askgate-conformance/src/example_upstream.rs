@@ -382,6 +382,10 @@ impl ServerHandler for Notes {
                 .enable_resources()
                 .build(),
         )
+        .with_server_info(rmcp::model::Implementation::new(
+            "askgate-example-upstream",
+            env!("CARGO_PKG_VERSION"),
+        ))
         .with_instructions(
             "askgate example upstream: notes, a deploy and a question, one tool per risk level",
         )

@@ -52,6 +52,10 @@ pub struct Config {
     pub file: Option<PathBuf>,
     /// The servers behind the gateway, in the order listed.
     pub(crate) upstreams: Vec<Upstream>,
+    /// Whether the upstreams' names were given (a file, `--name`); without
+    /// a config the one server is named after its own `serverInfo.name`
+    /// once it answers, rather than after its script file.
+    pub(crate) names_given: bool,
     /// The risk rules, compiled.
     pub(crate) rules: Rules,
     /// Calls at or below this risk proceed without asking; `None` approves
@@ -344,6 +348,30 @@ impl Config {
         check(file, &source, path)
     }
 
+    /// The same config with its one server named `name` (`--name`): its
+    /// tools' namespace, the name rules and the ledger know it by.
+    ///
+    /// # Errors
+    /// The config has more than one upstream, or `name` is not a usable
+    /// upstream name (1 to 32 of a-z, 0-9, `_`, `-`).
+    pub fn with_upstream_name(mut self, name: &str) -> Result<Config, ConfigError> {
+        if let Some(problem) = check::name_problem(name) {
+            return Err(ConfigError::bare(Some("--name"), problem));
+        }
+        match self.upstreams.as_mut_slice() {
+            [upstream] => name.clone_into(&mut upstream.name),
+            _ => {
+                return Err(ConfigError::bare(
+                    Some("--name"),
+                    "--name names the one server behind the gateway; with several, name each \
+                     in the config file",
+                ));
+            }
+        }
+        self.names_given = true;
+        Ok(self)
+    }
+
     /// The no-config default: the one stdio server `argv` starts, named after
     /// its program, under the default policy (every tool `medium_write`, so
     /// each call is confirmed), on a SQLite file in the platform data
@@ -369,6 +397,7 @@ impl Config {
         let args: Vec<String> = argv.collect();
         Ok(Config {
             file: None,
+            names_given: false,
             upstreams: vec![Upstream {
                 name: server_name(&command, &args),
                 transport: Transport::Stdio(Stdio {
@@ -555,7 +584,13 @@ fn server_name(command: &str, args: &[String]) -> String {
         }
     }
     let stem = target.map_or(program, |target| file_stem(target));
-    let name: String = stem
+    usable_name(stem).unwrap_or_else(|| "upstream".to_owned())
+}
+
+/// `text` as an upstream name (lowercase; `[a-z0-9_-]`, other characters
+/// as `_`; at most 32 characters), if anything is left.
+pub(crate) fn usable_name(text: &str) -> Option<String> {
+    let name: String = text
         .chars()
         .map(|c| c.to_ascii_lowercase())
         .map(|c| match c {
@@ -564,10 +599,10 @@ fn server_name(command: &str, args: &[String]) -> String {
         })
         .collect();
     let name = name.trim_matches(['_', '-']);
-    match name.get(..MAX_NAME.min(name.len())) {
-        Some(name) if !name.is_empty() => name.to_owned(),
-        _ => "upstream".to_owned(),
-    }
+    let name = name
+        .get(..MAX_NAME.min(name.len()))?
+        .trim_end_matches(['_', '-']);
+    (!name.is_empty()).then(|| name.to_owned())
 }
 
 /// `/usr/bin/server.py` -> `server`; `@scope/server-x@1.2` -> `server-x`.

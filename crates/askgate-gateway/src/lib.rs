@@ -98,7 +98,11 @@ pub enum Now {
 /// The store cannot be opened, the key cannot be read or made, the inbox
 /// cannot be set up, no upstream can be started, or the threshold in the
 /// environment is not a risk level.
-pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result<Started, Error> {
+pub async fn start(
+    mut config: Config,
+    store_url: &str,
+    serve_inbox: bool,
+) -> Result<Started, Error> {
     // The one clock the rounds, the ledger, the inbox and the webhooks read.
     let clock: std::sync::Arc<dyn askgate_mcp::Clock> =
         std::sync::Arc::new(askgate_mcp::SystemClock);
@@ -138,7 +142,8 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
         .with_inbox(inbox)
         .with_confirmations(config.confirmations.clone());
     let downstream = Downstream::default();
-    let upstreams = connect_upstreams(&config, &downstream).await?;
+    let mut upstreams = connect_upstreams(&config, &downstream).await?;
+    name_after_the_server(&mut config, &mut upstreams);
     let threshold = config.auto_approve_from_env()?;
     let gateway = Gateway::new(
         Settings {
@@ -205,6 +210,32 @@ async fn connect_upstreams(
         return Err(Error::NoUpstream);
     }
     Ok(upstreams)
+}
+
+/// Without a config (and `--name`), the one server is named after its own
+/// `serverInfo.name` — `@modelcontextprotocol/server-filesystem` is
+/// `server-filesystem`, not `index` after its script — when that name
+/// gives a usable one and is not an SDK's default (rmcp's servers say
+/// `rmcp` unless their author names them); else it keeps the name its
+/// command gave.
+fn name_after_the_server(config: &mut Config, upstreams: &mut [upstream::Upstream]) {
+    if config.names_given {
+        return;
+    }
+    let ([upstream], [configured]) = (upstreams, config.upstreams.as_mut_slice()) else {
+        return;
+    };
+    const SDK_DEFAULTS: [&str; 1] = ["rmcp"];
+    let Some(name) = upstream
+        .reported_name()
+        .and_then(|reported| config::usable_name(reported.rsplit('/').next().unwrap_or_default()))
+        .filter(|name| !SDK_DEFAULTS.contains(&name.as_str()))
+    else {
+        return;
+    };
+    tracing::debug!(from = %upstream.name, to = %name, "named after the server's serverInfo");
+    upstream.rename(&name);
+    configured.name = name;
 }
 
 /// This gateway's name in the ledger: its upstreams' names, stable across

@@ -61,9 +61,21 @@ const CLIENT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// The gateway's client side towards one upstream.
 #[derive(Debug, Clone)]
 pub(crate) struct Relay {
-    server: String,
+    /// The upstream's name, as its asks are told: it may be renamed once
+    /// it answers (see [`Upstream::rename`]).
+    server: Arc<std::sync::RwLock<String>>,
     downstream: Downstream,
     inflight: Inflight,
+}
+
+impl Relay {
+    /// The upstream's name now.
+    fn server(&self) -> String {
+        self.server.read().map_or_else(
+            |poisoned| poisoned.into_inner().clone(),
+            |name| name.clone(),
+        )
+    }
 }
 
 fn unavailable(server: &str, what: &str, why: &str) -> ErrorData {
@@ -81,7 +93,7 @@ impl Relay {
     async fn ask(&self, request: InputRequest, what: &str) -> Result<Answer, ErrorData> {
         let answer = match self.inflight.route() {
             Route::Call(asks) => {
-                tracing::info!(server = %self.server, what, "relaying the server's own ask to the person");
+                tracing::info!(server = %self.server(), what, "relaying the server's own ask to the person");
                 relay::ask_through(&asks, request).await
             }
             Route::NoCall => match self.downstream.whom(CLIENT_WAIT).await {
@@ -92,7 +104,7 @@ impl Relay {
                         client: Some(peer),
                     }),
                 Whom::Refused(why) => {
-                    tracing::warn!(server = %self.server, what, "refused an upstream's ask outside any call: {why}");
+                    tracing::warn!(server = %self.server(), what, "refused an upstream's ask outside any call: {why}");
                     Err(why)
                 }
             },
@@ -101,7 +113,7 @@ impl Relay {
                     .to_owned(),
             ),
         };
-        answer.map_err(|why| unavailable(&self.server, what, &why))
+        answer.map_err(|why| unavailable(&self.server(), what, &why))
     }
 }
 
@@ -137,7 +149,7 @@ impl ClientHandler for Relay {
         let answer = self
             .ask(InputRequest::Elicitation(ElicitRequest::new(request)), what)
             .await?;
-        let result: ElicitResult = read(&self.server, what, answer.value)?;
+        let result: ElicitResult = read(&self.server(), what, answer.value)?;
         if let (Some(id), Some(client)) = (url, answer.client)
             && result.action == ElicitationAction::Accept
         {
@@ -159,15 +171,15 @@ impl ClientHandler for Relay {
         _cx: NotificationContext<RoleClient>,
     ) {
         let Some(id) = url_mode::completion(&notification) else {
-            tracing::debug!(server = %self.server, method = %notification.method, "a notification askgate does not relay");
+            tracing::debug!(server = %self.server(), method = %notification.method, "a notification askgate does not relay");
             return;
         };
         let Some(client) = self.inflight.urls().completed(&id) else {
-            tracing::debug!(server = %self.server, elicitation = %id, "the completion of a URL-mode ask no classic client awaits");
+            tracing::debug!(server = %self.server(), elicitation = %id, "the completion of a URL-mode ask no classic client awaits");
             return;
         };
         if let Err(error) = url_mode::tell(&client, &id).await {
-            tracing::debug!(server = %self.server, elicitation = %id, %error, "could not relay the completion of a URL-mode ask");
+            tracing::debug!(server = %self.server(), elicitation = %id, %error, "could not relay the completion of a URL-mode ask");
         }
     }
 
@@ -178,14 +190,14 @@ impl ClientHandler for Relay {
     ) -> Result<CreateMessageResult, ErrorData> {
         let what = "a sampled message";
         let answer = self.ask(input::sample(params), what).await?;
-        read(&self.server, what, answer.value)
+        read(&self.server(), what, answer.value)
     }
 
     async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
         // The gateway re-reads the tools on the next list; tell the client.
         for peer in self.downstream.everyone() {
             if let Err(error) = peer.notify_tool_list_changed().await {
-                tracing::debug!(server = %self.server, %error, "could not relay tools/list_changed");
+                tracing::debug!(server = %self.server(), %error, "could not relay tools/list_changed");
             }
         }
     }
@@ -193,7 +205,7 @@ impl ClientHandler for Relay {
     async fn on_prompt_list_changed(&self, _cx: NotificationContext<RoleClient>) {
         for peer in self.downstream.everyone() {
             if let Err(error) = peer.notify_prompt_list_changed().await {
-                tracing::debug!(server = %self.server, %error, "could not relay prompts/list_changed");
+                tracing::debug!(server = %self.server(), %error, "could not relay prompts/list_changed");
             }
         }
     }
@@ -201,7 +213,7 @@ impl ClientHandler for Relay {
     async fn on_resource_list_changed(&self, _cx: NotificationContext<RoleClient>) {
         for peer in self.downstream.everyone() {
             if let Err(error) = peer.notify_resource_list_changed().await {
-                tracing::debug!(server = %self.server, %error, "could not relay resources/list_changed");
+                tracing::debug!(server = %self.server(), %error, "could not relay resources/list_changed");
             }
         }
     }
@@ -212,7 +224,7 @@ impl ClientHandler for Relay {
     ) -> Result<ListRootsResult, ErrorData> {
         let what = "the client's roots";
         let answer = self.ask(input::list_roots(), what).await?;
-        read(&self.server, what, answer.value)
+        read(&self.server(), what, answer.value)
     }
 }
 
@@ -228,6 +240,26 @@ pub(crate) struct Upstream {
     pub(crate) inflight: Inflight,
     /// Its express lane, when it runs as a child process.
     pub(crate) lane: Option<Arc<Lane>>,
+}
+
+impl Upstream {
+    /// Name it `name` from now on: its tools' namespace, and the name its
+    /// asks are told with.
+    pub(crate) fn rename(&mut self, name: &str) {
+        name.clone_into(&mut self.name);
+        match self.service.service().server.write() {
+            Ok(mut server) => name.clone_into(&mut server),
+            Err(poisoned) => name.clone_into(&mut poisoned.into_inner()),
+        }
+    }
+
+    /// The name the server gives itself in its handshake (`serverInfo`).
+    pub(crate) fn reported_name(&self) -> Option<String> {
+        self.service
+            .peer_info()
+            .and_then(|info| info.server_info.clone())
+            .map(|server| server.name)
+    }
 }
 
 impl std::fmt::Debug for Upstream {
@@ -256,7 +288,7 @@ pub(crate) async fn connect(
     };
     let inflight = Inflight::default();
     let relay = Relay {
-        server: name.to_owned(),
+        server: Arc::new(std::sync::RwLock::new(name.to_owned())),
         downstream,
         inflight: inflight.clone(),
     };

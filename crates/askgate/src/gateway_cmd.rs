@@ -50,6 +50,12 @@ struct Setup {
     /// `ASKGATE_AUTO_APPROVE_RISK` may lower it further.
     #[arg(long)]
     auto_approve: Option<Risk>,
+    /// The name of the one server behind the gateway (its tools'
+    /// namespace, what the ledger and the inbox call it). Default: the
+    /// config's; without a config, the server's own name from its
+    /// handshake, else its command's.
+    #[arg(long)]
+    name: Option<String>,
     /// The stdio MCP server to wrap (without `--config`), after `--`.
     #[arg(last = true)]
     command: Vec<String>,
@@ -86,6 +92,9 @@ impl Setup {
                 ));
             }
         };
+        if let Some(name) = &self.name {
+            config = config.with_upstream_name(name).map_err(Failure::stopped)?;
+        }
         if let Some(risk) = self.auto_approve {
             config.auto_approve = Some(risk);
         }

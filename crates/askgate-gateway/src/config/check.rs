@@ -71,6 +71,7 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
     };
     Ok(Config {
         file: Some(path.to_owned()),
+        names_given: true,
         upstreams,
         rules: Rules::new(rules, default_risk, file.trust_read_only_hints),
         auto_approve,
@@ -322,7 +323,7 @@ fn check_upstreams(
 }
 
 /// What is wrong with an upstream name, if anything.
-fn name_problem(name: &str) -> Option<String> {
+pub(super) fn name_problem(name: &str) -> Option<String> {
     let allowed = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-';
     if name.is_empty() || name.len() > MAX_NAME || !name.chars().all(allowed) {
         Some(format!(

@@ -218,13 +218,18 @@ async fn with_durable_reads_a_read_is_recorded_before_its_answer() {
 
 /// `askgate tools --json`: one object per tool.
 fn tools_json(extra: &[&str]) -> Vec<Json> {
+    tools_of(&binaries!().upstream, extra)
+}
+
+/// `askgate tools --json EXTRA -- UPSTREAM`, with no config.
+fn tools_of(upstream: &std::path::Path, extra: &[&str]) -> Vec<Json> {
     let bins = binaries!();
     let dir = askgate_testkit::Scratch::new();
     let output = std::process::Command::new(&bins.askgate)
         .args(["tools", "--json", "--store", &dir.store_url()])
         .args(extra)
         .arg("--")
-        .arg(&bins.upstream)
+        .arg(upstream)
         .env("ASKGATE_LOG", "warn")
         .output()
         .expect("askgate tools runs");
@@ -262,6 +267,29 @@ fn the_dry_run_names_each_tools_risk_rule_and_what_a_call_would_do() {
     let rows = tools_json(&["--auto-approve", "medium_write"]);
     assert_eq!(row(&rows, "read_note")["now"], "proceed (auto_approved)");
     assert_eq!(row(&rows, "delete_all_notes")["now"], "ask");
+}
+
+#[test]
+fn without_a_config_the_server_is_named_by_its_handshake_or_by_name() {
+    // The example upstream under a script's file name: it was named `index`
+    // after the file; its handshake says askgate-example-upstream.
+    let dir = askgate_testkit::Scratch::new();
+    let index = dir.join("index");
+    std::fs::copy(binaries!().upstream, &index).expect("copies the upstream");
+    let names = |rows: Vec<Json>| -> Vec<String> {
+        rows.iter()
+            .filter_map(|r| r["tool"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let named = names(tools_of(&index, &[]));
+    assert!(
+        named.contains(&"askgate-example-upstream__read_note".to_owned()),
+        "{named:?}"
+    );
+    assert!(!named.iter().any(|n| n.starts_with("index__")), "{named:?}");
+    // --name is the operator's word over both.
+    let named = names(tools_of(&index, &["--name", "notes"]));
+    assert!(named.contains(&"notes__read_note".to_owned()), "{named:?}");
 }
 
 #[tokio::test]

@@ -146,3 +146,45 @@ fn the_first_matching_intake_applies() {
     );
     assert!(super::intake_for(&config.intake, "files", "read").is_none());
 }
+
+#[test]
+fn a_servers_own_name_is_made_usable_or_refused() {
+    use crate::config::usable_name;
+    for (reported, usable) in [
+        ("everything", Some("everything")),
+        ("Secure Filesystem Server", Some("secure_filesystem_server")),
+        ("--", None),
+        ("", None),
+        (
+            "a-name-far-longer-than-thirty-two-characters",
+            Some("a-name-far-longer-than-thirty-tw"),
+        ),
+        (
+            "ends-at-32-with-a-dash-----------x",
+            Some("ends-at-32-with-a-dash"),
+        ),
+    ] {
+        assert_eq!(usable_name(reported).as_deref(), usable, "{reported:?}");
+    }
+}
+
+#[test]
+fn name_names_the_one_server_and_only_with_a_usable_name() {
+    let config = Config::for_command_with_store(vec!["index.js".into()], "sqlite://x".into())
+        .expect("a config");
+    let named = config.clone().with_upstream_name("notes").expect("named");
+    assert_eq!(named.upstreams[0].name, "notes");
+    assert!(
+        named.names_given,
+        "--name is not replaced by the server's own"
+    );
+    let refused = config
+        .with_upstream_name("Not A Name")
+        .expect_err("refused");
+    assert_eq!(refused.key.as_deref(), Some("--name"));
+    assert!(
+        refused.message.contains("invalid upstream name"),
+        "{}",
+        refused.message
+    );
+}
