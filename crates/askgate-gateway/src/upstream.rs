@@ -253,6 +253,15 @@ impl Upstream {
         }
     }
 
+    /// What the server tells its clients in its handshake
+    /// (`instructions`), if anything.
+    pub(crate) fn instructions(&self) -> Option<String> {
+        self.service
+            .peer_info()
+            .and_then(|info| info.instructions.clone())
+            .filter(|text| !text.trim().is_empty())
+    }
+
     /// The name the server gives itself in its handshake (`serverInfo`).
     pub(crate) fn reported_name(&self) -> Option<String> {
         self.service

@@ -25,6 +25,24 @@ pub(crate) fn principal_of(cx: &RequestContext<RoleServer>) -> String {
         .map_or_else(|| askgate_mcp::Principal::ANONYMOUS.to_owned(), |p| p.0)
 }
 
+/// askgate's own line of the instructions a client is given.
+const OWN_INSTRUCTIONS: &str = "askgate: the tools of the servers behind it, each call confirmed by a person when its risk calls for it.";
+
+impl Gateway {
+    /// The instructions a client is given: askgate's own line, then each
+    /// upstream's own instructions under its name (what a client of the
+    /// server directly would have read).
+    fn instructions(&self) -> String {
+        let mut text = OWN_INSTRUCTIONS.to_owned();
+        for upstream in &self.inner.upstreams {
+            if let Some(theirs) = upstream.instructions() {
+                text.push_str(&format!("\n\n{}: {}", upstream.name, theirs.trim()));
+            }
+        }
+        text
+    }
+}
+
 impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
@@ -40,9 +58,7 @@ impl ServerHandler for Gateway {
         // The gateway is the server the client talks to: it names itself,
         // so a client labels its calls "askgate", not the SDK's name.
         .with_server_info(Implementation::new("askgate", env!("CARGO_PKG_VERSION")))
-        .with_instructions(
-            "askgate: the tools of the servers behind it, each call confirmed by a person when its risk calls for it.",
-        )
+        .with_instructions(self.instructions())
     }
 
     /// The client is connected: from now on an upstream's asks outside a

@@ -340,19 +340,28 @@ async fn on_stdio_the_inbox_listener_serves_metrics_to_the_operator_only() {
 }
 
 #[tokio::test]
-async fn the_gateway_names_itself_in_the_handshake_not_its_sdk() {
+async fn the_gateway_names_itself_in_the_handshake_and_passes_on_the_upstreams_instructions() {
     // The binary on stdio, as a desktop client starts it, and the library
     // in-process: both say askgate and its version, so a client labels the
     // calls with askgate's name (it said "rmcp").
-    let on_stdio = gateway(json!({}), vec![]).await;
+    let on_stdio = gateway_with(json!({}), vec![], "").await;
     let in_process = in_process_on(json!({}), vec![], "", "").await;
     for info in [on_stdio.client.peer_info(), in_process.client.peer_info()] {
-        let server = info
-            .and_then(|info| info.server_info.clone())
-            .expect("the server's initialize result names it");
+        let info = info.expect("the server's initialize result");
+        let server = info.server_info.clone().expect("it names the server");
         assert_eq!(
             (server.name.as_str(), server.version.as_str()),
             ("askgate", env!("CARGO_PKG_VERSION"))
+        );
+        // The upstream's own instructions reach the client, under its
+        // name, after askgate's line.
+        let instructions = info.instructions.clone().unwrap_or_default();
+        assert!(
+            instructions.starts_with("askgate: ")
+                && instructions.contains(
+                    "\n\nnotes: askgate example upstream: notes, a deploy and a question"
+                ),
+            "{instructions}"
         );
     }
 }
