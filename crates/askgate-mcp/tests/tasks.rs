@@ -29,9 +29,14 @@ fn confirm_form(file: &str) -> Form {
 /// How often a client polls a task (the server says so in each task).
 const POLL: Duration = Duration::from_millis(20);
 
+/// A runner's lease: renewed every third of it. Long enough that a loaded
+/// machine (the whole workspace's tests at once) renews it in time — at
+/// 1 s a renewal two-thirds of a second late was seen to lapse it.
+const LEASE: Duration = Duration::from_secs(3);
+
 fn tasks(rounds: Rounds) -> Tasks {
     Tasks::new(rounds)
-        .with_lease(Duration::from_secs(1))
+        .with_lease(LEASE)
         .with_timing(Some(Duration::from_secs(3600)), POLL)
         .with_work("delete", |mut round, params| async move {
             let file = params
@@ -349,10 +354,11 @@ async fn a_task_is_only_its_principals() {
 #[tokio::test]
 async fn a_live_runner_keeps_its_task_working_past_its_first_lease() {
     let (_dir, client, id) = started("slow", json!({})).await;
-    // The lease is 1 s; the runner renews it while it runs, so readers
-    // (which report a lapsed lease as interrupted) keep seeing it work.
-    // A lapsed lease itself is tested in askgate-store.
-    for _ in 0..30 {
+    // The runner renews its lease while it runs, so readers (which report
+    // a lapsed lease as interrupted) keep seeing it work past the first
+    // lease. A lapsed lease itself is tested in askgate-store.
+    let reads = (LEASE + Duration::from_secs(1)).as_millis() / 100;
+    for _ in 0..reads {
         assert_eq!(status(&client, &id).await, TaskStatus::Working);
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
