@@ -288,18 +288,8 @@ impl Started {
     /// The client's handshake failed, the HTTP listener failed, or the
     /// store could not report the calls a crash left.
     pub async fn serve(self) -> Result<(), Error> {
-        let Started {
-            config,
-            gateway,
-            page,
-        } = self;
-        let _notifier = ready(&config, &gateway, page).await?;
-        let served = match &config.listen {
-            Some(listen) => listen::serve(gateway.clone(), listen.addr, &config.principals).await,
-            None => stdio::serve(gateway.for_session(), config.express_lane).await,
-        };
-        finish(&gateway).await;
-        Ok(served?)
+        self.run(Client::<tokio::io::Empty, tokio::io::Sink>::Configured)
+            .await
     }
 
     /// Serve one client over `reader` and `writer` — any byte stream, such
@@ -315,16 +305,44 @@ impl Started {
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
+        self.run(Client::Over(reader, writer)).await
+    }
+
+    /// Make ready, serve `client`, and finish: the life of every started
+    /// gateway.
+    async fn run<R, W>(self, client: Client<R, W>) -> Result<(), Error>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
         let Started {
             config,
             gateway,
             page,
         } = self;
         let _notifier = ready(&config, &gateway, page).await?;
-        let served = stdio::serve_over(gateway.for_session(), reader, writer).await;
+        let served = match (client, &config.listen) {
+            (Client::Over(reader, writer), _) => {
+                stdio::serve_over(gateway.for_session(), reader, writer).await
+            }
+            (Client::Configured, Some(listen)) => {
+                listen::serve(gateway.clone(), listen.addr, &config.principals).await
+            }
+            (Client::Configured, None) => {
+                stdio::serve(gateway.for_session(), config.express_lane).await
+            }
+        };
         finish(&gateway).await;
         Ok(served?)
     }
+}
+
+/// Whom a started gateway serves.
+enum Client<R, W> {
+    /// As the config says: stdio (with the express lane), or `[listen]`.
+    Configured,
+    /// One client over this byte stream, through rmcp.
+    Over(R, W),
 }
 
 /// Make a started gateway ready for its first client: the inbox page

@@ -12,11 +12,10 @@
 
 use std::path::Path;
 
-use askgate_store::Store;
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 
-use crate::gateway::{Setup, ledger};
+use crate::gateway::Setup;
 use crate::person::Person;
 
 /// How many bytes each direction of the duplex holds before a writer
@@ -32,7 +31,7 @@ pub struct InProcess {
     pub person: Person,
     /// The gateway serving, until its client goes away.
     served: tokio::task::JoinHandle<Result<(), askgate_gateway::Error>>,
-    /// How it was started.
+    /// How it was started (its store: [`Setup::store_url`]).
     pub setup: Setup,
 }
 
@@ -72,23 +71,6 @@ impl Setup {
 }
 
 impl InProcess {
-    /// Its store's URL.
-    pub fn store_url(&self) -> &str {
-        self.setup.store_url()
-    }
-
-    /// Its store, opened beside it.
-    pub async fn store(&self) -> Store {
-        Store::open(self.store_url())
-            .await
-            .expect("the store opens")
-    }
-
-    /// Its ledger's states, oldest first.
-    pub async fn ledger(&self) -> Vec<String> {
-        ledger(self.store_url()).await
-    }
-
     /// Close the client's side, as a desktop client quits, and wait for
     /// the gateway to finish serving (what the answers did not wait for
     /// kept, the store closed); what it was started with stays.
