@@ -5,7 +5,7 @@
 //
 // The gateway has the repository's example upstream (`notes`) behind it.
 // The client declares URL-mode elicitation only, so a gated call
-// (notes__write_note) is parked in the store and the client is sent the
+// (write_note) is parked in the store and the client is sent the
 // ask's signed inbox link; the call waits until a person answers there.
 // A richer form (integer 1..5, a choice with hotkeys, a time range in a
 // zone) is parked beside it with `askgate ask FORM.json`.
@@ -391,7 +391,7 @@ async function main() {
                 window.askgateNotReloaded = true;
             });
             found.call = client.callTool(
-                { name: 'notes__write_note', arguments: { name: 'from-browser', text: 'written after a yes in the inbox' } },
+                { name: 'write_note', arguments: { name: 'from-browser', text: 'written after a yes in the inbox' } },
                 undefined,
                 { timeout: 120_000 }
             );

@@ -18,6 +18,7 @@
 //! | `sign_in` | read | `readOnlyHint: true` (it only sends the person to a link) |
 //! | `wait_for_note` | read | `readOnlyHint: true` (a read that takes a while; see the `wait` module) |
 //! | `ask_name_later` | read | `readOnlyHint: true` (it answers at once, then asks the person's name outside any call) |
+//! | `list_note_names_in_alphabetical_order` | read | `readOnlyHint: true` (a name long enough that a namespace can take it past 64 characters) |
 //!
 //! Nothing is written to stdout but MCP; every log line goes to stderr and
 //! names a tool, never an argument value.
@@ -44,7 +45,7 @@ use serde_json::{Map, Value as Json, json};
 use crate::fixture::{argument, unknown};
 
 /// Every tool and the risk it is meant to have, for tests and configs.
-pub const TOOLS: [(&str, Risk); 9] = [
+pub const TOOLS: [(&str, Risk); 10] = [
     ("read_note", Risk::Read),
     ("append_note", Risk::LowWrite),
     ("write_note", Risk::MediumWrite),
@@ -54,7 +55,12 @@ pub const TOOLS: [(&str, Risk); 9] = [
     ("sign_in", Risk::Read),
     (wait::NAME, Risk::Read),
     ("ask_name_later", Risk::Read),
+    (LONG_NAMED, Risk::Read),
 ];
+
+/// The tool with the longest name (37 characters): under a long namespace
+/// it passes the 64 characters some model APIs allow a tool name.
+pub const LONG_NAMED: &str = "list_note_names_in_alphabetical_order";
 
 /// What `ask_name_later` writes to stderr once its ask outside any call
 /// ended: this, then `answered`, `declined`, `cancelled` or `refused: `
@@ -219,6 +225,11 @@ impl Notes {
             "ask_name" => asks::ask_name(cx).await,
             "sign_in" => asks::sign_in(cx).await,
             "ask_name_later" => asks::ask_name_later(cx),
+            LONG_NAMED => {
+                let mut names = self.names()?;
+                names.sort();
+                Ok(success(names.join("\n")))
+            }
             wait::NAME => wait::wait_for_note(self, args, cx).await,
             other => Err(unknown("tool", other, "tools/list names the tools")),
         }
@@ -362,6 +373,12 @@ fn tools() -> Vec<Tool> {
         (
             "ask_name_later",
             "Answers at once, then asks the person their name outside any call (classic elicitation)",
+            schema(&[]),
+            reads(false),
+        ),
+        (
+            LONG_NAMED,
+            "Lists the notes' names, one per line, in alphabetical order (risk: read)",
             schema(&[]),
             reads(false),
         ),

@@ -29,7 +29,7 @@ pub use error::ConfigError;
 use error::Source;
 use file::File;
 use naming::server_name;
-pub(crate) use naming::usable_name;
+pub(crate) use naming::{MODEL_NAME_LIMIT, Namespace, usable_name};
 
 use super::rules::{Pattern, Rules};
 
@@ -59,6 +59,9 @@ pub struct Config {
     /// a config the one server is named after its own `serverInfo.name`
     /// once it answers, rather than after its script file.
     pub(crate) names_given: bool,
+    /// Between an upstream's namespace and a tool or prompt name
+    /// (`separator`; default `__`).
+    pub(crate) separator: String,
     /// The risk rules, compiled.
     pub(crate) rules: Rules,
     /// Calls at or below this risk proceed without asking; `None` approves
@@ -111,6 +114,8 @@ pub(crate) struct Upstream {
     pub(crate) transport: Transport,
     /// The revision askgate speaks to it.
     pub(crate) protocol: UpstreamProtocol,
+    /// How its tools and prompts are named downstream.
+    pub(crate) namespace: Namespace,
 }
 
 /// The revision askgate speaks to an upstream.
@@ -375,6 +380,19 @@ impl Config {
         Ok(self)
     }
 
+    /// The prefix of upstream `index`'s tools and prompts downstream, if
+    /// any: by default its name when there are several upstreams, none
+    /// when it is alone (its names kept exactly).
+    pub(crate) fn prefix_of(&self, index: usize) -> Option<String> {
+        let upstream = self.upstreams.get(index)?;
+        match &upstream.namespace {
+            Namespace::Auto if self.upstreams.len() == 1 => None,
+            Namespace::Auto | Namespace::Name => Some(upstream.name.clone()),
+            Namespace::Prefix(prefix) => Some(prefix.clone()),
+            Namespace::Off => None,
+        }
+    }
+
     /// The no-config default: the one stdio server `argv` starts, named after
     /// its program, under the default policy (every tool `medium_write`, so
     /// each call is confirmed), on a SQLite file in the platform data
@@ -410,7 +428,9 @@ impl Config {
                     cwd: None,
                 }),
                 protocol: UpstreamProtocol::default(),
+                namespace: Namespace::Auto,
             }],
+            separator: naming::DEFAULT_SEPARATOR.to_owned(),
             rules: Rules::fail_closed(),
             auto_approve: None,
             allow_session_raise: false,

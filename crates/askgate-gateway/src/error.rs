@@ -21,6 +21,9 @@ pub enum Error {
     /// The inbox page or its webhook cannot be set up.
     #[error(transparent)]
     Inbox(#[from] askgate_inbox::Error),
+    /// Two upstreams' tools or prompts would have one name downstream.
+    #[error(transparent)]
+    Collision(#[from] Collision),
     /// Not one upstream server could be started (each is logged).
     #[error("no upstream server could be started; see the errors above")]
     NoUpstream,
@@ -32,6 +35,29 @@ pub enum Error {
     /// Serving the client failed: its handshake, or the HTTP listener.
     #[error(transparent)]
     Serve(#[from] ServeError),
+}
+
+/// Two upstreams offer a tool (or a prompt) under one name downstream: a
+/// client could not tell them apart, so the gateway does not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the {kind} {first_name:?} of upstream {first:?} and the {kind} {second_name:?} of upstream \
+     {second:?} would both be named {name:?}; give one of them a namespace \
+     (namespace = \"<prefix>\" or true in its [[upstreams]] table)"
+)]
+pub struct Collision {
+    /// What collides: `tool` or `prompt`.
+    pub kind: &'static str,
+    /// The one name downstream.
+    pub name: String,
+    /// The first upstream listed.
+    pub first: String,
+    /// Its tool or prompt, as it names it.
+    pub first_name: String,
+    /// The other upstream.
+    pub second: String,
+    /// Its tool or prompt, as it names it.
+    pub second_name: String,
 }
 
 /// A contract of the library broken by the calling code.

@@ -45,7 +45,7 @@ use askgate_mcp::{InboxLinks, Rounds};
 use askgate_store::Store;
 
 pub use config::Config;
-pub use error::{Error, KeyError, Misuse, ServeError};
+pub use error::{Collision, Error, KeyError, Misuse, ServeError};
 
 use downstream::Downstream;
 use proxy::{Gateway, Settings};
@@ -69,7 +69,8 @@ pub struct Started {
 /// shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listed {
-    /// Its name downstream: `<server>__<tool>`.
+    /// Its name downstream: the upstream's own, or `<namespace>__<tool>`
+    /// when the gateway namespaces it.
     pub name: String,
     /// Its upstream.
     pub server: String,
@@ -79,6 +80,9 @@ pub struct Listed {
     pub rule: String,
     /// What a call would do now: proceed, and how; or ask.
     pub now: Now,
+    /// Why its name may be refused by a model API (over 64 characters),
+    /// if it may.
+    pub warning: Option<String>,
 }
 
 /// What a call of a tool would do under the threshold in force.
@@ -144,6 +148,13 @@ pub async fn start(
     let downstream = Downstream::default();
     let mut upstreams = connect_upstreams(&config, &downstream).await?;
     name_after_the_server(&mut config, &mut upstreams);
+    for upstream in &mut upstreams {
+        upstream.prefix = config
+            .upstreams
+            .iter()
+            .position(|u| u.name == upstream.name)
+            .and_then(|index| config.prefix_of(index));
+    }
     let threshold = config.auto_approve_from_env()?;
     let gateway = Gateway::new(
         Settings {
@@ -160,6 +171,7 @@ pub async fn start(
             hold_for: std::time::Duration::from_secs(60 * 60),
             durable_reads: config.durable_reads,
             background: background::Background::default(),
+            separator: config.separator.clone(),
         },
         upstreams,
         downstream,
@@ -254,15 +266,23 @@ impl Started {
         &self.config
     }
 
-    /// Every upstream tool, namespaced, with its risk, the rule that gave
-    /// it, and what a call would do now — the operator's dry run.
-    pub async fn tools(&self) -> Vec<Listed> {
+    /// Every upstream tool under its name downstream, with its risk, the
+    /// rule that gave it, and what a call would do now — the operator's
+    /// dry run.
+    ///
+    /// # Errors
+    /// Two upstreams' tools would have one name downstream.
+    pub async fn tools(&self) -> Result<Vec<Listed>, Collision> {
         let threshold = self.gateway.threshold();
-        self.gateway
-            .refresh_tools()
-            .await
+        let catalogue = self.gateway.refresh_tools().await;
+        if let Some(collision) = catalogue.collisions.into_iter().next() {
+            return Err(collision);
+        }
+        Ok(catalogue
+            .tools
             .into_iter()
             .map(|tool| Listed {
+                warning: tool.warning(),
                 now: match askgate_core::gate(tool.risk, threshold) {
                     Gate::Proceed(method) => Now::Proceed(method),
                     Gate::Ask => Now::Ask,
@@ -272,7 +292,7 @@ impl Started {
                 risk: tool.risk,
                 rule: tool.rule,
             })
-            .collect()
+            .collect())
     }
 
     /// The auto-approve threshold in force.
@@ -393,8 +413,17 @@ async fn ready(
     };
     gateway.recover().await?;
     // Know the tools before the first call: the express lane takes a call
-    // only of a tool listed.
-    gateway.refresh_tools().await;
+    // only of a tool listed. Two upstreams' tools under one name would
+    // leave a client unable to tell them apart: that stops the start.
+    let catalogue = gateway.refresh_tools().await;
+    if let Some(collision) = catalogue.collisions.into_iter().next() {
+        return Err(collision.into());
+    }
+    for tool in &catalogue.tools {
+        if let Some(warning) = tool.warning() {
+            tracing::warn!(tool = %tool.name, server = %tool.server, "{warning}");
+        }
+    }
     Ok(notifier)
 }
 

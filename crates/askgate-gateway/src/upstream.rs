@@ -230,8 +230,11 @@ impl ClientHandler for Relay {
 
 /// A connected upstream.
 pub(crate) struct Upstream {
-    /// Its name: the namespace of its tools.
+    /// Its name, as rules, the ledger and the person know it.
     pub(crate) name: String,
+    /// The prefix of its tools' and prompts' names downstream, if any
+    /// (see [`crate::config::Namespace`]).
+    pub(crate) prefix: Option<String>,
     /// The connection.
     pub(crate) service: RunningService<RoleClient, Relay>,
     /// What the replay contract sees of it.
@@ -243,8 +246,8 @@ pub(crate) struct Upstream {
 }
 
 impl Upstream {
-    /// Name it `name` from now on: its tools' namespace, and the name its
-    /// asks are told with.
+    /// Name it `name` from now on: the name rules and the ledger know it
+    /// by, and its asks are told with.
     pub(crate) fn rename(&mut self, name: &str) {
         name.clone_into(&mut self.name);
         match self.service.service().server.write() {
@@ -357,6 +360,7 @@ pub(crate) async fn connect(
     }
     Ok(Upstream {
         name: name.to_owned(),
+        prefix: None,
         service,
         watcher,
         inflight,

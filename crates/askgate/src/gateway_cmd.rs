@@ -150,22 +150,39 @@ async fn list_tools(args: ToolsArgs) -> Result<(), Failure> {
     let threshold = started.threshold();
     let config = started.config();
     let mut out = String::new();
-    let rows: Vec<[String; 4]> = started
+    let tools = started
         .tools()
         .await
+        .map_err(|collision| Failure::stopped(collision.to_string()))?;
+    let warnings: Vec<(String, String)> = tools
+        .iter()
+        .filter_map(|tool| Some((tool.name.clone(), tool.warning.clone()?)))
+        .collect();
+    let rows: Vec<[String; 5]> = tools
         .into_iter()
         .map(|tool| {
             let now = match tool.now {
                 Now::Proceed(method) => format!("proceed ({})", method.as_str()),
                 Now::Ask => "ask".to_owned(),
             };
-            [tool.name, tool.risk.as_str().to_owned(), tool.rule, now]
+            [
+                tool.name,
+                tool.server,
+                tool.risk.as_str().to_owned(),
+                tool.rule,
+                now,
+            ]
         })
         .collect();
     use std::fmt::Write;
     if args.json {
-        for [name, risk, rule, now] in &rows {
-            let line = serde_json::json!({"tool": name, "risk": risk, "rule": rule, "now": now});
+        for [name, server, risk, rule, now] in &rows {
+            let mut line = serde_json::json!(
+                {"tool": name, "server": server, "risk": risk, "rule": rule, "now": now}
+            );
+            if let Some((_, warning)) = warnings.iter().find(|(tool, _)| tool == name) {
+                line["warning"] = warning.as_str().into();
+            }
             let _ = writeln!(out, "{line}");
         }
     } else {
@@ -176,10 +193,20 @@ async fn list_tools(args: ToolsArgs) -> Result<(), Failure> {
                 .unwrap_or(0)
                 .max(4)
         };
-        let (w0, w1, w2) = (width(0), width(1), width(2));
-        let _ = writeln!(out, "{:w0$}  {:w1$}  {:w2$}  NOW", "TOOL", "RISK", "RULE");
-        for [name, risk, rule, now] in &rows {
-            let _ = writeln!(out, "{name:w0$}  {risk:w1$}  {rule:w2$}  {now}");
+        let (w0, w1, w2, w3) = (width(0), width(1), width(2), width(3));
+        let _ = writeln!(
+            out,
+            "{:w0$}  {:w1$}  {:w2$}  {:w3$}  NOW",
+            "TOOL", "SERVER", "RISK", "RULE"
+        );
+        for [name, server, risk, rule, now] in &rows {
+            let _ = writeln!(
+                out,
+                "{name:w0$}  {server:w1$}  {risk:w2$}  {rule:w3$}  {now}"
+            );
+        }
+        for (name, warning) in &warnings {
+            let _ = writeln!(out, "\nwarning: {name}: {warning}");
         }
         let _ = writeln!(
             out,

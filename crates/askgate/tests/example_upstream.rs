@@ -197,9 +197,12 @@ async fn the_annotations_tell_the_truth() {
     assert_eq!(listed.len(), TOOLS.len());
     for (name, read_only, destructive) in listed {
         let expected = match name.as_str() {
-            "read_note" | "ask_name" | "sign_in" | "wait_for_note" | "ask_name_later" => {
-                (Some(true), None)
-            }
+            "read_note"
+            | "ask_name"
+            | "sign_in"
+            | "wait_for_note"
+            | "ask_name_later"
+            | "list_note_names_in_alphabetical_order" => (Some(true), None),
             "append_note" => (Some(false), Some(false)),
             "write_note" | "deploy" | "delete_all_notes" => (Some(false), Some(true)),
             other => panic!("unexpected tool {other}"),

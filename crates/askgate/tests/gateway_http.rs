@@ -88,9 +88,9 @@ async fn tokens_name_the_principal_and_sessions_stay_with_it() {
     // Through the rmcp client: Alice's parked ask is Alice's.
     let alice = connect(&gateway.url, ALICE, &no_asks()).await;
     let tools = alice.list_all_tools().await.expect("tools");
-    assert!(tools.iter().any(|t| t.name == "notes__delete_all_notes"));
+    assert!(tools.iter().any(|t| t.name == "delete_all_notes"));
     let result = alice
-        .call_tool(CallToolRequestParams::new("notes__delete_all_notes"))
+        .call_tool(CallToolRequestParams::new("delete_all_notes"))
         .await
         .expect("a result");
     assert_eq!(result.is_error, Some(true), "parked: no elicitation");
@@ -104,7 +104,7 @@ async fn tokens_name_the_principal_and_sessions_stay_with_it() {
     // The caller's confirm: true does not stand in (only a person
     // approves); a person answers the ask in the inbox, and the retry runs:
     // one decision, one answered upstream call.
-    let mut params = CallToolRequestParams::new("notes__delete_all_notes");
+    let mut params = CallToolRequestParams::new("delete_all_notes");
     params.arguments = json!({"confirm": true}).as_object().cloned();
     let waiting = alice.call_tool(params.clone()).await.expect("a result");
     assert_eq!(waiting.is_error, Some(true), "still waiting for a person");
@@ -142,7 +142,7 @@ async fn a_call_cancelled_over_http_while_the_person_is_asked_is_never_sent() {
         .named("http-away")
         .in_manner(Manner::Away);
     let client = connect(&gateway.url, ALICE, &away).await;
-    let mut params = CallToolRequestParams::new("notes__delete_all_notes");
+    let mut params = CallToolRequestParams::new("delete_all_notes");
     params.arguments = json!({"confirm": true}).as_object().cloned();
     let handle = send_call(client.peer(), params).await;
     // Stopped while the person is asked: the gateway withdraws its ask.
@@ -172,7 +172,7 @@ async fn an_upstreams_ask_outside_any_call_reaches_only_a_lone_principal() {
     // Two principals connected: the upstream's ask, after its call ended,
     // says nothing of whose it is — refused, shown to neither.
     let said = alice_client
-        .call_tool(CallToolRequestParams::new("notes__ask_name_later"))
+        .call_tool(CallToolRequestParams::new("ask_name_later"))
         .await
         .expect("a result");
     assert_ne!(said.is_error, Some(true), "{said:?}");
@@ -184,7 +184,7 @@ async fn an_upstreams_ask_outside_any_call_reaches_only_a_lone_principal() {
     bob_client.cancel().await.expect("bob leaves");
     gateway.log().clear();
     let _ = alice_client
-        .call_tool(CallToolRequestParams::new("notes__ask_name_later"))
+        .call_tool(CallToolRequestParams::new("ask_name_later"))
         .await
         .expect("a result");
     let ended = gateway.log().line_with(&[ASKED_LATER]).await;
@@ -204,7 +204,7 @@ async fn an_intake_asked_once_is_once_per_principal_and_session() {
                   [[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n";
     let gateway = start_with(intake).await;
     let read = || {
-        let mut params = CallToolRequestParams::new("notes__read_note");
+        let mut params = CallToolRequestParams::new("read_note");
         params.arguments = json!({"name": "todo"}).as_object().cloned();
         params
     };

@@ -48,10 +48,8 @@ async fn an_answer_from_another_process_resumes_the_call_a_gateway_holds() {
     let asked = first.person.asked.clone();
     let peer = first.client.peer().clone();
     let call = tokio::spawn(async move {
-        peer.call_tool(CallToolRequestParams::new(
-            "askgate-example-upstream__delete_all_notes",
-        ))
-        .await
+        peer.call_tool(CallToolRequestParams::new("delete_all_notes"))
+            .await
     });
     // The person was sent the inbox page; the call waits on the store.
     let sent = asked.at_least("a URL-mode ask is sent", 1).await;

@@ -12,6 +12,7 @@ use toml::Spanned;
 use super::credentials::{check_people, check_principals, inbox_token};
 use super::error::{ConfigError, Source};
 use super::file::{File, IntakeFile, NotifyFile, RuleFile, UpstreamFile};
+use super::naming;
 use super::{
     Config, DEFAULT_INBOX, Http, Inbox, Intake, Listen, MAX_NAME, Stdio, StoreUrl, Transport,
     Upstream, UpstreamProtocol, default_inbox, parse_threshold,
@@ -23,6 +24,7 @@ use askgate_inbox::notify::{Preset, Webhook};
 /// that is not usable.
 pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config, ConfigError> {
     let upstreams = check_upstreams(file.upstreams, src)?;
+    let separator = naming::separator(file.separator, src)?;
     let names: Vec<&str> = upstreams.iter().map(|u| u.name.as_str()).collect();
     let rules = file
         .rules
@@ -73,6 +75,7 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
         file: Some(path.to_owned()),
         names_given: true,
         upstreams,
+        separator,
         rules: Rules::new(rules, default_risk, file.trust_read_only_hints),
         auto_approve,
         allow_session_raise: file.allow_session_raise,
@@ -341,6 +344,7 @@ fn check_transport(
     src: &Source<'_>,
 ) -> Result<Upstream, ConfigError> {
     let name = upstream.name.get_ref().clone();
+    let namespace = naming::namespace(upstream.namespace.take(), src)?;
     let protocol = match upstream.protocol.take() {
         None => UpstreamProtocol::default(),
         Some(text) => UpstreamProtocol::parse(text.get_ref()).ok_or_else(|| {
@@ -378,6 +382,7 @@ fn check_transport(
         name,
         transport,
         protocol,
+        namespace,
     })
 }
 

@@ -16,6 +16,7 @@ use toml::Spanned;
 pub(super) struct File {
     #[serde(default)]
     pub(super) upstreams: Vec<Spanned<UpstreamFile>>,
+    pub(super) separator: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) rules: Vec<Spanned<RuleFile>>,
     pub(super) default_risk: Option<Spanned<Risk>>,
@@ -69,6 +70,7 @@ pub(super) struct UpstreamFile {
     pub(super) url: Option<Spanned<String>>,
     pub(super) headers: Option<Spanned<BTreeMap<String, String>>>,
     pub(super) protocol: Option<Spanned<String>>,
+    pub(super) namespace: Option<Spanned<toml::Value>>,
 }
 
 /// `[[rules]]`.

@@ -1,7 +1,11 @@
-//! An upstream's name when the operator gave none: from the command that
-//! starts it, or from the name the server gives itself.
+//! Names: an upstream's name when the operator gave none (from the command
+//! that starts it, or from the name the server gives itself), and how its
+//! tools and prompts are named downstream (its namespace, the separator).
+
+use toml::Spanned;
 
 use super::MAX_NAME;
+use super::error::{ConfigError, Source};
 
 /// The name of the upstream `command args` starts: the program's file stem,
 /// or, for a runner (`npx`, `uvx`, `node`, `python -m`, ...), the package,
@@ -65,5 +69,102 @@ fn file_stem(path: &str) -> &str {
     match base.rfind('.') {
         Some(dot) if dot > 0 => &base[..dot],
         _ => base,
+    }
+}
+
+/// How an upstream's tools and prompts are named downstream
+/// (`namespace` in its `[[upstreams]]` table).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) enum Namespace {
+    /// Its name as the prefix when the gateway has several upstreams;
+    /// none when it is the only one (the default).
+    #[default]
+    Auto,
+    /// Always its name (`namespace = true`).
+    Name,
+    /// This prefix (`namespace = "<prefix>"`).
+    Prefix(String),
+    /// None: every name as the server gives it (`namespace = false`).
+    Off,
+}
+
+/// The default between a prefix and a name.
+pub(crate) const DEFAULT_SEPARATOR: &str = "__";
+
+/// The longest name some model APIs accept for a function (a tool): a
+/// longer one is warned about.
+pub(crate) const MODEL_NAME_LIMIT: usize = 64;
+
+/// The characters a tool name may hold (MCP 2025-11-25: A-Z, a-z, 0-9,
+/// `_`, `-`, `.`), so a prefix and a separator may hold no others.
+fn tool_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')
+}
+
+/// What is wrong with a `namespace` prefix, if anything.
+pub(super) fn prefix_problem(prefix: &str) -> Option<String> {
+    if prefix.is_empty() || prefix.len() > MAX_NAME || !prefix.chars().all(tool_name_char) {
+        Some(format!(
+            "invalid namespace {prefix:?}; expected true, false, or a prefix of 1 to {MAX_NAME} \
+             characters of A-Z, a-z, 0-9, _, - and . (the characters of a tool name)"
+        ))
+    } else {
+        None
+    }
+}
+
+/// What is wrong with a `separator`, if anything.
+pub(super) fn separator_problem(separator: &str) -> Option<String> {
+    if separator.is_empty()
+        || separator.len() > 4
+        || !separator.chars().all(|c| matches!(c, '_' | '-' | '.'))
+    {
+        Some(format!(
+            "invalid separator {separator:?}; expected 1 to 4 characters of _, - and . (a tool \
+             name holds no others besides letters and digits)"
+        ))
+    } else {
+        None
+    }
+}
+
+/// An upstream's `namespace` as written: `true`, `false` or a prefix.
+pub(super) fn namespace(
+    value: Option<Spanned<toml::Value>>,
+    src: &Source<'_>,
+) -> Result<Namespace, ConfigError> {
+    let Some(value) = value else {
+        return Ok(Namespace::Auto);
+    };
+    let span = value.span();
+    match value.into_inner() {
+        toml::Value::Boolean(true) => Ok(Namespace::Name),
+        toml::Value::Boolean(false) => Ok(Namespace::Off),
+        toml::Value::String(prefix) => match prefix_problem(&prefix) {
+            None => Ok(Namespace::Prefix(prefix)),
+            Some(problem) => Err(src.at(span, problem)),
+        },
+        other => Err(src.at(
+            span,
+            format!(
+                "expected true (the upstream's name), false (no prefix) or a prefix string as \
+                 the namespace, not a value of type {}",
+                other.type_str()
+            ),
+        )),
+    }
+}
+
+/// The `separator` as written, or the default.
+pub(super) fn separator(
+    value: Option<Spanned<String>>,
+    src: &Source<'_>,
+) -> Result<String, ConfigError> {
+    let Some(value) = value else {
+        return Ok(DEFAULT_SEPARATOR.to_owned());
+    };
+    match separator_problem(value.get_ref()) {
+        None => Ok(value.into_inner()),
+        Some(problem) => Err(src.at(value.span(), problem)),
     }
 }

@@ -1,20 +1,21 @@
-//! The catalogue: every upstream's tools under namespaced names
-//! (`<server>__<tool>`), each with its risk from the rules, listed
-//! downstream with the risk noted and `confirm` offered only where the
-//! caller's word may count.
+//! The catalogue: every upstream's tools under their names downstream —
+//! exactly as the server names them when it is the only upstream,
+//! `<namespace><separator><tool>` (`notes__read_note`) when there are
+//! several — each with its risk from the rules, listed with the risk noted
+//! and `confirm` offered only where the caller's word may count.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use askgate_core::Risk;
-use rmcp::model::{JsonObject, Tool};
+use rmcp::model::{JsonObject, Prompt, Tool};
 use serde_json::{Map, Value as Json, json};
 
 use super::Gateway;
+use crate::Collision;
+use crate::config::MODEL_NAME_LIMIT;
 use crate::rules::{Hints, Rules};
-
-/// Between a namespace and a tool or prompt name.
-pub(crate) const SEPARATOR: &str = "__";
+use crate::upstream::Upstream;
 
 /// Decides a tool's risk.
 pub(crate) trait Judge: Send + Sync + 'static {
@@ -32,7 +33,7 @@ impl Judge for Rules {
 
 /// An upstream tool as the gateway lists it.
 pub(crate) struct Catalogued {
-    /// Its name downstream: `<server>__<tool>`.
+    /// Its name downstream (see [`Gateway::downstream_name`]).
     pub(crate) name: String,
     /// Its upstream.
     pub(crate) server: String,
@@ -42,6 +43,20 @@ pub(crate) struct Catalogued {
     pub(crate) risk: Risk,
     /// The rule that gave it.
     pub(crate) rule: String,
+}
+
+impl Catalogued {
+    /// Why its name may be refused by a model API, if it may: longer than
+    /// the 64 characters some allow a function's name.
+    pub(crate) fn warning(&self) -> Option<String> {
+        let length = self.name.chars().count();
+        (length > MODEL_NAME_LIMIT).then(|| {
+            format!(
+                "its name is {length} characters, over the {MODEL_NAME_LIMIT} some model APIs \
+                 allow a tool name; shorten the upstream's namespace (namespace = \"<prefix>\")"
+            )
+        })
+    }
 }
 
 /// An upstream tool, as a call finds it: its upstream, by index, and the
@@ -54,42 +69,76 @@ pub(crate) struct Found {
     pub(crate) tool: Tool,
 }
 
+/// Every upstream tool as listed, and the names two upstreams both gave.
+pub(crate) struct Catalogue {
+    /// The tools, in upstream order.
+    pub(crate) tools: Vec<Catalogued>,
+    /// Each tool left out because an earlier upstream's has its name.
+    pub(crate) collisions: Vec<Collision>,
+}
+
 impl Gateway {
-    /// Every upstream tool, namespaced, with its risk and the rule that
-    /// gave it — re-read from the upstreams. An upstream that fails is
-    /// left out (and logged), not fatal.
-    pub(crate) async fn refresh_tools(&self) -> Vec<Catalogued> {
-        let mut listed = Vec::new();
-        let mut map = HashMap::new();
+    /// `name` of upstream `upstream` as the client sees it: prefixed with
+    /// its namespace, if it has one (see [`crate::config::Namespace`]).
+    pub(crate) fn downstream_name(&self, upstream: &Upstream, name: &str) -> String {
+        match &upstream.prefix {
+            Some(prefix) => format!("{prefix}{}{name}", self.inner.settings.separator),
+            None => name.to_owned(),
+        }
+    }
+
+    /// Every upstream tool under its name downstream, with its risk and
+    /// the rule that gave it — re-read from the upstreams. An upstream
+    /// that fails is left out (and logged), not fatal; a tool whose name
+    /// an earlier upstream's has is left out and reported.
+    pub(crate) async fn refresh_tools(&self) -> Catalogue {
+        let mut catalogue = Catalogue {
+            tools: Vec::new(),
+            collisions: Vec::new(),
+        };
+        let mut map: HashMap<String, Found> = HashMap::new();
         for (index, upstream) in self.inner.upstreams.iter().enumerate() {
-            match upstream.service.list_all_tools().await {
-                Ok(tools) => {
-                    for tool in tools {
-                        let name = format!("{}{SEPARATOR}{}", upstream.name, tool.name);
-                        let (risk, rule) = self.inner.settings.judge.judge(
-                            &upstream.name,
-                            &tool,
-                            &JsonObject::new(),
-                        );
-                        map.insert(
-                            name.clone(),
-                            Found {
-                                index,
-                                tool: tool.clone(),
-                            },
-                        );
-                        listed.push(Catalogued {
-                            name,
-                            server: upstream.name.clone(),
-                            tool,
-                            risk,
-                            rule,
-                        });
-                    }
-                }
+            let tools = match upstream.service.list_all_tools().await {
+                Ok(tools) => tools,
                 Err(error) => {
                     tracing::warn!(upstream = %upstream.name, %error, "listing tools failed; its tools are left out");
+                    continue;
                 }
+            };
+            for tool in tools {
+                let name = self.downstream_name(upstream, &tool.name);
+                if let Some(first) = map.get(&name) {
+                    let collision = Collision {
+                        kind: "tool",
+                        name,
+                        first: self.inner.upstreams[first.index].name.clone(),
+                        first_name: first.tool.name.to_string(),
+                        second: upstream.name.clone(),
+                        second_name: tool.name.to_string(),
+                    };
+                    tracing::error!("{collision}; the second is left out");
+                    catalogue.collisions.push(collision);
+                    continue;
+                }
+                let (risk, rule) =
+                    self.inner
+                        .settings
+                        .judge
+                        .judge(&upstream.name, &tool, &JsonObject::new());
+                map.insert(
+                    name.clone(),
+                    Found {
+                        index,
+                        tool: tool.clone(),
+                    },
+                );
+                catalogue.tools.push(Catalogued {
+                    name,
+                    server: upstream.name.clone(),
+                    tool,
+                    risk,
+                    rule,
+                });
             }
         }
         *self
@@ -97,7 +146,7 @@ impl Gateway {
             .tools
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = map;
-        listed
+        catalogue
     }
 
     /// The upstream and tool listed as `name`, as last listed.
@@ -110,6 +159,8 @@ impl Gateway {
             .cloned()
     }
 
+    /// The upstream and tool listed as `name`, listing again if it was not
+    /// there last time.
     pub(crate) async fn tool(&self, name: &str) -> Option<Found> {
         if let Some(found) = self.listed_tool(name) {
             return Some(found);
@@ -117,9 +168,80 @@ impl Gateway {
         self.refresh_tools().await;
         self.listed_tool(name)
     }
+
+    /// Whether the model is offered askgate's own `ask` tool: when the
+    /// config says so and no upstream tool has its name (the upstream's
+    /// is the one a client of it would call).
+    pub(crate) fn offers_ask_tool(&self) -> bool {
+        self.inner.settings.offer_ask_tool
+            && self.listed_tool(askgate_core::ask_tool::NAME).is_none()
+    }
 }
 
-/// The tool as listed downstream: namespaced, with `confirm` offered only
+impl Gateway {
+    /// Every upstream prompt under its name downstream, re-read from the
+    /// upstreams (which prompt a name stands for is noted for
+    /// `prompts/get`). As with tools, a name an earlier upstream's prompt
+    /// has leaves the later one out, reported.
+    pub(crate) async fn refresh_prompts(&self) -> Vec<Prompt> {
+        let mut prompts = Vec::new();
+        let mut map: HashMap<String, (usize, String)> = HashMap::new();
+        for (index, upstream) in self.inner.upstreams.iter().enumerate() {
+            let listed = match upstream.service.list_all_prompts().await {
+                Ok(listed) => listed,
+                Err(error) => {
+                    tracing::debug!(upstream = %upstream.name, %error, "no prompts");
+                    continue;
+                }
+            };
+            for mut prompt in listed {
+                let name = self.downstream_name(upstream, &prompt.name);
+                if let Some((first, first_name)) = map.get(&name) {
+                    let collision = Collision {
+                        kind: "prompt",
+                        name,
+                        first: self.inner.upstreams[*first].name.clone(),
+                        first_name: first_name.clone(),
+                        second: upstream.name.clone(),
+                        second_name: prompt.name.clone(),
+                    };
+                    tracing::error!("{collision}; the second is left out");
+                    continue;
+                }
+                map.insert(name.clone(), (index, prompt.name.clone()));
+                prompt.name = name;
+                prompts.push(prompt);
+            }
+        }
+        *self
+            .inner
+            .prompts
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = map;
+        prompts
+    }
+
+    /// The upstream (by index) and its name of the prompt listed as
+    /// `name`, listing again if it was not there last time.
+    pub(crate) async fn prompt(&self, name: &str) -> Option<(usize, String)> {
+        let listed = |gateway: &Gateway| {
+            gateway
+                .inner
+                .prompts
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(name)
+                .cloned()
+        };
+        if let Some(found) = listed(self) {
+            return Some(found);
+        }
+        self.refresh_prompts().await;
+        listed(self)
+    }
+}
+
+/// The tool as listed downstream: under its name there, with `confirm` offered only
 /// where the caller's word may stand in for a person (`caller_confirm`):
 /// elsewhere it would only tempt the model.
 pub(crate) fn listed(name: String, tool: &Tool, risk: Risk, caller_confirm: Option<Risk>) -> Tool {

@@ -1,5 +1,5 @@
-//! The gateway's server side: every upstream's tools under namespaced
-//! names, and every `tools/call` through risk -> confirmation -> audit and
+//! The gateway's server side: every upstream's tools under their names
+//! downstream (namespaced when there are several upstreams), and every `tools/call` through risk -> confirmation -> audit and
 //! ledger -> upstream -> result, the ledger told the end without the
 //! answer waiting for it.
 //!
@@ -69,6 +69,8 @@ pub(crate) struct Settings {
     pub(crate) durable_reads: bool,
     /// The store writes the answers do not wait for.
     pub(crate) background: Background,
+    /// Between a namespace and a tool or prompt name.
+    pub(crate) separator: String,
 }
 
 /// The gateway, as one client session sees it: what every session shares,
@@ -88,6 +90,9 @@ struct Inner {
     /// Namespaced tool name -> its upstream and tool. Never held across an
     /// await: the express lane reads it without one.
     tools: std::sync::RwLock<HashMap<String, Found>>,
+    /// Prompt name downstream -> its upstream, by index, and its name
+    /// there.
+    prompts: std::sync::RwLock<HashMap<String, (usize, String)>>,
     /// Resource URI -> upstream.
     resources: RwLock<HashMap<String, usize>>,
     /// Upstream calls waiting on a client's retry, by handle.
@@ -112,6 +117,7 @@ impl Gateway {
                 upstreams,
                 downstream,
                 tools: std::sync::RwLock::new(HashMap::new()),
+                prompts: std::sync::RwLock::new(HashMap::new()),
                 resources: RwLock::new(HashMap::new()),
                 held,
                 reads,

@@ -100,7 +100,7 @@ impl Gateway {
     /// go through a round.
     pub(crate) fn unattended(&self, name: &str, arguments: JsonObject) -> Option<Plan> {
         let settings = &self.inner.settings;
-        if settings.offer_ask_tool && name == askgate_core::ask_tool::NAME {
+        if name == askgate_core::ask_tool::NAME && self.offers_ask_tool() {
             return None;
         }
         let found = self.listed_tool(name)?;

@@ -1,21 +1,22 @@
 //! The gateway as an MCP server: what each request of the client does.
 //! A `tools/call` goes through [`Gateway::call`] (see the `call`
 //! module); prompts and resources are relayed (see
-//! [`crate::prompts_resources`]).
+//! [`crate::prompts_resources`]), prompts under their names downstream
+//! (see the `catalogue` module).
 
 use std::collections::HashMap;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
     Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 
 use super::Gateway;
-use super::catalogue::{SEPARATOR, listed};
+use super::catalogue::listed;
 use crate::questions;
 
 /// Who a request is for: its authenticated principal, else the anonymous
@@ -81,18 +82,12 @@ impl ServerHandler for Gateway {
     ) -> Result<ListToolsResult, ErrorData> {
         self.note_client(&principal_of(&cx), cx.peer.clone());
         let caller_confirm = self.inner.settings.rounds.confirmations().caller_confirm;
-        let tools = self
-            .refresh_tools()
-            .await
+        let catalogue = self.refresh_tools().await;
+        let tools = catalogue
+            .tools
             .into_iter()
             .map(|found| listed(found.name, &found.tool, found.risk, caller_confirm))
-            .chain(
-                self.inner
-                    .settings
-                    .offer_ask_tool
-                    .then(questions::ask_tool)
-                    .flatten(),
-            )
+            .chain(self.offers_ask_tool().then(questions::ask_tool).flatten())
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -104,13 +99,14 @@ impl ServerHandler for Gateway {
     ) -> Result<CallToolResponse, ErrorData> {
         let principal = principal_of(&cx);
         self.note_client(&principal, cx.peer.clone());
-        if self.inner.settings.offer_ask_tool && params.name == askgate_core::ask_tool::NAME {
+        if params.name == askgate_core::ask_tool::NAME && self.offers_ask_tool() {
             return self.ask_tool(&params, &cx, &principal).await;
         }
         let Some(found) = self.tool(&params.name).await else {
             return Err(ErrorData::invalid_params(
                 format!(
-                    "unknown tool {:?}; tools/list names them as <server>{SEPARATOR}<tool>",
+                    "unknown tool {:?}: no server behind askgate lists it (tools/list names \
+                     every tool)",
                     params.name
                 ),
                 None,
@@ -125,17 +121,9 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let mut prompts = Vec::new();
-        for upstream in &self.inner.upstreams {
-            match upstream.service.list_all_prompts().await {
-                Ok(listed) => prompts.extend(listed.into_iter().map(|mut prompt: Prompt| {
-                    prompt.name = format!("{}{SEPARATOR}{}", upstream.name, prompt.name);
-                    prompt
-                })),
-                Err(error) => tracing::debug!(upstream = %upstream.name, %error, "no prompts"),
-            }
-        }
-        Ok(ListPromptsResult::with_all_items(prompts))
+        Ok(ListPromptsResult::with_all_items(
+            self.refresh_prompts().await,
+        ))
     }
 
     async fn get_prompt(
@@ -143,21 +131,21 @@ impl ServerHandler for Gateway {
         params: GetPromptRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let (namespace, name) = params.name.split_once(SEPARATOR).ok_or_else(|| {
-            ErrorData::invalid_params(format!("unknown prompt {:?}", params.name), None)
+        let (index, name) = self.prompt(&params.name).await.ok_or_else(|| {
+            ErrorData::invalid_params(
+                format!(
+                    "unknown prompt {:?}: no server behind askgate lists it (prompts/list \
+                     names every prompt)",
+                    params.name
+                ),
+                None,
+            )
         })?;
-        let upstream = self
-            .inner
-            .upstreams
-            .iter()
-            .find(|u| u.name == namespace)
-            .ok_or_else(|| {
-                ErrorData::invalid_params(format!("unknown prompt {:?}", params.name), None)
-            })?;
+        let upstream = &self.inner.upstreams[index];
         let rounds = &self.inner.settings.rounds;
         self.inner
             .reads
-            .prompt(upstream, name, &params, rounds, &cx)
+            .prompt(upstream, &name, &params, rounds, &cx)
             .await
     }
 

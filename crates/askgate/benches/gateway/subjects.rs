@@ -151,7 +151,7 @@ pub(crate) async fn gateway(
         Lane::On => "askgate",
         Lane::Off => "askgate-rmcp",
     };
-    stdio(name, "everything__echo", command, log).await
+    stdio(name, "echo", command, log).await
 }
 
 /// Park `count` pending asks in the store at `url`, 16 at a time.

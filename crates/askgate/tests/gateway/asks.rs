@@ -63,7 +63,7 @@ questions = [{ id = "team", prompt = "Which team?", options = [{ value = "ops", 
         "",
     )
     .await;
-    let mut params = CallToolRequestParams::new("notes__append_note");
+    let mut params = CallToolRequestParams::new("append_note");
     params.arguments = json!({"name": "log", "text": "one"}).as_object().cloned();
     let first = h.client.call_tool(params.clone()).await.expect("a result");
     assert!(

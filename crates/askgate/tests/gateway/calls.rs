@@ -157,7 +157,7 @@ async fn the_upstreams_own_ask_reaches_the_person() {
 async fn a_read_call_is_audited_and_ledgered_and_a_clean_stop_keeps_both() {
     let config = "[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n";
     let h = gateway_with(json!({"elicitation": {"form": {}}}), vec![], config).await;
-    let mut params = CallToolRequestParams::new("notes__read_note");
+    let mut params = CallToolRequestParams::new("read_note");
     params.arguments = json!({"name": "todo"}).as_object().cloned();
     h.client.call_tool(params).await.expect("a result");
     assert!(h.person.asked.is_empty(), "a read is not confirmed");
@@ -180,7 +180,7 @@ async fn reads_called_side_by_side_keep_one_unbroken_audit_chain() {
     let h = gateway_with(json!({"elicitation": {"form": {}}}), vec![], config).await;
     let mut calls = tokio::task::JoinSet::new();
     for i in 0..20 {
-        let mut params = CallToolRequestParams::new("notes__read_note");
+        let mut params = CallToolRequestParams::new("read_note");
         params.arguments = json!({"name": format!("n{i}")}).as_object().cloned();
         let peer = h.client.peer().clone();
         calls.spawn(async move { peer.call_tool(params).await });
@@ -201,7 +201,7 @@ async fn reads_called_side_by_side_keep_one_unbroken_audit_chain() {
 async fn with_durable_reads_a_read_is_recorded_before_its_answer() {
     let config = "durable_reads = true\n\n[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n";
     let h = gateway_with(json!({"elicitation": {"form": {}}}), vec![], config).await;
-    let mut params = CallToolRequestParams::new("notes__read_note");
+    let mut params = CallToolRequestParams::new("read_note");
     params.arguments = json!({"name": "todo"}).as_object().cloned();
     h.client.call_tool(params).await.expect("a result");
     // Still running: what the answer waited for is in the store.
@@ -276,20 +276,22 @@ fn without_a_config_the_server_is_named_by_its_handshake_or_by_name() {
     let dir = askgate_testkit::Scratch::new();
     let index = dir.join("index");
     std::fs::copy(binaries!().upstream, &index).expect("copies the upstream");
-    let names = |rows: Vec<Json>| -> Vec<String> {
+    let servers = |rows: Vec<Json>| -> Vec<String> {
         rows.iter()
-            .filter_map(|r| r["tool"].as_str().map(str::to_owned))
+            .filter_map(|r| r["server"].as_str().map(str::to_owned))
             .collect()
     };
-    let named = names(tools_of(&index, &[]));
+    let named = servers(tools_of(&index, &[]));
     assert!(
-        named.contains(&"askgate-example-upstream__read_note".to_owned()),
+        !named.is_empty() && named.iter().all(|n| n == "askgate-example-upstream"),
         "{named:?}"
     );
-    assert!(!named.iter().any(|n| n.starts_with("index__")), "{named:?}");
     // --name is the operator's word over both.
-    let named = names(tools_of(&index, &["--name", "notes"]));
-    assert!(named.contains(&"notes__read_note".to_owned()), "{named:?}");
+    let named = servers(tools_of(&index, &["--name", "notes"]));
+    assert!(
+        !named.is_empty() && named.iter().all(|n| n == "notes"),
+        "{named:?}"
+    );
 }
 
 #[tokio::test]
@@ -303,7 +305,7 @@ async fn on_stdio_the_inbox_listener_serves_metrics_to_the_operator_only() {
          [[rules]]\ntool = \"read_note\"\nrisk = \"read\""
     );
     let h = gateway_on(json!({}), Vec::new(), &config, "").await;
-    let mut params = CallToolRequestParams::new("notes__read_note");
+    let mut params = CallToolRequestParams::new("read_note");
     params.arguments = json!({"name": "absent"}).as_object().cloned();
     let read = h.client.call_tool(params).await.expect("a result");
     assert!(text(&read).contains("no note named"), "{}", text(&read));

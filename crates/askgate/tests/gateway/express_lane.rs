@@ -57,9 +57,10 @@ async fn guarded<T>(answer: impl Future<Output = T>) -> T {
     within("an answer", answer).await
 }
 
-/// The parameters of a call of `notes`' tool `name`.
+/// The parameters of a call of `notes`' tool `name` (the only upstream:
+/// its tools keep their names).
 fn on_notes(name: &str, args: Json) -> CallToolRequestParams {
-    askgate_testkit::mcp::call(&format!("notes__{name}"), args)
+    askgate_testkit::mcp::call(name, args)
 }
 
 /// The audit chain of the stopped gateway's store: its decisions, after
@@ -147,8 +148,9 @@ async fn an_upstream_that_dies_mid_read_fails_the_read_and_the_others_go_on() {
     let notes = format!("args = [\"--dir\", {mark:?}]");
     let h = watched(&spare, &notes, vec![]).await;
     let peer = h.client.peer().clone();
-    let waiting = on_notes(
-        "wait_for_note",
+    // Two upstreams: each one's tools under its name.
+    let waiting = askgate_testkit::mcp::call(
+        "notes__wait_for_note",
         json!({"name": "never", "wait_ms": FOREVER_MS}),
     );
     let waiting = tokio::spawn(async move { peer.call_tool(waiting).await });

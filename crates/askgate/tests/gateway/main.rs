@@ -12,8 +12,6 @@ use rmcp::model::{
 use rmcp::service::{ClientServiceExt, RoleClient, RunningService};
 use serde_json::Value as Json;
 
-const UPSTREAM: &str = "askgate-example-upstream";
-
 /// The express lane beyond the happy path: upstream errors, cancels, an
 /// upstream that dies, a large result.
 mod express_lane;
@@ -25,6 +23,7 @@ mod trust;
 mod asks;
 mod calls;
 mod mrtr;
+mod names;
 mod restarts;
 
 /// A gateway over the example upstream with no config file, on a store of
@@ -95,8 +94,10 @@ async fn round_tripper(setup: &Setup) -> (RunningService<RoleClient, Person>, u3
     (client, pid)
 }
 
+/// The example upstream's tool `name` as the gateway lists it: the only
+/// upstream keeps its tools' names.
 fn tool(name: &str) -> String {
-    format!("{UPSTREAM}__{name}")
+    name.to_owned()
 }
 
 async fn call(h: &Gateway, name: &str, args: Json) -> CallToolResult {
@@ -106,15 +107,15 @@ async fn call(h: &Gateway, name: &str, args: Json) -> CallToolResult {
         .expect("a result")
 }
 
-/// A call of `name` on the upstream `notes` (the config's name for it),
-/// by `client`.
+/// A call of `name` on the upstream `notes` (the config's name for it,
+/// and its only upstream: the tool keeps its name), by `client`.
 async fn on_notes(
     client: &RunningService<RoleClient, Person>,
     name: &str,
     args: Json,
 ) -> CallToolResult {
     client
-        .call_tool(askgate_testkit::mcp::call(&format!("notes__{name}"), args))
+        .call_tool(askgate_testkit::mcp::call(name, args))
         .await
         .expect("a result")
 }

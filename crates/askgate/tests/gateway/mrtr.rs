@@ -82,7 +82,7 @@ async fn an_upstream_on_2026_asks_a_classic_client_through_elicitation() {
         "protocol = \"2026-07-28\"",
     )
     .await;
-    let params = CallToolRequestParams::new("notes__ask_name");
+    let params = CallToolRequestParams::new("ask_name");
     let result = h.client.call_tool(params).await.expect("a result");
     assert!(text(&result).contains("Hello, Ada"), "{}", text(&result));
     asked_again_after_an_empty_name(&h.person.asked.all());
@@ -103,7 +103,7 @@ async fn a_2026_upstreams_prompt_asks_a_classic_client_and_gets_its_checked_answ
     .await;
     let prompt = h
         .client
-        .get_prompt(rmcp::model::GetPromptRequestParams::new("notes__greet_me"))
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("greet_me"))
         .await
         .expect("the prompt");
     let prompt = serde_json::to_value(&prompt).expect("json");
@@ -172,7 +172,7 @@ async fn the_completion_of_a_url_mode_ask_reaches_the_classic_client_it_went_to(
     .await;
     let result = h
         .client
-        .call_tool(CallToolRequestParams::new("notes__sign_in"))
+        .call_tool(CallToolRequestParams::new("sign_in"))
         .await
         .expect("a result");
     assert!(text(&result).starts_with("Signed in"), "{}", text(&result));

@@ -56,7 +56,7 @@ async fn a_2026_upstreams_ask_outlives_a_killed_gateway_and_the_retry_gets_the_r
     let setup = setup()
         .config("[[rules]]\ntool = \"ask_name\"\nrisk = \"high_write\"")
         .upstream_keys("protocol = \"2026-07-28\"");
-    let params = CallToolRequestParams::new("notes__ask_name");
+    let params = CallToolRequestParams::new("ask_name");
     let answer_all = |needed: &rmcp::model::InputRequiredResult, name: &str| {
         let mut responses = serde_json::Map::new();
         for (key, _) in input_requests(needed) {

@@ -157,7 +157,7 @@ async fn at_caller_confirm_medium_write_the_callers_word_runs_only_medium_writes
     let offered = |name: &str| {
         tools
             .iter()
-            .find(|t| t.name == format!("notes__{name}"))
+            .find(|t| t.name == name)
             .is_some_and(|t| t.input_schema["properties"].get("confirm").is_some())
     };
     assert!(offered("write_note"), "a medium write offers confirm");
@@ -246,7 +246,7 @@ async fn a_call_cancelled_while_the_person_is_asked_never_reaches_the_upstream()
     )
     .await;
     let params = askgate_testkit::mcp::call(
-        "notes__write_note",
+        "write_note",
         json!({"name": "todo", "text": "gone", "confirm": true}),
     );
     let handle = send_call(h.client.peer(), params).await;

@@ -437,5 +437,6 @@ fn with_top(top: &str) -> Result<Config, ConfigError> {
 }
 
 mod environment;
+mod namespaces;
 mod people;
 mod settings;
