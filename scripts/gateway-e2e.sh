@@ -25,12 +25,27 @@
 # - crash:      crash.py: an ask waiting in the inbox survives SIGKILL of the
 #               gateway, is answered with `askgate asks answer`, and the
 #               retried call runs upstream exactly once.
+# - differential-python, differential-typescript: the battery of
+#               differential_battery.json (every tool of server-everything,
+#               progress, logging, completion, templates, subscriptions,
+#               prompts, the server's own elicitation, sampling and roots) run
+#               by each SDK's client against server-everything directly and
+#               through a zero-config `askgate gateway -- node .../index.js
+#               stdio --auto-approve destructive` (no call confirmed, a
+#               store of its own);
+#               differential_compare.py holds the two transcripts field by
+#               field, each operation a scenario, with the differences
+#               askgate may make listed in allowed-differences.toml.
 #
 # Every suite's CLI answers come from the config's person, their token in
 # ASKGATE_TOKEN for the CLI only: the clients take it out of the environment
 # before they start a gateway.
 #
 #   scripts/gateway-e2e.sh
+#   GATEWAY_E2E_SUITES="differential-python differential-typescript" scripts/gateway-e2e.sh
+#
+# GATEWAY_E2E_SUITES, when set, names the suites to run (by the names above);
+# the others are skipped.
 #
 # A scenario listed in interop/gateway/expected-failures.txt (a known gateway
 # bug) must fail: it is reported as "known" and does not fail the run; when it
@@ -183,6 +198,10 @@ failed_suites=()
 suite() {
     local name=$1
     shift
+    if [ -n "${GATEWAY_E2E_SUITES:-}" ] && [[ " $GATEWAY_E2E_SUITES " != *" $name "* ]]; then
+        echo "== gateway-e2e $name: not in GATEWAY_E2E_SUITES, skipped" >&2
+        return
+    fi
     echo "== gateway-e2e $name" >&2
     local log="$logs/$name.out"
     local status=0
@@ -218,6 +237,27 @@ files=$(write_config "$scratch/crash")
 suite crash env ASKGATE_TOKEN="$person_token" "$venv/bin/python" interop/gateway/crash.py \
     --askgate "$askgate" --config "$scratch/crash/askgate.toml" --store "sqlite://$scratch/crash/askgate.db" \
     --root "$files" --logs "$logs" --person "$person"
+
+# The differential battery of one SDK (its command in "$@"): directly, then
+# through the gateway with zero config, then compared. `--auto-approve
+# destructive` so that no call is confirmed (ASKGATE_AUTO_APPROVE_RISK only
+# lowers a threshold, and zero config has none). The transcripts and
+# the servers' stderr stay in $logs.
+everything_js="$node_prefix/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+differential() {
+    local sdk=$1
+    shift
+    local direct="$logs/differential-$sdk-direct" gateway="$logs/differential-$sdk-gateway"
+    mkdir -p "$scratch/differential-$sdk"
+    "$@" --out "$direct.json" --log "$direct.log" -- node "$everything_js" stdio || return 1
+    env ASKGATE_STORE="sqlite://$scratch/differential-$sdk/askgate.db" "$@" --out "$gateway.json" --log "$gateway.log" \
+        -- "$askgate" gateway --auto-approve destructive -- node "$everything_js" stdio || return 1
+    "$venv/bin/python" interop/gateway/differential_compare.py --sdk "$sdk" \
+        --direct "$direct.json" --gateway "$gateway.json" --logs "$logs"
+}
+suite differential-python differential python "$venv/bin/python" interop/gateway/differential_python.py
+suite differential-typescript differential typescript node interop/gateway/differential_typescript.mjs \
+    --modules "$node_prefix/node_modules"
 
 finished=$(date +%s)
 echo "gateway-e2e: install $((installed - started))s, build $((built - installed))s, run $((finished - built))s (logs in $logs)" >&2
