@@ -11,10 +11,14 @@
 //! and is refused otherwise, never shown to whoever touched the gateway
 //! last.
 
+mod notices;
+
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::service::{Peer, RoleServer};
+
+pub(crate) use notices::{List, Notices, Progress};
 
 /// The connected clients.
 #[derive(Debug, Clone, Default)]
@@ -22,6 +26,9 @@ pub(crate) struct Downstream {
     clients: Arc<Mutex<Vec<Client>>>,
     /// Rung when a client is noted.
     noted: Arc<tokio::sync::Notify>,
+    /// What the clients are told of their upstreams (see the `notices`
+    /// module).
+    pub(crate) notices: Notices,
 }
 
 /// One connected client: its session, whose it is, and its connection.
@@ -68,9 +75,16 @@ impl Downstream {
         clients.clone()
     }
 
-    /// Every connected client (to tell of a change).
-    pub(crate) fn everyone(&self) -> Vec<Peer<RoleServer>> {
-        self.live().into_iter().map(|c| c.peer).collect()
+    /// Every connected client of a classic revision (2025-11-25 and
+    /// before), told of changes by notification; a 2026-07-28 client
+    /// (whose session keeps no handshake) hears of them only on a listen
+    /// stream it opened.
+    pub(crate) fn classic(&self) -> Vec<Peer<RoleServer>> {
+        self.live()
+            .into_iter()
+            .map(|c| c.peer)
+            .filter(|peer| peer.peer_info().is_some())
+            .collect()
     }
 
     /// Where an upstream's ask outside any call goes: the newest client,

@@ -172,7 +172,7 @@ async fn settle<Q: Rounded>(
 ) -> relay::Response<Q::Response> {
     let _entered = entered;
     let what = params.what();
-    match rounds::until_complete(&peer, params, &asks, carried, |_| Ok(())).await {
+    match rounds::until_complete(&peer, params, &asks, carried, None, |_| Ok(())).await {
         Sent::Answered(response) => Ok(Q::complete(response)),
         Sent::Failed(error) => Err(ErrorData::internal_error(
             format!("{server} failed to {what}: {error}"),
@@ -202,7 +202,7 @@ async fn unasked<Q: Rounded>(
     let what = forwarded.what();
     let server = &upstream.name;
     let response = forwarded
-        .send(upstream.service.peer())
+        .send(upstream.service.peer(), None)
         .await
         .map_err(|e| ErrorData::internal_error(format!("{server} failed to {what}: {e}"), None))?;
     if Q::input_required(&response).is_some() {

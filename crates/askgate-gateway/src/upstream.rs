@@ -13,7 +13,8 @@ use rmcp::model::ProtocolVersion;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     CustomNotification, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-    Implementation, InputRequest, ListRootsResult,
+    Implementation, InputRequest, ListRootsResult, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ResourceUpdatedNotificationParam,
 };
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RoleClient,
@@ -25,7 +26,7 @@ use rmcp::{ClientHandler, ErrorData};
 use serde_json::{Value as Json, json};
 
 use super::config::UpstreamProtocol;
-use super::downstream::{Downstream, Whom};
+use super::downstream::{Downstream, List, Whom};
 use super::express::Lane;
 use super::relay::{self, Answer, Inflight, Route};
 use super::url_mode;
@@ -66,6 +67,8 @@ pub(crate) struct Relay {
     server: Arc<std::sync::RwLock<String>>,
     downstream: Downstream,
     inflight: Inflight,
+    /// Its number, which its progress notifications are routed by.
+    number: u64,
 }
 
 impl Relay {
@@ -194,28 +197,56 @@ impl ClientHandler for Relay {
     }
 
     async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
-        // The gateway re-reads the tools on the next list; tell the client.
-        for peer in self.downstream.everyone() {
-            if let Err(error) = peer.notify_tool_list_changed().await {
-                tracing::debug!(server = %self.server(), %error, "could not relay tools/list_changed");
-            }
-        }
+        // The gateway re-reads the tools on the next list; tell the clients.
+        let peers = self.downstream.classic();
+        self.downstream
+            .notices
+            .list_changed(List::Tools, peers)
+            .await;
     }
 
     async fn on_prompt_list_changed(&self, _cx: NotificationContext<RoleClient>) {
-        for peer in self.downstream.everyone() {
-            if let Err(error) = peer.notify_prompt_list_changed().await {
-                tracing::debug!(server = %self.server(), %error, "could not relay prompts/list_changed");
-            }
-        }
+        let peers = self.downstream.classic();
+        self.downstream
+            .notices
+            .list_changed(List::Prompts, peers)
+            .await;
     }
 
     async fn on_resource_list_changed(&self, _cx: NotificationContext<RoleClient>) {
-        for peer in self.downstream.everyone() {
-            if let Err(error) = peer.notify_resource_list_changed().await {
-                tracing::debug!(server = %self.server(), %error, "could not relay resources/list_changed");
-            }
-        }
+        let peers = self.downstream.classic();
+        self.downstream
+            .notices
+            .list_changed(List::Resources, peers)
+            .await;
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        self.downstream
+            .notices
+            .progressed(self.number, params)
+            .await;
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        let peers = self.downstream.classic();
+        self.downstream.notices.logged(params, peers).await;
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        self.downstream.notices.updated(params).await;
     }
 
     async fn list_roots(
@@ -265,6 +296,18 @@ impl Upstream {
             .filter(|text| !text.trim().is_empty())
     }
 
+    /// Its relay's number, which its progress is routed by.
+    pub(crate) fn relay_number(&self) -> u64 {
+        self.service.service().number
+    }
+
+    /// Whether the server said it has resources.
+    pub(crate) fn declares_resources(&self) -> bool {
+        self.service
+            .peer_info()
+            .is_some_and(|info| info.capabilities.resources.is_some())
+    }
+
     /// The name the server gives itself in its handshake (`serverInfo`).
     pub(crate) fn reported_name(&self) -> Option<String> {
         self.service
@@ -301,6 +344,7 @@ pub(crate) async fn connect(
     let inflight = Inflight::default();
     let relay = Relay {
         server: Arc::new(std::sync::RwLock::new(name.to_owned())),
+        number: downstream.notices.relay_number(),
         downstream,
         inflight: inflight.clone(),
     };

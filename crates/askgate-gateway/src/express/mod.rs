@@ -75,13 +75,16 @@ pub(crate) struct Initialize<'a> {
 }
 
 /// A `tools/call`'s parameters: the name and arguments, and whatever else
-/// it carries (`_meta` aside: the gateway does not pass it on).
+/// it carries (`_meta` aside: the gateway passes on only its progress token,
+/// off the lane).
 #[derive(Deserialize)]
 pub(crate) struct CallParams {
     pub(crate) name: String,
     pub(crate) arguments: Option<JsonObject>,
+    /// Its `_meta`: a `progressToken` there keeps the call off the lane
+    /// (rmcp's side routes the upstream's progress to the client).
     #[serde(rename = "_meta")]
-    pub(crate) _meta: Option<IgnoredAny>,
+    pub(crate) meta: Option<HashMap<String, IgnoredAny>>,
     #[serde(flatten)]
     pub(crate) rest: HashMap<String, IgnoredAny>,
 }

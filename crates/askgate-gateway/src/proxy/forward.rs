@@ -16,6 +16,7 @@ use serde_json::Value as Json;
 
 use super::Gateway;
 use super::upstream_call::UpstreamCall;
+use crate::downstream::Progress;
 use crate::holds::{HELD, RESUME};
 use crate::lifecycle::{Answer, Audited, Effect, Lifecycle};
 use crate::record::{End, Ending};
@@ -124,7 +125,8 @@ impl Gateway {
                         Some(this) => this,
                         None => self.unrecorded_read(&approved).await?,
                     };
-                    let held = self.send(life, approved, this)?;
+                    let progress = self.progress_of(cx);
+                    let held = self.send(life, approved, this, progress)?;
                     return self.follow(held, round, cx).await;
                 }
                 // The upstream's end comes to the call on its way (see
@@ -251,6 +253,7 @@ impl Gateway {
         life: Lifecycle,
         approved: Approved<'_>,
         this: Ledgered,
+        progress: Option<Progress>,
     ) -> Result<Held, ErrorData> {
         let Approved {
             index,
@@ -294,6 +297,7 @@ impl Gateway {
             tool: tool.to_owned(),
             ending,
             life,
+            progress,
         }
         .run(arguments, marker, asks, entered, start);
         let held = Held::new(running, asked);

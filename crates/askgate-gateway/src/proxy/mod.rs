@@ -17,9 +17,11 @@ mod call;
 pub(crate) mod catalogue;
 mod forward;
 mod intake;
+mod passing;
 pub(crate) mod pipeline;
 pub(crate) mod preview;
 mod serve;
+mod templates;
 mod upstream_call;
 
 use std::collections::HashMap;
@@ -95,6 +97,8 @@ struct Inner {
     prompts: std::sync::RwLock<HashMap<String, (usize, String)>>,
     /// Resource URI -> upstream.
     resources: RwLock<HashMap<String, usize>>,
+    /// Resource templates (`uriTemplate`) and their upstreams, in order.
+    templates: RwLock<Vec<(String, usize)>>,
     /// Upstream calls waiting on a client's retry, by handle.
     held: Holds,
     /// Prompts and resources read through the gateway, and their
@@ -119,6 +123,7 @@ impl Gateway {
                 tools: std::sync::RwLock::new(HashMap::new()),
                 prompts: std::sync::RwLock::new(HashMap::new()),
                 resources: RwLock::new(HashMap::new()),
+                templates: RwLock::new(Vec::new()),
                 held,
                 reads,
             }),

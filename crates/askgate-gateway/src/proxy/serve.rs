@@ -2,17 +2,24 @@
 //! A `tools/call` goes through [`Gateway::call`] (see the `call`
 //! module); prompts and resources are relayed (see
 //! [`crate::prompts_resources`]), prompts under their names downstream
-//! (see the `catalogue` module).
+//! (see the `catalogue` module); the rest passes through with the
+//! upstream's semantics (see the `passing` module).
+
+// Logging and resources/subscribe are deprecated in rmcp (SEP-2577, and
+// subscriptions/listen on 2026-07-28); clients and servers still use them,
+// and the gateway relays them.
+#![allow(deprecated)]
 
 use std::collections::HashMap;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, Resource, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
 
 use super::Gateway;
@@ -46,20 +53,11 @@ impl Gateway {
 
 impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .enable_prompts()
-                .enable_prompts_list_changed()
-                .enable_resources()
-                .enable_resources_list_changed()
-                .build(),
-        )
-        // The gateway is the server the client talks to: it names itself,
-        // so a client labels its calls "askgate", not the SDK's name.
-        .with_server_info(Implementation::new("askgate", env!("CARGO_PKG_VERSION")))
-        .with_instructions(self.instructions())
+        ServerConfig::new(self.capabilities())
+            // The gateway is the server the client talks to: it names itself,
+            // so a client labels its calls "askgate", not the SDK's name.
+            .with_server_info(Implementation::new("askgate", env!("CARGO_PKG_VERSION")))
+            .with_instructions(self.instructions())
     }
 
     /// The client is connected: from now on an upstream's asks outside a
@@ -154,9 +152,99 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(
+            self.list_resources_now().await,
+        ))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            self.resource_templates().await,
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        params: ReadResourceRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let Some(index) = self.resource_owner(&params.uri).await else {
+            return Err(ErrorData::resource_not_found(
+                format!(
+                    "unknown resource {:?}: no server behind askgate lists it or a template \
+                     it matches",
+                    params.uri
+                ),
+                None,
+            ));
+        };
+        let upstream = &self.inner.upstreams[index];
+        let rounds = &self.inner.settings.rounds;
+        self.inner
+            .reads
+            .resource(upstream, &params, rounds, &cx)
+            .await
+    }
+
+    async fn set_level(
+        &self,
+        params: SetLevelRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Gateway::set_level(self, params).await
+    }
+
+    async fn complete(
+        &self,
+        params: CompleteRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        Gateway::complete(self, params).await
+    }
+
+    async fn subscribe(
+        &self,
+        params: SubscribeRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.note_client(&principal_of(&cx), cx.peer.clone());
+        Gateway::subscribe(self, params, &cx).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        params: UnsubscribeRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Gateway::unsubscribe(self, params).await
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(self.accepted_filter(requested))
+    }
+
+    async fn listen(&self, cx: SubscriptionContext) -> Result<(), ErrorData> {
+        Gateway::listen(self, cx).await
+    }
+}
+
+impl Gateway {
+    /// Every upstream's resources, as they list them (which upstream a URI
+    /// is noted, for reads).
+    pub(crate) async fn list_resources_now(&self) -> Vec<Resource> {
         let mut resources = Vec::new();
         let mut map = HashMap::new();
         for (index, upstream) in self.inner.upstreams.iter().enumerate() {
+            if !upstream.declares_resources() {
+                continue;
+            }
             match upstream.service.list_all_resources().await {
                 Ok(listed) => {
                     for resource in listed {
@@ -168,28 +256,6 @@ impl ServerHandler for Gateway {
             }
         }
         *self.inner.resources.write().await = map;
-        Ok(ListResourcesResult::with_all_items(resources))
-    }
-
-    async fn read_resource(
-        &self,
-        params: ReadResourceRequestParams,
-        cx: RequestContext<RoleServer>,
-    ) -> Result<ReadResourceResponse, ErrorData> {
-        if !self.inner.resources.read().await.contains_key(&params.uri) {
-            let _ = self.list_resources(None, cx.clone()).await;
-        }
-        let Some(index) = self.inner.resources.read().await.get(&params.uri).copied() else {
-            return Err(ErrorData::invalid_params(
-                format!("unknown resource {:?}", params.uri),
-                None,
-            ));
-        };
-        let upstream = &self.inner.upstreams[index];
-        let rounds = &self.inner.settings.rounds;
-        self.inner
-            .reads
-            .resource(upstream, &params, rounds, &cx)
-            .await
+        resources
     }
 }

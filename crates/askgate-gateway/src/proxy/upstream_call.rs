@@ -12,10 +12,11 @@ use rmcp::model::{
 use serde_json::Value as Json;
 
 use super::Gateway;
+use crate::downstream::Progress;
 use crate::ids::random;
 use crate::lifecycle::{Answer, Effect, Lifecycle};
 use crate::record::{Ended, Ending};
-use crate::relay::rounds::{self, Sent};
+use crate::relay::rounds::{self, Sent, Tracked};
 use crate::relay::{self, Asks, Entered};
 
 /// A tool call on its way to its upstream.
@@ -30,6 +31,8 @@ pub(crate) struct UpstreamCall {
     pub(crate) ending: Ending,
     /// Its life, at "sent".
     pub(crate) life: Lifecycle,
+    /// Where its progress goes, when the client asked for it.
+    pub(crate) progress: Option<Progress>,
 }
 
 impl UpstreamCall {
@@ -55,8 +58,17 @@ impl UpstreamCall {
         let mut marker = marker;
         // A resumed call's first request follows answers: it is a new one.
         let mut fresh = start.is_some();
-        let sent =
-            rounds::until_complete(upstream.service.peer(), params, &asks, start, |params| {
+        let tracked = self.progress.as_ref().map(|progress| Tracked {
+            progress,
+            upstream: upstream.relay_number(),
+        });
+        let sent = rounds::until_complete(
+            upstream.service.peer(),
+            params,
+            &asks,
+            start,
+            tracked,
+            |params| {
                 if fresh {
                     marker = random("m").map_err(ServiceError::McpError)?;
                 }
@@ -68,8 +80,9 @@ impl UpstreamCall {
                     upstream.watcher.expect(&marker, &id);
                 }
                 Ok(())
-            })
-            .await;
+            },
+        )
+        .await;
         drop(entered);
         let observed = upstream.watcher.answered(&id);
         let (ended, result) = match sent {

@@ -10,7 +10,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{Map, Value as Json, json};
 
-use super::MOST_ASKS;
+use super::{MOST_ASKS, as_written};
 
 pub(crate) fn refusal(error: &RoundError) -> String {
     format!("the client behind askgate cannot answer it: {error}")
@@ -47,11 +47,7 @@ pub(crate) async fn ask_peer(
             }
             let mut params = asked.params.clone();
             for _ in 0..MOST_ASKS {
-                let result = peer
-                    .create_elicitation(params.clone())
-                    .await
-                    .map_err(|e| format!("the client could not be asked: {e}"))?;
-                let answer = serde_json::to_value(&result).map_err(|e| e.to_string())?;
+                let answer = as_written::elicit(peer, &params).await?;
                 match check(request, &answer) {
                     Ok(answer) => return Ok(answer),
                     Err(why) => params = reasoned(&asked.params, &why),
@@ -63,11 +59,7 @@ pub(crate) async fn ask_peer(
             if declared.as_ref().is_none_or(|c| c.sampling.is_none()) {
                 return Err(lacks("sampling"));
             }
-            let result = peer
-                .create_message(asked.params.clone())
-                .await
-                .map_err(|e| format!("the client could not sample: {e}"))?;
-            serde_json::to_value(&result).map_err(|e| e.to_string())
+            as_written::sample(peer, &asked.params).await
         }
         InputRequest::ListRoots(_) => {
             if declared.as_ref().is_none_or(|c| c.roots.is_none()) {

@@ -32,6 +32,7 @@
 // send them, and the gateway relays them.
 #![allow(deprecated)]
 
+mod as_written;
 pub(crate) mod ask;
 pub(crate) mod held;
 pub(crate) mod inflight;

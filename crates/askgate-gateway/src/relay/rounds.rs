@@ -10,11 +10,13 @@ use std::future::Future;
 use askgate_mcp::client::MAX_ROUNDS;
 use rmcp::ServiceError;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    InputRequiredResult, InputResponses, ReadResourceRequestParams, ReadResourceResponse,
-    ResultType,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotificationParam,
+    ClientRequest, GetPromptRequestParams, GetPromptResponse, InputRequiredResult, InputResponses,
+    ReadResourceRequestParams, ReadResourceResponse, RequestId, ResultType, ServerResult,
 };
-use rmcp::service::{Peer, RoleClient};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
+
+use crate::downstream::Progress;
 
 use super::inflight::{Asks, answers};
 
@@ -29,6 +31,7 @@ pub(crate) trait Rounded: Clone + Send + 'static {
     fn send(
         self,
         peer: &Peer<RoleClient>,
+        progress: Option<&Tracked<'_>>,
     ) -> impl Future<Output = Result<Self::Response, ServiceError>> + Send;
     /// The input requests, when the server needs input first.
     fn input_required(response: &Self::Response) -> Option<&InputRequiredResult>;
@@ -58,8 +61,12 @@ macro_rules! rounded {
                 $what
             }
 
-            async fn send(self, peer: &Peer<RoleClient>) -> Result<$response, ServiceError> {
-                peer.$send(self).await
+            async fn send(
+                self,
+                peer: &Peer<RoleClient>,
+                progress: Option<&Tracked<'_>>,
+            ) -> Result<$response, ServiceError> {
+                $send(peer, self, progress).await
             }
 
             fn input_required(response: &$response) -> Option<&InputRequiredResult> {
@@ -84,7 +91,7 @@ macro_rules! rounded {
 rounded! {
     GetPromptRequestParams => GetPromptResponse {
         what(request): format!("get prompt {}", request.name),
-        send: get_prompt_once,
+        send: get_prompt,
         complete(mut response): {
             if let GetPromptResponse::Complete(result) = &mut response {
                 result.result_type.get_or_insert(ResultType::COMPLETE);
@@ -95,7 +102,7 @@ rounded! {
     ReadResourceRequestParams => ReadResourceResponse {
         // The URI may carry the person's data: not named.
         what(_): "read a resource".to_owned(),
-        send: read_resource_once,
+        send: read_resource,
         complete(mut response): {
             if let ReadResourceResponse::Complete(result) = &mut response {
                 result.result_type.get_or_insert(ResultType::COMPLETE);
@@ -105,7 +112,7 @@ rounded! {
     }
     CallToolRequestParams => CallToolResponse {
         what(request): format!("run {}", request.name),
-        send: call_tool_once,
+        send: call_tool,
         complete(response): match response {
             CallToolResponse::Complete(result) => super::complete(result),
             other => other,
@@ -137,6 +144,7 @@ pub(crate) async fn until_complete<Q: Rounded>(
     mut request: Q,
     asks: &Asks,
     mut needed: Option<InputRequiredResult>,
+    progress: Option<Tracked<'_>>,
     mut before_send: impl FnMut(&mut Q) -> Result<(), ServiceError> + Send,
 ) -> Sent<Q::Response> {
     let mut rounds = 0;
@@ -150,7 +158,7 @@ pub(crate) async fn until_complete<Q: Rounded>(
         if let Err(error) = before_send(&mut request) {
             return Sent::Failed(error);
         }
-        let response = match request.clone().send(peer).await {
+        let response = match request.clone().send(peer, progress.as_ref()).await {
             Ok(response) => response,
             Err(error) => return Sent::Failed(error),
         };
@@ -162,5 +170,87 @@ pub(crate) async fn until_complete<Q: Rounded>(
             return Sent::KeptAsking;
         }
         needed = Some(asked.clone());
+    }
+}
+
+/// Where an upstream's progress on a request goes: the client's route,
+/// and the upstream (by its relay's number, as its notifications say).
+pub(crate) struct Tracked<'a> {
+    /// The client's route.
+    pub(crate) progress: &'a Progress,
+    /// The upstream's relay.
+    pub(crate) upstream: u64,
+}
+
+async fn get_prompt(
+    peer: &Peer<RoleClient>,
+    params: GetPromptRequestParams,
+    _progress: Option<&Tracked<'_>>,
+) -> Result<GetPromptResponse, ServiceError> {
+    peer.get_prompt_once(params).await
+}
+
+async fn read_resource(
+    peer: &Peer<RoleClient>,
+    params: ReadResourceRequestParams,
+    _progress: Option<&Tracked<'_>>,
+) -> Result<ReadResourceResponse, ServiceError> {
+    peer.read_resource_once(params).await
+}
+
+/// A tool call, its progress (when the client asked for it) routed to the
+/// client under the token rmcp gives the request upstream.
+async fn call_tool(
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+    progress: Option<&Tracked<'_>>,
+) -> Result<CallToolResponse, ServiceError> {
+    let Some(tracked) = progress else {
+        return peer.call_tool_once(params).await;
+    };
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await?;
+    let _routed = tracked
+        .progress
+        .route(tracked.upstream, &handle.progress_token);
+    let mut abandoned = Abandoned {
+        peer: peer.clone(),
+        id: Some(handle.id.clone()),
+    };
+    let result = handle.await_response().await;
+    abandoned.id = None;
+    match result? {
+        ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+        ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),
+        ServerResult::CreateTaskResult(result) => Ok(CallToolResponse::Task(result)),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// Tells the upstream a request is cancelled when its caller stops
+/// waiting (the client cancelled, the gateway stops), as rmcp does for
+/// the requests it sends itself.
+struct Abandoned {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        let cancelled = CancelledNotificationParam::new(
+            Some(id),
+            Some("request abandoned by the caller".to_owned()),
+        );
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = peer.notify_cancelled(cancelled).await;
+            });
+        }
     }
 }

@@ -72,6 +72,14 @@ impl Express {
             // requestState, inputResponses, task...: rmcp's.
             return false;
         }
+        if params
+            .meta
+            .as_ref()
+            .is_some_and(|meta| meta.contains_key("progressToken"))
+        {
+            // Progress asked for: rmcp's, which tells the client of it.
+            return false;
+        }
         let Some(plan) = self
             .gateway
             .unattended(&params.name, params.arguments.unwrap_or_default())

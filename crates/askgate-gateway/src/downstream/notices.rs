@@ -1,0 +1,297 @@
+//! What the clients are told of their upstreams, as a client of the server
+//! directly would be: progress of their own requests, the servers' log
+//! messages, changes of the resources they subscribed to, and of the
+//! lists.
+//!
+//! A classic client (2025-06-18, 2025-11-25) hears of changes by
+//! notification once it subscribed (`resources/subscribe`) or at once
+//! (`list_changed`); a 2026-07-28 client only on a `subscriptions/listen`
+//! stream it opened, for what that stream accepted. Progress is told to
+//! the client whose request carried the token, under its own token: the
+//! upstream is sent one of rmcp's (unique per upstream), mapped back.
+
+// Logging and resources/subscribe are deprecated in rmcp (SEP-2577, and
+// subscriptions/listen on 2026-07-28); clients and servers still use them,
+// and the gateway relays them.
+#![allow(deprecated)]
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::{
+    LoggingMessageNotificationParam, NumberOrString, ProgressNotificationParam, ProgressToken,
+    ResourceUpdatedNotificationParam, SubscriptionFilter,
+};
+use rmcp::service::{Peer, RoleServer, SubscriptionSink};
+
+/// The clients' subscriptions, listen streams and progress tokens.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Notices {
+    state: Arc<Mutex<State>>,
+    next: Arc<AtomicU64>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Resource URI -> the classic sessions subscribed to it.
+    subscribed: HashMap<String, Vec<(Arc<str>, Peer<RoleServer>)>>,
+    /// The open `subscriptions/listen` streams, by number.
+    listening: HashMap<u64, Listening>,
+    /// An upstream (its relay's number) and the token its request was
+    /// sent with -> the client and its own token.
+    progress: HashMap<(u64, String), (Peer<RoleServer>, ProgressToken)>,
+}
+
+#[derive(Debug)]
+struct Listening {
+    sink: SubscriptionSink,
+    accepted: SubscriptionFilter,
+}
+
+/// Which list changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum List {
+    /// `tools/list`.
+    Tools,
+    /// `prompts/list`.
+    Prompts,
+    /// `resources/list`.
+    Resources,
+}
+
+/// A client's request that asked for progress: its client and token.
+#[derive(Debug)]
+pub(crate) struct Progress {
+    client: Peer<RoleServer>,
+    token: ProgressToken,
+    notices: Notices,
+}
+
+impl Progress {
+    /// Route what upstream `upstream` (its relay's number) says of the
+    /// request it was sent with `token` to the client, while the returned
+    /// guard lives.
+    pub(crate) fn route(&self, upstream: u64, token: &ProgressToken) -> Routed {
+        let key = (upstream, key_of(token));
+        self.notices
+            .state()
+            .progress
+            .insert(key.clone(), (self.client.clone(), self.token.clone()));
+        Routed {
+            key,
+            notices: self.notices.clone(),
+        }
+    }
+}
+
+/// A route of an upstream's progress to a client, removed when dropped.
+#[derive(Debug)]
+pub(crate) struct Routed {
+    key: (u64, String),
+    notices: Notices,
+}
+
+impl Drop for Routed {
+    fn drop(&mut self) {
+        self.notices.state().progress.remove(&self.key);
+    }
+}
+
+/// A progress token as a key.
+fn key_of(token: &ProgressToken) -> String {
+    match &token.0 {
+        NumberOrString::String(text) => format!("s:{text}"),
+        NumberOrString::Number(number) => format!("n:{number}"),
+    }
+}
+
+/// A `subscriptions/listen` stream, heard while this lives.
+#[derive(Debug)]
+pub(crate) struct Listener {
+    number: u64,
+    notices: Notices,
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.notices.state().listening.remove(&self.number);
+    }
+}
+
+impl Notices {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The progress of a request of `peer` that carried `token`, to be
+    /// routed once it is sent upstream (see [`Progress::route`]).
+    pub(crate) fn progress_of(&self, peer: &Peer<RoleServer>, token: ProgressToken) -> Progress {
+        Progress {
+            client: peer.clone(),
+            token,
+            notices: self.clone(),
+        }
+    }
+
+    /// A number for an upstream's relay, unique in this gateway.
+    pub(crate) fn relay_number(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Upstream `upstream`'s progress: to the client whose request it is,
+    /// under its own token (progress of no request in flight is dropped).
+    pub(crate) async fn progressed(&self, upstream: u64, mut progress: ProgressNotificationParam) {
+        let key = (upstream, key_of(&progress.progress_token));
+        let Some((peer, token)) = self.state().progress.get(&key).cloned() else {
+            tracing::debug!("progress of no request in flight; dropped");
+            return;
+        };
+        progress.progress_token = token;
+        if let Err(error) = peer.notify_progress(progress).await {
+            tracing::debug!(%error, "could not relay progress");
+        }
+    }
+
+    /// Session `session` (a classic client) subscribed to `uri`.
+    pub(crate) fn subscribe(&self, uri: &str, session: &Arc<str>, peer: Peer<RoleServer>) {
+        let mut state = self.state();
+        let subscribers = state.subscribed.entry(uri.to_owned()).or_default();
+        subscribers.retain(|(s, p)| s != session && !p.is_transport_closed());
+        subscribers.push((Arc::clone(session), peer));
+    }
+
+    /// Session `session` unsubscribed from `uri`: whether any session is
+    /// still subscribed to it.
+    pub(crate) fn unsubscribe(&self, uri: &str, session: &Arc<str>) -> bool {
+        let mut state = self.state();
+        let Some(subscribers) = state.subscribed.get_mut(uri) else {
+            return false;
+        };
+        subscribers.retain(|(s, p)| s != session && !p.is_transport_closed());
+        if subscribers.is_empty() {
+            state.subscribed.remove(uri);
+            return false;
+        }
+        true
+    }
+
+    /// Whether a classic session is subscribed to `uri`.
+    pub(crate) fn subscribed(&self, uri: &str) -> bool {
+        self.state()
+            .subscribed
+            .get(uri)
+            .is_some_and(|s| s.iter().any(|(_, p)| !p.is_transport_closed()))
+    }
+
+    /// Whether an open listen stream hears of `uri`.
+    pub(crate) fn listened(&self, uri: &str) -> bool {
+        self.state().listening.values().any(|l| {
+            l.accepted
+                .resource_subscriptions
+                .as_ref()
+                .is_some_and(|uris| uris.iter().any(|u| u == uri))
+        })
+    }
+
+    /// Hear a `subscriptions/listen` stream: `accepted` on `sink`.
+    pub(crate) fn listen(&self, sink: SubscriptionSink, accepted: SubscriptionFilter) -> Listener {
+        let number = self.next.fetch_add(1, Ordering::Relaxed);
+        self.state()
+            .listening
+            .insert(number, Listening { sink, accepted });
+        Listener {
+            number,
+            notices: self.clone(),
+        }
+    }
+
+    /// An upstream's resource changed: told to every client subscribed to
+    /// it, on classic notifications or a listen stream.
+    pub(crate) async fn updated(&self, update: ResourceUpdatedNotificationParam) {
+        let (peers, sinks) = {
+            let state = self.state();
+            let peers: Vec<Peer<RoleServer>> = state
+                .subscribed
+                .get(&update.uri)
+                .map(|s| s.iter().map(|(_, peer)| peer.clone()).collect())
+                .unwrap_or_default();
+            let sinks: Vec<SubscriptionSink> = state
+                .listening
+                .values()
+                .filter(|l| {
+                    l.accepted
+                        .resource_subscriptions
+                        .as_ref()
+                        .is_some_and(|uris| uris.contains(&update.uri))
+                })
+                .map(|l| l.sink.clone())
+                .collect();
+            (peers, sinks)
+        };
+        for peer in peers {
+            if let Err(error) = peer.notify_resource_updated(update.clone()).await {
+                tracing::debug!(%error, "could not relay resources/updated");
+            }
+        }
+        for sink in sinks {
+            if let Err(error) = sink.notify_resource_updated(update.uri.clone()).await {
+                tracing::debug!(%error, "could not relay resources/updated on a listen stream");
+            }
+        }
+    }
+
+    /// `list` changed: told to the classic `peers` and to every listen
+    /// stream that accepted it.
+    pub(crate) async fn list_changed(&self, list: List, peers: Vec<Peer<RoleServer>>) {
+        let sinks: Vec<SubscriptionSink> = self
+            .state()
+            .listening
+            .values()
+            .filter(|l| {
+                let wanted = match list {
+                    List::Tools => l.accepted.tools_list_changed,
+                    List::Prompts => l.accepted.prompts_list_changed,
+                    List::Resources => l.accepted.resources_list_changed,
+                };
+                wanted == Some(true)
+            })
+            .map(|l| l.sink.clone())
+            .collect();
+        for peer in peers {
+            let sent = match list {
+                List::Tools => peer.notify_tool_list_changed().await,
+                List::Prompts => peer.notify_prompt_list_changed().await,
+                List::Resources => peer.notify_resource_list_changed().await,
+            };
+            if let Err(error) = sent {
+                tracing::debug!(%error, ?list, "could not relay list_changed");
+            }
+        }
+        for sink in sinks {
+            let sent = match list {
+                List::Tools => sink.notify_tool_list_changed().await,
+                List::Prompts => sink.notify_prompt_list_changed().await,
+                List::Resources => sink.notify_resource_list_changed().await,
+            };
+            if let Err(error) = sent {
+                tracing::debug!(%error, ?list, "could not relay list_changed on a listen stream");
+            }
+        }
+    }
+
+    /// An upstream's log message: told to the classic `peers` (those that
+    /// set a level, or all when none did: the server filters by the level
+    /// it was last set).
+    pub(crate) async fn logged(
+        &self,
+        message: LoggingMessageNotificationParam,
+        peers: Vec<Peer<RoleServer>>,
+    ) {
+        for peer in peers {
+            if let Err(error) = peer.notify_logging_message(message.clone()).await {
+                tracing::debug!(%error, "could not relay a log message");
+            }
+        }
+    }
+}
