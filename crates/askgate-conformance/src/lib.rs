@@ -14,6 +14,7 @@ pub mod interop;
 mod logs;
 mod prompt_fixtures;
 mod resource_fixtures;
+mod round_fixtures;
 pub mod server;
 pub mod store;
 pub mod streams;

@@ -12,27 +12,27 @@
 
 use std::sync::Arc;
 
-use askgate_core::{Ask, Outcome};
-use askgate_mcp::input::InputKind;
-use askgate_mcp::{Request, Round, RoundError, Rounds, Tasks};
+use askgate_mcp::{Request, Rounds, Tasks};
 
 use crate::changes::{self, Changes};
-use crate::fixture::{Halt, argument, finish, form, given, schema, text, unknown, value};
-use crate::forms::{
-    ask_with_legacy_enum, confirm_form, defaults_form, elicitation_form, enums_form, name_form,
-};
+use crate::fixture::{argument, finish, form, given, schema, text, unknown, value};
+use crate::forms::{ask_with_legacy_enum, defaults_form, elicitation_form, enums_form};
 use crate::logs::Logs;
 use crate::resource_fixtures::{self, Subscriptions};
+use crate::round_fixtures::{
+    asked, described, irr_capabilities, irr_confirm, irr_elicitation, irr_multi_round,
+    irr_multiple, irr_roots, irr_sampling, missing_capability, said,
+};
 use crate::streams::Sessions;
 use crate::{prompt_fixtures, task_fixtures, tool_fixtures};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities,
-    CompleteRequestParams, CompleteResult, CreateMessageRequestParams, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, GetTaskParams, GetTaskResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    Prompt, PromptMessage, ReadResourceRequestParams, ReadResourceResponse, Role,
-    SamplingCapability, SamplingMessage, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, CreateMessageRequestParams, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, GetTaskParams, GetTaskResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage,
+    ReadResourceRequestParams, ReadResourceResponse, Role, SamplingMessage, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
@@ -168,165 +168,6 @@ fn tools() -> Vec<Tool> {
 
 fn tool(name: &'static str, description: &'static str, json: Json) -> Tool {
     Tool::new(name, description, schema(json))
-}
-
-/// How an outcome reads in a tool result: the action, and the settled
-/// values of an accepted answer.
-fn describe(outcome: &Outcome) -> (String, Json) {
-    match outcome {
-        Outcome::Accepted { values } => ("accept".into(), Json::Object(values.to_json())),
-        Outcome::Declined => ("decline".into(), json!({})),
-        Outcome::Cancelled => ("cancel".into(), json!({})),
-        Outcome::GaveUp { attempts, .. } => {
-            (format!("gave up after {attempts} attempts"), json!({}))
-        }
-        _ => ("unknown".into(), json!({})),
-    }
-}
-
-/// A tool result that says how the outcome reads after `what`.
-fn described(what: &str, outcome: &Outcome) -> CallToolResponse {
-    let (action, content) = describe(outcome);
-    text(format!("{what}: action={action}, content={content}"))
-}
-
-/// A round's one form under `key`, its outcome described after `what`.
-async fn asked(
-    round: &mut Round,
-    key: &str,
-    ask: Ask,
-    what: &str,
-) -> Result<CallToolResponse, Halt> {
-    let outcome = given(round.ask(key, ask).await?)?;
-    Ok(described(what, &outcome))
-}
-
-async fn irr_elicitation(round: &mut Round) -> Result<CallToolResponse, Halt> {
-    // The suite answers this tool before asking (ignore-extra-params):
-    // a name is harmless to take unsealed.
-    round.accept_unsealed(true);
-    let outcome = given(
-        round
-            .ask("user_name", name_form("What is your name?")?)
-            .await?,
-    )?;
-    Ok(match value(&outcome, "name") {
-        Some(name) => text(format!("Hello, {name}!")),
-        None => text(format!("No name given: {}", describe(&outcome).0)),
-    })
-}
-
-async fn irr_sampling(round: &mut Round) -> Result<CallToolResponse, Halt> {
-    let question = CreateMessageRequestParams::new(
-        vec![SamplingMessage::user_text("What is the capital of France?")],
-        100,
-    );
-    let answer = given(round.sample("capital_question", question).await?)?;
-    Ok(text(format!("The model said: {}", said(&answer))))
-}
-
-async fn irr_roots(round: &mut Round) -> Result<CallToolResponse, Halt> {
-    let roots = given(round.roots("client_roots").await?)?;
-    let uris: Vec<&str> = roots.roots.iter().map(|r| r.uri.as_str()).collect();
-    Ok(text(format!("Roots: {}", uris.join(", "))))
-}
-
-/// A confirmation whose state is sealed; the retry must bring it back
-/// intact (`request_state`, `tampered_state`).
-async fn irr_confirm(round: &mut Round) -> Result<CallToolResponse, Halt> {
-    if round.carried("progress").is_none() {
-        round.carry("progress", json!("state-ok"));
-    }
-    let outcome = given(round.ask("confirm", confirm_form()?).await?)?;
-    let progress = round
-        .carried("progress")
-        .and_then(Json::as_str)
-        .unwrap_or("state-missing");
-    Ok(text(format!(
-        "Confirmed: action={}, {progress}",
-        describe(&outcome).0
-    )))
-}
-
-async fn irr_multiple(round: &mut Round) -> Result<CallToolResponse, Halt> {
-    let name = round
-        .ask("user_name", name_form("What is your name?")?)
-        .await?;
-    let greeting = CreateMessageRequestParams::new(
-        vec![SamplingMessage::user_text("Generate a greeting")],
-        50,
-    );
-    let greeting = round.sample("greeting", greeting).await?;
-    let roots = round.roots("client_roots").await?;
-    // Every ask is queued before the round halts: one round asks all three.
-    let (Some(name), Some(_greeting), Some(roots)) = (name, greeting, roots) else {
-        return Err(Halt::Pending);
-    };
-    Ok(text(format!(
-        "Got all three: name {}, a greeting, {} roots",
-        value(&name, "name").unwrap_or_default(),
-        roots.roots.len()
-    )))
-}
-
-async fn irr_multi_round(round: &mut Round) -> Result<CallToolResponse, Halt> {
-    let first = given(
-        round
-            .ask("step1", name_form("Step 1: What is your name?")?)
-            .await?,
-    )?;
-    let color = form(json!({
-        "message": "Step 2: What is your favorite color?",
-        "fields": [{"id": "color", "title": "Color", "type": "text"}]
-    }))?;
-    let second = given(round.ask("step2", color).await?)?;
-    Ok(text(format!(
-        "{} likes {}",
-        value(&first, "name").unwrap_or_default(),
-        value(&second, "color").unwrap_or_default()
-    )))
-}
-
-async fn irr_capabilities(round: &mut Round) -> Result<CallToolResponse, Halt> {
-    if round.can(InputKind::Elicitation) {
-        let outcome = given(
-            round
-                .ask("user_name", name_form("What is your name?")?)
-                .await?,
-        )?;
-        return Ok(text(format!("Asked the person: {}", describe(&outcome).0)));
-    }
-    if round.can(InputKind::Sampling) {
-        let request =
-            CreateMessageRequestParams::new(vec![SamplingMessage::user_text("Sample request")], 50);
-        given(round.sample("sample", request).await?)?;
-        return Ok(text("Asked the model"));
-    }
-    Err(RoundError::Missing(InputKind::Elicitation).into())
-}
-
-/// Ask the model only when the client declared sampling; refuse a client
-/// that did not (-32021, naming the capability).
-async fn missing_capability(round: &mut Round) -> Result<CallToolResponse, Halt> {
-    if !round.can(InputKind::Sampling) {
-        let mut required = ClientCapabilities::default();
-        required.sampling = Some(SamplingCapability::default());
-        return Err(ErrorData::missing_required_client_capability(required).into());
-    }
-    let request = CreateMessageRequestParams::new(vec![SamplingMessage::user_text("Say hi")], 20);
-    given(round.sample("hi", request).await?)?;
-    Ok(text("The client's model answered"))
-}
-
-/// The model's text in a sampling answer.
-fn said(answer: &rmcp::model::CreateMessageResult) -> String {
-    answer
-        .message
-        .content
-        .first()
-        .and_then(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .unwrap_or_default()
 }
 
 fn unknown_tool(name: &str) -> ErrorData {
