@@ -1,27 +1,40 @@
-//! The fixture server: every tool and prompt the suite's server scenarios
-//! call, each asking through askgate-mcp's [`Round`] — the same handler
-//! code answers a 2025-11-25 session (a request sent, an answer awaited)
-//! and a 2026-07-28 client (input requests returned, sealed state checked
-//! on the retry).
+//! The fixture server: every tool, prompt and resource the suite's server
+//! scenarios name. Those that ask the client something ask through
+//! askgate-mcp's [`Round`] — the same handler code answers a 2025-11-25
+//! session (a request sent, an answer awaited) and a 2026-07-28 client
+//! (input requests returned, sealed state checked on the retry); the rest
+//! live in [`crate::tool_fixtures`], [`crate::prompt_fixtures`] and
+//! [`crate::resource_fixtures`].
 
 // Sampling and roots are deprecated in rmcp (SEP-2577); the suite still
 // exercises both.
 #![allow(deprecated)]
 
-use askgate_core::{Action, Ask, Outcome, Response, Revision, Step};
-use askgate_mcp::input::InputKind;
-use askgate_mcp::{Request, Round, RoundError, Rounds, Tasks};
+use std::sync::Arc;
 
-use crate::fixture::{Halt, argument, finish, form, given, schema, text, unknown, value};
-use crate::task_fixtures;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, CreateMessageRequestParams,
-    ElicitRequestParams, ElicitationAction, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, GetTaskParams, GetTaskResult, ListPromptsResult, ListToolsResult,
-    PaginatedRequestParams, Prompt, PromptMessage, Role, SamplingMessage, ServerCapabilities,
-    ServerConfig, Tool, UpdateTaskParams,
+use askgate_mcp::{Request, Rounds, Tasks};
+
+use crate::changes::{self, Changes};
+use crate::fixture::{argument, finish, form, given, schema, text, unknown, value};
+use crate::forms::{ask_with_legacy_enum, defaults_form, elicitation_form, enums_form};
+use crate::logs::Logs;
+use crate::resource_fixtures::{self, Subscriptions};
+use crate::round_fixtures::{
+    asked, described, irr_capabilities, irr_confirm, irr_elicitation, irr_multi_round,
+    irr_multiple, irr_roots, irr_sampling, missing_capability, said,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use crate::streams::Sessions;
+use crate::{prompt_fixtures, task_fixtures, tool_fixtures};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, CreateMessageRequestParams, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, GetTaskParams, GetTaskResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage,
+    ReadResourceRequestParams, ReadResourceResponse, Role, SamplingMessage, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams, UpdateTaskParams,
+};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value as Json, json};
 
@@ -30,18 +43,44 @@ use serde_json::{Value as Json, json};
 pub struct Fixtures {
     rounds: Rounds,
     tasks: Tasks,
+    logs: Logs,
+    subscriptions: Subscriptions,
+    /// The server's sessions, for `test_reconnection` to close its stream.
+    sessions: Option<Arc<Sessions>>,
+    changes: Changes,
 }
 
 impl Fixtures {
     /// Fixtures asking through `rounds`, their tasks kept in its store.
     pub fn new(rounds: Rounds) -> Fixtures {
         let tasks = task_fixtures::register(rounds.clone());
-        Fixtures { rounds, tasks }
+        Fixtures::with_tasks(rounds, tasks)
     }
 
     /// Fixtures sharing `tasks` (one per server, however many sessions).
     pub fn with_tasks(rounds: Rounds, tasks: Tasks) -> Fixtures {
-        Fixtures { rounds, tasks }
+        Fixtures {
+            rounds,
+            tasks,
+            logs: Logs::default(),
+            subscriptions: Subscriptions::default(),
+            sessions: None,
+            changes: Changes::default(),
+        }
+    }
+
+    /// These fixtures, announcing list changes to every listener of
+    /// `changes` (one per server, however many sessions and requests).
+    pub fn announcing(mut self, changes: Changes) -> Fixtures {
+        self.changes = changes;
+        self
+    }
+
+    /// These fixtures, served in `sessions` (so `test_reconnection` can
+    /// close its response stream mid-call).
+    pub fn in_sessions(mut self, sessions: Arc<Sessions>) -> Fixtures {
+        self.sessions = Some(sessions);
+        self
     }
 
     /// The task works of the fixtures, registered once per server.
@@ -50,9 +89,17 @@ impl Fixtures {
     }
 }
 
-/// The tools asking through a round, but `test_elicitation` (which takes
-/// an argument): each with its description.
-const ROUND_TOOLS: [(&str, &str); 10] = [
+/// The tools asking through a round, but `test_elicitation` and
+/// `test_sampling` (which take an argument): each with its description.
+const ROUND_TOOLS: [(&str, &str); 12] = [
+    (
+        "test_streaming_elicitation",
+        "Asks the person's name (on 2026-07-28: input requests in its result)",
+    ),
+    (
+        "test_missing_capability",
+        "Needs the client's sampling capability; refuses a client without it",
+    ),
     (
         "test_elicitation_sep1034_defaults",
         "Asks a form whose every field has a default (SEP-1034)",
@@ -104,239 +151,23 @@ fn tools() -> Vec<Tool> {
         json!({"type": "object", "properties": {"message": {"type": "string", "description": "What to ask"}},
                "required": ["message"]}),
     )];
+    tools.push(tool(
+        "test_sampling",
+        "Asks the client's model the prompt given",
+        json!({"type": "object", "properties": {"prompt": {"type": "string", "description": "The prompt to send to the LLM"}},
+               "required": ["prompt"]}),
+    ));
     for (name, description) in ROUND_TOOLS {
         tools.push(tool(name, description, empty.clone()));
     }
+    tools.extend(tool_fixtures::tools());
+    tools.extend(changes::tools());
     tools.extend(task_fixtures::tools());
     tools
 }
 
 fn tool(name: &'static str, description: &'static str, json: Json) -> Tool {
     Tool::new(name, description, schema(json))
-}
-
-/// How an outcome reads in a tool result: the action, and the settled
-/// values of an accepted answer.
-fn describe(outcome: &Outcome) -> (String, Json) {
-    match outcome {
-        Outcome::Accepted { values } => ("accept".into(), Json::Object(values.to_json())),
-        Outcome::Declined => ("decline".into(), json!({})),
-        Outcome::Cancelled => ("cancel".into(), json!({})),
-        Outcome::GaveUp { attempts, .. } => {
-            (format!("gave up after {attempts} attempts"), json!({}))
-        }
-        _ => ("unknown".into(), json!({})),
-    }
-}
-
-/// A tool result that says how the outcome reads after `what`.
-fn described(what: &str, outcome: &Outcome) -> CallToolResponse {
-    let (action, content) = describe(outcome);
-    text(format!("{what}: action={action}, content={content}"))
-}
-
-fn name_form(message: &str) -> Result<Ask, ErrorData> {
-    form(json!({
-        "message": message,
-        "fields": [{"id": "name", "title": "Name", "type": "text"}]
-    }))
-}
-
-fn confirm_form() -> Result<Ask, ErrorData> {
-    form(json!({
-        "message": "Please confirm",
-        "fields": [{"id": "ok", "title": "OK", "type": "boolean"}]
-    }))
-}
-
-/// `test_elicitation`'s form: the message given, for a username and an
-/// email.
-fn elicitation_form(params: &CallToolRequestParams) -> Result<Ask, ErrorData> {
-    let message = argument(params.arguments.as_ref(), "message").ok_or_else(|| {
-        ErrorData::invalid_params("test_elicitation needs a string argument \"message\"", None)
-    })?;
-    form(json!({
-        "message": message,
-        "fields": [
-            {"id": "username", "title": "Username", "description": "User's response", "type": "text"},
-            {"id": "email", "title": "Email", "description": "User's email address", "type": "text", "format": "email"}
-        ]
-    }))
-}
-
-/// SEP-1034's form: every field has a default.
-fn defaults_form() -> Result<Ask, ErrorData> {
-    form(json!({
-        "message": "Please review and update the form fields with defaults",
-        "fields": [
-            {"id": "name", "title": "Name", "description": "User name", "type": "text", "default": "John Doe", "required": false},
-            {"id": "age", "title": "Age", "description": "User age", "type": "integer", "default": 30, "required": false},
-            {"id": "score", "title": "Score", "description": "User score", "type": "number", "default": 95.5, "required": false},
-            {"id": "status", "title": "Status", "description": "User status", "type": "choice", "default": "active", "required": false,
-             "options": [{"value": "active", "label": "active"}, {"value": "inactive", "label": "inactive"},
-                         {"value": "pending", "label": "pending"}]},
-            {"id": "verified", "title": "Verified", "description": "Verification status", "type": "boolean", "default": true, "required": false}
-        ]
-    }))
-}
-
-/// SEP-1330's form: every kind of enum field.
-fn enums_form() -> Result<Ask, ErrorData> {
-    let untitled = |values: &[&str]| -> Json {
-        values
-            .iter()
-            .map(|v| json!({"value": v, "label": v}))
-            .collect()
-    };
-    let titled = |pairs: &[(&str, &str)]| -> Json {
-        pairs
-            .iter()
-            .map(|(v, l)| json!({"value": v, "label": l}))
-            .collect()
-    };
-    form(json!({
-        "message": "Please select options from the enum fields",
-        "fields": [
-            {"id": "untitledSingle", "title": "Untitled single", "description": "Select one option",
-             "type": "choice", "required": false, "options": untitled(&["option1", "option2", "option3"])},
-            {"id": "titledSingle", "title": "Titled single", "description": "Select one option with titles",
-             "type": "choice", "required": false,
-             "options": titled(&[("value1", "First Option"), ("value2", "Second Option"), ("value3", "Third Option")])},
-            {"id": "legacyEnum", "title": "Legacy", "description": "Select one option (legacy)",
-             "type": "choice", "required": false,
-             "options": titled(&[("opt1", "Option One"), ("opt2", "Option Two"), ("opt3", "Option Three")])},
-            {"id": "untitledMulti", "title": "Untitled multi", "description": "Select multiple options",
-             "type": "choice", "multiple": true, "min_items": 1, "max_items": 3, "required": false,
-             "options": untitled(&["option1", "option2", "option3"])},
-            {"id": "titledMulti", "title": "Titled multi", "description": "Select multiple options with titles",
-             "type": "choice", "multiple": true, "min_items": 1, "max_items": 3, "required": false,
-             "options": titled(&[("value1", "First Choice"), ("value2", "Second Choice"), ("value3", "Third Choice")])}
-        ]
-    }))
-}
-
-/// A round's one form under `key`, its outcome described after `what`.
-async fn asked(
-    round: &mut Round,
-    key: &str,
-    ask: Ask,
-    what: &str,
-) -> Result<CallToolResponse, Halt> {
-    let outcome = given(round.ask(key, ask).await?)?;
-    Ok(described(what, &outcome))
-}
-
-async fn irr_elicitation(round: &mut Round) -> Result<CallToolResponse, Halt> {
-    // The suite answers this tool before asking (ignore-extra-params):
-    // a name is harmless to take unsealed.
-    round.accept_unsealed(true);
-    let outcome = given(
-        round
-            .ask("user_name", name_form("What is your name?")?)
-            .await?,
-    )?;
-    Ok(match value(&outcome, "name") {
-        Some(name) => text(format!("Hello, {name}!")),
-        None => text(format!("No name given: {}", describe(&outcome).0)),
-    })
-}
-
-async fn irr_sampling(round: &mut Round) -> Result<CallToolResponse, Halt> {
-    let question = CreateMessageRequestParams::new(
-        vec![SamplingMessage::user_text("What is the capital of France?")],
-        100,
-    );
-    let answer = given(round.sample("capital_question", question).await?)?;
-    let said = answer
-        .message
-        .content
-        .first()
-        .and_then(|c| c.as_text())
-        .map(|t| t.text.clone());
-    Ok(text(format!(
-        "The model said: {}",
-        said.unwrap_or_default()
-    )))
-}
-
-async fn irr_roots(round: &mut Round) -> Result<CallToolResponse, Halt> {
-    let roots = given(round.roots("client_roots").await?)?;
-    let uris: Vec<&str> = roots.roots.iter().map(|r| r.uri.as_str()).collect();
-    Ok(text(format!("Roots: {}", uris.join(", "))))
-}
-
-/// A confirmation whose state is sealed; the retry must bring it back
-/// intact (`request_state`, `tampered_state`).
-async fn irr_confirm(round: &mut Round) -> Result<CallToolResponse, Halt> {
-    if round.carried("progress").is_none() {
-        round.carry("progress", json!("state-ok"));
-    }
-    let outcome = given(round.ask("confirm", confirm_form()?).await?)?;
-    let progress = round
-        .carried("progress")
-        .and_then(Json::as_str)
-        .unwrap_or("state-missing");
-    Ok(text(format!(
-        "Confirmed: action={}, {progress}",
-        describe(&outcome).0
-    )))
-}
-
-async fn irr_multiple(round: &mut Round) -> Result<CallToolResponse, Halt> {
-    let name = round
-        .ask("user_name", name_form("What is your name?")?)
-        .await?;
-    let greeting = CreateMessageRequestParams::new(
-        vec![SamplingMessage::user_text("Generate a greeting")],
-        50,
-    );
-    let greeting = round.sample("greeting", greeting).await?;
-    let roots = round.roots("client_roots").await?;
-    // Every ask is queued before the round halts: one round asks all three.
-    let (Some(name), Some(_greeting), Some(roots)) = (name, greeting, roots) else {
-        return Err(Halt::Pending);
-    };
-    Ok(text(format!(
-        "Got all three: name {}, a greeting, {} roots",
-        value(&name, "name").unwrap_or_default(),
-        roots.roots.len()
-    )))
-}
-
-async fn irr_multi_round(round: &mut Round) -> Result<CallToolResponse, Halt> {
-    let first = given(
-        round
-            .ask("step1", name_form("Step 1: What is your name?")?)
-            .await?,
-    )?;
-    let color = form(json!({
-        "message": "Step 2: What is your favorite color?",
-        "fields": [{"id": "color", "title": "Color", "type": "text"}]
-    }))?;
-    let second = given(round.ask("step2", color).await?)?;
-    Ok(text(format!(
-        "{} likes {}",
-        value(&first, "name").unwrap_or_default(),
-        value(&second, "color").unwrap_or_default()
-    )))
-}
-
-async fn irr_capabilities(round: &mut Round) -> Result<CallToolResponse, Halt> {
-    if round.can(InputKind::Elicitation) {
-        let outcome = given(
-            round
-                .ask("user_name", name_form("What is your name?")?)
-                .await?,
-        )?;
-        return Ok(text(format!("Asked the person: {}", describe(&outcome).0)));
-    }
-    if round.can(InputKind::Sampling) {
-        let request =
-            CreateMessageRequestParams::new(vec![SamplingMessage::user_text("Sample request")], 50);
-        given(round.sample("sample", request).await?)?;
-        return Ok(text("Asked the model"));
-    }
-    Err(RoundError::Missing(InputKind::Elicitation).into())
 }
 
 fn unknown_tool(name: &str) -> ErrorData {
@@ -352,6 +183,9 @@ impl Fixtures {
         params: &CallToolRequestParams,
         cx: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if params.name == "test_sampling" {
+            return self.call_sampling(params, cx).await;
+        }
         let form = match &*params.name {
             "test_elicitation" => Some(("response", elicitation_form(params)?, "User response")),
             "test_elicitation_sep1034_defaults" => {
@@ -366,7 +200,10 @@ impl Fixtures {
         let round = self.rounds.begin(cx, Request::tool(params)).await?;
         finish(round, async |round| match (&*params.name, form) {
             (_, Some((key, ask, what))) => asked(round, key, ask, what).await,
-            ("test_input_required_result_elicitation", _) => irr_elicitation(round).await,
+            ("test_input_required_result_elicitation" | "test_streaming_elicitation", _) => {
+                irr_elicitation(round).await
+            }
+            ("test_missing_capability", _) => missing_capability(round).await,
             ("test_input_required_result_sampling", _) => irr_sampling(round).await,
             ("test_input_required_result_list_roots", _) => irr_roots(round).await,
             ("test_input_required_result_multiple_inputs", _) => irr_multiple(round).await,
@@ -383,12 +220,40 @@ impl Fixtures {
     }
 }
 
+impl Fixtures {
+    /// `test_sampling`: the prompt given to the client's model, its answer
+    /// in the result.
+    async fn call_sampling(
+        &self,
+        params: &CallToolRequestParams,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let prompt = argument(params.arguments.as_ref(), "prompt").ok_or_else(|| {
+            ErrorData::invalid_params("test_sampling needs a string argument \"prompt\"", None)
+        })?;
+        let question =
+            CreateMessageRequestParams::new(vec![SamplingMessage::user_text(prompt)], 100);
+        let round = self.rounds.begin(cx, Request::tool(params)).await?;
+        finish(round, async |round| {
+            let answer = given(round.sample("prompt", question).await?)?;
+            Ok(text(format!("LLM response: {}", said(&answer))))
+        })
+        .await
+    }
+}
+
 impl ServerHandler for Fixtures {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
-                .enable_tools()
+                .enable_logging()
+                .enable_completions()
                 .enable_prompts()
+                .enable_prompts_list_changed()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_tools()
+                .enable_tool_list_changed()
                 .enable_tasks()
                 .build(),
         )
@@ -412,7 +277,15 @@ impl ServerHandler for Fixtures {
             return task_fixtures::call(&self.tasks, &self.rounds, params, &cx).await;
         }
         let name = &*params.name;
-        if name != "test_elicitation" && !ROUND_TOOLS.iter().any(|(tool, _)| *tool == name) {
+        if changes::has(name) {
+            return Ok(self.changes.call(name, &cx).await);
+        }
+        if tool_fixtures::has(name) {
+            return tool_fixtures::call(&params, &cx, &self.logs, self.sessions.as_deref()).await;
+        }
+        if !["test_elicitation", "test_sampling"].contains(&name)
+            && !ROUND_TOOLS.iter().any(|(tool, _)| *tool == name)
+        {
             return Err(unknown_tool(name));
         }
         self.call_fixture(&params, &cx).await
@@ -447,11 +320,13 @@ impl ServerHandler for Fixtures {
         _request: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(ListPromptsResult::with_all_items(vec![Prompt::new(
+        let mut prompts = prompt_fixtures::prompts();
+        prompts.push(Prompt::new(
             "test_input_required_result_prompt",
             Some("A prompt that asks the person for its context first"),
             None,
-        )]))
+        ));
+        Ok(ListPromptsResult::with_all_items(prompts))
     }
 
     async fn get_prompt(
@@ -459,6 +334,9 @@ impl ServerHandler for Fixtures {
         params: GetPromptRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if prompt_fixtures::has(&params.name) {
+            return Ok(prompt_fixtures::get(&params)?.into());
+        }
         if params.name != "test_input_required_result_prompt" {
             return Err(unknown(
                 "prompt",
@@ -482,55 +360,79 @@ impl ServerHandler for Fixtures {
         })
         .await
     }
-}
 
-/// SEP-1330 also checks the legacy `enum` + `enumNames` shape, which
-/// askgate writes only for 2025-06-18 clients (2025-11-25 deprecates it):
-/// this asks the form as 2025-11-25 maps it, except `legacy`, which is
-/// mapped as a 2025-06-18 client would see it. The answer is settled by
-/// the same ask.
-async fn ask_with_legacy_enum(
-    cx: &RequestContext<RoleServer>,
-    ask: Ask,
-    legacy: &str,
-) -> Result<Outcome, ErrorData> {
-    let unsendable = |e: String| ErrorData::internal_error(format!("fixture form: {e}"), None);
-    let mut params = ask
-        .request(Revision::V2025_11_25)
-        .map_err(|e| unsendable(e.to_string()))?;
-    let old = ask
-        .request(Revision::V2025_06_18)
-        .map_err(|e| unsendable(e.to_string()))?;
-    if let (Some(slot), Some(property)) = (
-        params
-            .requested_schema
-            .properties
-            .iter_mut()
-            .find(|slot| slot.name == legacy),
-        old.requested_schema.property(legacy),
-    ) {
-        slot.schema = property.clone();
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        tools().into_iter().find(|tool| tool.name == name)
     }
-    let request: ElicitRequestParams =
-        serde_json::from_value(params.to_json()).map_err(|e| unsendable(e.to_string()))?;
-    let result = cx
-        .peer
-        .create_elicitation(request)
-        .await
-        .map_err(|e| ErrorData::internal_error(format!("elicitation failed: {e}"), None))?;
-    let response = Response {
-        action: match result.action {
-            ElicitationAction::Accept => Action::Accept,
-            ElicitationAction::Decline => Action::Decline,
-            _ => Action::Cancel,
-        },
-        content: result.content.and_then(|c| c.as_object().cloned()),
-    };
-    match ask.settle(Revision::V2025_11_25, &response) {
-        Step::Settled(outcome) => Ok(outcome),
-        Step::ReAsk(_) => Err(ErrorData::invalid_params(
-            "the SEP-1330 answer did not settle the form",
-            None,
-        )),
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(resource_fixtures::resources())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(resource_fixtures::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        params: ReadResourceRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        Ok(resource_fixtures::read(&params.uri)?.into())
+    }
+
+    async fn subscribe(
+        &self,
+        params: SubscribeRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.subscribe(&params.uri)
+    }
+
+    async fn unsubscribe(
+        &self,
+        params: UnsubscribeRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.unsubscribe(&params.uri);
+        Ok(())
+    }
+
+    async fn set_level(
+        &self,
+        params: SetLevelRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.logs.set(params.level);
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        params: CompleteRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        prompt_fixtures::complete(&params)
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // rmcp keeps of it what get_info advertises.
+        Some(requested.clone())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        self.changes.listen(context).await;
+        Ok(())
     }
 }

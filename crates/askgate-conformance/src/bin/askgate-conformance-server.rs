@@ -7,11 +7,12 @@
 
 use std::sync::Arc;
 
+use askgate_conformance::changes::Changes;
 use askgate_conformance::server::Fixtures;
 use askgate_conformance::store::StoreArg;
+use askgate_conformance::streams::Sessions;
 use askgate_mcp::Rounds;
 use clap::Parser;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 #[derive(Parser)]
@@ -32,9 +33,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // that the key is secret.
     let rounds = Rounds::new(*b"askgate conformance fixture key!", store.store.clone());
     let tasks = Fixtures::tasks(rounds.clone());
+    let sessions = Arc::new(Sessions::default());
+    let changes = Changes::default();
     let service = StreamableHttpService::new(
-        move || Ok(Fixtures::with_tasks(rounds.clone(), tasks.clone())),
-        Arc::new(LocalSessionManager::default()),
+        {
+            let sessions = sessions.clone();
+            move || {
+                Ok(Fixtures::with_tasks(rounds.clone(), tasks.clone())
+                    .in_sessions(sessions.clone())
+                    .announcing(changes.clone()))
+            }
+        },
+        sessions,
         StreamableHttpServerConfig::default(),
     );
     let app = axum::Router::new().nest_service("/mcp", service);

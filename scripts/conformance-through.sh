@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The official MCP conformance suite's server scenarios through the gateway:
+# askgate-conformance-server is the one HTTP upstream of
+# `askgate gateway --listen`, every call auto-approved, and the suite runs
+# against the gateway's URL — the same scenario list and the same strict
+# expected-failures files as scripts/conformance.sh runs against the fixture
+# directly (scripts/conformance-lib.sh). So everything that passes directly
+# must pass through: a relay that changes what a client sees fails here.
+#
+#   scripts/conformance-through.sh
+#   SUITES="0.1.16" scripts/conformance-through.sh
+#
+# Logs (the gateway's stderr, each run's output and checks) are under
+# target/conformance-through. Needs Node (npx) and cargo; without npx it
+# skips with a notice, unless CI is set.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+out=${CONFORMANCE_OUT:-"$root/target/conformance-through"}
+mkdir -p "$out"
+conformance_root=$root
+. "$root/scripts/conformance-lib.sh"
+conformance_need_npx conformance-through
+
+cargo build --quiet -p askgate-conformance --bins
+cargo build --quiet -p askgate --bin askgate
+bin="${CARGO_TARGET_DIR:-$root/target}/debug"
+
+fixture_pid=""
+gateway_pid=""
+cleanup() {
+    if [ -n "$gateway_pid" ]; then kill "$gateway_pid" 2>/dev/null || true; fi
+    if [ -n "$fixture_pid" ]; then kill "$fixture_pid" 2>/dev/null || true; fi
+}
+trap cleanup EXIT
+
+start_fixture "$bin" "$out"
+echo "conformance-through: fixture server at $fixture_url" >&2
+
+# One HTTP upstream, every call auto-approved (destructive is the highest
+# risk), no principals (so --listen serves the loopback user without a
+# token), the store and the inbox of this run only.
+rm -f "$out"/gateway.db*
+config="$out/askgate.toml"
+cat >"$config" <<EOF
+auto_approve = "destructive"
+store = "sqlite://$out/gateway.db"
+
+[inbox]
+listen = "127.0.0.1:0"
+
+[[upstreams]]
+name = "conformance"
+url = "$fixture_url"
+EOF
+
+gateway_log="$out/gateway.log"
+NO_COLOR=1 ASKGATE_AUTO_APPROVE_RISK=destructive "$bin/askgate" gateway --config "$config" \
+    --listen 127.0.0.1:0 </dev/null >/dev/null 2>"$gateway_log" &
+gateway_pid=$!
+gateway_url=$(wait_for_line "$gateway_log" \
+    's/.*MCP over Streamable HTTP at \(http[^ ]*\).*$/\1/p') || {
+    echo "conformance-through: the gateway did not start; its log:" >&2
+    cat "$gateway_log" >&2
+    exit 1
+}
+echo "conformance-through: gateway at $gateway_url (log: $gateway_log)" >&2
+
+conformance_failed=0
+run_server_suites "$gateway_url" "$out/server"
+
+if [ "$conformance_failed" != 0 ]; then
+    echo "conformance-through: FAILED — through the gateway, the suite differs from the fixture's own run (the gateway's log: $gateway_log)" >&2
+    exit 1
+fi
+echo "conformance-through: every scenario passed through the gateway (or failed as listed)" >&2
