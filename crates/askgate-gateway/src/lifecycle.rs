@@ -68,7 +68,7 @@ pub(crate) enum Audited {
 }
 
 /// What the client is answered.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Answer {
     /// The upstream's result, as it came.
     Result,
@@ -84,7 +84,7 @@ pub(crate) enum Answer {
 }
 
 /// What the driver does next.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Effect {
     /// Count the decision, by its method.
     CountDecision(Method),

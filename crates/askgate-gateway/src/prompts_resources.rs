@@ -174,10 +174,7 @@ async fn settle<Q: Rounded>(
     let what = params.what();
     match rounds::until_complete(&peer, params, &asks, carried, None, |_| Ok(())).await {
         Sent::Answered(response) => Ok(Q::complete(response)),
-        Sent::Failed(error) => Err(ErrorData::internal_error(
-            format!("{server} failed to {what}: {error}"),
-            None,
-        )),
+        Sent::Failed(error) => Err(crate::proxy::passed_on(&server, &what, error)),
         Sent::NotGiven(why) => Err(ErrorData::invalid_request(
             format!("{server} asked for input to {what}, and askgate could not get it: {why}"),
             None,
@@ -204,7 +201,7 @@ async fn unasked<Q: Rounded>(
     let response = forwarded
         .send(upstream.service.peer(), None)
         .await
-        .map_err(|e| ErrorData::internal_error(format!("{server} failed to {what}: {e}"), None))?;
+        .map_err(|e| crate::proxy::passed_on(server, &what, e))?;
     if Q::input_required(&response).is_some() {
         return Err(ErrorData::invalid_request(
             format!(

@@ -22,7 +22,7 @@ use super::background::Background;
 use super::metrics::Metrics;
 
 /// How an upstream call ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Ended {
     /// Its server answered (an error result is an answer).
     Answered {
@@ -33,6 +33,9 @@ pub(crate) enum Ended {
     },
     /// The transport or the upstream failed; why, for the client.
     Failed(String),
+    /// Its server answered with a JSON-RPC error: the client gets it as
+    /// the server gave it (code, message, data), as it would directly.
+    Refused(ErrorData),
     /// Its server asked for input that could not be had; why.
     InputNotGiven(String),
     /// Its server kept asking for input, past the rounds askgate allows.
@@ -58,9 +61,11 @@ impl Ended {
         match self {
             Ended::Answered { .. } => "answered",
             Ended::NotSent(_) => "not_sent",
-            Ended::Failed(_) | Ended::InputNotGiven(_) | Ended::KeptAsking | Ended::Task => {
-                "failed"
-            }
+            Ended::Failed(_)
+            | Ended::Refused(_)
+            | Ended::InputNotGiven(_)
+            | Ended::KeptAsking
+            | Ended::Task => "failed",
         }
     }
 
@@ -69,6 +74,10 @@ impl Ended {
         match self {
             Ended::Answered { is_error, blocks } => json!({"is_error": is_error, "blocks": blocks}),
             Ended::Failed(_) => json!({"failure": "transport or upstream error"}),
+            // The code only: the message may echo the arguments.
+            Ended::Refused(error) => {
+                json!({"failure": "the upstream answered with an error", "code": error.code.0})
+            }
             Ended::InputNotGiven(_) => {
                 json!({"failure": "an input its server asked for was not given"})
             }
@@ -84,6 +93,7 @@ impl Ended {
         Some(match self {
             Ended::Answered { .. } => return None,
             Ended::Failed(why) => ErrorData::internal_error(failed_on(server, tool, why), None),
+            Ended::Refused(error) => error.clone(),
             Ended::InputNotGiven(why) => ErrorData::invalid_request(
                 format!(
                     "{server} asked for input to run {tool}, and askgate could not get it: {why}; the call did not complete"

@@ -16,7 +16,7 @@
 #![allow(deprecated)]
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
@@ -40,7 +40,57 @@ struct State {
     listening: HashMap<u64, Listening>,
     /// An upstream (its relay's number) and the token its request was
     /// sent with -> the client and its own token.
-    progress: HashMap<(u64, String), (Peer<RoleServer>, ProgressToken)>,
+    progress: HashMap<(u64, String), Route>,
+}
+
+/// Whom a request's progress is told to.
+#[derive(Clone)]
+pub(crate) enum Client {
+    /// A client rmcp serves.
+    Peer(Peer<RoleServer>),
+    /// The client of the express lane: the notification's line, written
+    /// to its pipe.
+    Line(Arc<dyn Fn(Vec<u8>) + Send + Sync>),
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Client::Peer(_) => "Client::Peer",
+            Client::Line(_) => "Client::Line",
+        })
+    }
+}
+
+impl Client {
+    async fn progress(&self, progress: ProgressNotificationParam) {
+        match self {
+            Client::Peer(peer) => {
+                if let Err(error) = peer.notify_progress(progress).await {
+                    tracing::debug!(%error, "could not relay progress");
+                }
+            }
+            Client::Line(write) => {
+                let notification = serde_json::json!({
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": progress,
+                });
+                let mut line = notification.to_string().into_bytes();
+                line.push(b'\n');
+                write(line);
+            }
+        }
+    }
+}
+
+/// Where one upstream request's progress goes.
+#[derive(Debug, Clone)]
+struct Route {
+    client: Client,
+    token: ProgressToken,
+    /// Notifications on their way to the client now.
+    relaying: Arc<AtomicUsize>,
 }
 
 #[derive(Debug)]
@@ -63,7 +113,7 @@ pub(crate) enum List {
 /// A client's request that asked for progress: its client and token.
 #[derive(Debug)]
 pub(crate) struct Progress {
-    client: Peer<RoleServer>,
+    client: Client,
     token: ProgressToken,
     notices: Notices,
 }
@@ -74,12 +124,16 @@ impl Progress {
     /// guard lives.
     pub(crate) fn route(&self, upstream: u64, token: &ProgressToken) -> Routed {
         let key = (upstream, key_of(token));
-        self.notices
-            .state()
-            .progress
-            .insert(key.clone(), (self.client.clone(), self.token.clone()));
+        let relaying = Arc::new(AtomicUsize::new(0));
+        let route = Route {
+            client: self.client.clone(),
+            token: self.token.clone(),
+            relaying: Arc::clone(&relaying),
+        };
+        self.notices.state().progress.insert(key.clone(), route);
         Routed {
             key,
+            relaying,
             notices: self.notices.clone(),
         }
     }
@@ -89,8 +143,32 @@ impl Progress {
 #[derive(Debug)]
 pub(crate) struct Routed {
     key: (u64, String),
+    relaying: Arc<AtomicUsize>,
     notices: Notices,
 }
+
+impl Routed {
+    /// Let the progress the upstream sent before its answer reach the
+    /// client first, as it would directly: rmcp hands each notification
+    /// to a task of its own, and the answer straight to its caller.
+    pub(crate) async fn settle(&self) {
+        for _ in 0..SETTLE_YIELDS {
+            tokio::task::yield_now().await;
+        }
+        for _ in 0..SETTLE_WAITS {
+            if self.relaying.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+/// How often a finished request yields for the progress its upstream sent
+/// just before answering, and then at most how often it waits for what is
+/// on its way.
+const SETTLE_YIELDS: usize = 4;
+const SETTLE_WAITS: usize = 1_000;
 
 impl Drop for Routed {
     fn drop(&mut self) {
@@ -126,9 +204,9 @@ impl Notices {
 
     /// The progress of a request of `peer` that carried `token`, to be
     /// routed once it is sent upstream (see [`Progress::route`]).
-    pub(crate) fn progress_of(&self, peer: &Peer<RoleServer>, token: ProgressToken) -> Progress {
+    pub(crate) fn progress_of(&self, client: Client, token: ProgressToken) -> Progress {
         Progress {
-            client: peer.clone(),
+            client,
             token,
             notices: self.clone(),
         }
@@ -143,14 +221,14 @@ impl Notices {
     /// under its own token (progress of no request in flight is dropped).
     pub(crate) async fn progressed(&self, upstream: u64, mut progress: ProgressNotificationParam) {
         let key = (upstream, key_of(&progress.progress_token));
-        let Some((peer, token)) = self.state().progress.get(&key).cloned() else {
+        let Some(route) = self.state().progress.get(&key).cloned() else {
             tracing::debug!("progress of no request in flight; dropped");
             return;
         };
-        progress.progress_token = token;
-        if let Err(error) = peer.notify_progress(progress).await {
-            tracing::debug!(%error, "could not relay progress");
-        }
+        route.relaying.fetch_add(1, Ordering::AcqRel);
+        progress.progress_token = route.token;
+        route.client.progress(progress).await;
+        route.relaying.fetch_sub(1, Ordering::AcqRel);
     }
 
     /// Session `session` (a classic client) subscribed to `uri`.

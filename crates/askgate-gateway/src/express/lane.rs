@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rmcp::{ErrorData, ServiceError};
+use rmcp::ErrorData;
 use serde_json::value::RawValue;
 use serde_json::{Value as Json, json};
 
@@ -183,6 +183,8 @@ pub(crate) struct Pending {
     pub(crate) ending: Ending,
     /// Its life, at "sent".
     pub(crate) life: Lifecycle,
+    /// Where its upstream's progress goes, while it runs.
+    pub(crate) progress: Option<crate::downstream::Routed>,
 }
 
 /// How a call on the lane ended.
@@ -223,10 +225,7 @@ impl Pending {
                         ErrorData::internal_error("a response with neither result nor error", None)
                     }
                 };
-                (
-                    Ended::Failed(ServiceError::McpError(error).to_string()),
-                    None,
-                )
+                (Ended::Refused(error), None)
             }
             LaneEnd::Gone(why) => (Ended::Failed(why.to_owned()), None),
         };
@@ -248,8 +247,21 @@ impl Pending {
         let Some(line) = line else {
             return;
         };
-        if let Err(error) = self.reply.send(&line) {
-            tracing::debug!(call = %self.ending.id(), %error, "the client went away before its answer");
+        let (reply, call) = (Arc::clone(&self.reply), self.ending.id().to_owned());
+        let answer = move || {
+            if let Err(error) = reply.send(&line) {
+                tracing::debug!(%call, %error, "the client went away before its answer");
+            }
+        };
+        match self.progress.take() {
+            None => answer(),
+            // The progress the upstream sent before its answer goes first.
+            Some(routed) => {
+                tokio::spawn(async move {
+                    routed.settle().await;
+                    answer();
+                });
+            }
         }
     }
 

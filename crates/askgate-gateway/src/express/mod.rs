@@ -75,18 +75,25 @@ pub(crate) struct Initialize<'a> {
 }
 
 /// A `tools/call`'s parameters: the name and arguments, and whatever else
-/// it carries (`_meta` aside: the gateway passes on only its progress token,
-/// off the lane).
+/// it carries (`_meta` aside: of it the gateway passes on only the progress
+/// token).
 #[derive(Deserialize)]
 pub(crate) struct CallParams {
     pub(crate) name: String,
     pub(crate) arguments: Option<JsonObject>,
-    /// Its `_meta`: a `progressToken` there keeps the call off the lane
-    /// (rmcp's side routes the upstream's progress to the client).
+    /// Its `_meta`: of it, the lane passes on only the progress token
+    /// (as one of its own, the upstream's progress routed back).
     #[serde(rename = "_meta")]
-    pub(crate) meta: Option<HashMap<String, IgnoredAny>>,
+    pub(crate) meta: Option<CallMeta>,
     #[serde(flatten)]
     pub(crate) rest: HashMap<String, IgnoredAny>,
+}
+
+/// What the lane reads of a call's `_meta`.
+#[derive(Deserialize)]
+pub(crate) struct CallMeta {
+    #[serde(rename = "progressToken")]
+    pub(crate) progress_token: Option<rmcp::model::ProgressToken>,
 }
 
 /// A client's `notifications/cancelled`.

@@ -42,6 +42,7 @@ use crate::prompts_resources::Reads;
 use crate::upstream::Upstream;
 
 pub(crate) use catalogue::{Found, Judge};
+pub(crate) use passing::passed_on;
 
 /// What the gateway is configured with.
 pub(crate) struct Settings {

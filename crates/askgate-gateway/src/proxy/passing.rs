@@ -13,15 +13,18 @@
 use rmcp::ErrorData;
 use rmcp::ServiceError;
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, Reference, ResourceTemplate, ServerCapabilities,
-    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    CompleteRequestParams, CompleteResult, NumberOrString, ProgressToken, Reference,
+    ResourceTemplate, ResultType, ServerCapabilities, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use serde_json::{Map, Value as Json, json};
 
 use super::Gateway;
 use super::templates;
-use crate::downstream::Progress;
+use std::sync::Arc;
+
+use crate::downstream::{Progress, Routed, Told};
 use crate::upstream::Upstream;
 
 /// An upstream's failure as the client is told it: the upstream's own
@@ -104,7 +107,29 @@ impl Gateway {
     /// asked for progress (`_meta.progressToken`).
     pub(crate) fn progress_of(&self, cx: &RequestContext<RoleServer>) -> Option<Progress> {
         let token = cx.meta.get_progress_token()?;
-        Some(self.inner.downstream.notices.progress_of(&cx.peer, token))
+        let client = Told::Peer(cx.peer.clone());
+        Some(self.inner.downstream.notices.progress_of(client, token))
+    }
+
+    /// Where the progress of a call on upstream `index`'s express lane
+    /// goes: written by `write` as the client's notification, under
+    /// `token`; the token the upstream is sent instead (a string, never
+    /// one of rmcp's numbers), routed while the returned guard lives.
+    pub(crate) fn lane_progress(
+        &self,
+        index: usize,
+        token: ProgressToken,
+        write: Arc<dyn Fn(Vec<u8>) + Send + Sync>,
+    ) -> Option<(Routed, String)> {
+        let client = Told::Line(write);
+        let upstream = self.inner.upstreams.get(index)?;
+        let notices = &self.inner.downstream.notices;
+        let ours = format!("askgate-lane-{}", notices.relay_number());
+        let routed = notices.progress_of(client, token).route(
+            upstream.relay_number(),
+            &ProgressToken(NumberOrString::String(ours.clone().into())),
+        );
+        Some((routed, ours))
     }
 
     /// `logging/setLevel`: set on every upstream that logs.
@@ -177,12 +202,16 @@ impl Gateway {
         };
         let upstream = &self.inner.upstreams[index];
         params.meta = None;
-        upstream
+        let mut completed = upstream
             .service
             .peer()
             .complete(params)
             .await
-            .map_err(|e| passed_on(&upstream.name, "complete an argument", e))
+            .map_err(|e| passed_on(&upstream.name, "complete an argument", e))?;
+        // A 2026-07-28 client reads the type of every result; a classic
+        // server gives none.
+        completed.result_type.get_or_insert(ResultType::COMPLETE);
+        Ok(completed)
     }
 
     /// Every upstream's resource templates, as they list them (which

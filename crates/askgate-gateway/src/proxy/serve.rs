@@ -17,7 +17,7 @@ use rmcp::model::{
     GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, Resource, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
@@ -90,6 +90,15 @@ impl ServerHandler for Gateway {
         Ok(ListToolsResult::with_all_items(tools))
     }
 
+    /// The tool as listed, for rmcp's checks of a 2026-07-28 call's
+    /// `Mcp-Param-*` headers against the schema's `x-mcp-header`s.
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let found = self.listed_tool(name)?;
+        let mut tool = found.tool;
+        tool.name = name.to_owned().into();
+        Some(tool)
+    }
+
     async fn call_tool(
         &self,
         params: CallToolRequestParams,
@@ -129,7 +138,14 @@ impl ServerHandler for Gateway {
         params: GetPromptRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let (index, name) = self.prompt(&params.name).await.ok_or_else(|| {
+        let found = match self.prompt(&params.name).await {
+            Some(found) => Some(found),
+            // One server: its own answer for a name it did not list, as a
+            // client of it directly would get.
+            None if self.inner.upstreams.len() == 1 => Some((0, params.name.clone())),
+            None => None,
+        };
+        let (index, name) = found.ok_or_else(|| {
             ErrorData::invalid_params(
                 format!(
                     "unknown prompt {:?}: no server behind askgate lists it (prompts/list \

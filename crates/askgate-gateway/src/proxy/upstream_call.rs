@@ -104,7 +104,10 @@ impl UpstreamCall {
                     upstream.watcher.forget(&marker);
                     (Ended::NotSent(refused.as_str().to_owned()), None)
                 }
-                None => (Ended::Failed(error.to_string()), None),
+                None => match error {
+                    ServiceError::McpError(error) => (Ended::Refused(error), None),
+                    other => (Ended::Failed(other.to_string()), None),
+                },
             },
         };
         self.life.handle_ended(ended);

@@ -4,7 +4,7 @@
 //! `f32`, and would write `0` as `0.0` and `0.7` as `0.699999988079071`.
 //! A whole number is sent as an integer (what every JavaScript server,
 //! and a Python one giving an `int`, wrote), a temperature in its shortest
-//! decimal form.
+//! decimal form, a form without the `mode` rmcp adds to every one.
 
 use rmcp::model::{
     ClientResult, CreateMessageRequestParams, CustomRequest, ElicitRequestParams, ServerRequest,
@@ -23,6 +23,14 @@ pub(crate) async fn elicit(
     let mut written = serde_json::to_value(params).map_err(|e| e.to_string())?;
     if let Some(schema) = written.get_mut("requestedSchema") {
         whole_numbers(schema);
+    }
+    // A form is a form without saying so (and a 2025-06-18 client knows
+    // no `mode`); rmcp writes `"mode": "form"` whether the server did or
+    // not.
+    if let Some(fields) = written.as_object_mut()
+        && fields.get("mode").and_then(Json::as_str) == Some("form")
+    {
+        fields.remove("mode");
     }
     send(peer, "elicitation/create", written)
         .await
@@ -99,7 +107,7 @@ mod tests {
         whole_numbers(&mut schema);
         assert_eq!(
             schema.to_string(),
-            r#"{"properties":{"n":{"default":2.5,"maximum":1000,"minimum":0,"type":"number"},"s":{"maxLength":5,"type":"string"}}}"#
+            r#"{"properties":{"n":{"type":"number","minimum":0,"maximum":1000,"default":2.5},"s":{"type":"string","maxLength":5}}}"#
         );
     }
 

@@ -212,7 +212,7 @@ async fn call_tool(
     let handle = peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
         .await?;
-    let _routed = tracked
+    let routed = tracked
         .progress
         .route(tracked.upstream, &handle.progress_token);
     let mut abandoned = Abandoned {
@@ -221,6 +221,7 @@ async fn call_tool(
     };
     let result = handle.await_response().await;
     abandoned.id = None;
+    routed.settle().await;
     match result? {
         ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
         ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),

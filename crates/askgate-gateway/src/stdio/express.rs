@@ -72,14 +72,6 @@ impl Express {
             // requestState, inputResponses, task...: rmcp's.
             return false;
         }
-        if params
-            .meta
-            .as_ref()
-            .is_some_and(|meta| meta.contains_key("progressToken"))
-        {
-            // Progress asked for: rmcp's, which tells the client of it.
-            return false;
-        }
         let Some(plan) = self
             .gateway
             .unattended(&params.name, params.arguments.unwrap_or_default())
@@ -91,6 +83,15 @@ impl Express {
         let Some(lane) = self.gateway.lane(plan.index) else {
             return false;
         };
+        // Progress asked for: the upstream is sent a token of the lane's,
+        // and what it says of it goes to the client under the client's.
+        let progress = match params.meta.and_then(|meta| meta.progress_token) {
+            None => None,
+            Some(token) => match self.gateway.lane_progress(plan.index, token, self.writer()) {
+                Some(routed) => Some(routed),
+                None => return false,
+            },
+        };
         let Ok(LaneCall {
             life,
             ending,
@@ -99,6 +100,7 @@ impl Express {
         else {
             return false;
         };
+        let lane_token = progress.as_ref().map(|(_, token)| token.clone());
         let key = key_of(id);
         let lane_id = lane.next.fetch_add(1, Ordering::Relaxed);
         let on_lane = OnLane {
@@ -117,11 +119,16 @@ impl Express {
             tool: plan.tool.clone(),
             ending,
             life,
+            progress: progress.map(|(routed, _)| routed),
         };
-        let meta = self
-            .gateway
-            .marks_calls()
-            .then(|| HashMap::from([(MARKER_KEY, marker.as_str())]));
+        let mut meta = HashMap::new();
+        if self.gateway.marks_calls() {
+            meta.insert(MARKER_KEY, marker.as_str());
+        }
+        if let Some(token) = &lane_token {
+            meta.insert("progressToken", token.as_str());
+        }
+        let meta = (!meta.is_empty()).then_some(meta);
         let params = Params {
             name: &plan.tool,
             arguments: &plan.arguments,
@@ -144,6 +151,16 @@ impl Express {
             lane.cancel(on_lane.id, cancelled.reason);
         }
         true
+    }
+
+    /// Writes a line to the client's pipe (a notification of the lane's).
+    fn writer(&self) -> Arc<dyn Fn(Vec<u8>) + Send + Sync> {
+        let reply = Arc::clone(&self.reply);
+        Arc::new(move |line: Vec<u8>| {
+            if let Err(error) = reply.send(&line) {
+                tracing::debug!(%error, "the client went away before a progress notification");
+            }
+        })
     }
 
     fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<String, OnLane>> {

@@ -86,7 +86,7 @@ async fn records(h: Gateway) -> (Vec<String>, Vec<Decision>) {
 const TWO_READS: [Decision; 2] = [Decision::NotRequired, Decision::NotRequired];
 
 #[tokio::test]
-async fn an_upstreams_error_on_a_read_names_the_upstream_and_tool_and_is_ledgered_as_failed() {
+async fn an_upstreams_error_on_a_read_reaches_the_client_as_it_gave_it_and_is_ledgered_as_failed() {
     let h = watched(READS, "", vec![]).await;
     // An invalid note name: the upstream answers with a JSON-RPC error.
     let bad_name = on_notes("read_note", json!({"name": "../etc/passwd"}));
@@ -95,9 +95,10 @@ async fn an_upstreams_error_on_a_read_names_the_upstream_and_tool_and_is_ledgere
     let Err(ServiceError::McpError(error)) = refused else {
         panic!("expected the upstream's error, got {refused:?}");
     };
+    // The upstream's own error, as a client of it directly gets it.
+    assert_eq!(error.code, rmcp::model::ErrorCode::INVALID_PARAMS);
     assert!(
-        error.message.starts_with("notes failed on read_note: ")
-            && error.message.contains("\"name\" must be"),
+        error.message.starts_with("\"name\" must be"),
         "{}",
         error.message
     );
