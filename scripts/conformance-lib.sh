@@ -50,7 +50,7 @@ extension_server_scenarios() {
 server_selection() {
     local url=$1 out=$2 version=$3 label=$4
     shift 4
-    local expected="$conformance_root/conformance/expected-failures-$version.yaml"
+    local expected="${conformance_expected_dir:-$conformance_root/conformance}/expected-failures-$version.yaml"
     local dir="$out/$version/$label" log="$out/$version/$label.log"
     rm -rf "$dir"
     mkdir -p "$dir"

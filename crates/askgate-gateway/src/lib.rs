@@ -195,8 +195,10 @@ async fn bind_inbox(config: &Config) -> Option<tokio::net::TcpListener> {
     }
 }
 
-/// Every upstream of `config` connected, their asks outside a call going
-/// to `downstream`; one that fails is logged and left out.
+/// Every upstream of `config` connected — all at once, so the start takes
+/// as long as the slowest, not the sum — their asks outside a call going
+/// to `downstream`, in the config's order; one that fails is logged and
+/// left out.
 ///
 /// # Errors
 /// Not one could be connected.
@@ -204,24 +206,32 @@ async fn connect_upstreams(
     config: &Config,
     downstream: &Downstream,
 ) -> Result<Vec<upstream::Upstream>, Error> {
-    let mut upstreams = Vec::new();
-    for upstream in &config.upstreams {
+    let mut connecting = tokio::task::JoinSet::new();
+    for (index, upstream) in config.upstreams.iter().enumerate() {
         let endpoint = Endpoint::from(&upstream.transport);
-        let connected = upstream::connect(
-            &upstream.name,
-            &endpoint,
-            upstream.protocol,
-            downstream.clone(),
-        );
-        match connected.await {
-            Ok(connected) => upstreams.push(connected),
-            Err(error) => tracing::error!(upstream = %upstream.name, %error, "left out"),
+        let (name, protocol) = (upstream.name.clone(), upstream.protocol);
+        let downstream = downstream.clone();
+        connecting.spawn(async move {
+            let connected = upstream::connect(&name, &endpoint, protocol, downstream).await;
+            (index, name, connected)
+        });
+    }
+    let mut upstreams = Vec::new();
+    while let Some(joined) = connecting.join_next().await {
+        match joined {
+            Ok((index, _, Ok(connected))) => upstreams.push((index, connected)),
+            Ok((_, name, Err(error))) => tracing::error!(upstream = %name, %error, "left out"),
+            Err(error) => tracing::error!(%error, "an upstream's start stopped; left out"),
         }
     }
     if upstreams.is_empty() {
         return Err(Error::NoUpstream);
     }
-    Ok(upstreams)
+    upstreams.sort_by_key(|(index, _)| *index);
+    Ok(upstreams
+        .into_iter()
+        .map(|(_, upstream)| upstream)
+        .collect())
 }
 
 /// Without a config (and `--name`), the one server is named after its own
