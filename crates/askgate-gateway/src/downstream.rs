@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use rmcp::service::{Peer, RoleServer};
 
-pub(crate) use notices::{Client as Told, List, Notices, Progress, Routed};
+pub(crate) use notices::{Client as Told, List, Notices, Progress, Routed, WriteLine};
 
 /// The connected clients.
 #[derive(Debug, Clone, Default)]

@@ -35,13 +35,19 @@ pub(crate) struct Notices {
 #[derive(Debug, Default)]
 struct State {
     /// Resource URI -> the classic sessions subscribed to it.
-    subscribed: HashMap<String, Vec<(Arc<str>, Peer<RoleServer>)>>,
+    subscribed: HashMap<String, Vec<Subscriber>>,
     /// The open `subscriptions/listen` streams, by number.
     listening: HashMap<u64, Listening>,
     /// An upstream (its relay's number) and the token its request was
     /// sent with -> the client and its own token.
     progress: HashMap<(u64, String), Route>,
 }
+
+/// A classic session subscribed to a resource: its id and its client.
+type Subscriber = (Arc<str>, Peer<RoleServer>);
+
+/// Writes one line to the express lane's client.
+pub(crate) type WriteLine = Arc<dyn Fn(Vec<u8>) + Send + Sync>;
 
 /// Whom a request's progress is told to.
 #[derive(Clone)]
@@ -50,7 +56,7 @@ pub(crate) enum Client {
     Peer(Peer<RoleServer>),
     /// The client of the express lane: the notification's line, written
     /// to its pipe.
-    Line(Arc<dyn Fn(Vec<u8>) + Send + Sync>),
+    Line(WriteLine),
 }
 
 impl std::fmt::Debug for Client {
@@ -371,5 +377,72 @@ impl Notices {
                 tracing::debug!(%error, "could not relay a log message");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use rmcp::model::{NumberOrString, ProgressNotificationParam, ProgressToken};
+    use serde_json::Value as Json;
+
+    use super::{Client, Notices};
+
+    /// A client that keeps the lines it is written.
+    fn client() -> (Client, Arc<Mutex<Vec<Json>>>) {
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&lines);
+        let write = Arc::new(move |line: Vec<u8>| {
+            if let Ok(json) = serde_json::from_slice(&line) {
+                kept.lock().expect("lines").push(json);
+            }
+        });
+        (Client::Line(write), lines)
+    }
+
+    fn token(text: &str) -> ProgressToken {
+        ProgressToken(NumberOrString::String(text.to_owned().into()))
+    }
+
+    fn number(n: i64) -> ProgressToken {
+        ProgressToken(NumberOrString::Number(n))
+    }
+
+    #[tokio::test]
+    async fn progress_goes_to_the_client_whose_request_it_is_under_its_own_token() {
+        let notices = Notices::default();
+        let (a, heard_a) = client();
+        let (b, heard_b) = client();
+        // Two upstreams give their requests the same token (each counts
+        // its own); each client asked under a token of its own.
+        let first = notices.progress_of(a, token("client-a"));
+        let second = notices.progress_of(b, token("client-b"));
+        let routed_a = first.route(1, &number(7));
+        let routed_b = second.route(2, &number(7));
+        notices
+            .progressed(1, ProgressNotificationParam::new(number(7), 0.5))
+            .await;
+        let said = heard_a.lock().expect("lines").clone();
+        assert_eq!(said.len(), 1);
+        assert_eq!(said[0]["method"], "notifications/progress");
+        assert_eq!(said[0]["params"]["progressToken"], "client-a");
+        assert_eq!(said[0]["params"]["progress"], 0.5);
+        assert!(heard_b.lock().expect("lines").is_empty());
+        // Once its request is over, an upstream's late progress goes
+        // nowhere.
+        drop(routed_a);
+        notices
+            .progressed(1, ProgressNotificationParam::new(number(7), 1.0))
+            .await;
+        assert_eq!(heard_a.lock().expect("lines").len(), 1);
+        notices
+            .progressed(2, ProgressNotificationParam::new(number(7), 1.0))
+            .await;
+        assert_eq!(
+            heard_b.lock().expect("lines")[0]["params"]["progressToken"],
+            "client-b"
+        );
+        drop(routed_b);
     }
 }

@@ -22,9 +22,7 @@ use serde_json::{Map, Value as Json, json};
 
 use super::Gateway;
 use super::templates;
-use std::sync::Arc;
-
-use crate::downstream::{Progress, Routed, Told};
+use crate::downstream::{Progress, Routed, Told, WriteLine};
 use crate::upstream::Upstream;
 
 /// An upstream's failure as the client is told it: the upstream's own
@@ -119,7 +117,7 @@ impl Gateway {
         &self,
         index: usize,
         token: ProgressToken,
-        write: Arc<dyn Fn(Vec<u8>) + Send + Sync>,
+        write: WriteLine,
     ) -> Option<(Routed, String)> {
         let client = Told::Line(write);
         let upstream = self.inner.upstreams.get(index)?;

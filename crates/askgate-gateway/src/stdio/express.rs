@@ -154,7 +154,7 @@ impl Express {
     }
 
     /// Writes a line to the client's pipe (a notification of the lane's).
-    fn writer(&self) -> Arc<dyn Fn(Vec<u8>) + Send + Sync> {
+    fn writer(&self) -> crate::downstream::WriteLine {
         let reply = Arc::clone(&self.reply);
         Arc::new(move |line: Vec<u8>| {
             if let Err(error) = reply.send(&line) {
