@@ -38,6 +38,7 @@ mod relay;
 mod rules;
 mod stdio;
 mod upstream;
+mod upstreams;
 mod url_mode;
 
 use askgate_core::{Gate, Method, Risk};
@@ -47,9 +48,12 @@ use askgate_store::Store;
 pub use config::Config;
 pub use error::{Collision, Error, KeyError, Misuse, ServeError};
 
+use std::sync::Arc;
+
 use downstream::Downstream;
 use proxy::{Gateway, Settings};
 use upstream::Endpoint;
+use upstreams::Upstreams;
 
 /// The inbox page, bound and ready to serve.
 struct InboxPage {
@@ -102,11 +106,7 @@ pub enum Now {
 /// The store cannot be opened, the key cannot be read or made, the inbox
 /// cannot be set up, no upstream can be started, or the threshold in the
 /// environment is not a risk level.
-pub async fn start(
-    mut config: Config,
-    store_url: &str,
-    serve_inbox: bool,
-) -> Result<Started, Error> {
+pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result<Started, Error> {
     // The one clock the rounds, the ledger, the inbox and the webhooks read.
     let clock: std::sync::Arc<dyn askgate_mcp::Clock> =
         std::sync::Arc::new(askgate_mcp::SystemClock);
@@ -145,17 +145,16 @@ pub async fn start(
         .with_clock(clock)
         .with_inbox(inbox)
         .with_confirmations(config.confirmations.clone());
-    let downstream = Downstream::default();
-    let mut upstreams = connect_upstreams(&config, &downstream).await?;
-    name_after_the_server(&mut config, &mut upstreams);
-    for upstream in &mut upstreams {
-        upstream.prefix = config
-            .upstreams
-            .iter()
-            .position(|u| u.name == upstream.name)
-            .and_then(|index| config.prefix_of(index));
-    }
     let threshold = config.auto_approve_from_env()?;
+    let downstream = Downstream::default();
+    let upstreams = start_upstreams(&config, &downstream);
+    // The first tries, for a moment: most servers start well within it,
+    // and the client's handshake then says what they can do; the rest
+    // join as they come. Not one left: the gateway cannot serve.
+    upstreams.settled(FIRST_WAIT, true).await;
+    if upstreams.tried_all() && upstreams.connected().next().is_none() {
+        return Err(Error::NoUpstream);
+    }
     let gateway = Gateway::new(
         Settings {
             rounds,
@@ -173,9 +172,10 @@ pub async fn start(
             background: background::Background::default(),
             separator: config.separator.clone(),
         },
-        upstreams,
+        std::sync::Arc::clone(&upstreams),
         downstream,
     );
+    tokio::spawn(tell_of_arrivals(gateway.clone(), upstreams));
     Ok(Started {
         config,
         gateway,
@@ -195,43 +195,57 @@ async fn bind_inbox(config: &Config) -> Option<tokio::net::TcpListener> {
     }
 }
 
-/// Every upstream of `config` connected — all at once, so the start takes
-/// as long as the slowest, not the sum — their asks outside a call going
-/// to `downstream`, in the config's order; one that fails is logged and
-/// left out.
-///
-/// # Errors
-/// Not one could be connected.
-async fn connect_upstreams(
-    config: &Config,
-    downstream: &Downstream,
-) -> Result<Vec<upstream::Upstream>, Error> {
-    let mut connecting = tokio::task::JoinSet::new();
-    for (index, upstream) in config.upstreams.iter().enumerate() {
-        let endpoint = Endpoint::from(&upstream.transport);
-        let (name, protocol) = (upstream.name.clone(), upstream.protocol);
+/// How long the start waits for the upstreams' first tries before it
+/// serves the client anyway (a desktop client gives up its first probe
+/// after about 2.5 s).
+const FIRST_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// Start every upstream of `config` at once, each in a task of its own
+/// that keeps trying until it connects (see the `upstreams` module), its
+/// asks outside a call going to `downstream`.
+fn start_upstreams(config: &Config, downstream: &Downstream) -> Arc<Upstreams> {
+    let upstreams = Arc::new(Upstreams::new(config.upstreams.len()));
+    // Without a config the one server is named after its handshake.
+    let rename = !config.names_given && config.upstreams.len() == 1;
+    for (index, configured) in config.upstreams.iter().enumerate() {
+        let endpoint = Endpoint::from(&configured.transport);
+        let (name, protocol) = (configured.name.clone(), configured.protocol);
+        let prefix = config.prefix_of(index);
         let downstream = downstream.clone();
-        connecting.spawn(async move {
-            let connected = upstream::connect(&name, &endpoint, protocol, downstream).await;
-            (index, name, connected)
-        });
+        let connect = move || {
+            let (name, endpoint, downstream, prefix) = (
+                name.clone(),
+                endpoint.clone(),
+                downstream.clone(),
+                prefix.clone(),
+            );
+            async move {
+                let mut upstream =
+                    upstream::connect(&name, &endpoint, protocol, downstream).await?;
+                if rename {
+                    name_after_the_server(&mut upstream);
+                }
+                upstream.prefix = prefix;
+                Ok(upstream)
+            }
+        };
+        tokio::spawn(upstreams::start(
+            Arc::clone(&upstreams),
+            index,
+            configured.name.clone(),
+            connect,
+        ));
     }
-    let mut upstreams = Vec::new();
-    while let Some(joined) = connecting.join_next().await {
-        match joined {
-            Ok((index, _, Ok(connected))) => upstreams.push((index, connected)),
-            Ok((_, name, Err(error))) => tracing::error!(upstream = %name, %error, "left out"),
-            Err(error) => tracing::error!(%error, "an upstream's start stopped; left out"),
-        }
+    upstreams
+}
+
+/// As upstreams join, list their tools and tell the clients the lists
+/// changed; until every one has.
+async fn tell_of_arrivals(gateway: Gateway, upstreams: Arc<Upstreams>) {
+    while !upstreams.all_connected() {
+        upstreams.changed().await;
+        gateway.arrived().await;
     }
-    if upstreams.is_empty() {
-        return Err(Error::NoUpstream);
-    }
-    upstreams.sort_by_key(|(index, _)| *index);
-    Ok(upstreams
-        .into_iter()
-        .map(|(_, upstream)| upstream)
-        .collect())
 }
 
 /// Without a config (and `--name`), the one server is named after its own
@@ -239,14 +253,9 @@ async fn connect_upstreams(
 /// `server-filesystem`, not `index` after its script — when that name
 /// gives a usable one and is not an SDK's default (rmcp's servers say
 /// `rmcp` unless their author names them); else it keeps the name its
-/// command gave.
-fn name_after_the_server(config: &mut Config, upstreams: &mut [upstream::Upstream]) {
-    if config.names_given {
-        return;
-    }
-    let ([upstream], [configured]) = (upstreams, config.upstreams.as_mut_slice()) else {
-        return;
-    };
+/// command gave. The ledger knows it by the command's name (stable
+/// across restarts, however soon the server answers).
+fn name_after_the_server(upstream: &mut upstream::Upstream) {
     const SDK_DEFAULTS: [&str; 1] = ["rmcp"];
     let Some(name) = upstream
         .reported_name()
@@ -257,7 +266,6 @@ fn name_after_the_server(config: &mut Config, upstreams: &mut [upstream::Upstrea
     };
     tracing::debug!(from = %upstream.name, to = %name, "named after the server's serverInfo");
     upstream.rename(&name);
-    configured.name = name;
 }
 
 /// This gateway's name in the ledger: its upstreams' names, stable across
@@ -283,6 +291,11 @@ impl Started {
     /// # Errors
     /// Two upstreams' tools would have one name downstream.
     pub async fn tools(&self) -> Result<Vec<Listed>, Collision> {
+        // Every upstream's first try: the dry run lists them all.
+        self.gateway
+            .upstreams()
+            .settled(proxy::STARTING_WAIT, true)
+            .await;
         let threshold = self.gateway.threshold();
         let catalogue = self.gateway.refresh_tools().await;
         if let Some(collision) = catalogue.collisions.into_iter().next() {

@@ -97,7 +97,7 @@ impl Gateway {
             collisions: Vec::new(),
         };
         let mut map: HashMap<String, Found> = HashMap::new();
-        for (index, upstream) in self.inner.upstreams.iter().enumerate() {
+        for (index, upstream) in self.inner.upstreams.iter() {
             let tools = match upstream.service.list_all_tools().await {
                 Ok(tools) => tools,
                 Err(error) => {
@@ -111,7 +111,7 @@ impl Gateway {
                     let collision = Collision {
                         kind: "tool",
                         name,
-                        first: self.inner.upstreams[first.index].name.clone(),
+                        first: self.upstream_name(first.index),
                         first_name: first.tool.name.to_string(),
                         second: upstream.name.clone(),
                         second_name: tool.name.to_string(),
@@ -166,7 +166,27 @@ impl Gateway {
             return Some(found);
         }
         self.refresh_tools().await;
+        if let Some(found) = self.listed_tool(name) {
+            return Some(found);
+        }
+        // Perhaps a tool of an upstream still starting: wait for it.
+        if !self.inner.upstreams.all_connected() {
+            self.inner
+                .upstreams
+                .settled(super::STARTING_WAIT, false)
+                .await;
+            self.refresh_tools().await;
+        }
         self.listed_tool(name)
+    }
+
+    /// The name of upstream `index`, once it has started (else empty).
+    pub(crate) fn upstream_name(&self, index: usize) -> String {
+        self.inner
+            .upstreams
+            .get(index)
+            .map(|u| u.name.clone())
+            .unwrap_or_default()
     }
 
     /// Whether the model is offered askgate's own `ask` tool: when the
@@ -186,7 +206,7 @@ impl Gateway {
     pub(crate) async fn refresh_prompts(&self) -> Vec<Prompt> {
         let mut prompts = Vec::new();
         let mut map: HashMap<String, (usize, String)> = HashMap::new();
-        for (index, upstream) in self.inner.upstreams.iter().enumerate() {
+        for (index, upstream) in self.inner.upstreams.iter() {
             let listed = match upstream.service.list_all_prompts().await {
                 Ok(listed) => listed,
                 Err(error) => {
@@ -200,7 +220,7 @@ impl Gateway {
                     let collision = Collision {
                         kind: "prompt",
                         name,
-                        first: self.inner.upstreams[*first].name.clone(),
+                        first: self.upstream_name(*first),
                         first_name: first_name.clone(),
                         second: upstream.name.clone(),
                         second_name: prompt.name.clone(),

@@ -156,7 +156,7 @@ impl Gateway {
         Ending::new(
             Arc::clone(settings.rounds.clock()),
             call.id.clone(),
-            self.inner.upstreams[approved.index].name.clone(),
+            self.upstream_name(approved.index),
             settings.metrics.clone(),
             settings.background.clone(),
             end,
@@ -263,7 +263,7 @@ impl Gateway {
             decided,
             resumed,
         } = approved;
-        let upstream = &self.inner.upstreams[index];
+        let upstream = self.started(index)?;
         let start = resumed
             .as_ref()
             .map(Resumable::needed)
@@ -314,7 +314,7 @@ impl Gateway {
         approved: &Approved<'_>,
         error: Option<askgate_store::Error>,
     ) -> ErrorData {
-        let server = &self.inner.upstreams[approved.index].name;
+        let server = &self.upstream_name(approved.index);
         let why = error.map_or_else(String::new, |e| format!(": {e}"));
         ErrorData::internal_error(
             format!(
@@ -337,7 +337,7 @@ impl Gateway {
         let call = NewCall {
             id: crate::ids::random("call")?,
             owner: self.inner.settings.owner.clone(),
-            server: self.inner.upstreams[index].name.clone(),
+            server: self.upstream_name(index),
             tool: tool.to_owned(),
             arguments_digest: Some(digest),
             at: self.now(),

@@ -40,9 +40,13 @@ use crate::holds::Holds;
 use crate::metrics::Metrics;
 use crate::prompts_resources::Reads;
 use crate::upstream::Upstream;
+use crate::upstreams::Upstreams;
 
 pub(crate) use catalogue::{Found, Judge};
 pub(crate) use passing::passed_on;
+
+/// How long a request that needs an upstream still starting waits for it.
+pub(crate) const STARTING_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// What the gateway is configured with.
 pub(crate) struct Settings {
@@ -88,7 +92,7 @@ pub(crate) struct Gateway {
 
 struct Inner {
     settings: Settings,
-    upstreams: Vec<Upstream>,
+    upstreams: Arc<Upstreams>,
     downstream: Downstream,
     /// Namespaced tool name -> its upstream and tool. Never held across an
     /// await: the express lane reads it without one.
@@ -108,10 +112,11 @@ struct Inner {
 }
 
 impl Gateway {
-    /// A gateway over `upstreams`, relaying their asks to `downstream`.
+    /// A gateway over `upstreams` (connected, or on their way), relaying
+    /// their asks to `downstream`.
     pub(crate) fn new(
         settings: Settings,
-        upstreams: Vec<Upstream>,
+        upstreams: Arc<Upstreams>,
         downstream: Downstream,
     ) -> Gateway {
         let (held, reads) = (Holds::new(settings.hold_for), Reads::new(settings.hold_for));
@@ -179,6 +184,43 @@ impl Gateway {
         self.inner.upstreams.get(index)?.lane.as_ref()
     }
 
+    /// Upstream `index`, waiting for it while it starts (at most
+    /// [`STARTING_WAIT`]).
+    ///
+    /// # Errors
+    /// It has not started within the wait, naming it.
+    pub(crate) async fn upstream(&self, index: usize) -> Result<&Upstream, rmcp::ErrorData> {
+        self.inner
+            .upstreams
+            .wait_for(index, STARTING_WAIT)
+            .await
+            .ok_or_else(|| {
+                rmcp::ErrorData::internal_error(
+                    format!(
+                        "an upstream server has not started within {}s (see the gateway's log); \
+                         try again later",
+                        STARTING_WAIT.as_secs()
+                    ),
+                    None,
+                )
+            })
+    }
+
+    /// Upstream `index`, which a listing showed started.
+    ///
+    /// # Errors
+    /// It has not (a bug: only a started upstream's tools are listed).
+    pub(crate) fn started(&self, index: usize) -> Result<&Upstream, rmcp::ErrorData> {
+        self.inner.upstreams.get(index).ok_or_else(|| {
+            rmcp::ErrorData::internal_error("the call's upstream has not started", None)
+        })
+    }
+
+    /// The upstreams, connected or starting.
+    pub(crate) fn upstreams(&self) -> &Upstreams {
+        &self.inner.upstreams
+    }
+
     /// Whether upstream calls carry the replay contract's marker.
     pub(crate) fn marks_calls(&self) -> bool {
         self.inner.settings.replay == Replay::AppAuthorized
@@ -187,7 +229,12 @@ impl Gateway {
     /// Leave every call on the express lanes (the gateway stops): each is
     /// ledgered as sent.
     pub(crate) fn abandon_express(&self) {
-        for lane in self.inner.upstreams.iter().filter_map(|u| u.lane.as_ref()) {
+        for lane in self
+            .inner
+            .upstreams
+            .connected()
+            .filter_map(|u| u.lane.as_ref())
+        {
             lane.abandon();
         }
     }

@@ -22,7 +22,7 @@ use serde_json::{Map, Value as Json, json};
 
 use super::Gateway;
 use super::templates;
-use crate::downstream::{Progress, Routed, Told, WriteLine};
+use crate::downstream::{List, Progress, Routed, Told, WriteLine};
 use crate::upstream::Upstream;
 
 /// An upstream's failure as the client is told it: the upstream's own
@@ -59,7 +59,7 @@ impl Gateway {
     /// may change.
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
         let mut merged = json!({"tools": {"listChanged": true}});
-        for upstream in &self.inner.upstreams {
+        for upstream in self.inner.upstreams.connected() {
             let Some(info) = upstream.service.peer_info() else {
                 continue;
             };
@@ -79,6 +79,17 @@ impl Gateway {
                 .collect();
             union(&mut merged, &Json::Object(relayed));
         }
+        // Some upstream still starting: what it may bring is advertised
+        // too (a classic client learns capabilities once); a request no
+        // upstream serves gets what a server without it answers.
+        if !self.inner.upstreams.all_connected() {
+            let relayable = json!({
+                "logging": {}, "completions": {},
+                "prompts": {"listChanged": true},
+                "resources": {"subscribe": true, "listChanged": true},
+            });
+            union(&mut merged, &relayable);
+        }
         serde_json::from_value(merged).unwrap_or_else(|error| {
             tracing::warn!(%error, "the upstreams' capabilities do not merge; only tools are advertised");
             ServerCapabilities::builder()
@@ -92,13 +103,25 @@ impl Gateway {
     /// [`ServerCapabilities`], as on the wire).
     fn declaring(&self, capability: &str) -> impl Iterator<Item = &Upstream> + '_ {
         let capability = capability.to_owned();
-        self.inner.upstreams.iter().filter(move |upstream| {
+        self.inner.upstreams.connected().filter(move |upstream| {
             upstream
                 .service
                 .peer_info()
                 .and_then(|info| serde_json::to_value(&info.capabilities).ok())
                 .is_some_and(|caps| caps.get(&capability).is_some_and(|c| !c.is_null()))
         })
+    }
+
+    /// An upstream joined (or failed its first try): its tools listed,
+    /// and the clients told their lists changed.
+    pub(crate) async fn arrived(&self) {
+        self.refresh_tools().await;
+        let notices = &self.inner.downstream.notices;
+        for list in [List::Tools, List::Prompts, List::Resources] {
+            notices
+                .list_changed(list, self.inner.downstream.classic())
+                .await;
+        }
     }
 
     /// Where the progress of the client's request `cx` goes, when it
@@ -198,7 +221,7 @@ impl Gateway {
                 ));
             }
         };
-        let upstream = &self.inner.upstreams[index];
+        let upstream = self.upstream(index).await?;
         params.meta = None;
         let mut completed = upstream
             .service
@@ -217,7 +240,7 @@ impl Gateway {
     pub(crate) async fn resource_templates(&self) -> Vec<ResourceTemplate> {
         let mut listed = Vec::new();
         let mut owners = Vec::new();
-        for (index, upstream) in self.inner.upstreams.iter().enumerate() {
+        for (index, upstream) in self.inner.upstreams.iter() {
             if upstream.declares_resources() {
                 match upstream.service.list_all_resource_templates().await {
                     Ok(templates) => {
@@ -337,7 +360,7 @@ impl Gateway {
                 None,
             )
         })?;
-        Ok(&self.inner.upstreams[index])
+        self.upstream(index).await
     }
 
     /// What a 2026-07-28 client's `subscriptions/listen` may hear: the

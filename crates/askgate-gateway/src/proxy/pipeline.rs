@@ -70,7 +70,7 @@ pub(crate) struct Plan {
 impl Gateway {
     /// The call of `found` with `arguments`, judged.
     pub(crate) fn target(&self, found: Found, mut arguments: JsonObject) -> Target {
-        let server = self.inner.upstreams[found.index].name.clone();
+        let server = self.upstream_name(found.index);
         let caller_confirmed = take_confirm(&found.tool, &mut arguments);
         let (risk, rule) = self
             .inner
@@ -109,7 +109,7 @@ impl Gateway {
         if !self.lane(found.index).is_some_and(|lane| lane.is_open()) {
             return None;
         }
-        let server = &self.inner.upstreams[found.index].name;
+        let server = &self.upstream_name(found.index);
         if crate::config::intake_for(&settings.intake, server, &found.tool.name).is_some() {
             return None;
         }

@@ -42,7 +42,7 @@ impl Gateway {
     /// server directly would have read).
     fn instructions(&self) -> String {
         let mut text = OWN_INSTRUCTIONS.to_owned();
-        for upstream in &self.inner.upstreams {
+        for upstream in self.inner.upstreams.connected() {
             if let Some(theirs) = upstream.instructions() {
                 text.push_str(&format!("\n\n{}: {}", upstream.name, theirs.trim()));
             }
@@ -155,7 +155,7 @@ impl ServerHandler for Gateway {
                 None,
             )
         })?;
-        let upstream = &self.inner.upstreams[index];
+        let upstream = self.upstream(index).await?;
         let rounds = &self.inner.settings.rounds;
         self.inner
             .reads
@@ -198,7 +198,7 @@ impl ServerHandler for Gateway {
                 None,
             ));
         };
-        let upstream = &self.inner.upstreams[index];
+        let upstream = self.upstream(index).await?;
         let rounds = &self.inner.settings.rounds;
         self.inner
             .reads
@@ -257,7 +257,7 @@ impl Gateway {
     pub(crate) async fn list_resources_now(&self) -> Vec<Resource> {
         let mut resources = Vec::new();
         let mut map = HashMap::new();
-        for (index, upstream) in self.inner.upstreams.iter().enumerate() {
+        for (index, upstream) in self.inner.upstreams.iter() {
             if !upstream.declares_resources() {
                 continue;
             }

@@ -50,7 +50,10 @@ impl UpstreamCall {
         start: Option<InputRequiredResult>,
     ) -> relay::Response {
         let gateway = self.gateway.clone();
-        let upstream = &gateway.inner.upstreams[self.index];
+        let upstream = match gateway.started(self.index) {
+            Ok(upstream) => upstream,
+            Err(error) => return Err(error),
+        };
         let marks = gateway.marks_calls();
         let id = self.ending.id().to_owned();
         let mut params = CallToolRequestParams::new(self.tool.clone());

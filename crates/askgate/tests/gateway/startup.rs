@@ -77,3 +77,61 @@ fn upstreams_start_together_so_one_waiting_for_another_does_not_hang_the_start()
         "{servers:?}"
     );
 }
+
+#[tokio::test]
+async fn the_client_is_answered_while_an_upstream_still_starts_and_its_tools_come_when_it_does() {
+    let upstream = binaries!().upstream.display().to_string();
+    let dir = askgate_testkit::Scratch::new();
+    let go = dir.join("go");
+    // `slow` starts only once the test says so: after the client's
+    // handshake, which so cannot wait for it.
+    let slow = format!(
+        "[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n\n[[upstreams]]\nname = \"slow\"\n\
+         command = \"sh\"\nargs = [\"-c\", {:?}]\n",
+        format!(
+            "while [ ! -e '{}' ]; do sleep 0.05; done; exec '{upstream}'",
+            go.display()
+        )
+    );
+    let h = askgate_testkit::wait::within(
+        "the handshake, with an upstream still starting",
+        super::gateway_with(serde_json::json!({}), Vec::new(), &slow),
+    )
+    .await;
+    // notes is there; slow is not, yet.
+    let tools: Vec<String> = h
+        .client
+        .list_all_tools()
+        .await
+        .expect("tools/list answers")
+        .into_iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    assert!(tools.contains(&"notes__read_note".to_owned()), "{tools:?}");
+    assert!(!tools.iter().any(|t| t.starts_with("slow__")), "{tools:?}");
+    // Let it start: a call of its tool waits for it, then runs.
+    std::fs::write(&go, "").expect("says go");
+    let read = askgate_testkit::wait::within(
+        "a call of the upstream that was starting",
+        h.client.call_tool(askgate_testkit::mcp::call(
+            "slow__read_note",
+            serde_json::json!({"name": "absent"}),
+        )),
+    )
+    .await
+    .expect("a result");
+    assert!(
+        askgate_testkit::mcp::text(&read).contains("no note named"),
+        "{}",
+        askgate_testkit::mcp::text(&read)
+    );
+    let tools: Vec<String> = h
+        .client
+        .list_all_tools()
+        .await
+        .expect("tools/list answers")
+        .into_iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    assert!(tools.contains(&"slow__read_note".to_owned()), "{tools:?}");
+}

@@ -1,0 +1,177 @@
+//! The servers behind the gateway, as they start: one slot per configured
+//! upstream, in the config's order, filled when its handshake is done.
+//!
+//! Every upstream starts at once, in a task of its own, and the client is
+//! served meanwhile: its handshake does not wait for the slowest server (a
+//! desktop client gives up a probe after a couple of seconds). An upstream
+//! that fails to start is logged and tried again, waiting twice as long
+//! each time (up to a minute), without holding up the others. Whoever
+//! needs one still starting waits for it, for a bounded time
+//! ([`Upstreams::settled`]).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+use crate::upstream::Upstream;
+
+/// The first wait before starting a failed upstream again.
+const FIRST_RETRY: Duration = Duration::from_secs(1);
+/// The longest wait between two tries.
+const LONGEST_RETRY: Duration = Duration::from_secs(60);
+
+/// The configured upstreams, each connected or still starting.
+#[derive(Debug)]
+pub(crate) struct Upstreams {
+    slots: Vec<OnceLock<Upstream>>,
+    /// How many have been tried at least once (connected or failed).
+    tried: AtomicUsize,
+    /// Rung when one connects or a first try ends.
+    changed: Notify,
+}
+
+impl Upstreams {
+    /// `count` upstreams, none started yet.
+    pub(crate) fn new(count: usize) -> Upstreams {
+        Upstreams {
+            slots: (0..count).map(|_| OnceLock::new()).collect(),
+            tried: AtomicUsize::new(0),
+            changed: Notify::new(),
+        }
+    }
+
+    /// How many are configured.
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Upstream `index`, once connected.
+    pub(crate) fn get(&self, index: usize) -> Option<&Upstream> {
+        self.slots.get(index)?.get()
+    }
+
+    /// The connected upstreams, by index, in the config's order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, &Upstream)> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(index, slot)| Some((index, slot.get()?)))
+    }
+
+    /// The connected upstreams, in the config's order.
+    pub(crate) fn connected(&self) -> impl Iterator<Item = &Upstream> + '_ {
+        self.slots.iter().filter_map(OnceLock::get)
+    }
+
+    /// Whether every upstream is connected.
+    pub(crate) fn all_connected(&self) -> bool {
+        self.slots.iter().all(|slot| slot.get().is_some())
+    }
+
+    /// Whether every upstream has been tried once (connected or not).
+    pub(crate) fn tried_all(&self) -> bool {
+        self.tried.load(Ordering::Acquire) >= self.slots.len()
+    }
+
+    /// Upstream `index` is connected.
+    pub(crate) fn connect(&self, index: usize, upstream: Upstream) {
+        if let Some(slot) = self.slots.get(index) {
+            let _ = slot.set(upstream);
+        }
+        self.changed.notify_waiters();
+    }
+
+    /// Upstream `index`'s first try ended (connected or failed).
+    pub(crate) fn tried_once(&self) {
+        self.tried.fetch_add(1, Ordering::AcqRel);
+        self.changed.notify_waiters();
+    }
+
+    /// Wait, at most `within`, until every upstream is connected — or,
+    /// with `tried_is_enough`, has been tried once. Whether that happened.
+    pub(crate) async fn settled(&self, within: Duration, tried_is_enough: bool) -> bool {
+        let done = |upstreams: &Upstreams| {
+            upstreams.all_connected() || (tried_is_enough && upstreams.tried_all())
+        };
+        let waiting = async {
+            loop {
+                let changed = self.changed.notified();
+                tokio::pin!(changed);
+                changed.as_mut().enable();
+                if done(self) {
+                    return;
+                }
+                changed.await;
+            }
+        };
+        tokio::time::timeout(within, waiting).await.is_ok()
+    }
+
+    /// Upstream `index`, waiting at most `within` for it to connect.
+    pub(crate) async fn wait_for(&self, index: usize, within: Duration) -> Option<&Upstream> {
+        let waiting = async {
+            loop {
+                let changed = self.changed.notified();
+                tokio::pin!(changed);
+                changed.as_mut().enable();
+                if let Some(upstream) = self.get(index) {
+                    return upstream;
+                }
+                changed.await;
+            }
+        };
+        match tokio::time::timeout(within, waiting).await {
+            Ok(upstream) => Some(upstream),
+            Err(_) => self.get(index),
+        }
+    }
+
+    /// Wait until something changes (an upstream connects): for the task
+    /// that tells the clients their lists changed.
+    pub(crate) async fn changed(&self) {
+        self.changed.notified().await;
+    }
+}
+
+/// Start upstream `index` of `upstreams`: keep trying `connect` until it
+/// gives the upstream, waiting longer after each failure (logged, naming
+/// the upstream; never its environment). The first try is counted
+/// (see [`Upstreams::settled`]) once its upstream is in its slot, or it
+/// failed.
+pub(crate) async fn start<F, Fut>(
+    upstreams: Arc<Upstreams>,
+    index: usize,
+    name: String,
+    mut connect: F,
+) where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Upstream, String>>,
+{
+    let mut first = true;
+    let mut wait = FIRST_RETRY;
+    loop {
+        match connect().await {
+            Ok(upstream) => {
+                if !first {
+                    tracing::info!(upstream = %name, "started after all");
+                }
+                upstreams.connect(index, upstream);
+                if first {
+                    upstreams.tried_once();
+                }
+                return;
+            }
+            Err(error) => {
+                tracing::error!(upstream = %name, %error, "could not start; trying again in {}s", wait.as_secs());
+                if first {
+                    upstreams.tried_once();
+                    first = false;
+                }
+            }
+        }
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(LONGEST_RETRY);
+    }
+}
