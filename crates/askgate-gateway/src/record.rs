@@ -33,12 +33,24 @@ pub(crate) enum Ended {
     },
     /// The transport or the upstream failed; why, for the client.
     Failed(String),
+    /// Its server needs a capability the client did not declare
+    /// (`-32021`: the tasks extension, say); its error's message and data,
+    /// which the client is given as the server gave them, to declare what
+    /// it lacks.
+    Lacking {
+        /// The error's message.
+        message: String,
+        /// The error's data (`requiredCapabilities`).
+        data: Option<Json>,
+    },
     /// Its server asked for input that could not be had; why.
     InputNotGiven(String),
     /// Its server kept asking for input, past the rounds askgate allows.
     KeptAsking,
-    /// Its server answered with a task, which askgate does not relay.
-    Task,
+    /// Its server answered with a task (`CreateTaskResult`), which runs on
+    /// upstream: the client follows it (`tasks/get`) there, through the
+    /// gateway; the task's id.
+    Task(String),
     /// It was never sent; why: the replay contract's refusal, or the
     /// caller's cancel.
     NotSent(String),
@@ -50,17 +62,19 @@ pub(crate) const CANCELLED: &str = "cancelled by the caller";
 impl Ended {
     /// Whether the server answered.
     pub(crate) fn answered(&self) -> bool {
-        matches!(self, Ended::Answered { .. })
+        matches!(self, Ended::Answered { .. } | Ended::Task(_))
     }
 
     /// The `outcome` label of `askgate_upstream_calls_total`.
     pub(crate) fn outcome(&self) -> &'static str {
         match self {
             Ended::Answered { .. } => "answered",
+            Ended::Task(_) => "task",
             Ended::NotSent(_) => "not_sent",
-            Ended::Failed(_) | Ended::InputNotGiven(_) | Ended::KeptAsking | Ended::Task => {
-                "failed"
-            }
+            Ended::Failed(_)
+            | Ended::Lacking { .. }
+            | Ended::InputNotGiven(_)
+            | Ended::KeptAsking => "failed",
         }
     }
 
@@ -69,11 +83,14 @@ impl Ended {
         match self {
             Ended::Answered { is_error, blocks } => json!({"is_error": is_error, "blocks": blocks}),
             Ended::Failed(_) => json!({"failure": "transport or upstream error"}),
+            Ended::Lacking { .. } => {
+                json!({"failure": "its server needs a capability the client did not declare"})
+            }
             Ended::InputNotGiven(_) => {
                 json!({"failure": "an input its server asked for was not given"})
             }
             Ended::KeptAsking => json!({"failure": "the server kept asking for input"}),
-            Ended::Task => json!({"failure": "the upstream answered with a task"}),
+            Ended::Task(task) => json!({"task": task}),
             Ended::NotSent(why) => json!({"not_sent": why}),
         }
     }
@@ -82,8 +99,13 @@ impl Ended {
     /// ended so; `None` when its server answered.
     pub(crate) fn client_error(&self, server: &str, tool: &str) -> Option<ErrorData> {
         Some(match self {
-            Ended::Answered { .. } => return None,
+            Ended::Answered { .. } | Ended::Task(_) => return None,
             Ended::Failed(why) => ErrorData::internal_error(failed_on(server, tool, why), None),
+            Ended::Lacking { message, data } => ErrorData::new(
+                ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                message.clone(),
+                data.clone(),
+            ),
             Ended::InputNotGiven(why) => ErrorData::invalid_request(
                 format!(
                     "{server} asked for input to run {tool}, and askgate could not get it: {why}; the call did not complete"
@@ -95,10 +117,6 @@ impl Ended {
                     "{server} kept asking for input to run {tool}, past {} rounds; askgate stopped",
                     askgate_mcp::client::MAX_ROUNDS
                 ),
-                None,
-            ),
-            Ended::Task => ErrorData::internal_error(
-                format!("{server} answered {tool} with a task, which askgate does not relay yet"),
                 None,
             ),
             Ended::NotSent(reason) => ErrorData::new(

@@ -10,7 +10,9 @@ use serde_json::Value as Json;
 use serde_json::value::RawValue;
 
 use crate::express::lane::{OnLane, OnLanes};
-use crate::express::{CallParams, Cancelled, Incoming, Initialize, Params, Pending, is_classic};
+use crate::express::{
+    CLIENT_CAPABILITIES, CallParams, Cancelled, Incoming, Initialize, Params, Pending, is_classic,
+};
 use crate::lines::Out;
 use crate::proxy::Gateway;
 use crate::proxy::pipeline::LaneCall;
@@ -23,6 +25,8 @@ pub(crate) struct Express {
     reply: Arc<Out>,
     /// Whether the client asked for a classic revision.
     classic: bool,
+    /// Whether the client declared the tasks extension.
+    follows_tasks: bool,
     /// Calls on the lanes by the client's request id.
     calls: OnLanes,
 }
@@ -34,6 +38,7 @@ impl Express {
             gateway,
             reply,
             classic: false,
+            follows_tasks: false,
             calls: Arc::new(Mutex::new(HashMap::new())),
         }
     }
@@ -45,10 +50,13 @@ impl Express {
         };
         match (request.method.as_deref(), request.id) {
             (Some("initialize"), Some(_)) => {
-                self.classic = request
+                let initialize = request
                     .params
-                    .and_then(|p| serde_json::from_str::<Initialize<'_>>(p.get()).ok())
+                    .and_then(|p| serde_json::from_str::<Initialize<'_>>(p.get()).ok());
+                self.classic = initialize
+                    .as_ref()
                     .is_some_and(|i| is_classic(&i.protocol_version));
+                self.follows_tasks = initialize.is_some_and(|i| i.follows_tasks());
                 false
             }
             (Some("tools/call"), Some(id)) if self.classic => match request.params {
@@ -80,12 +88,20 @@ impl Express {
             // Progress asked for: rmcp's, which tells the client of it.
             return false;
         }
+        let declares = params
+            .meta
+            .as_ref()
+            .is_some_and(|meta| meta.contains_key(CLIENT_CAPABILITIES));
         let Some(plan) = self
             .gateway
             .unattended(&params.name, params.arguments.unwrap_or_default())
         else {
             return false;
         };
+        if (self.follows_tasks || declares) && self.gateway.runs_tasks(plan.index) {
+            // The upstream may answer with a task: rmcp's, which follows it.
+            return false;
+        }
         // Open when planned; one that closes since fails the call (see
         // `Lane::send`).
         let Some(lane) = self.gateway.lane(plan.index) else {

@@ -25,6 +25,7 @@ mod calls;
 mod mrtr;
 mod names;
 mod restarts;
+mod tasks;
 
 /// A gateway over the example upstream with no config file, on a store of
 /// its own.
