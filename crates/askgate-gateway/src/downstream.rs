@@ -29,6 +29,9 @@ pub(crate) struct Downstream {
     /// What the clients are told of their upstreams (see the `notices`
     /// module).
     pub(crate) notices: Notices,
+    /// The tasks made through the gateway: their upstreams and clients
+    /// (see [`crate::tasks`]).
+    pub(crate) tasks: crate::tasks::Routes,
 }
 
 /// One connected client: its session, whose it is, and its connection.

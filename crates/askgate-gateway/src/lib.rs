@@ -37,6 +37,7 @@ mod record;
 mod relay;
 mod rules;
 mod stdio;
+mod tasks;
 mod upstream;
 mod upstreams;
 mod url_mode;

@@ -51,7 +51,7 @@ impl Default for Metrics {
         let calls = Family::<CallLabels, Counter>::default();
         registry.register(
             "upstream_calls",
-            "Upstream tool calls, by server and outcome (answered, failed, not_sent)",
+            "Upstream tool calls, by server and outcome (answered, task, failed, not_sent)",
             calls.clone(),
         );
         let decisions = Family::<DecisionLabels, Counter>::default();

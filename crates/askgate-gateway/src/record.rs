@@ -40,8 +40,10 @@ pub(crate) enum Ended {
     InputNotGiven(String),
     /// Its server kept asking for input, past the rounds askgate allows.
     KeptAsking,
-    /// Its server answered with a task, which askgate does not relay.
-    Task,
+    /// Its server answered with a task (`CreateTaskResult`), which runs on
+    /// upstream: the client follows it (`tasks/get`) there, through the
+    /// gateway; the task's id.
+    Task(String),
     /// It was never sent; why: the replay contract's refusal, or the
     /// caller's cancel.
     NotSent(String),
@@ -53,19 +55,18 @@ pub(crate) const CANCELLED: &str = "cancelled by the caller";
 impl Ended {
     /// Whether the server answered.
     pub(crate) fn answered(&self) -> bool {
-        matches!(self, Ended::Answered { .. })
+        matches!(self, Ended::Answered { .. } | Ended::Task(_))
     }
 
     /// The `outcome` label of `askgate_upstream_calls_total`.
     pub(crate) fn outcome(&self) -> &'static str {
         match self {
             Ended::Answered { .. } => "answered",
+            Ended::Task(_) => "task",
             Ended::NotSent(_) => "not_sent",
-            Ended::Failed(_)
-            | Ended::Refused(_)
-            | Ended::InputNotGiven(_)
-            | Ended::KeptAsking
-            | Ended::Task => "failed",
+            Ended::Failed(_) | Ended::Refused(_) | Ended::InputNotGiven(_) | Ended::KeptAsking => {
+                "failed"
+            }
         }
     }
 
@@ -82,7 +83,7 @@ impl Ended {
                 json!({"failure": "an input its server asked for was not given"})
             }
             Ended::KeptAsking => json!({"failure": "the server kept asking for input"}),
-            Ended::Task => json!({"failure": "the upstream answered with a task"}),
+            Ended::Task(task) => json!({"task": task}),
             Ended::NotSent(why) => json!({"not_sent": why}),
         }
     }
@@ -91,7 +92,7 @@ impl Ended {
     /// ended so; `None` when its server answered.
     pub(crate) fn client_error(&self, server: &str, tool: &str) -> Option<ErrorData> {
         Some(match self {
-            Ended::Answered { .. } => return None,
+            Ended::Answered { .. } | Ended::Task(_) => return None,
             Ended::Failed(why) => ErrorData::internal_error(failed_on(server, tool, why), None),
             Ended::Refused(error) => error.clone(),
             Ended::InputNotGiven(why) => ErrorData::invalid_request(
@@ -105,10 +106,6 @@ impl Ended {
                     "{server} kept asking for input to run {tool}, past {} rounds; askgate stopped",
                     askgate_mcp::client::MAX_ROUNDS
                 ),
-                None,
-            ),
-            Ended::Task => ErrorData::internal_error(
-                format!("{server} answered {tool} with a task, which askgate does not relay yet"),
                 None,
             ),
             Ended::NotSent(reason) => ErrorData::new(

@@ -14,7 +14,8 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     CustomNotification, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
     Implementation, InputRequest, ListRootsResult, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ResourceUpdatedNotificationParam,
+    ProgressNotificationParam, ResourceUpdatedNotificationParam, ServerNotification,
+    TaskStatusNotification, TaskStatusNotificationParams,
 };
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RoleClient,
@@ -249,6 +250,26 @@ impl ClientHandler for Relay {
         self.downstream.notices.updated(params).await;
     }
 
+    /// Pass a task's `notifications/tasks` on to the client whose call
+    /// made it (see [`crate::tasks`]); of a task the gateway did not make,
+    /// nobody is told.
+    async fn on_task_status(
+        &self,
+        params: TaskStatusNotificationParams,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        let id = params.task.task.task_id.clone();
+        let Some(client) = self.downstream.tasks.client(self.number, &id) else {
+            tracing::debug!(server = %self.server(), "the status of a task no client of askgate made");
+            return;
+        };
+        let notification =
+            ServerNotification::TaskStatusNotification(TaskStatusNotification::new(params));
+        if let Err(error) = client.send_notification(notification).await {
+            tracing::debug!(server = %self.server(), %error, "could not relay a task's status");
+        }
+    }
+
     async fn list_roots(
         &self,
         _cx: RequestContext<RoleClient>,
@@ -299,6 +320,21 @@ impl Upstream {
     /// Its relay's number, which its progress is routed by.
     pub(crate) fn relay_number(&self) -> u64 {
         self.service.service().number
+    }
+
+    /// Whether the server said it runs tools as tasks (the tasks
+    /// extension).
+    pub(crate) fn runs_tasks(&self) -> bool {
+        self.service
+            .peer_info()
+            .is_some_and(|info| info.capabilities.supports_tasks())
+    }
+
+    /// The `_meta` of a request for a client that follows tasks: what the
+    /// gateway declares to this upstream, with the tasks extension (see
+    /// [`crate::tasks`]).
+    pub(crate) fn tasks_meta(&self) -> rmcp::model::RequestMetaObject {
+        crate::tasks::declaring(self.service.service().get_info().capabilities)
     }
 
     /// Whether the server said it has resources.

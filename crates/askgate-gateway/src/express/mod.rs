@@ -72,6 +72,27 @@ pub(crate) struct Incoming<'a> {
 pub(crate) struct Initialize<'a> {
     #[serde(rename = "protocolVersion", borrow)]
     pub(crate) protocol_version: Cow<'a, str>,
+    /// The client's capabilities: whether it follows tasks.
+    pub(crate) capabilities: Option<Capabilities>,
+}
+
+/// What the lane reads of a client's capabilities.
+#[derive(Deserialize)]
+pub(crate) struct Capabilities {
+    /// Its extensions, by id.
+    pub(crate) extensions: Option<HashMap<String, IgnoredAny>>,
+}
+
+impl Initialize<'_> {
+    /// Whether the client declared the tasks extension: its calls to an
+    /// upstream that runs tasks are rmcp's (the lane cannot follow a
+    /// task).
+    pub(crate) fn follows_tasks(&self) -> bool {
+        self.capabilities
+            .as_ref()
+            .and_then(|c| c.extensions.as_ref())
+            .is_some_and(|e| e.contains_key(rmcp::model::TASKS_EXTENSION_ID))
+    }
 }
 
 /// A `tools/call`'s parameters: the name and arguments, and whatever else
@@ -94,6 +115,10 @@ pub(crate) struct CallParams {
 pub(crate) struct CallMeta {
     #[serde(rename = "progressToken")]
     pub(crate) progress_token: Option<rmcp::model::ProgressToken>,
+    /// The capabilities the request declares, if it does (a 2026-07-28
+    /// request, or a classic one carrying the tasks extension's).
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+    pub(crate) client_capabilities: Option<IgnoredAny>,
 }
 
 /// A client's `notifications/cancelled`.

@@ -21,6 +21,7 @@ use crate::holds::{HELD, RESUME};
 use crate::lifecycle::{Answer, Audited, Effect, Lifecycle};
 use crate::record::{End, Ending};
 use crate::relay::{Followed, Held, Resumable};
+use crate::tasks::Caller;
 
 /// The write that records a call as sent, run to its end even when the
 /// call is cancelled meanwhile.
@@ -126,7 +127,8 @@ impl Gateway {
                         None => self.unrecorded_read(&approved).await?,
                     };
                     let progress = self.progress_of(cx);
-                    let held = self.send(life, approved, this, progress)?;
+                    let tasks = Self::task_caller(cx, approved.principal);
+                    let held = self.send(life, approved, this, progress, tasks)?;
                     return self.follow(held, round, cx).await;
                 }
                 // The upstream's end comes to the call on its way (see
@@ -254,6 +256,7 @@ impl Gateway {
         approved: Approved<'_>,
         this: Ledgered,
         progress: Option<Progress>,
+        tasks: Option<Caller>,
     ) -> Result<Held, ErrorData> {
         let Approved {
             index,
@@ -298,6 +301,7 @@ impl Gateway {
             ending,
             life,
             progress,
+            tasks,
         }
         .run(arguments, marker, asks, entered, start);
         let held = Held::new(running, asked);

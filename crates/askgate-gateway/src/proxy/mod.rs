@@ -21,6 +21,7 @@ mod passing;
 pub(crate) mod pipeline;
 pub(crate) mod preview;
 mod serve;
+mod tasks;
 mod templates;
 mod upstream_call;
 

@@ -15,7 +15,7 @@ use rmcp::ServiceError;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, NumberOrString, ProgressToken, Reference,
     ResourceTemplate, ResultType, ServerCapabilities, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use serde_json::{Map, Value as Json, json};
@@ -55,8 +55,8 @@ fn union(a: &mut Json, b: &Json) {
 impl Gateway {
     /// What the client is told the gateway can do: the union of what the
     /// upstreams said (`logging`, `completions`, `prompts`, `resources`
-    /// with `subscribe` and `listChanged`), and its own tools, whose list
-    /// may change.
+    /// with `subscribe` and `listChanged`, the tasks extension), and its
+    /// own tools, whose list may change.
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
         let mut merged = json!({"tools": {"listChanged": true}});
         for upstream in self.inner.upstreams.connected() {
@@ -66,9 +66,14 @@ impl Gateway {
             let Ok(Json::Object(theirs)) = serde_json::to_value(&info.capabilities) else {
                 continue;
             };
-            // What askgate relays; extensions (tasks) and experimental
-            // capabilities it does not carry.
-            let relayed: Map<String, Json> = theirs
+            // The tasks extension is relayed (see the `tasks` module); other
+            // extensions and experimental capabilities askgate does not
+            // carry.
+            let tasks = theirs
+                .get("extensions")
+                .and_then(|extensions| extensions.get(TASKS_EXTENSION_ID))
+                .cloned();
+            let mut relayed: Map<String, Json> = theirs
                 .into_iter()
                 .filter(|(key, _)| {
                     matches!(
@@ -77,6 +82,9 @@ impl Gateway {
                     )
                 })
                 .collect();
+            if let Some(tasks) = tasks {
+                relayed.insert("extensions".into(), json!({TASKS_EXTENSION_ID: tasks}));
+            }
             union(&mut merged, &Json::Object(relayed));
         }
         // Some upstream still starting: what it may bring is advertised

@@ -2,7 +2,8 @@
 //! A `tools/call` goes through [`Gateway::call`] (see the `call`
 //! module); prompts and resources are relayed (see
 //! [`crate::prompts_resources`]), prompts under their names downstream
-//! (see the `catalogue` module); the rest passes through with the
+//! (see the `catalogue` module); the tasks an upstream makes are followed
+//! there (see the `tasks` module); the rest passes through with the
 //! upstream's semantics (see the `passing` module).
 
 // Logging and resources/subscribe are deprecated in rmcp (SEP-2577, and
@@ -13,11 +14,12 @@
 use std::collections::HashMap;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
-    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, Resource, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    Resource, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+    Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
@@ -248,6 +250,30 @@ impl ServerHandler for Gateway {
 
     async fn listen(&self, cx: SubscriptionContext) -> Result<(), ErrorData> {
         Gateway::listen(self, cx).await
+    }
+
+    async fn get_task(
+        &self,
+        params: GetTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Gateway::get_task(self, params, &principal_of(&cx)).await
+    }
+
+    async fn update_task(
+        &self,
+        params: UpdateTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Gateway::update_task(self, params, &principal_of(&cx)).await
+    }
+
+    async fn cancel_task(
+        &self,
+        params: CancelTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Gateway::cancel_task(self, params, &principal_of(&cx)).await
     }
 }
 

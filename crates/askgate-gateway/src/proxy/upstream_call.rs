@@ -7,7 +7,7 @@ use askgate_mcp::replay::MARKER_KEY;
 use rmcp::ErrorData;
 use rmcp::ServiceError;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, InputRequiredResult, JsonObject, RequestMetaObject,
+    CallToolRequestParams, CallToolResponse, CreateTaskResult, InputRequiredResult, JsonObject,
 };
 use serde_json::Value as Json;
 
@@ -18,6 +18,8 @@ use crate::lifecycle::{Answer, Effect, Lifecycle};
 use crate::record::{Ended, Ending};
 use crate::relay::rounds::{self, Sent, Tracked};
 use crate::relay::{self, Asks, Entered};
+use crate::tasks::{Caller, Route};
+use crate::upstream::Upstream;
 
 /// A tool call on its way to its upstream.
 pub(crate) struct UpstreamCall {
@@ -33,6 +35,9 @@ pub(crate) struct UpstreamCall {
     pub(crate) life: Lifecycle,
     /// Where its progress goes, when the client asked for it.
     pub(crate) progress: Option<Progress>,
+    /// Its client, when it follows tasks: the upstream may answer with
+    /// one (see [`crate::tasks`]).
+    pub(crate) tasks: Option<Caller>,
 }
 
 impl UpstreamCall {
@@ -61,6 +66,13 @@ impl UpstreamCall {
         let mut marker = marker;
         // A resumed call's first request follows answers: it is a new one.
         let mut fresh = start.is_some();
+        // A client that follows tasks has the upstream told so, on this
+        // request: the upstream may then answer with a task.
+        let tasks_meta = self
+            .tasks
+            .as_ref()
+            .filter(|_| upstream.runs_tasks())
+            .map(|_| upstream.tasks_meta());
         let tracked = self.progress.as_ref().map(|progress| Tracked {
             progress,
             upstream: upstream.relay_number(),
@@ -76,35 +88,61 @@ impl UpstreamCall {
                     marker = random("m").map_err(ServiceError::McpError)?;
                 }
                 fresh = true;
+                let mut meta = tasks_meta.clone().unwrap_or_default();
                 if marks {
-                    let mut meta = RequestMetaObject::default();
                     meta.insert(MARKER_KEY.to_owned(), Json::String(marker.clone()));
-                    params.meta = Some(meta);
                     upstream.watcher.expect(&marker, &id);
                 }
+                params.meta = (!meta.is_empty()).then_some(meta);
                 Ok(())
             },
         )
         .await;
         drop(entered);
+        // Asked always: it forgets the call as it tells.
         let observed = upstream.watcher.answered(&id);
-        let (ended, result) = match sent {
+        let unseen = marks && !observed;
+        let (ended, result) = self.settled(upstream, sent, &marker, unseen);
+        self.life.handle_ended(ended);
+        self.answer(&upstream.name, result)
+    }
+
+    /// How the call ended, from how its request was `sent` (its marker
+    /// `marker`; `unseen`: the watcher did not see its answer), and what
+    /// the client is answered when its server answered.
+    fn settled(
+        &self,
+        upstream: &Upstream,
+        sent: Sent<CallToolResponse>,
+        marker: &str,
+        unseen: bool,
+    ) -> (Ended, Option<CallToolResponse>) {
+        match sent {
             Sent::Answered(CallToolResponse::Complete(result)) => {
-                if marks && !observed {
+                if unseen {
                     tracing::warn!(upstream = %upstream.name, tool = %self.tool, "an answer arrived that the watcher did not see");
                 }
                 let ended = Ended::Answered {
                     is_error: result.is_error.unwrap_or(false),
                     blocks: result.content.len(),
                 };
-                (ended, Some(result))
+                (ended, Some(CallToolResponse::Complete(result)))
             }
-            Sent::Answered(_) => (Ended::Task, None),
+            Sent::Answered(CallToolResponse::Task(created)) => {
+                self.made(&created);
+                let ended = Ended::Task(created.task.task_id.clone());
+                (ended, Some(CallToolResponse::Task(created)))
+            }
+            // Input requests are answered in `until_complete`.
+            Sent::Answered(_) => (
+                Ended::Failed("its server asked for input in a way askgate cannot answer".into()),
+                None,
+            ),
             Sent::KeptAsking => (Ended::KeptAsking, None),
             Sent::NotGiven(why) => (Ended::InputNotGiven(why), None),
             Sent::Failed(error) => match askgate_mcp::replay::refusal(&error) {
                 Some(refused) => {
-                    upstream.watcher.forget(&marker);
+                    upstream.watcher.forget(marker);
                     (Ended::NotSent(refused.as_str().to_owned()), None)
                 }
                 None => match error {
@@ -112,24 +150,44 @@ impl UpstreamCall {
                     other => (Ended::Failed(other.to_string()), None),
                 },
             },
+        }
+    }
+
+    /// Note the task `created` made for the call's client: its requests go
+    /// to this upstream, its status to that client.
+    fn made(&self, created: &CreateTaskResult) {
+        let Some(caller) = &self.tasks else {
+            return;
         };
-        self.life.handle_ended(ended);
-        self.answer(&upstream.name, result)
+        let Ok(upstream) = self.gateway.started(self.index) else {
+            return;
+        };
+        let route = Route {
+            upstream: self.index,
+            relay: upstream.relay_number(),
+            principal: caller.principal.clone(),
+            client: caller.client.clone(),
+        };
+        tracing::info!(call = %self.ending.id(), server = %upstream.name, tool = %self.tool, "its server answered with a task, which runs on");
+        self.gateway
+            .inner
+            .downstream
+            .tasks
+            .made(&created.task.task_id, route, created.task.ttl_ms);
     }
 
     /// Carry out what the ended life says: its end recorded, and the
     /// client answered with `result` or the end's error.
-    fn answer(
-        mut self,
-        upstream: &str,
-        mut result: Option<rmcp::model::CallToolResult>,
-    ) -> relay::Response {
+    fn answer(mut self, upstream: &str, mut result: Option<CallToolResponse>) -> relay::Response {
         let mut answer = None;
         while let Some(effect) = self.life.poll() {
             match effect {
                 Effect::RecordEnd(ended) => self.ending.ended(&ended),
                 Effect::Answer(Answer::Result) => {
-                    answer = result.take().map(relay::complete).map(Ok)
+                    answer = result.take().map(|response| match response {
+                        CallToolResponse::Complete(result) => Ok(relay::complete(result)),
+                        other => Ok(other),
+                    });
                 }
                 Effect::Answer(Answer::Failed(ended)) => {
                     answer = ended.client_error(upstream, &self.tool).map(Err);

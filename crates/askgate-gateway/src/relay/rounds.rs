@@ -12,7 +12,8 @@ use rmcp::ServiceError;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotificationParam,
     ClientRequest, GetPromptRequestParams, GetPromptResponse, InputRequiredResult, InputResponses,
-    ReadResourceRequestParams, ReadResourceResponse, RequestId, ResultType, ServerResult,
+    ReadResourceRequestParams, ReadResourceResponse, RequestId, RequestMetaObject, ResultType,
+    ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 
@@ -199,29 +200,44 @@ async fn read_resource(
 }
 
 /// A tool call, its progress (when the client asked for it) routed to the
-/// client under the token rmcp gives the request upstream.
+/// client under the token rmcp gives the request upstream. The client
+/// capabilities its `_meta` declares (the tasks extension, for a client
+/// that follows tasks: see [`crate::tasks`]) stand over those rmcp puts
+/// on every request.
 async fn call_tool(
     peer: &Peer<RoleClient>,
     params: CallToolRequestParams,
     progress: Option<&Tracked<'_>>,
 ) -> Result<CallToolResponse, ServiceError> {
-    let Some(tracked) = progress else {
+    let declared = params
+        .meta
+        .as_ref()
+        .and_then(RequestMetaObject::client_capabilities);
+    if progress.is_none() && declared.is_none() {
         return peer.call_tool_once(params).await;
-    };
+    }
+    let mut options = PeerRequestOptions::no_options();
+    if let Some(capabilities) = declared {
+        let mut meta = RequestMetaObject::new();
+        meta.set_client_capabilities(capabilities);
+        options = options.with_meta(meta);
+    }
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-    let handle = peer
-        .send_request_with_option(request, PeerRequestOptions::no_options())
-        .await?;
-    let routed = tracked
-        .progress
-        .route(tracked.upstream, &handle.progress_token);
+    let handle = peer.send_request_with_option(request, options).await?;
+    let routed = progress.map(|tracked| {
+        tracked
+            .progress
+            .route(tracked.upstream, &handle.progress_token)
+    });
     let mut abandoned = Abandoned {
         peer: peer.clone(),
         id: Some(handle.id.clone()),
     };
     let result = handle.await_response().await;
     abandoned.id = None;
-    routed.settle().await;
+    if let Some(routed) = &routed {
+        routed.settle().await;
+    }
     match result? {
         ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
         ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),

@@ -23,6 +23,8 @@ pub(crate) struct Express {
     reply: Arc<Out>,
     /// Whether the client asked for a classic revision.
     classic: bool,
+    /// Whether the client declared the tasks extension.
+    follows_tasks: bool,
     /// Calls on the lanes by the client's request id.
     calls: OnLanes,
 }
@@ -34,6 +36,7 @@ impl Express {
             gateway,
             reply,
             classic: false,
+            follows_tasks: false,
             calls: Arc::new(Mutex::new(HashMap::new())),
         }
     }
@@ -45,10 +48,13 @@ impl Express {
         };
         match (request.method.as_deref(), request.id) {
             (Some("initialize"), Some(_)) => {
-                self.classic = request
+                let initialize = request
                     .params
-                    .and_then(|p| serde_json::from_str::<Initialize<'_>>(p.get()).ok())
+                    .and_then(|p| serde_json::from_str::<Initialize<'_>>(p.get()).ok());
+                self.classic = initialize
+                    .as_ref()
                     .is_some_and(|i| is_classic(&i.protocol_version));
+                self.follows_tasks = initialize.is_some_and(|i| i.follows_tasks());
                 false
             }
             (Some("tools/call"), Some(id)) if self.classic => match request.params {
@@ -72,12 +78,22 @@ impl Express {
             // requestState, inputResponses, task...: rmcp's.
             return false;
         }
+        // A client that declares its capabilities per request (the tasks
+        // extension, say): its call may become a task.
+        let declares = params
+            .meta
+            .as_ref()
+            .is_some_and(|meta| meta.client_capabilities.is_some());
         let Some(plan) = self
             .gateway
             .unattended(&params.name, params.arguments.unwrap_or_default())
         else {
             return false;
         };
+        if (self.follows_tasks || declares) && self.gateway.runs_tasks(plan.index) {
+            // The upstream may answer with a task: rmcp's, which follows it.
+            return false;
+        }
         // Open when planned; one that closes since fails the call (see
         // `Lane::send`).
         let Some(lane) = self.gateway.lane(plan.index) else {

@@ -26,6 +26,7 @@ mod mrtr;
 mod names;
 mod restarts;
 mod startup;
+mod tasks;
 
 /// A gateway over the example upstream with no config file, on a store of
 /// its own.
