@@ -36,6 +36,11 @@
 #               differential_compare.py holds the two transcripts field by
 #               field, each operation a scenario, with the differences
 #               askgate may make listed in allowed-differences.toml.
+# - differential-python-bare: the lists only, by a Python client that
+#               declares no sampling, roots or elicitation (as LangChain's):
+#               server-everything offers fewer tools to such a client, and
+#               must through the gateway too (askgate tells each upstream
+#               the stdio client's capabilities).
 #
 # Every suite's CLI answers come from the config's person, their token in
 # ASKGATE_TOKEN for the CLI only: the clients take it out of the environment
@@ -256,6 +261,7 @@ differential() {
         --direct "$direct.json" --gateway "$gateway.json" --logs "$logs"
 }
 suite differential-python differential python "$venv/bin/python" interop/gateway/differential_python.py
+suite differential-python-bare differential python-bare "$venv/bin/python" interop/gateway/differential_python.py --bare
 suite differential-typescript differential typescript node interop/gateway/differential_typescript.mjs \
     --modules "$node_prefix/node_modules"
 

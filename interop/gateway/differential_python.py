@@ -192,6 +192,21 @@ async def operation(
     return said
 
 
+# What a bare client runs: the lists.
+BARE_OPS = {"tools-list", "prompts-list", "resources-list", "resources-templates-list"}
+
+
+def names(operation: dict[str, Any]) -> dict[str, Any]:
+    """A list operation as the names (or URIs) it listed."""
+    result = operation.get("result")
+    if not isinstance(result, dict):
+        return {"op": operation["op"] + "-names", **{k: v for k, v in operation.items() if k != "op"}}
+    listed = next((v for v in result.values() if isinstance(v, list)), [])
+    keys = [item.get("name") or item.get("uri") or item.get("uriTemplate") for item in listed]
+    # A set, as a map: a missing one shows as itself.
+    return {"op": operation["op"] + "-names", "result": {k: True for k in sorted(k for k in keys if k)}}
+
+
 def coverage(operations: list[dict[str, Any]], steps: list[dict[str, Any]]) -> dict[str, Any]:
     """The listed tools no operation of the battery calls."""
     listed = next((o for o in operations if o["op"] == "tools-list"), {})
@@ -206,25 +221,31 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     operations: list[dict[str, Any]] = []
     claimed: set[int] = set()
     params = StdioServerParameters(command=args.command[0], args=args.command[1:], env=dict(os.environ))
+    # A bare client (as LangChain's is) declares no sampling, roots or
+    # elicitation: a server that offers tools by the client's capabilities
+    # offers fewer, and so must it through the gateway.
+    steps = [s for s in battery["operations"] if not args.bare or s["op"] in BARE_OPS]
+    callbacks = {} if args.bare else {
+        "elicitation_callback": client.elicit,
+        "sampling_callback": client.sample,
+        "list_roots_callback": client.roots,
+    }
     with open(args.log, "w") if args.log else open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(
-                read,
-                write,
-                elicitation_callback=client.elicit,
-                sampling_callback=client.sample,
-                list_roots_callback=client.roots,
-                message_handler=client.notified,
-            ) as session:
+            async with ClientSession(read, write, message_handler=client.notified, **callbacks) as session:
                 try:
                     with anyio.fail_after(OPERATION_TIMEOUT):
                         operations.append({"op": "initialize", "result": dump(await session.initialize())})
                 except Exception as error:
                     operations.append({"op": "initialize", "error": failure(error)})
                     return {"client": SDK, "server": args.command, "operations": operations}
-                for step in battery["operations"]:
+                for step in steps:
                     operations.append(await operation(session, client, step, battery["await_seconds"], claimed))
-    operations.append(coverage(operations, battery["operations"]))
+    if args.bare:
+        # What a bare client is offered: the names listed, nothing else
+        # (the fields of each are the full battery's to compare).
+        return {"client": SDK, "server": args.command, "operations": [names(o) for o in operations if o["op"] in BARE_OPS]}
+    operations.append(coverage(operations, steps))
     # By method (a set, as a map: a missing one shows as itself).
     elsewhere = {n["method"]: True for i, n in enumerate(client.notifications) if i not in claimed}
     operations.append({"op": "notifications-elsewhere", "result": {"methods": dict(sorted(elsewhere.items()))}})
@@ -235,6 +256,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="where the JSON transcript goes")
     parser.add_argument("--log", help="where the server's stderr goes")
+    parser.add_argument("--bare", action="store_true", help="declare no capabilities; only list")
     parser.add_argument("command", nargs="+", help="the stdio server to run, after --")
     args = parser.parse_args()
     transcript = anyio.run(run, args)

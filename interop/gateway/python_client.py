@@ -41,8 +41,9 @@ approves.
                  person, and the answer reaches the upstream
 - relay-sampling, relay-roots: the upstream's sampling and roots requests
                  reach a client that declared them
-- sampling-undeclared: a client without sampling: the upstream's request is
-                 refused with an error that says why
+- sampling-undeclared: a client without sampling is not offered the
+                 server's sampling tool, as directly: askgate tells each
+                 upstream the stdio client's sampling and roots as declared
 - mrtr-write-accept, mrtr-relay-notes: the same on 2026-07-28 (`Client`,
                  mode "auto"): the confirmation and the upstream's own ask
                  come back as InputRequiredResult, and the SDK retries with
@@ -438,10 +439,20 @@ async def relay_sampling(gw: Gateway) -> None:
 
 async def sampling_undeclared(gw: Gateway) -> None:
     async with gw.session(Person()) as session:
-        result = await session.call_tool("everything__trigger-sampling-request", {"prompt": "say something"})
-    said = text(result)
-    check(result.is_error is True, f"sampling without the capability did not fail: {said!r}")
-    check("did not declare sampling" in said, f"the error does not say why: {said!r}")
+        listed = {tool.name for tool in (await session.list_tools()).tools}
+        check(
+            "everything__trigger-sampling-request" not in listed,
+            "a client without sampling was offered the server's sampling tool",
+        )
+        check("everything__echo" in listed, f"the server's other tools are missing: {sorted(listed)}")
+        try:
+            result = await session.call_tool("everything__trigger-sampling-request", {"prompt": "say something"})
+        except Exception as error:  # the gateway's -32602: no server lists it
+            said = str(error)
+        else:
+            said = text(result)
+            check(result.is_error is True, f"an unlisted sampling tool ran: {said!r}")
+    check("unknown tool" in said, f"the refusal does not say the tool is not listed: {said!r}")
 
 
 async def relay_roots(gw: Gateway) -> None:

@@ -148,14 +148,8 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
         .with_confirmations(config.confirmations.clone());
     let threshold = config.auto_approve_from_env()?;
     let downstream = Downstream::default();
+    // They start once the client is known (see `Started::run`).
     let upstreams = start_upstreams(&config, &downstream);
-    // The first tries, for a moment: most servers start well within it,
-    // and the client's handshake then says what they can do; the rest
-    // join as they come. Not one left: the gateway cannot serve.
-    upstreams.settled(FIRST_WAIT, true).await;
-    if upstreams.tried_all() && upstreams.connected().next().is_none() {
-        return Err(Error::NoUpstream);
-    }
     let gateway = Gateway::new(
         Settings {
             rounds,
@@ -199,7 +193,7 @@ async fn bind_inbox(config: &Config) -> Option<tokio::net::TcpListener> {
 /// How long the start waits for the upstreams' first tries before it
 /// serves the client anyway (a desktop client gives up its first probe
 /// after about 2.5 s).
-const FIRST_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+pub(crate) const FIRST_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
 
 /// Start every upstream of `config` at once, each in a task of its own
 /// that keeps trying until it connects (see the `upstreams` module), its
@@ -213,16 +207,19 @@ fn start_upstreams(config: &Config, downstream: &Downstream) -> Arc<Upstreams> {
         let (name, protocol) = (configured.name.clone(), configured.protocol);
         let prefix = config.prefix_of(index);
         let downstream = downstream.clone();
+        let waiting = Arc::clone(&upstreams);
         let connect = move || {
-            let (name, endpoint, downstream, prefix) = (
+            let (name, endpoint, downstream, prefix, upstreams) = (
                 name.clone(),
                 endpoint.clone(),
                 downstream.clone(),
                 prefix.clone(),
+                Arc::clone(&waiting),
             );
             async move {
+                let declared = upstreams.declared().await;
                 let mut upstream =
-                    upstream::connect(&name, &endpoint, protocol, downstream).await?;
+                    upstream::connect(&name, &endpoint, protocol, downstream, declared).await?;
                 if rename {
                     name_after_the_server(&mut upstream);
                 }
@@ -243,8 +240,9 @@ fn start_upstreams(config: &Config, downstream: &Downstream) -> Arc<Upstreams> {
 /// As upstreams join, list their tools and tell the clients the lists
 /// changed; until every one has.
 async fn tell_of_arrivals(gateway: Gateway, upstreams: Arc<Upstreams>) {
-    while !upstreams.all_connected() {
-        upstreams.changed().await;
+    let mut seen = 0;
+    while seen < upstreams.len() {
+        seen = upstreams.more_than(seen).await;
         gateway.arrived().await;
     }
 }
@@ -293,10 +291,9 @@ impl Started {
     /// Two upstreams' tools would have one name downstream.
     pub async fn tools(&self) -> Result<Vec<Listed>, Collision> {
         // Every upstream's first try: the dry run lists them all.
-        self.gateway
-            .upstreams()
-            .settled(proxy::STARTING_WAIT, true)
-            .await;
+        let upstreams = self.gateway.upstreams();
+        upstreams.release(upstream::Declared::ANY_CLIENT);
+        upstreams.settled(proxy::STARTING_WAIT, true).await;
         let threshold = self.gateway.threshold();
         let catalogue = self.gateway.refresh_tools().await;
         if let Some(collision) = catalogue.collisions.into_iter().next() {
@@ -370,6 +367,15 @@ impl Started {
                 stdio::serve_over(gateway.for_session(), reader, writer).await
             }
             (Client::Configured, Some(listen)) => {
+                // Clients come and go: the upstreams start now, told what
+                // any client may have. Not one starting: nothing to serve.
+                let upstreams = gateway.upstreams();
+                upstreams.release(upstream::Declared::ANY_CLIENT);
+                upstreams.settled(FIRST_WAIT, true).await;
+                if upstreams.tried_all() && upstreams.connected().next().is_none() {
+                    finish(&gateway).await;
+                    return Err(Error::NoUpstream);
+                }
                 listen::serve(gateway.clone(), listen.addr, &config.principals).await
             }
             (Client::Configured, None) => {

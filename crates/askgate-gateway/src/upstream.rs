@@ -70,6 +70,38 @@ pub(crate) struct Relay {
     inflight: Inflight,
     /// Its number, which its progress notifications are routed by.
     number: u64,
+    /// What it declares to its server of the client behind it.
+    declared: Declared,
+}
+
+/// What the gateway declares to an upstream it can deliver: elicitation
+/// always (a form or a link the client cannot show waits in the inbox);
+/// sampling and roots only as the client has them — the one stdio client's
+/// as it declared them, or, over Streamable HTTP (whose clients come and
+/// go), what any of them may have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Declared {
+    /// `sampling/createMessage`.
+    pub(crate) sampling: bool,
+    /// `roots/list`.
+    pub(crate) roots: bool,
+}
+
+impl Declared {
+    /// Everything a client may have: for the clients of `--listen`, and
+    /// the operator's dry run.
+    pub(crate) const ANY_CLIENT: Declared = Declared {
+        sampling: true,
+        roots: true,
+    };
+
+    /// What the client declaring `capabilities` has.
+    pub(crate) fn of(capabilities: &ClientCapabilities) -> Declared {
+        Declared {
+            sampling: capabilities.sampling.is_some(),
+            roots: capabilities.roots.is_some(),
+        }
+    }
 }
 
 impl Relay {
@@ -131,12 +163,14 @@ fn read<T: serde::de::DeserializeOwned>(
 
 impl ClientHandler for Relay {
     fn get_info(&self) -> ClientConfig {
-        let capabilities: ClientCapabilities = serde_json::from_value(json!({
-            "elicitation": {"form": {}, "url": {}},
-            "sampling": {},
-            "roots": {}
-        }))
-        .unwrap_or_default();
+        let mut declared = json!({"elicitation": {"form": {}, "url": {}}});
+        if self.declared.sampling {
+            declared["sampling"] = json!({});
+        }
+        if self.declared.roots {
+            declared["roots"] = json!({});
+        }
+        let capabilities: ClientCapabilities = serde_json::from_value(declared).unwrap_or_default();
         ClientConfig::new(
             capabilities,
             Implementation::new("askgate-gateway", env!("CARGO_PKG_VERSION")),
@@ -370,6 +404,7 @@ pub(crate) async fn connect(
     endpoint: &Endpoint,
     protocol: UpstreamProtocol,
     downstream: Downstream,
+    declared: Declared,
 ) -> Result<Upstream, String> {
     let lifecycle = match protocol {
         UpstreamProtocol::Initialize => ClientLifecycleMode::Initialize,
@@ -383,6 +418,7 @@ pub(crate) async fn connect(
         number: downstream.notices.relay_number(),
         downstream,
         inflight: inflight.clone(),
+        declared,
     };
     let watcher = Watch::default();
     #[cfg_attr(any(not(unix), askgate_portable), allow(unused_mut))]

@@ -1,6 +1,12 @@
 //! The servers behind the gateway, as they start: one slot per configured
 //! upstream, in the config's order, filled when its handshake is done.
 //!
+//! They start once the gateway knows whom it serves
+//! ([`Upstreams::release`]): the stdio client's `initialize` (so each
+//! upstream is told the client's sampling and roots as it declared them,
+//! and a server that offers tools by the client's capabilities offers
+//! the right ones), or at once for `--listen` and the dry run.
+//!
 //! Every upstream starts at once, in a task of its own, and the client is
 //! served meanwhile: its handshake does not wait for the slowest server (a
 //! desktop client gives up a probe after a couple of seconds). An upstream
@@ -15,7 +21,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use crate::upstream::Upstream;
+use crate::upstream::{Declared, Upstream};
 
 /// The first wait before starting a failed upstream again.
 const FIRST_RETRY: Duration = Duration::from_secs(1);
@@ -30,6 +36,15 @@ pub(crate) struct Upstreams {
     tried: AtomicUsize,
     /// Rung when one connects or a first try ends.
     changed: Notify,
+    /// How many the client was told of (its handshake's answer, then
+    /// list changes): one joining after is news.
+    told: AtomicUsize,
+    /// Whether the client's handshake was answered: before, nobody is
+    /// told of news (the answer lists what joined).
+    answered: std::sync::atomic::AtomicBool,
+    /// What they are told of the client: none start before it is known
+    /// (see [`Upstreams::release`]).
+    declared: tokio::sync::watch::Sender<Option<Declared>>,
 }
 
 impl Upstreams {
@@ -39,6 +54,34 @@ impl Upstreams {
             slots: (0..count).map(|_| OnceLock::new()).collect(),
             tried: AtomicUsize::new(0),
             changed: Notify::new(),
+            told: AtomicUsize::new(0),
+            answered: std::sync::atomic::AtomicBool::new(false),
+            declared: tokio::sync::watch::Sender::new(None),
+        }
+    }
+
+    /// Let them start, declaring `declared` (the first release holds:
+    /// an upstream's handshake happens once).
+    pub(crate) fn release(&self, declared: Declared) {
+        self.declared.send_if_modified(|slot| {
+            if slot.is_some() {
+                return false;
+            }
+            *slot = Some(declared);
+            true
+        });
+    }
+
+    /// What to declare, once released.
+    pub(crate) async fn declared(&self) -> Declared {
+        let mut released = self.declared.subscribe();
+        loop {
+            if let Some(declared) = *released.borrow_and_update() {
+                return declared;
+            }
+            if released.changed().await.is_err() {
+                return Declared::ANY_CLIENT;
+            }
         }
     }
 
@@ -73,6 +116,22 @@ impl Upstreams {
     /// Whether every upstream has been tried once (connected or not).
     pub(crate) fn tried_all(&self) -> bool {
         self.tried.load(Ordering::Acquire) >= self.slots.len()
+    }
+
+    /// The client is told of every upstream connected now.
+    pub(crate) fn told(&self) {
+        self.told.store(self.connected().count(), Ordering::Release);
+        self.answered.store(true, Ordering::Release);
+    }
+
+    /// Whether upstreams joined since the client was last told (and if so,
+    /// it is told now).
+    pub(crate) fn news(&self) -> bool {
+        if !self.answered.load(Ordering::Acquire) {
+            return false;
+        }
+        let connected = self.connected().count();
+        self.told.swap(connected, Ordering::AcqRel) < connected
     }
 
     /// Upstream `index` is connected.
@@ -128,10 +187,19 @@ impl Upstreams {
         }
     }
 
-    /// Wait until something changes (an upstream connects): for the task
-    /// that tells the clients their lists changed.
-    pub(crate) async fn changed(&self) {
-        self.changed.notified().await;
+    /// Wait until more upstreams are connected than `seen`: how many are
+    /// now. For the task that tells the clients their lists changed.
+    pub(crate) async fn more_than(&self, seen: usize) -> usize {
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            let now = self.connected().count();
+            if now > seen {
+                return now;
+            }
+            changed.await;
+        }
     }
 }
 

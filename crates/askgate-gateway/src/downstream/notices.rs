@@ -36,6 +36,11 @@ pub(crate) struct Notices {
 struct State {
     /// Resource URI -> the classic sessions subscribed to it.
     subscribed: HashMap<String, Vec<Subscriber>>,
+    /// Lists that changed while no client was there to hear it (an
+    /// upstream that offers tools by its client's capabilities says so as
+    /// the gateway connects, during the client's own handshake): told to
+    /// the first client once it is initialized, as a direct client hears.
+    unheard: Vec<List>,
     /// The open `subscriptions/listen` streams, by number.
     listening: HashMap<u64, Listening>,
     /// An upstream (its relay's number) and the token its request was
@@ -328,6 +333,12 @@ impl Notices {
     /// `list` changed: told to the classic `peers` and to every listen
     /// stream that accepted it.
     pub(crate) async fn list_changed(&self, list: List, peers: Vec<Peer<RoleServer>>) {
+        if peers.is_empty() {
+            let mut state = self.state();
+            if !state.unheard.contains(&list) {
+                state.unheard.push(list);
+            }
+        }
         let sinks: Vec<SubscriptionSink> = self
             .state()
             .listening
@@ -361,6 +372,15 @@ impl Notices {
             if let Err(error) = sent {
                 tracing::debug!(%error, ?list, "could not relay list_changed on a listen stream");
             }
+        }
+    }
+
+    /// A client is initialized: the list changes no client heard, told to
+    /// it.
+    pub(crate) async fn initialized(&self, peer: &Peer<RoleServer>) {
+        let unheard = std::mem::take(&mut self.state().unheard);
+        for list in unheard {
+            self.list_changed(list, vec![peer.clone()]).await;
         }
     }
 

@@ -120,10 +120,25 @@ impl Gateway {
         })
     }
 
+    /// The client is known (its handshake), declaring `declared`: the
+    /// upstreams start (the first release holds), and the answer waits a
+    /// moment for their first tries, so it says what they can do.
+    pub(crate) async fn client_known(&self, declared: crate::upstream::Declared) {
+        self.inner.upstreams.release(declared);
+        self.inner.upstreams.settled(crate::FIRST_WAIT, true).await;
+        // The answer lists what joined so far (and the express lane takes
+        // calls of tools listed): no news to tell of.
+        self.refresh_tools().await;
+        self.inner.upstreams.told();
+    }
+
     /// An upstream joined (or failed its first try): its tools listed,
     /// and the clients told their lists changed.
     pub(crate) async fn arrived(&self) {
         self.refresh_tools().await;
+        if !self.inner.upstreams.news() {
+            return;
+        }
         let notices = &self.inner.downstream.notices;
         for list in [List::Tools, List::Prompts, List::Resources] {
             notices

@@ -15,11 +15,11 @@ use std::collections::HashMap;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
-    CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    Resource, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
-    Tool, UnsubscribeRequestParams, UpdateTaskParams,
+    CompleteResult, DiscoverResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+    GetTaskResult, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, Resource, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
@@ -27,6 +27,7 @@ use rmcp::{ErrorData, ServerHandler};
 use super::Gateway;
 use super::catalogue::listed;
 use crate::questions;
+use crate::upstream::Declared;
 
 /// Who a request is for: its authenticated principal, else the anonymous
 /// one (stdio).
@@ -62,6 +63,34 @@ impl ServerHandler for Gateway {
             .with_instructions(self.instructions())
     }
 
+    /// The client's handshake: the upstreams start now, told the
+    /// client's sampling and roots (see the `upstreams` module), and the
+    /// answer waits a moment for them, so that it says what they can do.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        cx.peer.set_peer_info(request.clone());
+        self.client_known(Declared::of(&request.capabilities)).await;
+        self.negotiate_initialize(&request)
+    }
+
+    /// A 2026-07-28 client's discovery: as `initialize`, its capabilities
+    /// those its request declares.
+    async fn discover(&self, cx: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        let declared = cx
+            .client_capabilities()
+            .map_or(Declared::ANY_CLIENT, |capabilities| {
+                Declared::of(&capabilities)
+            });
+        self.client_known(declared).await;
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
+    }
+
     /// The client is connected: from now on an upstream's asks outside a
     /// call the gateway handles — during a call on the express lane, say —
     /// go to it.
@@ -72,7 +101,10 @@ impl ServerHandler for Gateway {
             .and_then(|parts| parts.extensions.get::<askgate_mcp::Principal>())
             .map_or(askgate_mcp::Principal::ANONYMOUS, |p| p.0.as_str())
             .to_owned();
-        self.note_client(&principal, cx.peer);
+        self.note_client(&principal, cx.peer.clone());
+        if cx.peer.peer_info().is_some() {
+            self.inner.downstream.notices.initialized(&cx.peer).await;
+        }
     }
 
     async fn list_tools(
