@@ -455,16 +455,8 @@ pub(crate) async fn connect(
                 .map_err(|e| format!("upstream {name}: the MCP handshake failed: {e}"))?
         }
         Endpoint::Http { url, headers } => {
-            let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
-            for (key, value) in headers {
-                let name = http::HeaderName::from_bytes(key.as_bytes())
-                    .map_err(|_| format!("upstream {name}: {key:?} is not a header name"))?;
-                let value = http::HeaderValue::from_str(value).map_err(|_| {
-                    format!("upstream {name}: the value of header {key} is not valid")
-                })?;
-                config.custom_headers.insert(name, value);
-            }
-            let transport = StreamableHttpClientTransport::from_config(config);
+            let transport =
+                StreamableHttpClientTransport::from_config(http_config(name, url, headers)?);
             relay
                 .serve_with_lifecycle(Watched::new(transport, watcher.clone()), lifecycle)
                 .await
@@ -482,6 +474,24 @@ pub(crate) async fn connect(
         inflight,
         lane,
     })
+}
+
+/// How to reach upstream `name` at `url` over Streamable HTTP, sending
+/// `headers` (credentials: never in an error).
+fn http_config(
+    name: &str,
+    url: &str,
+    headers: &[(String, String)],
+) -> Result<StreamableHttpClientTransportConfig, String> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    for (key, value) in headers {
+        let header = http::HeaderName::from_bytes(key.as_bytes())
+            .map_err(|_| format!("upstream {name}: {key:?} is not a header name"))?;
+        let value = http::HeaderValue::from_str(value)
+            .map_err(|_| format!("upstream {name}: the value of header {key} is not valid"))?;
+        config.custom_headers.insert(header, value);
+    }
+    Ok(config)
 }
 
 impl From<&super::config::Transport> for Endpoint {

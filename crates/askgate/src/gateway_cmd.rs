@@ -145,6 +145,21 @@ pub(crate) fn tools(args: ToolsArgs) -> ExitCode {
     crate::failure::serve("askgate tools", list_tools(args))
 }
 
+/// A tool as a row of the dry run: name, server, risk, rule, now.
+fn row(tool: askgate_gateway::Listed) -> [String; 5] {
+    let now = match tool.now {
+        Now::Proceed(method) => format!("proceed ({})", method.as_str()),
+        Now::Ask => "ask".to_owned(),
+    };
+    [
+        tool.name,
+        tool.server,
+        tool.risk.as_str().to_owned(),
+        tool.rule,
+        now,
+    ]
+}
+
 async fn list_tools(args: ToolsArgs) -> Result<(), Failure> {
     let started = args.setup.start(false).await?;
     let threshold = started.threshold();
@@ -158,22 +173,7 @@ async fn list_tools(args: ToolsArgs) -> Result<(), Failure> {
         .iter()
         .filter_map(|tool| Some((tool.name.clone(), tool.warning.clone()?)))
         .collect();
-    let rows: Vec<[String; 5]> = tools
-        .into_iter()
-        .map(|tool| {
-            let now = match tool.now {
-                Now::Proceed(method) => format!("proceed ({})", method.as_str()),
-                Now::Ask => "ask".to_owned(),
-            };
-            [
-                tool.name,
-                tool.server,
-                tool.risk.as_str().to_owned(),
-                tool.rule,
-                now,
-            ]
-        })
-        .collect();
+    let rows: Vec<[String; 5]> = tools.into_iter().map(row).collect();
     use std::fmt::Write;
     if args.json {
         for [name, server, risk, rule, now] in &rows {

@@ -137,18 +137,11 @@ impl Express {
             life,
             progress: progress.map(|(routed, _)| routed),
         };
-        let mut meta = HashMap::new();
-        if self.gateway.marks_calls() {
-            meta.insert(MARKER_KEY, marker.as_str());
-        }
-        if let Some(token) = &lane_token {
-            meta.insert("progressToken", token.as_str());
-        }
-        let meta = (!meta.is_empty()).then_some(meta);
+        let marker = self.gateway.marks_calls().then_some(marker.as_str());
         let params = Params {
             name: &plan.tool,
             arguments: &plan.arguments,
-            meta,
+            meta: meta(marker, lane_token.as_deref()),
         };
         lane.send(lane_id, &params, pending);
         true
@@ -182,6 +175,22 @@ impl Express {
     fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<String, OnLane>> {
         self.calls.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// The `_meta` of a call on the lane: the replay contract's `marker`, and
+/// the lane's progress `token`, when there are any.
+fn meta<'a>(
+    marker: Option<&'a str>,
+    token: Option<&'a str>,
+) -> Option<HashMap<&'static str, &'a str>> {
+    let mut meta = HashMap::new();
+    if let Some(marker) = marker {
+        meta.insert(MARKER_KEY, marker);
+    }
+    if let Some(token) = token {
+        meta.insert("progressToken", token);
+    }
+    (!meta.is_empty()).then_some(meta)
 }
 
 /// A request id as a key: its JSON, normalized.
