@@ -14,6 +14,9 @@ use super::inflight::{Answer, Input};
 use super::resume::{Resumable, ResumableAsk};
 use super::{KEY_PREFIX, Response};
 
+/// The keys askgate's own asks go under: never a server's.
+const RESERVED: [&str; 1] = ["confirm"];
+
 /// The upstream call itself: running here, or sent away to run while its
 /// downstream call waits for the client's retry.
 enum Running<R> {
@@ -38,6 +41,8 @@ pub(crate) struct Held<R = CallToolResponse> {
     /// after a restart: its asks go under the keys they went under
     /// before).
     preset: std::collections::VecDeque<String>,
+    /// Every key given so far.
+    used: std::collections::HashSet<String>,
 }
 
 impl<R> std::fmt::Debug for Held<R> {
@@ -70,6 +75,7 @@ impl<R: Send + 'static> Held<R> {
             waiting: Vec::new(),
             next_key: 0,
             preset: std::collections::VecDeque::new(),
+            used: std::collections::HashSet::new(),
         }
     }
 
@@ -85,11 +91,39 @@ impl<R: Send + 'static> Held<R> {
     }
 
     pub(crate) fn key(&mut self) -> String {
-        if let Some(key) = self.preset.pop_front() {
-            return key;
+        let key = match self.preset.pop_front() {
+            Some(key) => key,
+            None => loop {
+                self.next_key += 1;
+                let key = format!("{KEY_PREFIX}{}", self.next_key);
+                if !self.used.contains(&key) {
+                    break key;
+                }
+            },
+        };
+        self.used.insert(key.clone());
+        key
+    }
+
+    /// The key `input` goes to the client under: the server's own, when it
+    /// asked in a round of its own (as a client of it directly would see
+    /// it) and that key is free — not askgate's (`confirm`, its
+    /// `upstream-N`) nor given before in this call — else one of
+    /// askgate's.
+    fn key_for(&mut self, input: &Input) -> String {
+        let theirs = input.from_round.as_ref().map(|round| round.key.as_str());
+        match theirs {
+            Some(key)
+                if self.preset.is_empty()
+                    && !key.starts_with(KEY_PREFIX)
+                    && !RESERVED.contains(&key)
+                    && !self.used.contains(key) =>
+            {
+                self.used.insert(key.to_owned());
+                key.to_owned()
+            }
+            _ => self.key(),
         }
-        self.next_key += 1;
-        format!("{KEY_PREFIX}{}", self.next_key)
     }
 
     /// What it takes to resume the call after a restart, when every ask
@@ -168,7 +202,7 @@ impl<R: Send + 'static> Held<R> {
             match asked {
                 Some(inputs) => {
                     for input in inputs {
-                        let key = self.key();
+                        let key = self.key_for(&input);
                         self.waiting.push((key, input));
                     }
                 }

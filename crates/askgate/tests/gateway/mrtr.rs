@@ -137,7 +137,13 @@ async fn a_2026_upstreams_resource_asks_a_2026_client_which_answers_on_its_retry
         assert!(asked.len() < 4, "too many rounds");
         let mut responses = serde_json::Map::new();
         for (key, request) in input_requests(&needed) {
-            assert!(key.starts_with("upstream-"), "{key}");
+            // The server's own key first; the re-ask with the reason under
+            // one of askgate's (a key is never given twice in a call).
+            if asked.is_empty() {
+                assert_eq!(key, "name");
+            } else {
+                assert!(key.starts_with("upstream-"), "{key}");
+            }
             asked.push(request["params"]["message"].clone());
             let content = answers.next().expect("asked at most twice");
             responses.insert(key, json!({"action": "accept", "content": content}));
@@ -202,4 +208,35 @@ fn asked_again_after_an_empty_name(asked: &[serde_json::Value]) {
         again.contains("name") && again.ends_with("What is your name?"),
         "the re-ask says why: {again:?}"
     );
+}
+
+#[tokio::test]
+async fn a_2026_upstreams_input_requests_reach_a_2026_client_under_the_servers_own_keys() {
+    let setup = setup()
+        .config("[[rules]]\ntool = \"ask_name\"\nrisk = \"read\"")
+        .upstream_keys("protocol = \"2026-07-28\"");
+    let (client, _) = round_tripper(&setup).await;
+    let params = CallToolRequestParams::new(tool("ask_name"));
+    let needed = match client
+        .call_tool_once(params.clone())
+        .await
+        .expect("a result")
+    {
+        CallToolResponse::InputRequired(needed) => needed,
+        other => panic!("expected the server's input requests, got {other:?}"),
+    };
+    // The server asked under "name": so does the gateway, as a client of
+    // the server directly would see it.
+    let keys: Vec<String> = input_requests(&needed).keys().cloned().collect();
+    assert_eq!(keys, ["name"]);
+    // Tested after a person read it: the answer goes back under that key.
+    tokio::time::sleep(READING).await;
+    let answer = json!({"name": {"action": "accept", "content": {"name": "Grace"}}});
+    let retry = retried(&params, answer, needed.request_state.clone());
+    let done = match client.call_tool_once(retry).await.expect("a result") {
+        CallToolResponse::Complete(result) => result,
+        other => panic!("expected the result, got {other:?}"),
+    };
+    assert!(text(&done).contains("Hello, Grace"), "{}", text(&done));
+    client.cancel().await.expect("the gateway stops");
 }
