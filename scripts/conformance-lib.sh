@@ -96,7 +96,7 @@ run_server_suites() {
         *)
             server_selection "$url" "$out" "$version" 2025-11-25 \
                 --suite all --spec-version 2025-11-25
-            server_selection "$url" "$out" "$version" 2026-07-28 \
+            server_selection "${conformance_modern_url:-$url}" "$out" "$version" 2026-07-28 \
                 --suite all --spec-version 2026-07-28
             for scenario in $(extension_server_scenarios "$version"); do
                 server_selection "$url" "$out" "$version" "$scenario" --scenario "$scenario"

@@ -29,8 +29,10 @@ bin="${CARGO_TARGET_DIR:-$root/target}/debug"
 
 fixture_pid=""
 gateway_pid=""
+modern_pid=""
 cleanup() {
     if [ -n "$gateway_pid" ]; then kill "$gateway_pid" 2>/dev/null || true; fi
+    if [ -n "$modern_pid" ]; then kill "$modern_pid" 2>/dev/null || true; fi
     if [ -n "$fixture_pid" ]; then kill "$fixture_pid" 2>/dev/null || true; fi
 }
 trap cleanup EXIT
@@ -38,34 +40,48 @@ trap cleanup EXIT
 start_fixture "$bin" "$out"
 echo "conformance-through: fixture server at $fixture_url" >&2
 
-# One HTTP upstream, every call auto-approved (destructive is the highest
-# risk), no principals (so --listen serves the loopback user without a
-# token), the store and the inbox of this run only.
-rm -f "$out"/gateway.db*
-config="$out/askgate.toml"
-cat >"$config" <<EOF
-auto_approve = "destructive"
-store = "sqlite://$out/gateway.db"
-
-[inbox]
-listen = "127.0.0.1:0"
-
-[[upstreams]]
-name = "conformance"
-url = "$fixture_url"
-EOF
-
-gateway_log="$out/gateway.log"
-NO_COLOR=1 ASKGATE_AUTO_APPROVE_RISK=destructive "$bin/askgate" gateway --config "$config" \
-    --listen 127.0.0.1:0 </dev/null >/dev/null 2>"$gateway_log" &
-gateway_pid=$!
-gateway_url=$(wait_for_line "$gateway_log" \
-    's/.*MCP over Streamable HTTP at \(http[^ ]*\).*$/\1/p') || {
-    echo "conformance-through: the gateway did not start; its log:" >&2
-    cat "$gateway_log" >&2
-    exit 1
+# A gateway over one HTTP upstream (the fixture), every call auto-approved
+# (destructive is the highest risk), no principals (so --listen serves the
+# loopback user without a token), a store and inbox of its own; LABEL names
+# its files, PROTOCOL the revision it speaks to the fixture (empty: the
+# default). Prints its URL; its pid goes to $out/LABEL.pid.
+start_gateway() {
+    local label=$1 protocol=$2
+    rm -f "$out/$label.db"*
+    local config="$out/$label.toml" log="$out/$label.log"
+    {
+        echo 'auto_approve = "destructive"'
+        echo "store = \"sqlite://$out/$label.db\""
+        echo
+        echo '[inbox]'
+        echo 'listen = "127.0.0.1:0"'
+        echo
+        echo '[[upstreams]]'
+        echo 'name = "conformance"'
+        echo "url = \"$fixture_url\""
+        if [ -n "$protocol" ]; then echo "protocol = \"$protocol\""; fi
+    } >"$config"
+    NO_COLOR=1 ASKGATE_AUTO_APPROVE_RISK=destructive "$bin/askgate" gateway --config "$config" \
+        --listen 127.0.0.1:0 </dev/null >/dev/null 2>"$log" &
+    echo $! >"$out/$label.pid"
+    wait_for_line "$log" 's/.*MCP over Streamable HTTP at \(http[^ ]*\).*$/\1/p' || {
+        echo "conformance-through: the gateway ($label) did not start; its log:" >&2
+        cat "$log" >&2
+        return 1
+    }
 }
-echo "conformance-through: gateway at $gateway_url (log: $gateway_log)" >&2
+
+# The classic revision to the fixture serves the 2025-era selections and
+# the extensions; a gateway speaking 2026-07-28 to it serves the
+# 2026-07-28 selection, as an operator of a server on that revision would
+# configure it (`protocol = "2026-07-28"`).
+gateway_url=$(start_gateway gateway "") || exit 1
+gateway_pid=$(cat "$out/gateway.pid")
+modern_url=$(start_gateway gateway-2026 2026-07-28) || exit 1
+modern_pid=$(cat "$out/gateway-2026.pid")
+gateway_log="$out/gateway.log"
+conformance_modern_url=$modern_url
+echo "conformance-through: gateway at $gateway_url (log: $gateway_log); speaking 2026-07-28 to the fixture at $modern_url (log: $out/gateway-2026.log)" >&2
 
 # The expected failures: the direct run's, and the gateway's own gaps still
 # open (conformance/gateway-gaps-<version>.yaml, each with why). Strict as
