@@ -109,6 +109,17 @@ async fn call(h: &Gateway, name: &str, args: Json) -> CallToolResult {
         .expect("a result")
 }
 
+/// The names of the tools the gateway lists now.
+async fn tool_names(h: &Gateway) -> Vec<String> {
+    h.client
+        .list_all_tools()
+        .await
+        .expect("tools/list answers")
+        .into_iter()
+        .map(|tool| tool.name.to_string())
+        .collect()
+}
+
 /// A call of `name` on the upstream `notes` (the config's name for it,
 /// and its only upstream: the tool keeps its name), by `client`.
 async fn on_notes(

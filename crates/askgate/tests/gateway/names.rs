@@ -9,19 +9,12 @@ use askgate_testkit::mcp::text;
 use rmcp::model::GetPromptRequestParams;
 use serde_json::{Value as Json, json};
 
-use super::{call, gateway, gateway_with};
+use super::{call, gateway, gateway_with, tool_names};
 
 #[tokio::test]
 async fn one_upstream_keeps_every_tool_and_prompt_name_exactly() {
     let h = gateway(json!({}), Vec::new()).await;
-    let mut tools: Vec<String> = h
-        .client
-        .list_all_tools()
-        .await
-        .expect("tools/list answers")
-        .into_iter()
-        .map(|tool| tool.name.to_string())
-        .collect();
+    let mut tools = tool_names(&h).await;
     tools.sort();
     // Every upstream tool as the server names it, and askgate's `ask`.
     let mut expected: Vec<String> = TOOLS.iter().map(|(name, _)| (*name).to_owned()).collect();
@@ -63,14 +56,7 @@ async fn several_upstreams_are_namespaced_by_name_by_a_prefix_of_their_own_or_no
          [[upstreams]]\nname = \"spare\"\ncommand = {upstream:?}\nnamespace = \"s\"\n"
     );
     let h = super::gateway_on(json!({}), Vec::new(), &config, "namespace = false").await;
-    let tools: Vec<String> = h
-        .client
-        .list_all_tools()
-        .await
-        .expect("tools/list answers")
-        .into_iter()
-        .map(|tool| tool.name.to_string())
-        .collect();
+    let tools = tool_names(&h).await;
     for (name, _) in TOOLS {
         assert!(tools.contains(&name.to_owned()), "{name} in {tools:?}");
         assert!(
@@ -101,14 +87,7 @@ async fn two_upstreams_are_namespaced_by_their_names_by_default() {
     let upstream = binaries!().upstream.display().to_string();
     let config = format!("[[upstreams]]\nname = \"spare\"\ncommand = {upstream:?}\n");
     let h = gateway_with(json!({}), Vec::new(), &config).await;
-    let tools: Vec<String> = h
-        .client
-        .list_all_tools()
-        .await
-        .expect("tools/list answers")
-        .into_iter()
-        .map(|tool| tool.name.to_string())
-        .collect();
+    let tools = tool_names(&h).await;
     assert!(tools.contains(&"notes__read_note".to_owned()), "{tools:?}");
     assert!(tools.contains(&"spare__read_note".to_owned()), "{tools:?}");
     assert!(!tools.contains(&"read_note".to_owned()), "{tools:?}");

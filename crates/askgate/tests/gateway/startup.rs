@@ -99,7 +99,7 @@ async fn the_client_is_answered_while_an_upstream_still_starts_and_its_tools_com
     )
     .await;
     // notes is there; slow is not, yet.
-    let tools = names(&h).await;
+    let tools = super::tool_names(&h).await;
     assert!(tools.contains(&"notes__read_note".to_owned()), "{tools:?}");
     assert!(!tools.iter().any(|t| t.starts_with("slow__")), "{tools:?}");
     // Let it start: a call of its tool waits for it, then runs.
@@ -118,17 +118,6 @@ async fn the_client_is_answered_while_an_upstream_still_starts_and_its_tools_com
         "{}",
         askgate_testkit::mcp::text(&read)
     );
-    let tools = names(&h).await;
+    let tools = super::tool_names(&h).await;
     assert!(tools.contains(&"slow__read_note".to_owned()), "{tools:?}");
-}
-
-/// The names of the tools the gateway lists now.
-async fn names(h: &askgate_testkit::gateway::Gateway) -> Vec<String> {
-    h.client
-        .list_all_tools()
-        .await
-        .expect("tools/list answers")
-        .into_iter()
-        .map(|tool| tool.name.to_string())
-        .collect()
 }
