@@ -169,11 +169,13 @@ impl Gateway {
         if let Some(found) = self.listed_tool(name) {
             return Some(found);
         }
-        // Perhaps a tool of an upstream still starting: wait for it.
-        if !self.inner.upstreams.all_connected() {
+        // Perhaps a tool of an upstream still on its first try: wait for
+        // it (one that failed is tried again in the background; a call
+        // does not wait on its retries).
+        if !self.inner.upstreams.tried_all() {
             self.inner
                 .upstreams
-                .settled(super::STARTING_WAIT, false)
+                .settled(super::STARTING_WAIT, true)
                 .await;
             self.refresh_tools().await;
         }
