@@ -424,7 +424,7 @@ impl ServerHandler for Notes {
         // The tool's name only: arguments are the person's data.
         eprintln!("askgate-example-upstream: call {}", params.name);
         if params.name == "ask_name" && asks::in_rounds(&cx) {
-            return asks::ask_name_in_rounds(&params);
+            return asks::ask_name_in_rounds(&params, &cx);
         }
         self.call(&params, &cx).await.map(Into::into)
     }

@@ -24,6 +24,14 @@ pub(crate) const RECONNECTION_TOOL: &str = "test_reconnection";
 /// How soon the client is told to reconnect after its stream is closed.
 const RETRY: Duration = Duration::from_millis(200);
 
+/// How long after closing the stream the call answers: past the retry a
+/// client waits before it reconnects (SEP-1699), with room to spare, so
+/// that the answer finds it back. rmcp's session replays to a resuming
+/// client what the stream carried before it closed, but not an answer
+/// given while no stream was open: answered sooner, a client that honours
+/// `retry` (rmcp's own, in a gateway) would never get it.
+pub(crate) const ANSWER_AFTER: Duration = Duration::from_millis(800);
+
 /// The sessions of the fixture server, shared by its handlers.
 #[derive(Debug, Default)]
 pub struct Sessions {

@@ -227,7 +227,7 @@ async fn reconnection(
         return Ok(text("Reconnection test completed"));
     };
     match sessions.close_stream(cx).await {
-        Ok(()) => tokio::time::sleep(STEP).await,
+        Ok(()) => tokio::time::sleep(crate::streams::ANSWER_AFTER).await,
         Err(CloseError::NoSession) => {}
         Err(e) => {
             return Err(ErrorData::internal_error(

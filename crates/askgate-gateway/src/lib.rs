@@ -28,6 +28,7 @@ pub mod keys;
 mod lifecycle;
 #[cfg(all(unix, not(askgate_portable)))]
 mod lines;
+mod list_changes;
 mod listen;
 mod metrics;
 mod prompts_resources;

@@ -18,15 +18,15 @@ use std::time::Duration;
 use askgate_mcp::{Principal, Request, RoundError, Rounds, Unanswered};
 use rmcp::ErrorData;
 use rmcp::model::{
-    GetPromptRequestParams, GetPromptResponse, InputRequiredResult, ReadResourceRequestParams,
-    ReadResourceResponse,
+    ClientCapabilities, GetPromptRequestParams, GetPromptResponse, InputRequiredResult,
+    ReadResourceRequestParams, ReadResourceResponse,
 };
 use rmcp::service::{Peer, RequestContext, RoleClient, RoleServer};
 use serde_json::Value as Json;
 
 use super::holds::{HELD, Holds, RESUME};
 use super::ids::random;
-use super::relay::rounds::{self, Rounded, Sent};
+use super::relay::rounds::{self, Rounded, Sending, Sent};
 use super::relay::{self, Asks, Entered, Followed, Held, Resumable};
 use super::upstream::Upstream;
 
@@ -122,7 +122,15 @@ async fn relay<Q: Rounded>(
                 start(upstream, forwarded, cx, Some(needed))?.with_keys(resumable.keys())
             }
         },
-        _ => start(upstream, forwarded, cx, None)?,
+        _ => {
+            let mut forwarded = forwarded;
+            // Answers the client gave unasked go to the server, as they
+            // would from a client of its own.
+            if let Some(given) = round.unsealed_responses() {
+                forwarded.answered(given.clone(), None);
+            }
+            start(upstream, forwarded, cx, None)?
+        }
     };
     match held.follow(&mut round, &cx.peer).await {
         Followed::Done(response) => response,
@@ -154,17 +162,29 @@ fn start<Q: Rounded>(
         .enter(&random("read")?, &principal, asks.clone());
     let peer = upstream.service.peer().clone();
     let server = upstream.name.clone();
+    let declared = upstream.declaring(cx.client_capabilities().as_ref(), false);
+    let upstream_request = Upstreamed {
+        peer,
+        server,
+        declared,
+    };
     Ok(Held::new(
-        settle(peer, server, forwarded, asks, entered, needed),
+        settle(upstream_request, forwarded, asks, entered, needed),
         asked,
     ))
+}
+
+/// Where a request goes upstream, and what it declares of its client.
+struct Upstreamed {
+    peer: Peer<RoleClient>,
+    server: String,
+    declared: Option<ClientCapabilities>,
 }
 
 /// Send `params` until the server completes (see [`rounds`]); `entered`
 /// ends when it does.
 async fn settle<Q: Rounded>(
-    peer: Peer<RoleClient>,
-    server: String,
+    to: Upstreamed,
     params: Q,
     asks: Asks,
     entered: Entered,
@@ -172,7 +192,16 @@ async fn settle<Q: Rounded>(
 ) -> relay::Response<Q::Response> {
     let _entered = entered;
     let what = params.what();
-    match rounds::until_complete(&peer, params, &asks, carried, None, |_| Ok(())).await {
+    let Upstreamed {
+        peer,
+        server,
+        declared,
+    } = to;
+    let sending = Sending {
+        progress: None,
+        declared,
+    };
+    match rounds::until_complete(&peer, params, &asks, carried, sending, |_| Ok(())).await {
         Sent::Answered(response) => Ok(Q::complete(response)),
         Sent::Failed(error) => Err(crate::proxy::passed_on(&server, &what, error)),
         Sent::NotGiven(why) => Err(ErrorData::invalid_request(
@@ -199,7 +228,7 @@ async fn unasked<Q: Rounded>(
     let what = forwarded.what();
     let server = &upstream.name;
     let response = forwarded
-        .send(upstream.service.peer(), None)
+        .send(upstream.service.peer(), &Sending::default())
         .await
         .map_err(|e| crate::proxy::passed_on(server, &what, e))?;
     if Q::input_required(&response).is_some() {

@@ -108,15 +108,18 @@ pub(crate) fn follows(capabilities: Option<&ClientCapabilities>) -> bool {
     capabilities.is_some_and(ClientCapabilities::supports_tasks)
 }
 
-/// A request's `_meta` declaring `capabilities` (what the gateway declares
-/// to an upstream) with the tasks extension: for the requests of a client
-/// that declared it. rmcp puts these after its own, so they stand on
-/// either revision.
-pub(crate) fn declaring(mut capabilities: ClientCapabilities) -> RequestMetaObject {
+/// Declare the tasks extension in `capabilities`: for the requests of a
+/// client that declared it (see [`crate::upstream::Upstream::declaring`]).
+pub(crate) fn add_extension(capabilities: &mut ClientCapabilities) {
     capabilities
         .extensions
         .get_or_insert_with(Default::default)
         .insert(TASKS_EXTENSION_ID.to_owned(), Map::new());
+}
+
+/// A request's `_meta` declaring `capabilities`. rmcp puts these after its
+/// own, so they stand on either revision.
+pub(crate) fn declaring(capabilities: ClientCapabilities) -> RequestMetaObject {
     let mut meta = RequestMetaObject::new();
     meta.set_client_capabilities(capabilities);
     meta
@@ -130,6 +133,7 @@ mod tests {
     fn the_declared_capabilities_keep_the_gateways_and_add_tasks() {
         let mut mine = ClientCapabilities::default();
         mine.roots = Some(Default::default());
+        add_extension(&mut mine);
         let meta = declaring(mine);
         let declared = meta.client_capabilities().expect("declared");
         assert!(declared.supports_tasks());

@@ -74,13 +74,19 @@ pub(crate) struct Relay {
     declared: Declared,
 }
 
-/// What the gateway declares to an upstream it can deliver: elicitation
-/// always (a form or a link the client cannot show waits in the inbox);
-/// sampling and roots only as the client has them — the one stdio client's
-/// as it declared them, or, over Streamable HTTP (whose clients come and
-/// go), what any of them may have.
+/// What the gateway declares to an upstream in its handshake: what it can
+/// deliver of the server's asks, which it relays to the client behind the
+/// call — elicitation (form, URL), sampling and roots only as the client
+/// has them: the one stdio client's as it declared them, or, over
+/// Streamable HTTP (whose clients come and go), what any of them may
+/// have. A server on 2026-07-28 is also told, on each request, what that
+/// request's client has (see [`Upstream::declaring`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Declared {
+    /// Form-mode `elicitation/create`.
+    pub(crate) form: bool,
+    /// URL-mode `elicitation/create`.
+    pub(crate) url: bool,
     /// `sampling/createMessage`.
     pub(crate) sampling: bool,
     /// `roots/list`.
@@ -91,22 +97,50 @@ impl Declared {
     /// Everything a client may have: for the clients of `--listen`, and
     /// the operator's dry run.
     pub(crate) const ANY_CLIENT: Declared = Declared {
+        form: true,
+        url: true,
         sampling: true,
         roots: true,
     };
 
-    /// What the client declaring `capabilities` has.
+    /// What the client declaring `capabilities` has. An elicitation
+    /// capability that names no mode is form mode (2025-06-18).
     pub(crate) fn of(capabilities: &ClientCapabilities) -> Declared {
+        let elicitation = capabilities.elicitation.as_ref();
         Declared {
+            form: elicitation.is_some_and(|e| e.form.is_some() || e.url.is_none()),
+            url: elicitation.is_some_and(|e| e.url.is_some()),
             sampling: capabilities.sampling.is_some(),
             roots: capabilities.roots.is_some(),
         }
+    }
+
+    /// As the capabilities of a handshake.
+    fn capabilities(self) -> ClientCapabilities {
+        let mut declared = json!({});
+        if self.form || self.url {
+            let mut modes = json!({});
+            if self.form {
+                modes["form"] = json!({});
+            }
+            if self.url {
+                modes["url"] = json!({});
+            }
+            declared["elicitation"] = modes;
+        }
+        if self.sampling {
+            declared["sampling"] = json!({});
+        }
+        if self.roots {
+            declared["roots"] = json!({});
+        }
+        serde_json::from_value(declared).unwrap_or_default()
     }
 }
 
 impl Relay {
     /// The upstream's name now.
-    fn server(&self) -> String {
+    pub(crate) fn server(&self) -> String {
         self.server.read().map_or_else(
             |poisoned| poisoned.into_inner().clone(),
             |name| name.clone(),
@@ -153,6 +187,15 @@ impl Relay {
     }
 }
 
+impl Relay {
+    /// The server's `list` changed: the gateway reads it again on the
+    /// next request for it; the clients are told.
+    pub(crate) async fn lists_changed(&self, list: List) {
+        let peers = self.downstream.classic();
+        self.downstream.notices.list_changed(list, peers).await;
+    }
+}
+
 fn read<T: serde::de::DeserializeOwned>(
     server: &str,
     what: &str,
@@ -163,16 +206,8 @@ fn read<T: serde::de::DeserializeOwned>(
 
 impl ClientHandler for Relay {
     fn get_info(&self) -> ClientConfig {
-        let mut declared = json!({"elicitation": {"form": {}, "url": {}}});
-        if self.declared.sampling {
-            declared["sampling"] = json!({});
-        }
-        if self.declared.roots {
-            declared["roots"] = json!({});
-        }
-        let capabilities: ClientCapabilities = serde_json::from_value(declared).unwrap_or_default();
         ClientConfig::new(
-            capabilities,
+            self.declared.capabilities(),
             Implementation::new("askgate-gateway", env!("CARGO_PKG_VERSION")),
         )
     }
@@ -232,28 +267,15 @@ impl ClientHandler for Relay {
     }
 
     async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
-        // The gateway re-reads the tools on the next list; tell the clients.
-        let peers = self.downstream.classic();
-        self.downstream
-            .notices
-            .list_changed(List::Tools, peers)
-            .await;
+        self.lists_changed(List::Tools).await;
     }
 
     async fn on_prompt_list_changed(&self, _cx: NotificationContext<RoleClient>) {
-        let peers = self.downstream.classic();
-        self.downstream
-            .notices
-            .list_changed(List::Prompts, peers)
-            .await;
+        self.lists_changed(List::Prompts).await;
     }
 
     async fn on_resource_list_changed(&self, _cx: NotificationContext<RoleClient>) {
-        let peers = self.downstream.classic();
-        self.downstream
-            .notices
-            .list_changed(List::Resources, peers)
-            .await;
+        self.lists_changed(List::Resources).await;
     }
 
     async fn on_progress(
@@ -364,11 +386,46 @@ impl Upstream {
             .is_some_and(|info| info.capabilities.supports_tasks())
     }
 
-    /// The `_meta` of a request for a client that follows tasks: what the
-    /// gateway declares to this upstream, with the tasks extension (see
-    /// [`crate::tasks`]).
-    pub(crate) fn tasks_meta(&self) -> rmcp::model::RequestMetaObject {
-        crate::tasks::declaring(self.service.service().get_info().capabilities)
+    /// Whether the server speaks a revision whose requests each say what
+    /// their client has (2026-07-28 and later), rather than its handshake.
+    pub(crate) fn asks_each_request(&self) -> bool {
+        self.service
+            .peer_info()
+            .is_some_and(|info| !crate::express::is_classic(info.protocol_version.as_str()))
+    }
+
+    /// What a request to this server declares of the client behind it,
+    /// when it declares anything beyond the handshake: `client` is what
+    /// that client declared (`None`: not known), `tasks` whether it
+    /// follows tasks.
+    ///
+    /// - To a server that reads each request's capabilities
+    ///   ([`Upstream::asks_each_request`]), the client's elicitation,
+    ///   sampling and roots as it declared them — what askgate can
+    ///   deliver of the server's asks, since it relays them to that client
+    ///   — and the tasks extension when the client follows tasks and the
+    ///   server runs them (see [`crate::tasks`]).
+    /// - To a classic server, which was told once what the gateway's
+    ///   clients have: nothing, unless the client follows tasks; then the
+    ///   handshake's capabilities with the extension.
+    pub(crate) fn declaring(
+        &self,
+        client: Option<&ClientCapabilities>,
+        tasks: bool,
+    ) -> Option<ClientCapabilities> {
+        let tasks = tasks && self.runs_tasks();
+        let handshake = || self.service.service().get_info().capabilities;
+        let mut declared = if self.asks_each_request() {
+            client.map_or_else(handshake, behind)
+        } else if tasks {
+            handshake()
+        } else {
+            return None;
+        };
+        if tasks {
+            crate::tasks::add_extension(&mut declared);
+        }
+        Some(declared)
     }
 
     /// Whether the server said it has resources.
@@ -385,6 +442,19 @@ impl Upstream {
             .and_then(|info| info.server_info.clone())
             .map(|server| server.name)
     }
+}
+
+/// What askgate can deliver of a server's asks for a client that
+/// declared `client`: its elicitation, sampling and roots, as declared
+/// (askgate relays the server's asks to that client and checks each
+/// answer); nothing of its other capabilities, which are about the
+/// client and askgate, not the server.
+fn behind(client: &ClientCapabilities) -> ClientCapabilities {
+    let mut declared = ClientCapabilities::default();
+    declared.elicitation.clone_from(&client.elicitation);
+    declared.sampling.clone_from(&client.sampling);
+    declared.roots.clone_from(&client.roots);
+    declared
 }
 
 impl std::fmt::Debug for Upstream {
@@ -466,6 +536,13 @@ pub(crate) async fn connect(
     if let (Some(lane), Some(info)) = (&lane, service.peer_info()) {
         lane.negotiated(info.protocol_version.as_str());
     }
+    if let Some(info) = service.peer_info()
+        && !crate::express::is_classic(info.protocol_version.as_str())
+        && let Some(filter) = crate::list_changes::filter(&info.capabilities)
+    {
+        let (peer, relay) = (service.peer().clone(), service.service().clone());
+        tokio::spawn(crate::list_changes::listen(peer, relay, filter));
+    }
     Ok(Upstream {
         name: name.to_owned(),
         prefix: None,
@@ -508,5 +585,51 @@ impl From<&super::config::Transport> for Endpoint {
                 headers: http.headers.clone().into_iter().collect(),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn declared(capabilities: Json) -> Declared {
+        Declared::of(&serde_json::from_value(capabilities).expect("capabilities"))
+    }
+
+    #[test]
+    fn the_handshake_declares_only_what_the_client_has() {
+        let none = declared(json!({}));
+        assert_eq!(
+            serde_json::to_value(none.capabilities()).expect("json"),
+            json!({}),
+            "a client that cannot show an ask: no elicitation, sampling or roots"
+        );
+        let bare = declared(json!({"elicitation": {}}));
+        assert!(bare.form && !bare.url, "no mode named is form mode");
+        let links = declared(json!({"elicitation": {"url": {}}, "roots": {}}));
+        assert!(!links.form && links.url && links.roots && !links.sampling);
+        assert_eq!(
+            serde_json::to_value(links.capabilities()).expect("json"),
+            json!({"elicitation": {"url": {}}, "roots": {}})
+        );
+        let any = serde_json::to_value(Declared::ANY_CLIENT.capabilities()).expect("json");
+        assert_eq!(
+            any,
+            json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}})
+        );
+    }
+
+    #[test]
+    fn what_a_request_declares_of_its_client_is_its_asks_and_nothing_else() {
+        let client: ClientCapabilities = serde_json::from_value(json!({
+            "sampling": {},
+            "experimental": {"x": {}},
+            "extensions": {"io.example/other": {}}
+        }))
+        .expect("capabilities");
+        assert_eq!(
+            serde_json::to_value(behind(&client)).expect("json"),
+            json!({"sampling": {}})
+        );
     }
 }

@@ -15,9 +15,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CustomNotification, ElicitRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest,
-    InputRequiredResult, InputResponses, ProtocolVersion, ServerNotification,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
+    CustomNotification, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, ElicitationSchema, InputRequest, InputRequiredResult, InputResponses,
+    ProtocolVersion, ServerNotification,
 };
 use rmcp::service::{ElicitationMode, RequestContext, RoleServer};
 use serde_json::{Value as Json, json};
@@ -106,14 +107,23 @@ pub(super) fn ask_name_later(cx: &RequestContext<RoleServer>) -> Result<CallTool
 }
 
 /// `ask_name` on 2026-07-28: an `InputRequiredResult` asking for the name,
-/// and on the retry the answer it carries.
+/// and on the retry the answer it carries (an answer given before it was
+/// asked is taken too). A request whose client declared no form-mode
+/// elicitation is refused `-32021`, naming it: the server cannot ask.
 pub(super) fn ask_name_in_rounds(
     params: &CallToolRequestParams,
+    cx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, ErrorData> {
-    match name_answer(params.input_responses.as_ref())? {
-        Some(result) => Ok(greeting(&result).into()),
-        None => Ok(name_input_required()?.into()),
+    if let Some(result) = name_answer(params.input_responses.as_ref())? {
+        return Ok(greeting(&result).into());
     }
+    let declared = cx.client_capabilities().and_then(|c| c.elicitation);
+    if declared.is_none_or(|e| e.form.is_none() && e.url.is_some()) {
+        let mut required = ClientCapabilities::default();
+        required.elicitation = Some(ElicitationCapability::new().with_form(Default::default()));
+        return Err(ErrorData::missing_required_client_capability(required));
+    }
+    Ok(name_input_required()?.into())
 }
 
 /// The name in an accepted answer, trimmed, if there is one.

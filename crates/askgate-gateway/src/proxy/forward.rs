@@ -10,7 +10,9 @@ use askgate_core::Call;
 use askgate_mcp::{Decided, Round};
 use askgate_store::NewCall;
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, JsonObject};
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, InputResponses, JsonObject,
+};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value as Json;
 
@@ -55,6 +57,19 @@ enum Wrote {
     /// record ends "not sent" (once written, when the write was still
     /// running).
     Withdrawn,
+}
+
+/// The client behind a call about to be sent, as its upstream request
+/// carries it.
+struct Behind {
+    /// Where its progress goes, when it asked for it.
+    progress: Option<Progress>,
+    /// Its client, when it follows tasks.
+    tasks: Option<Caller>,
+    /// What its client declared it has.
+    client: Option<ClientCapabilities>,
+    /// The input responses it carried unasked.
+    given: Option<InputResponses>,
 }
 
 /// The ledger's call, once the decision lets it go.
@@ -126,9 +141,13 @@ impl Gateway {
                         Some(this) => this,
                         None => self.unrecorded_read(&approved).await?,
                     };
-                    let progress = self.progress_of(cx);
-                    let tasks = Self::task_caller(cx, approved.principal);
-                    let held = self.send(life, approved, this, progress, tasks)?;
+                    let behind = Behind {
+                        progress: self.progress_of(cx),
+                        tasks: Self::task_caller(cx, approved.principal),
+                        client: cx.client_capabilities(),
+                        given: round.unsealed_responses().cloned(),
+                    };
+                    let held = self.send(life, approved, this, behind)?;
                     return self.follow(held, round, cx).await;
                 }
                 // The upstream's end comes to the call on its way (see
@@ -255,8 +274,7 @@ impl Gateway {
         life: Lifecycle,
         approved: Approved<'_>,
         this: Ledgered,
-        progress: Option<Progress>,
-        tasks: Option<Caller>,
+        behind: Behind,
     ) -> Result<Held, ErrorData> {
         let Approved {
             index,
@@ -300,8 +318,10 @@ impl Gateway {
             tool: tool.to_owned(),
             ending,
             life,
-            progress,
-            tasks,
+            progress: behind.progress,
+            tasks: behind.tasks,
+            client: behind.client,
+            given: behind.given,
         }
         .run(arguments, marker, asks, entered, start);
         let held = Held::new(running, asked);

@@ -136,7 +136,10 @@ async fn send(
     request: ClientRequest,
     what: &str,
 ) -> Result<ServerResult, ErrorData> {
-    let options = PeerRequestOptions::no_options().with_meta(upstream.tasks_meta());
+    let mut options = PeerRequestOptions::no_options();
+    if let Some(declared) = upstream.declaring(None, true) {
+        options = options.with_meta(tasks::declaring(declared));
+    }
     let answered = async {
         let handle = upstream
             .service

@@ -7,7 +7,8 @@ use askgate_mcp::replay::MARKER_KEY;
 use rmcp::ErrorData;
 use rmcp::ServiceError;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CreateTaskResult, InputRequiredResult, JsonObject,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, CreateTaskResult,
+    InputRequiredResult, InputResponses, JsonObject,
 };
 use serde_json::Value as Json;
 
@@ -16,7 +17,7 @@ use crate::downstream::Progress;
 use crate::ids::random;
 use crate::lifecycle::{Answer, Effect, Lifecycle};
 use crate::record::{Ended, Ending};
-use crate::relay::rounds::{self, Sent, Tracked};
+use crate::relay::rounds::{self, Sending, Sent, Tracked};
 use crate::relay::{self, Asks, Entered};
 use crate::tasks::{Caller, Route};
 use crate::upstream::Upstream;
@@ -38,6 +39,12 @@ pub(crate) struct UpstreamCall {
     /// Its client, when it follows tasks: the upstream may answer with
     /// one (see [`crate::tasks`]).
     pub(crate) tasks: Option<Caller>,
+    /// What its client declared it has (`None`: not known).
+    pub(crate) client: Option<ClientCapabilities>,
+    /// The input responses the client's request carried unasked (no
+    /// sealed state of askgate's): sent with the first request, as the
+    /// server would have had them from a client of its own.
+    pub(crate) given: Option<InputResponses>,
 }
 
 impl UpstreamCall {
@@ -63,32 +70,36 @@ impl UpstreamCall {
         let id = self.ending.id().to_owned();
         let mut params = CallToolRequestParams::new(self.tool.clone());
         params.arguments = Some(arguments);
+        if start.is_none() {
+            params.input_responses = self.given.take();
+        }
         let mut marker = marker;
         // A resumed call's first request follows answers: it is a new one.
         let mut fresh = start.is_some();
-        // A client that follows tasks has the upstream told so, on this
-        // request: the upstream may then answer with a task.
-        let tasks_meta = self
-            .tasks
-            .as_ref()
-            .filter(|_| upstream.runs_tasks())
-            .map(|_| upstream.tasks_meta());
+        // What the client has, told on each request to a server that
+        // reads it there; a client that follows tasks has the upstream
+        // told so: it may then answer with a task.
+        let declared = upstream.declaring(self.client.as_ref(), self.tasks.is_some());
         let tracked = self.progress.as_ref().map(|progress| Tracked {
             progress,
             upstream: upstream.relay_number(),
         });
+        let sending = Sending {
+            progress: tracked,
+            declared,
+        };
         let sent = rounds::until_complete(
             upstream.service.peer(),
             params,
             &asks,
             start,
-            tracked,
+            sending,
             |params| {
                 if fresh {
                     marker = random("m").map_err(ServiceError::McpError)?;
                 }
                 fresh = true;
-                let mut meta = tasks_meta.clone().unwrap_or_default();
+                let mut meta = rmcp::model::RequestMetaObject::new();
                 if marks {
                     meta.insert(MARKER_KEY.to_owned(), Json::String(marker.clone()));
                     upstream.watcher.expect(&marker, &id);

@@ -11,9 +11,9 @@ use askgate_mcp::client::MAX_ROUNDS;
 use rmcp::ServiceError;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotificationParam,
-    ClientRequest, GetPromptRequestParams, GetPromptResponse, InputRequiredResult, InputResponses,
-    ReadResourceRequestParams, ReadResourceResponse, RequestId, RequestMetaObject, ResultType,
-    ServerResult,
+    ClientCapabilities, ClientRequest, GetPromptRequest, GetPromptRequestParams, GetPromptResponse,
+    InputRequiredResult, InputResponses, ReadResourceRequest, ReadResourceRequestParams,
+    ReadResourceResponse, RequestId, ResultType, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 
@@ -28,11 +28,11 @@ pub(crate) trait Rounded: Clone + Send + 'static {
     type Response: From<InputRequiredResult> + Send + 'static;
     /// What it is, for errors (no argument values).
     fn what(&self) -> String;
-    /// Send it once.
+    /// Send it once, with what goes with it.
     fn send(
         self,
         peer: &Peer<RoleClient>,
-        progress: Option<&Tracked<'_>>,
+        sending: &Sending<'_>,
     ) -> impl Future<Output = Result<Self::Response, ServiceError>> + Send;
     /// The input requests, when the server needs input first.
     fn input_required(response: &Self::Response) -> Option<&InputRequiredResult>;
@@ -65,9 +65,9 @@ macro_rules! rounded {
             async fn send(
                 self,
                 peer: &Peer<RoleClient>,
-                progress: Option<&Tracked<'_>>,
+                sending: &Sending<'_>,
             ) -> Result<$response, ServiceError> {
-                $send(peer, self, progress).await
+                $send(peer, self, sending).await
             }
 
             fn input_required(response: &$response) -> Option<&InputRequiredResult> {
@@ -138,14 +138,15 @@ pub(crate) enum Sent<R> {
 
 /// Send `request` through `peer` until its server answers: first with
 /// the answers to `needed` (a round carried over a restart), then each
-/// round's input requests answered through `asks`. `before_send` readies
-/// every send (a tool call's fresh marker).
+/// round's input requests answered through `asks`; each send with
+/// `sending`. `before_send` readies every send (a tool call's fresh
+/// marker).
 pub(crate) async fn until_complete<Q: Rounded>(
     peer: &Peer<RoleClient>,
     mut request: Q,
     asks: &Asks,
     mut needed: Option<InputRequiredResult>,
-    progress: Option<Tracked<'_>>,
+    sending: Sending<'_>,
     mut before_send: impl FnMut(&mut Q) -> Result<(), ServiceError> + Send,
 ) -> Sent<Q::Response> {
     let mut rounds = 0;
@@ -159,7 +160,7 @@ pub(crate) async fn until_complete<Q: Rounded>(
         if let Err(error) = before_send(&mut request) {
             return Sent::Failed(error);
         }
-        let response = match request.clone().send(peer, progress.as_ref()).await {
+        let response = match request.clone().send(peer, &sending).await {
             Ok(response) => response,
             Err(error) => return Sent::Failed(error),
         };
@@ -174,6 +175,16 @@ pub(crate) async fn until_complete<Q: Rounded>(
     }
 }
 
+/// What goes with each send of a request upstream.
+#[derive(Default)]
+pub(crate) struct Sending<'a> {
+    /// Where its progress goes, when the client asked for it.
+    pub(crate) progress: Option<Tracked<'a>>,
+    /// What the request declares of the client behind it, beyond the
+    /// gateway's handshake (see [`crate::upstream::Upstream::declaring`]).
+    pub(crate) declared: Option<ClientCapabilities>,
+}
+
 /// Where an upstream's progress on a request goes: the client's route,
 /// and the upstream (by its relay's number, as its notifications say).
 pub(crate) struct Tracked<'a> {
@@ -186,45 +197,79 @@ pub(crate) struct Tracked<'a> {
 async fn get_prompt(
     peer: &Peer<RoleClient>,
     params: GetPromptRequestParams,
-    _progress: Option<&Tracked<'_>>,
+    sending: &Sending<'_>,
 ) -> Result<GetPromptResponse, ServiceError> {
-    peer.get_prompt_once(params).await
+    if sending.is_plain() {
+        return peer.get_prompt_once(params).await;
+    }
+    let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
+    match sent(peer, request, sending).await? {
+        ServerResult::GetPromptResult(result) => Ok(GetPromptResponse::Complete(result)),
+        ServerResult::InputRequiredResult(result) => Ok(GetPromptResponse::InputRequired(result)),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
 }
 
+/// A resource read; rmcp's own, with its cache of the server's cacheable
+/// reads, when nothing goes with it.
 async fn read_resource(
     peer: &Peer<RoleClient>,
     params: ReadResourceRequestParams,
-    _progress: Option<&Tracked<'_>>,
+    sending: &Sending<'_>,
 ) -> Result<ReadResourceResponse, ServiceError> {
-    peer.read_resource_once(params).await
+    if sending.is_plain() {
+        return peer.read_resource_once(params).await;
+    }
+    let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
+    match sent(peer, request, sending).await? {
+        ServerResult::ReadResourceResult(result) => Ok(ReadResourceResponse::Complete(result)),
+        ServerResult::InputRequiredResult(result) => {
+            Ok(ReadResourceResponse::InputRequired(result))
+        }
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
 }
 
 /// A tool call, its progress (when the client asked for it) routed to the
-/// client under the token rmcp gives the request upstream. The client
-/// capabilities its `_meta` declares (the tasks extension, for a client
-/// that follows tasks: see [`crate::tasks`]) stand over those rmcp puts
-/// on every request.
+/// client under the token rmcp gives the request upstream.
 async fn call_tool(
     peer: &Peer<RoleClient>,
     params: CallToolRequestParams,
-    progress: Option<&Tracked<'_>>,
+    sending: &Sending<'_>,
 ) -> Result<CallToolResponse, ServiceError> {
-    let declared = params
-        .meta
-        .as_ref()
-        .and_then(RequestMetaObject::client_capabilities);
-    if progress.is_none() && declared.is_none() {
+    if sending.is_plain() {
         return peer.call_tool_once(params).await;
     }
-    let mut options = PeerRequestOptions::no_options();
-    if let Some(capabilities) = declared {
-        let mut meta = RequestMetaObject::new();
-        meta.set_client_capabilities(capabilities);
-        options = options.with_meta(meta);
-    }
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    match sent(peer, request, sending).await? {
+        ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+        ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),
+        ServerResult::CreateTaskResult(result) => Ok(CallToolResponse::Task(result)),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+impl Sending<'_> {
+    /// Whether nothing goes with the request: rmcp sends it as it would.
+    fn is_plain(&self) -> bool {
+        self.progress.is_none() && self.declared.is_none()
+    }
+}
+
+/// Send `request` with what goes with it: the client capabilities it
+/// declares (rmcp puts these after its own, so they stand), its progress
+/// routed to the client until its answer is in.
+async fn sent(
+    peer: &Peer<RoleClient>,
+    request: ClientRequest,
+    sending: &Sending<'_>,
+) -> Result<ServerResult, ServiceError> {
+    let mut options = PeerRequestOptions::no_options();
+    if let Some(declared) = &sending.declared {
+        options = options.with_meta(crate::tasks::declaring(declared.clone()));
+    }
     let handle = peer.send_request_with_option(request, options).await?;
-    let routed = progress.map(|tracked| {
+    let routed = sending.progress.as_ref().map(|tracked| {
         tracked
             .progress
             .route(tracked.upstream, &handle.progress_token)
@@ -238,12 +283,7 @@ async fn call_tool(
     if let Some(routed) = &routed {
         routed.settle().await;
     }
-    match result? {
-        ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
-        ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),
-        ServerResult::CreateTaskResult(result) => Ok(CallToolResponse::Task(result)),
-        _ => Err(ServiceError::UnexpectedResponse),
-    }
+    result
 }
 
 /// Tells the upstream a request is cancelled when its caller stops

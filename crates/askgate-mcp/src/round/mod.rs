@@ -251,6 +251,15 @@ impl Round {
         }
     }
 
+    /// The input responses of a request that carried no sealed state —
+    /// a client answering before it was asked — as it sent them, when it
+    /// sent any: for a relaying side to pass on to the server it relays
+    /// for, which may take answers so (askgate's own asks never do,
+    /// unless [`Round::accept_unsealed`]).
+    pub fn unsealed_responses(&self) -> Option<&InputResponses> {
+        (!self.sealed && !self.responses.is_empty()).then_some(&self.responses)
+    }
+
     /// Also take answers sent without a sealed state (a client that answers
     /// before it was asked). Off by default: without a state an answer is
     /// not bound to this request nor single-use, so the ask is sent again,

@@ -109,3 +109,22 @@ async fn a_parked_ask_is_posted_to_the_configured_webhook_without_arguments() {
         "no argument is posted: {post}"
     );
 }
+
+#[tokio::test]
+async fn an_upstream_knows_the_client_cannot_show_its_ask_as_it_would_directly() {
+    // A stdio client that declared no elicitation: the upstream's
+    // handshake says so (askgate could not carry the server's form to it),
+    // so the server answers as it would that client directly.
+    let h = super::gateway_with(
+        json!({}),
+        vec![],
+        "[[rules]]\ntool = \"ask_name\"\nrisk = \"read\"",
+    )
+    .await;
+    let result = super::call(&h, "ask_name", json!({})).await;
+    assert!(
+        text(&result).contains("declared no elicitation capability"),
+        "{}",
+        text(&result)
+    );
+}

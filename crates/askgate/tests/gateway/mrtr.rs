@@ -1,10 +1,12 @@
 //! Upstreams and clients on MCP 2026: their asks cross to the other protocol
 //! and their answers are checked.
 
+use askgate_testkit::Person;
 use askgate_testkit::gateway::ledger;
-use askgate_testkit::mcp::text;
+use askgate_testkit::mcp::{discover, text};
 use askgate_testkit::person::{READING, accept};
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ElicitResult, ElicitationAction};
+use rmcp::service::ClientServiceExt;
 use serde_json::{Value as Json, json};
 
 use super::{
@@ -238,5 +240,59 @@ async fn a_2026_upstreams_input_requests_reach_a_2026_client_under_the_servers_o
         other => panic!("expected the result, got {other:?}"),
     };
     assert!(text(&done).contains("Hello, Grace"), "{}", text(&done));
+    client.cancel().await.expect("the gateway stops");
+}
+
+/// A gateway over the example upstream on 2026-07-28, `ask_name` a read.
+fn on_2026() -> askgate_testkit::gateway::Setup {
+    setup()
+        .config("[[rules]]\ntool = \"ask_name\"\nrisk = \"read\"")
+        .upstream_keys("protocol = \"2026-07-28\"")
+}
+
+#[tokio::test]
+async fn a_2026_upstream_hears_what_each_requests_client_has_and_refuses_what_it_lacks() {
+    let setup = on_2026();
+    let (transport, _pid, _log) = setup.spawn();
+    // A client of 2026-07-28 that cannot show a form.
+    let client = Person::new(json!({}))
+        .named("formless")
+        .serve_with_lifecycle(transport, discover())
+        .await
+        .expect("discovers the gateway");
+    let params = CallToolRequestParams::new(tool("ask_name"));
+    // The server is told this client has no elicitation (not what askgate
+    // could do for another client), so it says what it needs, as it
+    // would to that client directly.
+    match client.call_tool_once(params).await {
+        Err(rmcp::ServiceError::McpError(error)) => {
+            assert_eq!(error.code.0, -32021, "{error:?}");
+            let required = &error.data.expect("the required capabilities")["requiredCapabilities"];
+            assert!(required["elicitation"].is_object(), "{required}");
+        }
+        other => panic!("expected the server's -32021, got {other:?}"),
+    }
+    client.cancel().await.expect("the gateway stops");
+}
+
+#[tokio::test]
+async fn answers_a_2026_client_gives_before_it_is_asked_reach_the_upstream_as_given() {
+    let setup = on_2026();
+    let (client, _) = round_tripper(&setup).await;
+    let mut params = CallToolRequestParams::new(tool("ask_name"));
+    // No requestState: answers given before any ask, with a key the
+    // server does not know besides its own.
+    params.input_responses = Some(
+        serde_json::from_value(json!({
+            "name": {"action": "accept", "content": {"name": "Ada"}},
+            "unknown_extra_key": {"action": "accept", "content": {"foo": "bar"}}
+        }))
+        .expect("responses"),
+    );
+    let done = match client.call_tool_once(params).await.expect("a result") {
+        CallToolResponse::Complete(result) => result,
+        other => panic!("the server took its answer as given, so it completes: got {other:?}"),
+    };
+    assert!(text(&done).contains("Hello, Ada"), "{}", text(&done));
     client.cancel().await.expect("the gateway stops");
 }
