@@ -87,6 +87,9 @@ pub const RESOURCE_ASKING: &str = "notes://owner";
 #[derive(Debug, Clone)]
 pub struct Notes {
     shelf: Arc<Shelf>,
+    /// How many tools, prompts or resources a list answers at most, the
+    /// rest on the pages its `nextCursor` leads to (`None`: all at once).
+    page_size: Option<usize>,
 }
 
 /// Where the notes are.
@@ -102,7 +105,45 @@ impl Notes {
     pub fn in_memory() -> Notes {
         Notes {
             shelf: Arc::new(Shelf::Memory(Mutex::new(BTreeMap::new()))),
+            page_size: None,
         }
+    }
+
+    /// Lists answered in pages of `size` (at least one), as a server with
+    /// many tools pages them: a client follows `nextCursor` for the rest.
+    #[must_use]
+    pub fn in_pages_of(mut self, size: usize) -> Notes {
+        self.page_size = Some(size.max(1));
+        self
+    }
+
+    /// The page of `items` that `request`'s cursor starts, and the cursor
+    /// of the next, if any.
+    fn page<T>(
+        &self,
+        items: Vec<T>,
+        request: Option<&PaginatedRequestParams>,
+    ) -> Result<(Vec<T>, Option<String>), ErrorData> {
+        let cursor = request.and_then(|r| r.cursor.as_deref());
+        let Some(size) = self.page_size else {
+            return Ok((items, None));
+        };
+        let start = match cursor {
+            None => 0,
+            Some(cursor) => cursor
+                .strip_prefix("from-")
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|n| *n < items.len())
+                .ok_or_else(|| {
+                    ErrorData::invalid_params(
+                        format!("unknown cursor {cursor:?}: use the nextCursor of a list"),
+                        None,
+                    )
+                })?,
+        };
+        let end = (start + size).min(items.len());
+        let next = (end < items.len()).then(|| format!("from-{end}"));
+        Ok((items.into_iter().skip(start).take(size).collect(), next))
     }
 
     /// Notes kept as `NAME.txt` files in `dir` (created if missing).
@@ -113,6 +154,7 @@ impl Notes {
         std::fs::create_dir_all(&dir)?;
         Ok(Notes {
             shelf: Arc::new(Shelf::Dir(dir)),
+            page_size: None,
         })
     }
 
@@ -410,10 +452,13 @@ impl ServerHandler for Notes {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        let (tools, next) = self.page(tools(), request.as_ref())?;
+        let mut listed = ListToolsResult::with_all_items(tools);
+        listed.next_cursor = next;
+        Ok(listed)
     }
 
     async fn call_tool(
@@ -431,20 +476,24 @@ impl ServerHandler for Notes {
 
     async fn list_prompts(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let style = PromptArgument::new("style")
             .with_description("How to summarize: brief (default) or detailed")
             .with_required(false);
-        Ok(ListPromptsResult::with_all_items(vec![
+        let prompts = vec![
             Prompt::new(PROMPT, Some("Summarize the notes"), Some(vec![style])),
             Prompt::new(
                 PROMPT_ASKING,
                 Some("Greet the person by name (they are asked it)"),
                 None,
             ),
-        ]))
+        ];
+        let (prompts, next) = self.page(prompts, request.as_ref())?;
+        let mut listed = ListPromptsResult::with_all_items(prompts);
+        listed.next_cursor = next;
+        Ok(listed)
     }
 
     async fn get_prompt(
@@ -479,17 +528,21 @@ impl ServerHandler for Notes {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(vec![
+        let resources = vec![
             Resource::new(RESOURCE, "index")
                 .with_description("The names of the notes, one a line")
                 .with_mime_type("text/plain"),
             Resource::new(RESOURCE_ASKING, "owner")
                 .with_description("Whose notes these are (the person is asked their name)")
                 .with_mime_type("text/plain"),
-        ]))
+        ];
+        let (resources, next) = self.page(resources, request.as_ref())?;
+        let mut listed = ListResourcesResult::with_all_items(resources);
+        listed.next_cursor = next;
+        Ok(listed)
     }
 
     async fn read_resource(
@@ -570,5 +623,45 @@ mod tests {
         assert_eq!(again.names()?, Vec::<String>::new());
         let _ = std::fs::remove_dir_all(dir);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod paging {
+    use super::*;
+
+    fn from(cursor: Option<String>) -> PaginatedRequestParams {
+        let mut request = PaginatedRequestParams::default();
+        request.cursor = cursor;
+        request
+    }
+
+    #[test]
+    fn lists_come_in_pages_each_naming_the_next() {
+        let notes = Notes::in_memory().in_pages_of(3);
+        let mut names = Vec::new();
+        let mut cursor = None;
+        let mut pages = 0;
+        loop {
+            let (page, next) = notes
+                .page(tools(), Some(&from(cursor)))
+                .expect("a page");
+            assert!(page.len() <= 3);
+            names.extend(page.into_iter().map(|tool| tool.name.to_string()));
+            pages += 1;
+            match next {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(pages, TOOLS.len().div_ceil(3));
+        let all: Vec<&str> = TOOLS.iter().map(|(name, _)| *name).collect();
+        assert_eq!(names, all);
+        let error = notes
+            .page(tools(), Some(&from(Some("from-99".into()))))
+            .expect_err("an unknown cursor");
+        assert!(error.message.contains("from-99"), "{}", error.message);
+        let (whole, next) = Notes::in_memory().page(tools(), None).expect("all");
+        assert_eq!((whole.len(), next), (TOOLS.len(), None));
     }
 }

@@ -3,8 +3,8 @@
 //! A binary of the askgate package, so that cargo builds it for the
 //! gateway tests.
 //!
-//! `askgate-example-upstream [--dir DIR]`: notes in memory, or as
-//! `NAME.txt` files in `DIR`. Stdout is the MCP channel: every log goes to
+//! `askgate-example-upstream [--dir DIR] [--page-size N]`: notes in
+//! memory, or as `NAME.txt` files in `DIR`; lists in pages of `N`. Stdout is the MCP channel: every log goes to
 //! stderr.
 
 use std::path::PathBuf;
@@ -21,6 +21,10 @@ struct Args {
     /// memory, gone on exit).
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// Answer tools/list, prompts/list and resources/list in pages of this
+    /// many, each with a `nextCursor` to the next (default: all at once).
+    #[arg(long, value_name = "N")]
+    page_size: Option<usize>,
 }
 
 #[tokio::main]
@@ -29,6 +33,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let notes = match args.dir {
         Some(dir) => Notes::in_dir(dir)?,
         None => Notes::in_memory(),
+    };
+    let notes = match args.page_size {
+        Some(size) => notes.in_pages_of(size),
+        None => notes,
     };
     let running = notes.serve(stdio()).await?;
     running.waiting().await?;

@@ -182,3 +182,41 @@ fn a_name_over_64_characters_is_warned_about_and_shown_by_askgate_tools() {
         "{table}"
     );
 }
+
+#[tokio::test]
+async fn the_lists_of_upstreams_that_page_arrive_whole() {
+    let upstream = binaries!().upstream.display().to_string();
+    // Both upstreams answer their lists three at a time.
+    let config = format!(
+        "[[upstreams]]\nname = \"spare\"\ncommand = {upstream:?}\nargs = [\"--page-size\", \"3\"]\n"
+    );
+    let h = super::gateway_on(
+        json!({}),
+        Vec::new(),
+        &config,
+        "args = [\"--page-size\", \"3\"]",
+    )
+    .await;
+    // One page from the gateway holds every page of every upstream.
+    let listed = h.client.list_tools(None).await.expect("tools/list answers");
+    let tools: Vec<String> = listed.tools.iter().map(|t| t.name.to_string()).collect();
+    for (name, _) in TOOLS {
+        for server in ["notes", "spare"] {
+            let named = format!("{server}__{name}");
+            assert!(tools.contains(&named), "{named} in {tools:?}");
+        }
+    }
+    let prompts: Vec<String> = h
+        .client
+        .list_prompts(None)
+        .await
+        .expect("prompts/list answers")
+        .prompts
+        .into_iter()
+        .map(|prompt| prompt.name)
+        .collect();
+    assert_eq!(prompts.len(), 4, "{prompts:?}");
+    for prompt in [PROMPT, PROMPT_ASKING] {
+        assert!(prompts.contains(&format!("spare__{prompt}")), "{prompts:?}");
+    }
+}
