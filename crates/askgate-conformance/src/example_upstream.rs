@@ -19,6 +19,7 @@
 //! | `wait_for_note` | read | `readOnlyHint: true` (a read that takes a while; see the `wait` module) |
 //! | `ask_name_later` | read | `readOnlyHint: true` (it answers at once, then asks the person's name outside any call) |
 //! | `list_note_names_in_alphabetical_order` | read | `readOnlyHint: true` (a name long enough that a namespace can take it past 64 characters) |
+//! | `ask_name_then_withdraw` | read | `readOnlyHint: true` (it asks the person's name, then withdraws the question unanswered) |
 //!
 //! Nothing is written to stdout but MCP; every log line goes to stderr and
 //! names a tool, never an argument value.
@@ -45,7 +46,7 @@ use serde_json::{Map, Value as Json, json};
 use crate::fixture::{argument, unknown};
 
 /// Every tool and the risk it is meant to have, for tests and configs.
-pub const TOOLS: [(&str, Risk); 10] = [
+pub const TOOLS: [(&str, Risk); 11] = [
     ("read_note", Risk::Read),
     ("append_note", Risk::LowWrite),
     ("write_note", Risk::MediumWrite),
@@ -56,7 +57,13 @@ pub const TOOLS: [(&str, Risk); 10] = [
     (wait::NAME, Risk::Read),
     ("ask_name_later", Risk::Read),
     (LONG_NAMED, Risk::Read),
+    (WITHDRAWING, Risk::Read),
 ];
+
+/// The tool that asks the person's name (classic elicitation) and, when no
+/// answer came within `within_ms` milliseconds (default 300), withdraws
+/// the question (`notifications/cancelled`) and says so.
+pub const WITHDRAWING: &str = "ask_name_then_withdraw";
 
 /// The tool with the longest name (37 characters): under a long namespace
 /// it passes the 64 characters some model APIs allow a tool name.
@@ -267,6 +274,7 @@ impl Notes {
             "ask_name" => asks::ask_name(cx).await,
             "sign_in" => asks::sign_in(cx).await,
             "ask_name_later" => asks::ask_name_later(cx),
+            WITHDRAWING => asks::ask_name_then_withdraw(args, cx).await,
             LONG_NAMED => {
                 let mut names = self.names()?;
                 names.sort();
@@ -422,6 +430,12 @@ fn tools() -> Vec<Tool> {
             LONG_NAMED,
             "Lists the notes' names, one per line, in alphabetical order (risk: read)",
             schema(&[]),
+            reads(false),
+        ),
+        (
+            WITHDRAWING,
+            "Asks the person their name, and withdraws the question if no answer came within within_ms milliseconds (classic elicitation)",
+            schema(&[("within_ms", "How long to wait for the answer (default 300)")]),
             reads(false),
         ),
     ]
@@ -643,9 +657,7 @@ mod paging {
         let mut cursor = None;
         let mut pages = 0;
         loop {
-            let (page, next) = notes
-                .page(tools(), Some(&from(cursor)))
-                .expect("a page");
+            let (page, next) = notes.page(tools(), Some(&from(cursor))).expect("a page");
             assert!(page.len() <= 3);
             names.extend(page.into_iter().map(|tool| tool.name.to_string()));
             pages += 1;

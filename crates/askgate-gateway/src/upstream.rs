@@ -196,6 +196,22 @@ impl Relay {
     }
 }
 
+/// `asked`, unless the server withdraws its request first (its
+/// `notifications/cancelled`): then the ask is given up — the client, when
+/// asked, told so — and the server answered that it was withdrawn.
+async fn withdrawable(
+    asked: impl std::future::Future<Output = Result<Answer, ErrorData>>,
+    cx: &RequestContext<RoleClient>,
+) -> Result<Answer, ErrorData> {
+    tokio::select! {
+        answer = asked => answer,
+        () = cx.ct.cancelled() => Err(ErrorData::invalid_request(
+            "the request was withdrawn (cancelled) before the person answered",
+            None,
+        )),
+    }
+}
+
 fn read<T: serde::de::DeserializeOwned>(
     server: &str,
     what: &str,
@@ -215,13 +231,12 @@ impl ClientHandler for Relay {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _cx: RequestContext<RoleClient>,
+        cx: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let what = "a person's answer";
         let url = url_mode::id_of(&request).map(str::to_owned);
-        let answer = self
-            .ask(InputRequest::Elicitation(ElicitRequest::new(request)), what)
-            .await?;
+        let asked = self.ask(InputRequest::Elicitation(ElicitRequest::new(request)), what);
+        let answer = withdrawable(asked, &cx).await?;
         let result: ElicitResult = read(&self.server(), what, answer.value)?;
         if let (Some(id), Some(client)) = (url, answer.client)
             && result.action == ElicitationAction::Accept
@@ -259,10 +274,10 @@ impl ClientHandler for Relay {
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
-        _cx: RequestContext<RoleClient>,
+        cx: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
         let what = "a sampled message";
-        let answer = self.ask(input::sample(params), what).await?;
+        let answer = withdrawable(self.ask(input::sample(params), what), &cx).await?;
         read(&self.server(), what, answer.value)
     }
 
@@ -328,10 +343,10 @@ impl ClientHandler for Relay {
 
     async fn list_roots(
         &self,
-        _cx: RequestContext<RoleClient>,
+        cx: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
         let what = "the client's roots";
-        let answer = self.ask(input::list_roots(), what).await?;
+        let answer = withdrawable(self.ask(input::list_roots(), what), &cx).await?;
         read(&self.server(), what, answer.value)
     }
 }

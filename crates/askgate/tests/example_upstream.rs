@@ -202,7 +202,8 @@ async fn the_annotations_tell_the_truth() {
             | "sign_in"
             | "wait_for_note"
             | "ask_name_later"
-            | "list_note_names_in_alphabetical_order" => (Some(true), None),
+            | "list_note_names_in_alphabetical_order"
+            | "ask_name_then_withdraw" => (Some(true), None),
             "append_note" => (Some(false), Some(false)),
             "write_note" | "deploy" | "delete_all_notes" => (Some(false), Some(true)),
             other => panic!("unexpected tool {other}"),

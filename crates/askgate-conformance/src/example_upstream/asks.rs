@@ -15,12 +15,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
-    CustomNotification, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationCapability, ElicitationSchema, InputRequest, InputRequiredResult, InputResponses,
-    ProtocolVersion, ServerNotification,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam,
+    ClientCapabilities, ClientResult, CustomNotification, ElicitRequest, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationCapability, ElicitationSchema, InputRequest,
+    InputRequiredResult, InputResponses, ProtocolVersion, ServerNotification, ServerRequest,
 };
-use rmcp::service::{ElicitationMode, RequestContext, RoleServer};
+use rmcp::service::{ElicitationMode, PeerRequestOptions, RequestContext, RoleServer};
 use serde_json::{Value as Json, json};
 
 use super::{failure, success};
@@ -105,6 +105,55 @@ pub(super) fn ask_name_later(cx: &RequestContext<RoleServer>) -> Result<CallTool
     });
     Ok(success("I will ask your name in a moment"))
 }
+
+/// Ask the person their name through `elicitation/create`, and withdraw
+/// the question (`notifications/cancelled`) when no answer came within
+/// `within_ms` (a string of digits; default 300) milliseconds.
+pub(super) async fn ask_name_then_withdraw(
+    args: &serde_json::Map<String, Json>,
+    cx: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, ErrorData> {
+    let within = args
+        .get("within_ms")
+        .and_then(|v| {
+            v.as_str()
+                .map(str::to_owned)
+                .or_else(|| v.as_u64().map(|n| n.to_string()))
+        })
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(300);
+    let request = ServerRequest::ElicitRequest(ElicitRequest::new(name_request()?));
+    let handle = cx
+        .peer
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("asking failed: {e}"), None))?;
+    let waited = std::time::Duration::from_millis(within);
+    let mut rx = handle.rx;
+    match tokio::time::timeout(waited, &mut rx).await {
+        Ok(Ok(Ok(ClientResult::ElicitResult(result)))) => Ok(greeting(&result)),
+        Ok(Ok(Ok(_))) => Ok(failure("the answer was not an elicitation result")),
+        Ok(Ok(Err(e))) => Ok(failure(format!("asking failed: {e}"))),
+        Ok(Err(_)) => Ok(failure("asking failed: the connection closed")),
+        Err(_) => {
+            let cancelled = CancelledNotificationParam::new(
+                Some(handle.id),
+                Some("no answer in time".to_owned()),
+            );
+            cx.peer
+                .notify_cancelled(cancelled)
+                .await
+                .map_err(|e| ErrorData::internal_error(format!("withdrawing failed: {e}"), None))?;
+            eprintln!("askgate-example-upstream: {WITHDRAWN}");
+            Ok(success(
+                "No answer came in time; the question was withdrawn.",
+            ))
+        }
+    }
+}
+
+/// What the example upstream writes to stderr when it withdraws a question.
+pub(super) const WITHDRAWN: &str = "ask_name_then_withdraw: withdrew the question";
 
 /// `ask_name` on 2026-07-28: an `InputRequiredResult` asking for the name,
 /// and on the retry the answer it carries (an answer given before it was

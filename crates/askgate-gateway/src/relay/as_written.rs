@@ -7,9 +7,10 @@
 //! decimal form, a form without the `mode` rmcp adds to every one.
 
 use rmcp::model::{
-    ClientResult, CreateMessageRequestParams, CustomRequest, ElicitRequestParams, ServerRequest,
+    CancelledNotificationParam, ClientResult, CreateMessageRequestParams, CustomRequest,
+    ElicitRequestParams, RequestId, ServerRequest,
 };
-use rmcp::service::{Peer, RoleServer, ServiceError};
+use rmcp::service::{Peer, PeerRequestOptions, RoleServer, ServiceError};
 use serde_json::{Number, Value as Json};
 
 /// Send `elicitation/create` with `params` to the client: its answer.
@@ -56,10 +57,47 @@ pub(crate) async fn sample(
         .map_err(|e| format!("the client could not sample: {e}"))
 }
 
+/// Send `method` with `params` to the client and wait for its answer; a
+/// wait given up (the server withdrew its request, the call ended) tells
+/// the client the request is cancelled, so it stops showing the ask.
 async fn send(peer: &Peer<RoleServer>, method: &str, params: Json) -> Result<Json, ServiceError> {
     let request = ServerRequest::CustomRequest(CustomRequest::new(method.to_owned(), Some(params)));
-    let answer: ClientResult = peer.send_request(request).await?;
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await?;
+    let mut withdrawn = Withdrawn {
+        peer: peer.clone(),
+        id: Some(handle.id.clone()),
+    };
+    let answer = handle.await_response().await;
+    withdrawn.id = None;
+    let answer: ClientResult = answer?;
     serde_json::to_value(answer).map_err(|_| ServiceError::UnexpectedResponse)
+}
+
+/// Tells the client a request to it is cancelled when nobody waits for
+/// its answer any more.
+struct Withdrawn {
+    peer: Peer<RoleServer>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Withdrawn {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        let cancelled = CancelledNotificationParam::new(
+            Some(id),
+            Some("the server withdrew its request".to_owned()),
+        );
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = peer.notify_cancelled(cancelled).await;
+            });
+        }
+    }
 }
 
 /// Every whole float in `value` as an integer.

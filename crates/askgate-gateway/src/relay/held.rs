@@ -185,8 +185,14 @@ impl<R: Send + 'static> Held<R> {
                         return Followed::Waiting(self);
                     }
                 } else {
-                    for (_, input) in std::mem::take(&mut self.waiting) {
-                        let answer = ask_peer(peer, &input.request).await;
+                    for (_, mut input) in std::mem::take(&mut self.waiting) {
+                        // A server that withdraws its request (its
+                        // `notifications/cancelled`) stops the wait; the
+                        // client is told (see `as_written`).
+                        let answer = tokio::select! {
+                            answer = ask_peer(peer, &input.request) => answer,
+                            () = input.reply.closed() => continue,
+                        };
                         let _ = input.reply.send(answer.map(|value| Answer {
                             value,
                             client: Some(peer.clone()),

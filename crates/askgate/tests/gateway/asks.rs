@@ -128,3 +128,22 @@ async fn an_upstream_knows_the_client_cannot_show_its_ask_as_it_would_directly()
         text(&result)
     );
 }
+
+#[tokio::test]
+async fn a_question_the_upstream_withdraws_is_withdrawn_from_the_client() {
+    // A person who leaves the question up: only its withdrawal ends it.
+    let person = askgate_testkit::Person::new(json!({"elicitation": {"form": {}}}))
+        .speaking(rmcp::model::ProtocolVersion::V_2025_11_25)
+        .in_manner(askgate_testkit::Manner::Away);
+    let rule = "[[rules]]\ntool = \"ask_name_then_withdraw\"\nrisk = \"read\"";
+    let h = super::setup().config(rule).connect(person).await;
+    let result = super::call(&h, "ask_name_then_withdraw", json!({"within_ms": "200"})).await;
+    assert!(text(&result).contains("withdrawn"), "{}", text(&result));
+    // The server's notifications/cancelled reached the client, which took
+    // the question down.
+    h.person
+        .withdrawn
+        .at_least("the question withdrawn", 1)
+        .await;
+    assert_eq!(h.person.asked.len(), 1, "asked once");
+}
