@@ -208,6 +208,11 @@ async fn settle<Q: Rounded>(
             format!("{server} asked for input to {what}, and askgate could not get it: {why}"),
             None,
         )),
+        // Not sent by `until_complete`: only a caller that stops waiting.
+        Sent::Cancelled => Err(ErrorData::invalid_request(
+            format!("the request to {what} on {server} was cancelled"),
+            None,
+        )),
         Sent::KeptAsking => Err(ErrorData::internal_error(
             format!(
                 "{server} kept asking for input to {what}, past {} rounds; askgate stopped",

@@ -17,7 +17,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value as Json;
 
 use super::Gateway;
-use super::upstream_call::UpstreamCall;
+use super::upstream_call::{Cancelled, UpstreamCall};
 use crate::downstream::Progress;
 use crate::holds::{HELD, RESUME};
 use crate::lifecycle::{Answer, Audited, Effect, Lifecycle};
@@ -70,6 +70,8 @@ struct Behind {
     client: Option<ClientCapabilities>,
     /// The input responses it carried unasked.
     given: Option<InputResponses>,
+    /// Its cancel, when it waits on the call itself.
+    cancelled: Option<Cancelled>,
 }
 
 /// The ledger's call, once the decision lets it go.
@@ -146,6 +148,13 @@ impl Gateway {
                         tasks: Self::task_caller(cx, approved.principal),
                         client: cx.client_capabilities(),
                         given: round.unsealed_responses().cloned(),
+                        cancelled: (!round.is_multi_round_trip()).then(|| {
+                            let cancel = cx.ct.clone();
+                            let cancelled: Cancelled = Box::pin(async move {
+                                cancel.cancelled().await;
+                            });
+                            cancelled
+                        }),
                     };
                     let held = self.send(life, approved, this, behind)?;
                     return self.follow(held, round, cx).await;
@@ -322,6 +331,7 @@ impl Gateway {
             tasks: behind.tasks,
             client: behind.client,
             given: behind.given,
+            cancelled: behind.cancelled,
         }
         .run(arguments, marker, asks, entered, start);
         let held = Held::new(running, asked);

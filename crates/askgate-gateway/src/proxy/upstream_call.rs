@@ -45,7 +45,14 @@ pub(crate) struct UpstreamCall {
     /// sealed state of askgate's): sent with the first request, as the
     /// server would have had them from a client of its own.
     pub(crate) given: Option<InputResponses>,
+    /// The client's cancel of the call, when it waits on the call itself
+    /// (a classic client: a 2026-07-28 client's round ends with its
+    /// answer, and the call runs on without it).
+    pub(crate) cancelled: Option<Cancelled>,
 }
+
+/// A client's cancel, once it comes.
+pub(crate) type Cancelled = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
 
 impl UpstreamCall {
     /// Send the call with `arguments` — first with the answers to `start`,
@@ -88,7 +95,7 @@ impl UpstreamCall {
             progress: tracked,
             declared,
         };
-        let sent = rounds::until_complete(
+        let sending = rounds::until_complete(
             upstream.service.peer(),
             params,
             &asks,
@@ -107,8 +114,16 @@ impl UpstreamCall {
                 params.meta = (!meta.is_empty()).then_some(meta);
                 Ok(())
             },
-        )
-        .await;
+        );
+        // The client's cancel stops the wait; the request upstream, given
+        // up, is cancelled there too (see `rounds`).
+        let sent = match self.cancelled.take() {
+            Some(cancelled) => tokio::select! {
+                sent = sending => sent,
+                () = cancelled => Sent::Cancelled,
+            },
+            None => sending.await,
+        };
         drop(entered);
         // Asked always: it forgets the call as it tells.
         let observed = upstream.watcher.answered(&id);
@@ -150,6 +165,16 @@ impl UpstreamCall {
                 None,
             ),
             Sent::KeptAsking => (Ended::KeptAsking, None),
+            Sent::Cancelled => {
+                tracing::info!(call = %self.ending.id(), server = %upstream.name, tool = %self.tool, "cancelled by its client while its server worked on it; its server was told");
+                (
+                    Ended::Failed(
+                        "its client cancelled it while its server worked on it (it may have run)"
+                            .into(),
+                    ),
+                    None,
+                )
+            }
             Sent::NotGiven(why) => (Ended::InputNotGiven(why), None),
             Sent::Failed(error) => match askgate_mcp::replay::refusal(&error) {
                 Some(refused) => {

@@ -134,6 +134,9 @@ pub(crate) enum Sent<R> {
     NotGiven(String),
     /// Its server kept asking for input, past [`MAX_ROUNDS`] rounds.
     KeptAsking,
+    /// Its client cancelled it before its server answered (set by the
+    /// caller, which stopped waiting: the request upstream was cancelled).
+    Cancelled,
 }
 
 /// Send `request` through `peer` until its server answers: first with

@@ -315,3 +315,39 @@ async fn a_mistyped_answer_is_refused_on_every_surface() {
     assert_eq!(row.status, AskStatus::Pending, "nothing was settled");
     store.close().await;
 }
+
+#[tokio::test]
+async fn a_confirmed_call_its_client_cancels_is_cancelled_at_its_server_too() {
+    // A write the person confirms takes rmcp's path (not the express lane).
+    let rules = "[[rules]]\ntool = \"wait_for_note\"\nrisk = \"medium_write\"";
+    let h = setup()
+        .config(&config(rules))
+        .logging("askgate_gateway::proxy=info")
+        .connect(person(
+            json!({"elicitation": {"form": {}}}),
+            vec![accept(json!({"confirm": true}))],
+        ))
+        .await;
+    let params = askgate_testkit::mcp::call(
+        "wait_for_note",
+        json!({"name": "never", "wait_ms": 3_600_000}),
+    );
+    let handle = send_call(h.client.peer(), params).await;
+    h.log
+        .line_with(&["askgate-example-upstream: call wait_for_note"])
+        .await;
+    // The client gives up while the server works.
+    handle.cancel(None).await.expect("the cancel is sent");
+    // The server hears it and stops; the ledger says how the call ended.
+    h.log
+        .line_with(&["askgate-example-upstream: wait_for_note cancelled"])
+        .await;
+    h.log
+        .line_with(&["cancelled by its client while its server worked on it"])
+        .await;
+    let stopped = h.stop().await;
+    assert_eq!(
+        askgate_testkit::gateway::ledger(stopped.store_url()).await,
+        ["failed"]
+    );
+}
