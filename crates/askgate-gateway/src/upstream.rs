@@ -406,7 +406,7 @@ impl Upstream {
     pub(crate) fn asks_each_request(&self) -> bool {
         self.service
             .peer_info()
-            .is_some_and(|info| !crate::express::is_classic(info.protocol_version.as_str()))
+            .is_some_and(|info| per_request(&info.protocol_version))
     }
 
     /// What a request to this server declares of the client behind it,
@@ -457,6 +457,12 @@ impl Upstream {
             .and_then(|info| info.server_info.clone())
             .map(|server| server.name)
     }
+}
+
+/// Whether a server on `version` reads what its client has from each
+/// request (2026-07-28 and later: revisions are dates, in order).
+fn per_request(version: &ProtocolVersion) -> bool {
+    version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()
 }
 
 /// What askgate can deliver of a server's asks for a client that
@@ -552,7 +558,7 @@ pub(crate) async fn connect(
         lane.negotiated(info.protocol_version.as_str());
     }
     if let Some(info) = service.peer_info()
-        && !crate::express::is_classic(info.protocol_version.as_str())
+        && per_request(&info.protocol_version)
         && let Some(filter) = crate::list_changes::filter(&info.capabilities)
     {
         let (peer, relay) = (service.peer().clone(), service.service().clone());
