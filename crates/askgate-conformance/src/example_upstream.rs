@@ -25,6 +25,7 @@
 //! names a tool, never an argument value.
 
 mod asks;
+mod pages;
 mod wait;
 
 use std::collections::BTreeMap;
@@ -122,35 +123,6 @@ impl Notes {
     pub fn in_pages_of(mut self, size: usize) -> Notes {
         self.page_size = Some(size.max(1));
         self
-    }
-
-    /// The page of `items` that `request`'s cursor starts, and the cursor
-    /// of the next, if any.
-    fn page<T>(
-        &self,
-        items: Vec<T>,
-        request: Option<&PaginatedRequestParams>,
-    ) -> Result<(Vec<T>, Option<String>), ErrorData> {
-        let cursor = request.and_then(|r| r.cursor.as_deref());
-        let Some(size) = self.page_size else {
-            return Ok((items, None));
-        };
-        let start = match cursor {
-            None => 0,
-            Some(cursor) => cursor
-                .strip_prefix("from-")
-                .and_then(|n| n.parse::<usize>().ok())
-                .filter(|n| *n < items.len())
-                .ok_or_else(|| {
-                    ErrorData::invalid_params(
-                        format!("unknown cursor {cursor:?}: use the nextCursor of a list"),
-                        None,
-                    )
-                })?,
-        };
-        let end = (start + size).min(items.len());
-        let next = (end < items.len()).then(|| format!("from-{end}"));
-        Ok((items.into_iter().skip(start).take(size).collect(), next))
     }
 
     /// Notes kept as `NAME.txt` files in `dir` (created if missing).
@@ -469,7 +441,7 @@ impl ServerHandler for Notes {
         request: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let (tools, next) = self.page(tools(), request.as_ref())?;
+        let (tools, next) = pages::page(self.page_size, tools(), request.as_ref())?;
         let mut listed = ListToolsResult::with_all_items(tools);
         listed.next_cursor = next;
         Ok(listed)
@@ -504,7 +476,7 @@ impl ServerHandler for Notes {
                 None,
             ),
         ];
-        let (prompts, next) = self.page(prompts, request.as_ref())?;
+        let (prompts, next) = pages::page(self.page_size, prompts, request.as_ref())?;
         let mut listed = ListPromptsResult::with_all_items(prompts);
         listed.next_cursor = next;
         Ok(listed)
@@ -553,7 +525,7 @@ impl ServerHandler for Notes {
                 .with_description("Whose notes these are (the person is asked their name)")
                 .with_mime_type("text/plain"),
         ];
-        let (resources, next) = self.page(resources, request.as_ref())?;
+        let (resources, next) = pages::page(self.page_size, resources, request.as_ref())?;
         let mut listed = ListResourcesResult::with_all_items(resources);
         listed.next_cursor = next;
         Ok(listed)
@@ -590,90 +562,4 @@ impl ServerHandler for Notes {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_tool_is_listed_with_its_intended_risk() {
-        let listed: Vec<String> = tools().iter().map(|t| t.name.to_string()).collect();
-        let intended: Vec<&str> = TOOLS.iter().map(|(name, _)| *name).collect();
-        assert_eq!(listed, intended);
-    }
-
-    #[test]
-    fn only_reads_say_they_are_read_only() {
-        for tool in tools() {
-            let risk = TOOLS
-                .iter()
-                .find(|(name, _)| *name == tool.name)
-                .map(|(_, risk)| *risk);
-            let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
-            assert_eq!(
-                read_only == Some(true),
-                risk == Some(Risk::Read),
-                "{}",
-                tool.name
-            );
-        }
-    }
-
-    #[test]
-    fn a_note_name_cannot_leave_the_directory() {
-        assert!(valid_name("groceries_2"));
-        for bad in ["", "../etc/passwd", "a/b", "a.txt", &"x".repeat(65)] {
-            assert!(!valid_name(bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn notes_in_a_directory_survive_a_new_handler() -> Result<(), ErrorData> {
-        let dir = std::env::temp_dir().join(format!("askgate-notes-{}", std::process::id()));
-        let notes = Notes::in_dir(dir.clone()).map_err(|e| io_error(&e))?;
-        notes.write("a", "one", false)?;
-        notes.write("a", " two", true)?;
-        let again = Notes::in_dir(dir.clone()).map_err(|e| io_error(&e))?;
-        assert_eq!(again.read("a")?.as_deref(), Some("one two"));
-        assert_eq!(again.delete_all()?, 1);
-        assert_eq!(again.names()?, Vec::<String>::new());
-        let _ = std::fs::remove_dir_all(dir);
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod paging {
-    use super::*;
-
-    fn from(cursor: Option<String>) -> PaginatedRequestParams {
-        let mut request = PaginatedRequestParams::default();
-        request.cursor = cursor;
-        request
-    }
-
-    #[test]
-    fn lists_come_in_pages_each_naming_the_next() {
-        let notes = Notes::in_memory().in_pages_of(3);
-        let mut names = Vec::new();
-        let mut cursor = None;
-        let mut pages = 0;
-        loop {
-            let (page, next) = notes.page(tools(), Some(&from(cursor))).expect("a page");
-            assert!(page.len() <= 3);
-            names.extend(page.into_iter().map(|tool| tool.name.to_string()));
-            pages += 1;
-            match next {
-                Some(next) => cursor = Some(next),
-                None => break,
-            }
-        }
-        assert_eq!(pages, TOOLS.len().div_ceil(3));
-        let all: Vec<&str> = TOOLS.iter().map(|(name, _)| *name).collect();
-        assert_eq!(names, all);
-        let error = notes
-            .page(tools(), Some(&from(Some("from-99".into()))))
-            .expect_err("an unknown cursor");
-        assert!(error.message.contains("from-99"), "{}", error.message);
-        let (whole, next) = Notes::in_memory().page(tools(), None).expect("all");
-        assert_eq!((whole.len(), next), (TOOLS.len(), None));
-    }
-}
+mod tests;

@@ -8,10 +8,12 @@
 
 use rmcp::model::{
     CancelledNotificationParam, ClientResult, CreateMessageRequestParams, CustomRequest,
-    ElicitRequestParams, RequestId, ServerRequest,
+    ElicitRequestParams, ServerRequest,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleServer, ServiceError};
 use serde_json::{Number, Value as Json};
+
+use super::CancelOnDrop;
 
 /// Send `elicitation/create` with `params` to the client: its answer.
 ///
@@ -65,39 +67,17 @@ async fn send(peer: &Peer<RoleServer>, method: &str, params: Json) -> Result<Jso
     let handle = peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
         .await?;
-    let mut withdrawn = Withdrawn {
-        peer: peer.clone(),
-        id: Some(handle.id.clone()),
-    };
+    let (client, id) = (peer.clone(), handle.id.clone());
+    let mut withdrawn = CancelOnDrop::new(async move {
+        let reason = Some("the server withdrew its request".to_owned());
+        let _ = client
+            .notify_cancelled(CancelledNotificationParam::new(Some(id), reason))
+            .await;
+    });
     let answer = handle.await_response().await;
-    withdrawn.id = None;
+    withdrawn.disarm();
     let answer: ClientResult = answer?;
     serde_json::to_value(answer).map_err(|_| ServiceError::UnexpectedResponse)
-}
-
-/// Tells the client a request to it is cancelled when nobody waits for
-/// its answer any more.
-struct Withdrawn {
-    peer: Peer<RoleServer>,
-    id: Option<RequestId>,
-}
-
-impl Drop for Withdrawn {
-    fn drop(&mut self) {
-        let Some(id) = self.id.take() else {
-            return;
-        };
-        let peer = self.peer.clone();
-        let cancelled = CancelledNotificationParam::new(
-            Some(id),
-            Some("the server withdrew its request".to_owned()),
-        );
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let _ = peer.notify_cancelled(cancelled).await;
-            });
-        }
-    }
 }
 
 /// Every whole float in `value` as an integer.

@@ -41,6 +41,8 @@ pub(crate) mod rounds;
 #[cfg(test)]
 mod tests;
 
+use std::future::Future;
+
 use rmcp::ErrorData;
 use rmcp::model::CallToolResponse;
 
@@ -59,3 +61,29 @@ const MOST_ASKS: usize = 3;
 
 /// How the keys of relayed asks begin.
 const KEY_PREFIX: &str = "upstream-";
+
+/// Tells a peer its request is cancelled (the future given) when dropped
+/// before [`CancelOnDrop::disarm`]: a wait given up, whoever gave it up.
+pub(crate) struct CancelOnDrop(Option<std::pin::Pin<Box<dyn Future<Output = ()> + Send>>>);
+
+impl CancelOnDrop {
+    /// Send `cancel` if dropped while armed.
+    pub(crate) fn new(cancel: impl Future<Output = ()> + Send + 'static) -> CancelOnDrop {
+        CancelOnDrop(Some(Box::pin(cancel)))
+    }
+
+    /// The request was answered: nothing to tell.
+    pub(crate) fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(cancel) = self.0.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(cancel);
+        }
+    }
+}

@@ -13,12 +13,13 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotificationParam,
     ClientCapabilities, ClientRequest, GetPromptRequest, GetPromptRequestParams, GetPromptResponse,
     InputRequiredResult, InputResponses, ReadResourceRequest, ReadResourceRequestParams,
-    ReadResourceResponse, RequestId, ResultType, ServerResult,
+    ReadResourceResponse, ResultType, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 
 use crate::downstream::Progress;
 
+use super::CancelOnDrop;
 use super::inflight::{Asks, answers};
 
 /// A request a 2026-07-28 server may answer with input requests, sent
@@ -277,40 +278,19 @@ async fn sent(
             .progress
             .route(tracked.upstream, &handle.progress_token)
     });
-    let mut abandoned = Abandoned {
-        peer: peer.clone(),
-        id: Some(handle.id.clone()),
-    };
+    // Given up by the caller (the client cancelled, the gateway stops):
+    // the upstream is told, as rmcp does for the requests it sends itself.
+    let (upstream, id) = (peer.clone(), handle.id.clone());
+    let mut abandoned = CancelOnDrop::new(async move {
+        let reason = Some("request abandoned by the caller".to_owned());
+        let _ = upstream
+            .notify_cancelled(CancelledNotificationParam::new(Some(id), reason))
+            .await;
+    });
     let result = handle.await_response().await;
-    abandoned.id = None;
+    abandoned.disarm();
     if let Some(routed) = &routed {
         routed.settle().await;
     }
     result
-}
-
-/// Tells the upstream a request is cancelled when its caller stops
-/// waiting (the client cancelled, the gateway stops), as rmcp does for
-/// the requests it sends itself.
-struct Abandoned {
-    peer: Peer<RoleClient>,
-    id: Option<RequestId>,
-}
-
-impl Drop for Abandoned {
-    fn drop(&mut self) {
-        let Some(id) = self.id.take() else {
-            return;
-        };
-        let peer = self.peer.clone();
-        let cancelled = CancelledNotificationParam::new(
-            Some(id),
-            Some("request abandoned by the caller".to_owned()),
-        );
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let _ = peer.notify_cancelled(cancelled).await;
-            });
-        }
-    }
 }
