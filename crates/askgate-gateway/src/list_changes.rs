@@ -30,34 +30,21 @@ const LONGEST_WAIT: Duration = Duration::from_secs(60);
 /// The lists a server with `capabilities` says change, as a listen
 /// stream's filter; `None` when it says none does.
 pub(crate) fn filter(capabilities: &ServerCapabilities) -> Option<SubscriptionFilter> {
-    let changes = |said: Option<bool>| said.unwrap_or(false);
-    let mut filter = SubscriptionFilter::builder();
-    let mut any = false;
-    if capabilities
+    let said = |changes: Option<bool>| (changes == Some(true)).then_some(true);
+    let mut filter = SubscriptionFilter::default();
+    filter.tools_list_changed = capabilities
         .tools
         .as_ref()
-        .is_some_and(|t| changes(t.list_changed))
-    {
-        filter = filter.tools_list_changed();
-        any = true;
-    }
-    if capabilities
+        .and_then(|t| said(t.list_changed));
+    filter.prompts_list_changed = capabilities
         .prompts
         .as_ref()
-        .is_some_and(|p| changes(p.list_changed))
-    {
-        filter = filter.prompts_list_changed();
-        any = true;
-    }
-    if capabilities
+        .and_then(|p| said(p.list_changed));
+    filter.resources_list_changed = capabilities
         .resources
         .as_ref()
-        .is_some_and(|r| changes(r.list_changed))
-    {
-        filter = filter.resources_list_changed();
-        any = true;
-    }
-    any.then(|| filter.build())
+        .and_then(|r| said(r.list_changed));
+    (filter != SubscriptionFilter::default()).then_some(filter)
 }
 
 /// Listen to the server behind `peer` for the changes of `filter`, each
