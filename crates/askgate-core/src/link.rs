@@ -60,6 +60,20 @@ impl LinkSigner {
         LinkSigner { key: key.into() }
     }
 
+    /// What names this deployment's key without giving it away: the
+    /// first 16 bytes of an HMAC of a fixed text, in hex. A gateway and an
+    /// inbox with the same key — over the same store — say the same; a
+    /// gateway compares it to tell its own inbox from another one.
+    pub fn fingerprint(&self) -> String {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.key)
+            .expect("HMAC takes keys of any length, so new_from_slice cannot fail");
+        mac.update(b"askgate deployment fingerprint v1");
+        mac.finalize().into_bytes()[..16]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
     /// The token of a link to `ask_id`'s page, good until `expires_at`,
     /// once (`nonce`).
     pub fn sign(&self, ask_id: &str, expires_at: Timestamp, nonce: &str) -> String {

@@ -98,6 +98,26 @@ pub enum KeyError {
         #[source]
         source: std::io::Error,
     },
+    /// The key is not the one the store was first used with: another
+    /// replica (or an earlier run) sealed its state and signed its links
+    /// with another key.
+    #[error(
+        "the key file {} (fingerprint {mine}) is not the key of the store {store} (fingerprint \
+         {recorded}): every gateway and inbox over one store must share one key; copy the key \
+         file of the first process over it to {} (or point ASKGATE_KEY_FILE at it)",
+        .path.display(),
+        .path.display()
+    )]
+    NotTheStores {
+        /// The key file this process read.
+        path: PathBuf,
+        /// The store, as it names itself (no credentials).
+        store: String,
+        /// This key's fingerprint.
+        mine: String,
+        /// The fingerprint the store recorded.
+        recorded: String,
+    },
 }
 
 /// Why serving a client stopped.

@@ -8,9 +8,16 @@ use std::path::{Path, PathBuf};
 
 use crate::error::KeyError;
 
-/// Where the gateway's sealing key lives: beside a SQLite store, else in
-/// the data directory.
+/// The environment variable naming the key file, over the default.
+pub const KEY_FILE_ENV: &str = "ASKGATE_KEY_FILE";
+
+/// Where the gateway's sealing key lives: `ASKGATE_KEY_FILE` when set
+/// (how replicas on PostgreSQL share one file); else beside a SQLite
+/// store, else in the data directory.
 pub fn key_path(store_url: &str) -> PathBuf {
+    if let Some(file) = std::env::var_os(KEY_FILE_ENV).filter(|f| !f.is_empty()) {
+        return PathBuf::from(file);
+    }
     if let Some(path) = store_url
         .strip_prefix("sqlite://")
         .or_else(|| store_url.strip_prefix("sqlite:"))
@@ -21,6 +28,31 @@ pub fn key_path(store_url: &str) -> PathBuf {
         .unwrap_or_else(std::env::temp_dir)
         .join("askgate")
         .join("gateway.key")
+}
+
+/// Check that `key` (read from `path`) is the key of `store`: the first
+/// process over a store records its fingerprint, every later one must
+/// have the same (see [`askgate_store::Store::bind_key`]).
+///
+/// # Errors
+/// [`KeyError::NotTheStores`] naming both fingerprints and the file to
+/// share; the store's failure.
+pub async fn bind_to_store(
+    store: &askgate_store::Store,
+    key: &[u8],
+    path: &Path,
+) -> Result<(), crate::Error> {
+    let mine = askgate_core::LinkSigner::new(key.to_vec()).fingerprint();
+    match store.bind_key(&mine).await? {
+        None => Ok(()),
+        Some(recorded) => Err(KeyError::NotTheStores {
+            path: path.to_owned(),
+            store: store.name().to_owned(),
+            mine,
+            recorded,
+        }
+        .into()),
+    }
 }
 
 /// The 32-byte key sealing request state and keying digests: the same

@@ -38,6 +38,7 @@ mod record;
 mod relay;
 mod rules;
 mod stdio;
+mod stopping;
 mod tasks;
 mod upstream;
 mod upstreams;
@@ -69,6 +70,8 @@ pub struct Started {
     config: Config,
     gateway: Gateway,
     page: Option<InboxPage>,
+    /// Where people are sent to answer (see `inbox_base`).
+    inbox_base: Option<String>,
 }
 
 /// One upstream tool as the gateway lists it: what the operator's dry run
@@ -115,29 +118,26 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
     let store = Store::open(store_url).await?;
     let key_file = keys::key_path(store_url);
     let key = keys::load_or_create_key(&key_file)?;
+    keys::bind_to_store(&store, &key, &key_file).await?;
     let listener = if serve_inbox {
         bind_inbox(&config).await
     } else {
         None
     };
-    let bound = listener
-        .as_ref()
-        .and_then(|l| l.local_addr().ok())
-        .unwrap_or(config.inbox.listen);
-    let base = config
-        .inbox
-        .base_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{bound}/"));
     let links = askgate_core::LinkSigner::new(key.clone());
-    let inbox = InboxLinks::new(&base)
-        .map_err(Misuse::InboxAddress)?
-        .with_links(links.clone(), LINK_TTL);
+    let base = inbox_base(&config, listener.as_ref(), serve_inbox, &links).await;
+    let inbox = match &base {
+        Some(base) => InboxLinks::new(base)
+            .map_err(Misuse::InboxAddress)?
+            .with_links(links.clone(), LINK_TTL),
+        None => InboxLinks::without_page(),
+    };
     let page = match listener {
         Some(listener) => {
             let people =
                 askgate_inbox::people(config.inbox.token.as_deref(), &config.people, &key_file)?;
-            let page = askgate_inbox::Inbox::new(store.clone(), people, links, &base)?
+            let base = base.as_deref().unwrap_or(DEFAULT_INBOX_BASE);
+            let page = askgate_inbox::Inbox::new(store.clone(), people, links, base)?
                 .with_clock(std::sync::Arc::clone(&clock));
             Some(InboxPage { page, listener })
         }
@@ -176,6 +176,7 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
         config,
         gateway,
         page,
+        inbox_base: base,
     })
 }
 
@@ -272,7 +273,10 @@ fn name_after_the_server(upstream: &mut upstream::Upstream) {
 /// restarts (calls a crash left unanswered are found by it).
 fn owner(config: &Config) -> String {
     let names: Vec<&str> = config.upstreams.iter().map(|u| u.name.as_str()).collect();
-    format!("gateway:{}", names.join(","))
+    // This process's own: a second session or replica over the store is
+    // another owner (see the store's ledger owners).
+    let process = ids::random("p").unwrap_or_else(|_| format!("p_{}", std::process::id()));
+    format!("gateway:{}:{process}", names.join(","))
 }
 
 /// How long a link sent to a client in URL mode stays good.
@@ -361,11 +365,16 @@ impl Started {
             config,
             gateway,
             page,
+            inbox_base,
         } = self;
-        let _notifier = ready(&config, &gateway, page).await?;
+        let _background = ready(&config, &gateway, page, inbox_base.as_deref()).await?;
+        let stop = stop_when_signalled(gateway.clone());
         let served = match (client, &config.listen) {
             (Client::Over(reader, writer), _) => {
-                stdio::serve_over(gateway.for_session(), reader, writer).await
+                tokio::select! {
+                    served = stdio::serve_over(gateway.for_session(), reader, writer) => served,
+                    () = stop => Ok(()),
+                }
             }
             (Client::Configured, Some(listen)) => {
                 // Clients come and go: the upstreams start now, told what
@@ -377,10 +386,13 @@ impl Started {
                     finish(&gateway).await;
                     return Err(Error::NoUpstream);
                 }
-                listen::serve(gateway.clone(), listen.addr, &config.principals).await
+                listen::serve(gateway.clone(), listen.addr, &config.principals, stop).await
             }
             (Client::Configured, None) => {
-                stdio::serve(gateway.for_session(), config.express_lane).await
+                tokio::select! {
+                    served = stdio::serve(gateway.for_session(), config.express_lane) => served,
+                    () = stop => Ok(()),
+                }
             }
         };
         finish(&gateway).await;
@@ -404,19 +416,11 @@ async fn ready(
     config: &Config,
     gateway: &Gateway,
     page: Option<InboxPage>,
-) -> Result<Option<AbortOnDrop>, Error> {
-    let mut base = config
-        .inbox
-        .base_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{}/", config.inbox.listen));
-    match page {
-        Some(InboxPage { page, listener }) => {
-            if config.inbox.base_url.is_none()
-                && let Ok(addr) = listener.local_addr()
-            {
-                base = format!("http://{addr}/");
-            }
+    base: Option<&str>,
+) -> Result<Vec<AbortOnDrop>, Error> {
+    match (page, base) {
+        (Some(InboxPage { page, listener }), _) => {
+            let base = base.unwrap_or(DEFAULT_INBOX_BASE);
             eprintln!(
                 "askgate gateway: asks a client cannot show wait in the inbox at {base} (or: askgate asks list)"
             );
@@ -427,22 +431,42 @@ async fn ready(
             ));
             tokio::spawn(askgate_inbox::serve(app, listener));
         }
-        None => eprintln!(
-            "askgate gateway: asks a client cannot show wait in the store: askgate asks list"
+        (None, Some(base)) => eprintln!(
+            "askgate gateway: asks a client cannot show wait in the inbox at {base} (or: askgate asks list)"
+        ),
+        (None, None) => eprintln!(
+            "askgate gateway: no inbox page is served here (its address {} is taken by something else); \
+             asks a client cannot show wait in the store: answer them with askgate asks, or run askgate inbox \
+             with another [inbox] listen",
+            config.inbox.listen
         ),
     }
     // Posts as asks are parked and settle, until the gateway stops.
     let notifier = match &config.notify {
         Some(webhook) => {
             let store = gateway.store().clone();
-            let links = InboxLinks::new(&base).map_err(Misuse::InboxAddress)?;
+            let links = match base {
+                Some(base) => InboxLinks::new(base).map_err(Misuse::InboxAddress)?,
+                None => InboxLinks::without_page(),
+            };
             let notifier = askgate_inbox::notify::Notifier::new(store, webhook.clone(), links)?
                 .with_clock(std::sync::Arc::clone(gateway.clock()));
             Some(AbortOnDrop(notifier.listen()))
         }
         None => None,
     };
+    // Overdue asks become expired, in every process over the store.
+    let sweeper = AbortOnDrop(tokio::spawn(askgate_inbox::expiry::sweep(
+        gateway.store().clone(),
+        std::sync::Arc::clone(gateway.clock()),
+    )));
     gateway.recover().await?;
+    // Alive while it beats; the calls of a process whose beat lapsed are
+    // reported as they are found.
+    let beating = AbortOnDrop(tokio::spawn({
+        let gateway = gateway.clone();
+        async move { gateway.keep_beating().await }
+    }));
     // Know the tools before the first call: the express lane takes a call
     // only of a tool listed. Two upstreams' tools under one name would
     // leave a client unable to tell them apart: that stops the start.
@@ -455,14 +479,86 @@ async fn ready(
             tracing::warn!(tool = %tool.name, server = %tool.server, "{warning}");
         }
     }
-    Ok(notifier)
+    Ok(notifier.into_iter().chain([sweeper, beating]).collect())
 }
+
+/// Where people are sent to answer: the config's `[inbox] base_url`; else
+/// the address the inbox page is bound at; else — its address taken — the
+/// inbox serving there, when it is this deployment's (`askgate inbox` over
+/// the same store: it says the same key fingerprint); else nowhere: no
+/// link is handed out that could lead to another store's inbox, and asks
+/// are answered with `askgate asks`.
+async fn inbox_base(
+    config: &Config,
+    listener: Option<&tokio::net::TcpListener>,
+    serve_inbox: bool,
+    links: &askgate_core::LinkSigner,
+) -> Option<String> {
+    if let Some(base) = &config.inbox.base_url {
+        return Some(base.clone());
+    }
+    if let Some(bound) = listener.and_then(|l| l.local_addr().ok()) {
+        return Some(format!("http://{bound}/"));
+    }
+    let addr = config.inbox.listen;
+    if !serve_inbox {
+        // `askgate tools`: nobody is sent anywhere.
+        return Some(format!("http://{addr}/"));
+    }
+    if askgate_inbox::deployment::is_ours(addr, links).await {
+        tracing::info!(%addr, "the inbox's address is this deployment's own askgate inbox: asks link there");
+        return Some(format!("http://{addr}/"));
+    }
+    None
+}
+
+/// What the inbox page calls itself when nothing else is known (never
+/// handed out: without a base no page is served).
+const DEFAULT_INBOX_BASE: &str = "http://127.0.0.1:7878/";
 
 /// Keep what the answers did not wait for, and close the store: a clean
 /// stop loses nothing.
 async fn finish(gateway: &Gateway) {
+    // Calls the client's end (or the grace's) cancelled unwind: each
+    // tells its upstream and queues its record before it is counted out.
+    gateway.stopping().begin();
+    gateway.abandon_express();
+    if tokio::time::timeout(stopping::CLOSING, gateway.stopping().quiet())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            in_flight = gateway.stopping().in_flight(),
+            "calls did not unwind in time; their ledger rows say sent"
+        );
+    }
     gateway.settle_writes().await;
+    gateway.release().await;
+    gateway.close_upstreams().await;
     gateway.store().close().await;
+}
+
+/// Wait for SIGINT or SIGTERM, then stop taking calls and give those in
+/// flight [`stopping::GRACE`] to finish (see [`stopping`]).
+async fn stop_when_signalled(gateway: Gateway) {
+    let signal = stopping::signalled().await;
+    let stopping = gateway.stopping();
+    stopping.begin();
+    tracing::info!(
+        signal,
+        in_flight = stopping.in_flight(),
+        grace_s = stopping::GRACE.as_secs(),
+        "stopping: no new calls; those in flight may finish"
+    );
+    if tokio::time::timeout(stopping::GRACE, stopping.quiet())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            in_flight = stopping.in_flight(),
+            "calls still in flight after the grace are cancelled"
+        );
+    }
 }
 
 /// Stops a background task when dropped.

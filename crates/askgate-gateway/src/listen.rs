@@ -144,8 +144,10 @@ pub(crate) async fn serve(
     gateway: Gateway,
     addr: SocketAddr,
     principals: &[config::Principal],
+    stop: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let mut http = StreamableHttpServerConfig::default();
+    let sessions = http.cancellation_token.clone();
     if !addr.ip().is_loopback() {
         // Reached by name or address from elsewhere: allow exactly this one.
         let mut hosts = http.allowed_hosts.clone();
@@ -175,8 +177,10 @@ pub(crate) async fn serve(
     let bound = listener.local_addr().map_err(listen)?;
     eprintln!("askgate gateway: MCP over Streamable HTTP at http://{bound}/mcp");
     axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
+        .with_graceful_shutdown(async move {
+            stop.await;
+            // Every session's streams end, so the server can.
+            sessions.cancel();
         })
         .await
         .map_err(ServeError::Http)

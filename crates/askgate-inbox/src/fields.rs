@@ -34,6 +34,21 @@ impl From<Vec<(String, String)>> for Posted {
 }
 
 impl Posted {
+    /// What a person typed, field by field (not the form's own `csrf` and
+    /// `action`), each value as posted; empty ones left out.
+    pub(crate) fn typed(&self) -> Vec<(&str, &str)> {
+        self.values
+            .iter()
+            .filter(|(name, _)| !matches!(name.as_str(), "csrf" | "action"))
+            .flat_map(|(name, values)| {
+                values
+                    .iter()
+                    .filter(|value| !value.trim().is_empty())
+                    .map(move |value| (name.as_str(), value.as_str()))
+            })
+            .collect()
+    }
+
     /// The first value of `name`, trimmed, if not empty.
     pub(crate) fn one(&self, name: &str) -> Option<&str> {
         self.values

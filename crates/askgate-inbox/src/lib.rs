@@ -31,8 +31,10 @@
 //! gateway's config.
 
 mod auth;
+pub mod deployment;
 mod error;
 mod events;
+pub mod expiry;
 mod fields;
 mod link;
 mod listed;
@@ -128,6 +130,17 @@ impl Inbox {
     /// The current time, on the inbox's clock.
     pub fn now(&self) -> jiff::Timestamp {
         self.clock.now()
+    }
+
+    /// Move the store's overdue asks to `expired` on the inbox's clock,
+    /// every [`expiry::SWEEP_EVERY`], while the future runs.
+    pub fn sweep_expired(&self) -> impl Future<Output = ()> + Send + 'static {
+        expiry::sweep(self.inner.store.clone(), Arc::clone(&self.clock))
+    }
+
+    /// The fingerprint of its key (see [`deployment`]).
+    pub fn fingerprint(&self) -> String {
+        self.inner.links.fingerprint()
     }
 
     /// The store its asks are in.

@@ -327,12 +327,24 @@ pub(crate) fn settled(
     row: &AskRow,
     shown: &[Shown],
     audit: &[AuditRecord],
+    answering: &Answering<'_>,
 ) -> Markup {
+    let typed: Vec<(&str, &str)> = answering.posted.map(Posted::typed).unwrap_or_default();
     layout(
         &title_of(row),
         Some(session),
         html! {
             (heading(row))
+            (answering.banner())
+            @if !typed.is_empty() {
+                div.typed role="status" {
+                    p {
+                        "Your answer was not applied: this ask is already "
+                        strong { (row.status.as_str()) } ". What you typed is kept here:"
+                    }
+                    dl.values { @for (name, value) in &typed { dt { (name) } dd { (value) } } }
+                }
+            }
             p.outcome {
                 "This ask is " strong { (row.status.as_str()) }
                 @if let Some(by) = &row.answered_by { ", by " (by) }

@@ -31,6 +31,7 @@ pub(super) fn router(inbox: Inbox) -> Router {
         .route("/static/inbox.css", get(style))
         .route("/static/inbox.js", get(script))
         .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
+        .route(super::deployment::PATH, get(deployment))
         .with_state(inbox)
         .layer(axum::middleware::map_response(harden))
 }
@@ -52,6 +53,17 @@ async fn harden(mut response: Response) -> Response {
         headers.insert(name, HeaderValue::from_static(value));
     }
     response
+}
+
+/// `GET /askgate/deployment`: the fingerprint of this inbox's key, so a
+/// gateway over the same store can tell it is its own (see
+/// [`crate::deployment`]).
+async fn deployment(State(inbox): State<Inbox>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        inbox.fingerprint(),
+    )
+        .into_response()
 }
 
 async fn style() -> Response {
@@ -143,10 +155,24 @@ async fn ask_page(
 /// exists for someone else is not said).
 async fn visible(inbox: &Inbox, session: &Session, id: &str) -> Result<AskRow, InboxRejection> {
     match inbox.store().ask(id).await {
-        Ok(Some(row)) if session.may_see(id, &row.ask.principal) => Ok(row),
+        Ok(Some(row)) if session.may_see(id, &row.ask.principal) => expired_if_overdue(inbox, row)
+            .await
+            .map_err(|error| StoreRejection::new(Some(session), error).into()),
         Ok(_) => Err(AskRejection::not_found(session, id).into()),
         Err(error) => Err(StoreRejection::new(Some(session), error).into()),
     }
+}
+
+/// `row`, expired in the store first when it is pending past its expiry
+/// (the sweep had not come to it yet): nobody is shown a form for it.
+async fn expired_if_overdue(inbox: &Inbox, row: AskRow) -> Result<AskRow, askgate_store::Error> {
+    let now = inbox.now();
+    let overdue =
+        row.status == AskStatus::Pending && row.ask.expires_at.is_some_and(|at| at <= now);
+    if !overdue {
+        return Ok(row);
+    }
+    Ok(inbox.store().expire(&row.ask.id, now).await?.unwrap_or(row))
 }
 
 /// An ask's page: its form while pending (with what was posted and why
@@ -163,7 +189,13 @@ async fn show(
             .audit_of_ask(&row.ask.id)
             .await
             .map_err(|error| StoreRejection::new(Some(session), error))?;
-        return Ok(pages::settled(session, row, &values::of(row), &audit));
+        return Ok(pages::settled(
+            session,
+            row,
+            &values::of(row),
+            &audit,
+            answering,
+        ));
     }
     let unreadable = |detail: String| AskRejection::unreadable(session, detail);
     match serde_json::from_value::<StoredRequest>(row.ask.request.clone()) {
@@ -190,7 +222,7 @@ async fn answer(
     session.check_post(&inbox, &headers, posted.one("csrf"))?;
     let row = visible(&inbox, &session, &id).await?;
     if row.status != AskStatus::Pending {
-        return Err(settled(&inbox, &session, &row, &[]).await);
+        return Err(settled(&inbox, &session, &row, &[], Some(&posted)).await);
     }
     let settlement = read_act(&row, &posted).and_then(|act| {
         stored::settle_explained(&row.ask.request, act, &session.person.name, Surface::Web)
@@ -210,7 +242,12 @@ async fn answer(
         Err(refusal) => {
             let reasons = [Reason::from(refusal.to_string())];
             match inbox.store().ask(&id).await {
-                Ok(Some(row)) => Err(settled(&inbox, &session, &row, &reasons).await),
+                Ok(Some(row)) => {
+                    let row = expired_if_overdue(&inbox, row)
+                        .await
+                        .map_err(|error| StoreRejection::new(Some(&session), error))?;
+                    Err(settled(&inbox, &session, &row, &reasons, Some(&posted)).await)
+                }
                 Ok(None) => Err(AskRejection::not_found(&session, &id).into()),
                 Err(error) => Err(StoreRejection::new(Some(&session), error).into()),
             }
@@ -226,15 +263,17 @@ fn no_answer() -> Answering<'static> {
 }
 
 /// The refusal of an answer to an ask already settled (409): its page,
-/// with `reasons` (why this answer came too late).
+/// with `reasons` (why this answer came too late) and what the person
+/// `typed`, so that it is not lost.
 async fn settled(
     inbox: &Inbox,
     session: &Session,
     row: &AskRow,
     reasons: &[Reason],
+    typed: Option<&Posted>,
 ) -> InboxRejection {
     let answering = Answering {
-        posted: None,
+        posted: typed,
         reasons,
     };
     match show(inbox, session, row, &answering).await {

@@ -30,8 +30,10 @@ pub enum LinkFailed {
 #[derive(Debug, Clone)]
 pub struct InboxLinks {
     /// The inbox's base URL, absolute (`https://askgate.example/`); an
-    /// ask's page is `<base>asks/<id>`.
-    pub base_url: Url,
+    /// ask's page is `<base>asks/<id>`. `None`: no inbox page can be
+    /// reached from here — asks are parked all the same, and answered with
+    /// `askgate asks` (or an `askgate inbox` started later).
+    pub base_url: Option<Url>,
     /// What to do when the client has no elicitation at all.
     pub fallback: Fallback,
     /// Signs the URL-mode links sent to clients, and how long they last.
@@ -60,7 +62,10 @@ impl InboxLinks {
     /// use askgate_mcp::{InboxLinks, Misuse};
     ///
     /// let inbox = InboxLinks::new("https://askgate.example/inbox")?;
-    /// assert_eq!(inbox.page("ask_1"), "https://askgate.example/inbox/asks/ask_1");
+    /// assert_eq!(
+    ///     inbox.page("ask_1").as_deref(),
+    ///     Some("https://askgate.example/inbox/asks/ask_1")
+    /// );
     /// assert!(matches!(InboxLinks::new("/inbox"), Err(Misuse::InboxUrl { .. })));
     /// # Ok::<(), Misuse>(())
     /// ```
@@ -79,10 +84,26 @@ impl InboxLinks {
             url.set_path(&path);
         }
         Ok(InboxLinks {
-            base_url: url,
+            base_url: Some(url),
             fallback: Fallback::Park,
             links: None,
         })
+    }
+
+    /// An inbox with no page to link to: asks clients cannot show are
+    /// parked in the store, and the model is told to have them answered
+    /// with `askgate asks` — never a link that may lead elsewhere.
+    pub fn without_page() -> InboxLinks {
+        InboxLinks {
+            base_url: None,
+            fallback: Fallback::Park,
+            links: None,
+        }
+    }
+
+    /// Whether there is a page to link to.
+    pub fn has_page(&self) -> bool {
+        self.base_url.is_some()
     }
 
     /// Sign the links sent to clients in URL mode with `signer`, each good
@@ -99,11 +120,13 @@ impl InboxLinks {
     /// links' lifetime (else the page, where the person signs in).
     ///
     /// # Errors
+    /// [`Misuse::NoInboxPage`] when there is no page to link to (URL mode
+    /// is not offered then),
     /// [`LinkFailed::Random`] when the system's random source fails (no
     /// nonce), [`Misuse::LifetimeOutOfRange`] when the links' lifetime
     /// reaches past what a timestamp holds.
     pub fn link(&self, id: &str, now: Timestamp) -> Result<String, LinkFailed> {
-        let page = self.page(id);
+        let page = self.page(id).ok_or(Misuse::NoInboxPage)?;
         let Some((signer, ttl)) = &self.links else {
             return Ok(page);
         };
@@ -119,11 +142,13 @@ impl InboxLinks {
         Ok(format!("{page}?link={token}"))
     }
 
-    /// The page of the ask `id`.
-    pub fn page(&self, id: &str) -> String {
-        self.base_url
-            .join(&format!("asks/{id}"))
-            .map_or_else(|_| format!("{}asks/{id}", self.base_url), String::from)
+    /// The page of the ask `id`, when there is an inbox page.
+    pub fn page(&self, id: &str) -> Option<String> {
+        let base = self.base_url.as_ref()?;
+        Some(
+            base.join(&format!("asks/{id}"))
+                .map_or_else(|_| format!("{base}asks/{id}"), String::from),
+        )
     }
 }
 
@@ -132,8 +157,8 @@ impl InboxLinks {
 pub struct Parked {
     /// The ask's id in the store.
     pub id: String,
-    /// Its inbox page.
-    pub url: String,
+    /// Its inbox page, when there is one.
+    pub url: Option<String>,
     /// The tool, prompt or resource whose call waits on it.
     pub name: String,
 }
@@ -143,14 +168,21 @@ impl Parked {
     /// never a command or a link that answers by itself (the page needs a
     /// person's sign-in).
     pub fn message(&self) -> String {
-        format!(
-            "This needs a person's answer, and this client cannot show it. The ask ({id}) waits \
-             in the askgate inbox ({url}): ask the user to answer it there, then call {name} \
-             again with the same arguments to continue.",
-            url = self.url,
-            id = self.id,
-            name = self.name
-        )
+        let (id, name) = (&self.id, &self.name);
+        match &self.url {
+            Some(url) => format!(
+                "This needs a person's answer, and this client cannot show it. The ask ({id}) waits \
+                 in the askgate inbox ({url}): ask the user to answer it there, then call {name} \
+                 again with the same arguments to continue."
+            ),
+            None => format!(
+                "This needs a person's answer, and this client cannot show it. The ask ({id}) waits \
+                 in the askgate store (no inbox page is served here): ask the user to answer it \
+                 with `askgate asks show {id}` and `askgate asks answer {id}` under their own \
+                 credential, or in `askgate inbox`, then call {name} again with the same \
+                 arguments to continue."
+            ),
+        }
     }
 
     /// The call's answer: a tool result saying where to answer (an error

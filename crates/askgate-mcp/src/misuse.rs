@@ -26,6 +26,10 @@ pub enum Misuse {
         /// The URL given.
         url: String,
     },
+    /// A link to an inbox page was asked for where no page is served
+    /// (see [`InboxLinks::without_page`](crate::InboxLinks::without_page)).
+    #[error("no inbox page is served here to link to; the ask waits in the store (askgate asks)")]
+    NoInboxPage,
     /// A lifetime reaches past the last instant askgate can write down.
     #[error(
         "{what} of {} s reaches past the year 9999; expected a lifetime of days or hours",

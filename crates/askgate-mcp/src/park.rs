@@ -27,8 +27,9 @@ use rmcp::model::{
 };
 use sha2::{Digest, Sha256};
 
+use crate::Misuse;
 use crate::ask::Unanswered;
-use crate::inbox::{Fallback, InboxLinks, Parked};
+use crate::inbox::{Fallback, InboxLinks, LinkFailed, Parked};
 use crate::input;
 use crate::round::{Round, RoundError};
 use crate::stored::{StoredRequest, form_outcome};
@@ -181,6 +182,8 @@ impl Round {
                 RoundError::Missing(input::InputKind::Elicitation)
             });
         };
+        // No page to send a client to: the ask is parked for the CLI.
+        let by_url = by_url && inbox.has_page();
         if !by_url && inbox.fallback == Fallback::Block {
             return Err(RoundError::Missing(input::InputKind::Elicitation));
         }
@@ -233,14 +236,15 @@ impl Round {
         ask: &Ask,
         row: &AskRow,
     ) -> Result<(Parked, String), RoundError> {
+        let link = inbox
+            .link(&row.ask.id, self.rounds().now())
+            .map_err(RoundError::unsendable)?;
+        let message = format!("{}\n\nAnswer it here: {link}", ask.message());
         let parked = Parked {
-            url: inbox
-                .link(&row.ask.id, self.rounds().now())
-                .map_err(RoundError::unsendable)?,
+            url: Some(link),
             id: row.ask.id.clone(),
             name: self.binding().name.clone(),
         };
-        let message = format!("{}\n\nAnswer it here: {}", ask.message(), parked.url);
         Ok((parked, message))
     }
 
@@ -254,8 +258,13 @@ impl Round {
         message: &str,
         parked: &Parked,
     ) -> Result<(), RoundError> {
+        let url = parked
+            .url
+            .as_deref()
+            .ok_or(LinkFailed::Misuse(Misuse::NoInboxPage))
+            .map_err(RoundError::unsendable)?;
         let request =
-            input::elicit_url(message, &parked.url, &parked.id).map_err(RoundError::unsendable)?;
+            input::elicit_url(message, url, &parked.id).map_err(RoundError::unsendable)?;
         self.queue_timed(key, request);
         Ok(())
     }
@@ -294,10 +303,15 @@ impl Round {
         if self.revision() < askgate_core::Revision::V2025_11_25 {
             return Err(RoundError::Unanswered(Unanswered::NeedsUrlMode));
         }
+        let url = parked
+            .url
+            .clone()
+            .ok_or(LinkFailed::Misuse(Misuse::NoInboxPage))
+            .map_err(RoundError::unsendable)?;
         let params = ElicitRequestParams::UrlElicitationParams {
             meta: None,
             message: message.to_owned(),
-            url: parked.url.clone(),
+            url,
             elicitation_id: parked.id.clone(),
         };
         let started = tokio::time::Instant::now();

@@ -88,6 +88,8 @@ pub fn refusal(error: &rmcp::ServiceError) -> Option<Unwatched> {
 #[derive(Debug, Default, Clone)]
 pub struct Watch {
     inner: Arc<Mutex<State>>,
+    /// Whether the transport's `close` ran to its end.
+    closed: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 #[derive(Debug, Default)]
@@ -122,6 +124,13 @@ impl Watch {
     /// Forget a call that will not go out.
     pub fn forget(&self, marker: &str) {
         self.state().expected.remove(marker);
+    }
+
+    /// Wait until the watched transport is closed: its `close` ran to its
+    /// end (a child process it ran has exited, or was killed).
+    pub async fn closed(&self) {
+        let mut closed = self.closed.subscribe();
+        let _ = closed.wait_for(|closed| *closed).await;
     }
 }
 
@@ -214,6 +223,8 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.inner.close().await.map_err(WatchError::Inner)
+        let closed = self.inner.close().await.map_err(WatchError::Inner);
+        self.watch.closed.send_replace(true);
+        closed
     }
 }

@@ -46,6 +46,7 @@ mod asks;
 mod audit;
 mod backend;
 mod columns;
+mod deployment;
 mod error;
 mod fault;
 mod ledger;

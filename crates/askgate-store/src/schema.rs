@@ -7,7 +7,7 @@ use crate::backend::{Pool, Store, with_pool};
 use crate::error::Error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// The SQL of a PostgreSQL trigger function `$function` that notifies the
 /// channel `$channel` with the ask's id.
@@ -40,7 +40,27 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     (5, V5_DECISION_KEYS, "", ""),
     (6, "", "", V6_POSTGRES_NOTIFY_PARKED),
     (7, V7_CALL_KEYS, V7_SQLITE_BACKFILL, V7_POSTGRES_BACKFILL),
+    (8, V8_DEPLOYMENT, "", ""),
+    (9, V9_OWNERS, "", ""),
 ];
+
+/// The processes that send calls, alive while they beat (see the ledger's
+/// `owners` module).
+const V9_OWNERS: &str = "
+CREATE TABLE owners (
+    owner TEXT PRIMARY KEY,
+    beat_at BIGINT NOT NULL
+);
+";
+
+/// What a store knows of the deployment over it: the fingerprint of the
+/// key every process over it must share (see [`Store::bind_key`]).
+const V8_DEPLOYMENT: &str = "
+CREATE TABLE deployment (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+";
 
 /// Every ask about one call (the same principal, tool and arguments) is
 /// found by one indexed key, so earlier answers to the same call are found

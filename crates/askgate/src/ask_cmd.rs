@@ -170,7 +170,10 @@ async fn ask(args: AskArgs) -> Result<u8, Failure> {
         .map_err(|e| Failure::malformed(format!("--webhook: {e}")))?;
     let mut posts = Posts::new(notifier);
     let row = park(&store, &args, &request, now, expires_at, &posts).await?;
-    let link = inbox.page(&row.ask.id);
+    // Its inbox is always given a page here (`--inbox`, or the default).
+    let link = inbox
+        .page(&row.ask.id)
+        .unwrap_or_else(|| row.ask.id.clone());
     if !args.wait {
         let notified = posts.finish(&row.ask.id).await;
         return print_parked(&row, &link, notified, args.json).map(|()| ANSWERED);

@@ -47,6 +47,9 @@ async fn serve_alone(args: InboxArgs) -> Result<(), Failure> {
     let store = Store::open(&store_url).await.map_err(Failure::stopped)?;
     let key_file = askgate_gateway::keys::key_path(&store_url);
     let key = askgate_gateway::keys::load_or_create_key(&key_file).map_err(Failure::stopped)?;
+    askgate_gateway::keys::bind_to_store(&store, &key, &key_file)
+        .await
+        .map_err(Failure::stopped)?;
     let listener = askgate_inbox::bind(config.inbox.listen)
         .await
         .map_err(Failure::stopped)?;
@@ -65,6 +68,7 @@ async fn serve_alone(args: InboxArgs) -> Result<(), Failure> {
         "askgate inbox: serving {base} over {store_url_shown}",
         store_url_shown = inbox.store().name()
     );
+    tokio::spawn(inbox.sweep_expired());
     tokio::select! {
         () = askgate_inbox::serve(inbox.router(), listener) => Ok(()),
         _ = tokio::signal::ctrl_c() => Ok(()),

@@ -388,8 +388,13 @@ pub(crate) fn store_url(
     askgate_gateway::config::store_url(flag)
 }
 
+/// The store at `url`, its overdue asks expired first (as the gateway's
+/// and the inbox's sweeps do): nothing past its time is shown, or
+/// answered, as pending.
 async fn open(url: &str) -> Result<Store, Failure> {
-    Store::open(url).await.map_err(Failure::malformed)
+    let store = Store::open(url).await.map_err(Failure::malformed)?;
+    askgate_inbox::expiry::sweep_once(&store, jiff::Timestamp::now()).await;
+    Ok(store)
 }
 
 fn parse_object(text: &str) -> Result<Map<String, Json>, Failure> {

@@ -83,3 +83,59 @@ async fn an_answer_from_another_process_resumes_the_call_a_gateway_holds() {
     assert!(text.to_lowercase().contains("deleted"), "{text}");
     drop((first, second));
 }
+
+#[tokio::test]
+async fn a_replica_starting_never_marks_a_live_replicas_call() {
+    let Some(schema) = FreshSchema::create("the replicas' owners test").await else {
+        return;
+    };
+    // A read recorded before it is sent: `sent` while it runs.
+    let config = "durable_reads = true\n\n[[rules]]\ntool = \"wait_for_note\"\nrisk = \"read\"\n";
+    let client = || Person::new(json!({})).speaking(ProtocolVersion::V_2025_11_25);
+    let first = Setup::new(binaries!())
+        .store(schema.url())
+        .config(config)
+        .connect(client())
+        .await;
+    let peer = first.client.peer().clone();
+    let waiting = tokio::spawn(async move {
+        peer.call_tool(askgate_testkit::mcp::call(
+            "wait_for_note",
+            json!({"name": "later", "wait_ms": 4000}),
+        ))
+        .await
+    });
+    within("the call is sent", async {
+        while ledger_states(schema.url()).await != ["sent"] {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    // The second replica starts, and recovers what dead replicas left.
+    let second = Setup::new(binaries!())
+        .store(schema.url())
+        .config(config)
+        .connect(client())
+        .await;
+    waiting.await.expect("ends").expect("answered");
+    second.stop().await;
+    first.stop().await;
+    assert_eq!(
+        ledger_states(schema.url()).await,
+        ["answered"],
+        "the live replica's call is its own"
+    );
+}
+
+/// The ledger's states in the PostgreSQL store at `url`.
+async fn ledger_states(url: &str) -> Vec<String> {
+    let pool = sqlx::postgres::PgPool::connect(url)
+        .await
+        .expect("connects");
+    let states = sqlx::query_scalar("SELECT state FROM calls ORDER BY prepared_at")
+        .fetch_all(&pool)
+        .await
+        .expect("reads the ledger");
+    pool.close().await;
+    states
+}

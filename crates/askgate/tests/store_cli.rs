@@ -467,3 +467,53 @@ fn settled_it_is_listed_as_the_inbox_lists_it(url: &str) {
     assert_eq!(shown["status"], "answered");
     assert!(shown["audit"].is_array());
 }
+
+#[tokio::test]
+async fn an_ask_past_its_expiry_is_shown_expired_and_is_not_answered() {
+    let (_dir, url) = store_url();
+    let store = Store::open(&url).await.expect("opens");
+    let now = Timestamp::now();
+    store
+        .park(&NewAsk {
+            expires_at: Some(now - jiff::SignedDuration::from_secs(60)),
+            ..askgate_testkit::new_ask(
+                "late",
+                "alice",
+                form_request(),
+                now - jiff::SignedDuration::from_secs(120),
+            )
+        })
+        .await
+        .expect("parks");
+
+    let listed: Json =
+        serde_json::from_slice(&askgate(&url, &["asks", "list", "--json"]).stdout).expect("JSON");
+    let pending = listed["asks"]
+        .as_array()
+        .expect("asks")
+        .iter()
+        .any(|ask| ask["id"] == "late" && ask["status"] == "pending");
+    assert!(
+        !pending,
+        "an ask past its time is not listed as pending: {listed}"
+    );
+    let shown: Json =
+        serde_json::from_slice(&askgate(&url, &["asks", "show", "late", "--json"]).stdout)
+            .expect("JSON");
+    assert_eq!(shown["status"], "expired", "{shown}");
+    let late = askgate_as(
+        &url,
+        ALICE,
+        &[
+            "asks",
+            "answer",
+            "late",
+            "--content",
+            r#"{"confirm": true}"#,
+        ],
+    );
+    assert_ne!(late.status.code(), Some(0), "a late answer is refused");
+    assert_eq!(status_of(&store, "late").await, AskStatus::Expired);
+    let row = store.ask("late").await.expect("reads").expect("exists");
+    assert!(row.reply.is_none(), "no answer, no default was applied");
+}

@@ -185,6 +185,8 @@ pub(crate) struct Pending {
     pub(crate) life: Lifecycle,
     /// Where its upstream's progress goes, while it runs.
     pub(crate) progress: Option<crate::downstream::Routed>,
+    /// Counted in flight until its answer (see [`crate::stopping`]).
+    pub(crate) _in_flight: Option<crate::stopping::InFlight>,
 }
 
 /// How a call on the lane ended.

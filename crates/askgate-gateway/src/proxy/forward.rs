@@ -111,6 +111,11 @@ impl Gateway {
                     return Ok(not_sent(approved.decided.verdict.for_model.clone()));
                 }
                 Effect::Answer(Answer::NotSent(Audited::Withdrawal)) => {
+                    tracing::info!(
+                        server = call.server,
+                        tool = call.tool,
+                        "cancelled by its client before it was sent; not sent"
+                    );
                     return Ok(not_sent(round.cancelled("confirm", call).verdict.for_model));
                 }
                 Effect::Answer(Answer::Unrecorded) => {

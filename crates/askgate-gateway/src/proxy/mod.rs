@@ -40,11 +40,19 @@ use crate::express::Lane;
 use crate::holds::Holds;
 use crate::metrics::Metrics;
 use crate::prompts_resources::Reads;
+use crate::stopping::{InFlight, Stopping};
 use crate::upstream::Upstream;
 use crate::upstreams::Upstreams;
 
 pub(crate) use catalogue::{Found, Judge};
 pub(crate) use passing::passed_on;
+
+/// How often a gateway says it is alive (see the store's ledger owners).
+const BEAT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How long after its last beat a process counts as gone: its calls
+/// `sent` and never answered may have run.
+const LAPSE: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// How long a request that needs an upstream still starting waits for it.
 pub(crate) const STARTING_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
@@ -59,7 +67,7 @@ pub(crate) struct Settings {
     pub(crate) threshold: Option<Risk>,
     /// Whether a session may raise it.
     pub(crate) allow_raise: bool,
-    /// This gateway's name in the ledger (stable across restarts).
+    /// This process's owner id in the ledger (one per start).
     pub(crate) owner: String,
     /// The replay policy.
     pub(crate) replay: Replay,
@@ -110,6 +118,8 @@ struct Inner {
     /// Prompts and resources read through the gateway, and their
     /// upstream requests waiting on a client's retry.
     reads: Reads,
+    /// Whether the gateway is stopping, and its calls in flight.
+    stopping: Stopping,
 }
 
 impl Gateway {
@@ -133,6 +143,7 @@ impl Gateway {
                 templates: RwLock::new(Vec::new()),
                 held,
                 reads,
+                stopping: Stopping::default(),
             }),
         }
     }
@@ -240,12 +251,13 @@ impl Gateway {
         }
     }
 
-    /// Report calls a crash may have left run-but-unanswered.
+    /// Say this process is alive, then report the calls a process whose
+    /// beat lapsed (killed) left run-but-unanswered: only those; a live
+    /// process's calls over the same store are its own.
     pub(crate) async fn recover(&self) -> Result<(), askgate_store::Error> {
         let store = self.inner.settings.rounds.store();
-        let lost = store
-            .recover_calls(&self.inner.settings.owner, self.now())
-            .await?;
+        store.beat(&self.inner.settings.owner, self.now()).await?;
+        let lost = store.recover_lapsed(self.now(), LAPSE).await?;
         for call in lost {
             tracing::warn!(
                 call = %call.call.id,
@@ -255,6 +267,54 @@ impl Gateway {
             );
         }
         Ok(())
+    }
+
+    /// What every session shares of the gateway's stop.
+    pub(crate) fn stopping(&self) -> &Stopping {
+        &self.inner.stopping
+    }
+
+    /// A call starting, counted while the guard lives; `None` once the
+    /// gateway is stopping (the call is refused, and not sent).
+    pub(crate) fn enter_call(&self) -> Option<InFlight> {
+        self.inner.stopping.enter()
+    }
+
+    /// Close every connected upstream (a child: its stdin, then a kill),
+    /// each given [`crate::stopping::CLOSING`].
+    pub(crate) async fn close_upstreams(&self) {
+        // All at once: each closes while the others do.
+        for upstream in self.inner.upstreams.connected() {
+            upstream.service.cancellation_token().cancel();
+        }
+        let deadline = tokio::time::Instant::now() + crate::stopping::CLOSING;
+        for upstream in self.inner.upstreams.connected() {
+            if tokio::time::timeout_at(deadline, upstream.watcher.closed())
+                .await
+                .is_err()
+            {
+                tracing::warn!(server = %upstream.name, "the upstream did not close in time");
+            }
+        }
+    }
+
+    /// Beat every [`BEAT`], and report what lapsed processes left, until
+    /// dropped (a store failure is logged, and tried again at the next).
+    pub(crate) async fn keep_beating(&self) {
+        loop {
+            tokio::time::sleep(BEAT).await;
+            if let Err(error) = self.recover().await {
+                tracing::warn!(%error, "could not say this gateway is alive; trying again");
+            }
+        }
+    }
+
+    /// This process stops: it beats no more.
+    pub(crate) async fn release(&self) {
+        let store = self.inner.settings.rounds.store();
+        if let Err(error) = store.release(&self.inner.settings.owner).await {
+            tracing::warn!(%error, "could not record this gateway's stop");
+        }
     }
 
     /// Wait for the store writes the answers did not wait for.

@@ -103,6 +103,10 @@ impl Gateway {
         if name == askgate_core::ask_tool::NAME && self.offers_ask_tool() {
             return None;
         }
+        // Stopping: refused on rmcp's path, with the reason.
+        if self.inner.stopping.is_stopping() {
+            return None;
+        }
         let found = self.listed_tool(name)?;
         // First what is cheap to check: a lane to an upstream that answers
         // on a classic revision, no intake, room for one more record.

@@ -140,6 +140,9 @@ impl ServerHandler for Gateway {
     ) -> Result<CallToolResponse, ErrorData> {
         let principal = principal_of(&cx);
         self.note_client(&principal, cx.peer.clone());
+        let Some(_in_flight) = self.enter_call() else {
+            return Err(crate::stopping::refused(&params.name));
+        };
         if params.name == askgate_core::ask_tool::NAME && self.offers_ask_tool() {
             return self.ask_tool(&params, &cx, &principal).await;
         }

@@ -136,6 +136,7 @@ impl Express {
             ending,
             life,
             progress: progress.map(|(routed, _)| routed),
+            _in_flight: self.gateway.enter_call(),
         };
         let marker = self.gateway.marks_calls().then_some(marker.as_str());
         let params = Params {

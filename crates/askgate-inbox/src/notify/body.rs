@@ -49,15 +49,16 @@ pub(crate) struct Facts {
     pub(crate) risk: Option<String>,
     /// Where the ask stands: `pending`, `answered`, `declined`, ...
     pub(crate) status: &'static str,
-    /// Its inbox page.
-    pub(crate) link: String,
+    /// Its inbox page; `None` where no inbox page is served (it is
+    /// answered with `askgate asks`).
+    pub(crate) link: Option<String>,
     /// When it was parked (`parked`) or settled (`settled`).
     pub(crate) at: Timestamp,
 }
 
 impl Facts {
     /// The facts of `row` for `event`, linking to `link`.
-    pub(crate) fn of(event: Event, row: &AskRow, link: String) -> Facts {
+    pub(crate) fn of(event: Event, row: &AskRow, link: Option<String>) -> Facts {
         let at = match event {
             Event::Parked => row.ask.created_at,
             Event::Settled => row.settled_at.unwrap_or_else(Timestamp::now),
@@ -122,7 +123,10 @@ impl Facts {
                     "type": "section",
                     "text": {
                         "type": "mrkdwn",
-                        "text": format!("<{}|Open in the askgate inbox>", escape(&self.link)),
+                        "text": match &self.link {
+                            Some(link) => format!("<{}|Open in the askgate inbox>", escape(link)),
+                            None => format!("Answer it with `askgate asks answer {}`", escape(&self.id)),
+                        },
                     },
                 },
             ],

@@ -36,7 +36,7 @@ use rmcp::ErrorData;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value as Json;
 
-use crate::inbox::Fallback;
+use crate::inbox::{Fallback, InboxLinks};
 use crate::round::{Round, RoundError, Rounds};
 use turns::{Found, Turn};
 
@@ -215,6 +215,8 @@ impl Round {
     /// to wait in.
     fn reach(&self) -> Reach {
         let (form, url) = crate::ask::modes(self.capabilities());
+        // A link needs a page to lead to.
+        let url = url && self.rounds().inbox().is_some_and(InboxLinks::has_page);
         let inbox = self
             .rounds()
             .inbox()
@@ -222,13 +224,19 @@ impl Round {
         Reach { form, url, inbox }
     }
 
-    /// The page of the parked ask `row` in the inbox (the ask's id when
-    /// there is no inbox).
+    /// The page of the parked ask `row` in the inbox (its id, and how to
+    /// answer it from the CLI, when no page is served).
     fn page_of(&self, row: &AskRow) -> String {
-        match self.rounds().inbox() {
-            Some(inbox) => inbox.page(&row.ask.id),
-            None => row.ask.id.clone(),
-        }
+        let id = &row.ask.id;
+        self.rounds()
+            .inbox()
+            .and_then(|inbox| inbox.page(id))
+            .unwrap_or_else(|| {
+                format!(
+                    "{id}; no inbox page is served here: the user answers it with `askgate asks \
+                     answer {id}` under their own credential"
+                )
+            })
     }
 
     /// The decision and its audit entry, keyed once per request and key.

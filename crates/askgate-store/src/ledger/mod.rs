@@ -193,6 +193,7 @@ macro_rules! insert_call {
     };
 }
 
+mod owners;
 mod record;
 
 /// What [`Store::queue_finish_call`] returns: the move's outcome, once the

@@ -66,6 +66,46 @@ async fn a_sent_call_is_not_sent_twice_and_is_answered(store: &Store, id: &str) 
 }
 
 #[tokio::test]
+async fn only_the_calls_of_an_owner_whose_beat_lapsed_may_have_run() {
+    for url in urls().await {
+        let store = Store::open(&url).await.expect("opens");
+        let lapse = std::time::Duration::from_secs(20);
+        for (id, owner) in [
+            ("live", "p-live"),
+            ("killed", "p-killed"),
+            ("stopped", "p-stopped"),
+        ] {
+            store.beat(owner, at(0)).await.expect("beats");
+            store
+                .prepare_call(&call(id, owner))
+                .await
+                .expect("prepares");
+            store.mark_sent(id, "m", at(1)).await.expect("sends");
+        }
+        store.release("p-stopped").await.expect("releases");
+        // Fifteen seconds on: everyone's beat is fresh but the stopped one's.
+        let early = store.recover_lapsed(at(15), lapse).await.expect("recovers");
+        let ids: Vec<&str> = early.iter().map(|c| c.call.id.as_str()).collect();
+        assert_eq!(ids, ["stopped"], "a stopped process's call left sent");
+        // The live one beats on; the killed one's beat lapses.
+        store.beat("p-live", at(25)).await.expect("beats");
+        let later = store.recover_lapsed(at(30), lapse).await.expect("recovers");
+        let ids: Vec<&str> = later.iter().map(|c| c.call.id.as_str()).collect();
+        assert_eq!(ids, ["killed"]);
+        assert_eq!(
+            recorded(&store, "live").await.state,
+            CallState::Sent,
+            "its own"
+        );
+        assert_eq!(
+            recorded(&store, "killed").await.state,
+            CallState::MayHaveRun
+        );
+        store.close().await;
+    }
+}
+
+#[tokio::test]
 async fn after_a_crash_a_sent_call_may_have_run_and_a_prepared_one_was_never_sent() {
     for url in urls().await {
         let store = Store::open(&url).await.expect("opens");

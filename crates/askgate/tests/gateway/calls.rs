@@ -105,7 +105,8 @@ async fn a_declined_call_never_reaches_the_upstream() {
 
 #[tokio::test]
 async fn without_elicitation_the_ask_waits_in_the_inbox_whatever_the_caller_says() {
-    let h = gateway(json!({}), vec![]).await;
+    // An inbox of its own (the default address may be another test's).
+    let h = gateway_with(json!({}), vec![], "[inbox]\nlisten = \"127.0.0.1:0\"").await;
     // Parked in the inbox: the result says where to answer, and nothing
     // that approves by itself.
     let parked = call(&h, "delete_all_notes", json!({})).await;

@@ -22,10 +22,12 @@ mod trust;
 
 mod asks;
 mod calls;
+mod inbox_links;
 mod mrtr;
 mod names;
 mod restarts;
 mod startup;
+mod stops;
 mod tasks;
 
 /// A gateway over the example upstream with no config file, on a store of

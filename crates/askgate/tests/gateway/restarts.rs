@@ -154,3 +154,49 @@ async fn a_2026_upstreams_resource_ask_outlives_a_killed_gateway() {
     assert!(text.contains("These notes belong to Ada."), "{text}");
     client.cancel().await.expect("the gateway stops");
 }
+
+#[tokio::test]
+async fn a_second_process_over_the_store_never_marks_a_live_ones_call() {
+    // A read recorded before it is sent (durable_reads): `sent` while it
+    // runs, as every call above `read` is.
+    let config = "durable_reads = true\n\n[[rules]]\ntool = \"wait_for_note\"\nrisk = \"read\"\n";
+    let first = super::setup()
+        .config(config)
+        .logging("askgate_gateway=info")
+        .connect(super::person(json!({}), vec![]))
+        .await;
+    let waiting = tokio::spawn({
+        let peer = first.client.peer().clone();
+        async move {
+            peer.call_tool(askgate_testkit::mcp::call(
+                "wait_for_note",
+                json!({"name": "later", "wait_ms": 4000}),
+            ))
+            .await
+        }
+    });
+    first
+        .log
+        .line_with(&["askgate-example-upstream: call wait_for_note"])
+        .await;
+    // Another session over the same store starts meanwhile (a second
+    // stdio client, or a replica) and recovers what crashed processes left.
+    let second = super::setup()
+        .store(first.store_url())
+        .config(config)
+        .logging("askgate_gateway=info")
+        .connect(super::person(json!({}), vec![]))
+        .await;
+    let answered = waiting.await.expect("ends").expect("answered");
+    assert!(
+        askgate_testkit::mcp::text(&answered).contains("no note named"),
+        "{answered:?}"
+    );
+    second.stop().await;
+    let stopped = first.stop().await;
+    assert_eq!(
+        askgate_testkit::gateway::ledger(stopped.store_url()).await,
+        ["answered"],
+        "the live process's call is its own: answered, never may_have_run"
+    );
+}

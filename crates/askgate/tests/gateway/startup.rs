@@ -121,3 +121,40 @@ async fn the_client_is_answered_while_an_upstream_still_starts_and_its_tools_com
     let tools = super::tool_names(&h).await;
     assert!(tools.contains(&"slow__read_note".to_owned()), "{tools:?}");
 }
+
+#[test]
+fn a_process_with_another_key_than_its_stores_refuses_to_start_and_names_the_file() {
+    let setup = super::setup().config("");
+    // Writes the config file.
+    let _ = setup.command();
+    let tools = || {
+        std::process::Command::new(&setup.binaries().askgate)
+            .args(["tools", "--config"])
+            .arg(setup.config_path())
+            .env("ASKGATE_LOG", "warn")
+            .env_remove(askgate_gateway::keys::KEY_FILE_ENV)
+            .output()
+            .expect("askgate runs")
+    };
+    // The first process over the store records its key.
+    let first = tools();
+    assert!(first.status.success(), "{first:?}");
+    let key_file = askgate_gateway::keys::key_path(setup.store_url());
+    let key = std::fs::read(&key_file).expect("the key was made");
+
+    // A replica that made a key of its own.
+    std::fs::write(&key_file, [7u8; 32]).expect("writes");
+    let other = tools();
+    assert_eq!(other.status.code(), Some(1), "{other:?}");
+    let said = String::from_utf8_lossy(&other.stderr);
+    assert!(
+        said.contains("is not the key of the store")
+            && said.contains(&key_file.display().to_string())
+            && said.contains("ASKGATE_KEY_FILE"),
+        "{said}"
+    );
+
+    // The key shared: it starts.
+    std::fs::write(&key_file, &key).expect("writes");
+    assert!(tools().status.success());
+}

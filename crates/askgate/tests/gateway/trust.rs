@@ -351,3 +351,69 @@ async fn a_confirmed_call_its_client_cancels_is_cancelled_at_its_server_too() {
         ["failed"]
     );
 }
+
+#[tokio::test]
+async fn a_call_cancelled_while_the_store_is_locked_never_runs() {
+    // The caller's word confirms the write (no ask can be shown), so the
+    // call goes as far as its durable record — which waits on a store
+    // another process holds locked.
+    let h = setup()
+        .config(&config(
+            "caller_confirm = \"destructive\"\ndanger_caller_confirm_high_risk = true",
+        ))
+        .logging("askgate_gateway=info,askgate_mcp=info,rmcp::service=info")
+        .connect(person(json!({}), vec![]))
+        .await;
+    let mut other = <sqlx::SqliteConnection as sqlx::Connection>::connect(h.store_url())
+        .await
+        .expect("connects");
+    sqlx::raw_sql("BEGIN EXCLUSIVE")
+        .execute(&mut other)
+        .await
+        .expect("locks");
+    let params = askgate_testkit::mcp::call(
+        "write_note",
+        json!({"name": "todo", "text": "gone", "confirm": true}),
+    );
+    let handle = send_call(h.client.peer(), params).await;
+    handle
+        .cancel(Some("stopped".into()))
+        .await
+        .expect("the cancel is sent");
+    // rmcp has heard the cancel while the store is still locked.
+    h.log.line_with(&["cancelled id=", "stopped"]).await;
+    sqlx::raw_sql("ROLLBACK")
+        .execute(&mut other)
+        .await
+        .expect("unlocks");
+    drop(other);
+    // Whatever the store does once it is back, the call is not sent.
+    h.log
+        .line_with(&["cancelled by its client before it was sent", "write_note"])
+        .await;
+    assert!(
+        !notes_note(&h).await.contains("gone"),
+        "the write never ran"
+    );
+    let stopped = h.stop().await;
+    let pool = sqlx::sqlite::SqlitePool::connect(stopped.store_url())
+        .await
+        .expect("connects");
+    let rows: Vec<(String, Option<String>)> =
+        sqlx::query_as("SELECT state, result FROM calls WHERE tool = 'write_note'")
+            .fetch_all(&pool)
+            .await
+            .expect("reads the ledger");
+    pool.close().await;
+    // Cancelled during its decision: never ledgered; during its record:
+    // ledgered as not sent, cancelled by the caller.
+    for (state, result) in &rows {
+        assert_eq!(state, "failed", "{rows:?}");
+        assert!(
+            result
+                .as_deref()
+                .is_some_and(|r| r.contains("not_sent") && r.contains("cancelled")),
+            "{rows:?}"
+        );
+    }
+}

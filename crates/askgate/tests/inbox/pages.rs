@@ -11,8 +11,11 @@ use reqwest::StatusCode;
 use reqwest::header::COOKIE;
 use serde_json::{Value as Json, json};
 
+use askgate_store::{NewAsk, Store};
+
 use super::{
-    ALICE, BOB, cookie, get, park, park_request, post_answer, question_set, row_of, sign_in, start,
+    ALICE, BOB, Server, asked_of, cookie, get, park, park_request, post_answer, question_set,
+    row_of, sign_in, start,
 };
 
 #[tokio::test]
@@ -169,5 +172,79 @@ async fn a_question_set_is_answered_or_skipped_on_the_page() {
     assert_eq!(
         answers[0]["chosen"][0]["value"], "staging",
         "the pre-picked answers stand"
+    );
+}
+
+/// A question set for alice, parked a minute past its expiry.
+async fn park_overdue(server: &Server, id: &str) -> Store {
+    let store = Store::open(&server.store_url).await.expect("opens");
+    let now = Timestamp::now();
+    let ask = NewAsk {
+        expires_at: Some(now - jiff::SignedDuration::from_secs(60)),
+        ..asked_of(
+            id,
+            "alice",
+            question_set(),
+            now - jiff::SignedDuration::from_secs(120),
+        )
+    };
+    store.park(&ask).await.expect("parks");
+    store
+}
+
+#[tokio::test]
+async fn an_ask_past_its_expiry_is_expired_everywhere_and_a_late_answer_keeps_what_was_typed() {
+    let server = start().await;
+    park_request(&server, "ask_live", "alice", question_set()).await;
+    let store = park_overdue(&server, "ask_opened").await;
+    park_overdue(&server, "ask_typed").await;
+    park_overdue(&server, "ask_swept").await;
+    let session = sign_in(&server, ALICE).await;
+    let (_, live) = get(&server, &session, "/asks/ask_live").await;
+    let csrf = hidden(&live, "csrf");
+
+    // Opened past its expiry: read-only, said so, and expired in the store.
+    let (status, page) = get(&server, &session, "/asks/ask_opened").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains("expired") && page.contains("no default was applied"),
+        "the page says it expired"
+    );
+    assert!(!page.contains("name=\"action\""), "no form to answer");
+    assert_eq!(
+        row_of(&store, "ask_opened").await.status,
+        AskStatus::Expired
+    );
+
+    // Answered late: refused, and what the person typed is on the page.
+    let late = [
+        ("csrf", csrf.as_str()),
+        ("action", "accept"),
+        ("q.env", "prod"),
+        ("q.regions.other", "antarctica-42"),
+    ];
+    let (status, page) = post_answer(&server, &session, "ask_typed", &late).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert!(
+        page.contains("already <strong>expired</strong>"),
+        "says why"
+    );
+    assert!(page.contains("antarctica-42"), "what was typed is kept");
+    let row = row_of(&store, "ask_typed").await;
+    assert_eq!(row.status, AskStatus::Expired);
+    assert!(row.reply.is_none(), "no default, no answer was applied");
+
+    // Never opened: the sweep expires it.
+    askgate_testkit::within("the sweep expires the overdue ask", async {
+        while row_of(&store, "ask_swept").await.status != AskStatus::Expired {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await;
+    let (_, listing) = get(&server, &session, "/").await;
+    assert!(listing.contains("ask_live"), "the live ask is listed");
+    assert!(
+        !listing.contains("ask_swept") && !listing.contains("ask_opened"),
+        "expired asks are not listed as waiting"
     );
 }

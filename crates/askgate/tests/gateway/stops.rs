@@ -1,0 +1,143 @@
+//! How a session ends, as desktop clients end it: SIGTERM or SIGINT (Claude
+//! Code, Codex). The gateway stops taking calls, lets the call in flight
+//! finish, keeps every record, closes its upstream and exits 0.
+
+use std::process::Stdio;
+
+use askgate_testkit::Seen;
+use askgate_testkit::process::keep_lines_async;
+use rmcp::ServiceExt;
+use serde_json::json;
+
+use super::{on_notes, person, setup};
+
+/// Both tools the test calls are reads: they take the express lane, whose
+/// records are written once each call ends.
+const READS: &str = "[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n\n\
+                     [[rules]]\ntool = \"wait_for_note\"\nrisk = \"read\"\n";
+
+/// The processes `pid` started, by their ids.
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|ids| {
+            ids.split_whitespace()
+                .filter_map(|id| id.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// Whether process `pid` still runs (an exited one not yet reaped does
+/// not).
+fn runs(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .next()?
+                .to_owned();
+            Some(state != "Z" && state != "X")
+        })
+        .unwrap_or(false)
+}
+
+#[tokio::test]
+async fn a_sigterm_lets_the_call_in_flight_finish_keeps_every_record_and_stops_the_upstream() {
+    if !std::path::Path::new("/proc/self/task").exists() {
+        eprintln!("skipped: no /proc here to see the upstream's process");
+        return;
+    }
+    let setup = setup().config(READS).logging("askgate_gateway=info");
+    let mut command = setup.command();
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut gateway = command.spawn().expect("the gateway starts");
+    let log = Seen::default();
+    keep_lines_async(gateway.stderr.take().expect("piped"), log.clone());
+    let pipes = (
+        gateway.stdout.take().expect("piped"),
+        gateway.stdin.take().expect("piped"),
+    );
+    let client = person(json!({}), vec![])
+        .serve(pipes)
+        .await
+        .expect("the client connects");
+    for _ in 0..20 {
+        // No such note: the server's own answer says so.
+        let _ = on_notes(&client, "read_note", json!({"name": "todo"})).await;
+    }
+    let pid = gateway.id().expect("runs");
+    let upstreams = children_of(pid);
+    assert_eq!(upstreams.len(), 1, "the gateway runs its one upstream");
+
+    // A call in flight when the signal comes: it finishes.
+    let waiting = tokio::spawn({
+        let peer = client.peer().clone();
+        async move {
+            peer.call_tool(askgate_testkit::mcp::call(
+                "wait_for_note",
+                json!({"name": "later", "wait_ms": 1500}),
+            ))
+            .await
+        }
+    });
+    log.line_with(&["askgate-example-upstream: call wait_for_note"])
+        .await;
+    let signalled = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(signalled.success());
+    log.line_with(&["stopping: no new calls", "SIGTERM"]).await;
+
+    // No new call is taken, with the reason.
+    let refused = client
+        .call_tool(askgate_testkit::mcp::call(
+            "read_note",
+            json!({"name": "todo"}),
+        ))
+        .await
+        .expect_err("refused while stopping");
+    assert!(
+        refused.to_string().contains("askgate is stopping"),
+        "{refused}"
+    );
+    let finished = waiting
+        .await
+        .expect("the task ends")
+        .expect("the call in flight is answered");
+    assert!(
+        askgate_testkit::mcp::text(&finished).contains("no note named"),
+        "its server's own answer: {finished:?}"
+    );
+
+    let status = gateway.wait().await.expect("the gateway exits");
+    assert!(status.success(), "a clean stop exits 0: {status:?}");
+    for upstream in upstreams {
+        assert!(
+            !runs(upstream),
+            "the upstream {upstream} was stopped, not orphaned"
+        );
+    }
+    let store = askgate_store::Store::open(setup.store_url())
+        .await
+        .expect("opens");
+    let audited = askgate_testkit::audited(&store).await;
+    store.close().await;
+    assert_eq!(
+        audited.len(),
+        21,
+        "every read and the call in flight are audited"
+    );
+}
