@@ -60,6 +60,7 @@
 
 mod ask;
 pub mod ask_tool;
+mod checkpoint;
 mod digest;
 mod error;
 mod field;
@@ -81,6 +82,7 @@ mod value;
 pub mod wire;
 
 pub use ask::{Ask, AskRecord, DEFAULT_MAX_ATTEMPTS, RecordedValue, Step};
+pub use checkpoint::Checkpoint;
 pub use digest::arguments_digest;
 pub use error::{ContentError, Error, FormError, Misuse, ReplyError};
 pub use form::{

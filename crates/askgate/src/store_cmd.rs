@@ -112,7 +112,18 @@ pub(crate) enum AuditCommand {
     /// List audit entries, oldest first.
     List,
     /// Check the hash chain; exit 1 and name the entry when it is broken.
-    Verify,
+    Verify {
+        /// Also check the chain against a checkpoint `askgate audit
+        /// export` wrote: exit 1 when the chain was cut below it, or
+        /// changed up to it.
+        #[arg(long)]
+        checkpoint: Option<std::path::PathBuf>,
+    },
+    /// Print a checkpoint of the chain's head (JSON), signed with the
+    /// deployment's key: keep it where the store's writer cannot reach it,
+    /// and `verify --checkpoint FILE` proves later that nothing up to it
+    /// was changed or deleted. Refused over a broken chain.
+    Export,
 }
 
 pub(crate) fn run_asks(store: StoreArg, command: AsksCommand) -> ExitCode {
@@ -223,8 +234,10 @@ pub(crate) fn run_audit(store: StoreArg, command: AuditCommand) -> ExitCode {
     runtime(|| async move {
         let json = store.json;
         let config = load(store.config.as_deref())?;
-        let store = open(&resolve_store(store.store, config.as_ref())?).await?;
+        let url = resolve_store(store.store, config.as_ref())?;
+        let store = open(&url).await?;
         match command {
+            AuditCommand::Export => export_checkpoint(&store, &url).await,
             AuditCommand::List => {
                 let entries = store.audit_entries().await.map_err(Failure::from)?;
                 if json {
@@ -254,8 +267,13 @@ pub(crate) fn run_audit(store: StoreArg, command: AuditCommand) -> ExitCode {
                 }
                 Ok(DONE)
             }
-            AuditCommand::Verify => {
+            AuditCommand::Verify { checkpoint } => {
                 let verification = store.verify_audit().await.map_err(Failure::from)?;
+                if verification.broken.is_none()
+                    && let Some(file) = checkpoint
+                {
+                    return check_checkpoint(&store, &url, &file, &verification).await;
+                }
                 if json {
                     print_json(&verification)?;
                 } else {
@@ -275,6 +293,89 @@ pub(crate) fn run_audit(store: StoreArg, command: AuditCommand) -> ExitCode {
             }
         }
     })
+}
+
+/// The deployment's key, read (never made) from beside the store.
+fn deployment_key(url: &str) -> Result<Vec<u8>, Failure> {
+    let path = askgate_gateway::keys::key_path(url);
+    std::fs::read(&path).map_err(|e| {
+        Failure::malformed(format!(
+            "cannot read the deployment's key at {} ({e}): checkpoints are signed with it",
+            path.display()
+        ))
+    })
+}
+
+/// `audit export`: the chain's head, signed.
+async fn export_checkpoint(store: &Store, url: &str) -> Result<u8, Failure> {
+    let verification = store.verify_audit().await.map_err(Failure::from)?;
+    if let Some(broken) = &verification.broken {
+        print_line(&format!(
+            "audit chain broken: {broken}; no checkpoint is signed over a broken chain"
+        ))?;
+        return Ok(REFUSED);
+    }
+    let key = deployment_key(url)?;
+    let seq = i64::try_from(verification.entries).unwrap_or(i64::MAX);
+    let checkpoint =
+        askgate_core::Checkpoint::signed(&key, seq, &verification.head, jiff::Timestamp::now());
+    print_json(&checkpoint).map(|()| DONE)
+}
+
+/// `audit verify --checkpoint FILE` over a chain that holds: whether it
+/// still holds the checkpointed head.
+async fn check_checkpoint(
+    store: &Store,
+    url: &str,
+    file: &std::path::Path,
+    verification: &askgate_store::Verification,
+) -> Result<u8, Failure> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Failure::malformed(format!("cannot read {}: {e}", file.display())))?;
+    let checkpoint: askgate_core::Checkpoint = serde_json::from_str(&text).map_err(|e| {
+        Failure::malformed(format!(
+            "{} is not a checkpoint of `askgate audit export`: {e}",
+            file.display()
+        ))
+    })?;
+    if !checkpoint.is_signed_with(&deployment_key(url)?) {
+        print_line(&format!(
+            "the checkpoint {} is not signed with this deployment's key, or was changed",
+            file.display()
+        ))?;
+        return Ok(REFUSED);
+    }
+    let at = checkpoint.at;
+    let held = if checkpoint.seq == 0 {
+        true
+    } else {
+        let hash = store
+            .audit_hash_at(checkpoint.seq)
+            .await
+            .map_err(Failure::from)?;
+        match hash {
+            Some(hash) => hash == checkpoint.hash,
+            None => {
+                print_line(&format!(
+                    "audit chain cut: it ends at entry {}, and the checkpoint of {at} names entry {} (the newest entries were deleted)",
+                    verification.entries, checkpoint.seq
+                ))?;
+                return Ok(REFUSED);
+            }
+        }
+    };
+    if !held {
+        print_line(&format!(
+            "audit chain changed: entry {} is not the entry the checkpoint of {at} names (the chain up to it was rewritten)",
+            checkpoint.seq
+        ))?;
+        return Ok(REFUSED);
+    }
+    print_line(&format!(
+        "audit chain intact: {} entries, head {}; it holds the checkpoint of {at} (entry {})",
+        verification.entries, verification.head, checkpoint.seq
+    ))?;
+    Ok(DONE)
 }
 
 /// The config file, when one is given.

@@ -517,3 +517,86 @@ async fn an_ask_past_its_expiry_is_shown_expired_and_is_not_answered() {
     let row = store.ask("late").await.expect("reads").expect("exists");
     assert!(row.reply.is_none(), "no answer, no default was applied");
 }
+
+#[tokio::test]
+async fn a_checkpoint_shows_the_newest_entries_were_deleted_where_the_chain_cannot() {
+    let (dir, url) = store_url();
+    std::fs::write(askgate_gateway::keys::key_path(&url), [9u8; 32]).expect("a key");
+    let store = Store::open(&url).await.expect("opens");
+    let append = |tool: &'static str| {
+        let store = store.clone();
+        async move {
+            store
+                .append_audit(&askgate_testkit::audit_entry(
+                    at(),
+                    "files",
+                    tool,
+                    Decision::Blocked,
+                ))
+                .await
+                .expect("appends");
+        }
+    };
+    for tool in ["a", "b", "c"] {
+        append(tool).await;
+    }
+    let exported = askgate(&url, &["audit", "export"]);
+    says(&exported, 0, "");
+    let checkpoint = dir.write("checkpoint.json", &text(&exported.stdout));
+    let checkpoint = checkpoint.to_str().expect("utf-8");
+    append("d").await;
+    let holds = askgate(&url, &["audit", "verify", "--checkpoint", checkpoint]);
+    says(&holds, 0, "");
+    assert!(
+        text(&holds.stdout).contains("holds the checkpoint"),
+        "{}",
+        text(&holds.stdout)
+    );
+
+    // The newest entries deleted: the chain alone still looks whole.
+    let pool = sqlx::sqlite::SqlitePool::connect(&url)
+        .await
+        .expect("connects");
+    sqlx::query("DELETE FROM audit WHERE seq >= 3")
+        .execute(&pool)
+        .await
+        .expect("deletes");
+    let alone = askgate(&url, &["audit", "verify"]);
+    says(&alone, 0, "");
+    let cut = askgate(&url, &["audit", "verify", "--checkpoint", checkpoint]);
+    assert_eq!(cut.status.code(), Some(1), "{cut:?}");
+    assert!(
+        text(&cut.stdout).contains("audit chain cut: it ends at entry 2"),
+        "{}",
+        text(&cut.stdout)
+    );
+    // All of them.
+    sqlx::query("DELETE FROM audit")
+        .execute(&pool)
+        .await
+        .expect("deletes");
+    let emptied = askgate(&url, &["audit", "verify", "--checkpoint", checkpoint]);
+    assert_eq!(emptied.status.code(), Some(1), "{emptied:?}");
+    pool.close().await;
+
+    // A checkpoint changed by hand is refused.
+    let forged = std::fs::read_to_string(checkpoint)
+        .expect("reads")
+        .replace("\"seq\": 3", "\"seq\": 0");
+    let forged = dir.write("forged.json", &forged);
+    let refused = askgate(
+        &url,
+        &[
+            "audit",
+            "verify",
+            "--checkpoint",
+            forged.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        text(&refused.stdout).contains("not signed with this deployment's key"),
+        "{}",
+        text(&refused.stdout)
+    );
+}
