@@ -46,11 +46,15 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
 
 /// The processes that send calls, alive while they beat (see the ledger's
 /// `owners` module).
+///
+/// Recovery, run with every beat, looks for `sent` calls of any owner: by
+/// state, so it reads the calls in flight, not the whole ledger.
 const V9_OWNERS: &str = "
 CREATE TABLE owners (
     owner TEXT PRIMARY KEY,
     beat_at BIGINT NOT NULL
 );
+CREATE INDEX calls_state ON calls (state);
 ";
 
 /// What a store knows of the deployment over it: the fingerprint of the
