@@ -11,6 +11,8 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
+use crate::digest::{hex, unhex};
+
 /// What the tag is computed over, so no other HMAC of the key matches.
 const CONTEXT: &[u8] = b"askgate audit checkpoint v1";
 
@@ -63,20 +65,6 @@ fn mac(key: &[u8], seq: i64, hash: &str, at: Timestamp) -> Hmac<Sha256> {
         mac.update(part);
     }
     mac
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
 }
 
 #[cfg(test)]

@@ -25,13 +25,30 @@ pub fn arguments_digest(key: &[u8], arguments: &Json) -> String {
     let mut canonical = String::new();
     write_canonical(arguments, &mut canonical);
     mac.update(canonical.as_bytes());
-    let bytes = mac.finalize().into_bytes();
-    let mut text = String::with_capacity(12 + bytes.len() * 2);
-    text.push_str("hmac-sha256:");
-    for byte in bytes.iter() {
-        text.push_str(&format!("{byte:02x}"));
+    format!("hmac-sha256:{}", hex(&mac.finalize().into_bytes()))
+}
+
+/// `bytes` in lowercase hex: how askgate writes digests, tags and
+/// fingerprints.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut text, byte| {
+            let _ = write!(text, "{byte:02x}");
+            text
+        })
+}
+
+/// The bytes of `text` in hex; `None` when it is not hex.
+pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
     }
-    text
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
 }
 
 fn write_canonical(json: &Json, out: &mut String) {

@@ -68,10 +68,7 @@ impl LinkSigner {
         let mut mac = Hmac::<Sha256>::new_from_slice(&self.key)
             .expect("HMAC takes keys of any length, so new_from_slice cannot fail");
         mac.update(b"askgate deployment fingerprint v1");
-        mac.finalize().into_bytes()[..16]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        crate::digest::hex(&mac.finalize().into_bytes()[..16])
     }
 
     /// The token of a link to `ask_id`'s page, good until `expires_at`,

@@ -8,7 +8,7 @@
 //! [`askgate_store::Store::record_sent_call`]) before it hands it to this
 //! transport with the call's marker under [`MARKER_KEY`] in `_meta` — so
 //! after a crash a call is never thought unsent when it may have gone out
-//! ([`askgate_store::Store::recover_calls`] reports it "may have run"). A
+//! ([`askgate_store::Store::recover_lapsed`] reports it "may have run"). A
 //! call that reaches the transport without a marker it expects is refused,
 //! unsent: [`refusal`] finds that in the error rmcp returns.
 //!

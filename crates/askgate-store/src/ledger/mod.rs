@@ -395,29 +395,6 @@ impl Store {
         }
     }
 
-    /// After a crash: every call of `owner` that was `sent` and never
-    /// answered becomes `may_have_run` (and is returned, to be reported —
-    /// never re-sent). `prepared` calls were never sent and stay as they are.
-    ///
-    /// # Errors
-    /// [`Error`] when the store fails.
-    pub async fn recover_calls(&self, owner: &str, now: Timestamp) -> Result<Vec<CallRow>, Error> {
-        let sql = concat!(
-            "UPDATE calls SET state = 'may_have_run', finished_at = $1 \
-             WHERE owner = $2 AND state = 'sent' RETURNING ",
-            call_columns!()
-        );
-        with_writer!(self, |conn| {
-            let rows = sqlx::query(sql)
-                .bind(micros(now))
-                .bind(owner)
-                .fetch_all(&mut *conn)
-                .await
-                .map_err(|e| self.fail(e))?;
-            rows.iter().map(|row| CallRow::read(self, row)).collect()
-        })
-    }
-
     /// The call with this id.
     ///
     /// # Errors

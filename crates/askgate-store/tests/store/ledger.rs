@@ -127,8 +127,10 @@ async fn after_a_crash_a_sent_call_may_have_run_and_a_prepared_one_was_never_sen
         drop(store);
 
         let restarted = Store::open(&url).await.expect("reopens");
+        // gw-1 was killed; the other replica lives on and beats.
+        restarted.beat("gw-2", at(9)).await.expect("beats");
         let recovered = restarted
-            .recover_calls("gw-1", at(10))
+            .recover_lapsed(at(10), std::time::Duration::from_secs(20))
             .await
             .expect("recovers");
         let ids: Vec<&str> = recovered.iter().map(|c| c.call.id.as_str()).collect();
