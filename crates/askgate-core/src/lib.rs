@@ -100,7 +100,8 @@ pub use reply::{
 };
 pub use revision::{Revision, UnknownRevision};
 pub use risk::{
-    CONFIRM_FIELD, Call, Gate, Method, Risk, UnknownRisk, confirmation_form, gate, threshold,
+    CONFIRM_FIELD, Call, Gate, Method, Risk, UnknownRisk, confirmation_form, gate,
+    may_have_run_note, threshold,
 };
 pub use seal::{Binding, Opened, Sealer, StateError};
 pub use trust::{

@@ -183,6 +183,31 @@ pub struct Call<'a> {
     /// A redacted preview of the arguments, if the caller has one (never
     /// secrets: this is shown to the person).
     pub preview: Option<&'a str>,
+    /// When this exact call may already have run: an earlier try of it was
+    /// sent at this time and never answered (askgate stopped while it was
+    /// in flight), so whether it ran is not known. The person's
+    /// confirmation says so, and nothing but a person lets it run again
+    /// (see [`rule`](crate::rule)).
+    pub may_have_run: Option<jiff::Timestamp>,
+}
+
+/// The words for a person and a model about a call that may already have
+/// run at `at` (see [`Call::may_have_run`]).
+///
+/// ```
+/// let at: jiff::Timestamp = "2026-12-02T10:31:07Z".parse().unwrap();
+/// assert_eq!(
+///     askgate_core::may_have_run_note(at),
+///     "This exact call may already have run at 2026-12-02 10:31:07 UTC (askgate stopped \
+///      while it was in flight, so whether it ran is not known)."
+/// );
+/// ```
+pub fn may_have_run_note(at: jiff::Timestamp) -> String {
+    format!(
+        "This exact call may already have run at {} (askgate stopped while it was in flight, so \
+         whether it ran is not known).",
+        at.strftime("%Y-%m-%d %H:%M:%S UTC")
+    )
 }
 
 /// The form that asks a person to confirm `call`: one `confirm` checkbox,
@@ -197,6 +222,11 @@ pub fn confirmation_form(call: &Call<'_>) -> Form {
     if let Some(preview) = call.preview {
         message.push_str("\nArguments: ");
         message.push_str(preview);
+    }
+    if let Some(at) = call.may_have_run {
+        message.push('\n');
+        message.push_str(&may_have_run_note(at));
+        message.push_str(" Run it again?");
     }
     Form {
         message,

@@ -20,6 +20,12 @@
 //!    ask ([`Trust::min_answer`]) are *not shown*: the ask moves to the
 //!    inbox, and the audit says so in those words.
 //!
+//! 4. **A call that may already have run goes again only on a person's
+//!    word.** When an earlier try of this exact call was in flight as
+//!    askgate stopped ([`Call::may_have_run`]), the person's confirmation
+//!    says so; where no person would be asked (the risk gate, the caller's
+//!    `confirm: true`), it is not sent again, and the model is told why.
+//!
 //! What the caller does around the rule — park an ask, withdraw it when the
 //! call is cancelled ([`withdrawn`]), wait for the inbox — is IO, and lives
 //! in askgate-mcp; the rule itself has no clock: how long an answer took is
@@ -27,7 +33,7 @@
 
 use std::time::Duration;
 
-use crate::risk::{Call, Gate, Method, Risk, gate};
+use crate::risk::{Call, Gate, Method, Risk, gate, may_have_run_note};
 
 /// What the client can show a person, as it declared, and whether an inbox
 /// is there to wait in.
@@ -268,7 +274,7 @@ impl Verdict {
 /// use std::time::Duration;
 /// use askgate_core::{Answered, Call, Channel, Earlier, Facts, Heard, Reach, Risk, Ruling, Trust, rule};
 ///
-/// let call = Call { server: "files", tool: "delete_tree", risk: Risk::Destructive, preview: None };
+/// let call = Call { server: "files", tool: "delete_tree", risk: Risk::Destructive, preview: None, may_have_run: None };
 /// let reach = Reach { form: true, url: false, inbox: true };
 /// let mut facts = Facts {
 ///     call: &call, trust: Trust::DEFAULT, reach, caller_confirmed: true,
@@ -293,6 +299,9 @@ pub fn rule(facts: &Facts<'_>) -> Ruling {
     let call = facts.call;
     let trust = facts.trust;
     if let Gate::Proceed(method) = gate(call.risk, trust.threshold) {
+        if let Some(at) = call.may_have_run {
+            return Ruling::Block(not_sent_again(call, at));
+        }
         return Ruling::Proceed(unattended(call, method, trust.threshold));
     }
     if let Some(answered) = facts.answered {
@@ -356,6 +365,27 @@ pub fn rule(facts: &Facts<'_>) -> Ruling {
             "this client cannot show a confirmation (it declared no elicitation)".into(),
             false,
         )
+    }
+}
+
+/// The verdict on a call that may already have run at `at` when nobody
+/// would be asked before it runs again: not sent. Not a person's no: a
+/// further call goes as any call.
+fn not_sent_again(call: &Call<'_>, at: jiff::Timestamp) -> Verdict {
+    Verdict {
+        proceed: false,
+        method: Method::Blocked,
+        final_no: false,
+        for_model: format!(
+            "{} The call to {} on {} was not sent again. Check whether it took effect before \
+             going on; if it must run again, call it again.",
+            may_have_run_note(at),
+            call.tool,
+            call.server
+        ),
+        for_audit: format!(
+            "this exact call may already have run (sent at {at}, never answered); not sent again"
+        ),
     }
 }
 
@@ -505,8 +535,14 @@ fn wait(facts: &Facts<'_>, why: String, not_shown: bool) -> Ruling {
         final_no: false,
         for_model: format!(
             "The call to {} on {} needs a person's confirmation (risk: {}), and {why}, and there \
-             is no inbox to ask in. It has not run.{hint}",
-            call.tool, call.server, call.risk
+             is no inbox to ask in. It has not run.{hint}{ran}",
+            call.tool,
+            call.server,
+            call.risk,
+            ran = call
+                .may_have_run
+                .map(|at| format!(" {}", may_have_run_note(at)))
+                .unwrap_or_default()
         ),
         for_audit: if not_shown {
             format!("not shown: {why}; no inbox to wait in")
@@ -523,7 +559,8 @@ fn caller_may_stand_in(facts: &Facts<'_>) -> bool {
 
 /// Whether the caller's `confirm: true` would stand in, were it passed.
 fn caller_would_stand_in(facts: &Facts<'_>) -> bool {
-    facts.reach.shows_nothing()
+    facts.call.may_have_run.is_none()
+        && facts.reach.shows_nothing()
         && facts.answered.is_none()
         && *facts.earlier == Earlier::Nothing
         && facts
@@ -534,7 +571,9 @@ fn caller_would_stand_in(facts: &Facts<'_>) -> bool {
 
 /// Why the caller's `confirm: true` did not stand in.
 fn caller_refusal(facts: &Facts<'_>) -> &'static str {
-    if !facts.reach.shows_nothing() {
+    if facts.call.may_have_run.is_some() {
+        "this exact call may already have run, so only a person lets it run again"
+    } else if !facts.reach.shows_nothing() {
         "the client can show asks, so a person is asked"
     } else if *facts.earlier != Earlier::Nothing {
         "an ask for this exact call is already waiting"

@@ -13,6 +13,7 @@ fn call(risk: Risk) -> Call<'static> {
         tool: "delete_tree",
         risk,
         preview: Some("{\"path\": \"/srv/www\"}"),
+        may_have_run: None,
     }
 }
 

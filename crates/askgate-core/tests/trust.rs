@@ -21,6 +21,7 @@ fn call(risk: Risk) -> Call<'static> {
         tool: "delete_tree",
         risk,
         preview: None,
+        may_have_run: None,
     }
 }
 
@@ -405,4 +406,93 @@ fn an_answer_of_unknown_timing_is_taken_as_given() {
         answered: Some(&answered),
     });
     assert!(matches!(ruling, Ruling::Block(v) if v.final_no));
+}
+
+#[test]
+fn a_call_that_may_have_run_goes_again_only_on_a_persons_word() {
+    let at: jiff::Timestamp = "2026-12-02T10:31:07Z".parse().expect("a time");
+    let mut checked = 0;
+    each(
+        |risk, reach, answered, earlier, caller_confirmed, trust, _| {
+            let ran = Call {
+                may_have_run: Some(at),
+                ..call(risk)
+            };
+            let facts = Facts {
+                call: &ran,
+                trust,
+                reach,
+                caller_confirmed,
+                earlier,
+                answered,
+            };
+            let ruling = rule(&facts);
+            if let Ruling::Proceed(verdict) = &ruling {
+                // Only a person's answer lets it run again: in this round, or
+                // in the inbox before it.
+                assert_eq!(
+                    verdict.method,
+                    Method::Elicited,
+                    "{risk} {reach:?} {answered:?} {earlier:?} caller {caller_confirmed}: {ruling:?}"
+                );
+                assert!(
+                    answered.is_some() || matches!(earlier, Earlier::Approved { .. }),
+                    "{ruling:?}"
+                );
+            }
+            if let Ruling::Block(verdict) = &ruling
+                && !verdict.final_no
+            {
+                assert!(
+                    verdict
+                        .for_model
+                        .contains("may already have run at 2026-12-02 10:31:07 UTC"),
+                    "{}",
+                    verdict.for_model
+                );
+            }
+            checked += 1;
+        },
+    );
+    assert!(checked > 100, "{checked} combinations");
+    // A call no person would be asked about is not sent again, and the
+    // model is told why; it is no person's no.
+    let read = Call {
+        may_have_run: Some(at),
+        ..call(Risk::LowWrite)
+    };
+    let facts = Facts {
+        call: &read,
+        trust: Trust::DEFAULT,
+        reach: Reach {
+            form: true,
+            url: false,
+            inbox: true,
+        },
+        caller_confirmed: false,
+        earlier: &Earlier::Nothing,
+        answered: None,
+    };
+    let Ruling::Block(verdict) = rule(&facts) else {
+        panic!("not sent again")
+    };
+    assert!(!verdict.final_no);
+    assert!(
+        verdict.for_model.contains("was not sent again"),
+        "{}",
+        verdict.for_model
+    );
+    // The person who is asked reads it in the confirmation.
+    let form = askgate_core::confirmation_form(&Call {
+        may_have_run: Some(at),
+        ..call(Risk::Destructive)
+    });
+    assert!(
+        form.message.ends_with(
+            "This exact call may already have run at 2026-12-02 10:31:07 UTC (askgate stopped \
+             while it was in flight, so whether it ran is not known). Run it again?"
+        ),
+        "{}",
+        form.message
+    );
 }

@@ -103,7 +103,16 @@ pub struct Config {
     /// person, what counts as a person's answer, how long a call waits for
     /// the inbox, how long an ask (and a person's no) lives.
     pub(crate) confirmations: askgate_mcp::Confirmations,
+    /// How long after a call that may have run (askgate stopped while it
+    /// was in flight) the same call — the same principal, tool and
+    /// arguments — is taken for its retry, and not sent again silently
+    /// (`retry_window`; default 10 minutes, `"0s"`: never).
+    pub(crate) retry_window: std::time::Duration,
 }
+
+/// How long a call that may have run is remembered for its retry, unless
+/// `retry_window` says otherwise.
+pub(crate) const RETRY_WINDOW: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// One upstream server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -450,6 +459,7 @@ impl Config {
             listen: None,
             notify: None,
             confirmations: askgate_mcp::Confirmations::default(),
+            retry_window: RETRY_WINDOW,
         })
     }
 

@@ -165,6 +165,7 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
             // As long as a sealed state lives (the rounds' default).
             hold_for: std::time::Duration::from_secs(60 * 60),
             durable_reads: config.durable_reads,
+            retry_window: config.retry_window,
             background: background::Background::default(),
             separator: config.separator.clone(),
         },

@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 
 use askgate_core::{Method, Risk};
 
-use crate::record::{CANCELLED, Ended};
+use crate::record::Ended;
 
 /// When a call's audit entry and ledger record are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,8 +194,7 @@ impl Lifecycle {
         match (written, withdrawn) {
             (true, false) => self.send(),
             (true, true) => {
-                self.effects
-                    .push_back(Effect::RecordEnd(Ended::NotSent(CANCELLED.to_owned())));
+                self.effects.push_back(Effect::RecordEnd(Ended::Cancelled));
                 self.stage = Stage::Over;
             }
             (false, withdrawn) => {

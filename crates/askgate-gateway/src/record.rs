@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use askgate_mcp::Clock;
-use askgate_store::{AuditEntry, CallEnd, EndedCall, NewCall, Store};
+use askgate_store::{AuditEntry, CallEnd, CallOutcome, EndedCall, NewCall, Store};
 use jiff::Timestamp;
 use rmcp::ErrorData;
 use rmcp::model::ErrorCode;
@@ -44,13 +44,14 @@ pub(crate) enum Ended {
     /// upstream: the client follows it (`tasks/get`) there, through the
     /// gateway; the task's id.
     Task(String),
-    /// It was never sent; why: the replay contract's refusal, or the
-    /// caller's cancel.
+    /// It was never sent; why: the replay contract's refusal.
     NotSent(String),
+    /// Its caller cancelled it before it was sent: it never ran.
+    Cancelled,
 }
 
 /// Why a call the caller cancelled was not sent, as the ledger says it.
-pub(crate) const CANCELLED: &str = "cancelled by the caller";
+const CANCELLED: &str = "cancelled by the caller";
 
 impl Ended {
     /// Whether the server answered.
@@ -58,12 +59,21 @@ impl Ended {
         matches!(self, Ended::Answered { .. } | Ended::Task(_))
     }
 
+    /// How the ledger says it ended.
+    pub(crate) fn ledger_outcome(&self) -> CallOutcome {
+        match self {
+            Ended::Answered { .. } | Ended::Task(_) => CallOutcome::Answered,
+            Ended::Cancelled => CallOutcome::Cancelled,
+            _ => CallOutcome::Failed,
+        }
+    }
+
     /// The `outcome` label of `askgate_upstream_calls_total`.
     pub(crate) fn outcome(&self) -> &'static str {
         match self {
             Ended::Answered { .. } => "answered",
             Ended::Task(_) => "task",
-            Ended::NotSent(_) => "not_sent",
+            Ended::NotSent(_) | Ended::Cancelled => "not_sent",
             Ended::Failed(_) | Ended::Refused(_) | Ended::InputNotGiven(_) | Ended::KeptAsking => {
                 "failed"
             }
@@ -85,6 +95,7 @@ impl Ended {
             Ended::KeptAsking => json!({"failure": "the server kept asking for input"}),
             Ended::Task(task) => json!({"task": task}),
             Ended::NotSent(why) => json!({"not_sent": why}),
+            Ended::Cancelled => json!({"not_sent": CANCELLED}),
         }
     }
 
@@ -93,6 +104,10 @@ impl Ended {
     pub(crate) fn client_error(&self, server: &str, tool: &str) -> Option<ErrorData> {
         Some(match self {
             Ended::Answered { .. } | Ended::Task(_) => return None,
+            Ended::Cancelled => ErrorData::invalid_request(
+                format!("the call to {tool} on {server} was cancelled before it was sent"),
+                None,
+            ),
             Ended::Failed(why) => ErrorData::internal_error(failed_on(server, tool, why), None),
             Ended::Refused(error) => error.clone(),
             Ended::InputNotGiven(why) => ErrorData::invalid_request(
@@ -210,10 +225,10 @@ impl End {
 
     /// Record that call `id` ended so at `at`, without waiting for it.
     fn finish(self, background: &Background, id: &str, ended: &Ended, at: Timestamp) {
-        let (answered, result) = (ended.answered(), ended.summary());
+        let (outcome, result) = (ended.ledger_outcome(), ended.summary());
         match self {
             End::Queue(store) => {
-                let finishing = store.queue_finish_call(id, answered, &result, at);
+                let finishing = store.queue_finish_call(id, outcome, &result, at);
                 let id = id.to_owned();
                 background.spawn(async move {
                     if let Err(error) = finishing.await {
@@ -221,7 +236,7 @@ impl End {
                     }
                 });
             }
-            End::Record(unrecorded) => unrecorded.ended(answered, result, at),
+            End::Record(unrecorded) => unrecorded.ended(outcome, result, at),
         }
     }
 }
@@ -239,9 +254,9 @@ pub(crate) struct Unrecorded {
 }
 
 impl Unrecorded {
-    fn ended(mut self, answered: bool, result: Json, at: Timestamp) {
+    fn ended(mut self, outcome: CallOutcome, result: Json, at: Timestamp) {
         self.write(Some(CallEnd {
-            answered,
+            outcome,
             result,
             at,
         }));

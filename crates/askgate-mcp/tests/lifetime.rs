@@ -31,6 +31,7 @@ fn server(rounds: Rounds) -> Tools {
                 tool: "delete",
                 risk: Risk::Destructive,
                 preview: None,
+                may_have_run: None,
             };
             let policy = Policy {
                 threshold: None,

@@ -64,7 +64,10 @@ pub use asks::{AskParked, AskRow, AskSettled, AskStatus, NewAsk, Page, Settlemen
 pub use audit::{AuditEntry, AuditRecord, ChainBreak, Decision, Verification};
 pub use backend::Store;
 pub use error::{Error, LedgerError, Misuse, SettleError, TaskError};
-pub use ledger::{CallEnd, CallRow, CallState, EndedCall, Finishing, NewCall, RecordedCall};
+pub use ledger::{
+    CallEnd, CallOutcome, CallRow, CallState, EndedCall, Finishing, NewCall, RecordedCall, Retried,
+    Retry,
+};
 pub use listing::AskFilter;
 pub use schema::SCHEMA_VERSION;
 pub use tasks::{NewTask, TaskAnswered, TaskEnd, TaskRow, TaskStatus};

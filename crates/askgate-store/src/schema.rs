@@ -7,7 +7,7 @@ use crate::backend::{Pool, Store, with_pool};
 use crate::error::Error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// The SQL of a PostgreSQL trigger function `$function` that notifies the
 /// channel `$channel` with the ask's id.
@@ -42,7 +42,21 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     (7, V7_CALL_KEYS, V7_SQLITE_BACKFILL, V7_POSTGRES_BACKFILL),
     (8, V8_DEPLOYMENT, "", ""),
     (9, V9_OWNERS, "", ""),
+    (10, V10_RETRIES, "", ""),
 ];
+
+/// What a retry of a call needs to be told the truth: who made the call
+/// and in which request (a sealed `requestState` names its request), and
+/// whether a retry was told already that it may have run (see the
+/// ledger's `retries` module). Found by request, and by the arguments'
+/// digest.
+const V10_RETRIES: &str = "
+ALTER TABLE calls ADD COLUMN principal TEXT;
+ALTER TABLE calls ADD COLUMN request TEXT;
+ALTER TABLE calls ADD COLUMN told_at BIGINT;
+CREATE INDEX calls_request ON calls (request);
+CREATE INDEX calls_arguments ON calls (arguments_digest);
+";
 
 /// The processes that send calls, alive while they beat (see the ledger's
 /// `owners` module).

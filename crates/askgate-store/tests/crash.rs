@@ -23,7 +23,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
 use askgate_store::{
-    AskStatus, AuditEntry, CallState, Decision, NewAsk, NewCall, SettleError, Settlement, Store,
+    AskStatus, AuditEntry, CallOutcome, CallState, Decision, NewAsk, NewCall, SettleError,
+    Settlement, Store,
 };
 use jiff::Timestamp;
 use serde_json::json;
@@ -83,7 +84,7 @@ async fn child(url: &str) {
                 }
                 if i % 3 == 1 {
                     store
-                        .finish_call(&id, true, &json!({"ok": true}), at(4))
+                        .finish_call(&id, CallOutcome::Answered, &json!({"ok": true}), at(4))
                         .await
                         .expect("finishes");
                     ack(format!("finished {id}"));
@@ -135,6 +136,8 @@ fn call(id: &str) -> NewCall {
         server: "crash".into(),
         tool: "write".into(),
         arguments_digest: Some("hmac-sha256:00".into()),
+        principal: Some("anonymous".into()),
+        request: None,
         at: at(0),
     }
 }

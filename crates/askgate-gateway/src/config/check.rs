@@ -66,6 +66,19 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
         },
         src,
     )?;
+    let retry_window = file
+        .retry_window
+        .map(|window| {
+            duration(
+                &window,
+                "retry_window",
+                jiff::SignedDuration::ZERO,
+                MOST_RETRY_WINDOW,
+                src,
+            )
+        })
+        .transpose()?
+        .unwrap_or(super::RETRY_WINDOW);
     // Last: the default store may create the data directory.
     let store = match file.store {
         Some(store) => store_url(store, src)?,
@@ -91,6 +104,7 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
         listen,
         notify,
         confirmations,
+        retry_window,
     })
 }
 
@@ -155,6 +169,9 @@ struct Trusting {
 /// anyone remembers of it.
 const MOST_INBOX_WAIT: jiff::SignedDuration = jiff::SignedDuration::from_hours(1);
 const MOST_ASK_LIFE: jiff::SignedDuration = jiff::SignedDuration::from_hours(24 * 30);
+
+/// The longest a call that may have run is taken to be retried.
+const MOST_RETRY_WINDOW: jiff::SignedDuration = jiff::SignedDuration::from_hours(24);
 
 fn check_confirmations(
     t: Trusting,

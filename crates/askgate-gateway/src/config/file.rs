@@ -46,6 +46,7 @@ pub(super) struct File {
     pub(super) min_answer_ms: Option<Spanned<i64>>,
     pub(super) inbox_wait: Option<Spanned<String>>,
     pub(super) ask_expires: Option<Spanned<String>>,
+    pub(super) retry_window: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) clients: BTreeMap<String, Spanned<ClientFile>>,
 }

@@ -3,7 +3,7 @@
 use askgate_core::{Method, Risk};
 
 use super::{Answer, Audited, Decision, Effect, Lifecycle, Recorded, when_recorded};
-use crate::record::{CANCELLED, Ended};
+use crate::record::Ended;
 
 /// What happens to a call.
 #[derive(Debug, Clone)]
@@ -117,7 +117,7 @@ fn every_path_gives_its_effects_in_order() {
                 Effect::CountDecision(Method::Elicited),
                 Effect::RecordSent,
                 Effect::Answer(Answer::NotSent(Audited::Withdrawal)),
-                Effect::RecordEnd(Ended::NotSent(CANCELLED.to_owned())),
+                Effect::RecordEnd(Ended::Cancelled),
             ],
         ),
         (

@@ -4,7 +4,8 @@
 //! decisions for the calls nobody need be asked about (see
 //! [`super::pipeline`]).
 
-use askgate_mcp::{Policy, Request, session_threshold};
+use askgate_core::Method;
+use askgate_mcp::{Policy, Request, RoundError, session_threshold};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ContentBlock};
 use rmcp::service::{RequestContext, RoleServer};
@@ -38,7 +39,13 @@ impl Gateway {
         // asks, a person's answer to them and its sealed state are bound to
         // the arguments without it.
         let request = Request::tool(params).with_arguments(Json::Object(target.arguments.clone()));
-        let mut round = settings.rounds.begin(cx, request).await?;
+        let mut round = match settings.rounds.begin(cx, request).await {
+            // Its state was used: the call made with it answers.
+            Err(RoundError::Replayed { request: Some(id) }) => {
+                return self.replayed(&id, &params.name).await;
+            }
+            begun => begun?,
+        };
         let mut resumed = None;
         if let Some(Json::String(handle)) = round.carried(HELD).cloned() {
             // Approved and sent in an earlier round; its server waits on
@@ -48,16 +55,30 @@ impl Gateway {
             }
             // No longer held (a restart), its server's round carried:
             // decide again (the decision is recorded once, under its key)
-            // and send that round again with this retry's answers.
-            resumed = Some(Self::resumable(&round, &params.name)?);
+            // and send that round again with this retry's answers. Not
+            // carried, the call may have run: the ledger says.
+            match Self::resumable(&round, &params.name) {
+                Ok(resumable) => resumed = Some(resumable),
+                Err(error) => match round.request_id() {
+                    Some(id) => return self.replayed(id, &params.name).await,
+                    None => return Err(error),
+                },
+            }
         }
+        // The same call may have run before askgate stopped: the person
+        // is told, or it is not sent again.
+        let earlier = match resumed {
+            None => self.earlier_run(&target, principal).await?,
+            Some(_) => None,
+        };
         let intake = match self.intake(&mut round, &target, principal).await? {
             Intake::Waiting => return Ok(round.respond()?),
             Intake::Settled(text) => Some(text),
             Intake::NotDue => None,
         };
         let shown = preview(&target.arguments);
-        let call = target.call((!shown.is_empty()).then_some(shown.as_str()));
+        let mut call = target.call((!shown.is_empty()).then_some(shown.as_str()));
+        call.may_have_run = earlier.as_ref().map(|earlier| earlier.at);
         let policy = Policy {
             threshold,
             caller_confirmed: target.caller_confirmed,
@@ -65,6 +86,11 @@ impl Gateway {
         let Some(decided) = round.decide("confirm", &call, policy).await? else {
             return Ok(round.respond()?);
         };
+        if let Some(earlier) = &earlier
+            && decided.verdict.method != Method::Waiting
+        {
+            self.told(earlier).await;
+        }
         let mut life = Lifecycle::new();
         life.handle_decided(Decision {
             method: decided.verdict.method,
@@ -80,6 +106,7 @@ impl Gateway {
             principal,
             decided,
             resumed,
+            request: round.request_id().map(str::to_owned),
         };
         let response = self.drive(life, approved, round, &call, cx).await?;
         Ok(with_intake(intake, response))

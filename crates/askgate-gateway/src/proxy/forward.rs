@@ -45,6 +45,9 @@ pub(crate) struct Approved<'a> {
     /// The server's round a retry resumes, when the call was held before
     /// a restart.
     pub(crate) resumed: Option<Resumable>,
+    /// The client's request it is made in, when a sealed `requestState`
+    /// can name it again (see [`Round::request_id`]).
+    pub(crate) request: Option<String>,
 }
 
 /// How the durable write of a call as sent went.
@@ -177,7 +180,13 @@ impl Gateway {
 
     /// The ledger's call of `approved`, and its marker.
     fn ledgered(&self, approved: &Approved<'_>) -> Result<Ledgered, ErrorData> {
-        let (call, marker) = self.new_call(approved.index, approved.tool, &approved.arguments)?;
+        let (call, marker) = self.new_call(
+            approved.index,
+            approved.tool,
+            &approved.arguments,
+            approved.principal,
+            approved.request.clone(),
+        )?;
         Ok(Ledgered {
             call,
             marker,
@@ -297,6 +306,7 @@ impl Gateway {
             principal,
             decided,
             resumed,
+            request: _,
         } = approved;
         let upstream = self.started(index)?;
         let start = resumed
@@ -364,21 +374,24 @@ impl Gateway {
         )
     }
 
-    /// A new ledger call of `tool` on upstream `index`, and its marker.
+    /// A new ledger call of `tool` on upstream `index` by `principal`, in
+    /// the client's `request` when a sealed state names it, and its marker.
     pub(crate) fn new_call(
         &self,
         index: usize,
         tool: &str,
         arguments: &JsonObject,
+        principal: &str,
+        request: Option<String>,
     ) -> Result<(NewCall, String), ErrorData> {
-        let digest =
-            askgate_core::arguments_digest(b"askgate ledger", &Json::Object(arguments.clone()));
         let call = NewCall {
             id: crate::ids::random("call")?,
             owner: self.inner.settings.owner.clone(),
             server: self.upstream_name(index),
             tool: tool.to_owned(),
-            arguments_digest: Some(digest),
+            arguments_digest: Some(ledger_digest(arguments)),
+            principal: Some(principal.to_owned()),
+            request,
             at: self.now(),
         };
         Ok((call, crate::ids::random("m")?))
@@ -423,6 +436,12 @@ impl Gateway {
                 )
             })
     }
+}
+
+/// The digest of a call's `arguments` as the ledger records it, and a
+/// retry finds it by.
+pub(crate) fn ledger_digest(arguments: &JsonObject) -> String {
+    askgate_core::arguments_digest(b"askgate ledger", &Json::Object(arguments.clone()))
 }
 
 /// The tool result of a call that was not sent: `text` says why, for the

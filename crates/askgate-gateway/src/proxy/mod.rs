@@ -20,6 +20,7 @@ mod intake;
 mod passing;
 pub(crate) mod pipeline;
 pub(crate) mod preview;
+mod retries;
 mod serve;
 mod tasks;
 mod templates;
@@ -87,6 +88,9 @@ pub(crate) struct Settings {
     pub(crate) background: Background,
     /// Between a namespace and a tool or prompt name.
     pub(crate) separator: String,
+    /// How long a call that may have run is taken to be retried by the
+    /// same call (see the `retries` module).
+    pub(crate) retry_window: std::time::Duration,
 }
 
 /// The gateway, as one client session sees it: what every session shares,

@@ -48,6 +48,7 @@ impl Target {
             tool: &self.tool.name,
             risk: self.risk,
             preview,
+            may_have_run: None,
         }
     }
 }
@@ -166,7 +167,13 @@ impl Gateway {
                 None,
             ));
         }
-        let (call, marker) = self.new_call(plan.index, &plan.tool, &plan.arguments)?;
+        let (call, marker) = self.new_call(
+            plan.index,
+            &plan.tool,
+            &plan.arguments,
+            Principal::ANONYMOUS,
+            None,
+        )?;
         plan.decided.log();
         let id = call.id.clone();
         let end = End::unrecorded(

@@ -50,6 +50,7 @@ fn confirmation(id: &str) -> NewAsk {
         tool: "ship",
         risk: Risk::HighWrite,
         preview: Some("{\"target\": \"ARGUMENT-VALUE\"}"),
+        may_have_run: None,
     });
     let ask = Ask::new(form).expect("a valid form");
     NewAsk {

@@ -18,11 +18,17 @@ pub enum RoundError {
     /// The request state was refused.
     #[error(transparent)]
     State(#[from] StateError),
-    /// The request state was used before.
+    /// The request state was used before: what the retry was for may
+    /// have happened with its first use (see [`Round::request_id`]).
+    ///
+    /// [`Round::request_id`]: crate::Round::request_id
     #[error(
         "requestState was already used: each state is good for one retry; call again without it to start over"
     )]
-    Replayed,
+    Replayed {
+        /// The request the state was sealed in, when it names one.
+        request: Option<String>,
+    },
     /// An answer is not what was asked for.
     #[error("inputResponses[{key:?}] is malformed: {source}")]
     Malformed {
@@ -117,7 +123,7 @@ impl From<RoundError> for ErrorData {
         match &error {
             RoundError::Parked(_) => ErrorData::invalid_request(error.to_string(), None),
             RoundError::State(_)
-            | RoundError::Replayed
+            | RoundError::Replayed { .. }
             | RoundError::Malformed { .. }
             | RoundError::NotInput { .. }
             | RoundError::Unanswered(Unanswered::OldRevision(_)) => {

@@ -183,7 +183,10 @@ impl Round {
         self.origin.as_ref()
     }
 
-    pub(crate) fn request_id(&self) -> Option<&str> {
+    /// The client's request this round belongs to, the same in every
+    /// round of it (a sealed `requestState` carries it): `None` for a
+    /// classic revision's call, which has one round.
+    pub fn request_id(&self) -> Option<&str> {
         self.request_id.as_deref()
     }
 

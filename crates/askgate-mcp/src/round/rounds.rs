@@ -153,11 +153,19 @@ impl Rounds {
         request: Request<'_>,
     ) -> Result<Round, RoundError> {
         let version = cx.protocol_version();
-        let revision = version.as_ref().and_then(revision_of).ok_or_else(|| {
-            RoundError::Unanswered(Unanswered::OldRevision(
-                version.map_or_else(|| "(not negotiated)".into(), |v| v.as_str().to_owned()),
-            ))
-        })?;
+        // A revision before elicitation (2024-11-05, 2025-03-26): no person
+        // can be asked through its client, whatever it declares; a call
+        // that needs one waits in the inbox.
+        let before_elicitation = version.as_ref().is_some_and(before_elicitation);
+        let revision = match version.as_ref().and_then(revision_of) {
+            Some(revision) => revision,
+            None if before_elicitation => Revision::V2025_06_18,
+            None => {
+                return Err(RoundError::Unanswered(Unanswered::OldRevision(
+                    version.map_or_else(|| "(not negotiated)".into(), |v| v.as_str().to_owned()),
+                )));
+            }
+        };
         let principal = request
             .principal
             .or_else(|| Principal::of(cx).map(|p| p.0))
@@ -177,7 +185,9 @@ impl Rounds {
             cx: (mode == Mode::Classic).then(|| cx.clone()),
             waits: Some(cx.clone()),
             client: cx.client_info().map(|info| info.name),
-            capabilities: cx.client_capabilities(),
+            capabilities: (!before_elicitation)
+                .then(|| cx.client_capabilities())
+                .flatten(),
             rounds: self.clone(),
             revision,
             mode,
@@ -203,12 +213,16 @@ impl Rounds {
                 .consume_token(&opened.nonce, opened.expires_at, now)
                 .await
                 .map_err(RoundError::Store)?;
-            if !first {
-                return Err(RoundError::Replayed);
-            }
-            round.carried = serde_json::from_value(opened.carried).map_err(|_| {
+            let carried: Carried = serde_json::from_value(opened.carried).map_err(|_| {
                 RoundError::State(StateError::Malformed("its carried state is not askgate's"))
             })?;
+            if !first {
+                let request = carried.data.get(REQUEST_ID).and_then(Json::as_str);
+                return Err(RoundError::Replayed {
+                    request: request.map(str::to_owned),
+                });
+            }
+            round.carried = carried;
             round.sealed = true;
         }
         let request_id = match round.carried.data.get(REQUEST_ID).and_then(Json::as_str) {
@@ -264,4 +278,11 @@ impl Rounds {
             origin: None,
         }
     }
+}
+
+/// Whether `version` is a dated revision from before elicitation
+/// (2025-06-18): 2024-11-05 and 2025-03-26.
+fn before_elicitation(version: &rmcp::model::ProtocolVersion) -> bool {
+    let text = version.as_str();
+    text.len() == 10 && text.as_bytes()[4] == b'-' && text < Revision::V2025_06_18.as_str()
 }

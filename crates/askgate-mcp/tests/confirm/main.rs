@@ -74,6 +74,7 @@ impl Server {
             tool: "delete",
             risk,
             preview: Some("path: /srv/data"),
+            may_have_run: None,
         };
         // The call with and without the caller's confirm is one call.
         let request = Request::tool(&params).with_arguments(Json::Object(args.clone()));

@@ -38,6 +38,31 @@ pub enum CallState {
     Failed,
     /// Sent before a crash and never answered: it may have run.
     MayHaveRun,
+    /// Its caller cancelled it before it was sent: it did not run.
+    Cancelled,
+}
+
+/// How a call ended, as [`Store::finish_call`] and [`CallEnd`] take it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CallOutcome {
+    /// The upstream answered (an error result is an answer).
+    Answered,
+    /// The transport or the upstream failed, or the call was not sent for
+    /// a reason other than its caller's cancel.
+    Failed,
+    /// Its caller cancelled it before it was sent.
+    Cancelled,
+}
+
+impl CallOutcome {
+    /// The state a call that ended so is in.
+    pub fn state(self) -> CallState {
+        match self {
+            CallOutcome::Answered => CallState::Answered,
+            CallOutcome::Failed => CallState::Failed,
+            CallOutcome::Cancelled => CallState::Cancelled,
+        }
+    }
 }
 
 impl CallState {
@@ -49,6 +74,7 @@ impl CallState {
             CallState::Answered => "answered",
             CallState::Failed => "failed",
             CallState::MayHaveRun => "may_have_run",
+            CallState::Cancelled => "cancelled",
         }
     }
 
@@ -59,6 +85,7 @@ impl CallState {
             CallState::Answered,
             CallState::Failed,
             CallState::MayHaveRun,
+            CallState::Cancelled,
         ]
         .into_iter()
         .find(|s| s.as_str() == text)
@@ -79,6 +106,12 @@ pub struct NewCall {
     pub tool: String,
     /// A keyed digest of the arguments (never the arguments).
     pub arguments_digest: Option<String>,
+    /// Who made the call (a principal's name), when known: with the tool
+    /// and the digest, what finds it again for a retry.
+    pub principal: Option<String>,
+    /// The client's request it was made in, when a sealed `requestState`
+    /// can name it again (a multi round-trip request's id).
+    pub request: Option<String>,
     /// When it was prepared.
     pub at: Timestamp,
 }
@@ -86,9 +119,8 @@ pub struct NewCall {
 /// How a call ended, for [`Store::record_ended_call`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallEnd {
-    /// Whether the upstream answered (`answered`) or the call failed
-    /// (`failed`).
-    pub answered: bool,
+    /// How it ended.
+    pub outcome: CallOutcome,
     /// The result or the failure (a summary: never the arguments).
     pub result: Json,
     /// When it ended.
@@ -123,12 +155,18 @@ pub struct CallRow {
     pub marker: Option<String>,
     /// The result or failure, once known.
     pub result: Option<Json>,
+    /// When it was sent, once it was.
+    pub sent_at: Option<Timestamp>,
+    /// When it ended (or was found to have been left `sent` by a process
+    /// that stopped), once it has.
+    pub finished_at: Option<Timestamp>,
 }
 
 /// The columns of a call, in the order [`Store::read_call`] reads them.
 macro_rules! call_columns {
     () => {
-        "id, owner, server, tool, arguments_digest, state, marker, prepared_at, result"
+        "id, owner, server, tool, arguments_digest, state, marker, prepared_at, result, \
+         sent_at, finished_at, principal, request"
     };
 }
 
@@ -145,8 +183,8 @@ pub struct RecordedCall {
 /// The ledger's insert of a new call.
 const INSERT_CALL: &str = concat!(
     "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, marker, \
-     prepared_at, sent_at, finished_at, result) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+     prepared_at, sent_at, finished_at, result, principal, request) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
      ON CONFLICT DO NOTHING RETURNING ",
     call_columns!()
 );
@@ -195,6 +233,9 @@ macro_rules! insert_call {
 
 mod owners;
 mod record;
+mod retries;
+
+pub use retries::{Retried, Retry};
 
 /// What [`Store::queue_finish_call`] returns: the move's outcome, once the
 /// batch it joined is durable.
@@ -221,15 +262,8 @@ fn insertion(
         .opt_int(sent_at.map(micros))
         .opt_int(end.map(|end| micros(end.at)))
         .opt_text(end.map(|end| end.result.to_string()).as_deref())
-}
-
-/// Where a call ends: `answered`, or `failed`.
-fn end_state(answered: bool) -> CallState {
-    if answered {
-        CallState::Answered
-    } else {
-        CallState::Failed
-    }
+        .opt_text(call.principal.as_deref())
+        .opt_text(call.request.as_deref())
 }
 
 /// The outcome of the move to `state` of the call `id`, once the write of
@@ -296,18 +330,19 @@ impl Store {
         .await
     }
 
-    /// `sent -> answered` or `sent -> failed`, with the result or the failure.
+    /// `sent -> answered`, `failed` or `cancelled` (as `outcome` says),
+    /// with the result or the failure.
     ///
     /// # Errors
     /// [`LedgerError::Illegal`] unless the call is `sent`.
     pub async fn finish_call(
         &self,
         id: &str,
-        answered: bool,
+        outcome: CallOutcome,
         result: &Json,
         now: Timestamp,
     ) -> Result<CallRow, LedgerError> {
-        self.queue_finish_call(id, answered, result, now).await
+        self.queue_finish_call(id, outcome, result, now).await
     }
 
     /// [`Store::finish_call`], queued for the next batch before this
@@ -318,11 +353,11 @@ impl Store {
     pub fn queue_finish_call(
         &self,
         id: &str,
-        answered: bool,
+        outcome: CallOutcome,
         result: &Json,
         now: Timestamp,
     ) -> Finishing {
-        let state = end_state(answered);
+        let state = outcome.state();
         let statement = Statement::new(FINISH, id)
             .text(state.as_str())
             .text(result.to_string())
@@ -418,6 +453,8 @@ impl Stored for CallRow {
                 server: row.text("server")?.unwrap_or_default(),
                 tool: row.text("tool")?.unwrap_or_default(),
                 arguments_digest: row.text("arguments_digest")?,
+                principal: row.text("principal")?,
+                request: row.text("request")?,
                 at: row
                     .time("prepared_at")?
                     .ok_or_else(|| corrupt("prepared_at is empty".into()))?,
@@ -426,6 +463,8 @@ impl Stored for CallRow {
                 .ok_or_else(|| corrupt(format!("unknown state {state_text:?}")))?,
             marker: row.text("marker")?,
             result: row.json("result")?,
+            sent_at: row.time("sent_at")?,
+            finished_at: row.time("finished_at")?,
         })
     }
 }

@@ -5,9 +5,7 @@
 use jiff::Timestamp;
 use sqlx::Row;
 
-use super::{
-    CallEnd, CallRow, CallState, EndedCall, NewCall, RecordedCall, by_id, end_state, insertion,
-};
+use super::{CallEnd, CallRow, CallState, EndedCall, NewCall, RecordedCall, by_id, insertion};
 use crate::audit::{AuditEntry, append_entry};
 use crate::backend::{Store, Writer, with_writer};
 use crate::columns::Stored;
@@ -44,7 +42,7 @@ impl<'a> Recording<'a> {
 }
 
 /// The most calls [`Store::record_ended_calls`] writes in one statement
-/// (11 values each, well under SQLite's 32,766).
+/// (13 values each, well under SQLite's 32,766).
 const CHUNK: usize = 256;
 
 impl Store {
@@ -119,7 +117,7 @@ impl Store {
             sent_at,
             end,
         } = *recording;
-        let state = end.map_or(CallState::Sent, |end| end_state(end.answered));
+        let state = end.map_or(CallState::Sent, |end| end.outcome.state());
         let key = entry.decision_key.as_deref();
         with_writer!(self, |conn| {
             // The call first: on PostgreSQL, where each statement commits
@@ -178,10 +176,10 @@ impl Store {
             for (calls, texts) in calls.chunks(CHUNK).zip(texts.chunks(CHUNK)) {
                 let mut insert = sqlx::QueryBuilder::new(
                     "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, \
-                     marker, prepared_at, sent_at, finished_at, result) ",
+                     marker, prepared_at, sent_at, finished_at, result, principal, request) ",
                 );
                 insert.push_values(calls, |mut row, ended| {
-                    let state = end_state(ended.end.answered);
+                    let state = ended.end.outcome.state();
                     row.push_bind(&ended.call.id)
                         .push_bind(&ended.call.owner)
                         .push_bind(&ended.call.server)
@@ -192,7 +190,9 @@ impl Store {
                         .push_bind(micros(ended.call.at))
                         .push_bind(micros(ended.sent_at))
                         .push_bind(micros(ended.end.at))
-                        .push_bind(ended.end.result.to_string());
+                        .push_bind(ended.end.result.to_string())
+                        .push_bind(&ended.call.principal)
+                        .push_bind(&ended.call.request);
                 });
                 insert.push(" ON CONFLICT DO NOTHING");
                 insert

@@ -2,7 +2,8 @@
 //! calls join the chain.
 
 use askgate_store::{
-    AskStatus, CallEnd, CallRow, CallState, EndedCall, LedgerError, RecordedCall, Store,
+    AskStatus, CallEnd, CallOutcome, CallRow, CallState, EndedCall, LedgerError, RecordedCall,
+    Retry, Store,
 };
 use serde_json::json;
 
@@ -16,7 +17,7 @@ async fn the_ledger_moves_a_call_only_forward() {
             .await
             .expect("prepares");
         let early = store
-            .finish_call("c1", true, &json!({"ok": true}), at(1))
+            .finish_call("c1", CallOutcome::Answered, &json!({"ok": true}), at(1))
             .await;
         assert!(
             matches!(
@@ -59,7 +60,7 @@ async fn a_sent_call_is_not_sent_twice_and_is_answered(store: &Store, id: &str) 
         "sent twice: {twice:?}"
     );
     let done = store
-        .finish_call(id, true, &json!({"ok": true}), at(3))
+        .finish_call(id, CallOutcome::Answered, &json!({"ok": true}), at(3))
         .await
         .expect("answers");
     assert_eq!(done.state, CallState::Answered);
@@ -222,7 +223,12 @@ async fn a_call_recorded_as_sent_carries_its_decision_in_the_chain() {
         assert_eq!(record.seq, 1);
         a_sent_call_is_not_sent_twice_and_is_answered(&store, "c1").await;
         let again = store
-            .finish_call("c1", false, &json!({"failure": "late"}), at(4))
+            .finish_call(
+                "c1",
+                CallOutcome::Failed,
+                &json!({"failure": "late"}),
+                at(4),
+            )
             .await;
         assert!(
             matches!(
@@ -234,7 +240,9 @@ async fn a_call_recorded_as_sent_carries_its_decision_in_the_chain() {
             ),
             "{again:?}"
         );
-        let missing = store.finish_call("nope", true, &json!({}), at(4)).await;
+        let missing = store
+            .finish_call("nope", CallOutcome::Answered, &json!({}), at(4))
+            .await;
         assert!(
             matches!(missing, Err(LedgerError::NotFound { .. })),
             "{missing:?}"
@@ -259,7 +267,12 @@ async fn calls_recorded_side_by_side_keep_one_unbroken_chain() {
                     .await
                     .expect("records");
                 // Queued and not waited for: it lands with a later batch.
-                drop(store.queue_finish_call(&id, true, &json!({"ok": true}), at(2)));
+                drop(store.queue_finish_call(
+                    &id,
+                    CallOutcome::Answered,
+                    &json!({"ok": true}),
+                    at(2),
+                ));
                 store.append_audit(&entry("other")).await.expect("appends");
             });
         }
@@ -290,7 +303,11 @@ async fn calls_recorded_together_each_keep_their_end_and_their_place_in_the_chai
                 marker: format!("m-{i}"),
                 sent_at: at(1),
                 end: CallEnd {
-                    answered: i != 3,
+                    outcome: if i == 3 {
+                        CallOutcome::Failed
+                    } else {
+                        CallOutcome::Answered
+                    },
                     result: json!({"blocks": i}),
                     at: at(2),
                 },
@@ -321,5 +338,159 @@ async fn calls_recorded_together_each_keep_their_end_and_their_place_in_the_chai
             .record_ended_calls(&[])
             .await
             .expect("nothing to record");
+    }
+}
+
+#[tokio::test]
+async fn a_retry_finds_the_call_that_may_have_run_until_it_is_told_once() {
+    for store in stores().await {
+        let mut first = call("c1", "gw-1");
+        first.request = Some("req-1".into());
+        store
+            .record_sent_call(&entry("delete"), &first, "m-1", at(1))
+            .await
+            .expect("records");
+        let digest = first.arguments_digest.clone().expect("a digest");
+        let retry = Retry {
+            principal: "anonymous",
+            server: "files",
+            tool: "delete",
+            arguments_digest: &digest,
+        };
+        // In flight in the process that sent it: its own calls are no retry.
+        assert!(
+            store
+                .may_have_run(&retry, at(0), "gw-1")
+                .await
+                .expect("reads")
+                .is_none()
+        );
+        // Another process sees it sent by one that never beat.
+        let seen = store
+            .may_have_run(&retry, at(0), "gw-2")
+            .await
+            .expect("reads")
+            .expect("the sent call");
+        assert_eq!((seen.call.call.id.as_str(), seen.owner_beat), ("c1", None));
+        assert_eq!(seen.call.sent_at, Some(at(1)));
+        store.beat("gw-1", at(2)).await.expect("beats");
+        let seen = store
+            .may_have_run(&retry, at(0), "gw-2")
+            .await
+            .expect("reads")
+            .expect("the sent call");
+        assert_eq!(seen.owner_beat, Some(at(2)), "with its owner's last beat");
+        // Another principal, tool or arguments, or a call before the window:
+        // no retry of it.
+        for other in [
+            Retry {
+                principal: "ci-bot",
+                ..retry
+            },
+            Retry {
+                tool: "list",
+                ..retry
+            },
+            Retry {
+                arguments_digest: "hmac-sha256:other",
+                ..retry
+            },
+        ] {
+            assert!(
+                store
+                    .may_have_run(&other, at(0), "gw-2")
+                    .await
+                    .expect("reads")
+                    .is_none(),
+                "{other:?}"
+            );
+        }
+        assert!(
+            store
+                .may_have_run(&retry, at(1), "gw-2")
+                .await
+                .expect("reads")
+                .is_none(),
+            "prepared before the window"
+        );
+        // Its owner's beats stop: the call may have run, for every process.
+        let recovered = store
+            .recover_lapsed(at(100), std::time::Duration::from_secs(20))
+            .await
+            .expect("recovers");
+        assert_eq!(recovered.len(), 1);
+        let seen = store
+            .may_have_run(&retry, at(0), "gw-1")
+            .await
+            .expect("reads")
+            .expect("the call that may have run");
+        assert_eq!(seen.call.state, CallState::MayHaveRun);
+        assert_eq!(seen.call.finished_at, Some(at(100)));
+        // Told once; then a call the same as it goes as any call.
+        assert!(store.tell_retry("c1", at(101)).await.expect("tells"));
+        assert!(!store.tell_retry("c1", at(102)).await.expect("tells"));
+        assert!(
+            store
+                .may_have_run(&retry, at(0), "gw-1")
+                .await
+                .expect("reads")
+                .is_none()
+        );
+        // Its request still names it.
+        let of_request = store
+            .call_of_request("req-1")
+            .await
+            .expect("reads")
+            .expect("the call");
+        assert_eq!(
+            (of_request.call.id.as_str(), of_request.state),
+            ("c1", CallState::MayHaveRun)
+        );
+        assert!(
+            store
+                .call_of_request("req-2")
+                .await
+                .expect("reads")
+                .is_none()
+        );
+        // An answered call is no retry's concern.
+        store
+            .record_sent_call(&entry("delete"), &call("c2", "gw-3"), "m-2", at(5))
+            .await
+            .expect("records");
+        store
+            .finish_call("c2", CallOutcome::Answered, &json!({"ok": true}), at(6))
+            .await
+            .expect("answers");
+        assert!(
+            store
+                .may_have_run(&retry, at(0), "gw-1")
+                .await
+                .expect("reads")
+                .is_none()
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_call_its_caller_cancelled_is_recorded_cancelled() {
+    for store in stores().await {
+        store
+            .record_sent_call(&entry("delete"), &call("c1", "gw-1"), "m-1", at(1))
+            .await
+            .expect("records");
+        let row = store
+            .finish_call(
+                "c1",
+                CallOutcome::Cancelled,
+                &json!({"not_sent": "cancelled by the caller"}),
+                at(2),
+            )
+            .await
+            .expect("ends");
+        assert_eq!(row.state, CallState::Cancelled);
+        let read = store.call("c1").await.expect("reads").expect("the call");
+        assert_eq!(read.state, CallState::Cancelled);
+        assert_eq!(read.state.as_str(), "cancelled");
     }
 }

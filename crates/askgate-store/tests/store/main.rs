@@ -85,6 +85,8 @@ fn call(id: &str, owner: &str) -> NewCall {
         server: "files".into(),
         tool: "delete".into(),
         arguments_digest: Some("hmac-sha256:cd34".into()),
+        principal: Some("anonymous".into()),
+        request: None,
         at: at(0),
     }
 }

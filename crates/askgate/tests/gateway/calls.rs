@@ -368,3 +368,44 @@ async fn the_gateway_names_itself_in_the_handshake_and_passes_on_the_upstreams_i
         );
     }
 }
+
+#[tokio::test]
+async fn a_client_from_before_elicitation_has_its_call_parked_and_run_once_a_person_approves() {
+    for version in [
+        rmcp::model::ProtocolVersion::V_2024_11_05,
+        rmcp::model::ProtocolVersion::V_2025_03_26,
+    ] {
+        // Whatever it declares: its revision has no elicitation.
+        let person = askgate_testkit::Person::new(json!({"elicitation": {}}))
+            .speaking(version.clone())
+            .in_manner(askgate_testkit::Manner::Person);
+        let h = super::setup()
+            .config("[inbox]\nlisten = \"127.0.0.1:0\"")
+            .connect(person)
+            .await;
+        let parked = call(&h, "delete_all_notes", json!({})).await;
+        let said = text(&parked);
+        assert_eq!(parked.is_error, Some(true), "{version}: {said}");
+        assert!(said.contains("askgate inbox (http://"), "{version}: {said}");
+        assert!(
+            h.person.messages().is_empty(),
+            "never asked through the client"
+        );
+        let store = h.store().await;
+        let pending = store.pending(10, None).await.expect("pending").asks;
+        assert_eq!(pending.len(), 1, "{version}");
+        askgate_testkit::answer_in_inbox(
+            &store,
+            &pending[0].ask.id,
+            askgate_testkit::answer(json!({"confirm": true})),
+            "ada",
+            askgate_core::Surface::Web,
+        )
+        .await;
+        let ran = call(&h, "delete_all_notes", json!({})).await;
+        assert_ne!(ran.is_error, Some(true), "{version}: {}", text(&ran));
+        store.close().await;
+        let stopped = h.stop().await;
+        assert_eq!(ledger(stopped.store_url()).await, ["answered"], "{version}");
+    }
+}

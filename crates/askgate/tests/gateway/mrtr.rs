@@ -10,7 +10,7 @@ use rmcp::service::ClientServiceExt;
 use serde_json::{Value as Json, json};
 
 use super::{
-    in_process_on, input_requests, refused_as_a_replay, retried, round_tripper, setup, tool,
+    answered_from_the_ledger, in_process_on, input_requests, retried, round_tripper, setup, tool,
 };
 
 #[tokio::test]
@@ -69,7 +69,7 @@ async fn the_upstreams_own_ask_reaches_a_2026_client_as_input_requests_and_its_a
         json!({"upstream-2": {"action": "accept", "content": {"name": "Eve"}}}),
         states.last().cloned(),
     );
-    refused_as_a_replay(&client, replay).await;
+    answered_from_the_ledger(&client, replay).await;
     // A read's record is written as it ends: a clean stop keeps it.
     client.cancel().await.expect("the gateway stops");
     assert_eq!(ledger(setup.store_url()).await, ["answered"], "ran once");

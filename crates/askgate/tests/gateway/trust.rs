@@ -406,9 +406,9 @@ async fn a_call_cancelled_while_the_store_is_locked_never_runs() {
             .expect("reads the ledger");
     pool.close().await;
     // Cancelled during its decision: never ledgered; during its record:
-    // ledgered as not sent, cancelled by the caller.
+    // ledgered as cancelled by the caller, not sent.
     for (state, result) in &rows {
-        assert_eq!(state, "failed", "{rows:?}");
+        assert_eq!(state, "cancelled", "{rows:?}");
         assert!(
             result
                 .as_deref()

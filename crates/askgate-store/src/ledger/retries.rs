@@ -1,0 +1,137 @@
+//! The truth for a retry. A client that lost its answer (askgate stopped,
+//! the connection dropped) calls again; if the call it lost may have run,
+//! the retry must not run it again silently. Two ways find the earlier
+//! call:
+//!
+//! - a retry that carries a sealed `requestState` names its request: the
+//!   calls made in it ([`Store::call_of_request`]) say how it ended;
+//! - any other retry is the same call — the same principal, server, tool
+//!   and arguments' digest — made again within a window
+//!   ([`Store::may_have_run`]).
+//!
+//! Once a retry was told that its call may have run ([`Store::tell_retry`]),
+//! a further call is the caller's informed choice, and goes as any call.
+
+use jiff::Timestamp;
+use sqlx::Row;
+
+use super::CallRow;
+use crate::backend::{Store, with_pool, with_writer};
+use crate::columns::{Stored, micros};
+use crate::error::Error;
+
+/// A call as a retry names it again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retry<'a> {
+    /// Who calls.
+    pub principal: &'a str,
+    /// The upstream server.
+    pub server: &'a str,
+    /// The tool.
+    pub tool: &'a str,
+    /// The keyed digest of the arguments, as the ledger records it.
+    pub arguments_digest: &'a str,
+}
+
+/// An earlier call that a retry is the same as, and that may have run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retried {
+    /// The call: `may_have_run`, or `sent` by another process.
+    pub call: CallRow,
+    /// For a `sent` call, the last beat of the process that sent it, if it
+    /// still beats: alive, the call may be running there now; its beats
+    /// stopped, it may have run.
+    pub owner_beat: Option<Timestamp>,
+}
+
+/// The newest untold call of a retry, from `$5` on, that may have run:
+/// `may_have_run`, or `sent` by an owner other than `$6`.
+const MAY_HAVE_RUN: &str = concat!(
+    "SELECT ",
+    call_columns!(),
+    ", (SELECT beat_at FROM owners WHERE owners.owner = calls.owner) AS owner_beat \
+     FROM calls WHERE arguments_digest = $1 AND principal = $2 AND server = $3 AND tool = $4 \
+     AND prepared_at >= $5 AND told_at IS NULL \
+     AND (state = 'may_have_run' OR (state = 'sent' AND owner <> $6)) \
+     ORDER BY prepared_at DESC LIMIT 1"
+);
+
+/// The newest call made in a request.
+const OF_REQUEST: &str = concat!(
+    "SELECT ",
+    call_columns!(),
+    " FROM calls WHERE request = $1 ORDER BY prepared_at DESC LIMIT 1"
+);
+
+impl Store {
+    /// The newest call the same as `retry`, prepared at or after `since`,
+    /// that may have run and whose retry was not told so yet: one left
+    /// `may_have_run`, or one `sent` by another process than `me` (with
+    /// that process's last beat, if it still beats).
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails or the row is unreadable.
+    pub async fn may_have_run(
+        &self,
+        retry: &Retry<'_>,
+        since: Timestamp,
+        me: &str,
+    ) -> Result<Option<Retried>, Error> {
+        with_pool!(self, |pool| {
+            let row = sqlx::query(MAY_HAVE_RUN)
+                .bind(retry.arguments_digest)
+                .bind(retry.principal)
+                .bind(retry.server)
+                .bind(retry.tool)
+                .bind(micros(since))
+                .bind(me)
+                .fetch_optional(pool)
+                .await
+                .map_err(|e| self.fail(e))?;
+            let Some(row) = row else {
+                return Ok(None);
+            };
+            let beat: Option<i64> = row.try_get("owner_beat").map_err(|e| self.fail(e))?;
+            let owner_beat = beat
+                .map(Timestamp::from_microsecond)
+                .transpose()
+                .map_err(|e| Error::Corrupt {
+                    store: self.name.to_string(),
+                    what: "owner",
+                    detail: e.to_string(),
+                })?;
+            Ok(Some(Retried {
+                call: CallRow::read(self, &row)?,
+                owner_beat,
+            }))
+        })
+    }
+
+    /// A retry of the call `id` was told, at `now`, that the call may have
+    /// run: the next call the same as it goes as any call. `false` when a
+    /// retry was told so before (or there is no such call).
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn tell_retry(&self, id: &str, now: Timestamp) -> Result<bool, Error> {
+        with_writer!(self, |conn| {
+            let told =
+                sqlx::query("UPDATE calls SET told_at = $1 WHERE id = $2 AND told_at IS NULL")
+                    .bind(micros(now))
+                    .bind(id)
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(|e| self.fail(e))?;
+            Ok::<_, Error>(told.rows_affected() == 1)
+        })
+    }
+
+    /// The newest call made in the client's request `request` (see
+    /// [`NewCall::request`](super::NewCall::request)), if any.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails or the row is unreadable.
+    pub async fn call_of_request(&self, request: &str) -> Result<Option<CallRow>, Error> {
+        self.read_row(OF_REQUEST, request).await
+    }
+}
