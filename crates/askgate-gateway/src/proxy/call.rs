@@ -68,7 +68,10 @@ impl Gateway {
         // The same call may have run before askgate stopped: the person
         // is told, or it is not sent again.
         let earlier = match resumed {
-            None => self.earlier_run(&target, principal).await?,
+            None => {
+                self.earlier_run(&target, principal, cx.ct.cancelled())
+                    .await?
+            }
             Some(_) => None,
         };
         let intake = match self.intake(&mut round, &target, principal).await? {
@@ -86,8 +89,11 @@ impl Gateway {
         let Some(decided) = round.decide("confirm", &call, policy).await? else {
             return Ok(round.respond()?);
         };
+        // Told: the person answered a confirmation that said so, or the
+        // model reads that it was not sent again.
         if let Some(earlier) = &earlier
             && decided.verdict.method != Method::Waiting
+            && !round.is_cancelled()
         {
             self.told(earlier).await;
         }

@@ -26,8 +26,9 @@ use super::pipeline::Target;
 use super::{BEAT, Gateway};
 
 /// How long after its last beat the process that sent a call is taken for
-/// alive: a beat is due every [`BEAT`]; the rest is room for a slow write.
-const ALIVE: Duration = Duration::from_secs(BEAT.as_secs() + 2);
+/// alive: a beat is due every [`BEAT`]; two of them, and room for a slow
+/// write, before it counts as gone.
+const ALIVE: Duration = Duration::from_secs(2 * BEAT.as_secs() + 2);
 
 /// How long a retry waits for the records under way before it reads that
 /// no call was made in its request.
@@ -56,6 +57,7 @@ impl Gateway {
         &self,
         target: &Target,
         principal: &str,
+        cancelled: impl std::future::Future<Output = ()>,
     ) -> Result<Option<EarlierRun>, ErrorData> {
         let settings = &self.inner.settings;
         // A read runs again harmlessly.
@@ -96,30 +98,47 @@ impl Gateway {
         if let Some(beat) = beat
             && let Some(wait) = until_due(beat, self.now())
         {
-            tokio::time::sleep(wait).await;
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                // Cancelled, or the gateway stops: nothing is sent.
+                () = cancelled => return Ok(None),
+            }
             let again = store
                 .may_have_run(&retry, since, owner)
                 .await
                 .map_err(unread)?;
-            let gone = again.as_ref().is_some_and(|again| {
-                again.call.call.id == found.call.call.id
-                    && (again.call.state == CallState::MayHaveRun || again.owner_beat == Some(beat))
-            });
-            if !gone {
+            let Some(again) = again else {
+                // It ended meanwhile: its process lives.
+                return Ok(None);
+            };
+            // The same call, and its process did not beat again: it died.
+            // Another: in doubt only if nothing beats for it.
+            let beat_since = if again.call.call.id == found.call.call.id {
+                again.owner_beat.is_some_and(|again| again > beat)
+            } else {
+                again.owner_beat.is_some()
+            };
+            if again.call.state == CallState::Sent && beat_since {
                 // Its process beats: the call is in flight there.
                 return Ok(None);
             }
+            return Ok(Some(self.in_doubt(target, again.call)));
         }
+        Ok(Some(self.in_doubt(target, found.call)))
+    }
+
+    /// `call`, in doubt, as the earlier run of `target`.
+    fn in_doubt(&self, target: &Target, call: CallRow) -> EarlierRun {
         tracing::info!(
-            call = %found.call.call.id,
+            call = %call.call.id,
             server = %target.server,
             tool = %target.tool.name,
             "the same call may already have run (its gateway stopped while it was in flight); a person decides, or it is not sent again"
         );
-        Ok(Some(EarlierRun {
-            at: sent_at(&found.call),
-            id: found.call.call.id,
-        }))
+        EarlierRun {
+            at: sent_at(&call),
+            id: call.call.id,
+        }
     }
 
     /// The retry of `earlier` was told it may have run: a further call the
@@ -213,24 +232,30 @@ impl Gateway {
                 ),
                 true,
             ),
-            CallState::Cancelled | CallState::Prepared => (
+            CallState::Cancelled => (
                 format!(
                     "This call to {tool} was cancelled before it was sent; it did not run. Call again without requestState to start over."
                 ),
                 true,
             ),
+            CallState::Prepared => (
+                format!(
+                    "This call to {tool} was never sent; it did not run. Call again without requestState to start over."
+                ),
+                true,
+            ),
             CallState::Sent | CallState::MayHaveRun => {
-                if let Err(error) = self.store().tell_retry(&row.call.id, self.now()).await {
-                    tracing::warn!(call = %row.call.id, %error, "the ledger did not record that a retry was told its call may have run");
-                }
-                let note = if row.state == CallState::Sent
-                    && row.call.owner == self.inner.settings.owner
-                {
+                let running =
+                    row.state == CallState::Sent && row.call.owner == self.inner.settings.owner;
+                let note = if running {
                     format!(
                         "This call to {tool} is still running (sent at {}).",
                         at(row.sent_at)
                     )
                 } else {
+                    if let Err(error) = self.store().tell_retry(&row.call.id, self.now()).await {
+                        tracing::warn!(call = %row.call.id, %error, "the ledger did not record that a retry was told its call may have run");
+                    }
                     may_have_run_note(sent_at(&row))
                 };
                 (

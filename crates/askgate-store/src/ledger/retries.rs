@@ -1,7 +1,6 @@
-//! The truth for a retry. A client that lost its answer (askgate stopped,
-//! the connection dropped) calls again; if the call it lost may have run,
-//! the retry must not run it again silently. Two ways find the earlier
-//! call:
+//! The truth for a retry. A client that lost its answer because askgate
+//! stopped calls again; if the call it lost may have run, the retry must
+//! not run it again silently. Two ways find the earlier call:
 //!
 //! - a retry that carries a sealed `requestState` names its request: the
 //!   calls made in it ([`Store::call_of_request`]) say how it ended;
@@ -44,16 +43,19 @@ pub struct Retried {
     pub owner_beat: Option<Timestamp>,
 }
 
-/// The newest untold call of a retry, from `$5` on, that may have run:
-/// `may_have_run`, or `sent` by an owner other than `$6`.
+/// The untold call of a retry that may have run: `may_have_run` since `$5`
+/// (when it was found so), or `sent` by an owner other than `$6` (not yet
+/// found: its owner died within the lapse, or lives). One in doubt comes
+/// before one that may be live; then the newest. A call recorded before
+/// calls kept their principal matches any.
 const MAY_HAVE_RUN: &str = concat!(
     "SELECT ",
     call_columns!(),
     ", (SELECT beat_at FROM owners WHERE owners.owner = calls.owner) AS owner_beat \
-     FROM calls WHERE arguments_digest = $1 AND principal = $2 AND server = $3 AND tool = $4 \
-     AND prepared_at >= $5 AND told_at IS NULL \
-     AND (state = 'may_have_run' OR (state = 'sent' AND owner <> $6)) \
-     ORDER BY prepared_at DESC LIMIT 1"
+     FROM calls WHERE arguments_digest = $1 AND (principal = $2 OR principal IS NULL) \
+     AND server = $3 AND tool = $4 AND told_at IS NULL \
+     AND ((state = 'may_have_run' AND finished_at >= $5) OR (state = 'sent' AND owner <> $6)) \
+     ORDER BY CASE WHEN state = 'may_have_run' THEN 0 ELSE 1 END, prepared_at DESC LIMIT 1"
 );
 
 /// The newest call made in a request.
@@ -64,10 +66,10 @@ const OF_REQUEST: &str = concat!(
 );
 
 impl Store {
-    /// The newest call the same as `retry`, prepared at or after `since`,
-    /// that may have run and whose retry was not told so yet: one left
-    /// `may_have_run`, or one `sent` by another process than `me` (with
-    /// that process's last beat, if it still beats).
+    /// The call the same as `retry` that may have run and whose retry was
+    /// not told so yet: one found `may_have_run` at or after `since`
+    /// (preferred), or one `sent` by another process than `me` (with that
+    /// process's last beat, if it still beats); the newest of them.
     ///
     /// # Errors
     /// [`Error`] when the store fails or the row is unreadable.

@@ -380,8 +380,7 @@ async fn a_retry_finds_the_call_that_may_have_run_until_it_is_told_once() {
             .expect("reads")
             .expect("the sent call");
         assert_eq!(seen.owner_beat, Some(at(2)), "with its owner's last beat");
-        // Another principal, tool or arguments, or a call before the window:
-        // no retry of it.
+        // Another principal, tool or arguments: no retry of it.
         for other in [
             Retry {
                 principal: "ci-bot",
@@ -405,14 +404,6 @@ async fn a_retry_finds_the_call_that_may_have_run_until_it_is_told_once() {
                 "{other:?}"
             );
         }
-        assert!(
-            store
-                .may_have_run(&retry, at(1), "gw-2")
-                .await
-                .expect("reads")
-                .is_none(),
-            "prepared before the window"
-        );
         // Its owner's beats stop: the call may have run, for every process.
         let recovered = store
             .recover_lapsed(at(100), std::time::Duration::from_secs(20))
@@ -426,9 +417,30 @@ async fn a_retry_finds_the_call_that_may_have_run_until_it_is_told_once() {
             .expect("the call that may have run");
         assert_eq!(seen.call.state, CallState::MayHaveRun);
         assert_eq!(seen.call.finished_at, Some(at(100)));
+        // The window counts from when it was found in doubt.
+        assert!(
+            store
+                .may_have_run(&retry, at(101), "gw-1")
+                .await
+                .expect("reads")
+                .is_none(),
+            "found in doubt before the window"
+        );
+        // One in doubt comes before a newer one that may be live.
+        store
+            .record_sent_call(&entry("delete"), &call("c3", "gw-4"), "m-3", at(50))
+            .await
+            .expect("records");
+        let seen = store
+            .may_have_run(&retry, at(0), "gw-1")
+            .await
+            .expect("reads")
+            .expect("a call in doubt");
+        assert_eq!(seen.call.call.id, "c1");
         // Told once; then a call the same as it goes as any call.
         assert!(store.tell_retry("c1", at(101)).await.expect("tells"));
         assert!(!store.tell_retry("c1", at(102)).await.expect("tells"));
+        assert!(store.tell_retry("c3", at(102)).await.expect("tells"));
         assert!(
             store
                 .may_have_run(&retry, at(0), "gw-1")
@@ -436,6 +448,20 @@ async fn a_retry_finds_the_call_that_may_have_run_until_it_is_told_once() {
                 .expect("reads")
                 .is_none()
         );
+        // A call recorded before calls kept their principal is anyone's.
+        let mut older = call("c4", "gw-5");
+        older.principal = None;
+        store
+            .record_sent_call(&entry("delete"), &older, "m-4", at(60))
+            .await
+            .expect("records");
+        let seen = store
+            .may_have_run(&retry, at(0), "gw-1")
+            .await
+            .expect("reads")
+            .expect("the older call");
+        assert_eq!(seen.call.call.id, "c4");
+        assert!(store.tell_retry("c4", at(103)).await.expect("tells"));
         // Its request still names it.
         let of_request = store
             .call_of_request("req-1")

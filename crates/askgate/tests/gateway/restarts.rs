@@ -379,3 +379,30 @@ async fn a_2026_retry_of_a_call_that_may_have_run_is_answered_from_the_ledger_no
         "sent once, never again"
     );
 }
+
+#[tokio::test]
+async fn the_same_call_in_two_live_sessions_is_no_retry_and_both_run() {
+    let config = "[[rules]]\ntool = \"wait_for_note\"\nrisk = \"low_write\"\n";
+    let first = super::setup()
+        .config(config)
+        .logging("askgate_gateway=info")
+        .connect(super::person(json!({}), vec![]))
+        .await;
+    let peer = first.client.peer().clone();
+    let waiting = tokio::spawn(async move { peer.call_tool(waiting_call()).await });
+    first.log.line_with(&[WAIT_CALLED]).await;
+    // Another session over the store makes the same call while the first
+    // one's is in flight, in a process that beats.
+    let second = over_the_store(first.store_url(), config, super::person(json!({}), vec![])).await;
+    let same = second
+        .client
+        .call_tool(waiting_call())
+        .await
+        .expect("a result");
+    assert!(text(&same).contains("no note named"), "{}", text(&same));
+    let answered = waiting.await.expect("ends").expect("answered");
+    assert!(text(&answered).contains("no note named"), "{answered:?}");
+    second.stop().await;
+    let stopped = first.stop().await;
+    assert_eq!(ledger(stopped.store_url()).await, ["answered", "answered"]);
+}
