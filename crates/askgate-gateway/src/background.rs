@@ -42,6 +42,37 @@ const MOST_UNDER_WAY: usize = 4096;
 /// written together.
 const LINGER: std::time::Duration = std::time::Duration::from_millis(5);
 
+/// Record `calls` as they ended, trying again while the store's server is
+/// out of reach (each call that is in the ledger by then was written by an
+/// attempt whose answer was lost: it is not written twice).
+async fn record_until_written(store: &Store, mut calls: Vec<EndedCall>) {
+    let mut wait = crate::record::FIRST_RETRY;
+    loop {
+        let error = match store.record_ended_calls(&calls).await {
+            Ok(()) => return,
+            Err(error) => error,
+        };
+        let ids: Vec<&str> = calls.iter().map(|c| c.call.id.as_str()).collect();
+        if !crate::record::is_unavailable(&error) {
+            tracing::warn!(calls = ?ids, %error, "the audit entries and ledger records of read calls were not all written");
+            return;
+        }
+        tracing::warn!(calls = ?ids, %error, "the store is unreachable; the records of read calls are written once it is back");
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(crate::record::LAST_RETRY);
+        let mut left = Vec::with_capacity(calls.len());
+        for ended in calls {
+            if !matches!(store.call(&ended.call.id).await, Ok(Some(_))) {
+                left.push(ended);
+            }
+        }
+        if left.is_empty() {
+            return;
+        }
+        calls = left;
+    }
+}
+
 /// The ended reads gathered for the next write.
 #[derive(Debug, Default)]
 struct Gathered {
@@ -108,10 +139,7 @@ impl Background {
                         std::mem::take(&mut gathered.running),
                     )
                 };
-                if let Err(error) = store.record_ended_calls(&calls).await {
-                    let ids: Vec<&str> = calls.iter().map(|c| c.call.id.as_str()).collect();
-                    tracing::warn!(calls = ?ids, %error, "the audit entries and ledger records of read calls were not all written");
-                }
+                record_until_written(&store, calls).await;
                 drop(running);
             }
         });
@@ -132,6 +160,11 @@ impl Background {
             self.inner.running.load(Ordering::Acquire) == 0
         })
         .await;
+    }
+
+    /// How many writes are under way.
+    pub(crate) fn under_way(&self) -> usize {
+        self.inner.running.load(Ordering::Acquire)
     }
 
     /// Whether fewer than [`MOST_UNDER_WAY`] writes are under way.

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use askgate_mcp::Clock;
-use askgate_store::{AuditEntry, CallEnd, CallOutcome, EndedCall, NewCall, Store};
+use askgate_store::{AuditEntry, CallEnd, CallOutcome, EndedCall, LedgerError, NewCall, Store};
 use jiff::Timestamp;
 use rmcp::ErrorData;
 use rmcp::model::ErrorCode;
@@ -48,6 +48,19 @@ pub(crate) enum Ended {
     NotSent(String),
     /// Its caller cancelled it before it was sent: it never ran.
     Cancelled,
+}
+
+/// The first wait before a record is written again while the store is
+/// down, doubled each time up to [`LAST_RETRY`].
+pub(crate) const FIRST_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The longest wait between two tries of a record while the store is down.
+pub(crate) const LAST_RETRY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Whether `error` is the store's server being out of reach (a write to
+/// try again once it is back).
+pub(crate) fn is_unavailable(error: &askgate_store::Error) -> bool {
+    matches!(error, askgate_store::Error::Unavailable { .. })
 }
 
 /// Why a call the caller cancelled was not sent, as the ledger says it.
@@ -231,8 +244,24 @@ impl End {
                 let finishing = store.queue_finish_call(id, outcome, &result, at);
                 let id = id.to_owned();
                 background.spawn(async move {
-                    if let Err(error) = finishing.await {
-                        tracing::warn!(call = %id, %error, "the ledger did not record the end of a call");
+                    let mut outcome_of = finishing.await;
+                    let mut wait = FIRST_RETRY;
+                    // The store is down: the end is written once it is back.
+                    while let Err(LedgerError::Store(error)) = &outcome_of
+                        && is_unavailable(error)
+                    {
+                        tracing::warn!(call = %id, %error, "the ledger is unreachable; the end of the call is written once it is back");
+                        tokio::time::sleep(wait).await;
+                        wait = (wait * 2).min(LAST_RETRY);
+                        outcome_of = store.queue_finish_call(&id, outcome, &result, at).await;
+                    }
+                    match outcome_of {
+                        Ok(_) => {}
+                        // Written by an attempt whose answer was lost.
+                        Err(LedgerError::Illegal { state, .. }) if state == outcome.state().as_str() => {}
+                        Err(error) => {
+                            tracing::warn!(call = %id, %error, "the ledger did not record the end of a call");
+                        }
                     }
                 });
             }

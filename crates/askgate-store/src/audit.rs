@@ -261,6 +261,8 @@ impl Store {
         for _ in 0..50 {
             match self.try_append(&text, entry.decision_key.as_deref()).await {
                 Ok(link) => return Ok(link.record(entry)),
+                // No race to win while the server is out of reach.
+                Err(error @ Error::Unavailable { .. }) => return Err(error),
                 Err(error) => last_error = Some(error),
             }
             tokio::task::yield_now().await;

@@ -69,6 +69,19 @@ pub enum Error {
         /// What the driver said.
         detail: String,
     },
+    /// The PostgreSQL server could not be reached: it refused the
+    /// connection, did not answer, or dropped it. A write it cut off may or
+    /// may not have been kept; the guarded moves of the ledger and the asks
+    /// can be tried again once it is back (a move already made is refused
+    /// with where the row stands).
+    #[error("store {store}: {detail}")]
+    Unavailable {
+        /// The store as named.
+        store: String,
+        /// What was found: "PostgreSQL at host:port refused the
+        /// connection (is it running?)".
+        detail: String,
+    },
     /// A query failed: a lost connection, an I/O error.
     #[error("store {store}: {detail}")]
     Database {

@@ -23,6 +23,9 @@ pub(crate) enum Cause {
     NoSpace,
     /// The file is not a database, or is corrupt.
     Foreign,
+    /// The server could not be reached: no connection within the pool's
+    /// wait, one dropped, a TLS failure (see the `outage` module).
+    Outage,
     /// Anything else.
     Other,
 }
@@ -48,6 +51,7 @@ impl Cause {
                 }
             }
             sqlx::Error::Io(io) if io.kind() == std::io::ErrorKind::StorageFull => Cause::NoSpace,
+            error if crate::outage::is_outage(error) => Cause::Outage,
             _ => Cause::Other,
         }
     }
@@ -107,6 +111,10 @@ impl Fault {
             Cause::Locked => Error::Locked { store },
             Cause::NoSpace => Error::NoSpace { store, detail },
             Cause::Foreign => Error::Foreign { store, detail },
+            Cause::Outage => match crate::outage::outage_detail(&store, &detail) {
+                Some(detail) => Error::Unavailable { store, detail },
+                None => Error::Database { store, detail },
+            },
             Cause::Other => Error::Database { store, detail },
         }
     }

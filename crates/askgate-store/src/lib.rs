@@ -53,6 +53,7 @@ mod ledger;
 mod listing;
 mod news;
 mod open;
+mod outage;
 mod schema;
 mod statement;
 mod stats;

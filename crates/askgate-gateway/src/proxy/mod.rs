@@ -55,6 +55,9 @@ const BEAT: std::time::Duration = std::time::Duration::from_secs(5);
 /// `sent` and never answered may have run.
 const LAPSE: std::time::Duration = std::time::Duration::from_secs(20);
 
+/// How long a stop waits for the records still being written.
+const SETTLING: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// How long a request that needs an upstream still starting waits for it.
 pub(crate) const STARTING_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -321,8 +324,20 @@ impl Gateway {
         }
     }
 
-    /// Wait for the store writes the answers did not wait for.
+    /// Wait for the store writes the answers did not wait for — while the
+    /// store is down they are retried, so at most [`SETTLING`]: what is
+    /// left then is said, and a call it leaves `sent` is reported as one
+    /// that may have run.
     pub(crate) async fn settle_writes(&self) {
-        self.inner.settings.background.idle().await;
+        let background = &self.inner.settings.background;
+        if tokio::time::timeout(SETTLING, background.idle())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                under_way = background.under_way(),
+                "the store did not take every record within {SETTLING:?}; stopping without them (their calls will be reported as ones that may have run)"
+            );
+        }
     }
 }

@@ -95,6 +95,8 @@ impl Store {
         for _ in 0..50 {
             match self.try_record(&text, &recording).await {
                 Ok(recorded) => return Ok(recorded),
+                // No race to win while the server is out of reach.
+                Err(error @ Error::Unavailable { .. }) => return Err(error),
                 Err(error) => last_error = Some(error),
             }
             tokio::task::yield_now().await;

@@ -10,6 +10,7 @@ mod asks;
 mod audit;
 mod ledger;
 mod opening;
+mod outage;
 mod tasks;
 
 /// What these tests say when PostgreSQL is not configured.
