@@ -35,6 +35,10 @@ use std::time::Duration;
 
 use crate::risk::{Call, Gate, Method, Risk, gate, may_have_run_note};
 
+mod heard;
+
+use heard::heard;
+
 /// What the client can show a person, as it declared, and whether an inbox
 /// is there to wait in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -449,68 +453,6 @@ fn unattended(call: &Call<'_>, method: Method, threshold: Option<Risk>) -> Verdi
     Verdict::proceed(method, for_audit)
 }
 
-/// What an answer from the client decides (rules 1 and 3).
-fn heard(facts: &Facts<'_>, answered: &Answered) -> Ruling {
-    let call = facts.call;
-    let too_fast = answered
-        .after
-        .filter(|after| *after < facts.trust.min_answer);
-    let not_shown = |why: String| wait(facts, why, true);
-    if let Some(after) = too_fast {
-        let did = match answered.heard {
-            Heard::Accepted { .. } => "accepted",
-            Heard::Declined => "declined",
-            Heard::Cancelled => "cancelled",
-            Heard::GaveUp => "sent unreadable answers",
-            Heard::Failed(_) => "failed",
-            Heard::TimedOut(_) => "gave up",
-        };
-        return not_shown(format!(
-            "the client {did} {} after asking, before a person could have read it",
-            millis(after)
-        ));
-    }
-    let person_said = |said: Said| {
-        Ruling::Block(Verdict {
-            proceed: false,
-            method: Method::Blocked,
-            final_no: true,
-            for_model: format!(
-                "The person {} the call to {} on {}. This is final: do not retry it, and do not \
-                 pass confirm: true to get around it. Ask the user how to go on.",
-                said.words(),
-                call.tool,
-                call.server
-            ),
-            for_audit: format!("the person {}", said.alone()),
-        })
-    };
-    match &answered.heard {
-        Heard::Accepted {
-            confirm: Some(true),
-        } => Ruling::Proceed(Verdict::proceed(
-            Method::Elicited,
-            "the person confirmed".into(),
-        )),
-        Heard::Accepted {
-            confirm: Some(false),
-        } => person_said(Said::Unticked),
-        Heard::Declined => person_said(Said::Declined),
-        Heard::Cancelled => person_said(Said::Cancelled),
-        Heard::Accepted { confirm: None } => not_shown(
-            "the client accepted without the confirm field, so no person saw the prompt".into(),
-        ),
-        Heard::GaveUp => {
-            not_shown("the client's answers could not be read after the last re-ask".into())
-        }
-        Heard::Failed(what) => not_shown(format!("asking through the client failed ({what})")),
-        Heard::TimedOut(after) => not_shown(format!(
-            "nobody answered in the client within {}",
-            seconds(*after)
-        )),
-    }
-}
-
 /// The call waits in the inbox, or — with no inbox — is blocked (not a
 /// person's no).
 fn wait(facts: &Facts<'_>, why: String, not_shown: bool) -> Ruling {
@@ -586,19 +528,4 @@ fn caller_refusal(facts: &Facts<'_>) -> &'static str {
 
 fn who(by: Option<&str>) -> String {
     by.map_or_else(|| "a person".to_owned(), str::to_owned)
-}
-
-fn millis(duration: Duration) -> String {
-    format!("{} ms", duration.as_millis())
-}
-
-fn seconds(duration: Duration) -> String {
-    let secs = duration.as_secs();
-    if secs == 0 {
-        millis(duration)
-    } else if secs >= 60 && secs.is_multiple_of(60) {
-        format!("{} min", secs / 60)
-    } else {
-        format!("{secs} s")
-    }
 }

@@ -15,6 +15,7 @@ mod file;
 mod naming;
 #[cfg(test)]
 mod tests;
+mod trusting;
 
 use std::collections::BTreeMap;
 use std::fmt;
