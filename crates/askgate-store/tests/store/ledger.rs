@@ -358,26 +358,16 @@ async fn a_retry_finds_the_call_that_may_have_run_until_it_is_told_once() {
             arguments_digest: &digest,
         };
         // In flight in the process that sent it: its own calls are no retry.
-        assert!(
-            store
-                .may_have_run(&retry, at(0), "gw-1")
-                .await
-                .expect("reads")
-                .is_none()
-        );
+        assert!(in_doubt(&store, &retry, at(0), "gw-1").await.is_none());
         // Another process sees it sent by one that never beat.
-        let seen = store
-            .may_have_run(&retry, at(0), "gw-2")
+        let seen = in_doubt(&store, &retry, at(0), "gw-2")
             .await
-            .expect("reads")
             .expect("the sent call");
         assert_eq!((seen.call.call.id.as_str(), seen.owner_beat), ("c1", None));
         assert_eq!(seen.call.sent_at, Some(at(1)));
         store.beat("gw-1", at(2)).await.expect("beats");
-        let seen = store
-            .may_have_run(&retry, at(0), "gw-2")
+        let seen = in_doubt(&store, &retry, at(0), "gw-2")
             .await
-            .expect("reads")
             .expect("the sent call");
         assert_eq!(seen.owner_beat, Some(at(2)), "with its owner's last beat");
         // Another principal, tool or arguments: no retry of it.
@@ -410,20 +400,14 @@ async fn a_retry_finds_the_call_that_may_have_run_until_it_is_told_once() {
             .await
             .expect("recovers");
         assert_eq!(recovered.len(), 1);
-        let seen = store
-            .may_have_run(&retry, at(0), "gw-1")
+        let seen = in_doubt(&store, &retry, at(0), "gw-1")
             .await
-            .expect("reads")
             .expect("the call that may have run");
         assert_eq!(seen.call.state, CallState::MayHaveRun);
         assert_eq!(seen.call.finished_at, Some(at(100)));
         // The window counts from when it was found in doubt.
         assert!(
-            store
-                .may_have_run(&retry, at(101), "gw-1")
-                .await
-                .expect("reads")
-                .is_none(),
+            in_doubt(&store, &retry, at(101), "gw-1").await.is_none(),
             "found in doubt before the window"
         );
         // One in doubt comes before a newer one that may be live.
@@ -431,23 +415,15 @@ async fn a_retry_finds_the_call_that_may_have_run_until_it_is_told_once() {
             .record_sent_call(&entry("delete"), &call("c3", "gw-4"), "m-3", at(50))
             .await
             .expect("records");
-        let seen = store
-            .may_have_run(&retry, at(0), "gw-1")
+        let seen = in_doubt(&store, &retry, at(0), "gw-1")
             .await
-            .expect("reads")
             .expect("a call in doubt");
         assert_eq!(seen.call.call.id, "c1");
         // Told once; then a call the same as it goes as any call.
         assert!(store.tell_retry("c1", at(101)).await.expect("tells"));
         assert!(!store.tell_retry("c1", at(102)).await.expect("tells"));
         assert!(store.tell_retry("c3", at(102)).await.expect("tells"));
-        assert!(
-            store
-                .may_have_run(&retry, at(0), "gw-1")
-                .await
-                .expect("reads")
-                .is_none()
-        );
+        assert!(in_doubt(&store, &retry, at(0), "gw-1").await.is_none());
         // A call recorded before calls kept their principal is anyone's.
         let mut older = call("c4", "gw-5");
         older.principal = None;
@@ -455,10 +431,8 @@ async fn a_retry_finds_the_call_that_may_have_run_until_it_is_told_once() {
             .record_sent_call(&entry("delete"), &older, "m-4", at(60))
             .await
             .expect("records");
-        let seen = store
-            .may_have_run(&retry, at(0), "gw-1")
+        let seen = in_doubt(&store, &retry, at(0), "gw-1")
             .await
-            .expect("reads")
             .expect("the older call");
         assert_eq!(seen.call.call.id, "c4");
         assert!(store.tell_retry("c4", at(103)).await.expect("tells"));
@@ -488,13 +462,7 @@ async fn a_retry_finds_the_call_that_may_have_run_until_it_is_told_once() {
             .finish_call("c2", CallOutcome::Answered, &json!({"ok": true}), at(6))
             .await
             .expect("answers");
-        assert!(
-            store
-                .may_have_run(&retry, at(0), "gw-1")
-                .await
-                .expect("reads")
-                .is_none()
-        );
+        assert!(in_doubt(&store, &retry, at(0), "gw-1").await.is_none());
     }
 }
 
@@ -519,4 +487,15 @@ async fn a_call_its_caller_cancelled_is_recorded_cancelled() {
         assert_eq!(read.state, CallState::Cancelled);
         assert_eq!(read.state.as_str(), "cancelled");
     }
+}
+
+/// What `store` finds of `retry` in doubt since `since`, for the process
+/// `me`.
+async fn in_doubt(
+    store: &Store,
+    retry: &Retry<'_>,
+    since: jiff::Timestamp,
+    me: &str,
+) -> Option<askgate_store::Retried> {
+    store.may_have_run(retry, since, me).await.expect("reads")
 }
