@@ -46,20 +46,19 @@ const LINGER: std::time::Duration = std::time::Duration::from_millis(5);
 /// out of reach (each call that is in the ledger by then was written by an
 /// attempt whose answer was lost: it is not written twice).
 async fn record_until_written(store: &Store, mut calls: Vec<EndedCall>) {
-    let mut wait = crate::record::FIRST_RETRY;
+    let mut backoff = askgate_store::Backoff::new();
     loop {
         let error = match store.record_ended_calls(&calls).await {
             Ok(()) => return,
             Err(error) => error,
         };
         let ids: Vec<&str> = calls.iter().map(|c| c.call.id.as_str()).collect();
-        if !crate::record::is_unavailable(&error) {
+        if !error.is_outage() {
             tracing::warn!(calls = ?ids, %error, "the audit entries and ledger records of read calls were not all written");
             return;
         }
         tracing::warn!(calls = ?ids, %error, "the store is unreachable; the records of read calls are written once it is back");
-        tokio::time::sleep(wait).await;
-        wait = (wait * 2).min(crate::record::LAST_RETRY);
+        tokio::time::sleep(backoff.next_wait()).await;
         let mut left = Vec::with_capacity(calls.len());
         for ended in calls {
             if !matches!(store.call(&ended.call.id).await, Ok(Some(_))) {

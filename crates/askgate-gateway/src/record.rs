@@ -50,19 +50,6 @@ pub(crate) enum Ended {
     Cancelled,
 }
 
-/// The first wait before a record is written again while the store is
-/// down, doubled each time up to [`LAST_RETRY`].
-pub(crate) const FIRST_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
-
-/// The longest wait between two tries of a record while the store is down.
-pub(crate) const LAST_RETRY: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Whether `error` is the store's server being out of reach (a write to
-/// try again once it is back).
-pub(crate) fn is_unavailable(error: &askgate_store::Error) -> bool {
-    matches!(error, askgate_store::Error::Unavailable { .. })
-}
-
 /// Why a call the caller cancelled was not sent, as the ledger says it.
 const CANCELLED: &str = "cancelled by the caller";
 
@@ -245,14 +232,13 @@ impl End {
                 let id = id.to_owned();
                 background.spawn(async move {
                     let mut outcome_of = finishing.await;
-                    let mut wait = FIRST_RETRY;
+                    let mut backoff = askgate_store::Backoff::new();
                     // The store is down: the end is written once it is back.
                     while let Err(LedgerError::Store(error)) = &outcome_of
-                        && is_unavailable(error)
+                        && error.is_outage()
                     {
                         tracing::warn!(call = %id, %error, "the ledger is unreachable; the end of the call is written once it is back");
-                        tokio::time::sleep(wait).await;
-                        wait = (wait * 2).min(LAST_RETRY);
+                        tokio::time::sleep(backoff.next_wait()).await;
                         outcome_of = store.queue_finish_call(&id, outcome, &result, at).await;
                     }
                     match outcome_of {

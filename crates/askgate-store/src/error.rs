@@ -121,6 +121,15 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// Whether this is the store being out of reach for now — its
+    /// PostgreSQL server down, or restarting — rather than a fault of the
+    /// store itself: what was tried can be tried again once it is back.
+    pub fn is_outage(&self) -> bool {
+        matches!(self, Error::Unavailable { .. })
+    }
+}
+
 /// A use of the store's API against its contract. Each message says what
 /// was given and what was expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

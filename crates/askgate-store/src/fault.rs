@@ -40,11 +40,13 @@ impl Cause {
                         .and_then(|code| code.parse::<i32>().ok())
                         .map_or(Cause::Other, sqlite_cause)
                 } else if let Some(pg) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
-                    // SQLSTATE 53100: disk_full.
-                    if pg.code() == "53100" {
-                        Cause::NoSpace
-                    } else {
-                        Cause::Other
+                    match pg.code() {
+                        // disk_full.
+                        "53100" => Cause::NoSpace,
+                        // admin_shutdown, crash_shutdown, cannot_connect_now:
+                        // the server is going down, or not up yet.
+                        "57P01" | "57P02" | "57P03" => Cause::Outage,
+                        _ => Cause::Other,
                     }
                 } else {
                     Cause::Other

@@ -70,5 +70,6 @@ pub use ledger::{
     Retry,
 };
 pub use listing::AskFilter;
+pub use outage::Backoff;
 pub use schema::SCHEMA_VERSION;
 pub use tasks::{NewTask, TaskAnswered, TaskEnd, TaskRow, TaskStatus};

@@ -17,6 +17,7 @@ use crate::backend::{AbortOnDrop, PARKED_CHANNEL, Pool, SETTLED_CHANNEL, Store, 
 use crate::error::Error;
 use crate::fault::classify;
 use crate::news::News;
+use crate::outage::Backoff;
 use crate::schema;
 use crate::writer::{Connect, GroupCommit};
 
@@ -110,13 +111,25 @@ async fn listen(pool: &PgPool, name: &str, news: Arc<News>) -> Result<AbortOnDro
         .await
         .map_err(|e| classify(name, &e))?;
     let task = tokio::spawn(async move {
-        // `recv` reconnects by itself after a lost connection.
-        while let Ok(notification) = listener.recv().await {
-            let id = Arc::from(notification.payload());
-            if notification.channel() == PARKED_CHANNEL {
-                news.announce_parked(AskParked { id, row: None });
-            } else {
-                news.announce(AskSettled { id, row: None });
+        // `recv` reconnects by itself after a lost connection, but gives up
+        // when the server refuses the new one (an outage, a restart): then
+        // it is called again, more slowly each time, until the server is
+        // back. What was announced meanwhile is lost; waiters look at
+        // their asks again every second, so none waits on it.
+        let mut backoff = Backoff::new();
+        loop {
+            match listener.recv().await {
+                Ok(notification) => {
+                    backoff = Backoff::new();
+                    let id = Arc::from(notification.payload());
+                    if notification.channel() == PARKED_CHANNEL {
+                        news.announce_parked(AskParked { id, row: None });
+                    } else {
+                        news.announce(AskSettled { id, row: None });
+                    }
+                }
+                Err(sqlx::Error::PoolClosed) => break,
+                Err(_) => tokio::time::sleep(backoff.next_wait()).await,
             }
         }
     });

@@ -26,6 +26,40 @@ const FRESH: Duration = Duration::from_secs(1);
 /// The last probe: where, when, and what it found.
 static LAST: Mutex<Option<(SocketAddr, Instant, Reach)>> = Mutex::new(None);
 
+/// How long to wait before trying the store again while it is out of
+/// reach: half a second first, doubled each time up to ten seconds — soon
+/// enough that a server back from a restart is used again within seconds,
+/// slow enough that a long outage is not hammered.
+#[derive(Debug, Clone)]
+pub struct Backoff {
+    next: Duration,
+}
+
+impl Backoff {
+    /// The first wait.
+    pub const FIRST: Duration = Duration::from_millis(500);
+    /// The longest wait.
+    pub const LAST: Duration = Duration::from_secs(10);
+
+    /// A backoff at its first wait.
+    pub fn new() -> Backoff {
+        Backoff { next: Self::FIRST }
+    }
+
+    /// The wait before the next try; the one after is longer.
+    pub fn next_wait(&mut self) -> Duration {
+        let wait = self.next;
+        self.next = (self.next * 2).min(Self::LAST);
+        wait
+    }
+}
+
+impl Default for Backoff {
+    fn default() -> Backoff {
+        Backoff::new()
+    }
+}
+
 /// What a connect to the server found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Reach {
@@ -115,6 +149,15 @@ fn probe(addr: SocketAddr) -> Reach {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_backoff_doubles_from_half_a_second_to_ten_seconds() {
+        let mut backoff = Backoff::new();
+        let waits: Vec<u64> = (0..7)
+            .map(|_| backoff.next_wait().as_millis() as u64)
+            .collect();
+        assert_eq!(waits, [500, 1000, 2000, 4000, 8000, 10_000, 10_000]);
+    }
 
     #[test]
     fn a_refused_connection_is_said_so_with_the_address() {

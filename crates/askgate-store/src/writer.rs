@@ -48,6 +48,10 @@ use crate::error::Error;
 use crate::fault::{Fault, classify};
 use crate::statement::{Backend, Command, Commands, Failure, Row, Statement};
 
+/// How long the write connection may sit unused before a batch pings it:
+/// under load it is never idle that long, so writes pay nothing for it.
+const IDLE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// How a writer connection is (re)made after it was lost.
 pub(crate) type Connect<C> =
     Box<dyn Fn() -> Pin<Box<dyn Future<Output = Result<C, sqlx::Error>> + Send>> + Send + Sync>;
@@ -83,6 +87,8 @@ struct State<C: Connection> {
     conn: Option<C>,
     /// A batch transaction is open.
     open: bool,
+    /// When a batch last began on the connection.
+    used: std::time::Instant,
     /// A body writer was dropped half-way: the batch must be rolled back.
     abandoned: bool,
     /// Where the open batch's result will be published (body writers).
@@ -120,6 +126,7 @@ where
             state: Mutex::new(State {
                 conn: Some(conn),
                 open: false,
+                used: std::time::Instant::now(),
                 abandoned: false,
                 batch: watch::channel(None).0,
                 ran: Vec::new(),
@@ -199,8 +206,18 @@ where
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Make the connection again if it was lost.
+    /// Make the connection again if it was lost. One left idle for a
+    /// while is pinged first: a server restarted meanwhile closed it, and
+    /// the write that finds that out should not be the one to fail.
     async fn reconnect(&self, state: &mut State<C>) -> Result<(), Fault> {
+        if !state.open
+            && state.used.elapsed() >= IDLE
+            && let Some(conn) = state.conn.as_mut()
+            && conn.ping().await.is_err()
+        {
+            state.conn = None;
+        }
+        state.used = std::time::Instant::now();
         if state.conn.is_none() {
             state.conn = Some((self.connect)().await.map_err(|e| Fault::of(&e))?);
         }

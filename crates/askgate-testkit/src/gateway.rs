@@ -332,12 +332,25 @@ pub fn as_person(askgate: &Path, config: &Path, token: &str, args: &[&str]) -> O
         .expect("askgate runs")
 }
 
-/// The ledger's states in the SQLite store at `store_url`, oldest first.
+/// The ledger's states in the store at `store_url` (SQLite or
+/// PostgreSQL), oldest first.
 pub async fn ledger(store_url: &str) -> Vec<String> {
+    const STATES: &str = "SELECT state FROM calls ORDER BY prepared_at";
+    if store_url.starts_with("postgres") {
+        let pool = sqlx::postgres::PgPool::connect(store_url)
+            .await
+            .expect("connects");
+        let states = sqlx::query_scalar(STATES)
+            .fetch_all(&pool)
+            .await
+            .expect("reads the ledger");
+        pool.close().await;
+        return states;
+    }
     let pool = sqlx::sqlite::SqlitePool::connect(store_url)
         .await
         .expect("connects");
-    let states: Vec<String> = sqlx::query_scalar("SELECT state FROM calls ORDER BY prepared_at")
+    let states = sqlx::query_scalar(STATES)
         .fetch_all(&pool)
         .await
         .expect("reads the ledger");

@@ -1,7 +1,8 @@
 //! What askgate's tests share, so that each is written once: a clock
 //! the test moves ([`clock`]), scratch
 //! directories and SQLite stores ([`scratch`]), a fresh PostgreSQL schema
-//! when one is configured ([`postgres`]), a scripted person behind an MCP
+//! when one is configured ([`postgres`]), a PostgreSQL server of a test's
+//! own that it stops and starts ([`own_postgres`]), a scripted person behind an MCP
 //! client ([`person`]), an in-process client and server ([`mcp`]), waits
 //! on news rather than sleeps ([`wait`]), processes whose stderr a test
 //! reads ([`process`]), the `askgate gateway` harness ([`gateway`]) and,
@@ -20,6 +21,7 @@ pub mod gateway;
 #[cfg(feature = "in-process")]
 pub mod in_process;
 pub mod mcp;
+pub mod own_postgres;
 pub mod page;
 pub mod person;
 pub mod postgres;

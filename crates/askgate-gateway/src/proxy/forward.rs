@@ -30,6 +30,10 @@ use crate::tasks::Caller;
 type Recording =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), askgate_store::Error>> + Send>>;
 
+/// How long a call's record is tried again while the store is out of
+/// reach before the call fails, not sent, with the outage named.
+const OUTAGE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// A decided call, as [`Gateway::drive`] takes it.
 pub(crate) struct Approved<'a> {
     /// The upstream.
@@ -226,7 +230,12 @@ impl Gateway {
         Ok(this)
     }
 
-    /// The durable write of `this` as sent, with its decision.
+    /// The durable write of `this` as sent, with its decision. While the
+    /// store is out of reach (its server down or restarting) the write is
+    /// tried again, for up to [`OUTAGE_PATIENCE`]: a person's yes given
+    /// meanwhile is not lost, and the call goes once the store is back
+    /// (the same call recorded twice is kept once). The caller's cancel
+    /// still ends the wait (see `record`).
     fn recording(&self, approved: &Approved<'_>, this: &Ledgered) -> Recording {
         let store = self.store().clone();
         let (entry, call, marker) = (
@@ -235,10 +244,21 @@ impl Gateway {
             this.marker.clone(),
         );
         Box::pin(async move {
-            store
-                .record_sent_call(&entry, &call, &marker, call.at)
-                .await
-                .map(|_| ())
+            let until = tokio::time::Instant::now() + OUTAGE_PATIENCE;
+            let mut backoff = askgate_store::Backoff::new();
+            loop {
+                match store
+                    .record_sent_call(&entry, &call, &marker, call.at)
+                    .await
+                {
+                    Ok(_) => return Ok(()),
+                    Err(error) if error.is_outage() && tokio::time::Instant::now() < until => {
+                        tracing::warn!(call = %call.id, %error, "the store is out of reach; the call is sent once its record is written");
+                        tokio::time::sleep(backoff.next_wait()).await;
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
         })
     }
 

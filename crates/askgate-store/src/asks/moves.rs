@@ -280,8 +280,14 @@ impl Store {
     /// looked at again every second) — or until `timeout`. `None` when the
     /// ask does not exist or is still pending at the timeout.
     ///
+    /// An outage ([`Error::is_outage`]: the PostgreSQL server down or
+    /// restarting) does not end the wait: the ask is looked at again every
+    /// second until the server is back, and a person's answer given then
+    /// ends it. Still out of reach at the timeout, the ask is taken as
+    /// still pending (`None`): nothing says otherwise.
+    ///
     /// # Errors
-    /// [`Error`] when the store fails.
+    /// [`Error`] when the store fails other than by an outage.
     pub async fn wait_settled(
         &self,
         id: &str,
@@ -290,10 +296,15 @@ impl Store {
         let deadline = tokio::time::Instant::now() + timeout;
         let mut news = self.news.wait_for(id);
         loop {
-            match self.ask(id).await? {
-                Some(row) if row.status != AskStatus::Pending => return Ok(Some(row)),
-                Some(_) => {}
-                None => return Ok(None),
+            let looked = tokio::time::timeout_at(deadline, self.ask(id)).await;
+            match looked {
+                Ok(Ok(Some(row))) if row.status != AskStatus::Pending => return Ok(Some(row)),
+                Ok(Ok(Some(_))) => {}
+                Ok(Ok(None)) => return Ok(None),
+                Ok(Err(error)) if error.is_outage() => {}
+                Ok(Err(error)) => return Err(error),
+                // The deadline came while the store was being looked at.
+                Err(_) => return Ok(None),
             }
             let look_again = tokio::time::Instant::now() + std::time::Duration::from_secs(1);
             if tokio::time::Instant::now() >= deadline {

@@ -1,17 +1,21 @@
-//! A PostgreSQL server that goes away and comes back, seen through a TCP
-//! relay the test stops and starts (never the machine's own server): the
-//! error says the server refused the connection, with its address, and
-//! the store works again once it is back.
+//! A PostgreSQL server that goes away and comes back — seen through a TCP
+//! relay the test stops and starts, or a server of the test's own stopped
+//! and started again with `pg_ctl` (never the machine's own server): the
+//! error says the server refused the connection, with its address; the
+//! store works again once it is back; a wait for a person rides it out.
 
 use std::net::SocketAddr;
 use std::str::FromStr;
 
-use askgate_store::{Error, Store};
+use askgate_store::{AskStatus, Error, Store};
+use askgate_testkit::own_postgres::OwnPostgres;
 use askgate_testkit::postgres::FreshSchema;
+use askgate_testkit::wait::PATIENCE;
+use askgate_testkit::within;
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::task::JoinHandle;
 
-use super::{at, call, entry};
+use super::{answer, at, call, entry, new_ask};
 
 /// A TCP relay from a loopback port to `target`; dropping every
 /// connection when stopped.
@@ -106,4 +110,99 @@ async fn a_postgresql_that_goes_away_is_named_as_refusing_and_the_store_comes_ba
     assert!(store.call("c1").await.expect("reads").is_some());
     store.close().await;
     relay.stop().await;
+}
+
+/// A server of the test's own, stopped and started again (`pg_ctl`): a
+/// wait for a person's answer rides out the outage and ends with the
+/// answer given once the server is back, and news of what another
+/// process parks and settles comes again — the server's notifications
+/// are listened to again, not given up for the rest of the process.
+#[tokio::test]
+async fn a_wait_and_the_news_of_other_processes_ride_out_a_restart_of_the_server() {
+    let Some(server) = OwnPostgres::start("the PostgreSQL restart test") else {
+        return;
+    };
+    let here = Store::open(&server.url()).await.expect("opens");
+    // Another process's store: news from it reaches `here` only through
+    // the server.
+    let there = Store::open(&server.url()).await.expect("opens");
+    there.park(&new_ask("a-1", 0, None)).await.expect("parks");
+    let waiting = tokio::spawn({
+        let here = here.clone();
+        async move { here.wait_settled("a-1", PATIENCE).await }
+    });
+
+    server.stop();
+    let error = here
+        .pending(10, None)
+        .await
+        .expect_err("the server is down");
+    assert!(error.is_outage(), "{error:?}");
+    assert!(
+        error.to_string().contains(&format!(
+            "PostgreSQL at {} refused the connection",
+            server.address()
+        )),
+        "{error}"
+    );
+    // A second look fails as the first did: by now the waiter has looked
+    // at its ask during the outage too.
+    let again = here.ask("a-1").await.expect_err("still down");
+    assert!(again.is_outage(), "{again:?}");
+    assert!(!waiting.is_finished(), "an outage does not end a wait");
+
+    server.start_again();
+    // The first read and the first write once it is back work: the
+    // connections the restart closed are not handed out.
+    let pending = here
+        .pending(10, None)
+        .await
+        .expect("reads once the server is back");
+    assert_eq!(pending.asks.len(), 1);
+    there
+        .settle("a-1", &answer("ada"), at(5))
+        .await
+        .expect("settles once the server is back");
+    let settled = within("the wait to end with the answer", waiting)
+        .await
+        .expect("the waiter ran")
+        .expect("no error ends the wait")
+        .expect("the ask settled");
+    assert_eq!(settled.status, AskStatus::Answered);
+    assert_eq!(settled.answered_by.as_deref(), Some("ada"));
+
+    // The notifications are listened to again: an ask parked over there
+    // is heard of here (one parked before the listener is back is not,
+    // so asks are parked until one is).
+    let mut parked = here.parked();
+    let heard = within("news of an ask parked by another process", async {
+        for n in 0.. {
+            there
+                .park(&new_ask(&format!("b-{n}"), 6, None))
+                .await
+                .expect("parks");
+            if let Ok(Ok(news)) =
+                tokio::time::timeout(std::time::Duration::from_secs(1), parked.recv()).await
+            {
+                return news.id;
+            }
+        }
+        unreachable!("the loop returns")
+    })
+    .await;
+    assert!(heard.starts_with("b-"), "{heard}");
+    let mut settlements = here.settlements();
+    there
+        .settle(&heard, &answer("ada"), at(7))
+        .await
+        .expect("settles");
+    let news = within(
+        "news of an ask settled by another process",
+        settlements.recv(),
+    )
+    .await
+    .expect("news");
+    assert_eq!(&*news.id, &*heard);
+    here.close().await;
+    there.close().await;
 }

@@ -25,6 +25,7 @@ mod calls;
 mod inbox_links;
 mod mrtr;
 mod names;
+mod outages;
 mod restarts;
 mod startup;
 mod stops;
