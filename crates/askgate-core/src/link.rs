@@ -16,6 +16,8 @@ use sha2::Sha256;
 #[derive(Clone)]
 pub struct LinkSigner {
     key: Vec<u8>,
+    /// Keys rotated out: links they signed still open.
+    previous: Vec<Vec<u8>>,
 }
 
 impl std::fmt::Debug for LinkSigner {
@@ -57,7 +59,18 @@ impl LinkSigner {
     /// A signer with `key` (at least 32 random bytes, the same on every
     /// replica serving the inbox).
     pub fn new(key: impl Into<Vec<u8>>) -> LinkSigner {
-        LinkSigner { key: key.into() }
+        LinkSigner {
+            key: key.into(),
+            previous: Vec::new(),
+        }
+    }
+
+    /// Also open links signed with `key` (a key being rotated out); new
+    /// links are signed with the current key only.
+    #[must_use]
+    pub fn with_previous(mut self, key: impl Into<Vec<u8>>) -> LinkSigner {
+        self.previous.push(key.into());
+        self
     }
 
     /// What names this deployment's key without giving it away: the
@@ -102,9 +115,14 @@ impl LinkSigner {
         let given = URL_SAFE_NO_PAD
             .decode(tag)
             .map_err(|_| LinkError::Tampered)?;
-        self.mac(ask_id, expires, nonce)
-            .verify_slice(&given)
-            .map_err(|_| LinkError::Tampered)?;
+        let signed_here = std::iter::once(&self.key).chain(&self.previous).any(|key| {
+            mac(key, ask_id, expires, nonce)
+                .verify_slice(&given)
+                .is_ok()
+        });
+        if !signed_here {
+            return Err(LinkError::Tampered);
+        }
         let expires_at = Timestamp::from_second(expires)
             .map_err(|_| LinkError::Malformed("its expiry is out of range"))?;
         if now >= expires_at {
@@ -116,27 +134,28 @@ impl LinkSigner {
         })
     }
 
-    fn mac(&self, ask_id: &str, expires: i64, nonce: &str) -> Hmac<Sha256> {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.key)
-            .expect("HMAC takes keys of any length, so new_from_slice cannot fail");
-        mac.update(CONTEXT);
-        for part in [
-            ask_id.as_bytes(),
-            expires.to_string().as_bytes(),
-            nonce.as_bytes(),
-        ] {
-            mac.update(&(part.len() as u64).to_be_bytes());
-            mac.update(part);
-        }
-        mac
-    }
-
     fn tag(&self, ask_id: &str, expires: i64, nonce: &str) -> Vec<u8> {
-        self.mac(ask_id, expires, nonce)
+        mac(&self.key, ask_id, expires, nonce)
             .finalize()
             .into_bytes()
             .to_vec()
     }
+}
+
+/// The MAC of a link to `ask_id` under `key`.
+fn mac(key: &[u8], ask_id: &str, expires: i64, nonce: &str) -> Hmac<Sha256> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key)
+        .expect("HMAC takes keys of any length, so new_from_slice cannot fail");
+    mac.update(CONTEXT);
+    for part in [
+        ask_id.as_bytes(),
+        expires.to_string().as_bytes(),
+        nonce.as_bytes(),
+    ] {
+        mac.update(&(part.len() as u64).to_be_bytes());
+        mac.update(part);
+    }
+    mac
 }
 
 #[cfg(test)]
@@ -165,6 +184,31 @@ mod tests {
         assert_eq!(
             other.open("ask_1", &token, at(1_000)),
             Err(LinkError::Tampered)
+        );
+    }
+
+    #[test]
+    fn a_link_signed_before_a_rotation_still_opens_and_new_ones_use_the_new_key() {
+        let old = *b"0123456789abcdef0123456789abcdef";
+        let new = *b"another key, thirty-two bytes..!";
+        let before = LinkSigner::new(old).sign("ask_1", at(2_000), "n0nce");
+        let rotated = LinkSigner::new(new).with_previous(old);
+        assert!(rotated.open("ask_1", &before, at(1_000)).is_ok());
+        let after = rotated.sign("ask_1", at(2_000), "n1nce");
+        assert!(
+            LinkSigner::new(new)
+                .open("ask_1", &after, at(1_000))
+                .is_ok()
+        );
+        assert_eq!(
+            LinkSigner::new(old).open("ask_1", &after, at(1_000)),
+            Err(LinkError::Tampered),
+            "signed with the new key only"
+        );
+        assert_eq!(
+            rotated.fingerprint(),
+            LinkSigner::new(new).fingerprint(),
+            "the fingerprint is the current key's"
         );
     }
 

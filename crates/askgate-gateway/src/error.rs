@@ -118,6 +118,27 @@ pub enum KeyError {
         /// The fingerprint the store recorded.
         recorded: String,
     },
+    /// The key is the one the store's key was rotated from (`askgate key
+    /// rotate` ran on another host): this process has not been given the
+    /// new key yet.
+    #[error(
+        "the key file {} (fingerprint {mine}) was rotated out of the store {store}, whose key is \
+         now {recorded}: copy the key file and its .previous file from the host that ran \
+         `askgate key rotate` to {} and {}.previous (or point ASKGATE_KEY_FILE at them)",
+        .path.display(),
+        .path.display(),
+        .path.display()
+    )]
+    RotatedAway {
+        /// The key file this process read.
+        path: PathBuf,
+        /// The store, as it names itself (no credentials).
+        store: String,
+        /// This key's fingerprint.
+        mine: String,
+        /// The fingerprint the store recorded.
+        recorded: String,
+    },
 }
 
 /// Why serving a client stopped.

@@ -35,24 +35,34 @@ pub fn key_path(store_url: &str) -> PathBuf {
 /// have the same (see [`askgate_store::Store::bind_key`]).
 ///
 /// # Errors
-/// [`KeyError::NotTheStores`] naming both fingerprints and the file to
-/// share; the store's failure.
+/// [`KeyError::RotatedAway`] for the key the store was rotated from (the
+/// new files are to be copied), [`KeyError::NotTheStores`] for another,
+/// naming both fingerprints and the file to share; the store's failure.
 pub async fn bind_to_store(
     store: &askgate_store::Store,
     key: &[u8],
     path: &Path,
 ) -> Result<(), crate::Error> {
-    let mine = askgate_core::LinkSigner::new(key.to_vec()).fingerprint();
-    match store.bind_key(&mine).await? {
-        None => Ok(()),
-        Some(recorded) => Err(KeyError::NotTheStores {
+    let mine = fingerprint(key);
+    let Some(recorded) = store.bind_key(&mine).await? else {
+        return Ok(());
+    };
+    if store.retired_key().await?.as_deref() == Some(mine.as_str()) {
+        return Err(KeyError::RotatedAway {
             path: path.to_owned(),
             store: store.name().to_owned(),
             mine,
             recorded,
         }
-        .into()),
+        .into());
     }
+    Err(KeyError::NotTheStores {
+        path: path.to_owned(),
+        store: store.name().to_owned(),
+        mine,
+        recorded,
+    }
+    .into())
 }
 
 /// The 32-byte key sealing request state and keying digests: the same
@@ -63,28 +73,184 @@ pub async fn bind_to_store(
 /// The file cannot be read or made, or is shorter than 32 bytes, naming
 /// it.
 pub fn load_or_create_key(path: &Path) -> Result<Vec<u8>, KeyError> {
-    match std::fs::read(path) {
-        Ok(key) if key.len() >= 32 => return Ok(key),
-        Ok(_) => return Err(KeyError::Short(path.to_owned())),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-        Err(source) => {
-            return Err(KeyError::Read {
-                path: path.to_owned(),
-                source,
-            });
-        }
+    if let Some(key) = read_key(path)? {
+        return Ok(key);
     }
-    let mut key = vec![0u8; 32];
-    getrandom::fill(&mut key).map_err(KeyError::Random)?;
-    fn create(path: &Path) -> impl FnOnce(std::io::Error) -> KeyError + '_ {
-        move |source| KeyError::Create {
-            path: path.to_owned(),
-            source,
-        }
-    }
+    let key = new_key()?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(create(dir))?;
     }
+    write_private(path, &key).map_err(create(path))?;
+    Ok(key)
+}
+
+/// The deployment's keys: the one that seals and signs now, and the one
+/// rotated out last, which still opens what it sealed and signed.
+#[derive(Clone)]
+pub struct Keys {
+    /// The key in use.
+    pub current: Vec<u8>,
+    /// The key rotated out last (`<key file>.previous`), if any.
+    pub previous: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for Keys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print a key.
+        f.debug_struct("Keys")
+            .field("previous", &self.previous.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Keys {
+    /// The keys at `path` (made on first start) and beside it.
+    ///
+    /// # Errors
+    /// As [`load_or_create_key`]; the previous key's file cannot be read
+    /// or is shorter than 32 bytes.
+    pub fn load_or_create(path: &Path) -> Result<Keys, KeyError> {
+        Ok(Keys {
+            current: load_or_create_key(path)?,
+            previous: read_key(&previous_path(path))?,
+        })
+    }
+
+    /// Sealed request state opens under either key; new state is sealed
+    /// under the current one.
+    pub fn rounds(&self, store: askgate_store::Store) -> askgate_mcp::Rounds {
+        let rounds = askgate_mcp::Rounds::new(self.current.clone(), store);
+        match &self.previous {
+            Some(previous) => rounds.with_previous_key(previous.clone()),
+            None => rounds,
+        }
+    }
+
+    /// Inbox links open under either key; new ones are signed with the
+    /// current one.
+    pub fn links(&self) -> askgate_core::LinkSigner {
+        let links = askgate_core::LinkSigner::new(self.current.clone());
+        match &self.previous {
+            Some(previous) => links.with_previous(previous.clone()),
+            None => links,
+        }
+    }
+}
+
+/// Where the key rotated out last is kept: `<key file>.previous`.
+pub fn previous_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".previous");
+    PathBuf::from(name)
+}
+
+/// What [`rotate`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rotated {
+    /// The new key's file (the key file, rewritten).
+    pub path: PathBuf,
+    /// Where the key rotated out now is.
+    pub previous_path: PathBuf,
+    /// The new key's fingerprint, as the store now records it.
+    pub fingerprint: String,
+    /// The fingerprint of the key rotated out.
+    pub previous_fingerprint: String,
+}
+
+/// Rotate the deployment's key at `path` over `store`: the current key
+/// becomes the previous one (`<path>.previous`, replacing the one before
+/// it: it no longer opens anything), a new key is written to `path`, and
+/// the store records the new key's fingerprint — from then on a process
+/// starting with the old key alone is refused, naming the files to copy.
+/// What the old key sealed or signed still opens wherever the new files
+/// are.
+///
+/// # Errors
+/// The key at `path` is missing or is not the store's; a file cannot be
+/// written (nothing is changed then); the store fails (the files are put
+/// back as they were).
+pub async fn rotate(store: &askgate_store::Store, path: &Path) -> Result<Rotated, crate::Error> {
+    let current = read_key(path)?.ok_or_else(|| KeyError::Read {
+        path: path.to_owned(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no key to rotate (a gateway or inbox over the store makes it on first start)",
+        ),
+    })?;
+    bind_to_store(store, &current, path).await?;
+    let before = fingerprint(&current);
+    let next = new_key()?;
+    let after = fingerprint(&next);
+    let previous = previous_path(path);
+    replace_private(&previous, &current).map_err(create(&previous))?;
+    if let Err(error) = replace_private(path, &next) {
+        return Err(KeyError::Create {
+            path: path.to_owned(),
+            source: error,
+        }
+        .into());
+    }
+    match store.rotate_key(&before, &after).await {
+        Ok(None) => Ok(Rotated {
+            path: path.to_owned(),
+            previous_path: previous,
+            fingerprint: after,
+            previous_fingerprint: before,
+        }),
+        refused => {
+            // Put the key back: the store still names it.
+            let _ = replace_private(path, &current);
+            match refused {
+                Err(error) => Err(error.into()),
+                Ok(Some(recorded)) => Err(KeyError::NotTheStores {
+                    path: path.to_owned(),
+                    store: store.name().to_owned(),
+                    mine: before,
+                    recorded,
+                }
+                .into()),
+                Ok(None) => unreachable!("matched above"),
+            }
+        }
+    }
+}
+
+/// The fingerprint the store records of `key`.
+fn fingerprint(key: &[u8]) -> String {
+    askgate_core::LinkSigner::new(key.to_vec()).fingerprint()
+}
+
+/// The key at `path`, `None` when there is no such file.
+fn read_key(path: &Path) -> Result<Option<Vec<u8>>, KeyError> {
+    match std::fs::read(path) {
+        Ok(key) if key.len() >= 32 => Ok(Some(key)),
+        Ok(_) => Err(KeyError::Short(path.to_owned())),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(KeyError::Read {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// 32 new random bytes.
+fn new_key() -> Result<Vec<u8>, KeyError> {
+    let mut key = vec![0u8; 32];
+    getrandom::fill(&mut key).map_err(KeyError::Random)?;
+    Ok(key)
+}
+
+fn create(path: &Path) -> impl FnOnce(std::io::Error) -> KeyError + '_ {
+    move |source| KeyError::Create {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Write `key` to the new file `path`, readable by its owner only, and
+/// make it durable.
+fn write_private(path: &Path, key: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -92,8 +258,21 @@ pub fn load_or_create_key(path: &Path) -> Result<Vec<u8>, KeyError> {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    use std::io::Write;
-    let mut file = options.open(path).map_err(create(path))?;
-    file.write_all(&key).map_err(create(path))?;
-    Ok(key)
+    let mut file = options.open(path)?;
+    file.write_all(key)?;
+    file.sync_all()
+}
+
+/// Put `key` at `path` whole or not at all: written beside it, then
+/// renamed over it.
+fn replace_private(path: &Path, key: &[u8]) -> std::io::Result<()> {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".new");
+    let beside = PathBuf::from(name);
+    match std::fs::remove_file(&beside) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => return Err(error),
+        _ => {}
+    }
+    write_private(&beside, key)?;
+    std::fs::rename(&beside, path)
 }

@@ -45,7 +45,7 @@ mod upstreams;
 mod url_mode;
 
 use askgate_core::{Gate, Method, Risk};
-use askgate_mcp::{InboxLinks, Rounds};
+use askgate_mcp::InboxLinks;
 use askgate_store::Store;
 
 pub use config::Config;
@@ -117,14 +117,14 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
         std::sync::Arc::new(askgate_mcp::SystemClock);
     let store = Store::open(store_url).await?;
     let key_file = keys::key_path(store_url);
-    let key = keys::load_or_create_key(&key_file)?;
-    keys::bind_to_store(&store, &key, &key_file).await?;
+    let keys = keys::Keys::load_or_create(&key_file)?;
+    keys::bind_to_store(&store, &keys.current, &key_file).await?;
     let listener = if serve_inbox {
         bind_inbox(&config).await
     } else {
         None
     };
-    let links = askgate_core::LinkSigner::new(key.clone());
+    let links = keys.links();
     let base = inbox_base(&config, listener.as_ref(), serve_inbox, &links).await;
     let inbox = match &base {
         Some(base) => InboxLinks::new(base)
@@ -143,7 +143,8 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
         }
         None => None,
     };
-    let rounds = Rounds::new(key, store)
+    let rounds = keys
+        .rounds(store)
         .with_clock(clock)
         .with_inbox(inbox)
         .with_confirmations(config.confirmations.clone());

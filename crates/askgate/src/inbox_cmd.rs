@@ -2,7 +2,6 @@
 
 use std::net::SocketAddr;
 
-use askgate_core::LinkSigner;
 use askgate_inbox::Inbox;
 use askgate_store::Store;
 
@@ -46,8 +45,8 @@ async fn serve_alone(args: InboxArgs) -> Result<(), Failure> {
     };
     let store = Store::open(&store_url).await.map_err(Failure::stopped)?;
     let key_file = askgate_gateway::keys::key_path(&store_url);
-    let key = askgate_gateway::keys::load_or_create_key(&key_file).map_err(Failure::stopped)?;
-    askgate_gateway::keys::bind_to_store(&store, &key, &key_file)
+    let keys = askgate_gateway::keys::Keys::load_or_create(&key_file).map_err(Failure::stopped)?;
+    askgate_gateway::keys::bind_to_store(&store, &keys.current, &key_file)
         .await
         .map_err(Failure::stopped)?;
     let listener = askgate_inbox::bind(config.inbox.listen)
@@ -63,7 +62,7 @@ async fn serve_alone(args: InboxArgs) -> Result<(), Failure> {
         .unwrap_or_else(|| format!("http://{bound}/"));
     let people = askgate_inbox::people(config.inbox.token.as_deref(), &config.people, &key_file)
         .map_err(Failure::stopped)?;
-    let inbox = Inbox::new(store, people, LinkSigner::new(key), &base).map_err(Failure::stopped)?;
+    let inbox = Inbox::new(store, people, keys.links(), &base).map_err(Failure::stopped)?;
     eprintln!(
         "askgate inbox: serving {base} over {store_url_shown}",
         store_url_shown = inbox.store().name()

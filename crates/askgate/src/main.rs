@@ -10,6 +10,7 @@ mod failure;
 mod form_cmd;
 mod gateway_cmd;
 mod inbox_cmd;
+mod key_cmd;
 mod store_cmd;
 
 use std::process::ExitCode;
@@ -53,6 +54,13 @@ enum Command {
         #[command(subcommand)]
         command: store_cmd::AuditCommand,
     },
+    /// The deployment's key: where it is, its fingerprint; rotate it.
+    Key {
+        #[command(flatten)]
+        store: store_cmd::StoreArg,
+        #[command(subcommand)]
+        command: key_cmd::KeyCommand,
+    },
 }
 
 fn main() -> ExitCode {
@@ -65,5 +73,6 @@ fn main() -> ExitCode {
         Command::Inbox(args) => inbox_cmd::run(args),
         Command::Asks { store, command } => store_cmd::run_asks(store, command),
         Command::Audit { store, command } => store_cmd::run_audit(store, command),
+        Command::Key { store, command } => key_cmd::run(store, command),
     }
 }

@@ -338,7 +338,17 @@ async fn check_checkpoint(
             file.display()
         ))
     })?;
-    if !checkpoint.is_signed_with(&deployment_key(url)?) {
+    // One exported before the key was rotated was signed with the key
+    // rotated out, kept beside it.
+    let previous = std::fs::read(askgate_gateway::keys::previous_path(
+        &askgate_gateway::keys::key_path(url),
+    ))
+    .ok();
+    let current = deployment_key(url)?;
+    if !std::iter::once(&current)
+        .chain(&previous)
+        .any(|key| checkpoint.is_signed_with(key))
+    {
         print_line(&format!(
             "the checkpoint {} is not signed with this deployment's key, or was changed",
             file.display()
@@ -376,6 +386,15 @@ async fn check_checkpoint(
         verification.entries, verification.head, checkpoint.seq
     ))?;
     Ok(DONE)
+}
+
+impl StoreArg {
+    /// The store's URL (`--store`, else the config's, else the default),
+    /// and whether JSON is asked for.
+    pub(crate) fn resolve(self) -> Result<(String, bool), Failure> {
+        let config = load(self.config.as_deref())?;
+        Ok((resolve_store(self.store, config.as_ref())?, self.json))
+    }
 }
 
 /// The config file, when one is given.

@@ -30,6 +30,9 @@ pub struct Rounds {
 pub(super) struct Settings {
     pub(super) sealer: Sealer,
     pub(super) digest_key: Vec<u8>,
+    /// The digest keys of keys rotated out: a state they sealed binds its
+    /// arguments under them.
+    pub(super) previous_digest_keys: Vec<Vec<u8>>,
     pub(super) store: Store,
     pub(super) ttl: Duration,
     pub(super) options: AskOptions,
@@ -43,14 +46,12 @@ impl Rounds {
     /// every replica), with single use enforced in `store`.
     pub fn new(key: impl Into<Vec<u8>>, store: Store) -> Rounds {
         let key = key.into();
-        // The arguments digest gets its own key, derived so the two never
-        // coincide.
-        let digest_key =
-            askgate_core::arguments_digest(&key, &json!("askgate arguments digest")).into_bytes();
+        let digest_key = digest_key_of(&key);
         Rounds {
             inner: Arc::new(Settings {
                 sealer: Sealer::new(key),
                 digest_key,
+                previous_digest_keys: Vec::new(),
                 store,
                 ttl: Duration::from_secs(3600),
                 options: AskOptions::default(),
@@ -66,6 +67,18 @@ impl Rounds {
     #[must_use]
     pub fn with_ttl(mut self, ttl: Duration) -> Rounds {
         Arc::make_mut(&mut self.inner).ttl = ttl;
+        self
+    }
+
+    /// Also open states sealed under `key`, a key rotated out (see
+    /// `askgate key rotate`): a client's retry that carries one still
+    /// resumes. New states are sealed under the current key only.
+    #[must_use]
+    pub fn with_previous_key(mut self, key: impl Into<Vec<u8>>) -> Rounds {
+        let key = key.into();
+        let inner = Arc::make_mut(&mut self.inner);
+        inner.previous_digest_keys.push(digest_key_of(&key));
+        inner.sealer = inner.sealer.clone().with_previous(key);
         self
     }
 
@@ -131,6 +144,31 @@ impl Rounds {
     /// The store single use is enforced in.
     pub fn store(&self) -> &Store {
         &self.inner.store
+    }
+
+    /// Open `state` for `binding`; a state sealed under a key rotated out
+    /// bound the `arguments` under that key's digest key.
+    fn open_state(
+        &self,
+        state: &str,
+        binding: &Binding,
+        arguments: &Json,
+        now: Timestamp,
+    ) -> Result<askgate_core::Opened, StateError> {
+        let opened = self.inner.sealer.open(state, binding, now);
+        if opened != Err(StateError::Foreign("set of arguments")) {
+            return opened;
+        }
+        for key in &self.inner.previous_digest_keys {
+            let before = Binding {
+                arguments: arguments_digest(key, arguments),
+                ..binding.clone()
+            };
+            if let Ok(opened) = self.inner.sealer.open(state, &before, now) {
+                return Ok(opened);
+            }
+        }
+        opened
     }
 
     /// The keyed digest of a request's `arguments`, as rounds bind them
@@ -206,7 +244,7 @@ impl Rounds {
         }
         if let Some(state) = request.request_state {
             let now = self.now();
-            let opened = self.inner.sealer.open(state, &round.binding, now)?;
+            let opened = self.open_state(state, &round.binding, &request.arguments, now)?;
             let first = self
                 .inner
                 .store
@@ -285,4 +323,10 @@ impl Rounds {
 fn before_elicitation(version: &rmcp::model::ProtocolVersion) -> bool {
     let text = version.as_str();
     text.len() == 10 && text.as_bytes()[4] == b'-' && text < Revision::V2025_06_18.as_str()
+}
+
+/// The key of the arguments digest, derived from the sealing `key` so the
+/// two never coincide.
+fn digest_key_of(key: &[u8]) -> Vec<u8> {
+    arguments_digest(key, &json!("askgate arguments digest")).into_bytes()
 }

@@ -108,3 +108,52 @@ async fn an_older_store_is_migrated_on_open() {
         askgate_testkit::sqlite_value(&url, "SELECT version FROM askgate_schema").await;
     assert_eq!(version, SCHEMA_VERSION, "migrated to the newest schema");
 }
+
+#[tokio::test]
+async fn a_store_keeps_its_keys_fingerprint_and_moves_it_only_from_the_key_it_has() {
+    for store in super::stores().await {
+        assert_eq!(store.recorded_key().await.expect("reads"), None);
+        assert_eq!(
+            store.bind_key("fp-a").await.expect("binds"),
+            None,
+            "the first binds"
+        );
+        assert_eq!(
+            store.bind_key("fp-b").await.expect("compares"),
+            Some("fp-a".into())
+        );
+        assert_eq!(store.retired_key().await.expect("reads"), None);
+
+        assert_eq!(
+            store.rotate_key("fp-a", "fp-b").await.expect("rotates"),
+            None
+        );
+        assert_eq!(
+            store.rotate_key("fp-a", "fp-b").await.expect("again"),
+            None,
+            "done already"
+        );
+        assert_eq!(
+            store.recorded_key().await.expect("reads").as_deref(),
+            Some("fp-b")
+        );
+        assert_eq!(
+            store.retired_key().await.expect("reads").as_deref(),
+            Some("fp-a")
+        );
+        assert_eq!(
+            store.bind_key("fp-a").await.expect("compares"),
+            Some("fp-b".into())
+        );
+        // A rotation from a key the store no longer has changes nothing.
+        assert_eq!(
+            store.rotate_key("fp-a", "fp-c").await.expect("refused"),
+            Some("fp-b".into())
+        );
+        assert_eq!(
+            store.retired_key().await.expect("reads").as_deref(),
+            Some("fp-a")
+        );
+        store.close().await;
+    }
+}

@@ -23,6 +23,7 @@ mod trust;
 mod asks;
 mod calls;
 mod inbox_links;
+mod key_rotation;
 mod mrtr;
 mod names;
 mod outages;
