@@ -16,8 +16,10 @@ use super::express::Lane;
 use super::lines::{self, Handover, Out, OutWriter};
 
 /// How long a stopping child is given after its stdin closes before it is
-/// killed (as long as rmcp's own child transport gives it).
-const GRACE: Duration = Duration::from_secs(3);
+/// sent SIGTERM, and again after that before it is killed: together within
+/// the gateway's wait for each upstream to close
+/// ([`crate::stopping::CLOSING`]).
+const GRACE: Duration = Duration::from_secs(2);
 
 /// rmcp's transport to a child process, beside the express lane.
 pub(crate) struct ChildTransport {
@@ -81,9 +83,8 @@ impl Transport<RoleClient> for ChildTransport {
     }
 
     /// Close the child's stdin — a stdio MCP server exits at its end — and
-    /// give it [`GRACE`] to do so, then kill it. (rmcp's own child
-    /// transport sends SIGTERM in between; that takes `unsafe`, which this
-    /// workspace forbids.)
+    /// give it [`GRACE`] to do so; then send it SIGTERM, as a supervisor
+    /// would, and give it [`GRACE`] again; then kill it.
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.rmcp.close().await?;
         self.out.close().await;
@@ -92,6 +93,21 @@ impl Transport<RoleClient> for ChildTransport {
         };
         if tokio::time::timeout(GRACE, child.wait()).await.is_ok() {
             return Ok(());
+        }
+        let pid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .and_then(rustix::process::Pid::from_raw);
+        if let Some(pid) = pid {
+            tracing::debug!(
+                pid = pid.as_raw_nonzero().get(),
+                "an upstream did not exit at the end of its stdin; SIGTERM"
+            );
+            // Gone meanwhile: nothing to signal.
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            if tokio::time::timeout(GRACE, child.wait()).await.is_ok() {
+                return Ok(());
+            }
         }
         child.kill().await
     }

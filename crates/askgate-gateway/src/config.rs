@@ -109,11 +109,19 @@ pub struct Config {
     /// arguments — is taken for its retry, and not sent again silently
     /// (`retry_window`; default 10 minutes, `"0s"`: never).
     pub(crate) retry_window: std::time::Duration,
+    /// How long the calls in flight may finish once the gateway is told to
+    /// stop (SIGINT, SIGTERM); those still running then are cancelled
+    /// (`stop_grace`; default 10 s, at most 10 minutes).
+    pub(crate) stop_grace: std::time::Duration,
 }
 
 /// How long a call that may have run is remembered for its retry, unless
 /// `retry_window` says otherwise.
 pub(crate) const RETRY_WINDOW: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// How long the calls in flight may finish at a stop, unless `stop_grace`
+/// says otherwise.
+pub(crate) const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// One upstream server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -461,6 +469,7 @@ impl Config {
             notify: None,
             confirmations: askgate_mcp::Confirmations::default(),
             retry_window: RETRY_WINDOW,
+            stop_grace: STOP_GRACE,
         })
     }
 

@@ -370,7 +370,7 @@ impl Started {
             inbox_base,
         } = self;
         let _background = ready(&config, &gateway, page, inbox_base.as_deref()).await?;
-        let stop = stop_when_signalled(gateway.clone());
+        let stop = stop_when_signalled(gateway.clone(), config.stop_grace);
         let served = match (client, &config.listen) {
             (Client::Over(reader, writer), _) => {
                 tokio::select! {
@@ -541,21 +541,18 @@ async fn finish(gateway: &Gateway) {
 }
 
 /// Wait for SIGINT or SIGTERM, then stop taking calls and give those in
-/// flight [`stopping::GRACE`] to finish (see [`stopping`]).
-async fn stop_when_signalled(gateway: Gateway) {
+/// flight `grace` (`stop_grace`) to finish (see [`stopping`]).
+async fn stop_when_signalled(gateway: Gateway, grace: std::time::Duration) {
     let signal = stopping::signalled().await;
     let stopping = gateway.stopping();
     stopping.begin();
     tracing::info!(
         signal,
         in_flight = stopping.in_flight(),
-        grace_s = stopping::GRACE.as_secs(),
+        grace_ms = u64::try_from(grace.as_millis()).unwrap_or(u64::MAX),
         "stopping: no new calls; those in flight may finish"
     );
-    if tokio::time::timeout(stopping::GRACE, stopping.quiet())
-        .await
-        .is_err()
-    {
+    if tokio::time::timeout(grace, stopping.quiet()).await.is_err() {
         tracing::warn!(
             in_flight = stopping.in_flight(),
             "calls still in flight after the grace are cancelled"

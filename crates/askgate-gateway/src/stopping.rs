@@ -1,8 +1,8 @@
 //! A clean stop. Desktop clients end a session with SIGINT or SIGTERM
 //! (Claude Code, Codex), or by closing the gateway's stdin. Either way the
 //! gateway stops taking calls, gives the calls in flight a bounded grace
-//! ([`GRACE`]) to finish, writes every record still queued, closes its
-//! upstreams (a child's stdin first, then a kill) and exits 0. A call still
+//! (`stop_grace`, 10 s unless the config says otherwise) to finish, writes every record still queued, closes its
+//! upstreams (a child's stdin first, then SIGTERM, then a kill) and exits 0. A call still
 //! waiting when the grace is over is cancelled: its upstream is told, its
 //! ledger row says how it ended, and an ask it parked stays in the store
 //! for its retry.
@@ -17,12 +17,8 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-/// How long the calls in flight are given to finish once the gateway is
-/// told to stop.
-pub(crate) const GRACE: Duration = Duration::from_secs(10);
-
 /// How long each upstream is given to close (a child: its stdin closed,
-/// then killed after rmcp's own grace of 3 s).
+/// SIGTERM 2 s later, killed 2 s after that; see `child.rs`).
 pub(crate) const CLOSING: Duration = Duration::from_secs(5);
 
 /// Whether the gateway is stopping, and its calls in flight.

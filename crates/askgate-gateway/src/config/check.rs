@@ -13,7 +13,9 @@ use super::credentials::{check_people, check_principals, inbox_token};
 use super::error::{ConfigError, Source};
 use super::file::{File, IntakeFile, NotifyFile, RuleFile, UpstreamFile};
 use super::naming;
-use super::trusting::{MOST_RETRY_WINDOW, Trusting, check_confirmations, duration};
+use super::trusting::{
+    MOST_RETRY_WINDOW, MOST_STOP_GRACE, Trusting, check_confirmations, duration,
+};
 use super::{
     Config, DEFAULT_INBOX, Http, Inbox, Intake, Listen, MAX_NAME, Stdio, StoreUrl, Transport,
     Upstream, UpstreamProtocol, default_inbox, parse_threshold,
@@ -80,6 +82,19 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
         })
         .transpose()?
         .unwrap_or(super::RETRY_WINDOW);
+    let stop_grace = file
+        .stop_grace
+        .map(|grace| {
+            duration(
+                &grace,
+                "stop_grace",
+                jiff::SignedDuration::ZERO,
+                MOST_STOP_GRACE,
+                src,
+            )
+        })
+        .transpose()?
+        .unwrap_or(super::STOP_GRACE);
     // Last: the default store may create the data directory.
     let store = match file.store {
         Some(store) => store_url(store, src)?,
@@ -106,6 +121,7 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
         notify,
         confirmations,
         retry_window,
+        stop_grace,
     })
 }
 

@@ -47,6 +47,7 @@ pub(super) struct File {
     pub(super) inbox_wait: Option<Spanned<String>>,
     pub(super) ask_expires: Option<Spanned<String>>,
     pub(super) retry_window: Option<Spanned<String>>,
+    pub(super) stop_grace: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) clients: BTreeMap<String, Spanned<ClientFile>>,
 }

@@ -27,6 +27,10 @@ const MOST_ASK_LIFE: jiff::SignedDuration = jiff::SignedDuration::from_hours(24 
 /// The longest a call that may have run is taken to be retried.
 pub(super) const MOST_RETRY_WINDOW: jiff::SignedDuration = jiff::SignedDuration::from_hours(24);
 
+/// The longest `stop_grace`: a supervisor waits for a stop, and a client
+/// closing its session does not wait for ever.
+pub(super) const MOST_STOP_GRACE: jiff::SignedDuration = jiff::SignedDuration::from_mins(10);
+
 pub(super) fn check_confirmations(
     t: Trusting,
     src: &Source<'_>,

@@ -141,3 +141,110 @@ async fn a_sigterm_lets_the_call_in_flight_finish_keeps_every_record_and_stops_t
         "every read and the call in flight are audited"
     );
 }
+
+#[tokio::test]
+async fn an_upstream_that_ignores_the_end_of_its_stdin_is_sent_sigterm_before_it_is_killed() {
+    let setup = setup().config("");
+    // An upstream whose shell stays after the server in it exits at the
+    // end of its stdin, and leaves a mark when it is sent SIGTERM.
+    let mark = setup.dir().join("sigterm");
+    let script = format!(
+        "trap 'echo term > \"$0\"; kill $! 2>/dev/null; exit 0' TERM; {}; sleep 30 & wait",
+        setup.upstream_command()
+    );
+    let setup = setup.tables(&format!(
+        "[[upstreams]]\nname = \"stubborn\"\ncommand = \"sh\"\nargs = [\"-c\", {script:?}, {:?}]\n",
+        mark.display().to_string()
+    ));
+    let mut command = setup.command();
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut gateway = command.spawn().expect("the gateway starts");
+    keep_lines_async(gateway.stderr.take().expect("piped"), Seen::default());
+    let pipes = (
+        gateway.stdout.take().expect("piped"),
+        gateway.stdin.take().expect("piped"),
+    );
+    let client = person(json!({}), vec![])
+        .serve(pipes)
+        .await
+        .expect("the client connects");
+    // Both upstreams are up: their tools are listed.
+    let tools = client.list_all_tools().await.expect("tools");
+    assert!(
+        tools.iter().any(|t| t.name.starts_with("stubborn")),
+        "{:?}",
+        tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>()
+    );
+    let pid = gateway.id().expect("runs");
+    let signalled = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(signalled.success());
+    let status = gateway.wait().await.expect("the gateway exits");
+    assert!(status.success(), "a clean stop exits 0: {status:?}");
+    assert_eq!(
+        std::fs::read_to_string(&mark).ok().as_deref(),
+        Some("term\n"),
+        "the upstream was sent SIGTERM before it was killed"
+    );
+}
+
+#[tokio::test]
+async fn a_longer_stop_grace_lets_a_call_past_the_default_grace_finish_at_a_sigterm() {
+    // Past the default grace of 10 s, within the configured one.
+    let setup = setup()
+        .config(&format!("stop_grace = \"1m\"\n{READS}"))
+        .logging("askgate_gateway=info");
+    let mut command = setup.command();
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut gateway = command.spawn().expect("the gateway starts");
+    let log = Seen::default();
+    keep_lines_async(gateway.stderr.take().expect("piped"), log.clone());
+    let pipes = (
+        gateway.stdout.take().expect("piped"),
+        gateway.stdin.take().expect("piped"),
+    );
+    let client = person(json!({}), vec![])
+        .serve(pipes)
+        .await
+        .expect("the client connects");
+    let waiting = tokio::spawn({
+        let peer = client.peer().clone();
+        async move {
+            peer.call_tool(askgate_testkit::mcp::call(
+                "wait_for_note",
+                json!({"name": "later", "wait_ms": 11000}),
+            ))
+            .await
+        }
+    });
+    log.line_with(&["askgate-example-upstream: call wait_for_note"])
+        .await;
+    let pid = gateway.id().expect("runs");
+    let signalled = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(signalled.success());
+    log.line_with(&["stopping: no new calls", "grace_ms=60000"])
+        .await;
+    let finished = waiting
+        .await
+        .expect("the task ends")
+        .expect("the call in flight is answered");
+    assert!(
+        askgate_testkit::mcp::text(&finished).contains("no note named"),
+        "its server's own answer, not a cancel: {finished:?}"
+    );
+    let status = gateway.wait().await.expect("the gateway exits");
+    assert!(status.success(), "a clean stop exits 0: {status:?}");
+}

@@ -414,6 +414,7 @@ fn every_trust_setting_error_names_the_line_and_what_is_expected() {
         ("inbox_wait past an hour", "inbox_wait = \"2h\"\n"),
         ("ask_expires under a minute", "ask_expires = \"10s\"\n"),
         ("retry_window past a day", "retry_window = \"25h\"\n"),
+        ("stop_grace past ten minutes", "stop_grace = \"11m\"\n"),
         (
             "unknown client setting",
             "[clients.\"claude-code\"]\nmin_answer = 0\n",

@@ -96,7 +96,7 @@ fn durable_reads_makes_reads_wait_for_the_store() {
 fn the_trust_settings_mean_what_they_say() {
     let config = with_top(
         "caller_confirm = \"medium_write\"\nmin_answer_ms = 400\ninbox_wait = \"30s\"\n\
-         ask_expires = \"2h\"\nretry_window = \"1h\"\n\n[clients.\"claude-code\"]\nmin_answer_ms = 0\n",
+         ask_expires = \"2h\"\nretry_window = \"1h\"\nstop_grace = \"90s\"\n\n[clients.\"claude-code\"]\nmin_answer_ms = 0\n",
     )
     .expect("parses");
     let c = &config.confirmations;
@@ -113,6 +113,7 @@ fn the_trust_settings_mean_what_they_say() {
     assert_eq!(c.inbox_wait, std::time::Duration::from_secs(30));
     assert_eq!(c.ask_lifetime, std::time::Duration::from_secs(2 * 3600));
     assert_eq!(config.retry_window, std::time::Duration::from_secs(3600));
+    assert_eq!(config.stop_grace, std::time::Duration::from_secs(90));
     // High risks need the named setting.
     let config =
         with_top("caller_confirm = \"destructive\"\ndanger_caller_confirm_high_risk = true\n")
@@ -132,5 +133,6 @@ fn by_default_only_a_person_approves() {
         assert_eq!(c.min_answer, std::time::Duration::from_millis(250));
         assert_eq!(c.inbox_wait, std::time::Duration::ZERO);
         assert_eq!(config.retry_window, std::time::Duration::from_secs(600));
+        assert_eq!(config.stop_grace, std::time::Duration::from_secs(10));
     }
 }
