@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use hmac::{Hmac, KeyInit, Mac};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -12,6 +13,12 @@ use sqlx::Row;
 
 use crate::backend::{Store, with_pool, with_writer};
 use crate::error::Error;
+
+/// What the head record's signature covers, besides the head.
+const HEAD_CONTEXT: &[u8] = b"askgate audit head v1";
+
+/// What the head record's key is derived with, from the deployment's.
+const HEAD_KEY_CONTEXT: &[u8] = b"askgate audit head key v1";
 
 /// The hash before the first entry.
 pub(crate) const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -110,6 +117,25 @@ pub enum ChainBreak {
         /// Its position.
         seq: i64,
     },
+    /// The chain ends before the entry its head record names: its newest
+    /// entries (or all of them) were deleted.
+    Cut {
+        /// Its last entry (0: none is left).
+        ends_at: i64,
+        /// The entry the head record names.
+        head: i64,
+    },
+    /// The chain goes on past the entry its head record names, or holds
+    /// another entry there: what follows was not written by askgate.
+    PastHead {
+        /// The entry the head record names.
+        head: i64,
+    },
+    /// The head record's signature does not match it: it was altered.
+    HeadAltered,
+    /// The chain has entries and no head record: it was deleted, and with
+    /// it what would show a cut.
+    HeadMissing,
 }
 
 impl fmt::Display for ChainBreak {
@@ -127,6 +153,24 @@ impl fmt::Display for ChainBreak {
                 f,
                 "entry {seq} does not follow entry {} (an entry was inserted or replaced)",
                 seq - 1
+            ),
+            ChainBreak::Cut { ends_at, head } => write!(
+                f,
+                "the chain is cut: it ends at entry {ends_at}, and its head record names entry {head} (the newest entries were deleted)"
+            ),
+            ChainBreak::PastHead { head } => write!(
+                f,
+                "the chain does not end at entry {head}, as its head record says (entries were added or replaced by hand)"
+            ),
+            ChainBreak::HeadAltered => {
+                write!(
+                    f,
+                    "the chain's head record does not match its signature (it was altered)"
+                )
+            }
+            ChainBreak::HeadMissing => write!(
+                f,
+                "the chain's head record is missing (deleted, and with it what shows whether the newest entries were)"
             ),
         }
     }
@@ -236,6 +280,7 @@ macro_rules! append_entry {
             .execute(&mut *$conn)
             .await
             .map_err(|e| $store.fail(e))?;
+            $crate::audit::move_head!($store, $conn, seq, &hash);
             Ok($crate::audit::Link {
                 seq,
                 prev_hash: prev,
@@ -246,6 +291,26 @@ macro_rules! append_entry {
     };
 }
 pub(crate) use append_entry;
+
+/// Move the chain's head record to entry `$seq` (hash `$hash`), signed
+/// when `$store` has a key, on `$conn` inside a `with_writer!` body: in the
+/// same write as the entries that moved it.
+macro_rules! move_head {
+    ($store:expr, $conn:ident, $seq:expr, $hash:expr) => {{
+        let (seq, hash): (i64, &str) = ($seq, $hash);
+        sqlx::query(
+            "INSERT INTO audit_head (id, seq, hash, tag) VALUES (1, $1, $2, $3) \
+             ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, tag = excluded.tag",
+        )
+        .bind(seq)
+        .bind(hash)
+        .bind($store.head_tag(seq, hash))
+        .execute(&mut *$conn)
+        .await
+        .map_err(|e| $store.fail(e))?;
+    }};
+}
+pub(crate) use move_head;
 
 impl Store {
     /// Append an entry to the chain. An entry whose `decision_key` is
@@ -309,11 +374,52 @@ impl Store {
             .collect()
     }
 
-    /// Check the chain and say where it breaks.
+    /// Sign the audit chain's head record, from now on, with a key derived
+    /// from `deployment_key` (the deployment's key, as
+    /// [`Rounds`](https://docs.rs/askgate-mcp) are built with): then a head
+    /// record changed by hand no longer verifies. The first key given
+    /// stays; every clone of this store shares it.
+    pub fn sign_audit_head(&self, deployment_key: &[u8]) {
+        let _ = self.audit_key.set(derive(deployment_key, HEAD_KEY_CONTEXT));
+    }
+
+    /// The signature of the head (`seq`, `hash`) under this store's key,
+    /// if it has one.
+    pub(crate) fn head_tag(&self, seq: i64, hash: &str) -> Option<String> {
+        self.audit_key.get().map(|key| tag(key, seq, hash))
+    }
+
+    /// Check the chain and its head record, and say where it breaks: an
+    /// entry edited, moved, deleted or inserted; the newest entries
+    /// deleted (the chain ends before its head record); the head record
+    /// deleted, or — when this store signs it — altered.
     ///
     /// # Errors
     /// [`Error`] when the store fails.
     pub async fn verify_audit(&self) -> Result<Verification, Error> {
+        let keys: Vec<Vec<u8>> = self.audit_key.get().cloned().into_iter().collect();
+        self.verify_chain(&keys).await
+    }
+
+    /// [`Store::verify_audit`], the head record's signature checked
+    /// against keys derived from each of `deployment_keys` (the current
+    /// key and the one rotated out: a head is signed by the key in use
+    /// when it was written).
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn verify_audit_signed(
+        &self,
+        deployment_keys: &[Vec<u8>],
+    ) -> Result<Verification, Error> {
+        let keys: Vec<Vec<u8>> = deployment_keys
+            .iter()
+            .map(|key| derive(key, HEAD_KEY_CONTEXT))
+            .collect();
+        self.verify_chain(&keys).await
+    }
+
+    async fn verify_chain(&self, keys: &[Vec<u8>]) -> Result<Verification, Error> {
         let rows = self.audit_rows().await?;
         let mut prev = GENESIS.to_owned();
         let mut broken = None;
@@ -348,6 +454,12 @@ impl Store {
             }
             prev.clone_from(hash);
         }
+        if broken.is_none() {
+            let last = rows
+                .last()
+                .map(|row| (row.link.seq, row.link.hash.as_str()));
+            broken = check_head(self.audit_head().await?, last, keys);
+        }
         Ok(Verification {
             entries: rows.len() as u64,
             head: prev,
@@ -369,6 +481,25 @@ impl Store {
                 .map_err(|e| self.fail(e))?;
             row.map(|row| row.try_get::<String, _>("hash").map_err(|e| self.fail(e)))
                 .transpose()
+        })
+    }
+
+    /// The head record: its position, hash and signature, if any.
+    async fn audit_head(&self) -> Result<Option<(i64, String, Option<String>)>, Error> {
+        with_pool!(self, |pool| {
+            let row = sqlx::query("SELECT seq, hash, tag FROM audit_head WHERE id = 1")
+                .fetch_optional(pool)
+                .await
+                .map_err(|e| self.fail(e))?;
+            row.map(|row| -> Result<_, Error> {
+                Ok((
+                    row.try_get::<i64, _>("seq").map_err(|e| self.fail(e))?,
+                    row.try_get::<String, _>("hash").map_err(|e| self.fail(e))?,
+                    row.try_get::<Option<String>, _>("tag")
+                        .map_err(|e| self.fail(e))?,
+                ))
+            })
+            .transpose()
         })
     }
 
@@ -394,4 +525,62 @@ impl Store {
                 .collect()
         })
     }
+}
+
+/// What the head record says of a chain that verifies, whose last entry is
+/// `last`: where it breaks, if it does. A signed head must be signed with
+/// one of `keys` (when any is known); an unsigned one (recorded by the
+/// migration, or by a store with no key) is held to the chain only.
+fn check_head(
+    head: Option<(i64, String, Option<String>)>,
+    last: Option<(i64, &str)>,
+    keys: &[Vec<u8>],
+) -> Option<ChainBreak> {
+    let Some((seq, hash, signature)) = head else {
+        return last.map(|_| ChainBreak::HeadMissing);
+    };
+    if let Some(signature) = &signature
+        && !keys.is_empty()
+        && !keys.iter().any(|key| tag(key, seq, &hash) == *signature)
+    {
+        return Some(ChainBreak::HeadAltered);
+    }
+    match last {
+        None => Some(ChainBreak::Cut {
+            ends_at: 0,
+            head: seq,
+        }),
+        Some((at, _)) if at < seq => Some(ChainBreak::Cut {
+            ends_at: at,
+            head: seq,
+        }),
+        Some((at, last_hash)) if at > seq || last_hash != hash => {
+            Some(ChainBreak::PastHead { head: seq })
+        }
+        Some(_) => None,
+    }
+}
+
+/// HMAC-SHA256 of `context` under `key`: a key of its own for one use.
+fn derive(key: &[u8], context: &[u8]) -> Vec<u8> {
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key)
+        .expect("HMAC takes keys of any length, so new_from_slice cannot fail");
+    mac.update(context);
+    mac.finalize().into_bytes().to_vec()
+}
+
+/// The head record's signature: hex HMAC-SHA256 of the head under `key`.
+fn tag(key: &[u8], seq: i64, hash: &str) -> String {
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key)
+        .expect("HMAC takes keys of any length, so new_from_slice cannot fail");
+    mac.update(HEAD_CONTEXT);
+    mac.update(b"\n");
+    mac.update(seq.to_string().as_bytes());
+    mac.update(b"\n");
+    mac.update(hash.as_bytes());
+    mac.finalize()
+        .into_bytes()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }

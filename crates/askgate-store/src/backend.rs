@@ -112,6 +112,9 @@ pub struct Store {
     /// The id of every ask that settles: here, or (PostgreSQL) in any
     /// process sharing the database, through LISTEN/NOTIFY.
     pub(crate) news: Arc<News>,
+    /// The key the audit chain's head record is signed with, once given
+    /// ([`Store::sign_audit_head`]); shared by every clone.
+    pub(crate) audit_key: Arc<std::sync::OnceLock<Vec<u8>>>,
     /// Stops the committer, and the LISTEN task (PostgreSQL), when the last
     /// clone of the store is dropped.
     _background: Arc<[AbortOnDrop]>,
@@ -148,6 +151,7 @@ impl Store {
             writer,
             name,
             news,
+            audit_key: Arc::default(),
             _background: Arc::from(background),
         }
     }

@@ -7,7 +7,7 @@ use crate::backend::{Pool, Store, with_pool};
 use crate::error::Error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 /// The SQL of a PostgreSQL trigger function `$function` that notifies the
 /// channel `$channel` with the ask's id.
@@ -43,7 +43,24 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     (8, V8_DEPLOYMENT, "", ""),
     (9, V9_OWNERS, "", ""),
     (10, V10_RETRIES, "", ""),
+    (11, V11_AUDIT_HEAD, "", ""),
 ];
+
+/// The audit chain's head — the newest entry's position and hash — kept
+/// in a row of its own, moved with every append in the same write, and
+/// signed when the store has a key (see the `audit` module): deleting the
+/// newest entries, or all of them, no longer leaves a chain that verifies.
+/// A chain written before has its head recorded now (unsigned).
+const V11_AUDIT_HEAD: &str = "
+CREATE TABLE audit_head (
+    id BIGINT PRIMARY KEY,
+    seq BIGINT NOT NULL,
+    hash TEXT NOT NULL,
+    tag TEXT
+);
+INSERT INTO audit_head (id, seq, hash, tag)
+    SELECT 1, seq, hash, NULL FROM audit ORDER BY seq DESC LIMIT 1;
+";
 
 /// What a retry of a call needs to be told the truth: who made the call
 /// and in which request (a sealed `requestState` names its request), and

@@ -46,6 +46,8 @@ async fn serve_alone(args: InboxArgs) -> Result<(), Failure> {
     let store = Store::open(&store_url).await.map_err(Failure::stopped)?;
     let key_file = askgate_gateway::keys::key_path(&store_url);
     let keys = askgate_gateway::keys::Keys::load_or_create(&key_file).map_err(Failure::stopped)?;
+    // What the inbox audits (a link opened) moves the chain's head, signed.
+    store.sign_audit_head(&keys.current);
     askgate_gateway::keys::bind_to_store(&store, &keys.current, &key_file)
         .await
         .map_err(Failure::stopped)?;

@@ -268,7 +268,18 @@ pub(crate) fn run_audit(store: StoreArg, command: AuditCommand) -> ExitCode {
                 Ok(DONE)
             }
             AuditCommand::Verify { checkpoint } => {
-                let verification = store.verify_audit().await.map_err(Failure::from)?;
+                // The head record is signed with the key in use when it was
+                // written: the current one, or the one rotated out.
+                let path = askgate_gateway::keys::key_path(&url);
+                let keys: Vec<Vec<u8>> =
+                    [path.clone(), askgate_gateway::keys::previous_path(&path)]
+                        .iter()
+                        .filter_map(|file| std::fs::read(file).ok())
+                        .collect();
+                let verification = store
+                    .verify_audit_signed(&keys)
+                    .await
+                    .map_err(Failure::from)?;
                 if verification.broken.is_none()
                     && let Some(file) = checkpoint
                 {

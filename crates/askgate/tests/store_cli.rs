@@ -553,16 +553,55 @@ async fn a_checkpoint_shows_the_newest_entries_were_deleted_where_the_chain_cann
         text(&holds.stdout)
     );
 
-    // The newest entries deleted: the chain alone still looks whole.
+    // The newest entries deleted: the chain's head record names entry 4,
+    // so the chain alone shows the cut.
     let pool = sqlx::sqlite::SqlitePool::connect(&url)
         .await
         .expect("connects");
+    let hash_of = |seq: i64| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_scalar::<_, String>("SELECT hash FROM audit WHERE seq = $1")
+                .bind(seq)
+                .fetch_one(&pool)
+                .await
+                .expect("reads")
+        }
+    };
+    let second = hash_of(2).await;
     sqlx::query("DELETE FROM audit WHERE seq >= 3")
         .execute(&pool)
         .await
         .expect("deletes");
     let alone = askgate(&url, &["audit", "verify"]);
-    says(&alone, 0, "");
+    assert_eq!(alone.status.code(), Some(1), "{alone:?}");
+    assert!(
+        text(&alone.stdout)
+            .contains("the chain is cut: it ends at entry 2, and its head record names entry 4"),
+        "{}",
+        text(&alone.stdout)
+    );
+    // The head record deleted too: that shows.
+    sqlx::query("DELETE FROM audit_head")
+        .execute(&pool)
+        .await
+        .expect("deletes");
+    let headless = askgate(&url, &["audit", "verify"]);
+    assert_eq!(headless.status.code(), Some(1), "{headless:?}");
+    assert!(
+        text(&headless.stdout).contains("head record is missing"),
+        "{}",
+        text(&headless.stdout)
+    );
+    // A head record put back by hand to match the cut chain (no process
+    // with the deployment's key signed this store's head): the checkpoint,
+    // kept elsewhere, still shows the cut.
+    sqlx::query("INSERT INTO audit_head (id, seq, hash, tag) VALUES (1, 2, $1, NULL)")
+        .bind(&second)
+        .execute(&pool)
+        .await
+        .expect("inserts");
+    says(&askgate(&url, &["audit", "verify"]), 0, "");
     let cut = askgate(&url, &["audit", "verify", "--checkpoint", checkpoint]);
     assert_eq!(cut.status.code(), Some(1), "{cut:?}");
     assert!(
@@ -570,14 +609,6 @@ async fn a_checkpoint_shows_the_newest_entries_were_deleted_where_the_chain_cann
         "{}",
         text(&cut.stdout)
     );
-    // All of them.
-    sqlx::query("DELETE FROM audit")
-        .execute(&pool)
-        .await
-        .expect("deletes");
-    let emptied = askgate(&url, &["audit", "verify", "--checkpoint", checkpoint]);
-    assert_eq!(emptied.status.code(), Some(1), "{emptied:?}");
-    pool.close().await;
 
     // A checkpoint changed by hand is refused.
     let forged = std::fs::read_to_string(checkpoint)
@@ -599,4 +630,17 @@ async fn a_checkpoint_shows_the_newest_entries_were_deleted_where_the_chain_cann
         "{}",
         text(&refused.stdout)
     );
+    // All of them.
+    sqlx::query("DELETE FROM audit")
+        .execute(&pool)
+        .await
+        .expect("deletes");
+    let emptied = askgate(&url, &["audit", "verify"]);
+    assert_eq!(emptied.status.code(), Some(1), "{emptied:?}");
+    assert!(
+        text(&emptied.stdout).contains("it ends at entry 0"),
+        "{}",
+        text(&emptied.stdout)
+    );
+    pool.close().await;
 }

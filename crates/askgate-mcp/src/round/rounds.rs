@@ -43,10 +43,15 @@ pub(super) struct Settings {
 
 impl Rounds {
     /// Rounds sealed under `key` (at least 32 random bytes, the same on
-    /// every replica), with single use enforced in `store`.
+    /// every replica), with single use enforced in `store` — whose audit
+    /// head record is signed with a key derived from `key` from now on
+    /// ([`Store::sign_audit_head`]).
     pub fn new(key: impl Into<Vec<u8>>, store: Store) -> Rounds {
         let key = key.into();
         let digest_key = digest_key_of(&key);
+        // What these rounds audit moves the chain's head: signed, so that
+        // it cannot be moved back by hand to hide deleted entries.
+        store.sign_audit_head(&key);
         Rounds {
             inner: Arc::new(Settings {
                 sealer: Sealer::new(key),

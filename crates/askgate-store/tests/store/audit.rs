@@ -100,3 +100,107 @@ async fn a_decision_reached_twice_is_audited_once() {
         );
     }
 }
+
+/// The deployment key the signed stores here are given.
+const KEY: [u8; 32] = [5; 32];
+
+/// [`broken_after`], on a store that signs its head record.
+async fn broken_after_signed(sql: &str) -> Option<ChainBreak> {
+    let store = TempStore::open().await;
+    store.sign_audit_head(&KEY);
+    chain(&store).await;
+    let pool = sqlx::sqlite::SqlitePool::connect(store.url())
+        .await
+        .expect("connects");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+        .execute(&pool)
+        .await
+        .expect("tampers");
+    store.verify_audit().await.expect("verifies").broken
+}
+
+#[tokio::test]
+async fn verify_names_the_newest_entries_deleted_and_all_of_them() {
+    assert_eq!(
+        broken_after("DELETE FROM audit WHERE seq >= 3").await,
+        Some(ChainBreak::Cut {
+            ends_at: 2,
+            head: 4
+        })
+    );
+    assert_eq!(
+        broken_after("DELETE FROM audit").await,
+        Some(ChainBreak::Cut {
+            ends_at: 0,
+            head: 4
+        })
+    );
+    assert_eq!(
+        broken_after("DELETE FROM audit WHERE seq = 4; DELETE FROM audit_head").await,
+        Some(ChainBreak::HeadMissing)
+    );
+}
+
+#[tokio::test]
+async fn a_signed_head_moved_back_by_hand_is_named_altered() {
+    let moved_back = "DELETE FROM audit WHERE seq = 4; \
+                      UPDATE audit_head SET seq = 3, hash = (SELECT hash FROM audit WHERE seq = 3)";
+    assert_eq!(
+        broken_after_signed(moved_back).await,
+        Some(ChainBreak::HeadAltered)
+    );
+    // Unsigned, a head moved back with the chain holds together: what an
+    // exported checkpoint, kept elsewhere, is for.
+    assert_eq!(broken_after(moved_back).await, None);
+}
+
+#[tokio::test]
+async fn every_write_that_appends_moves_the_signed_head_on_every_backend() {
+    for store in stores().await {
+        store.sign_audit_head(&KEY);
+        store.append_audit(&entry("one")).await.expect("appends");
+        store
+            .record_sent_call(
+                &entry("two"),
+                &super::call("c1", "gw-1"),
+                "m-1",
+                super::at(1),
+            )
+            .await
+            .expect("records");
+        let ended: Vec<askgate_store::EndedCall> = (0..2)
+            .map(|i| askgate_store::EndedCall {
+                entry: entry(&format!("read-{i}")),
+                call: super::call(&format!("r{i}"), "gw-1"),
+                marker: format!("m-r{i}"),
+                sent_at: super::at(2),
+                end: askgate_store::CallEnd {
+                    outcome: askgate_store::CallOutcome::Answered,
+                    result: serde_json::json!({"blocks": 1}),
+                    at: super::at(3),
+                },
+            })
+            .collect();
+        store.record_ended_calls(&ended).await.expect("records");
+        let verified = store.verify_audit().await.expect("verifies");
+        assert_eq!(
+            (verified.entries, verified.broken),
+            (4, None),
+            "{}",
+            store.name()
+        );
+        // As the CLI checks it, with the deployment's keys: the current
+        // one and the one rotated out.
+        let signed = store
+            .verify_audit_signed(&[vec![1; 32], KEY.to_vec()])
+            .await
+            .expect("verifies");
+        assert_eq!(signed.broken, None);
+        let other = store
+            .verify_audit_signed(&[vec![1; 32]])
+            .await
+            .expect("verifies");
+        assert_eq!(other.broken, Some(ChainBreak::HeadAltered), "another key's");
+        store.close().await;
+    }
+}
