@@ -165,10 +165,14 @@ pub struct Rotated {
 /// What the old key sealed or signed still opens wherever the new files
 /// are.
 ///
+/// A rotation cut short between its files and the store (a crash) is
+/// finished by the next `rotate`: the key file already new and
+/// `.previous` the store's, only the store is moved.
+///
 /// # Errors
 /// The key at `path` is missing or is not the store's; a file cannot be
-/// written (nothing is changed then); the store fails (the files are put
-/// back as they were).
+/// written (nothing is changed then); the store fails (the key file is put
+/// back as it was).
 pub async fn rotate(store: &askgate_store::Store, path: &Path) -> Result<Rotated, crate::Error> {
     let current = read_key(path)?.ok_or_else(|| KeyError::Read {
         path: path.to_owned(),
@@ -177,11 +181,35 @@ pub async fn rotate(store: &askgate_store::Store, path: &Path) -> Result<Rotated
             "no key to rotate (a gateway or inbox over the store makes it on first start)",
         ),
     })?;
+    let previous = previous_path(path);
+    // A rotation stopped after its files were written and before the
+    // store moved: the key file is new, `.previous` is the store's. It is
+    // finished, not started again.
+    if let (Some(recorded), Some(kept)) = (store.recorded_key().await?, read_key(&previous)?)
+        && recorded == fingerprint(&kept)
+        && recorded != fingerprint(&current)
+    {
+        let (before, after) = (recorded, fingerprint(&current));
+        if let Some(other) = store.rotate_key(&before, &after).await? {
+            return Err(KeyError::NotTheStores {
+                path: path.to_owned(),
+                store: store.name().to_owned(),
+                mine: after,
+                recorded: other,
+            }
+            .into());
+        }
+        return Ok(Rotated {
+            path: path.to_owned(),
+            previous_path: previous,
+            fingerprint: after,
+            previous_fingerprint: before,
+        });
+    }
     bind_to_store(store, &current, path).await?;
     let before = fingerprint(&current);
     let next = new_key()?;
     let after = fingerprint(&next);
-    let previous = previous_path(path);
     replace_private(&previous, &current).map_err(create(&previous))?;
     if let Err(error) = replace_private(path, &next) {
         return Err(KeyError::Create {

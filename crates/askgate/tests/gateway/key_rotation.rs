@@ -106,4 +106,25 @@ async fn a_state_sealed_before_a_rotation_resumes_after_it_and_an_old_replica_is
             && refused.contains(".previous"),
         "{refused}"
     );
+
+    // A rotation cut short after its files, before the store moved (as a
+    // crash would leave it): the next rotate finishes it, rather than
+    // being refused for holding a key that is not the store's.
+    std::fs::write(askgate_gateway::keys::previous_path(&key_file), &new_key).expect("writes");
+    std::fs::write(&key_file, [3u8; 32]).expect("writes");
+    let refused_start = askgate(&setup, &["tools"]);
+    assert_eq!(refused_start.status.code(), Some(1), "{refused_start:?}");
+    let finished = askgate(&setup, &["key", "rotate", "--json"]);
+    assert!(finished.status.success(), "{finished:?}");
+    let said: Json = serde_json::from_slice(&finished.stdout).expect("JSON");
+    assert_eq!(
+        said["fingerprint"],
+        askgate_core::LinkSigner::new(vec![3u8; 32]).fingerprint(),
+        "the key already written is the new one"
+    );
+    assert_eq!(std::fs::read(&key_file).expect("reads"), [3u8; 32], "kept");
+    assert!(
+        askgate(&setup, &["tools"]).status.success(),
+        "it starts again"
+    );
 }
