@@ -139,6 +139,18 @@ pub enum KeyError {
         /// The fingerprint the store recorded.
         recorded: String,
     },
+    /// A rotation of the key at `path` wrote its files but did not move
+    /// the store (it failed, or was cut short).
+    #[error(
+        "the rotation of the key {} was not finished ({detail}): run `askgate key rotate` again to finish it",
+        .path.display()
+    )]
+    Unfinished {
+        /// The key file.
+        path: PathBuf,
+        /// What stopped it.
+        detail: String,
+    },
 }
 
 /// Why serving a client stopped.

@@ -47,6 +47,14 @@ pub async fn bind_to_store(
     let Some(recorded) = store.bind_key(&mine).await? else {
         return Ok(());
     };
+    let kept = read_key(&previous_path(path))?;
+    if kept.is_some_and(|kept| fingerprint(&kept) == recorded) {
+        return Err(KeyError::Unfinished {
+            path: path.to_owned(),
+            detail: "the store still names the key in its .previous file".into(),
+        }
+        .into());
+    }
     if store.retired_key().await?.as_deref() == Some(mine.as_str()) {
         return Err(KeyError::RotatedAway {
             path: path.to_owned(),
@@ -171,8 +179,7 @@ pub struct Rotated {
 ///
 /// # Errors
 /// The key at `path` is missing or is not the store's; a file cannot be
-/// written (nothing is changed then); the store fails (the key file is put
-/// back as it was).
+/// written; the store fails ([`KeyError::Unfinished`]: run it again).
 pub async fn rotate(store: &askgate_store::Store, path: &Path) -> Result<Rotated, crate::Error> {
     let current = read_key(path)?.ok_or_else(|| KeyError::Read {
         path: path.to_owned(),
@@ -225,20 +232,25 @@ pub async fn rotate(store: &askgate_store::Store, path: &Path) -> Result<Rotated
             fingerprint: after,
             previous_fingerprint: before,
         }),
-        refused => {
-            // Put the key back: the store still names it.
-            let _ = replace_private(path, &current);
-            match refused {
-                Err(error) => Err(error.into()),
-                Ok(Some(recorded)) => Err(KeyError::NotTheStores {
-                    path: path.to_owned(),
-                    store: store.name().to_owned(),
-                    mine: before,
-                    recorded,
-                }
-                .into()),
-                Ok(None) => unreachable!("matched above"),
+        // Whether the store moved is not known (its answer was lost):
+        // the files stay as they are, new key and `.previous`, and the
+        // next rotate finishes whichever way the store went.
+        Err(error) => Err(KeyError::Unfinished {
+            path: path.to_owned(),
+            detail: error.to_string(),
+        }
+        .into()),
+        // Another rotation moved the store meanwhile: the key it names is
+        // not this one, so this one is put back.
+        Ok(Some(recorded)) => {
+            replace_private(path, &current).map_err(create(path))?;
+            Err(KeyError::NotTheStores {
+                path: path.to_owned(),
+                store: store.name().to_owned(),
+                mine: before,
+                recorded,
             }
+            .into())
         }
     }
 }

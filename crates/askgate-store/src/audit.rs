@@ -269,18 +269,40 @@ macro_rules! append_entry {
                 None => (1, $crate::audit::GENESIS.to_owned()),
             };
             let hash = $crate::audit::chain_hash(&prev, seq, text);
-            sqlx::query(
-                "INSERT INTO audit (seq, entry, prev_hash, hash, decision_key) VALUES ($1, $2, $3, $4, $5)",
-            )
-            .bind(seq)
-            .bind(text)
-            .bind(&prev)
-            .bind(&hash)
-            .bind(key)
-            .execute(&mut *$conn)
-            .await
-            .map_err(|e| $store.fail(e))?;
-            $crate::audit::move_head!($store, $conn, seq, &hash);
+            if matches!($store.pool, $crate::backend::Pool::Postgres(_)) {
+                // A PostgreSQL write runs statement by statement: the entry
+                // and the head move in one statement, so neither is kept
+                // without the other.
+                sqlx::query(
+                    "WITH entry AS (INSERT INTO audit (seq, entry, prev_hash, hash, decision_key) \
+                     VALUES ($1, $2, $3, $4, $5) RETURNING seq, hash) \
+                     INSERT INTO audit_head (id, seq, hash, tag) SELECT 1, seq, hash, $6 FROM entry \
+                     ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, \
+                     tag = excluded.tag WHERE audit_head.seq < excluded.seq",
+                )
+                .bind(seq)
+                .bind(text)
+                .bind(&prev)
+                .bind(&hash)
+                .bind(key)
+                .bind($store.head_tag(seq, &hash))
+                .execute(&mut *$conn)
+                .await
+                .map_err(|e| $store.fail(e))?;
+            } else {
+                sqlx::query(
+                    "INSERT INTO audit (seq, entry, prev_hash, hash, decision_key) VALUES ($1, $2, $3, $4, $5)",
+                )
+                .bind(seq)
+                .bind(text)
+                .bind(&prev)
+                .bind(&hash)
+                .bind(key)
+                .execute(&mut *$conn)
+                .await
+                .map_err(|e| $store.fail(e))?;
+                $crate::audit::move_head!($store, $conn, seq, &hash);
+            }
             Ok($crate::audit::Link {
                 seq,
                 prev_hash: prev,
@@ -294,13 +316,15 @@ pub(crate) use append_entry;
 
 /// Move the chain's head record to entry `$seq` (hash `$hash`), signed
 /// when `$store` has a key, on `$conn` inside a `with_writer!` body: in the
-/// same write as the entries that moved it.
+/// same write as the entries that moved it (a SQLite batch is one
+/// transaction). Never back: a head past `$seq` stays.
 macro_rules! move_head {
     ($store:expr, $conn:ident, $seq:expr, $hash:expr) => {{
         let (seq, hash): (i64, &str) = ($seq, $hash);
         sqlx::query(
             "INSERT INTO audit_head (id, seq, hash, tag) VALUES (1, $1, $2, $3) \
-             ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, tag = excluded.tag",
+             ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, tag = excluded.tag \
+             WHERE audit_head.seq < excluded.seq",
         )
         .bind(seq)
         .bind(hash)
@@ -536,8 +560,9 @@ fn check_head(
     last: Option<(i64, &str)>,
     keys: &[Vec<u8>],
 ) -> Option<ChainBreak> {
+    // Every store has one from its creation (or migration) on.
     let Some((seq, hash, signature)) = head else {
-        return last.map(|_| ChainBreak::HeadMissing);
+        return Some(ChainBreak::HeadMissing);
     };
     if let Some(signature) = &signature
         && !keys.is_empty()
@@ -546,6 +571,7 @@ fn check_head(
         return Some(ChainBreak::HeadAltered);
     }
     match last {
+        None if seq == 0 => None,
         None => Some(ChainBreak::Cut {
             ends_at: 0,
             head: seq,

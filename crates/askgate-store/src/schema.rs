@@ -50,7 +50,8 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
 /// in a row of its own, moved with every append in the same write, and
 /// signed when the store has a key (see the `audit` module): deleting the
 /// newest entries, or all of them, no longer leaves a chain that verifies.
-/// A chain written before has its head recorded now (unsigned).
+/// A chain written before has its head recorded now (unsigned); an empty
+/// one, a head at entry 0: a store without the row lost it.
 const V11_AUDIT_HEAD: &str = "
 CREATE TABLE audit_head (
     id BIGINT PRIMARY KEY,
@@ -60,6 +61,9 @@ CREATE TABLE audit_head (
 );
 INSERT INTO audit_head (id, seq, hash, tag)
     SELECT 1, seq, hash, NULL FROM audit ORDER BY seq DESC LIMIT 1;
+INSERT INTO audit_head (id, seq, hash, tag)
+    SELECT 1, 0, '0000000000000000000000000000000000000000000000000000000000000000', NULL
+    WHERE NOT EXISTS (SELECT 1 FROM audit_head);
 ";
 
 /// What a retry of a call needs to be told the truth: who made the call

@@ -213,7 +213,10 @@ where
         if !state.open
             && state.used.elapsed() >= IDLE
             && let Some(conn) = state.conn.as_mut()
-            && conn.ping().await.is_err()
+            && !matches!(
+                tokio::time::timeout(IDLE * 2, conn.ping()).await,
+                Ok(Ok(()))
+            )
         {
             state.conn = None;
         }

@@ -268,16 +268,8 @@ pub(crate) fn run_audit(store: StoreArg, command: AuditCommand) -> ExitCode {
                 Ok(DONE)
             }
             AuditCommand::Verify { checkpoint } => {
-                // The head record is signed with the key in use when it was
-                // written: the current one, or the one rotated out.
-                let path = askgate_gateway::keys::key_path(&url);
-                let keys: Vec<Vec<u8>> =
-                    [path.clone(), askgate_gateway::keys::previous_path(&path)]
-                        .iter()
-                        .filter_map(|file| std::fs::read(file).ok())
-                        .collect();
                 let verification = store
-                    .verify_audit_signed(&keys)
+                    .verify_audit_signed(&deployment_keys(&url))
                     .await
                     .map_err(Failure::from)?;
                 if verification.broken.is_none()
@@ -317,9 +309,30 @@ fn deployment_key(url: &str) -> Result<Vec<u8>, Failure> {
     })
 }
 
+/// The deployment's keys that can be read: the current one, and the one
+/// rotated out (a head record is signed with the key in use when it was
+/// written).
+fn deployment_keys(url: &str) -> Vec<Vec<u8>> {
+    let path = askgate_gateway::keys::key_path(url);
+    let keys: Vec<Vec<u8>> = [path.clone(), askgate_gateway::keys::previous_path(&path)]
+        .iter()
+        .filter_map(|file| std::fs::read(file).ok())
+        .collect();
+    if keys.is_empty() {
+        eprintln!(
+            "askgate: no key at {}: the audit head's signature is not checked",
+            path.display()
+        );
+    }
+    keys
+}
+
 /// `audit export`: the chain's head, signed.
 async fn export_checkpoint(store: &Store, url: &str) -> Result<u8, Failure> {
-    let verification = store.verify_audit().await.map_err(Failure::from)?;
+    let verification = store
+        .verify_audit_signed(&deployment_keys(url))
+        .await
+        .map_err(Failure::from)?;
     if let Some(broken) = &verification.broken {
         print_line(&format!(
             "audit chain broken: {broken}; no checkpoint is signed over a broken chain"

@@ -238,11 +238,16 @@ impl Gateway {
     /// still ends the wait (see `record`).
     fn recording(&self, approved: &Approved<'_>, this: &Ledgered) -> Recording {
         let store = self.store().clone();
-        let (entry, call, marker) = (
+        let (mut entry, call, marker) = (
             approved.decided.entry.clone(),
             this.call.clone(),
             this.marker.clone(),
         );
+        // Tried again, a write whose answer was lost must not append the
+        // decision twice: keyed by the call, the chain keeps the first.
+        entry
+            .decision_key
+            .get_or_insert_with(|| format!("sent:{}", call.id));
         Box::pin(async move {
             let until = tokio::time::Instant::now() + OUTAGE_PATIENCE;
             let mut backoff = askgate_store::Backoff::new();

@@ -139,6 +139,11 @@ async fn verify_names_the_newest_entries_deleted_and_all_of_them() {
         broken_after("DELETE FROM audit WHERE seq = 4; DELETE FROM audit_head").await,
         Some(ChainBreak::HeadMissing)
     );
+    assert_eq!(
+        broken_after("DELETE FROM audit; DELETE FROM audit_head").await,
+        Some(ChainBreak::HeadMissing),
+        "emptied, head and all"
+    );
 }
 
 #[tokio::test]

@@ -114,6 +114,10 @@ async fn a_state_sealed_before_a_rotation_resumes_after_it_and_an_old_replica_is
     std::fs::write(&key_file, [3u8; 32]).expect("writes");
     let refused_start = askgate(&setup, &["tools"]);
     assert_eq!(refused_start.status.code(), Some(1), "{refused_start:?}");
+    assert!(
+        String::from_utf8_lossy(&refused_start.stderr).contains("run `askgate key rotate` again"),
+        "{refused_start:?}"
+    );
     let finished = askgate(&setup, &["key", "rotate", "--json"]);
     assert!(finished.status.success(), "{finished:?}");
     let said: Json = serde_json::from_slice(&finished.stdout).expect("JSON");

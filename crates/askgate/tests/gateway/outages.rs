@@ -154,6 +154,14 @@ async fn a_yes_given_through_the_client_during_a_postgresql_outage_runs_the_call
         askgate_testkit::gateway::ledger(stopped.store_url()).await,
         ["answered", "answered"]
     );
+    // Its decision audited once, however often its record was tried, and
+    // the chain and its head hold.
+    let store = Store::open(stopped.store_url()).await.expect("opens");
+    let audit = store.audit_entries().await.expect("the audit");
+    let tools: Vec<&str> = audit.iter().map(|r| r.entry.tool.as_str()).collect();
+    assert_eq!(tools, ["append_note", "read_note"]);
+    assert_eq!(store.verify_audit().await.expect("verifies").broken, None);
+    store.close().await;
 }
 
 #[tokio::test]
