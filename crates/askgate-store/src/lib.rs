@@ -44,6 +44,7 @@
 
 mod asks;
 mod audit;
+mod audit_head;
 mod backend;
 mod columns;
 mod deployment;

@@ -234,7 +234,7 @@ impl Store {
                     .execute(&mut *conn)
                     .await
                     .map_err(|e| self.fail(e))?;
-                crate::audit::move_head!(self, conn, seq, &prev);
+                crate::audit_head::move_head!(self, conn, seq, &prev);
             }
             Ok::<_, Error>(())
         })

@@ -1,0 +1,139 @@
+//! The audit chain's head record: the newest entry's position and hash,
+//! moved in the same write as every append ([`move_head`]), signed with a
+//! key derived from the deployment's when the store has one
+//! ([`Store::sign_audit_head`]), and what it says of a chain
+//! ([`check_head`]): cut at its tail, passed, altered or missing.
+
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+use sqlx::Row;
+
+use crate::audit::ChainBreak;
+use crate::backend::{Store, with_pool};
+use crate::error::Error;
+
+/// What the head record's signature covers, besides the head.
+const HEAD_CONTEXT: &[u8] = b"askgate audit head v1";
+
+/// What the head record's key is derived with, from the deployment's.
+pub(crate) const HEAD_KEY_CONTEXT: &[u8] = b"askgate audit head key v1";
+
+/// Move the chain's head record to entry `$seq` (hash `$hash`), signed
+/// when `$store` has a key, on `$conn` inside a `with_writer!` body: in the
+/// same write as the entries that moved it (a SQLite batch is one
+/// transaction). Never back: a head past `$seq` stays.
+macro_rules! move_head {
+    ($store:expr, $conn:ident, $seq:expr, $hash:expr) => {{
+        let (seq, hash): (i64, &str) = ($seq, $hash);
+        sqlx::query(
+            "INSERT INTO audit_head (id, seq, hash, tag) VALUES (1, $1, $2, $3) \
+             ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, tag = excluded.tag \
+             WHERE audit_head.seq < excluded.seq",
+        )
+        .bind(seq)
+        .bind(hash)
+        .bind($store.head_tag(seq, hash))
+        .execute(&mut *$conn)
+        .await
+        .map_err(|e| $store.fail(e))?;
+    }};
+}
+pub(crate) use move_head;
+
+impl Store {
+    /// Sign the audit chain's head record, from now on, with a key derived
+    /// from `deployment_key` (the deployment's key, as
+    /// [`Rounds`](https://docs.rs/askgate-mcp) are built with): then a head
+    /// record changed by hand no longer verifies. The first key given
+    /// stays; every clone of this store shares it.
+    pub fn sign_audit_head(&self, deployment_key: &[u8]) {
+        let _ = self
+            .audit_key
+            .set(derive_key(deployment_key, HEAD_KEY_CONTEXT));
+    }
+
+    /// The signature of the head (`seq`, `hash`) under this store's key,
+    /// if it has one.
+    pub(crate) fn head_tag(&self, seq: i64, hash: &str) -> Option<String> {
+        self.audit_key.get().map(|key| tag(key, seq, hash))
+    }
+
+    /// The head record: its position, hash and signature, if any.
+    pub(crate) async fn audit_head(&self) -> Result<Option<(i64, String, Option<String>)>, Error> {
+        with_pool!(self, |pool| {
+            let row = sqlx::query("SELECT seq, hash, tag FROM audit_head WHERE id = 1")
+                .fetch_optional(pool)
+                .await
+                .map_err(|e| self.fail(e))?;
+            row.map(|row| -> Result<_, Error> {
+                Ok((
+                    row.try_get::<i64, _>("seq").map_err(|e| self.fail(e))?,
+                    row.try_get::<String, _>("hash").map_err(|e| self.fail(e))?,
+                    row.try_get::<Option<String>, _>("tag")
+                        .map_err(|e| self.fail(e))?,
+                ))
+            })
+            .transpose()
+        })
+    }
+}
+
+/// What the head record says of a chain that verifies, whose last entry is
+/// `last`: where it breaks, if it does. A signed head must be signed with
+/// one of `keys` (when any is known); an unsigned one (recorded by the
+/// migration, or by a store with no key) is held to the chain only.
+pub(crate) fn check_head(
+    head: Option<(i64, String, Option<String>)>,
+    last: Option<(i64, &str)>,
+    keys: &[Vec<u8>],
+) -> Option<ChainBreak> {
+    // Every store has one from its creation (or migration) on.
+    let Some((seq, hash, signature)) = head else {
+        return Some(ChainBreak::HeadMissing);
+    };
+    if let Some(signature) = &signature
+        && !keys.is_empty()
+        && !keys.iter().any(|key| tag(key, seq, &hash) == *signature)
+    {
+        return Some(ChainBreak::HeadAltered);
+    }
+    match last {
+        None if seq == 0 => None,
+        None => Some(ChainBreak::Cut {
+            ends_at: 0,
+            head: seq,
+        }),
+        Some((at, _)) if at < seq => Some(ChainBreak::Cut {
+            ends_at: at,
+            head: seq,
+        }),
+        Some((at, last_hash)) if at > seq || last_hash != hash => {
+            Some(ChainBreak::PastHead { head: seq })
+        }
+        Some(_) => None,
+    }
+}
+
+/// HMAC-SHA256 of `context` under `key`: a key of its own for one use.
+pub(crate) fn derive_key(key: &[u8], context: &[u8]) -> Vec<u8> {
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key)
+        .expect("HMAC takes keys of any length, so new_from_slice cannot fail");
+    mac.update(context);
+    mac.finalize().into_bytes().to_vec()
+}
+
+/// The head record's signature: hex HMAC-SHA256 of the head under `key`.
+fn tag(key: &[u8], seq: i64, hash: &str) -> String {
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key)
+        .expect("HMAC takes keys of any length, so new_from_slice cannot fail");
+    mac.update(HEAD_CONTEXT);
+    mac.update(b"\n");
+    mac.update(seq.to_string().as_bytes());
+    mac.update(b"\n");
+    mac.update(hash.as_bytes());
+    mac.finalize()
+        .into_bytes()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
