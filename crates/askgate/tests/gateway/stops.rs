@@ -49,13 +49,16 @@ fn runs(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
-#[tokio::test]
-async fn a_sigterm_lets_the_call_in_flight_finish_keeps_every_record_and_stops_the_upstream() {
-    if !std::path::Path::new("/proc/self/task").exists() {
-        eprintln!("skipped: no /proc here to see the upstream's process");
-        return;
-    }
-    let setup = setup().config(READS).logging("askgate_gateway=info");
+/// Start the gateway of `setup` on pipes of the test's own (a signal can
+/// reach it, its exit be awaited), with a client: the process, its
+/// stderr's log, and the client.
+async fn started(
+    setup: &askgate_testkit::gateway::Setup,
+) -> (
+    tokio::process::Child,
+    Seen<String>,
+    rmcp::service::RunningService<rmcp::RoleClient, askgate_testkit::Person>,
+) {
     let mut command = setup.command();
     command
         .stdin(Stdio::piped())
@@ -73,6 +76,17 @@ async fn a_sigterm_lets_the_call_in_flight_finish_keeps_every_record_and_stops_t
         .serve(pipes)
         .await
         .expect("the client connects");
+    (gateway, log, client)
+}
+
+#[tokio::test]
+async fn a_sigterm_lets_the_call_in_flight_finish_keeps_every_record_and_stops_the_upstream() {
+    if !std::path::Path::new("/proc/self/task").exists() {
+        eprintln!("skipped: no /proc here to see the upstream's process");
+        return;
+    }
+    let setup = setup().config(READS).logging("askgate_gateway=info");
+    let (mut gateway, log, client) = started(&setup).await;
     for _ in 0..20 {
         // No such note: the server's own answer says so.
         let _ = on_notes(&client, "read_note", json!({"name": "todo"})).await;
@@ -156,22 +170,7 @@ async fn an_upstream_that_ignores_the_end_of_its_stdin_is_sent_sigterm_before_it
         "[[upstreams]]\nname = \"stubborn\"\ncommand = \"sh\"\nargs = [\"-c\", {script:?}, {:?}]\n",
         mark.display().to_string()
     ));
-    let mut command = setup.command();
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let mut gateway = command.spawn().expect("the gateway starts");
-    keep_lines_async(gateway.stderr.take().expect("piped"), Seen::default());
-    let pipes = (
-        gateway.stdout.take().expect("piped"),
-        gateway.stdin.take().expect("piped"),
-    );
-    let client = person(json!({}), vec![])
-        .serve(pipes)
-        .await
-        .expect("the client connects");
+    let (mut gateway, _log, client) = started(&setup).await;
     // Both upstreams are up: their tools are listed.
     let tools = client.list_all_tools().await.expect("tools");
     assert!(
@@ -200,23 +199,7 @@ async fn a_longer_stop_grace_lets_a_call_past_the_default_grace_finish_at_a_sigt
     let setup = setup()
         .config(&format!("stop_grace = \"1m\"\n{READS}"))
         .logging("askgate_gateway=info");
-    let mut command = setup.command();
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let mut gateway = command.spawn().expect("the gateway starts");
-    let log = Seen::default();
-    keep_lines_async(gateway.stderr.take().expect("piped"), log.clone());
-    let pipes = (
-        gateway.stdout.take().expect("piped"),
-        gateway.stdin.take().expect("piped"),
-    );
-    let client = person(json!({}), vec![])
-        .serve(pipes)
-        .await
-        .expect("the client connects");
+    let (mut gateway, log, client) = started(&setup).await;
     let waiting = tokio::spawn({
         let peer = client.peer().clone();
         async move {
