@@ -44,10 +44,16 @@ pub async fn bind_to_store(
     path: &Path,
 ) -> Result<(), crate::Error> {
     let mine = fingerprint(key);
+    let kept = read_key(&previous_path(path))?;
     let Some(recorded) = store.bind_key(&mine).await? else {
+        // A head still signed under the key rotated out (by a process
+        // that ran on it after the rotation) is signed again under this
+        // one, so it still verifies once that key is gone too.
+        if let Some(kept) = kept {
+            store.resign_audit_head(&[kept], key).await?;
+        }
         return Ok(());
     };
-    let kept = read_key(&previous_path(path))?;
     if kept.is_some_and(|kept| fingerprint(&kept) == recorded) {
         return Err(KeyError::Unfinished {
             path: path.to_owned(),
@@ -206,6 +212,7 @@ pub async fn rotate(store: &askgate_store::Store, path: &Path) -> Result<Rotated
             }
             .into());
         }
+        store.resign_audit_head(&[kept], &current).await?;
         return Ok(Rotated {
             path: path.to_owned(),
             previous_path: previous,
@@ -217,6 +224,11 @@ pub async fn rotate(store: &askgate_store::Store, path: &Path) -> Result<Rotated
     let before = fingerprint(&current);
     let next = new_key()?;
     let after = fingerprint(&next);
+    // The head may be signed under either key known before: the one in
+    // use, or one rotated out that a process still ran on.
+    let known: Vec<Vec<u8>> = std::iter::once(current.clone())
+        .chain(read_key(&previous)?)
+        .collect();
     replace_private(&previous, &current).map_err(create(&previous))?;
     if let Err(error) = replace_private(path, &next) {
         return Err(KeyError::Create {
@@ -226,12 +238,18 @@ pub async fn rotate(store: &askgate_store::Store, path: &Path) -> Result<Rotated
         .into());
     }
     match store.rotate_key(&before, &after).await {
-        Ok(None) => Ok(Rotated {
-            path: path.to_owned(),
-            previous_path: previous,
-            fingerprint: after,
-            previous_fingerprint: before,
-        }),
+        Ok(None) => {
+            // Signed again under the new key, the head verifies after the
+            // next rotation too. A store failing here is told; the next
+            // start of a process on the new key signs it again.
+            store.resign_audit_head(&known, &next).await?;
+            Ok(Rotated {
+                path: path.to_owned(),
+                previous_path: previous,
+                fingerprint: after,
+                previous_fingerprint: before,
+            })
+        }
         // Whether the store moved is not known (its answer was lost):
         // the files stay as they are, new key and `.previous`, and the
         // next rotate finishes whichever way the store went.
@@ -304,7 +322,9 @@ fn write_private(path: &Path, key: &[u8]) -> std::io::Result<()> {
 }
 
 /// Put `key` at `path` whole or not at all: written beside it, then
-/// renamed over it.
+/// renamed over it, the rename made durable (the directory synced) before
+/// the store is told of the new key — a crash after cannot bring the old
+/// file back.
 fn replace_private(path: &Path, key: &[u8]) -> std::io::Result<()> {
     let mut name = path.as_os_str().to_owned();
     name.push(".new");
@@ -314,5 +334,23 @@ fn replace_private(path: &Path, key: &[u8]) -> std::io::Result<()> {
         _ => {}
     }
     write_private(&beside, key)?;
-    std::fs::rename(&beside, path)
+    std::fs::rename(&beside, path)?;
+    sync_dir(path)
+}
+
+/// Sync the directory holding `path`, so that a rename in it is durable.
+#[cfg(unix)]
+fn sync_dir(path: &Path) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    std::fs::File::open(dir)?.sync_all()
+}
+
+/// Elsewhere a directory cannot be opened to sync: the rename stands as
+/// the platform keeps it.
+#[cfg(not(unix))]
+fn sync_dir(_path: &Path) -> std::io::Result<()> {
+    Ok(())
 }

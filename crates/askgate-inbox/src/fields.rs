@@ -49,6 +49,14 @@ impl Posted {
             .collect()
     }
 
+    /// Every name and value as posted, the form's own included: what
+    /// sends the same answer again.
+    pub(crate) fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.values
+            .iter()
+            .flat_map(|(name, values)| values.iter().map(move |v| (name.as_str(), v.as_str())))
+    }
+
     /// The first value of `name`, trimmed, if not empty.
     pub(crate) fn one(&self, name: &str) -> Option<&str> {
         self.values

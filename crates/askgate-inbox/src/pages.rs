@@ -107,6 +107,33 @@ pub(crate) fn notice(title: &str, session: Option<&Session>, message: &str) -> M
     )
 }
 
+/// A store failure that cut off a person's answer to the ask `id`: the
+/// answer is kept in the page — not shown, it may hold a secret — and its
+/// one button sends it again as it was.
+pub(crate) fn answer_kept(
+    session: Option<&Session>,
+    message: &str,
+    id: &str,
+    posted: &Posted,
+) -> Markup {
+    layout(
+        "Your answer was not applied",
+        session,
+        html! {
+            h1 { "Your answer was not applied" }
+            p.banner role="alert" { (message) }
+            form.kept method="post" action=(format!("/asks/{id}")) {
+                @for (name, value) in posted.pairs() {
+                    input type="hidden" name=(name) value=(value);
+                }
+                p { "What you entered is kept in this page. Once the store is back, send it again:" }
+                button type="submit" { "Send my answer again" }
+            }
+            p { a href="/" { "Back to the inbox" } }
+        },
+    )
+}
+
 /// What a listing shows, for its links and its filter form.
 #[derive(Debug, Default, Clone, serde::Deserialize)]
 pub(crate) struct ListQuery {

@@ -14,6 +14,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use maud::Markup;
 
 use crate::auth::{CrossOrigin, Session};
+use crate::fields::Posted;
 use crate::pages;
 
 /// Not signed in (no session cookie, or one that expired or ended): a page
@@ -394,11 +395,13 @@ impl IntoResponse for LinkRejection {
 }
 
 /// The store failed (503 Service Unavailable): nothing was changed, and
-/// trying again may work.
+/// trying again may work. A person's answer that it cut off is kept in
+/// the page, to be sent again as it was.
 #[derive(Debug)]
 pub struct StoreRejection {
     error: askgate_store::Error,
     session: Option<Box<Session>>,
+    answer: Option<Box<(String, Posted)>>,
 }
 
 impl StoreRejection {
@@ -406,7 +409,15 @@ impl StoreRejection {
         StoreRejection {
             error,
             session: session.cloned().map(Box::new),
+            answer: None,
         }
+    }
+
+    /// The refusal of the answer `posted` to the ask `id`: its page keeps
+    /// the answer, to be sent again.
+    pub(crate) fn of_answer(mut self, id: &str, posted: &Posted) -> StoreRejection {
+        self.answer = Some(Box::new((id.to_owned(), posted.clone())));
+        self
     }
 
     /// 503 Service Unavailable.
@@ -423,11 +434,19 @@ impl StoreRejection {
 impl IntoResponse for StoreRejection {
     fn into_response(self) -> Response {
         tracing::error!(error = %self.error, "inbox: the store failed");
-        let notice = pages::notice(
-            "The store failed",
-            self.session.as_deref(),
-            &self.body_text(),
-        );
+        let notice = match &self.answer {
+            Some(answer) => pages::answer_kept(
+                self.session.as_deref(),
+                &self.body_text(),
+                &answer.0,
+                &answer.1,
+            ),
+            None => pages::notice(
+                "The store failed",
+                self.session.as_deref(),
+                &self.body_text(),
+            ),
+        };
         (self.status(), notice).into_response()
     }
 }

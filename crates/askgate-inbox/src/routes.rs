@@ -211,7 +211,8 @@ async fn show(
 }
 
 /// `POST /asks/{id}`: a person's answer (or decline, or skip), checked as
-/// an MCP answer is, applied once: the first answer stands.
+/// an MCP answer is, applied once: the first answer stands. A store that
+/// fails meanwhile keeps the answer in its page, to be sent again.
 async fn answer(
     State(inbox): State<Inbox>,
     session: Session,
@@ -220,36 +221,49 @@ async fn answer(
     Form(posted): Form<Posted>,
 ) -> Result<Response, InboxRejection> {
     session.check_post(&inbox, &headers, posted.one("csrf"))?;
-    let row = visible(&inbox, &session, &id).await?;
-    if row.status != AskStatus::Pending {
-        return Err(settled(&inbox, &session, &row, &[], Some(&posted)).await);
+    match apply(&inbox, &session, &id, &posted).await {
+        Err(InboxRejection::Store(failed)) => Err(failed.of_answer(&id, &posted).into()),
+        done => done,
     }
-    let settlement = read_act(&row, &posted).and_then(|act| {
+}
+
+/// The answer `posted` to the ask `id`, applied once.
+async fn apply(
+    inbox: &Inbox,
+    session: &Session,
+    id: &str,
+    posted: &Posted,
+) -> Result<Response, InboxRejection> {
+    let row = visible(inbox, session, id).await?;
+    if row.status != AskStatus::Pending {
+        return Err(settled(inbox, session, &row, &[], Some(posted)).await);
+    }
+    let settlement = read_act(&row, posted).and_then(|act| {
         stored::settle_explained(&row.ask.request, act, &session.person.name, Surface::Web)
     });
     let settlement = match settlement {
         Ok(settlement) => settlement,
-        Err(reasons) => return Err(again(&inbox, &session, &row, &posted, &reasons).await),
+        Err(reasons) => return Err(again(inbox, session, &row, posted, &reasons).await),
     };
-    match inbox.store().settle(&id, &settlement, inbox.now()).await {
+    match inbox.store().settle(id, &settlement, inbox.now()).await {
         Ok(settled) => {
             tracing::info!(ask = %id, status = settled.status.as_str(), person = %session.person.name, "inbox: an ask was settled");
             Ok(Redirect::to(&format!("/asks/{id}")).into_response())
         }
-        Err(SettleError::Store(error)) => Err(StoreRejection::new(Some(&session), error).into()),
-        Err(SettleError::NotFound { .. }) => Err(AskRejection::not_found(&session, &id).into()),
+        Err(SettleError::Store(error)) => Err(StoreRejection::new(Some(session), error).into()),
+        Err(SettleError::NotFound { .. }) => Err(AskRejection::not_found(session, id).into()),
         // Settled or expired meanwhile: the first answer stands.
         Err(refusal) => {
             let reasons = [Reason::from(refusal.to_string())];
-            match inbox.store().ask(&id).await {
+            match inbox.store().ask(id).await {
                 Ok(Some(row)) => {
-                    let row = expired_if_overdue(&inbox, row)
+                    let row = expired_if_overdue(inbox, row)
                         .await
-                        .map_err(|error| StoreRejection::new(Some(&session), error))?;
-                    Err(settled(&inbox, &session, &row, &reasons, Some(&posted)).await)
+                        .map_err(|error| StoreRejection::new(Some(session), error))?;
+                    Err(settled(inbox, session, &row, &reasons, Some(posted)).await)
                 }
-                Ok(None) => Err(AskRejection::not_found(&session, &id).into()),
-                Err(error) => Err(StoreRejection::new(Some(&session), error).into()),
+                Ok(None) => Err(AskRejection::not_found(session, id).into()),
+                Err(error) => Err(StoreRejection::new(Some(session), error).into()),
             }
         }
     }

@@ -524,3 +524,55 @@ async fn an_answer_is_dated_on_the_inbox_clock_not_the_systems() {
     assert_eq!(answered.status, StatusCode::SEE_OTHER);
     assert_eq!(page.row("ask_deploy").await.settled_at, Some(at));
 }
+
+#[tokio::test]
+async fn an_answer_the_store_fails_to_apply_is_kept_in_its_page_and_sent_again_from_it() {
+    let (page, alice) = Page::with_alices_deploy().await;
+    // The store refuses every change of an ask, as one out of reach does.
+    let pool = sqlx::sqlite::SqlitePool::connect(page.store.url())
+        .await
+        .expect("connects");
+    sqlx::query(
+        "CREATE TRIGGER out_of_reach BEFORE UPDATE ON asks \
+         BEGIN SELECT RAISE(ABORT, 'the store is out of reach'); END",
+    )
+    .execute(&pool)
+    .await
+    .expect("breaks the store");
+    let typed = [
+        ("action", "accept"),
+        ("f.replicas", "4"),
+        ("f.env", "staging"),
+    ];
+    let failed = page.answer(&alice, "ask_deploy", &typed).await;
+    assert_eq!(failed.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(
+        failed.body.contains("Your answer was not applied")
+            && failed.body.contains("Send my answer again"),
+        "{}",
+        failed.body
+    );
+    assert_eq!(page.row("ask_deploy").await.status, AskStatus::Pending);
+
+    // What was typed is in the page, to be sent again as it was.
+    let kept: Vec<(&str, String)> = ["csrf", "action", "f.replicas", "f.env"]
+        .into_iter()
+        .map(|name| (name, hidden(&failed.body, name)))
+        .collect();
+    assert_eq!(kept[2].1, "4");
+    assert_eq!(kept[3].1, "staging");
+    sqlx::query("DROP TRIGGER out_of_reach")
+        .execute(&pool)
+        .await
+        .expect("mends the store");
+    let form: Vec<(&str, &str)> = kept.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let sent = page.post(&alice, BASE, "/asks/ask_deploy", &form).await;
+    assert_eq!(sent.status, StatusCode::SEE_OTHER, "{}", sent.body);
+    let row = page.row("ask_deploy").await;
+    assert_eq!(row.status, AskStatus::Answered);
+    let reply = serde_json::to_string(&row.reply).expect("JSON");
+    assert!(
+        reply.contains("staging"),
+        "the answer typed before: {reply}"
+    );
+}

@@ -9,7 +9,7 @@ use sha2::Sha256;
 use sqlx::Row;
 
 use crate::audit::ChainBreak;
-use crate::backend::{Store, with_pool};
+use crate::backend::{Store, with_pool, with_writer};
 use crate::error::Error;
 
 /// What the head record's signature covers, besides the head.
@@ -56,6 +56,43 @@ impl Store {
     /// if it has one.
     pub(crate) fn head_tag(&self, seq: i64, hash: &str) -> Option<String> {
         self.audit_key.get().map(|key| tag(key, seq, hash))
+    }
+
+    /// Sign the head record again under a key derived from `to`, when it
+    /// is signed under one derived from any of `from` (a key rotation:
+    /// the head keeps verifying once the key that signed it is gone).
+    /// `true` when it was signed again; `false` when it was unsigned, or
+    /// signed by none of `from` (then it is left as it is: evidence).
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn resign_audit_head(&self, from: &[Vec<u8>], to: &[u8]) -> Result<bool, Error> {
+        let Some((seq, hash, Some(signature))) = self.audit_head().await? else {
+            return Ok(false);
+        };
+        if !from
+            .iter()
+            .any(|key| tag(&derive_key(key, HEAD_KEY_CONTEXT), seq, &hash) == signature)
+        {
+            return Ok(false);
+        }
+        let signed = tag(&derive_key(to, HEAD_KEY_CONTEXT), seq, &hash);
+        // Only the head read: one an append moved meanwhile is signed by
+        // the process that moved it.
+        let moved = with_writer!(self, |conn| {
+            sqlx::query(
+                "UPDATE audit_head SET tag = $1 WHERE id = 1 AND seq = $2 AND hash = $3 AND tag = $4",
+            )
+            .bind(&signed)
+            .bind(seq)
+            .bind(&hash)
+            .bind(&signature)
+            .execute(&mut *conn)
+            .await
+            .map(|done| done.rows_affected())
+            .map_err(|e| self.fail(e))
+        })?;
+        Ok(moved == 1)
     }
 
     /// The head record: its position, hash and signature, if any.

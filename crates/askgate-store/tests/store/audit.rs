@@ -208,3 +208,41 @@ async fn every_write_that_appends_moves_the_signed_head_on_every_backend() {
         store.close().await;
     }
 }
+
+#[tokio::test]
+async fn a_head_signed_again_under_a_new_key_verifies_with_it_alone_and_a_forged_one_is_not() {
+    for store in stores().await {
+        store.sign_audit_head(&KEY);
+        store.append_audit(&entry("one")).await.expect("appends");
+        let next = [6u8; 32];
+        // Not signed by the key named: left as it is.
+        assert!(
+            !store
+                .resign_audit_head(&[vec![1; 32]], &next)
+                .await
+                .expect("reads")
+        );
+        assert!(
+            store
+                .resign_audit_head(&[vec![1; 32], KEY.to_vec()], &next)
+                .await
+                .expect("signs")
+        );
+        let verified = store
+            .verify_audit_signed(&[next.to_vec()])
+            .await
+            .expect("verifies");
+        assert_eq!(verified.broken, None, "{}", store.name());
+        let old = store
+            .verify_audit_signed(&[KEY.to_vec()])
+            .await
+            .expect("verifies");
+        assert_eq!(
+            old.broken,
+            Some(ChainBreak::HeadAltered),
+            "{}",
+            store.name()
+        );
+        store.close().await;
+    }
+}

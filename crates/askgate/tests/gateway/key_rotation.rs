@@ -132,3 +132,25 @@ async fn a_state_sealed_before_a_rotation_resumes_after_it_and_an_old_replica_is
         "it starts again"
     );
 }
+
+#[tokio::test]
+async fn the_audit_chain_still_verifies_after_two_rotations_with_no_gateway_between() {
+    let setup = super::setup().config("[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n");
+    // A read is audited: the head record is signed under the first key.
+    let (client, _) = round_tripper(&setup).await;
+    let mut params = CallToolRequestParams::new(tool("read_note"));
+    params.arguments = json!({"name": "todo"}).as_object().cloned();
+    client.call_tool_once(params).await.expect("a result");
+    client.cancel().await.expect("the gateway stops");
+
+    // Two rotations: the first key is gone from both files.
+    for _ in 0..2 {
+        let rotated = askgate(&setup, &["key", "rotate"]);
+        assert!(rotated.status.success(), "{rotated:?}");
+    }
+    let verified = askgate(&setup, &["audit", "verify", "--json"]);
+    let said: Json = serde_json::from_slice(&verified.stdout).expect("JSON");
+    assert!(verified.status.success(), "{said}");
+    assert_eq!(said["entries"], 1, "{said}");
+    assert_eq!(said["broken"], Json::Null, "{said}");
+}
