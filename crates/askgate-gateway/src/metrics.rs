@@ -114,7 +114,7 @@ impl Metrics {
 
     /// The text exposition, with the pending asks counted now.
     pub(crate) async fn render(&self, store: &Store) -> String {
-        if let Ok(count) = store.pending_count().await {
+        if let Ok(count) = store.pending_count(jiff::Timestamp::now()).await {
             self.inner.pending.set(count);
         }
         let mut text = String::new();

@@ -285,3 +285,60 @@ async fn a_client_without_elicitation_is_told_what_it_lacks() {
         Some(json!({"requiredCapabilities": {"elicitation": {}}}))
     );
 }
+
+#[tokio::test]
+async fn an_answer_given_to_another_question_is_not_taken_the_new_one_is_asked() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    // What the server asks changes between the rounds: a warning comes up
+    // (say, the same deploy may already have run) after the person saw the
+    // first question.
+    let warned = Arc::new(AtomicBool::new(false));
+    let store = TempStore::open().await;
+    let rounds = Rounds::new([9u8; 32], store.store().clone());
+    let flag = warned.clone();
+    let tools = Tools::new(move |params, cx| {
+        let (rounds, flag) = (rounds.clone(), flag.clone());
+        async move {
+            let message = if flag.load(Ordering::SeqCst) {
+                "Deploy billing? It may already have run at 10:31."
+            } else {
+                "Deploy billing?"
+            };
+            let form: Form = serde_json::from_value(json!({"message": message, "fields": [
+                {"id": "go", "title": "Go ahead", "type": "boolean"}
+            ]}))
+            .expect("a form");
+            let mut round = rounds.begin(&cx, Request::tool(&params)).await?;
+            let ask = Ask::new(form).expect("MCP can carry the form");
+            let Some(outcome) = round.ask("deploy", ask).await? else {
+                return Ok(round.input_required()?.into());
+            };
+            let text = serde_json::to_string(&outcome).expect("serializes");
+            Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+        }
+    });
+    let h = Harness {
+        client: connect(tools, Person::new(form_client()).named("d"), discover()).await,
+        _store: store,
+    };
+    let first = h.input_required(call(json!({}), None, None)).await;
+    warned.store(true, Ordering::SeqCst);
+    let yes = || Some(accept(json!({"go": true})));
+    // The yes was given to the question without the warning.
+    let again = h
+        .input_required(call(json!({}), yes(), Some(&state_of(&first))))
+        .await;
+    let request = serde_json::to_value(&again.input_requests.as_ref().expect("requests")["deploy"])
+        .expect("serializes");
+    assert_eq!(
+        request["params"]["message"],
+        "Deploy billing? It may already have run at 10:31."
+    );
+    // The yes given to the question with the warning is taken.
+    let outcome = h
+        .complete(call(json!({}), yes(), Some(&state_of(&again))))
+        .await;
+    assert_eq!(outcome["outcome"], "accepted");
+    assert_eq!(outcome["values"]["go"]["value"], true);
+}

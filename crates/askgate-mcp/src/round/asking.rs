@@ -80,7 +80,9 @@ impl Round {
         if ask.needs_url_mode() {
             return Err(RoundError::Unanswered(Unanswered::NeedsUrlMode));
         }
-        if let Some(given) = self.answer(key) {
+        let params = ask.request(self.revision).map_err(RoundError::unsendable)?;
+        let request = input::elicit_form(&params).map_err(RoundError::unsendable)?;
+        if let Some(given) = self.answer(key).filter(|_| self.answers(key, &request)) {
             let result = input::read_elicitation(&given).map_err(|e| malformed(key, e))?;
             self.carried
                 .asks
@@ -90,11 +92,16 @@ impl Round {
             let took = self.since_asked(key);
             match ask.settle(self.revision, &response_of(result)) {
                 Step::Settled(outcome) => return Ok(Some((outcome, took))),
-                Step::ReAsk(next) => ask = *next,
+                Step::ReAsk(next) => {
+                    let params = next
+                        .request(self.revision)
+                        .map_err(RoundError::unsendable)?;
+                    let request = input::elicit_form(&params).map_err(RoundError::unsendable)?;
+                    self.queue_timed(key, request);
+                    return Ok(None);
+                }
             }
         }
-        let params = ask.request(self.revision).map_err(RoundError::unsendable)?;
-        let request = input::elicit_form(&params).map_err(RoundError::unsendable)?;
         self.queue_timed(key, request);
         Ok(None)
     }

@@ -133,6 +133,22 @@ fn asked_at_key(key: &str) -> String {
     format!("askgate.asked_at.{key}")
 }
 
+/// The key in the carried state of the digest of the ask `key` as sent.
+fn asked_key(key: &str) -> String {
+    format!("askgate.asked.{key}")
+}
+
+/// The SHA-256 (hex) of `request` as it goes on the wire: what an answer
+/// carried back was given to.
+fn request_digest(request: &InputRequest) -> String {
+    use sha2::{Digest, Sha256};
+    let wire = serde_json::to_vec(request).unwrap_or_default();
+    Sha256::digest(&wire)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
 impl Round {
     /// The client's revision.
     pub fn revision(&self) -> Revision {
@@ -198,11 +214,32 @@ impl Round {
     /// [`Round::queue`], noting when it was asked (carried in the sealed
     /// state, so the retry knows how long the answer took).
     pub(crate) fn queue_timed(&mut self, key: &str, request: InputRequest) {
+        self.carried
+            .data
+            .insert(asked_key(key), Json::String(request_digest(&request)));
         self.pending.insert(key.to_owned(), request);
         self.carried.data.insert(
             asked_at_key(key),
             Json::String(self.rounds.now().to_string()),
         );
+    }
+
+    /// Whether an answer under `key` was given to `request`: the ask this
+    /// round would send is the one the round that asked sent (its digest
+    /// carried in the sealed state). An answer to another question — the
+    /// ask changed between rounds: a note added, a field, a default — is
+    /// not taken; the new ask is sent. A state that names no digest (from
+    /// before askgate kept one) is taken as it was.
+    pub(crate) fn answers(&self, key: &str, request: &InputRequest) -> bool {
+        match self
+            .carried
+            .data
+            .get(&asked_key(key))
+            .and_then(Json::as_str)
+        {
+            Some(asked) => asked == request_digest(request),
+            None => true,
+        }
     }
 
     /// How long ago the round that asked `key` sent it (its time carried

@@ -149,6 +149,10 @@ async fn an_answer_after_expiry_is_gone_and_expiry_applies_no_default() {
             .park(&new_ask("a1", 0, Some(60)))
             .await
             .expect("parks");
+        assert_eq!(store.pending_count(at(30)).await.expect("counts"), 1);
+        // Overdue, not yet swept: it waits for nobody, and is not counted
+        // as waiting (the gateway's /metrics).
+        assert_eq!(store.pending_count(at(61)).await.expect("counts"), 0);
         let late = store.settle("a1", &answer("alice"), at(61)).await;
         assert!(matches!(late, Err(SettleError::Gone { .. })), "{late:?}");
         assert_eq!(store.expire_due(at(61)).await.expect("expires"), ["a1"]);
