@@ -197,3 +197,61 @@ async fn a_read_during_a_postgresql_outage_runs_and_its_record_is_written_once_t
     assert_eq!(audit[0].entry.tool, "read_note");
     store.close().await;
 }
+
+#[tokio::test]
+async fn a_call_approved_during_a_postgresql_outage_and_then_cancelled_never_runs() {
+    let Some(server) = OwnPostgres::start("the gateway's PostgreSQL outage tests") else {
+        return;
+    };
+    let server = Arc::new(server);
+    // The person says yes while the store is down: the call waits for its
+    // durable record, and its client cancels it meanwhile.
+    let went_down: Seen<()> = Seen::default();
+    let person = super::person(
+        json!({"elicitation": {"form": {}}}),
+        vec![accept(json!({"confirm": true}))],
+    )
+    .before_answering({
+        let (server, went_down) = (Arc::clone(&server), went_down.clone());
+        move |_| {
+            let (server, went_down) = (Arc::clone(&server), went_down.clone());
+            async move {
+                server.stop();
+                went_down.push(());
+            }
+        }
+    });
+    let h = super::setup()
+        .store(&server.url())
+        .config("[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n")
+        .logging("askgate_gateway=info,askgate_mcp=info,rmcp::service=info")
+        .connect(person)
+        .await;
+    let store = h.store().await;
+    let handle = askgate_testkit::mcp::send_call(
+        h.client.peer(),
+        askgate_testkit::mcp::call("append_note", json!({"name": "todo", "text": "gone"})),
+    )
+    .await;
+    went_down.at_least("the store to go down", 1).await;
+    seen_down_twice(&store, &server).await;
+    handle
+        .cancel(Some("stopped".into()))
+        .await
+        .expect("the cancel is sent");
+    h.log.line_with(&["cancelled id=", "stopped"]).await;
+
+    server.start_again();
+    h.log
+        .line_with(&["cancelled by its client before it was sent", "append_note"])
+        .await;
+    let read = super::call(&h, "read_note", json!({"name": "todo"})).await;
+    assert!(!text(&read).contains("gone"), "the write never ran: {}", text(&read));
+    store.close().await;
+    let stopped = h.stop().await;
+    // Ledgered as cancelled by its caller, not sent; the read answered.
+    assert_eq!(
+        askgate_testkit::gateway::ledger(stopped.store_url()).await,
+        ["cancelled", "answered"]
+    );
+}
