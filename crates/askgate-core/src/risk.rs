@@ -198,14 +198,15 @@ pub struct Call<'a> {
 /// let at: jiff::Timestamp = "2026-12-02T10:31:07Z".parse().unwrap();
 /// assert_eq!(
 ///     askgate_core::may_have_run_note(at),
-///     "This exact call may already have run at 2026-12-02 10:31:07 UTC (askgate stopped \
-///      while it was in flight, so whether it ran is not known)."
+///     "This exact call may already have run at 2026-12-02 10:31:07 UTC (it was sent and \
+///      its answer never came: askgate or its server stopped while it was in flight, so \
+///      whether it ran is not known)."
 /// );
 /// ```
 pub fn may_have_run_note(at: jiff::Timestamp) -> String {
     format!(
-        "This exact call may already have run at {} (askgate stopped while it was in flight, so \
-         whether it ran is not known).",
+        "This exact call may already have run at {} (it was sent and its answer never came: \
+         askgate or its server stopped while it was in flight, so whether it ran is not known).",
         at.strftime("%Y-%m-%d %H:%M:%S UTC")
     )
 }

@@ -489,8 +489,9 @@ fn a_call_that_may_have_run_goes_again_only_on_a_persons_word() {
     });
     assert!(
         form.message.ends_with(
-            "This exact call may already have run at 2026-12-02 10:31:07 UTC (askgate stopped \
-             while it was in flight, so whether it ran is not known). Run it again?"
+            "This exact call may already have run at 2026-12-02 10:31:07 UTC (it was sent and \
+             its answer never came: askgate or its server stopped while it was in flight, so \
+             whether it ran is not known). Run it again?"
         ),
         "{}",
         form.message

@@ -64,6 +64,8 @@ impl Ended {
         match self {
             Ended::Answered { .. } | Ended::Task(_) => CallOutcome::Answered,
             Ended::Cancelled => CallOutcome::Cancelled,
+            // Sent, and no answer: it may have run.
+            Ended::Failed(_) => CallOutcome::Unanswered,
             _ => CallOutcome::Failed,
         }
     }
@@ -108,7 +110,13 @@ impl Ended {
                 format!("the call to {tool} on {server} was cancelled before it was sent"),
                 None,
             ),
-            Ended::Failed(why) => ErrorData::internal_error(failed_on(server, tool, why), None),
+            Ended::Failed(why) => ErrorData::internal_error(
+                format!(
+                    "{}; it was sent and no answer came back, so it may have run",
+                    failed_on(server, tool, why)
+                ),
+                None,
+            ),
             Ended::Refused(error) => error.clone(),
             Ended::InputNotGiven(why) => ErrorData::invalid_request(
                 format!(

@@ -248,18 +248,24 @@ impl Gateway {
         entry
             .decision_key
             .get_or_insert_with(|| format!("sent:{}", call.id));
+        let clock = Arc::clone(self.inner.settings.rounds.clock());
         Box::pin(async move {
             let until = tokio::time::Instant::now() + OUTAGE_PATIENCE;
             let mut backoff = askgate_store::Backoff::new();
+            let mut sent_at = call.at;
             loop {
                 match store
-                    .record_sent_call(&entry, &call, &marker, call.at)
+                    .record_sent_call(&entry, &call, &marker, sent_at)
                     .await
                 {
                     Ok(_) => return Ok(()),
                     Err(error) if error.is_outage() && tokio::time::Instant::now() < until => {
                         tracing::warn!(call = %call.id, %error, "the store is out of reach; the call is sent once its record is written");
                         tokio::time::sleep(backoff.next_wait()).await;
+                        // It is sent just after the write that takes: "it
+                        // may have run at" names that time, not the
+                        // decision's before the outage.
+                        sent_at = clock.now();
                     }
                     Err(error) => return Err(error),
                 }

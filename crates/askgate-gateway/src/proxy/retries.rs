@@ -133,7 +133,7 @@ impl Gateway {
             call = %call.call.id,
             server = %target.server,
             tool = %target.tool.name,
-            "the same call may already have run (its gateway stopped while it was in flight); a person decides, or it is not sent again"
+            "the same call may already have run (it was sent and its answer never came); a person decides, or it is not sent again"
         );
         EarlierRun {
             at: sent_at(&call),

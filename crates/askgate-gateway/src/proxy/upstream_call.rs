@@ -168,10 +168,7 @@ impl UpstreamCall {
             Sent::Cancelled => {
                 tracing::info!(call = %self.ending.id(), server = %upstream.name, tool = %self.tool, "cancelled by its client while its server worked on it; its server was told");
                 (
-                    Ended::Failed(
-                        "its client cancelled it while its server worked on it (it may have run)"
-                            .into(),
-                    ),
+                    Ended::Failed("its client cancelled it while its server worked on it".into()),
                     None,
                 )
             }

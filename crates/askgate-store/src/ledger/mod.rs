@@ -47,9 +47,14 @@ pub enum CallState {
 pub enum CallOutcome {
     /// The upstream answered (an error result is an answer).
     Answered,
-    /// The transport or the upstream failed, or the call was not sent for
-    /// a reason other than its caller's cancel.
+    /// The upstream refused it (a JSON-RPC error), or the call was not
+    /// sent for a reason other than its caller's cancel.
     Failed,
+    /// It was sent and no answer came back — its connection or its server
+    /// failed, or its caller gave up on it while its server worked: it may
+    /// have run. The call is left `may_have_run`, and a retry of it is told
+    /// so ([`Store::may_have_run`]).
+    Unanswered,
     /// Its caller cancelled it before it was sent.
     Cancelled,
 }
@@ -60,6 +65,7 @@ impl CallOutcome {
         match self {
             CallOutcome::Answered => CallState::Answered,
             CallOutcome::Failed => CallState::Failed,
+            CallOutcome::Unanswered => CallState::MayHaveRun,
             CallOutcome::Cancelled => CallState::Cancelled,
         }
     }

@@ -499,3 +499,41 @@ async fn in_doubt(
 ) -> Option<askgate_store::Retried> {
     store.may_have_run(retry, since, me).await.expect("reads")
 }
+
+#[tokio::test]
+async fn a_call_sent_whose_answer_never_came_may_have_run_and_its_retry_finds_it() {
+    for store in stores().await {
+        for (id, outcome) in [("c1", CallOutcome::Unanswered), ("c2", CallOutcome::Failed)] {
+            let mut sent = call(id, "gw-1");
+            sent.arguments_digest = Some(format!("hmac-sha256:{id}"));
+            store
+                .record_sent_call(&entry("delete"), &sent, "m-1", at(1))
+                .await
+                .expect("records");
+            let ended = store
+                .finish_call(id, outcome, &json!({"failure": "connection closed"}), at(2))
+                .await
+                .expect("ends");
+            let retry = Retry {
+                principal: "anonymous",
+                server: "files",
+                tool: "delete",
+                arguments_digest: &format!("hmac-sha256:{id}"),
+            };
+            // Even in the live process that sent it.
+            let found = in_doubt(&store, &retry, at(0), "gw-1").await;
+            match outcome {
+                CallOutcome::Unanswered => {
+                    assert_eq!(ended.state, CallState::MayHaveRun, "{}", store.name());
+                    let found = found.expect("the call that may have run");
+                    assert_eq!(found.call.call.id, "c1");
+                }
+                // Refused by its server: an answer, no doubt.
+                _ => {
+                    assert_eq!(ended.state, CallState::Failed);
+                    assert!(found.is_none(), "{found:?}");
+                }
+            }
+        }
+    }
+}

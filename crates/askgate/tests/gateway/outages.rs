@@ -162,6 +162,23 @@ async fn a_yes_given_through_the_client_during_a_postgresql_outage_runs_the_call
     assert_eq!(tools, ["append_note", "read_note"]);
     assert_eq!(store.verify_audit().await.expect("verifies").broken, None);
     store.close().await;
+    // The ledger dates the send when it happened, after the outage's
+    // failed writes (the first retry waits half a second), not at the
+    // decision before them: "it may have run at" names the right time.
+    let pool = sqlx::PgPool::connect(&server.url())
+        .await
+        .expect("connects");
+    let (prepared, sent): (i64, Option<i64>) =
+        sqlx::query_as("SELECT prepared_at, sent_at FROM calls WHERE tool = 'append_note'")
+            .fetch_one(&pool)
+            .await
+            .expect("the call's row");
+    pool.close().await;
+    let sent = sent.expect("sent");
+    assert!(
+        sent - prepared >= 500_000,
+        "sent {sent} µs, prepared {prepared} µs"
+    );
 }
 
 #[tokio::test]
@@ -246,7 +263,11 @@ async fn a_call_approved_during_a_postgresql_outage_and_then_cancelled_never_run
         .line_with(&["cancelled by its client before it was sent", "append_note"])
         .await;
     let read = super::call(&h, "read_note", json!({"name": "todo"})).await;
-    assert!(!text(&read).contains("gone"), "the write never ran: {}", text(&read));
+    assert!(
+        !text(&read).contains("gone"),
+        "the write never ran: {}",
+        text(&read)
+    );
     store.close().await;
     let stopped = h.stop().await;
     // Ledgered as cancelled by its caller, not sent; the read answered.

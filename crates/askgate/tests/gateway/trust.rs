@@ -317,7 +317,8 @@ async fn a_mistyped_answer_is_refused_on_every_surface() {
 }
 
 #[tokio::test]
-async fn a_confirmed_call_its_client_cancels_is_cancelled_at_its_server_too() {
+async fn a_confirmed_call_its_client_cancels_is_cancelled_at_its_server_and_its_retry_told_it_may_have_run()
+ {
     // A write the person confirms takes rmcp's path (not the express lane).
     let rules = "[[rules]]\ntool = \"wait_for_note\"\nrisk = \"medium_write\"";
     let h = setup()
@@ -325,14 +326,14 @@ async fn a_confirmed_call_its_client_cancels_is_cancelled_at_its_server_too() {
         .logging("askgate_gateway::proxy=info")
         .connect(person(
             json!({"elicitation": {"form": {}}}),
-            vec![accept(json!({"confirm": true}))],
+            vec![accept(json!({"confirm": true})), decline()],
         ))
         .await;
     let params = askgate_testkit::mcp::call(
         "wait_for_note",
         json!({"name": "never", "wait_ms": 3_600_000}),
     );
-    let handle = send_call(h.client.peer(), params).await;
+    let handle = send_call(h.client.peer(), params.clone()).await;
     h.log
         .line_with(&["askgate-example-upstream: call wait_for_note"])
         .await;
@@ -345,10 +346,28 @@ async fn a_confirmed_call_its_client_cancels_is_cancelled_at_its_server_too() {
     h.log
         .line_with(&["cancelled by its client while its server worked on it"])
         .await;
+    // Its server worked on it before the cancel: it may have run, and the
+    // person asked about the same call again is told so.
+    askgate_testkit::within("the call ledgered as one that may have run", async {
+        while h.ledger().await != ["may_have_run"] {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    let again = h.client.call_tool(params).await.expect("a result");
+    assert_eq!(again.is_error, Some(true), "declined: {}", text(&again));
+    let messages = h.person.messages();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(
+        !messages[0].contains("may already have run")
+            && messages[1].contains("This exact call may already have run at"),
+        "{messages:?}"
+    );
     let stopped = h.stop().await;
     assert_eq!(
         askgate_testkit::gateway::ledger(stopped.store_url()).await,
-        ["failed"]
+        ["may_have_run"],
+        "the declined retry was not sent"
     );
 }
 
