@@ -173,12 +173,14 @@ impl Round {
         self.about(call.server, call.tool, call.risk.as_str());
         let ask = Ask::new(confirmation_form(call)).map_err(RoundError::unsendable)?;
         let mut found = Found {
-            standing: self.standing(key).await?,
+            standing: self.standing(key, &ask).await?,
             answered: None,
         };
         for _ in 0..MOST_TURNS {
             let turn = match judge(&found.standing.earlier, found.answered.as_ref()) {
-                Ruling::Proceed(verdict) => self.proceed(key, call, verdict, &mut found).await?,
+                Ruling::Proceed(verdict) => {
+                    self.proceed(key, call, &ask, verdict, &mut found).await?
+                }
                 Ruling::Block(verdict) => self.block(key, call, &ask, verdict, &mut found).await?,
                 Ruling::Ask(channel) => self.ask_on(channel, key, call, &ask, &mut found).await?,
                 Ruling::Wait(waiting) => {

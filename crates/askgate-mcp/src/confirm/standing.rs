@@ -13,7 +13,7 @@ use serde_json::{Value as Json, json};
 
 use crate::confirmations::Confirmations;
 use crate::round::{Round, RoundError};
-use crate::stored::form_outcome;
+use crate::stored::{StoredRequest, form_outcome};
 
 /// Who withdraws a cancelled call's ask, as recorded in `answered_via`:
 /// not a person, so never read as one's no.
@@ -41,11 +41,15 @@ pub(super) enum Waited {
 }
 
 impl Round {
-    /// Where the call `key` confirms stands.
+    /// Where the call `key` confirms stands, asked with `ask` now. A yes
+    /// (or an ask still pending) given to another question — the ask
+    /// changed since: a "may have run" note came up — does not count: the
+    /// pending one is withdrawn, and the person is asked again. A no
+    /// counts whatever it was asked with.
     ///
     /// # Errors
     /// A store failure.
-    pub(super) async fn standing(&self, key: &str) -> Result<Standing, RoundError> {
+    pub(super) async fn standing(&self, key: &str, ask: &Ask) -> Result<Standing, RoundError> {
         let asks = self.asks_of_call(key).await?;
         let count = asks.len();
         let Some(newest) = asks.into_iter().next() else {
@@ -64,7 +68,7 @@ impl Round {
             }
         }
         let earlier = if live {
-            self.earlier_of(&newest).await?
+            self.earlier_of(&newest, ask).await?
         } else {
             Earlier::Nothing
         };
@@ -96,10 +100,30 @@ impl Round {
         }
     }
 
-    /// What the newest ask of a call, still live, says of it.
-    async fn earlier_of(&self, row: &AskRow) -> Result<Earlier, RoundError> {
+    /// What the newest ask of a call, still live, says of it, now that
+    /// the call is asked with `ask`.
+    async fn earlier_of(&self, row: &AskRow, ask: &Ask) -> Result<Earlier, RoundError> {
+        let same_question = row.ask.request == StoredRequest::form(ask).to_json();
         if row.status == AskStatus::Pending {
-            return Ok(Earlier::Pending);
+            if same_question {
+                return Ok(Earlier::Pending);
+            }
+            // It shows the person another question: withdrawn, so that the
+            // answer comes to the one asked now.
+            let withdrawn = self
+                .rounds()
+                .store()
+                .expire(&row.ask.id, self.rounds().now())
+                .await
+                .map_err(RoundError::Store)?;
+            tracing::info!(ask = %row.ask.id, "the call's question changed while its ask was pending; asked again");
+            return match withdrawn {
+                // Answered meanwhile: that answer is read as any.
+                Some(settled) if settled.status != AskStatus::Expired => {
+                    Box::pin(self.earlier_of(&settled, ask)).await
+                }
+                _ => Ok(Earlier::Nothing),
+            };
         }
         if let Some(said) = person_said(row) {
             return Ok(Earlier::Refused {
@@ -108,7 +132,7 @@ impl Round {
                 via: via(row),
             });
         }
-        if row.status != AskStatus::Answered {
+        if row.status != AskStatus::Answered || !same_question {
             return Ok(Earlier::Nothing);
         }
         // Approved: for one call only — not if another call used it.

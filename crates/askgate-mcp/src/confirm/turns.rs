@@ -38,6 +38,7 @@ impl Round {
         &self,
         key: &str,
         call: &Call<'_>,
+        ask: &Ask,
         verdict: Verdict,
         found: &mut Found,
     ) -> Result<Turn, RoundError> {
@@ -46,7 +47,7 @@ impl Round {
             (None, Earlier::Approved { .. }, Some(row)) => {
                 // One approval lets one call through.
                 if !self.claim(&row.ask.id).await? {
-                    found.standing = self.standing(key).await?;
+                    found.standing = self.standing(key, ask).await?;
                     return Ok(Turn::Again);
                 }
                 Answerer::Inbox(row)
@@ -74,7 +75,7 @@ impl Round {
                     Some(row) => Answerer::Client(Some(row)),
                     // Answered in the inbox meanwhile: that stands.
                     None => {
-                        found.standing = self.standing(key).await?;
+                        found.standing = self.standing(key, ask).await?;
                         found.answered = None;
                         return Ok(Turn::Again);
                     }

@@ -161,3 +161,64 @@ async fn a_cancelled_wait_for_the_inbox_withdraws_the_ask() {
     let verdict = verdict_of(again.await.expect("joins").expect("a result"));
     assert_eq!(verdict["method"], "elicited", "{verdict}");
 }
+
+#[tokio::test]
+async fn an_inbox_answer_to_a_question_that_changed_since_is_not_taken() {
+    let mut setup = Setup::new(json!({}), vec![]);
+    setup.name = "headless";
+    setup.inbox = true;
+    let h = setup.start().await;
+    // Parked without a doubt, and approved so.
+    let verdict = run(&h.client, json!({"risk": "destructive"})).await;
+    assert_eq!(verdict["method"], "waiting", "{verdict}");
+    let first = pending(&h.store).await;
+    assert_eq!(first.len(), 1);
+    answer_in_inbox(&h.store, &first[0].ask.id, confirmed()).await;
+    // Now the same call may already have run: the yes, given without
+    // that, does not let it through; the person is asked with it.
+    let verdict = run(&h.client, json!({"risk": "destructive", "doubt": true})).await;
+    assert_eq!(verdict["method"], "waiting", "{verdict}");
+    let second = pending(&h.store).await;
+    assert_eq!(second.len(), 1);
+    assert_ne!(second[0].ask.id, first[0].ask.id);
+    assert!(
+        second[0]
+            .ask
+            .request
+            .to_string()
+            .contains("may already have run"),
+        "{}",
+        second[0].ask.request
+    );
+    // A pending ask whose question changes is withdrawn for the new one.
+    let verdict = run(&h.client, json!({"risk": "destructive"})).await;
+    assert_eq!(verdict["method"], "waiting", "{verdict}");
+    let third = pending(&h.store).await;
+    assert_eq!(third.len(), 1, "{third:?}");
+    assert_ne!(third[0].ask.id, second[0].ask.id);
+    let withdrawn = h
+        .store
+        .ask(&second[0].ask.id)
+        .await
+        .expect("reads")
+        .expect("there");
+    assert_eq!(withdrawn.status, AskStatus::Expired);
+    // The yes to the question asked now lets the call through, once.
+    answer_in_inbox(&h.store, &third[0].ask.id, confirmed()).await;
+    let verdict = run(&h.client, json!({"risk": "destructive"})).await;
+    assert_eq!(verdict["proceed"], true, "{verdict}");
+}
+
+#[tokio::test]
+async fn an_inbox_no_stands_whatever_the_question_it_was_given_to() {
+    let mut setup = Setup::new(json!({}), vec![]);
+    setup.name = "headless";
+    setup.inbox = true;
+    let h = setup.start().await;
+    run(&h.client, json!({"risk": "destructive"})).await;
+    let asked = pending(&h.store).await;
+    answer_in_inbox(&h.store, &asked[0].ask.id, Act::Decline).await;
+    let verdict = run(&h.client, json!({"risk": "destructive", "doubt": true})).await;
+    assert_eq!(verdict["method"], "blocked", "{verdict}");
+    assert_eq!(verdict["final"], true, "{verdict}");
+}

@@ -59,6 +59,9 @@ impl Server {
     ) -> Result<CallToolResponse, ErrorData> {
         let mut args = params.arguments.clone().unwrap_or_default();
         let caller_confirmed = args.remove("confirm") == Some(json!(true));
+        // The same call may already have run (its gateway says so): a
+        // fact about the call, not one of its arguments.
+        let doubt = args.remove("doubt") == Some(json!(true));
         let risk: Risk = args["risk"]
             .as_str()
             .expect("a risk")
@@ -74,7 +77,8 @@ impl Server {
             tool: "delete",
             risk,
             preview: Some("path: /srv/data"),
-            may_have_run: None,
+            may_have_run: doubt
+                .then(|| jiff::Timestamp::from_second(1_800_000_000).expect("in range")),
         };
         // The call with and without the caller's confirm is one call.
         let request = Request::tool(&params).with_arguments(Json::Object(args.clone()));
