@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use askgate_store::Store;
+use askgate_testkit::gateway::Gateway;
 use askgate_testkit::mcp::text;
 use askgate_testkit::own_postgres::OwnPostgres;
 use askgate_testkit::person::accept;
@@ -31,6 +32,40 @@ async fn seen_down_twice(store: &Store, server: &OwnPostgres) {
             "{error}"
         );
     }
+}
+
+/// A gateway over `server` (reads ruled `read`; `logging`: the log
+/// directives the test reads, if any)
+/// whose person says yes to a confirmation once the server is stopped:
+/// the yes comes during the outage. The gateway, the test's own look at
+/// the store, and when the server went down.
+async fn yes_during_an_outage(
+    server: &Arc<OwnPostgres>,
+    logging: &str,
+) -> (Gateway, Store, Seen<()>) {
+    let went_down: Seen<()> = Seen::default();
+    let person = super::person(
+        json!({"elicitation": {"form": {}}}),
+        vec![accept(json!({"confirm": true}))],
+    )
+    .before_answering({
+        let (server, went_down) = (Arc::clone(server), went_down.clone());
+        move |_| {
+            let (server, went_down) = (Arc::clone(&server), went_down.clone());
+            async move {
+                server.stop();
+                went_down.push(());
+            }
+        }
+    });
+    let h = super::setup()
+        .store(&server.url())
+        .config("[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n")
+        .logging(logging)
+        .connect(person)
+        .await;
+    let store = h.store().await;
+    (h, store, went_down)
 }
 
 #[tokio::test]
@@ -100,29 +135,7 @@ async fn a_yes_given_through_the_client_during_a_postgresql_outage_runs_the_call
         return;
     };
     let server = Arc::new(server);
-    // The store goes down while the person reads the confirmation, and
-    // their yes comes during the outage.
-    let went_down: Seen<()> = Seen::default();
-    let person = super::person(
-        json!({"elicitation": {"form": {}}}),
-        vec![accept(json!({"confirm": true}))],
-    )
-    .before_answering({
-        let (server, went_down) = (Arc::clone(&server), went_down.clone());
-        move |_| {
-            let (server, went_down) = (Arc::clone(&server), went_down.clone());
-            async move {
-                server.stop();
-                went_down.push(());
-            }
-        }
-    });
-    let h = super::setup()
-        .store(&server.url())
-        .config("[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n")
-        .connect(person)
-        .await;
-    let store = h.store().await;
+    let (h, store, went_down) = yes_during_an_outage(&server, "").await;
     let peer = h.client.peer().clone();
     let calling = tokio::spawn(async move {
         peer.call_tool(askgate_testkit::mcp::call(
@@ -221,30 +234,13 @@ async fn a_call_approved_during_a_postgresql_outage_and_then_cancelled_never_run
         return;
     };
     let server = Arc::new(server);
-    // The person says yes while the store is down: the call waits for its
-    // durable record, and its client cancels it meanwhile.
-    let went_down: Seen<()> = Seen::default();
-    let person = super::person(
-        json!({"elicitation": {"form": {}}}),
-        vec![accept(json!({"confirm": true}))],
+    // The call waits for its durable record, and its client cancels it
+    // meanwhile.
+    let (h, store, went_down) = yes_during_an_outage(
+        &server,
+        "askgate_gateway=info,askgate_mcp=info,rmcp::service=info",
     )
-    .before_answering({
-        let (server, went_down) = (Arc::clone(&server), went_down.clone());
-        move |_| {
-            let (server, went_down) = (Arc::clone(&server), went_down.clone());
-            async move {
-                server.stop();
-                went_down.push(());
-            }
-        }
-    });
-    let h = super::setup()
-        .store(&server.url())
-        .config("[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n")
-        .logging("askgate_gateway=info,askgate_mcp=info,rmcp::service=info")
-        .connect(person)
-        .await;
-    let store = h.store().await;
+    .await;
     let handle = askgate_testkit::mcp::send_call(
         h.client.peer(),
         askgate_testkit::mcp::call("append_note", json!({"name": "todo", "text": "gone"})),
