@@ -51,6 +51,16 @@ pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// `json` in canonical form: object keys sorted at every level, no
+/// whitespace — the same text for the same value, whatever order a client
+/// sent its keys in (what [`arguments_digest`] hashes, and what a preview
+/// of the arguments shows).
+pub fn canonical_json(json: &Json) -> String {
+    let mut out = String::new();
+    write_canonical(json, &mut out);
+    out
+}
+
 fn write_canonical(json: &Json, out: &mut String) {
     match json {
         Json::Object(map) => {

@@ -5,7 +5,8 @@
 //! Input names: `f.<id>` the value; `f.<id>.other` free entry beside
 //! choices; `f.<id>.zone` the zone of an instant whose field has none;
 //! `f.<id>.from` / `f.<id>.to` a time range's ends; `f.<id>.shown` marks a
-//! checkbox that was shown (an unticked box sends nothing). Question sets
+//! checkbox that was shown (an unticked box sends nothing); `f.<id>.secret`
+//! marks a sensitive field, whose value a page never writes back. Question sets
 //! use `q.<id>` and `q.<id>.other`.
 
 use std::collections::BTreeMap;
@@ -49,12 +50,30 @@ impl Posted {
             .collect()
     }
 
-    /// Every name and value as posted, the form's own included: what
-    /// sends the same answer again.
-    pub(crate) fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+    /// Every name and value as posted, the form's own included, but a
+    /// sensitive field's (marked `f.<id>.secret`): what sends the same
+    /// answer again without writing a secret into a page.
+    pub(crate) fn pairs_but_secrets(&self) -> impl Iterator<Item = (&str, &str)> {
+        let secrets: Vec<&str> = self
+            .values
+            .keys()
+            .filter_map(|name| name.strip_suffix(".secret"))
+            .collect();
         self.values
             .iter()
+            .filter(move |(name, _)| {
+                !secrets.iter().any(|secret| {
+                    name.strip_prefix(secret)
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+                })
+            })
             .flat_map(|(name, values)| values.iter().map(move |v| (name.as_str(), v.as_str())))
+    }
+
+    /// Whether a sensitive field was posted (and is left out of
+    /// [`Posted::pairs_but_secrets`]).
+    pub(crate) fn has_secrets(&self) -> bool {
+        self.values.keys().any(|name| name.ends_with(".secret"))
     }
 
     /// The first value of `name`, trimmed, if not empty.
@@ -137,6 +156,9 @@ pub(crate) fn field(field: &Field, posted: Option<&Posted>, error: Option<&str>)
                 p.hint { (description) }
             }
             (inputs(&field.kind, &input))
+            @if input.secret {
+                input type="hidden" name=(format!("{}.secret", input.name)) value="1";
+            }
             p.error id=(input.error_id) role="alert" { @if let Some(error) = error { (error) } }
         }
     }
@@ -559,5 +581,16 @@ mod tests {
         assert!(html.contains("type=\"password\""), "{html}");
         assert!(!html.contains("s3cret-value"), "{html}");
         assert!(html.contains("Token: too short"), "{html}");
+        // Marked, so that a page keeping an answer leaves it out.
+        assert!(html.contains("name=\"f.token.secret\""), "{html}");
+        let kept = Posted::from(vec![
+            ("f.token".into(), "s3cret-value".into()),
+            ("f.token.secret".into(), "1".into()),
+            ("f.tokens".into(), "plain".into()),
+            ("csrf".into(), "c".into()),
+        ]);
+        let pairs: Vec<(&str, &str)> = kept.pairs_but_secrets().collect();
+        assert_eq!(pairs, [("csrf", "c"), ("f.tokens", "plain")]);
+        assert!(kept.has_secrets());
     }
 }

@@ -108,8 +108,8 @@ pub(crate) fn notice(title: &str, session: Option<&Session>, message: &str) -> M
 }
 
 /// A store failure that cut off a person's answer to the ask `id`: the
-/// answer is kept in the page — not shown, it may hold a secret — and its
-/// one button sends it again as it was.
+/// answer is kept in the page (not shown; a sensitive field's value is
+/// left out, to be typed again) and its one button sends it again.
 pub(crate) fn answer_kept(
     session: Option<&Session>,
     message: &str,
@@ -122,11 +122,14 @@ pub(crate) fn answer_kept(
         html! {
             h1 { "Your answer was not applied" }
             p.banner role="alert" { (message) }
-            form.kept method="post" action=(format!("/asks/{id}")) {
-                @for (name, value) in posted.pairs() {
+            form.kept method="post" action=(format!("/asks/{}", url::form_urlencoded::byte_serialize(id.as_bytes()).collect::<String>())) {
+                @for (name, value) in posted.pairs_but_secrets() {
                     input type="hidden" name=(name) value=(value);
                 }
                 p { "What you entered is kept in this page. Once the store is back, send it again:" }
+                @if posted.has_secrets() {
+                    p { "A secret you typed is not kept here: you will be asked to type it again." }
+                }
                 button type="submit" { "Send my answer again" }
             }
             p { a href="/" { "Back to the inbox" } }

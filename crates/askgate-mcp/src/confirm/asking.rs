@@ -20,8 +20,9 @@ pub(super) enum Link {
     /// The client declined or dismissed the link (or failed to show it),
     /// this fast: for the rules to read.
     Answered(Answered),
-    /// The person answered the ask behind the link.
-    Settled(Box<AskRow>),
+    /// The ask behind the link settled (the person answered it, or it was
+    /// withdrawn): where the call stands is read again.
+    Settled,
     /// The caller cancelled the call meanwhile.
     Cancelled,
 }
@@ -86,7 +87,7 @@ impl Round {
                 return Ok(Link::Answered(declined(result.action, Some(took))));
             }
             return match self.await_link_answer(&cx, &row.ask.id).await {
-                Ok(row) => Ok(Link::Settled(Box::new(row))),
+                Ok(_) => Ok(Link::Settled),
                 Err(RoundError::Unanswered(Unanswered::RequestCancelled)) => Ok(Link::Cancelled),
                 Err(RoundError::Unanswered(why)) => Ok(Link::Answered(unanswered(&why))),
                 Err(other) => Err(other),
@@ -112,8 +113,8 @@ impl Round {
                 .ask(&row.ask.id)
                 .await
                 .map_err(RoundError::Store)?;
-            if let Some(now) = now.filter(|now| now.status != askgate_store::AskStatus::Pending) {
-                return Ok(Link::Settled(Box::new(now)));
+            if now.is_some_and(|now| now.status != askgate_store::AskStatus::Pending) {
+                return Ok(Link::Settled);
             }
         }
         self.queue_link(key, &message, &parked)?;

@@ -32,8 +32,9 @@ pub(super) struct Standing {
 
 /// How a wait for the inbox ended.
 pub(super) enum Waited {
-    /// A person answered.
-    Settled(Box<AskRow>),
+    /// The ask settled (a person answered, or it was withdrawn): where the
+    /// call stands is read again.
+    Settled,
     /// The caller cancelled the call.
     Cancelled,
     /// Nobody answered within the wait.
@@ -52,7 +53,7 @@ impl Round {
     pub(super) async fn standing(&self, key: &str, ask: &Ask) -> Result<Standing, RoundError> {
         let asks = self.asks_of_call(key).await?;
         let count = asks.len();
-        let Some(newest) = asks.into_iter().next() else {
+        let Some(mut newest) = asks.into_iter().next() else {
             return Ok(Standing {
                 earlier: Earlier::Nothing,
                 row: None,
@@ -60,6 +61,20 @@ impl Round {
             });
         };
         let now = self.rounds().now();
+        if newest.status == AskStatus::Pending && !same_question(&newest, ask) {
+            // It shows the person another question: withdrawn, so that the
+            // answer comes to the one asked now. Answered meanwhile, that
+            // answer is read as any (a no stands).
+            let store = self.rounds().store();
+            if let Some(settled) = store
+                .expire(&newest.ask.id, now)
+                .await
+                .map_err(RoundError::Store)?
+            {
+                tracing::info!(ask = %newest.ask.id, status = settled.status.as_str(), "the call's question changed while its ask was pending; asked again");
+                newest = settled;
+            }
+        }
         let live = newest.ask.expires_at.is_none_or(|at| at > now);
         if newest.status == AskStatus::Pending && !live {
             // Past its time: record it so, and ask anew.
@@ -79,51 +94,11 @@ impl Round {
         })
     }
 
-    /// Where the call stands now that its ask `row` settled in the inbox.
-    pub(super) fn standing_of(&self, row: AskRow) -> Standing {
-        let earlier = match person_said(&row) {
-            Some(said) => Earlier::Refused {
-                said,
-                by: row.answered_by.clone(),
-                via: via(&row),
-            },
-            None if row.status == AskStatus::Answered => Earlier::Approved {
-                by: row.answered_by.clone(),
-                via: via(&row),
-            },
-            None => Earlier::Nothing,
-        };
-        Standing {
-            row: Some(row),
-            earlier,
-            asks: 1,
-        }
-    }
-
     /// What the newest ask of a call, still live, says of it, now that
     /// the call is asked with `ask`.
     async fn earlier_of(&self, row: &AskRow, ask: &Ask) -> Result<Earlier, RoundError> {
-        let same_question = row.ask.request == StoredRequest::form(ask).to_json();
         if row.status == AskStatus::Pending {
-            if same_question {
-                return Ok(Earlier::Pending);
-            }
-            // It shows the person another question: withdrawn, so that the
-            // answer comes to the one asked now.
-            let withdrawn = self
-                .rounds()
-                .store()
-                .expire(&row.ask.id, self.rounds().now())
-                .await
-                .map_err(RoundError::Store)?;
-            tracing::info!(ask = %row.ask.id, "the call's question changed while its ask was pending; asked again");
-            return match withdrawn {
-                // Answered meanwhile: that answer is read as any.
-                Some(settled) if settled.status != AskStatus::Expired => {
-                    Box::pin(self.earlier_of(&settled, ask)).await
-                }
-                _ => Ok(Earlier::Nothing),
-            };
+            return Ok(Earlier::Pending);
         }
         if let Some(said) = person_said(row) {
             return Ok(Earlier::Refused {
@@ -132,7 +107,7 @@ impl Round {
                 via: via(row),
             });
         }
-        if row.status != AskStatus::Answered || !same_question {
+        if row.status != AskStatus::Answered || !same_question(row, ask) {
             return Ok(Earlier::Nothing);
         }
         // Approved: for one call only — not if another call used it.
@@ -324,8 +299,8 @@ impl Round {
             let slice = left.min(settings.progress_every.max(Duration::from_millis(100)));
             tokio::select! {
                 settled = self.rounds().store().wait_settled(&row.ask.id, slice) => {
-                    if let Some(row) = settled.map_err(RoundError::Store)? {
-                        return Ok(Waited::Settled(Box::new(row)));
+                    if settled.map_err(RoundError::Store)?.is_some() {
+                        return Ok(Waited::Settled);
                     }
                 }
                 () = cx.ct.cancelled() => return Ok(Waited::Cancelled),
@@ -358,4 +333,9 @@ fn person_said(row: &AskRow) -> Option<Said> {
 
 fn via(row: &AskRow) -> String {
     row.answered_via.clone().unwrap_or_else(|| "inbox".into())
+}
+
+/// Whether the ask `row` put the question `ask` asks now.
+fn same_question(row: &AskRow, ask: &Ask) -> bool {
+    row.ask.request == StoredRequest::form(ask).to_json()
 }

@@ -3,7 +3,6 @@
 //! on — and whether the rule must look again at what came back.
 
 use askgate_core::{Answered, Ask, Call, Channel, Earlier, Verdict, Waiting, withdrawn};
-use askgate_store::AskRow;
 
 use super::asking::{self, Link};
 use super::standing::{Standing, Waited};
@@ -108,7 +107,7 @@ impl Round {
                         found.answered = Some(given);
                         Ok(Turn::Again)
                     }
-                    Link::Settled(row) => Ok(self.settled_meanwhile(*row, found)),
+                    Link::Settled => self.settled_meanwhile(key, ask, found).await,
                     Link::Cancelled => self.withdrawn_turn(key, call, found).await,
                 };
             }
@@ -133,11 +132,18 @@ impl Round {
         }
     }
 
-    /// The parked ask settled meanwhile (as `row`): decide again from it.
-    fn settled_meanwhile(&self, row: AskRow, found: &mut Found) -> Turn {
-        found.standing = self.standing_of(row);
+    /// The parked ask settled meanwhile: decide again from where the call
+    /// stands now — read again, so that an ask withdrawn by another try
+    /// (its question changed) is not taken for this one's answer.
+    async fn settled_meanwhile(
+        &self,
+        key: &str,
+        ask: &Ask,
+        found: &mut Found,
+    ) -> Result<Turn, RoundError> {
+        found.standing = self.standing(key, ask).await?;
         found.answered = None;
-        Turn::Again
+        Ok(Turn::Again)
     }
 
     /// The caller cancelled the call while its ask waited, before the call
@@ -174,7 +180,7 @@ impl Round {
     ) -> Result<Turn, RoundError> {
         let row = self.pending_or_park(key, ask, &mut found.standing).await?;
         match self.wait_in_inbox(&row, settings).await? {
-            Waited::Settled(row) => Ok(self.settled_meanwhile(*row, found)),
+            Waited::Settled => self.settled_meanwhile(key, ask, found).await,
             Waited::Cancelled => self.withdrawn_turn(key, call, found).await,
             Waited::Still => {
                 let place = self.page_of(&row);
