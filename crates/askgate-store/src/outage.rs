@@ -184,13 +184,22 @@ fn probe(place: Place) -> Reach {
     reach
 }
 
-/// What a connect to the Unix socket at `path` finds: a socket file that
-/// is missing (the server is down and removed it) or that nobody listens
-/// on refuses.
+/// What a connect to the Unix socket at `path` finds within [`PROBE`]: a
+/// socket file that is missing (the server is down and removed it) or that
+/// nobody listens on refuses. The connect runs on a thread of its own,
+/// since a socket's connect has no timeout (it waits on a full backlog).
 #[cfg(unix)]
 fn probe_socket(path: &std::path::Path) -> Reach {
-    match std::os::unix::net::UnixStream::connect(path) {
-        Ok(_) => Reach::Open,
+    let (tell, told) = std::sync::mpsc::channel();
+    let path = path.to_owned();
+    std::thread::spawn(move || {
+        let _ = tell.send(std::os::unix::net::UnixStream::connect(&path).map(drop));
+    });
+    let Ok(connected) = told.recv_timeout(PROBE) else {
+        return Reach::Silent;
+    };
+    match connected {
+        Ok(()) => Reach::Open,
         Err(e)
             if matches!(
                 e.kind(),
