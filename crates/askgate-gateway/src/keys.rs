@@ -52,6 +52,8 @@ pub async fn bind_to_store(
         if let Some(kept) = kept {
             store.resign_audit_head(&[kept], key).await?;
         }
+        // A store migrated to the head record here has it signed now.
+        store.sign_seeded_audit_head(key).await?;
         return Ok(());
     };
     if kept.is_some_and(|kept| fingerprint(&kept) == recorded) {

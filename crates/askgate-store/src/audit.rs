@@ -130,6 +130,11 @@ pub enum ChainBreak {
     /// The chain has entries and no head record: it was deleted, and with
     /// it what would show a cut.
     HeadMissing,
+    /// The head record is not signed, where the deployment's key is known:
+    /// every process holding the key signs it (a store migrated to the
+    /// head record has it signed by the first one to start), so an
+    /// unsigned head was put there by hand — to match a cut chain.
+    HeadUnsigned,
 }
 
 impl fmt::Display for ChainBreak {
@@ -165,6 +170,10 @@ impl fmt::Display for ChainBreak {
             ChainBreak::HeadMissing => write!(
                 f,
                 "the chain's head record is missing (deleted, and with it what shows whether the newest entries were)"
+            ),
+            ChainBreak::HeadUnsigned => write!(
+                f,
+                "the chain's head record is not signed (put back by hand, or no gateway or inbox has run on the store with its key since it was migrated: start one once)"
             ),
         }
     }
@@ -439,7 +448,7 @@ impl Store {
             let last = rows
                 .last()
                 .map(|row| (row.link.seq, row.link.hash.as_str()));
-            broken = check_head(self.audit_head().await?, last, keys);
+            broken = check_head(self.audit_head().await?, last, keys, self.seeded_head.get());
         }
         Ok(Verification {
             entries: rows.len() as u64,

@@ -95,6 +95,35 @@ impl Store {
         Ok(moved == 1)
     }
 
+    /// Sign, under a key derived from `deployment_key`, the head record the
+    /// migration to it recorded in this process, if it is still as
+    /// recorded and unsigned: a store migrated (or made) here then has a
+    /// signed head before its first append. `true` when it was signed. A
+    /// head recorded unsigned by any other hand is never signed: once the
+    /// deployment's key is known, `askgate audit verify` names it.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn sign_seeded_audit_head(&self, deployment_key: &[u8]) -> Result<bool, Error> {
+        let Some((seq, hash)) = self.seeded_head.get().cloned() else {
+            return Ok(false);
+        };
+        let signed = tag(&derive_key(deployment_key, HEAD_KEY_CONTEXT), seq, &hash);
+        let moved = with_writer!(self, |conn| {
+            sqlx::query(
+                "UPDATE audit_head SET tag = $1 WHERE id = 1 AND seq = $2 AND hash = $3 AND tag IS NULL",
+            )
+            .bind(&signed)
+            .bind(seq)
+            .bind(&hash)
+            .execute(&mut *conn)
+            .await
+            .map(|done| done.rows_affected())
+            .map_err(|e| self.fail(e))
+        })?;
+        Ok(moved == 1)
+    }
+
     /// The head record: its position, hash and signature, if any.
     pub(crate) async fn audit_head(&self) -> Result<Option<(i64, String, Option<String>)>, Error> {
         with_pool!(self, |pool| {
@@ -116,25 +145,21 @@ impl Store {
 }
 
 /// What the head record says of a chain that verifies, whose last entry is
-/// `last`: where it breaks, if it does. A signed head must be signed with
-/// one of `keys` (when any is known); an unsigned one (recorded by the
-/// migration, or by a store with no key) is held to the chain only.
+/// `last`: where it breaks, if it does. Where `keys` are known, the head
+/// must be signed with one of them — or be the one this process's
+/// migration recorded (`seeded`), not signed yet; else (a store with no
+/// key) it is held to the chain only.
 pub(crate) fn check_head(
     head: Option<(i64, String, Option<String>)>,
     last: Option<(i64, &str)>,
     keys: &[Vec<u8>],
+    seeded: Option<&(i64, String)>,
 ) -> Option<ChainBreak> {
     // Every store has one from its creation (or migration) on.
     let Some((seq, hash, signature)) = head else {
         return Some(ChainBreak::HeadMissing);
     };
-    if let Some(signature) = &signature
-        && !keys.is_empty()
-        && !keys.iter().any(|key| tag(key, seq, &hash) == *signature)
-    {
-        return Some(ChainBreak::HeadAltered);
-    }
-    match last {
+    let held = match last {
         None if seq == 0 => None,
         None => Some(ChainBreak::Cut {
             ends_at: 0,
@@ -148,6 +173,17 @@ pub(crate) fn check_head(
             Some(ChainBreak::PastHead { head: seq })
         }
         Some(_) => None,
+    };
+    // What the chain shows first; then whether the head is askgate's.
+    if held.is_some() || keys.is_empty() {
+        return held;
+    }
+    match &signature {
+        Some(signature) if keys.iter().any(|key| tag(key, seq, &hash) == *signature) => None,
+        Some(_) => Some(ChainBreak::HeadAltered),
+        // Recorded by this process's migration, not yet signed: its own.
+        None if seeded.is_some_and(|(at, seeded)| *at == seq && *seeded == hash) => None,
+        None => Some(ChainBreak::HeadUnsigned),
     }
 }
 

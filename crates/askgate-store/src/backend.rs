@@ -115,6 +115,10 @@ pub struct Store {
     /// The key the audit chain's head record is signed with, once given
     /// ([`Store::sign_audit_head`]); shared by every clone.
     pub(crate) audit_key: Arc<std::sync::OnceLock<Vec<u8>>>,
+    /// The head record the migration to it recorded in this process
+    /// (unsigned: no key is known then), to be signed once a key is
+    /// ([`Store::sign_seeded_audit_head`]).
+    pub(crate) seeded_head: Arc<std::sync::OnceLock<(i64, String)>>,
     /// Stops the committer, and the LISTEN task (PostgreSQL), when the last
     /// clone of the store is dropped.
     _background: Arc<[AbortOnDrop]>,
@@ -152,6 +156,7 @@ impl Store {
             name,
             news,
             audit_key: Arc::default(),
+            seeded_head: Arc::default(),
             _background: Arc::from(background),
         }
     }

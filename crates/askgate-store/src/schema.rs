@@ -279,8 +279,16 @@ pub(crate) async fn migrate(store: &Store) -> Result<(), Error> {
             tx.commit().await.map_err(|e| store.fail(e))?;
         });
     }
+    if found < AUDIT_HEAD_VERSION
+        && let Some((seq, hash, None)) = store.audit_head().await?
+    {
+        let _ = store.seeded_head.set((seq, hash));
+    }
     Ok(())
 }
+
+/// The version that records the audit chain's head.
+const AUDIT_HEAD_VERSION: i64 = 11;
 
 /// The store's schema version: 0 for an empty database; an error for a
 /// database that holds tables but is not an askgate store.

@@ -523,6 +523,8 @@ async fn a_checkpoint_shows_the_newest_entries_were_deleted_where_the_chain_cann
     let (dir, url) = store_url();
     std::fs::write(askgate_gateway::keys::key_path(&url), [9u8; 32]).expect("a key");
     let store = Store::open(&url).await.expect("opens");
+    // As a gateway on the deployment's key writes it: the head signed.
+    store.sign_audit_head(&[9u8; 32]);
     let append = |tool: &'static str| {
         let store = store.clone();
         async move {
@@ -593,14 +595,37 @@ async fn a_checkpoint_shows_the_newest_entries_were_deleted_where_the_chain_cann
         "{}",
         text(&headless.stdout)
     );
-    // A head record put back by hand to match the cut chain (no process
-    // with the deployment's key signed this store's head): the checkpoint,
-    // kept elsewhere, still shows the cut.
+    // A head record put back by hand to match the cut chain, unsigned:
+    // named, since the deployment's key is known — and the checkpoint,
+    // kept elsewhere, shows the cut too.
     sqlx::query("INSERT INTO audit_head (id, seq, hash, tag) VALUES (1, 2, $1, NULL)")
         .bind(&second)
         .execute(&pool)
         .await
         .expect("inserts");
+    let unsigned = askgate(&url, &["audit", "verify"]);
+    assert_eq!(unsigned.status.code(), Some(1), "{unsigned:?}");
+    assert!(
+        text(&unsigned.stdout).contains("head record is not signed"),
+        "{}",
+        text(&unsigned.stdout)
+    );
+    // Someone with the key and the database rewinds the schema, so that a
+    // process migrating it records and signs a head over the cut chain:
+    // the chain alone holds, and only the checkpoint, kept elsewhere,
+    // shows the cut.
+    sqlx::raw_sql("DROP TABLE audit_head; UPDATE askgate_schema SET version = 10")
+        .execute(&pool)
+        .await
+        .expect("rewinds");
+    let rewound = Store::open(&url).await.expect("migrates again");
+    assert!(
+        rewound
+            .sign_seeded_audit_head(&[9u8; 32])
+            .await
+            .expect("signs")
+    );
+    rewound.close().await;
     says(&askgate(&url, &["audit", "verify"]), 0, "");
     let cut = askgate(&url, &["audit", "verify", "--checkpoint", checkpoint]);
     assert_eq!(cut.status.code(), Some(1), "{cut:?}");

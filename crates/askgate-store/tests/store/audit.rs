@@ -246,3 +246,31 @@ async fn a_head_signed_again_under_a_new_key_verifies_with_it_alone_and_a_forged
         store.close().await;
     }
 }
+
+#[tokio::test]
+async fn an_unsigned_head_is_named_where_the_key_is_known_but_the_one_this_process_recorded() {
+    for store in stores().await {
+        // Made here: the head this process's migration recorded is its
+        // own, not signed yet; once a key is known it is signed.
+        let fresh = store
+            .verify_audit_signed(&[KEY.to_vec()])
+            .await
+            .expect("verifies");
+        assert_eq!(fresh.broken, None, "{}", store.name());
+        assert!(store.sign_seeded_audit_head(&KEY).await.expect("signs"));
+        assert!(!store.sign_seeded_audit_head(&KEY).await.expect("once"));
+        let signed = store
+            .verify_audit_signed(&[KEY.to_vec()])
+            .await
+            .expect("verifies");
+        assert_eq!(signed.broken, None, "{}", store.name());
+        store.close().await;
+    }
+    // Unsigned by hand, where the key is known: named.
+    assert_eq!(
+        tampered("UPDATE audit_head SET tag = NULL", Some(&KEY)).await,
+        Some(ChainBreak::HeadUnsigned)
+    );
+    // With no key, the head is held to the chain only.
+    assert_eq!(broken_after("UPDATE audit_head SET tag = NULL").await, None);
+}

@@ -154,3 +154,20 @@ async fn the_audit_chain_still_verifies_after_two_rotations_with_no_gateway_betw
     assert_eq!(said["entries"], 1, "{said}");
     assert_eq!(said["broken"], Json::Null, "{said}");
 }
+
+#[tokio::test]
+async fn a_store_a_gateway_made_verifies_before_its_first_entry() {
+    // The gateway made the store (its migration recorded the head) and
+    // signed the head once it had the key: another process checking the
+    // chain against the key finds it askgate's, with no entry yet.
+    let setup = super::setup().config("");
+    let (client, _) = round_tripper(&setup).await;
+    client.cancel().await.expect("the gateway stops");
+    let verified = askgate(&setup, &["audit", "verify", "--json"]);
+    let said: Json = serde_json::from_slice(&verified.stdout).expect("JSON");
+    assert!(verified.status.success(), "{said}");
+    assert_eq!(
+        (said["entries"].clone(), said["broken"].clone()),
+        (json!(0), Json::Null)
+    );
+}
