@@ -76,23 +76,9 @@ impl Store {
         {
             return Ok(false);
         }
-        let signed = tag(&derive_key(to, HEAD_KEY_CONTEXT), seq, &hash);
         // Only the head read: one an append moved meanwhile is signed by
         // the process that moved it.
-        let moved = with_writer!(self, |conn| {
-            sqlx::query(
-                "UPDATE audit_head SET tag = $1 WHERE id = 1 AND seq = $2 AND hash = $3 AND tag = $4",
-            )
-            .bind(&signed)
-            .bind(seq)
-            .bind(&hash)
-            .bind(&signature)
-            .execute(&mut *conn)
-            .await
-            .map(|done| done.rows_affected())
-            .map_err(|e| self.fail(e))
-        })?;
-        Ok(moved == 1)
+        self.set_head_tag(seq, &hash, Some(&signature), to).await
     }
 
     /// Sign, under a key derived from `deployment_key`, the head record the
@@ -108,14 +94,30 @@ impl Store {
         let Some((seq, hash)) = self.seeded_head.get().cloned() else {
             return Ok(false);
         };
-        let signed = tag(&derive_key(deployment_key, HEAD_KEY_CONTEXT), seq, &hash);
+        self.set_head_tag(seq, &hash, None, deployment_key).await
+    }
+
+    /// Sign the head (`seq`, `hash`) under a key derived from
+    /// `deployment_key`, if it is still that head, signed `was` (`None`:
+    /// unsigned). `true` when it was signed.
+    async fn set_head_tag(
+        &self,
+        seq: i64,
+        hash: &str,
+        was: Option<&str>,
+        deployment_key: &[u8],
+    ) -> Result<bool, Error> {
+        let signed = tag(&derive_key(deployment_key, HEAD_KEY_CONTEXT), seq, hash);
+        // A tag is hex, never empty: '' stands for none on both backends.
         let moved = with_writer!(self, |conn| {
             sqlx::query(
-                "UPDATE audit_head SET tag = $1 WHERE id = 1 AND seq = $2 AND hash = $3 AND tag IS NULL",
+                "UPDATE audit_head SET tag = $1 WHERE id = 1 AND seq = $2 AND hash = $3 \
+                 AND COALESCE(tag, '') = $4",
             )
             .bind(&signed)
             .bind(seq)
-            .bind(&hash)
+            .bind(hash)
+            .bind(was.unwrap_or_default())
             .execute(&mut *conn)
             .await
             .map(|done| done.rows_affected())
