@@ -13,6 +13,7 @@ mod credentials;
 mod error;
 mod file;
 mod naming;
+mod store_place;
 #[cfg(test)]
 mod tests;
 mod trusting;
@@ -31,6 +32,7 @@ use error::Source;
 use file::File;
 use naming::server_name;
 pub(crate) use naming::{MODEL_NAME_LIMIT, Namespace, usable_name};
+pub use store_place::{NoStoreDir, store_url};
 
 use super::rules::{Pattern, Rules};
 
@@ -513,43 +515,6 @@ impl Config {
             },
         }
     }
-}
-
-/// The store's URL: `flag` (`--store`), else `$ASKGATE_STORE`, else
-/// `askgate.db` in the platform data directory (made if need be).
-///
-/// # Errors
-/// There is no data directory, or it cannot be made, naming it.
-pub fn store_url(flag: Option<String>) -> Result<String, NoStoreDir> {
-    if let Some(url) = flag.or_else(|| std::env::var("ASKGATE_STORE").ok()) {
-        return Ok(url);
-    }
-    let dir: PathBuf = dirs::data_dir()
-        .ok_or(NoStoreDir::NoDataDir)?
-        .join("askgate");
-    std::fs::create_dir_all(&dir).map_err(|source| NoStoreDir::Create {
-        dir: dir.clone(),
-        source,
-    })?;
-    Ok(format!("sqlite://{}", dir.join("askgate.db").display()))
-}
-
-/// Why no store was named and the default place cannot hold one.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum NoStoreDir {
-    /// The platform has no data directory.
-    #[error("no data directory on this platform; pass --store")]
-    NoDataDir,
-    /// The data directory's `askgate` folder cannot be made.
-    #[error("{}: {source}", .dir.display())]
-    Create {
-        /// The folder.
-        dir: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
 }
 
 /// The intake that precedes a call to `tool` on `server`: the first one

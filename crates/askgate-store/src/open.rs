@@ -41,6 +41,10 @@ impl Store {
             .strip_prefix("sqlite://")
             .or_else(|| url.strip_prefix("sqlite:"))
         {
+            create_private(path).map_err(|e| Error::Unreachable {
+                store: name.to_string(),
+                detail: format!("cannot create the store's file: {e}"),
+            })?;
             let options = SqliteConnectOptions::from_str(&format!("sqlite://{path}"))
                 .map_err(unreachable)?
                 .create_if_missing(true)
@@ -134,6 +138,29 @@ async fn listen(pool: &PgPool, name: &str, news: Arc<News>) -> Result<AbortOnDro
         }
     });
     Ok(AbortOnDrop(task))
+}
+
+/// Create the SQLite file at `path` (a URL's path, options after `?`)
+/// readable and writable by its owner only, if it is missing: it holds
+/// answer values and argument previews. SQLite gives its `-wal` and
+/// `-shm` files the same mode. An in-memory database has no file.
+fn create_private(path: &str) -> std::io::Result<()> {
+    let file = path.split('?').next().unwrap_or_default();
+    if file.is_empty() || file == ":memory:" || path.contains("mode=memory") {
+        return Ok(());
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    match options.open(file) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// The URL without a password.

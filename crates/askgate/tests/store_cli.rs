@@ -669,3 +669,28 @@ async fn a_checkpoint_shows_the_newest_entries_were_deleted_where_the_chain_cann
     );
     pool.close().await;
 }
+
+#[cfg(unix)]
+#[test]
+fn the_default_store_and_its_folder_are_their_owners_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = Scratch::new();
+    let listed = Command::new(binaries!().askgate)
+        .args(["asks", "list"])
+        .env("XDG_DATA_HOME", home.path())
+        .env("HOME", home.path())
+        .env_remove("ASKGATE_STORE")
+        .env("ASKGATE_LOG", "warn")
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs");
+    says(&listed, 0, "");
+    let folder = home.path().join("askgate");
+    for (path, kind) in [
+        (folder.clone(), "folder"),
+        (folder.join("askgate.db"), "store"),
+    ] {
+        let mode = std::fs::metadata(&path).expect("made").permissions().mode();
+        assert_eq!(mode & 0o077, 0, "the {kind} {}: {mode:o}", path.display());
+    }
+}

@@ -157,3 +157,27 @@ async fn a_store_keeps_its_keys_fingerprint_and_moves_it_only_from_the_key_it_ha
         store.close().await;
     }
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_new_sqlite_store_and_its_journal_are_readable_by_their_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Scratch::new();
+    let path = dir.join("private.db");
+    let store = Store::open(&format!("sqlite://{}", path.display()))
+        .await
+        .expect("opens");
+    // A write, so that the write-ahead log exists.
+    store
+        .append_audit(&super::entry("one"))
+        .await
+        .expect("appends");
+    for file in [path.clone(), dir.join("private.db-wal")] {
+        let mode = std::fs::metadata(&file)
+            .expect("there")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o077, 0, "{}: {mode:o}", file.display());
+    }
+    store.close().await;
+}
