@@ -576,3 +576,35 @@ async fn an_answer_the_store_fails_to_apply_is_kept_in_its_page_and_sent_again_f
         "the answer typed before: {reply}"
     );
 }
+
+#[tokio::test]
+async fn the_sweep_forgets_spent_tokens_past_their_expiry_and_keeps_the_others() {
+    let store = TempStore::open().await;
+    let start = Timestamp::from_second(1_800_000_000).expect("in range");
+    let later = |s: i64| {
+        start
+            .checked_add(jiff::SignedDuration::from_secs(s))
+            .expect("in range")
+    };
+    for (nonce, expires) in [("spent", later(60)), ("live", later(3600))] {
+        assert!(
+            store
+                .consume_token(nonce, expires, start)
+                .await
+                .expect("consumes")
+        );
+    }
+    let clock = askgate_testkit::clock::ManualClock::starting_at(later(120));
+    let sweeping = tokio::spawn(askgate_inbox::expiry::sweep(store.store().clone(), clock));
+    askgate_testkit::within("the spent token to be forgotten", async {
+        while store.token_consumed("spent").await.expect("reads") {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(
+        store.token_consumed("live").await.expect("reads"),
+        "still good: kept"
+    );
+    sweeping.abort();
+}
