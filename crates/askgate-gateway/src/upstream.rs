@@ -445,6 +445,15 @@ pub(crate) async fn connect(
         } => {
             let mut command = tokio::process::Command::new(program);
             command.args(args);
+            // askgate's own settings (`ASKGATE_STORE` may hold a database
+            // password, `ASKGATE_WEBHOOK` a secret URL) stay with askgate;
+            // the rest of the environment is the upstream's, and its `env`
+            // table may still set any of them on purpose.
+            for (key, _) in std::env::vars_os() {
+                if key.to_string_lossy().starts_with("ASKGATE_") {
+                    command.env_remove(&key);
+                }
+            }
             for (key, value) in env {
                 command.env(key, value);
             }

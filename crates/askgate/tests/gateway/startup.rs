@@ -158,3 +158,38 @@ fn a_process_with_another_key_than_its_stores_refuses_to_start_and_names_the_fil
     std::fs::write(&key_file, &key).expect("writes");
     assert!(tools().status.success());
 }
+
+#[tokio::test]
+async fn a_stdio_upstream_gets_the_environment_without_askgates_own_settings() {
+    use rmcp::ServiceExt;
+    let setup = super::setup().config("");
+    let seen = setup.dir().join("upstream-env");
+    let script = format!("env > \"$0\"; exec '{}'", setup.upstream_command());
+    let setup = setup.tables(&format!(
+        "[[upstreams]]\nname = \"envs\"\ncommand = \"sh\"\nargs = [\"-c\", {script:?}, {:?}]\n\
+         [upstreams.env]\nNOTES_TOKEN = \"given\"\n",
+        seen.display().to_string()
+    ));
+    let mut command = setup.command();
+    command
+        .env("ASKGATE_WEBHOOK", "https://hooks.example/T0/secret-path")
+        .env("ASKGATE_STORE", setup.store_url())
+        .env("ASKGATE_TEST_MARK", "inherited-by-askgate");
+    let transport = rmcp::transport::TokioChildProcess::new(command).expect("the gateway starts");
+    let client = super::person(serde_json::json!({}), vec![])
+        .serve(transport)
+        .await
+        .expect("connects");
+    client.list_all_tools().await.expect("tools");
+    client.cancel().await.expect("the gateway stops");
+    let env = std::fs::read_to_string(&seen).expect("the upstream wrote its environment");
+    assert!(
+        !env.lines().any(|line| line.starts_with("ASKGATE_")),
+        "askgate's own settings (a store URL with its password, webhook URLs) stay with askgate: {env}"
+    );
+    assert!(env.lines().any(|line| line == "NOTES_TOKEN=given"), "{env}");
+    assert!(
+        env.lines().any(|line| line.starts_with("PATH=")),
+        "the rest is inherited: {env}"
+    );
+}
