@@ -98,6 +98,9 @@ pub struct Notes {
     /// How many tools, prompts or resources a list answers at most, the
     /// rest on the pages its `nextCursor` leads to (`None`: all at once).
     page_size: Option<usize>,
+    /// One more tool listed, under a name of the test's choosing (it only
+    /// says its name): how a gateway treats a name a server chose badly.
+    extra_tool: Option<String>,
 }
 
 /// Where the notes are.
@@ -114,7 +117,15 @@ impl Notes {
         Notes {
             shelf: Arc::new(Shelf::Memory(Mutex::new(BTreeMap::new()))),
             page_size: None,
+            extra_tool: None,
         }
+    }
+
+    /// One more tool listed, named `name`, which answers its own name.
+    #[must_use]
+    pub fn with_extra_tool(mut self, name: String) -> Notes {
+        self.extra_tool = Some(name);
+        self
     }
 
     /// Lists answered in pages of `size` (at least one), as a server with
@@ -134,6 +145,7 @@ impl Notes {
         Ok(Notes {
             shelf: Arc::new(Shelf::Dir(dir)),
             page_size: None,
+            extra_tool: None,
         })
     }
 
@@ -217,6 +229,9 @@ impl Notes {
     ) -> Result<CallToolResult, ErrorData> {
         let empty = Map::new();
         let args = params.arguments.as_ref().unwrap_or(&empty);
+        if self.extra_tool.as_deref() == Some(params.name.as_ref()) {
+            return Ok(success(params.name.to_string()));
+        }
         match params.name.as_ref() {
             "read_note" => {
                 let name = note_name(args)?;
@@ -441,7 +456,15 @@ impl ServerHandler for Notes {
         request: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let (tools, next) = pages::page(self.page_size, tools(), request.as_ref())?;
+        let mut all = tools();
+        if let Some(name) = &self.extra_tool {
+            all.push(Tool::new(
+                name.clone(),
+                "Answers its own name",
+                Arc::new(Map::new()),
+            ));
+        }
+        let (tools, next) = pages::page(self.page_size, all, request.as_ref())?;
         let mut listed = ListToolsResult::with_all_items(tools);
         listed.next_cursor = next;
         Ok(listed)

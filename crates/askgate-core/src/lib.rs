@@ -92,7 +92,7 @@ pub use form::{
 pub use intake::{IntakeWhen, ThreadState};
 pub use link::{LinkError, LinkSigner, OpenedLink};
 pub use outcome::{Action, Outcome, Response};
-pub use problem::{Echo, Problem, ProblemKind};
+pub use problem::{Echo, Problem, ProblemKind, looks_secret, names_secret};
 pub use question::{MAX_QUESTIONS, Question, QuestionSet, Source};
 pub use reply::{
     Awaiting, CheckedSet, Chosen, Decision, Delivery, QuestionAnswer, QuestionOutcome, Reply,

@@ -109,7 +109,7 @@ impl Echo {
 
 /// Whether a value looks like a credential: a known token prefix, a PEM
 /// block, or a long run mixing letters and digits with no spaces.
-pub(crate) fn looks_secret(value: &str) -> bool {
+pub fn looks_secret(value: &str) -> bool {
     const PREFIXES: [&str; 9] = [
         "sk-",
         "sk_",
@@ -135,8 +135,9 @@ pub(crate) fn looks_secret(value: &str) -> bool {
     value.len() >= 16 && token_alphabet && letters >= 4 && digits >= 4
 }
 
-/// Whether a field's title or id says it holds a secret.
-pub(crate) fn names_secret(name: &str) -> bool {
+/// Whether a field's title or id (or an argument's key) says it holds a
+/// secret.
+pub fn names_secret(name: &str) -> bool {
     const WORDS: [&str; 8] = [
         "password",
         "passphrase",

@@ -337,6 +337,41 @@ pub(crate) enum Replay {
 pub struct Listen {
     /// The address.
     pub addr: SocketAddr,
+    /// The origins a browser's request may come from (`Origin`), besides
+    /// the loopback ones ([`LOOPBACK_ORIGINS`]), as `scheme://host[:port]`
+    /// (`:*` for any port). A request from any other origin is refused
+    /// (403), against DNS rebinding and cross-site requests; a request
+    /// with no `Origin` (not a browser's) is not checked.
+    pub allowed_origins: Vec<String>,
+}
+
+/// The origins always allowed on the listener: pages on this machine.
+pub const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
+
+impl Listen {
+    /// On `addr`, with the loopback origins only.
+    pub fn on(addr: SocketAddr) -> Listen {
+        Listen {
+            addr,
+            allowed_origins: Vec::new(),
+        }
+    }
+
+    /// Every origin allowed: the loopback ones and the configured ones.
+    pub fn origins(&self) -> Vec<String> {
+        LOOPBACK_ORIGINS
+            .iter()
+            .map(|&origin| origin.to_owned())
+            .chain(self.allowed_origins.iter().cloned())
+            .collect()
+    }
 }
 
 impl Config {
@@ -383,7 +418,9 @@ impl Config {
     /// The config has more than one upstream, or `name` is not a usable
     /// upstream name (1 to 32 of a-z, 0-9, `_`, `-`).
     pub fn with_upstream_name(mut self, name: &str) -> Result<Config, ConfigError> {
-        if let Some(problem) = check::name_problem(name) {
+        if let Some(problem) = check::name_problem(name)
+            .or_else(|| naming::separator_inside(name, "upstream name", &self.separator))
+        {
             return Err(ConfigError::bare(Some("--name"), problem));
         }
         match self.upstreams.as_mut_slice() {

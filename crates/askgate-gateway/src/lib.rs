@@ -72,6 +72,9 @@ pub struct Started {
     page: Option<InboxPage>,
     /// Where people are sent to answer (see `inbox_base`).
     inbox_base: Option<String>,
+    /// The deployment's key file, beside which the operator's token is
+    /// kept when the config gives none.
+    key_file: std::path::PathBuf,
 }
 
 /// One upstream tool as the gateway lists it: what the operator's dry run
@@ -179,6 +182,7 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
         gateway,
         page,
         inbox_base: base,
+        key_file,
     })
 }
 
@@ -368,6 +372,7 @@ impl Started {
             gateway,
             page,
             inbox_base,
+            key_file,
         } = self;
         let _background = ready(&config, &gateway, page, inbox_base.as_deref()).await?;
         let stop = stop_when_signalled(gateway.clone(), config.stop_grace);
@@ -388,7 +393,12 @@ impl Started {
                     finish(&gateway).await;
                     return Err(Error::NoUpstream);
                 }
-                listen::serve(gateway.clone(), listen.addr, &config.principals, stop).await
+                let operator = std::sync::Arc::new(askgate_inbox::people(
+                    config.inbox.token.as_deref(),
+                    &config.people,
+                    &key_file,
+                )?);
+                listen::serve(gateway.clone(), listen, &config.principals, operator, stop).await
             }
             (Client::Configured, None) => {
                 tokio::select! {

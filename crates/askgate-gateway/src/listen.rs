@@ -1,17 +1,20 @@
 //! The gateway over Streamable HTTP: each request is authenticated (a
 //! principal's bearer token, or — with no principals configured — the
 //! loopback user), each session is bound to the principal that opened it,
-//! and Host/Origin are checked against DNS rebinding (rmcp's checks:
-//! loopback names only unless configured). Client tokens stop here: nothing
-//! of the client's request is passed upstream.
+//! and Host and Origin are checked against DNS rebinding and cross-site
+//! requests (rmcp's checks: the loopback names and the listening address
+//! as hosts; the loopback origins and `[listen] allowed_origins` as
+//! origins). Client tokens stop here: nothing of the client's request is
+//! passed upstream. `/metrics` is the operator's: it takes the inbox's
+//! operator token, not a principal's.
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
+use askgate_inbox::People;
 use askgate_mcp::Principal;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -136,17 +139,43 @@ async fn authenticate(State(gate): State<Gate>, mut request: Request, next: Next
     response
 }
 
-/// Serve `gateway` on `addr` until the process is stopped.
+/// `GET /metrics` for the operator's token, sent as
+/// `Authorization: Bearer <token>`; a principal's token, or none, gets
+/// 401.
+async fn metrics(gateway: Gateway, operator: Arc<People>, headers: HeaderMap) -> Response {
+    let token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let is_operator = token
+        .and_then(|token| operator.find(token.trim()))
+        .is_some_and(|person| person.operator);
+    if !is_operator {
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            "askgate: /metrics takes the inbox's operator token as a bearer token ([inbox] token, \
+             or the one askgate made beside its key), not a principal's",
+        );
+    }
+    super::metrics::exposition(gateway.metrics(), gateway.store()).await
+}
+
+/// Serve `gateway` on `listen` until the process is stopped; `operator`
+/// holds the inbox's operator, whose token reads `/metrics`.
 ///
 /// # Errors
 /// When the address cannot be bound.
 pub(crate) async fn serve(
     gateway: Gateway,
-    addr: SocketAddr,
+    listen: &config::Listen,
     principals: &[config::Principal],
+    operator: Arc<People>,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let mut http = StreamableHttpServerConfig::default();
+    let addr = listen.addr;
+    let mut http = StreamableHttpServerConfig::default()
+        .with_allowed_origins(listen.origins())
+        .enforce_origin_validation();
     let sessions = http.cancellation_token.clone();
     if !addr.ip().is_loopback() {
         // Reached by name or address from elsewhere: allow exactly this one.
@@ -164,18 +193,29 @@ pub(crate) async fn serve(
     let gate = Gate::new(principals);
     let app = axum::Router::new()
         .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(gate, authenticate))
+        // Not behind the principals' gate: the operator's.
         .route(
             "/metrics",
-            axum::routing::get(move || {
-                let gateway = scraped.clone();
-                async move { super::metrics::exposition(gateway.metrics(), gateway.store()).await }
+            axum::routing::get(move |headers: HeaderMap| {
+                metrics(scraped.clone(), Arc::clone(&operator), headers)
             }),
-        )
-        .layer(axum::middleware::from_fn_with_state(gate, authenticate));
+        );
     let listen = |source| ServeError::Listen { addr, source };
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(listen)?;
     let bound = listener.local_addr().map_err(listen)?;
     eprintln!("askgate gateway: MCP over Streamable HTTP at http://{bound}/mcp");
+    if !bound.ip().is_loopback() {
+        let every = if bound.ip().is_unspecified() {
+            " on every network interface"
+        } else {
+            ""
+        };
+        tracing::warn!(
+            "--listen {bound} serves plain HTTP{every}: bearer tokens and tool arguments cross the \
+             network unencrypted; put TLS in front of it (a reverse proxy) or listen on a loopback address"
+        );
+    }
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             stop.await;

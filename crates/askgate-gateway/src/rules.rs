@@ -18,16 +18,20 @@
 //! whole text, case-sensitively. On server and tool names `*` matches any
 //! characters. On argument values `*` stays within one `/`-separated segment
 //! and `**` crosses segments, as in paths: `/etc/*` matches `/etc/passwd`,
-//! not `/etc/ssl/cert.pem`; `/etc/**` matches both. Values are compared as
-//! written: no path is normalized, so `/tmp/../etc/passwd` is not under
-//! `/etc/**` — which is why a rule that lowers the risk of a path should be
-//! narrow, and one that raises it broad.
+//! not `/etc/ssl/cert.pem`; `/etc/**` matches both. Values are matched in
+//! their normal form ([`normal`]): `/tmp/../etc/passwd` is under `/etc/**`
+//! and not under `/tmp/**`, whichever way the model writes it. Still, a
+//! rule that lowers the risk of a path should be narrow, and one that
+//! raises it broad: the normal form is lexical, and a symbolic link on the
+//! upstream's disk is not seen.
 
 use std::fmt;
 
 use askgate_core::Risk;
 use globset::{Glob, GlobBuilder, GlobMatcher};
 use serde_json::{Map, Value};
+
+mod normal;
 
 /// A glob, compiled.
 #[derive(Debug, Clone)]
@@ -46,11 +50,16 @@ impl Pattern {
     }
 
     /// A glob on an argument value: `*` stays within a `/`-separated
-    /// segment, `**` crosses segments.
+    /// segment, `**` crosses segments. It matches values in their normal
+    /// form, so it must be written in it.
     ///
     /// # Errors
-    /// The glob does not parse; the text says why.
+    /// The glob does not parse, or is not in normal form; the text says
+    /// why.
     pub(crate) fn value(text: &str) -> Result<Pattern, String> {
+        if let Some(problem) = normal::problem(text) {
+            return Err(problem);
+        }
         Pattern::build(text, true)
     }
 
@@ -201,7 +210,7 @@ impl Rule {
             && self.arguments.iter().all(|(path, pattern)| {
                 path.lookup(arguments)
                     .and_then(as_text)
-                    .is_some_and(|text| pattern.is_match(&text))
+                    .is_some_and(|text| pattern.is_match(&normal::normal(&text)))
             })
     }
 

@@ -169,9 +169,18 @@ impl Inbox {
 /// # Errors
 /// When the address cannot be bound, naming it.
 pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, Error> {
-    tokio::net::TcpListener::bind(addr)
+    let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|source| Error::Bind { addr, source })
+        .map_err(|source| Error::Bind { addr, source })?;
+    if !addr.ip().is_loopback() {
+        tracing::warn!(
+            %addr,
+            "the inbox serves plain HTTP to other machines: sign-in tokens and answers cross the \
+             network unencrypted unless a TLS reverse proxy is in front of it (and [inbox] base_url \
+             names its https:// address)"
+        );
+    }
+    Ok(listener)
 }
 
 /// Serve `app` — the inbox's routes, and what the gateway adds to them —

@@ -17,10 +17,16 @@ pub(crate) struct Next {
     next: Option<String>,
 }
 
-/// Only a path of this site: never another host.
+/// Only a path of this site: never another host. A path starts with one
+/// `/` and holds printable ASCII only, no `\`: browsers drop tabs and
+/// line breaks from a URL and read `\` as `/`, so `/<tab>/evil.example`
+/// would lead to another host.
 fn safe_next(next: Option<&str>) -> String {
+    let printable = |c: char| c.is_ascii_graphic() && c != '\\';
     match next {
-        Some(next) if next.starts_with('/') && !next.starts_with("//") && !next.contains('\\') => {
+        Some(next)
+            if next.starts_with('/') && !next.starts_with("//") && next.chars().all(printable) =>
+        {
             next.to_owned()
         }
         _ => "/".to_owned(),
@@ -112,4 +118,31 @@ pub(crate) async fn sign_out(
     inbox.inner.sessions.end(&headers);
     let clear = auth::set_cookie(SESSION_COOKIE, "", inbox.inner.secure, Some(0));
     Ok(([(header::SET_COOKIE, clear)], Redirect::to("/login")).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safe_next;
+
+    #[test]
+    fn only_a_path_of_this_site_is_gone_to_after_signing_in() {
+        for kept in ["/", "/asks/a-1?tab=2", "/asks/%2F"] {
+            assert_eq!(safe_next(Some(kept)), kept);
+        }
+        // Each of these a browser reads as another host (or worse).
+        for other in [
+            "//evil.example",
+            "/\t/evil.example",
+            "/\n/evil.example",
+            "/\\evil.example",
+            "https://evil.example",
+            "/ /evil.example",
+            "/\u{0}x",
+            "/é",
+            "",
+        ] {
+            assert_eq!(safe_next(Some(other)), "/", "{other:?}");
+        }
+        assert_eq!(safe_next(None), "/");
+    }
 }

@@ -104,7 +104,12 @@ impl Setup {
                     "--listen {addr} is not a loopback address: configure [[principals]] with tokens first"
                 )));
             }
-            config.listen = Some(askgate_gateway::config::Listen { addr });
+            // The origins the config allows stay allowed on the address
+            // given here.
+            config.listen = Some(match config.listen.take() {
+                Some(listen) => askgate_gateway::config::Listen { addr, ..listen },
+                None => askgate_gateway::config::Listen::on(addr),
+            });
         }
         Ok(config)
     }

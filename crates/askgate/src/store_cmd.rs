@@ -23,6 +23,7 @@ use serde_json::{Map, Value as Json};
 use askgate_mcp::stored::{self, Act};
 
 mod answerer;
+mod hidden;
 
 use askgate_gateway::Config;
 use askgate_inbox::Person;
@@ -191,7 +192,12 @@ async fn list(
 
 /// `asks show ID`: the ask, and the audit entries that name it.
 async fn show(store: &Store, id: &str, json: bool) -> Result<u8, Failure> {
-    match store.ask(id).await.map_err(Failure::from)? {
+    match store
+        .ask(id)
+        .await
+        .map_err(Failure::from)?
+        .map(hidden::hide_sensitive)
+    {
         Some(row) if json => {
             let audit = store.audit_of_ask(id).await.map_err(Failure::from)?;
             // The row, with the audit entries that name it.

@@ -329,3 +329,45 @@ async fn on_postgres_an_answer_from_another_process_ends_the_wait() {
         .await
         .expect("the PostgreSQL round passes");
 }
+
+#[test]
+fn asks_show_never_prints_a_sensitive_fields_value() {
+    let scratch = Dir::new();
+    let form = scratch.file(
+        "token.json",
+        &json!({
+            "message": "The deploy key, please",
+            "fields": [
+                {"id": "key", "title": "Deploy key", "type": "text", "sensitive": true},
+                {"id": "note", "title": "Note", "type": "text"}
+            ]
+        })
+        .to_string(),
+    );
+    let parked = outcome_of(&scratch.ask(&["--json"], &form));
+    let id = parked["id"].as_str().expect("an id");
+    let answered = act(
+        &scratch.store,
+        &[
+            "answer",
+            id,
+            "--content",
+            r#"{"key": "s3cr3t-deploy-key", "note": "for billing"}"#,
+        ],
+    );
+    assert!(answered.status.success(), "{answered:?}");
+    for args in [&["show", id, "--json"][..], &["show", id][..]] {
+        let shown = act(&scratch.store, args);
+        assert!(shown.status.success(), "{shown:?}");
+        let stdout = String::from_utf8_lossy(&shown.stdout);
+        assert!(
+            !stdout.contains("s3cr3t"),
+            "{args:?} printed the secret: {stdout}"
+        );
+        assert!(stdout.contains("(hidden)"), "{args:?}: {stdout}");
+        assert!(
+            stdout.contains("for billing"),
+            "the rest is shown: {stdout}"
+        );
+    }
+}

@@ -21,6 +21,8 @@ const BOB: &str = "bob-token-0123456789ab";
 const ASKED_LATER: &str = "askgate-example-upstream: ask_name_later:";
 /// A person of the inbox (not an agent: no MCP token).
 const CAROL: &str = "carol-token-0123456789";
+/// The inbox's operator, who alone reads `/metrics`.
+const OPERATOR: &str = "operator-token-0123456789";
 
 async fn start() -> Listening {
     start_with("").await
@@ -35,7 +37,8 @@ async fn start_with(extra: &str) -> Listening {
         .tables(&format!(
             "[[principals]]\nname = \"alice\"\ntoken = {ALICE:?}\n\n\
              [[principals]]\nname = \"bob\"\ntoken = {BOB:?}\n\n\
-             [[people]]\nname = \"carol\"\ntoken = {CAROL:?}\nanswers_for = [\"*\"]\n"
+             [[people]]\nname = \"carol\"\ntoken = {CAROL:?}\nanswers_for = [\"*\"]\n\n\
+             [inbox]\nlisten = \"127.0.0.1:0\"\ntoken = {OPERATOR:?}\n"
         ))
         .logging("askgate_mcp=info")
         .listen()
@@ -67,10 +70,10 @@ fn reader() -> Person {
         .otherwise(accept(json!({})))
 }
 
-/// The gateway's metrics, as alice reads them.
+/// The gateway's metrics, as the operator reads them.
 async fn metrics_of(http: &reqwest::Client, gateway: &Listening) -> String {
     http.get(gateway.url.replace("/mcp", "/metrics"))
-        .bearer_auth(ALICE)
+        .bearer_auth(OPERATOR)
         .send()
         .await
         .expect("answers")
@@ -280,21 +283,58 @@ async fn only_alices_token_opens_and_uses_her_session(http: &reqwest::Client, ga
     assert_eq!(hijack.status(), 404);
 }
 
-/// Metrics: behind the same token; one pending ask, and no upstream call.
+/// Metrics: behind the operator's token, not a principal's; one pending
+/// ask, and no upstream call.
 async fn metrics_behind_the_token_show_the_pending_ask(
     http: &reqwest::Client,
     gateway: &Listening,
 ) {
-    let unauthorized = http
-        .get(gateway.url.replace("/mcp", "/metrics"))
+    let metrics = gateway.url.replace("/mcp", "/metrics");
+    let unauthorized = http.get(&metrics).send().await.expect("answers");
+    assert_eq!(unauthorized.status(), 401);
+    let principal = http
+        .get(&metrics)
+        .bearer_auth(ALICE)
         .send()
         .await
         .expect("answers");
-    assert_eq!(unauthorized.status(), 401);
+    assert_eq!(principal.status(), 401, "a principal read the metrics");
     let metrics = metrics_of(http, gateway).await;
     assert!(metrics.contains("askgate_pending_asks 1"), "{metrics}");
     assert!(
         !metrics.contains("askgate_upstream_calls_total{"),
         "nothing was sent: {metrics}"
     );
+}
+
+#[tokio::test]
+async fn a_browser_page_of_another_origin_is_refused_and_the_allowed_ones_are_served() {
+    let gateway = start_with(
+        "[listen]\naddr = \"127.0.0.1:0\"\nallowed_origins = [\"https://app.example.com:*\"]",
+    )
+    .await;
+    let http = reqwest::Client::new();
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "page", "version": "1"}}
+    });
+    let status_from = async |origin: Option<&str>| {
+        let mut request = http
+            .post(&gateway.url)
+            .bearer_auth(ALICE)
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize);
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        request.send().await.expect("answers").status().as_u16()
+    };
+    // A page elsewhere, even with a token the page got hold of.
+    assert_eq!(status_from(Some("https://evil.example")).await, 403);
+    assert_eq!(status_from(Some("null")).await, 403);
+    // This machine's pages, the configured origin, and no browser at all.
+    assert_eq!(status_from(Some("http://localhost:6274")).await, 200);
+    assert_eq!(status_from(Some("https://app.example.com")).await, 200);
+    assert_eq!(status_from(None).await, 200);
 }

@@ -26,8 +26,8 @@ use askgate_inbox::notify::{Preset, Webhook};
 /// Turn the file as written into a usable config, refusing the first value
 /// that is not usable.
 pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config, ConfigError> {
-    let upstreams = check_upstreams(file.upstreams, src)?;
     let separator = naming::separator(file.separator, src)?;
+    let upstreams = check_upstreams(file.upstreams, &separator, src)?;
     let names: Vec<&str> = upstreams.iter().map(|u| u.name.as_str()).collect();
     let rules = file
         .rules
@@ -52,7 +52,7 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
     let people = check_people(file.people, &principals, inbox.token.as_deref(), src)?;
     let listen = file
         .listen
-        .map(|listen| check_listen(&listen.addr, principals.is_empty(), src))
+        .map(|listen| check_listen(listen, principals.is_empty(), src))
         .transpose()?;
     let notify = file
         .notify
@@ -153,10 +153,11 @@ fn check_inbox(
 /// The address the gateway serves Streamable HTTP on: only a loopback
 /// one when no principal needs a token (`no_principals`).
 fn check_listen(
-    addr: &Spanned<String>,
+    listen: super::file::ListenFile,
     no_principals: bool,
     src: &Source<'_>,
 ) -> Result<Listen, ConfigError> {
+    let addr = &listen.addr;
     let parsed = socket_addr(addr, src)?;
     if !parsed.ip().is_loopback() && no_principals {
         return Err(src.at(
@@ -168,7 +169,36 @@ fn check_listen(
             ),
         ));
     }
-    Ok(Listen { addr: parsed })
+    let allowed_origins = listen
+        .allowed_origins
+        .into_iter()
+        .map(|origin| match origin_problem(origin.get_ref()) {
+            None => Ok(origin.into_inner()),
+            Some(problem) => Err(src.at(origin.span(), problem)),
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Listen {
+        addr: parsed,
+        allowed_origins,
+    })
+}
+
+/// What is wrong with an allowed origin, if anything: it is
+/// `http(s)://host[:port]` (`:*` for any port), with no path.
+fn origin_problem(origin: &str) -> Option<String> {
+    let rest = origin
+        .strip_prefix("https://")
+        .or_else(|| origin.strip_prefix("http://"));
+    let host_ok = rest.is_some_and(|rest| {
+        !rest.is_empty() && !rest.contains(['/', '?', '#', '@', ' ']) && !rest.starts_with(':')
+    });
+    (!host_ok).then(|| {
+        format!(
+            "invalid allowed origin {origin:?}; expected how a browser names a page's origin: \
+             http:// or https://, a host and a port or :* for any (\"https://app.example.com:443\"), \
+             with no path"
+        )
+    })
 }
 
 fn check_notify(notify: NotifyFile, src: &Source<'_>) -> Result<Webhook, ConfigError> {
@@ -210,6 +240,7 @@ fn check_notify(notify: NotifyFile, src: &Source<'_>) -> Result<Webhook, ConfigE
 
 fn check_upstreams(
     upstreams: Vec<Spanned<UpstreamFile>>,
+    separator: &str,
     src: &Source<'_>,
 ) -> Result<Vec<Upstream>, ConfigError> {
     if upstreams.is_empty() {
@@ -240,7 +271,7 @@ fn check_upstreams(
             ));
         }
         seen.insert(name.clone(), upstream.name.span());
-        out.push(check_transport(upstream, span, src)?);
+        out.push(check_transport(upstream, span, separator, src)?);
     }
     Ok(out)
 }
@@ -261,10 +292,16 @@ pub(super) fn name_problem(name: &str) -> Option<String> {
 fn check_transport(
     mut upstream: UpstreamFile,
     span: Range<usize>,
+    separator: &str,
     src: &Source<'_>,
 ) -> Result<Upstream, ConfigError> {
     let name = upstream.name.get_ref().clone();
-    let namespace = naming::namespace(upstream.namespace.take(), src)?;
+    let namespace = naming::namespace(upstream.namespace.take(), separator, src)?;
+    if namespace != naming::Namespace::Off
+        && let Some(problem) = naming::separator_inside(&name, "upstream name", separator)
+    {
+        return Err(src.at(upstream.name.span(), problem));
+    }
     let protocol = match upstream.protocol.take() {
         None => UpstreamProtocol::default(),
         Some(text) => UpstreamProtocol::parse(text.get_ref()).ok_or_else(|| {

@@ -53,6 +53,17 @@ pub(super) fn check_principals(
                  principal; give this agent a name of its own",
             ));
         }
+        if RESERVED_PRINCIPALS.contains(&name.as_str()) {
+            return Err(src.at(
+                principal.name.span(),
+                format!(
+                    "the principal name {name:?} is askgate's own (\"local\" is the one user of \
+                     a loopback listener without principals, \"anonymous\" a caller no token \
+                     names, as on stdio): an agent so named would share their asks; \
+                     give this agent a name of its own"
+                ),
+            ));
+        }
         if out.iter().any(|p| &p.name == name) {
             return Err(src.at(
                 principal.name.span(),
@@ -103,6 +114,9 @@ pub(super) fn check_principals(
     }
     Ok(out)
 }
+
+/// The principal names askgate gives callers itself.
+const RESERVED_PRINCIPALS: [&str; 2] = ["local", "anonymous"];
 
 /// The people: each a name, a token of their own (no agent's, no other
 /// person's, not the operator's), and whose asks they answer.

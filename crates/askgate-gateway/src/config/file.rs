@@ -140,6 +140,8 @@ pub(super) struct PersonFile {
 #[serde(deny_unknown_fields)]
 pub(super) struct ListenFile {
     pub(super) addr: Spanned<String>,
+    #[serde(default)]
+    pub(super) allowed_origins: Vec<Spanned<String>>,
 }
 
 /// `[notify]`: the webhook posted when an ask is parked and when it settles.

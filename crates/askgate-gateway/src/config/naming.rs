@@ -42,16 +42,19 @@ pub(super) fn server_name(command: &str, args: &[String]) -> String {
 }
 
 /// `text` as an upstream name (lowercase; `[a-z0-9_-]`, other characters
-/// as `_`; at most 32 characters), if anything is left.
+/// as `_`, a run of `_` as one, so it never holds the default separator;
+/// at most 32 characters), if anything is left.
 pub(crate) fn usable_name(text: &str) -> Option<String> {
-    let name: String = text
-        .chars()
-        .map(|c| c.to_ascii_lowercase())
-        .map(|c| match c {
+    let mut name = String::with_capacity(text.len());
+    for c in text.chars().map(|c| c.to_ascii_lowercase()) {
+        let c = match c {
             'a'..='z' | '0'..='9' | '_' | '-' => c,
             _ => '_',
-        })
-        .collect();
+        };
+        if !(c == '_' && name.ends_with('_')) {
+            name.push(c);
+        }
+    }
     let name = name.trim_matches(['_', '-']);
     let name = name
         .get(..MAX_NAME.min(name.len()))?
@@ -113,6 +116,19 @@ pub(super) fn prefix_problem(prefix: &str) -> Option<String> {
     }
 }
 
+/// Why `prefix` (an upstream's name or its `namespace`, as `what` says)
+/// cannot prefix its tools' names, if it cannot: it holds the separator.
+/// Then `a` + `__` + `b__c` and `a__b` + `__` + `c` would be one name, and
+/// one upstream could list a tool in another's place.
+pub(crate) fn separator_inside(prefix: &str, what: &str, separator: &str) -> Option<String> {
+    prefix.contains(separator).then(|| {
+        format!(
+            "the {what} {prefix:?} holds the separator {separator:?}, which ends the prefix \
+             of a tool's name; write it without {separator:?} (or set another `separator`)"
+        )
+    })
+}
+
 /// What is wrong with a `separator`, if anything.
 pub(super) fn separator_problem(separator: &str) -> Option<String> {
     if separator.is_empty()
@@ -131,6 +147,7 @@ pub(super) fn separator_problem(separator: &str) -> Option<String> {
 /// An upstream's `namespace` as written: `true`, `false` or a prefix.
 pub(super) fn namespace(
     value: Option<Spanned<toml::Value>>,
+    separator: &str,
     src: &Source<'_>,
 ) -> Result<Namespace, ConfigError> {
     let Some(value) = value else {
@@ -140,10 +157,14 @@ pub(super) fn namespace(
     match value.into_inner() {
         toml::Value::Boolean(true) => Ok(Namespace::Name),
         toml::Value::Boolean(false) => Ok(Namespace::Off),
-        toml::Value::String(prefix) => match prefix_problem(&prefix) {
-            None => Ok(Namespace::Prefix(prefix)),
-            Some(problem) => Err(src.at(span, problem)),
-        },
+        toml::Value::String(prefix) => {
+            match prefix_problem(&prefix)
+                .or_else(|| separator_inside(&prefix, "namespace", separator))
+            {
+                None => Ok(Namespace::Prefix(prefix)),
+                Some(problem) => Err(src.at(span, problem)),
+            }
+        }
         other => Err(src.at(
             span,
             format!(

@@ -17,6 +17,18 @@ use crate::config::MODEL_NAME_LIMIT;
 use crate::rules::{Hints, Rules};
 use crate::upstream::Upstream;
 
+/// The longest tool name MCP allows (2025-11-25).
+const MOST_TOOL_NAME: usize = 128;
+
+/// Whether `name` is a tool name as MCP has it: 1 to 128 characters of
+/// A-Z, a-z, 0-9, `_`, `-` and `.`.
+fn tool_name(name: &str) -> bool {
+    (1..=MOST_TOOL_NAME).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
 /// Decides a tool's risk.
 pub(crate) trait Judge: Send + Sync + 'static {
     /// The risk of calling `tool` of `server` with `arguments`, and the
@@ -106,6 +118,16 @@ impl Gateway {
                 }
             };
             for tool in tools {
+                if !tool_name(&tool.name) {
+                    // Its name reaches the person's question: one that can
+                    // say anything ("delete (Risk: read)") is not listed.
+                    tracing::warn!(
+                        upstream = %upstream.name,
+                        name = ?tool.name.chars().take(MOST_TOOL_NAME).collect::<String>(),
+                        "a tool whose name is not 1 to {MOST_TOOL_NAME} characters of A-Z, a-z, 0-9, _, - and . (MCP's tool names) is left out"
+                    );
+                    continue;
+                }
                 let name = self.downstream_name(upstream, &tool.name);
                 if let Some(first) = map.get(&name) {
                     let collision = Collision {

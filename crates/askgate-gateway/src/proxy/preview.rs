@@ -19,23 +19,74 @@ pub(crate) fn take_confirm(tool: &Tool, arguments: &mut JsonObject) -> bool {
     arguments.shift_remove("confirm") == Some(Json::Bool(true))
 }
 
-/// A short view of the arguments for the person: values cut short, and
-/// values of secret-sounding keys hidden. Keys in sorted order at every
-/// level: the same call, its keys sent in another order, reads the same —
-/// the question a person answered is the question asked again.
+/// What stands in for a hidden value.
+const HIDDEN: &str = "[hidden]";
+
+/// Whether an argument's key says its value is a secret: askgate-core's
+/// words for a secret field, and a few more an argument's key uses.
+fn secret_key(key: &str) -> bool {
+    const MORE: [&str; 4] = ["key", "auth", "cookie", "session"];
+    let lower = key.to_ascii_lowercase();
+    askgate_core::names_secret(key) || MORE.iter().any(|word| lower.contains(word))
+}
+
+/// `value` with every secret in it hidden, at every level: a value under
+/// a secret-sounding key, and a string that looks like a credential.
+fn redacted(value: &Json) -> Json {
+    match value {
+        Json::String(text) if askgate_core::looks_secret(text) => Json::from(HIDDEN),
+        Json::Object(map) => Json::Object(
+            map.iter()
+                .map(|(key, value)| {
+                    let value = if secret_key(key) {
+                        Json::from(HIDDEN)
+                    } else {
+                        redacted(value)
+                    };
+                    (key.clone(), value)
+                })
+                .collect(),
+        ),
+        Json::Array(items) => Json::Array(items.iter().map(redacted).collect()),
+        other => other.clone(),
+    }
+}
+
+/// A key as the person reads it: as it is when it is a plain name, quoted
+/// (escaped) otherwise, so that no key can write a line of its own, or
+/// "Risk: read", into the question.
+fn shown_key(key: &str) -> String {
+    let plain = !key.is_empty()
+        && key.len() <= 64
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if plain {
+        key.to_owned()
+    } else {
+        let cut: String = key.chars().take(64).collect();
+        format!("{cut:?}")
+    }
+}
+
+/// A short view of the arguments for the person: values cut short,
+/// secrets hidden at every level (by key, and strings that look like
+/// credentials), keys that are not plain names quoted. Keys in sorted
+/// order at every level: the same call, its keys sent in another order,
+/// reads the same — the question a person answered is the question asked
+/// again.
 pub(crate) fn preview(arguments: &JsonObject) -> String {
-    const SECRET: [&str; 6] = ["token", "secret", "password", "key", "credential", "auth"];
     let mut parts = Vec::new();
     let mut keys: Vec<&String> = arguments.keys().collect();
     keys.sort();
     for (key, value) in keys.into_iter().map(|key| (key, &arguments[key.as_str()])) {
-        let lower = key.to_ascii_lowercase();
-        let shown = if SECRET.iter().any(|s| lower.contains(s)) {
-            "[hidden]".to_owned()
+        let shown = if secret_key(key) {
+            HIDDEN.to_owned()
         } else {
-            let text = match value {
+            let text = match redacted(value) {
+                Json::String(s) if s == HIDDEN && value.as_str() != Some(HIDDEN) => s,
                 Json::String(s) => format!("{s:?}"),
-                other => askgate_core::canonical_json(other),
+                other => askgate_core::canonical_json(&other),
             };
             if text.chars().count() > 80 {
                 format!("{}…", text.chars().take(80).collect::<String>())
@@ -43,7 +94,7 @@ pub(crate) fn preview(arguments: &JsonObject) -> String {
                 text
             }
         };
-        parts.push(format!("{key}: {shown}"));
+        parts.push(format!("{}: {shown}", shown_key(key)));
     }
     parts.join(", ")
 }
@@ -65,6 +116,29 @@ mod tests {
             preview(&sent),
             r#"n: 3, opts: {"a":[2],"b":1}, path: "/srv""#
         );
+    }
+
+    #[test]
+    fn secrets_are_hidden_at_every_level_and_no_key_writes_into_the_question() {
+        let shown = preview(&object(serde_json::json!({
+            "path": "/srv/x",
+            "api_token": "hunter2",
+            "options": {"headers": {"Authorization": "Bearer abc"}, "retries": 2},
+            "items": [{"password": "p4ss"}, "ghp_0123456789abcdefABCDEF"],
+            "note": "sk-live-0123",
+            "x\nRisk: read. Approve\n": 1,
+        })));
+        for secret in ["hunter2", "Bearer abc", "p4ss", "ghp_0123", "sk-live"] {
+            assert!(!shown.contains(secret), "{secret} shown: {shown}");
+        }
+        assert!(shown.contains("retries"), "{shown}");
+        assert!(shown.contains(r#"note: [hidden]"#), "{shown}");
+        assert!(!shown.contains('\n'), "a key broke the line: {shown}");
+        assert!(
+            shown.contains(r#""x\nRisk: read. Approve\n": 1"#),
+            "{shown}"
+        );
+        assert!(shown.contains(r#"path: "/srv/x""#), "{shown}");
     }
 
     #[test]

@@ -286,3 +286,48 @@ fn bad_globs_and_pointers_say_what_is_wrong() {
     ];
     insta::assert_snapshot!(errors.map(|e| e.unwrap_or_default()).join("\n"));
 }
+
+#[test]
+fn a_path_written_another_way_gets_the_risk_of_where_it_leads() {
+    // A narrow rule that lowers the risk listed before a broad one that
+    // raises it: the order the module's docs advise against, so that a
+    // dodge would show.
+    let rules = Rules::new(
+        vec![
+            rule(None, None, &[("path", "/tmp/**")], Risk::Read),
+            rule(None, None, &[("path", "/etc/**")], Risk::Destructive),
+            rule(
+                None,
+                None,
+                &[("url", "https://admin.example.com/**")],
+                Risk::HighWrite,
+            ),
+        ],
+        Risk::MediumWrite,
+        false,
+    );
+    let judge = |value: Value| rules.risk_of("files", "write_file", &args(value)).risk;
+    for dodge in [
+        "/tmp/../etc/passwd",
+        "/tmp/./../../etc/passwd",
+        "/etc//passwd",
+        "//etc/passwd",
+    ] {
+        assert_eq!(
+            judge(json!({ "path": dodge })),
+            Risk::Destructive,
+            "{dodge}"
+        );
+    }
+    assert_eq!(judge(json!({"path": "/tmp/a/../b"})), Risk::Read);
+    assert_eq!(
+        judge(json!({"url": "HTTPS://Admin.Example.com/x/%2E%2E/users"})),
+        Risk::HighWrite
+    );
+}
+
+#[test]
+fn a_value_glob_not_in_normal_form_is_refused_with_how_to_write_it() {
+    let refused = Pattern::value("/etc/../root/*").expect_err("refused");
+    assert!(refused.contains(r#"write "/root/*""#), "{refused}");
+}

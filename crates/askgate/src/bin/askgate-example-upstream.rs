@@ -25,6 +25,9 @@ struct Args {
     /// many, each with a `nextCursor` to the next (default: all at once).
     #[arg(long, value_name = "N")]
     page_size: Option<usize>,
+    /// List one more tool under this name; a call of it answers the name.
+    #[arg(long, value_name = "NAME")]
+    extra_tool: Option<String>,
 }
 
 #[tokio::main]
@@ -36,6 +39,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let notes = match args.page_size {
         Some(size) => notes.in_pages_of(size),
+        None => notes,
+    };
+    let notes = match args.extra_tool {
+        Some(name) => notes.with_extra_tool(name),
         None => notes,
     };
     let running = notes.serve(stdio()).await?;

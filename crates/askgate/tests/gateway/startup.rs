@@ -193,3 +193,30 @@ async fn a_stdio_upstream_gets_the_environment_without_askgates_own_settings() {
         "the rest is inherited: {env}"
     );
 }
+
+#[tokio::test]
+async fn a_listener_open_to_the_network_says_it_serves_plain_http() {
+    let setup = super::setup().config("").tables(
+        "[[principals]]\nname = \"ci\"\ntoken = \"ci-token-0123456789abcdef\"\n\n\
+         [inbox]\nlisten = \"127.0.0.1:0\"\n",
+    );
+    let mut command = std::process::Command::new(&setup.binaries().askgate);
+    command
+        .arg("gateway")
+        .arg("--config")
+        .arg(setup.config_path())
+        .args(["--listen", "0.0.0.0:0"])
+        .env("ASKGATE_LOG", "warn")
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null());
+    // The config is written when a command is made from the setup.
+    drop(setup.command());
+    let process = askgate_testkit::process::Process::spawn(command);
+    let warned = process
+        .log
+        .line_with(&["serves plain HTTP on every network interface"])
+        .await;
+    assert!(warned.contains("put TLS in front"), "{warned}");
+    process.log.line_with(&["Streamable HTTP at "]).await;
+}

@@ -124,7 +124,7 @@ fn an_upstream_is_named_after_its_program() {
     );
     assert_eq!(name(&["npx", "-y", "@scope/thing@1.2.3"]), "thing");
     assert_eq!(name(&["npx"]), "npx");
-    assert_eq!(name(&["my server (v2)"]), "my_server__v2");
+    assert_eq!(name(&["my server (v2)"]), "my_server_v2");
     assert_eq!(name(&["..."]), "upstream");
     assert_eq!(name(&[&"x".repeat(40)]).len(), 32);
 }

@@ -355,6 +355,23 @@ fn every_config_error_names_the_file_the_line_and_the_key() {
             ),
         ),
         (
+            "an agent named as askgate names a loopback listener's user",
+            format!("{UPSTREAM}[[principals]]\nname = \"local\"\ntoken = \"0123456789abcdef0\"\n"),
+        ),
+        (
+            "an agent named as askgate names a caller no token names",
+            format!(
+                "{UPSTREAM}[[principals]]\nname = \"anonymous\"\ntoken = \"0123456789abcdef0\"\n"
+            ),
+        ),
+        (
+            "an allowed origin with a path",
+            format!(
+                "{UPSTREAM}[[principals]]\nname = \"ci\"\ntoken = \"0123456789abcdef0\"\n\
+                 [listen]\naddr = \"127.0.0.1:8080\"\nallowed_origins = [\"https://app.example.com/x\"]\n"
+            ),
+        ),
+        (
             "an agent named *",
             format!("{UPSTREAM}[[principals]]\nname = \"*\"\ntoken = \"0123456789abcdef0\"\n"),
         ),

@@ -64,3 +64,38 @@ fn a_separator_of_other_characters_is_refused() {
         assert!(said.contains("invalid separator"), "{bad}: {said}");
     }
 }
+
+#[test]
+fn a_prefix_holding_the_separator_is_refused_so_no_upstream_lists_in_anothers_place() {
+    // `a` + `__` + `b__c` and `a__b` + `__` + `c` would be one name.
+    let said = error(&TWO.replace("name = \"notes\"", "name = \"files__x\""));
+    assert!(
+        said.starts_with("askgate.toml:6: upstreams[1].name:"),
+        "{said}"
+    );
+    assert!(said.contains("holds the separator \"__\""), "{said}");
+    let said = error(&format!("{TWO}namespace = \"n__x\"\n"));
+    assert!(
+        said.contains("the namespace \"n__x\" holds the separator"),
+        "{said}"
+    );
+    let said = error(&format!(
+        "separator = \"-\"\n{}",
+        TWO.replace("notes", "my-notes")
+    ));
+    assert!(said.contains("holds the separator \"-\""), "{said}");
+    // With no prefix, the name is only a name.
+    let text = TWO.replace(
+        "name = \"notes\"\ncommand = \"x\"\n",
+        "name = \"no__prefix\"\ncommand = \"x\"\nnamespace = false\n",
+    );
+    assert!(parse(&text).is_ok());
+    // A name askgate derives never holds it; `--name` may not either.
+    assert_eq!(usable_name("My__Server").as_deref(), Some("my_server"));
+    let one = with_upstream("").expect("parses");
+    let said = one
+        .with_upstream_name("a__b")
+        .expect_err("refused")
+        .to_string();
+    assert!(said.contains("holds the separator"), "{said}");
+}
