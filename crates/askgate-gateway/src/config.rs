@@ -12,7 +12,9 @@ mod check;
 mod credentials;
 mod error;
 mod file;
+mod listen;
 mod naming;
+mod secrets;
 mod store_place;
 #[cfg(test)]
 mod tests;
@@ -30,6 +32,7 @@ use check::check;
 pub use error::ConfigError;
 use error::Source;
 use file::File;
+pub use listen::{LOOPBACK_ORIGINS, Listen};
 use naming::server_name;
 pub(crate) use naming::{MODEL_NAME_LIMIT, Namespace, usable_name};
 pub use store_place::{NoStoreDir, store_url};
@@ -330,48 +333,6 @@ pub(crate) enum Replay {
     /// Calls that cannot be watched are sent anyway (for upstreams the
     /// gateway cannot watch), and recorded as such.
     Compatibility,
-}
-
-/// The Streamable HTTP listener for clients.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Listen {
-    /// The address.
-    pub addr: SocketAddr,
-    /// The origins a browser's request may come from (`Origin`), besides
-    /// the loopback ones ([`LOOPBACK_ORIGINS`]), as `scheme://host[:port]`
-    /// (`:*` for any port). A request from any other origin is refused
-    /// (403), against DNS rebinding and cross-site requests; a request
-    /// with no `Origin` (not a browser's) is not checked.
-    pub allowed_origins: Vec<String>,
-}
-
-/// The origins always allowed on the listener: pages on this machine.
-pub const LOOPBACK_ORIGINS: [&str; 6] = [
-    "http://localhost:*",
-    "http://127.0.0.1:*",
-    "http://[::1]:*",
-    "https://localhost:*",
-    "https://127.0.0.1:*",
-    "https://[::1]:*",
-];
-
-impl Listen {
-    /// On `addr`, with the loopback origins only.
-    pub fn on(addr: SocketAddr) -> Listen {
-        Listen {
-            addr,
-            allowed_origins: Vec::new(),
-        }
-    }
-
-    /// Every origin allowed: the loopback ones and the configured ones.
-    pub fn origins(&self) -> Vec<String> {
-        LOOPBACK_ORIGINS
-            .iter()
-            .map(|&origin| origin.to_owned())
-            .chain(self.allowed_origins.iter().cloned())
-            .collect()
-    }
 }
 
 impl Config {

@@ -142,6 +142,17 @@ impl Keys {
         }
     }
 
+    /// The ledger's digests of arguments: under the current key, and the
+    /// previous one for calls recorded before the last rotation.
+    pub(crate) fn ledger_digest(&self) -> LedgerDigest {
+        LedgerDigest {
+            keys: std::iter::once(&self.current)
+                .chain(self.previous.as_ref())
+                .map(|key| LedgerDigest::derived(key))
+                .collect(),
+        }
+    }
+
     /// Inbox links open under either key; new ones are signed with the
     /// current one.
     pub fn links(&self) -> askgate_core::LinkSigner {
@@ -150,6 +161,45 @@ impl Keys {
             Some(previous) => links.with_previous(previous.clone()),
             None => links,
         }
+    }
+}
+
+/// How the ledger digests a call's arguments, and a retry finds the call
+/// by: HMAC-SHA-256 of their canonical JSON under a key derived from the
+/// deployment's. Keyed with the deployment's secret, so that nobody who
+/// reads the store (a backup, a replica's disk) can match its rows to
+/// arguments they guess; a constant key would let them.
+#[derive(Clone)]
+pub(crate) struct LedgerDigest {
+    /// Derived from the key in use, then from the one rotated out last.
+    keys: Vec<Vec<u8>>,
+}
+
+impl LedgerDigest {
+    fn derived(key: &[u8]) -> Vec<u8> {
+        askgate_core::arguments_digest(key, &serde_json::json!("askgate ledger digest"))
+            .into_bytes()
+    }
+
+    /// The digest of `arguments` a new ledger row records.
+    pub(crate) fn digest(&self, arguments: &serde_json::Map<String, serde_json::Value>) -> String {
+        self.digests(arguments)
+            .into_iter()
+            .next()
+            .unwrap_or_default()
+    }
+
+    /// The digests `arguments` may have been recorded under: the key in
+    /// use first.
+    pub(crate) fn digests(
+        &self,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+    ) -> Vec<String> {
+        let arguments = serde_json::Value::Object(arguments.clone());
+        self.keys
+            .iter()
+            .map(|key| askgate_core::arguments_digest(key, &arguments))
+            .collect()
     }
 }
 
@@ -283,7 +333,10 @@ fn fingerprint(key: &[u8]) -> String {
 /// The key at `path`, `None` when there is no such file.
 fn read_key(path: &Path) -> Result<Option<Vec<u8>>, KeyError> {
     match std::fs::read(path) {
-        Ok(key) if key.len() >= 32 => Ok(Some(key)),
+        Ok(key) if key.len() >= 32 => {
+            warn_if_shared(path);
+            Ok(Some(key))
+        }
         Ok(_) => Err(KeyError::Short(path.to_owned())),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(KeyError::Read {
@@ -291,6 +344,30 @@ fn read_key(path: &Path) -> Result<Option<Vec<u8>>, KeyError> {
             source,
         }),
     }
+}
+
+/// Say so when the key file at `path` is readable or writable by others
+/// than its owner: whoever reads it can forge every sealed state, link and
+/// audit signature. A warning, not a refusal: a key mounted from a
+/// secret store (a Kubernetes secret is 0644 by default) is often so.
+fn warn_if_shared(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(metadata) = std::fs::metadata(path) {
+            let mode = metadata.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                tracing::warn!(
+                    file = %path.display(),
+                    mode = %format!("{mode:04o}"),
+                    "the key file is open to others than its owner: whoever reads it can forge \
+                     askgate's sealed states, links and audit signatures; chmod 600 it"
+                );
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
 }
 
 /// 32 new random bytes.
@@ -355,4 +432,42 @@ fn sync_dir(path: &Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn sync_dir(_path: &Path) -> std::io::Result<()> {
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ledgers_digest_is_keyed_by_the_deployment_and_a_rotation_keeps_the_old_one() {
+        let arguments = serde_json::json!({"path": "/srv/notes/plan.md"});
+        let arguments = arguments.as_object().expect("an object");
+        let ours = Keys {
+            current: vec![1; 32],
+            previous: None,
+        };
+        let theirs = Keys {
+            current: vec![2; 32],
+            previous: None,
+        };
+        let digest = ours.ledger_digest().digest(arguments);
+        // Nobody without the key computes it: not with a constant key, not
+        // with another deployment's.
+        let constant = askgate_core::arguments_digest(
+            b"askgate ledger",
+            &serde_json::Value::Object(arguments.clone()),
+        );
+        assert_ne!(digest, constant);
+        assert_ne!(digest, theirs.ledger_digest().digest(arguments));
+        assert_eq!(digest, ours.ledger_digest().digest(arguments));
+        // After a rotation, a row recorded before it is still found.
+        let rotated = Keys {
+            current: vec![3; 32],
+            previous: Some(vec![1; 32]),
+        };
+        let digests = rotated.ledger_digest().digests(arguments);
+        assert_eq!(digests.len(), 2);
+        assert_ne!(digests[0], digest);
+        assert_eq!(digests[1], digest);
+    }
 }

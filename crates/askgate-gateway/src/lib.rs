@@ -172,6 +172,7 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
             retry_window: config.retry_window,
             background: background::Background::default(),
             separator: config.separator.clone(),
+            ledger: keys.ledger_digest(),
         },
         std::sync::Arc::clone(&upstreams),
         downstream,
@@ -433,9 +434,9 @@ async fn ready(
     match (page, base) {
         (Some(InboxPage { page, listener }), _) => {
             let base = base.unwrap_or(DEFAULT_INBOX_BASE);
-            eprintln!(
+            askgate_inbox::say::say(&format!(
                 "askgate gateway: asks a client cannot show wait in the inbox at {base} (or: askgate asks list)"
-            );
+            ));
             let app = page.router().merge(metrics::beside_inbox(
                 gateway.metrics().clone(),
                 gateway.store().clone(),
@@ -443,15 +444,15 @@ async fn ready(
             ));
             tokio::spawn(askgate_inbox::serve(app, listener));
         }
-        (None, Some(base)) => eprintln!(
+        (None, Some(base)) => askgate_inbox::say::say(&format!(
             "askgate gateway: asks a client cannot show wait in the inbox at {base} (or: askgate asks list)"
-        ),
-        (None, None) => eprintln!(
+        )),
+        (None, None) => askgate_inbox::say::say(&format!(
             "askgate gateway: no inbox page is served here (its address {} is taken by something else); \
              asks a client cannot show wait in the store: answer them with askgate asks, or run askgate inbox \
              with another [inbox] listen",
             config.inbox.listen
-        ),
+        )),
     }
     // Posts as asks are parked and settle, until the gateway stops.
     let notifier = match &config.notify {

@@ -204,7 +204,9 @@ pub(crate) async fn serve(
     let listen = |source| ServeError::Listen { addr, source };
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(listen)?;
     let bound = listener.local_addr().map_err(listen)?;
-    eprintln!("askgate gateway: MCP over Streamable HTTP at http://{bound}/mcp");
+    askgate_inbox::say::say(&format!(
+        "askgate gateway: MCP over Streamable HTTP at http://{bound}/mcp"
+    ));
     if !bound.ip().is_loopback() {
         let every = if bound.ip().is_unspecified() {
             " on every network interface"

@@ -43,6 +43,7 @@ mod operator;
 mod pages;
 pub mod rejection;
 mod routes;
+pub mod say;
 mod session;
 mod signin;
 mod values;

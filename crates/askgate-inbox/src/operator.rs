@@ -75,10 +75,10 @@ pub(crate) fn digest_or_create(key_file: &Path) -> Result<[u8; 32], Error> {
         path: digest_file.clone(),
         source,
     })?;
-    eprintln!(
+    crate::say::say(&format!(
         "askgate: the inbox's operator token is in {} (readable by you only)",
         path.display()
-    );
+    ));
     Ok(digest)
 }
 

@@ -218,6 +218,21 @@ async fn a_state_is_good_for_one_retry_only() {
 }
 
 #[tokio::test]
+async fn a_malformed_answer_does_not_spend_the_state_so_the_mended_one_is_taken() {
+    let h = harness(form_client(), Duration::from_secs(600)).await;
+    let state = state_of(&h.input_required(call(json!({}), None, None)).await);
+    let garbled = Some(json!({"deploy": {"act": "accept"}}));
+    h.refused(
+        call(json!({}), garbled, Some(&state)),
+        "inputResponses[\"deploy\"] is malformed",
+    )
+    .await;
+    let answer = Some(accept(json!({"env": "prod", "replicas": 1})));
+    let outcome = h.complete(call(json!({}), answer, Some(&state))).await;
+    assert_eq!(outcome["outcome"], "accepted");
+}
+
+#[tokio::test]
 async fn altered_foreign_and_expired_states_are_refused() {
     let h = harness(form_client(), Duration::from_secs(600)).await;
     let args = json!({"service": "billing"});

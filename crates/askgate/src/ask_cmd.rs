@@ -124,18 +124,9 @@ pub(crate) struct AskArgs {
 
 /// Run `askgate ask`.
 pub(crate) fn run(args: AskArgs) -> ExitCode {
-    init_logs();
+    // Warnings (a webhook post that failed); `ASKGATE_LOG` for more.
+    crate::logs::init(crate::logs::LogFormat::Human, "warn");
     crate::failure::runtime(|| ask(args))
-}
-
-/// Warnings (a webhook post that failed) on stderr; `ASKGATE_LOG` for more.
-fn init_logs() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("ASKGATE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
 }
 
 async fn ask(args: AskArgs) -> Result<u8, Failure> {

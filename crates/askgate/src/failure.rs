@@ -38,7 +38,7 @@ impl Failure {
     /// Say why on stderr after `who` (`askgate`, `askgate gateway`), and
     /// give the exit code.
     pub(crate) fn exit(self, who: &str) -> ExitCode {
-        let _ = writeln!(std::io::stderr().lock(), "{who}: {}", self.message);
+        askgate_inbox::say::error(&format!("{who}: {}", self.message));
         ExitCode::from(self.code)
     }
 }

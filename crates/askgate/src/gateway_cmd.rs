@@ -2,6 +2,7 @@
 //! what to put behind askgate, and how it logs; askgate-gateway does the
 //! rest.
 
+use crate::logs::LogFormat;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -70,6 +71,8 @@ impl Setup {
             Some(url) => url.clone(),
             None => config.store.expose().to_owned(),
         };
+        crate::logs::hide(config.secrets());
+        crate::logs::hide_url_password(&store_url);
         askgate_gateway::start(config, &store_url, serve_inbox)
             .await
             .map_err(Failure::stopped)
@@ -115,38 +118,15 @@ impl Setup {
     }
 }
 
-/// How logs are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum LogFormat {
-    /// Lines for people.
-    Human,
-    /// One JSON object per line.
-    Json,
-}
-
-/// Logs to stderr, filtered by `ASKGATE_LOG` (default `info`). They carry
-/// ids, names, risks and decisions — never arguments, answers or tokens.
-pub(crate) fn init_logs(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("ASKGATE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    let _ = match format {
-        LogFormat::Human => builder.try_init(),
-        LogFormat::Json => builder.json().try_init(),
-    };
-}
-
 /// Run the gateway until the client goes away.
 pub(crate) fn run(args: GatewayArgs) -> ExitCode {
-    init_logs(args.log_format);
+    crate::logs::init(args.log_format, "info");
     crate::failure::serve("askgate gateway", serve(args))
 }
 
 /// Run `askgate tools`.
 pub(crate) fn tools(args: ToolsArgs) -> ExitCode {
-    init_logs(LogFormat::Human);
+    crate::logs::init(LogFormat::Human, "info");
     crate::failure::serve("askgate tools", list_tools(args))
 }
 

@@ -25,7 +25,7 @@ pub(crate) struct InboxArgs {
 
 /// Run `askgate inbox` until interrupted.
 pub(crate) fn run(args: InboxArgs) -> std::process::ExitCode {
-    crate::gateway_cmd::init_logs(crate::gateway_cmd::LogFormat::Human);
+    crate::logs::init(crate::logs::LogFormat::Human, "info");
     crate::failure::serve("askgate inbox", serve_alone(args))
 }
 
@@ -43,6 +43,8 @@ async fn serve_alone(args: InboxArgs) -> Result<(), Failure> {
         (None, Some(_)) => config.store.expose().to_owned(),
         (None, None) => crate::store_cmd::store_url(None).map_err(Failure::stopped)?,
     };
+    crate::logs::hide(config.secrets());
+    crate::logs::hide_url_password(&store_url);
     let store = Store::open(&store_url).await.map_err(Failure::stopped)?;
     let key_file = askgate_gateway::keys::key_path(&store_url);
     let keys = askgate_gateway::keys::Keys::load_or_create(&key_file).map_err(Failure::stopped)?;
@@ -65,10 +67,10 @@ async fn serve_alone(args: InboxArgs) -> Result<(), Failure> {
     let people = askgate_inbox::people(config.inbox.token.as_deref(), &config.people, &key_file)
         .map_err(Failure::stopped)?;
     let inbox = Inbox::new(store, people, keys.links(), &base).map_err(Failure::stopped)?;
-    eprintln!(
+    askgate_inbox::say::say(&format!(
         "askgate inbox: serving {base} over {store_url_shown}",
         store_url_shown = inbox.store().name()
-    );
+    ));
     tokio::spawn(inbox.sweep_expired());
     tokio::select! {
         () = askgate_inbox::serve(inbox.router(), listener) => Ok(()),

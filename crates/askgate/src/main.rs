@@ -11,6 +11,7 @@ mod form_cmd;
 mod gateway_cmd;
 mod inbox_cmd;
 mod key_cmd;
+mod logs;
 mod store_cmd;
 
 use std::process::ExitCode;

@@ -420,7 +420,7 @@ impl Gateway {
             owner: self.inner.settings.owner.clone(),
             server: self.upstream_name(index),
             tool: tool.to_owned(),
-            arguments_digest: Some(ledger_digest(arguments)),
+            arguments_digest: Some(self.inner.settings.ledger.digest(arguments)),
             principal: Some(principal.to_owned()),
             request,
             at: self.now(),
@@ -467,12 +467,6 @@ impl Gateway {
                 )
             })
     }
-}
-
-/// The digest of a call's `arguments` as the ledger records it, and a
-/// retry finds it by.
-pub(crate) fn ledger_digest(arguments: &JsonObject) -> String {
-    askgate_core::arguments_digest(b"askgate ledger", &Json::Object(arguments.clone()))
 }
 
 /// The tool result of a call that was not sent: `text` says why, for the

@@ -94,6 +94,8 @@ pub(crate) struct Settings {
     /// How long a call that may have run is taken to be retried by the
     /// same call (see the `retries` module).
     pub(crate) retry_window: std::time::Duration,
+    /// How the ledger digests a call's arguments.
+    pub(crate) ledger: crate::keys::LedgerDigest,
 }
 
 /// The gateway, as one client session sees it: what every session shares,

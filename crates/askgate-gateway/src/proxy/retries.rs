@@ -21,7 +21,6 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use serde_json::Value as Json;
 
-use super::forward::ledger_digest;
 use super::pipeline::Target;
 use super::{BEAT, Gateway};
 
@@ -64,13 +63,6 @@ impl Gateway {
         if target.risk <= Risk::Read || settings.retry_window.is_zero() {
             return Ok(None);
         }
-        let digest = ledger_digest(&target.arguments);
-        let retry = Retry {
-            principal,
-            server: &target.server,
-            tool: &target.tool.name,
-            arguments_digest: &digest,
-        };
         let window = jiff::SignedDuration::try_from(settings.retry_window)
             .unwrap_or(jiff::SignedDuration::MAX);
         let since = self.now().checked_sub(window).unwrap_or(Timestamp::MIN);
@@ -85,12 +77,33 @@ impl Gateway {
             )
         };
         let owner = &settings.owner;
-        let Some(found) = store
-            .may_have_run(&retry, since, owner)
-            .await
-            .map_err(unread)?
-        else {
+        // Under the key in use, then (a call sent before the last
+        // rotation) under the one before it.
+        let mut earlier = None;
+        for digest in settings.ledger.digests(&target.arguments) {
+            let retry = Retry {
+                principal,
+                server: &target.server,
+                tool: &target.tool.name,
+                arguments_digest: &digest,
+            };
+            if let Some(found) = store
+                .may_have_run(&retry, since, owner)
+                .await
+                .map_err(unread)?
+            {
+                earlier = Some((found, digest));
+                break;
+            }
+        }
+        let Some((found, digest)) = earlier else {
             return Ok(None);
+        };
+        let retry = Retry {
+            principal,
+            server: &target.server,
+            tool: &target.tool.name,
+            arguments_digest: &digest,
         };
         let beat = found
             .owner_beat

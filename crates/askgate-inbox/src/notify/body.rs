@@ -95,7 +95,9 @@ impl Facts {
             (None, None) => "-".to_owned(),
         };
         let risk = self.risk.as_deref().unwrap_or("-");
-        let text = format!("{what}: {}", self.title);
+        // The title may be a model's or a server's words: escaped here too,
+        // so that `<!channel>` or a link of its own is only text.
+        let text = format!("{what}: {}", escape(&self.title));
         json!({
             "text": text,
             "blocks": [
@@ -162,5 +164,36 @@ pub(crate) fn title(request: &Json) -> String {
             format!("{cut}…")
         }
         Some(line) => line.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_title_cannot_mention_the_channel_or_make_a_link_in_slack() {
+        let facts = Facts {
+            event: Event::Parked,
+            id: "ask_1".into(),
+            title: "Deploy <!channel> <https://evil.example|the runbook> & more".into(),
+            server: Some("ops".into()),
+            tool: Some("deploy".into()),
+            risk: Some("high_write".into()),
+            status: "pending",
+            link: None,
+            at: Timestamp::UNIX_EPOCH,
+        };
+        let body = facts.slack();
+        let escaped = "Deploy &lt;!channel&gt; &lt;https://evil.example|the runbook&gt; &amp; more";
+        assert_eq!(
+            body["text"],
+            format!("An ask waits for a person: {escaped}").as_str()
+        );
+        let shown = body["blocks"][0]["text"]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(shown.ends_with(escaped), "{shown}");
+        assert!(!body.to_string().contains("<!channel>"), "{body}");
     }
 }

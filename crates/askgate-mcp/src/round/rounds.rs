@@ -250,6 +250,11 @@ impl Rounds {
         if let Some(state) = request.request_state {
             let now = self.now();
             let opened = self.open_state(state, &round.binding, &request.arguments, now)?;
+            // An answer no client could have sent is refused before the
+            // state is spent: the client may send it again, mended.
+            if let Some(malformed) = unreadable_response(&round.responses) {
+                return Err(malformed);
+            }
             let first = self
                 .inner
                 .store
@@ -321,6 +326,23 @@ impl Rounds {
             origin: None,
         }
     }
+}
+
+/// The first of `responses` that is no answer of any kind a client gives
+/// (an elicitation's, a sampling's or a roots list's), as the error that
+/// says so.
+fn unreadable_response(responses: &rmcp::model::InputResponses) -> Option<RoundError> {
+    responses.iter().find_map(|(key, response)| {
+        let readable = crate::input::read_sampling(response).is_ok()
+            || crate::input::read_roots(response).is_ok();
+        match crate::input::read_elicitation(response) {
+            Err(source) if !readable => Some(RoundError::Malformed {
+                key: key.clone(),
+                source,
+            }),
+            _ => None,
+        }
+    })
 }
 
 /// Whether `version` is a dated revision from before elicitation

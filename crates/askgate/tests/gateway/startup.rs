@@ -220,3 +220,91 @@ async fn a_listener_open_to_the_network_says_it_serves_plain_http() {
     assert!(warned.contains("put TLS in front"), "{warned}");
     process.log.line_with(&["Streamable HTTP at "]).await;
 }
+
+#[tokio::test]
+async fn the_logs_are_json_lines_only_and_never_hold_an_upstreams_secret() {
+    use rmcp::ServiceExt;
+    // An HTTP upstream nobody listens on, its key in its URL's query: the
+    // failed connection's error names the URL.
+    let secret = "query-secret-0123456789";
+    let setup = super::setup().config("").tables(&format!(
+        "[[upstreams]]\nname = \"web\"\nurl = \"http://127.0.0.1:9/mcp?api_key={secret}\"\n\
+         [upstreams.headers]\nX-Api-Key = \"header-secret-0123456789\"\n"
+    ));
+    let mut command = setup.command();
+    command
+        .arg("--log-format")
+        .arg("json")
+        .env("ASKGATE_LOG", "debug");
+    let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the gateway starts");
+    let log = askgate_testkit::wait::Seen::default();
+    askgate_testkit::process::keep_lines_async(stderr.expect("stderr"), log.clone());
+    let client = super::person(serde_json::json!({}), vec![])
+        .serve(transport)
+        .await
+        .expect("connects");
+    client.list_all_tools().await.expect("tools");
+    log.line_with(&["\"web\"", "127.0.0.1:9"]).await;
+    client.cancel().await.expect("the gateway stops");
+    let lines = log.all();
+    let askgate_lines: Vec<&String> = lines
+        .iter()
+        // The example upstream's own stderr is its, passed on as it is.
+        .filter(|line| !line.starts_with("askgate-example-upstream"))
+        .collect();
+    assert!(!askgate_lines.is_empty());
+    for line in &askgate_lines {
+        assert!(!line.contains(secret), "a secret in the log: {line}");
+        assert!(
+            !line.contains("header-secret"),
+            "a secret in the log: {line}"
+        );
+        assert!(
+            serde_json::from_str::<serde_json::Value>(line).is_ok(),
+            "not a JSON line: {line}"
+        );
+        assert!(!line.contains('\u{1b}'), "a colour code: {line}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_key_file_others_can_read_is_warned_about() {
+    use std::os::unix::fs::PermissionsExt;
+    let setup = super::setup().config("");
+    // Writes the config file.
+    let _ = setup.command();
+    let tools = || {
+        std::process::Command::new(&setup.binaries().askgate)
+            .args(["tools", "--config"])
+            .arg(setup.config_path())
+            .env("ASKGATE_LOG", "warn")
+            .env("NO_COLOR", "1")
+            .env_remove(askgate_gateway::keys::KEY_FILE_ENV)
+            .output()
+            .expect("askgate runs")
+    };
+    let made = tools();
+    assert!(made.status.success(), "{made:?}");
+    let said = String::from_utf8_lossy(&made.stderr);
+    assert!(
+        !said.contains("key file is open"),
+        "its own key is private: {said}"
+    );
+    let key_file = askgate_gateway::keys::key_path(setup.store_url());
+    std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let shared = tools();
+    assert!(
+        shared.status.success(),
+        "a warning, not a refusal: {shared:?}"
+    );
+    let said = String::from_utf8_lossy(&shared.stderr);
+    assert!(
+        said.contains("key file is open to others") && said.contains("chmod 600"),
+        "{said}"
+    );
+    assert!(said.contains("0644"), "{said}");
+}
