@@ -139,6 +139,30 @@ pub(crate) struct Upstream {
     pub(crate) protocol: UpstreamProtocol,
     /// How its tools and prompts are named downstream.
     pub(crate) namespace: Namespace,
+    /// How long it may take to answer.
+    pub(crate) timeouts: Timeouts,
+}
+
+/// How long an upstream may take to answer (`start_timeout` and
+/// `call_timeout` in its `[[upstreams]]` table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Timeouts {
+    /// Its handshake: one that does not answer within it is stopped and
+    /// started again later, as a failed start is.
+    pub(crate) start: std::time::Duration,
+    /// A tool call, counted again from each progress notification its
+    /// server sends: past it, the server is told to cancel and the client
+    /// that the call may have run. `None`: no limit (`"0s"`).
+    pub(crate) call: Option<std::time::Duration>,
+}
+
+impl Default for Timeouts {
+    fn default() -> Timeouts {
+        Timeouts {
+            start: std::time::Duration::from_secs(30),
+            call: Some(std::time::Duration::from_secs(10 * 60)),
+        }
+    }
 }
 
 /// The revision askgate speaks to an upstream.
@@ -446,6 +470,7 @@ impl Config {
                     cwd: None,
                 }),
                 protocol: UpstreamProtocol::default(),
+                timeouts: Timeouts::default(),
                 namespace: Namespace::Auto,
             }],
             separator: naming::DEFAULT_SEPARATOR.to_owned(),

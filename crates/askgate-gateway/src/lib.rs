@@ -214,6 +214,7 @@ fn start_upstreams(config: &Config, downstream: &Downstream) -> Arc<Upstreams> {
     for (index, configured) in config.upstreams.iter().enumerate() {
         let endpoint = Endpoint::from(&configured.transport);
         let (name, protocol) = (configured.name.clone(), configured.protocol);
+        let timeouts = configured.timeouts;
         let prefix = config.prefix_of(index);
         let downstream = downstream.clone();
         let waiting = Arc::clone(&upstreams);
@@ -233,6 +234,10 @@ fn start_upstreams(config: &Config, downstream: &Downstream) -> Arc<Upstreams> {
                     name_after_the_server(&mut upstream);
                 }
                 upstream.prefix = prefix;
+                upstream.call_timeout = timeouts.call;
+                if let Some(lane) = &upstream.lane {
+                    lane.limit(timeouts.call);
+                }
                 Ok(upstream)
             }
         };
@@ -240,6 +245,7 @@ fn start_upstreams(config: &Config, downstream: &Downstream) -> Arc<Upstreams> {
             Arc::clone(&upstreams),
             index,
             configured.name.clone(),
+            timeouts.start,
             connect,
         ));
     }

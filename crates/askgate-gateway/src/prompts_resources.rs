@@ -200,6 +200,7 @@ async fn settle<Q: Rounded>(
     let sending = Sending {
         progress: None,
         declared,
+        timeout: None,
     };
     match rounds::until_complete(&peer, params, &asks, carried, sending, |_| Ok(())).await {
         Sent::Answered(response) => Ok(Q::complete(response)),

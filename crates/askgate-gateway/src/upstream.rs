@@ -307,6 +307,8 @@ pub(crate) struct Upstream {
     pub(crate) inflight: Inflight,
     /// Its express lane, when it runs as a child process.
     pub(crate) lane: Option<Arc<Lane>>,
+    /// How long a tool call may take (see [`crate::config::Timeouts`]).
+    pub(crate) call_timeout: Option<std::time::Duration>,
 }
 
 impl Upstream {
@@ -502,6 +504,7 @@ pub(crate) async fn connect(
         watcher,
         inflight,
         lane,
+        call_timeout: crate::config::Timeouts::default().call,
     })
 }
 

@@ -212,6 +212,7 @@ pub(crate) async fn start<F, Fut>(
     upstreams: Arc<Upstreams>,
     index: usize,
     name: String,
+    within: Duration,
     mut connect: F,
 ) where
     F: FnMut() -> Fut,
@@ -220,7 +221,18 @@ pub(crate) async fn start<F, Fut>(
     let mut first = true;
     let mut wait = FIRST_RETRY;
     loop {
-        match connect().await {
+        // A server that never answers its handshake is given up on (its
+        // process stopped with the connection) and tried again later.
+        let tried = tokio::time::timeout(within, connect())
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "it did not answer the MCP handshake within {} (its start_timeout)",
+                    jiff::SignedDuration::try_from(within)
+                        .map_or_else(|_| format!("{within:?}"), |d| format!("{d:#}"))
+                ))
+            });
+        match tried {
             Ok(upstream) => {
                 if !first {
                     tracing::info!(upstream = %name, "started after all");

@@ -315,6 +315,26 @@ fn check_transport(
             )
         })?,
     };
+    let mut timeouts = super::Timeouts::default();
+    if let Some(text) = upstream.start_timeout.take() {
+        timeouts.start = duration(
+            &text,
+            "start_timeout",
+            jiff::SignedDuration::from_secs(1),
+            jiff::SignedDuration::from_mins(10),
+            src,
+        )?;
+    }
+    if let Some(text) = upstream.call_timeout.take() {
+        let limit = duration(
+            &text,
+            "call_timeout",
+            jiff::SignedDuration::ZERO,
+            jiff::SignedDuration::from_hours(24),
+            src,
+        )?;
+        timeouts.call = (!limit.is_zero()).then_some(limit);
+    }
     let transport = match (upstream.command.take(), upstream.url.take()) {
         (Some(_), Some(url)) => {
             return Err(src.at(
@@ -340,6 +360,7 @@ fn check_transport(
         transport,
         protocol,
         namespace,
+        timeouts,
     })
 }
 

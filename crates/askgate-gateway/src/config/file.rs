@@ -73,6 +73,8 @@ pub(super) struct UpstreamFile {
     pub(super) headers: Option<Spanned<BTreeMap<String, String>>>,
     pub(super) protocol: Option<Spanned<String>>,
     pub(super) namespace: Option<Spanned<toml::Value>>,
+    pub(super) start_timeout: Option<Spanned<String>>,
+    pub(super) call_timeout: Option<Spanned<String>>,
 }
 
 /// `[[rules]]`.

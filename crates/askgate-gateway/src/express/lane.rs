@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use rmcp::ErrorData;
 use serde_json::value::RawValue;
@@ -22,7 +23,14 @@ pub(crate) struct Lane {
     /// Whether the upstream answers on a classic revision (set once its
     /// handshake is done).
     classic: AtomicBool,
+    /// How long a call may go unanswered, counted from its send (see
+    /// [`Lane::limit`]); none when not set.
+    timeout: Mutex<Option<Duration>>,
 }
+
+/// How often the calls of a lane with a time limit are looked at: a call
+/// is given up at most this much after its limit.
+const WATCH_EVERY: Duration = Duration::from_millis(250);
 
 impl Lane {
     /// A lane writing to the upstream through `out`.
@@ -32,7 +40,67 @@ impl Lane {
             next: AtomicU64::new(FIRST_ID),
             calls: Mutex::new(HashMap::new()),
             classic: AtomicBool::new(false),
+            timeout: Mutex::new(None),
         })
+    }
+
+    /// Give up on each call that goes unanswered for `timeout` after its
+    /// send (the upstream's `call_timeout`): its server is told to cancel
+    /// it, and its client that it may have run. One task watches the
+    /// lane's calls for as long as the lane lives.
+    pub(crate) fn limit(self: &Arc<Self>, timeout: Option<Duration>) {
+        let Some(timeout) = timeout else {
+            return;
+        };
+        let first = self
+            .timeout
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .replace(timeout)
+            .is_none();
+        if !first {
+            return;
+        }
+        let lane = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(WATCH_EVERY);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                let Some(lane) = lane.upgrade() else {
+                    return;
+                };
+                lane.give_up_late(Instant::now());
+            }
+        });
+    }
+
+    /// Give up on every call sent longer ago than the limit.
+    fn give_up_late(&self, now: Instant) {
+        let Some(timeout) = *self.timeout.lock().unwrap_or_else(PoisonError::into_inner) else {
+            return;
+        };
+        let late: Vec<(u64, Pending)> = {
+            let mut calls = self.calls();
+            let ids: Vec<u64> = calls
+                .iter()
+                .filter(|(_, pending)| now.saturating_duration_since(pending.sent_at) >= timeout)
+                .map(|(id, _)| *id)
+                .collect();
+            ids.into_iter()
+                .filter_map(|id| calls.remove(&id).map(|pending| (id, pending)))
+                .collect()
+        };
+        for (id, pending) in late {
+            let why = format!(
+                "its server gave no answer within {} (its call_timeout), and was told to cancel it",
+                jiff::SignedDuration::try_from(timeout)
+                    .map_or_else(|_| format!("{timeout:?}"), |d| format!("{d:#}"))
+            );
+            let reason = serde_json::value::to_raw_value(&why).ok();
+            let _ = self.out.send(&cancel_line(id, reason.as_deref()));
+            pending.settle(LaneEnd::Gone(&why));
+        }
     }
 
     fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Pending>> {
@@ -187,6 +255,8 @@ pub(crate) struct Pending {
     pub(crate) progress: Option<crate::downstream::Routed>,
     /// Counted in flight until its answer (see [`crate::stopping`]).
     pub(crate) _in_flight: Option<crate::stopping::InFlight>,
+    /// When it was handed to the lane.
+    pub(crate) sent_at: Instant,
 }
 
 /// How a call on the lane ended.

@@ -94,6 +94,7 @@ impl UpstreamCall {
         let sending = Sending {
             progress: tracked,
             declared,
+            timeout: upstream.call_timeout,
         };
         let sending = rounds::until_complete(
             upstream.service.peer(),
@@ -180,6 +181,15 @@ impl UpstreamCall {
                 }
                 None => match error {
                     ServiceError::McpError(error) => (Ended::Refused(error), None),
+                    ServiceError::Timeout { timeout } => (
+                        Ended::Failed(format!(
+                            "its server gave no answer and told of no progress for {} (its \
+                             call_timeout), and was told to cancel it",
+                            jiff::SignedDuration::try_from(timeout)
+                                .map_or_else(|_| format!("{timeout:?}"), |d| format!("{d:#}"))
+                        )),
+                        None,
+                    ),
                     other => (Ended::Failed(other.to_string()), None),
                 },
             },

@@ -187,6 +187,10 @@ pub(crate) struct Sending<'a> {
     /// What the request declares of the client behind it, beyond the
     /// gateway's handshake (see [`crate::upstream::Upstream::declaring`]).
     pub(crate) declared: Option<ClientCapabilities>,
+    /// How long its server may go without answering or telling of
+    /// progress: past it, the request is cancelled there and fails with
+    /// [`ServiceError::Timeout`].
+    pub(crate) timeout: Option<std::time::Duration>,
 }
 
 /// Where an upstream's progress on a request goes: the client's route,
@@ -256,7 +260,7 @@ async fn call_tool(
 impl Sending<'_> {
     /// Whether nothing goes with the request: rmcp sends it as it would.
     fn is_plain(&self) -> bool {
-        self.progress.is_none() && self.declared.is_none()
+        self.progress.is_none() && self.declared.is_none() && self.timeout.is_none()
     }
 }
 
@@ -269,6 +273,12 @@ async fn sent(
     sending: &Sending<'_>,
 ) -> Result<ServerResult, ServiceError> {
     let mut options = PeerRequestOptions::no_options();
+    if let Some(timeout) = sending.timeout {
+        // A server that tells of progress is working: the wait starts
+        // again with each notification.
+        options.timeout = Some(timeout);
+        options.reset_timeout_on_progress = true;
+    }
     if let Some(declared) = &sending.declared {
         options = options.with_meta(crate::tasks::declaring(declared.clone()));
     }

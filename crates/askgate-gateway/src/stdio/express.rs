@@ -137,6 +137,7 @@ impl Express {
             life,
             progress: progress.map(|(routed, _)| routed),
             _in_flight: self.gateway.enter_call(),
+            sent_at: std::time::Instant::now(),
         };
         let marker = self.gateway.marks_calls().then_some(marker.as_str());
         let params = Params {

@@ -31,6 +31,8 @@ mod restarts;
 mod startup;
 mod stops;
 mod tasks;
+/// How long an upstream may take: its handshake, a call.
+mod timeouts;
 
 /// A gateway over the example upstream with no config file, on a store of
 /// its own.

@@ -372,6 +372,14 @@ fn every_config_error_names_the_file_the_line_and_the_key() {
             ),
         ),
         (
+            "a call timeout past a day",
+            format!("{UPSTREAM}call_timeout = \"25h\"\n"),
+        ),
+        (
+            "a start timeout of nothing",
+            format!("{UPSTREAM}start_timeout = \"0s\"\n"),
+        ),
+        (
             "an agent named *",
             format!("{UPSTREAM}[[principals]]\nname = \"*\"\ntoken = \"0123456789abcdef0\"\n"),
         ),

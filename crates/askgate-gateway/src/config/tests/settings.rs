@@ -136,3 +136,26 @@ fn by_default_only_a_person_approves() {
         assert_eq!(config.stop_grace, std::time::Duration::from_secs(10));
     }
 }
+
+#[test]
+fn an_upstreams_timeouts_have_defaults_and_zero_lifts_the_call_limit() {
+    let plain = with_upstream("").expect("parses");
+    assert_eq!(
+        plain.upstreams[0].timeouts,
+        crate::config::Timeouts {
+            start: std::time::Duration::from_secs(30),
+            call: Some(std::time::Duration::from_secs(600)),
+        }
+    );
+    let set = with_upstream("start_timeout = \"5s\"\ncall_timeout = \"2h\"\n").expect("parses");
+    assert_eq!(
+        set.upstreams[0].timeouts.start,
+        std::time::Duration::from_secs(5)
+    );
+    assert_eq!(
+        set.upstreams[0].timeouts.call,
+        Some(std::time::Duration::from_secs(7200))
+    );
+    let unlimited = with_upstream("call_timeout = \"0s\"\n").expect("parses");
+    assert_eq!(unlimited.upstreams[0].timeouts.call, None);
+}

@@ -1,0 +1,112 @@
+//! How long an upstream may take: a server that never answers its
+//! handshake does not hold the gateway up, and a call that gets no answer
+//! is given up on at its `call_timeout` — its server told to cancel it,
+//! its client that it may have run — on the rmcp path and on the express
+//! lane alike.
+
+use askgate_testkit::gateway::ledger;
+use askgate_testkit::mcp::call;
+use askgate_testkit::within;
+use rmcp::ServiceError;
+use serde_json::json;
+
+use super::{person, setup};
+
+/// What the example upstream writes when a `wait_for_note` is cancelled
+/// (`askgate_conformance::example_upstream::WAIT_CANCELLED`).
+const WAIT_CANCELLED: &str = "askgate-example-upstream: wait_for_note cancelled";
+
+/// A call that waits an hour for a note nobody writes.
+fn waiting_forever() -> rmcp::model::CallToolRequestParams {
+    call(
+        "wait_for_note",
+        json!({"name": "never", "wait_ms": 60 * 60 * 1000}),
+    )
+}
+
+/// Call `wait_for_note` through a gateway whose config is `config`, the
+/// upstream limited to one second a call: the client's error, the ledger,
+/// and whether the upstream heard the cancel.
+async fn given_up_on(config: &str, on_the_lane: bool) {
+    let h = setup()
+        .config(config)
+        .upstream_keys("call_timeout = \"1s\"")
+        .logging("askgate_gateway::express=debug")
+        .connect(person(json!({}), vec![]))
+        .await;
+    let refused = within("the call's end", h.client.call_tool(waiting_forever())).await;
+    let Err(ServiceError::McpError(error)) = refused else {
+        panic!("expected an error, got {refused:?}");
+    };
+    assert!(
+        error
+            .message
+            .contains("no answer within 1s (its call_timeout)")
+            || error.message.contains("for 1s (its call_timeout)"),
+        "{}",
+        error.message
+    );
+    assert!(error.message.contains("may have run"), "{}", error.message);
+    assert_eq!(
+        h.log
+            .has_line_with(&["on the express lane", "wait_for_note"]),
+        on_the_lane
+    );
+    // Its server was told.
+    h.log.line_with(&[WAIT_CANCELLED]).await;
+    let stopped = h.stop().await;
+    assert_eq!(ledger(stopped.store_url()).await, ["may_have_run"]);
+}
+
+#[tokio::test]
+async fn a_call_past_its_timeout_is_cancelled_at_its_server_and_may_have_run() {
+    // Reads go through rmcp when the lane is off.
+    given_up_on(
+        "express_lane = false\n[[rules]]\ntool = \"wait_for_note\"\nrisk = \"read\"",
+        false,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_read_on_the_express_lane_past_its_timeout_is_given_up_on_the_same_way() {
+    given_up_on("[[rules]]\ntool = \"wait_for_note\"\nrisk = \"read\"", true).await;
+}
+
+#[test]
+fn a_server_that_never_answers_its_handshake_is_given_up_on_and_the_rest_served() {
+    let setup = setup().config("").tables(
+        "[[upstreams]]\nname = \"mute\"\ncommand = \"sh\"\nargs = [\"-c\", \"cat > /dev/null\"]\n\
+         start_timeout = \"1s\"\n",
+    );
+    // Writes the config file.
+    let _ = setup.command();
+    let mut tools = std::process::Command::new(&setup.binaries().askgate)
+        .args(["tools", "--config"])
+        .arg(setup.config_path())
+        .env("ASKGATE_LOG", "warn")
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("askgate runs");
+    let started = std::time::Instant::now();
+    while tools.try_wait().expect("waits").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = tools.kill();
+            panic!("askgate tools still waits on a server that never answers its handshake");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let output = tools.wait_with_output().expect("its output");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stderr.contains("did not answer the MCP handshake within 1s (its start_timeout)"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("read_note"),
+        "the other server's tools: {stdout}"
+    );
+}
