@@ -57,11 +57,33 @@ pub(crate) fn spawn(
     let peer = peer.to_owned();
     tokio::spawn(async move {
         let offer = Arc::clone(&tapped);
-        lines::tap(reader, move |line| offer.offer(line), rest, &peer).await;
+        let answer_for = |envelope: &lines::Envelope, length: usize| {
+            // An answer too long to carry: its call is answered with an
+            // error in its place, not left waiting.
+            let id = envelope.id().filter(|_| envelope.is_answer())?;
+            let message = format!(
+                "the server's answer was {}, over the {} askgate carries in one message: the \
+                 call ran, and its answer is lost",
+                lines::mib(length),
+                lines::mib(lines::MAX_ANSWER)
+            );
+            let error = serde_json::json!({"code": -32603, "message": message});
+            Some(format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#).into_bytes())
+        };
+        lines::tap(
+            reader,
+            move |line| offer.offer(line),
+            rest,
+            &peer,
+            lines::MAX_ANSWER,
+            answer_for,
+        )
+        .await;
         tapped.gone();
     });
     let transport = ChildTransport {
-        rmcp: AsyncRwTransport::new(handover, OutWriter(Arc::clone(&out))),
+        rmcp: AsyncRwTransport::new(handover, OutWriter(Arc::clone(&out)))
+            .with_max_line_length(lines::MAX_ANSWER),
         out,
         child: Some(child),
     };

@@ -20,9 +20,17 @@ use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader, SimplexSt
 use tokio::net::unix::pipe;
 use tokio::sync::Notify;
 
-/// The longest line read, as rmcp's own transport caps it: a longer one is
-/// dropped (and logged), and the connection stays open.
+/// The longest line read from a client, as rmcp's own transport caps it:
+/// a longer one is dropped (and logged), and the connection stays open.
 pub(crate) const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+
+/// The longest line read from an upstream: an answer may carry a large
+/// result (a 10 MB file, encoded), which a client of the server directly
+/// would get.
+pub(crate) const MAX_ANSWER: usize = 64 * 1024 * 1024;
+
+mod envelope;
+pub(crate) use envelope::Envelope;
 
 /// How much of what rmcp is yet to read the in-memory pipe holds before
 /// the tap waits for it.
@@ -215,20 +223,47 @@ impl AsyncWrite for OutWriter {
     }
 }
 
+/// What became of a line offered to a tap's taker.
+pub(crate) enum Offered {
+    /// It took the line: rmcp never sees it.
+    Taken,
+    /// It left the line to rmcp.
+    Passed,
+    /// rmcp is to read this line instead (one rmcp would misread, mended).
+    Instead(Vec<u8>),
+}
+
+impl From<bool> for Offered {
+    fn from(taken: bool) -> Offered {
+        if taken {
+            Offered::Taken
+        } else {
+            Offered::Passed
+        }
+    }
+}
+
 /// Read `pipe` line by line until it ends, offering each line (without its
 /// newline) to `take`; a line it does not take is written, with its
-/// newline, to `rest` — rmcp's side. A line longer than [`MAX_LINE`] is
-/// dropped and logged, as rmcp drops it. `rest` is shut when `pipe` ends,
-/// so rmcp sees the end too.
-pub(crate) async fn tap(
+/// newline, to `rest` — rmcp's side (or what `take` gives instead). A line longer than `longest` is
+/// dropped and logged, as rmcp drops it; what it said of itself (its id,
+/// whether it is a request or an answer: see [`Envelope`]) and its length
+/// go to `too_long`, which answers for it — a line it returns is taken in
+/// the dropped one's place, as if the peer had sent it. `rest` is shut
+/// when `pipe` ends, so rmcp sees the end too.
+pub(crate) async fn tap<T: Into<Offered>>(
     pipe: pipe::Receiver,
-    mut take: impl FnMut(&[u8]) -> bool,
+    mut take: impl FnMut(&[u8]) -> T,
     mut rest: WriteHalf<SimplexStream>,
     peer: &str,
+    longest: usize,
+    mut too_long: impl FnMut(&Envelope, usize) -> Option<Vec<u8>>,
 ) {
     let mut reader = BufReader::with_capacity(64 * 1024, pipe);
     let mut line = Vec::new();
     let mut oversized = false;
+    let mut envelope = Envelope::default();
+    let mut length = 0usize;
     loop {
         let buffer = match reader.fill_buf().await {
             Ok([]) => break,
@@ -243,16 +278,17 @@ pub(crate) async fn tap(
             Some(at) => (&buffer[..at], true),
             None => (buffer, false),
         };
-        if !oversized && line.len() + chunk.len() > MAX_LINE {
-            tracing::error!(
-                peer,
-                max_line_length = MAX_LINE,
-                "a message exceeded the longest line read; it is dropped"
-            );
+        if !oversized && line.len() + chunk.len() > longest {
             oversized = true;
+            envelope = Envelope::default();
+            envelope.feed(&line);
+            length = line.len();
             line = Vec::new();
         }
-        if !oversized {
+        if oversized {
+            envelope.feed(chunk);
+            length += chunk.len();
+        } else {
             line.extend_from_slice(chunk);
         }
         let used = chunk.len() + usize::from(ends);
@@ -260,16 +296,46 @@ pub(crate) async fn tap(
         if !ends {
             continue;
         }
-        if !std::mem::take(&mut oversized) && !line.is_empty() && !take(trim(&line)) {
-            line.push(b'\n');
-            if rest.write_all(&line).await.is_err() {
-                // rmcp's side is gone: nobody reads the rest.
-                break;
+        if std::mem::take(&mut oversized) {
+            tracing::error!(
+                peer,
+                bytes = length,
+                max_line_length = longest,
+                id = envelope.id().unwrap_or("-"),
+                "a message exceeded the longest line read; it is dropped"
+            );
+            match too_long(&envelope, length) {
+                Some(instead) => line = instead,
+                None => {
+                    line.clear();
+                    continue;
+                }
+            }
+        }
+        if !line.is_empty() {
+            let passed = match take(trim(&line)).into() {
+                Offered::Taken => None,
+                Offered::Passed => Some(std::mem::take(&mut line)),
+                Offered::Instead(instead) => Some(instead),
+            };
+            if let Some(mut passed) = passed {
+                passed.push(b'\n');
+                if rest.write_all(&passed).await.is_err() {
+                    // rmcp's side is gone: nobody reads the rest.
+                    break;
+                }
             }
         }
         line.clear();
     }
     let _ = rest.shutdown().await;
+}
+
+/// In MiB, to one decimal.
+pub(crate) fn mib(bytes: usize) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let mib = bytes as f64 / (1024.0 * 1024.0);
+    format!("{mib:.1} MiB")
 }
 
 /// Where the first newline is.
@@ -310,6 +376,8 @@ mod tests {
                 },
                 rest,
                 "test",
+                MAX_LINE,
+                |_, _| None,
             )
             .await;
         });
@@ -373,7 +441,9 @@ mod tests {
     async fn a_line_over_the_limit_is_dropped_and_the_next_one_still_arrives() {
         let (sender, receiver) = pipe_pair();
         let (mut rmcp, rest) = handover();
-        let tapping = tokio::spawn(async move { tap(receiver, |_| false, rest, "test").await });
+        let tapping = tokio::spawn(async move {
+            tap(receiver, |_| false, rest, "test", MAX_LINE, |_, _| None).await;
+        });
         let reading = tokio::spawn(async move {
             let mut read = String::new();
             rmcp.read_to_string(&mut read).await.expect("done");
@@ -387,5 +457,45 @@ mod tests {
         out.close().await;
         tapping.await.expect("done");
         assert_eq!(reading.await.expect("done"), "after\n");
+    }
+
+    #[tokio::test]
+    async fn an_answer_over_the_limit_is_answered_for_in_its_place() {
+        let (sender, receiver) = pipe_pair();
+        let (mut rmcp, rest) = handover();
+        let tapping = tokio::spawn(async move {
+            let instead = |envelope: &Envelope, length: usize| {
+                let id = envelope.id().filter(|_| envelope.is_answer())?;
+                Some(format!("too long: {id} {length}").into_bytes())
+            };
+            tap(receiver, |_| false, rest, "test", 1024, instead).await;
+        });
+        let reading = tokio::spawn(async move {
+            let mut read = String::new();
+            rmcp.read_to_string(&mut read).await.expect("done");
+            read
+        });
+        let out = Out::new(sender);
+        // The TypeScript SDK's order: the id after the long result.
+        let answer = format!(
+            r#"{{"result":{{"text":"{}"}},"jsonrpc":"2.0","id":41}}"#,
+            "y".repeat(5000)
+        );
+        out.send(format!("{answer}\n").as_bytes())
+            .expect("the pipe is open");
+        // A notification over the limit has nobody waiting: only dropped.
+        let note = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"data":"{}"}}}}"#,
+            "z".repeat(5000)
+        );
+        out.send(format!("{note}\n").as_bytes())
+            .expect("the pipe is open");
+        out.send(b"after\n").expect("the pipe is open");
+        out.close().await;
+        tapping.await.expect("done");
+        assert_eq!(
+            reading.await.expect("done"),
+            format!("too long: 41 {}\nafter\n", answer.len())
+        );
     }
 }

@@ -106,6 +106,9 @@ pub(crate) struct Gateway {
     /// This client session: one stdio connection, or one Streamable HTTP
     /// session. Random, so no two runs share one.
     session: Arc<str>,
+    /// Whether this session's handshake was answered: a second
+    /// `initialize` is refused.
+    handshaken: Arc<std::sync::atomic::AtomicBool>,
 }
 
 struct Inner {
@@ -142,6 +145,7 @@ impl Gateway {
         let (held, reads) = (Holds::new(settings.hold_for), Reads::new(settings.hold_for));
         Gateway {
             session: crate::ids::session(),
+            handshaken: Arc::default(),
             inner: Arc::new(Inner {
                 settings,
                 upstreams,
@@ -185,6 +189,7 @@ impl Gateway {
         Gateway {
             inner: Arc::clone(&self.inner),
             session: crate::ids::session(),
+            handshaken: Arc::default(),
         }
     }
 

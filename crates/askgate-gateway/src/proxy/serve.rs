@@ -71,6 +71,24 @@ impl ServerHandler for Gateway {
         request: InitializeRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
+        if self
+            .handshaken
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
+            // What was negotiated stands: a second handshake would change
+            // the revision every later message is read in.
+            let negotiated = cx
+                .peer
+                .peer_info()
+                .map_or_else(|| "?".to_owned(), |info| info.protocol_version.to_string());
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "this session's handshake is done (protocol {negotiated}); a second \
+                     initialize is refused, and the session goes on as negotiated"
+                ),
+                None,
+            ));
+        }
         cx.peer.set_peer_info(request.clone());
         self.client_known(Declared::of(&request.capabilities)).await;
         self.negotiate_initialize(&request)

@@ -25,6 +25,9 @@ pub(crate) struct Express {
     classic: bool,
     /// Whether the client declared the tasks extension.
     follows_tasks: bool,
+    /// Whether its `initialize` went by (a second one is rmcp's to refuse,
+    /// and changes nothing here).
+    initialized: bool,
     /// Calls on the lanes by the client's request id.
     calls: OnLanes,
 }
@@ -37,6 +40,7 @@ impl Express {
             reply,
             classic: false,
             follows_tasks: false,
+            initialized: false,
             calls: Arc::new(Mutex::new(HashMap::new())),
         }
     }
@@ -47,7 +51,8 @@ impl Express {
             return false;
         };
         match (request.method.as_deref(), request.id) {
-            (Some("initialize"), Some(_)) => {
+            (Some("initialize"), Some(_)) if !self.initialized => {
+                self.initialized = true;
                 let initialize = request
                     .params
                     .and_then(|p| serde_json::from_str::<Initialize<'_>>(p.get()).ok());

@@ -8,6 +8,8 @@
 
 #[cfg(all(unix, not(askgate_portable)))]
 mod express;
+#[cfg(all(unix, not(askgate_portable)))]
+mod screen;
 
 use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -86,8 +88,39 @@ pub(crate) async fn serve(gateway: Gateway, express_lane: bool) -> Result<(), Se
     let out = crate::lines::Out::new(writer);
     let (handover, rest) = crate::lines::handover();
     let mut express = express::Express::new(gateway.clone(), std::sync::Arc::clone(&out));
+    let refuse = std::sync::Arc::clone(&out);
+    let screened = std::sync::Arc::clone(&out);
     let tap = tokio::spawn(async move {
-        crate::lines::tap(reader, move |line| express.offer(line), rest, "client").await;
+        // A request too long to read is refused, naming its length, not
+        // left unanswered.
+        let refused = move |envelope: &crate::lines::Envelope, length: usize| {
+            if let Some(id) = envelope.id().filter(|_| envelope.is_request()) {
+                let message = format!(
+                    "the request was {}, over the {} askgate reads in one message",
+                    crate::lines::mib(length),
+                    crate::lines::mib(crate::lines::MAX_LINE)
+                );
+                let error = serde_json::json!({"code": -32600, "message": message});
+                let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#);
+                let _ = refuse.send(format!("{line}\n").as_bytes());
+            }
+            None
+        };
+        crate::lines::tap(
+            reader,
+            move |line| {
+                if express.offer(line) {
+                    crate::lines::Offered::Taken
+                } else {
+                    screen::screen(line, &screened)
+                }
+            },
+            rest,
+            "client",
+            crate::lines::MAX_LINE,
+            refused,
+        )
+        .await;
     });
     let served = match gateway
         .clone()

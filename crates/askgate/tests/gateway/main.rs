@@ -21,6 +21,8 @@ mod express_lane;
 mod trust;
 
 mod asks;
+/// Requests that do not fit, answers too long: every one ends.
+mod bad_input;
 mod calls;
 mod inbox_links;
 mod key_rotation;

@@ -1,0 +1,252 @@
+//! What the client sends that does not fit, and what the server answers
+//! that is too long, on stdio: each request gets an answer with its id,
+//! each call an end, and the session goes on as negotiated.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value as Json, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+use super::setup;
+use askgate_testkit::gateway::Setup;
+
+/// A gateway spoken to line by line, as a fuzzer or a careless client
+/// would.
+struct Raw {
+    _child: Child,
+    stdin: ChildStdin,
+    stdout: tokio::io::Lines<BufReader<ChildStdout>>,
+}
+
+impl Raw {
+    /// Start the gateway of `setup` and do the handshake (2025-06-18,
+    /// declaring form elicitation).
+    async fn start(setup: &Setup) -> Raw {
+        let mut command = setup.command();
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        let mut child = command.spawn().expect("the gateway starts");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut raw = Raw {
+            _child: child,
+            stdin,
+            stdout,
+        };
+        raw.send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "raw", "version": "1"}}})
+            .to_string(),
+        )
+        .await;
+        let answer = raw.next().await;
+        assert_eq!(
+            answer["result"]["protocolVersion"], "2025-06-18",
+            "{answer}"
+        );
+        raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await;
+        raw
+    }
+
+    async fn send(&mut self, line: &str) {
+        self.stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .expect("the gateway reads");
+    }
+
+    /// The next message the gateway writes.
+    async fn next(&mut self) -> Json {
+        let line = tokio::time::timeout(Duration::from_secs(60), self.stdout.next_line())
+            .await
+            .expect("an answer within a minute: none means a client left waiting")
+            .expect("reads")
+            .expect("a line");
+        serde_json::from_str(&line).expect("a JSON line")
+    }
+
+    /// The next message answering request `id`, past any other.
+    async fn answer_to(&mut self, id: i64) -> Json {
+        loop {
+            let message = self.next().await;
+            if message["id"] == id && message.get("method").is_none() {
+                return message;
+            }
+        }
+    }
+}
+
+/// A gateway over the example upstream, its `read_note` ruled a read.
+fn reads() -> Setup {
+    setup().config(
+        "[inbox]\nlisten = \"127.0.0.1:0\"\n[[rules]]\ntool = \"read_note\"\nrisk = \"read\"",
+    )
+}
+
+fn call(id: i64, name: &str, arguments: &Json) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": name, "arguments": arguments}})
+    .to_string()
+}
+
+#[tokio::test]
+async fn a_request_that_does_not_fit_is_answered_with_its_id_and_the_session_goes_on() {
+    let setup = reads();
+    let mut raw = Raw::start(&setup).await;
+    // Params of the wrong type: rmcp read this as a method of its own.
+    raw.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":5}}"#)
+        .await;
+    let said = raw.answer_to(5).await;
+    assert_eq!(said["error"]["code"], -32602, "{said}");
+    let message = said["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("invalid params for tools/call:"),
+        "{said}"
+    );
+    // Params that are no object, and arguments nested past serde's limit:
+    // rmcp answered these without their id.
+    raw.send(r#"{"jsonrpc":"2.0","id":6,"method":"tools/list","params":"x"}"#)
+        .await;
+    assert_eq!(raw.answer_to(6).await["error"]["code"], -32600);
+    let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
+    raw.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"read_note","arguments":{{"a":{deep}}}}}}}"#
+    ))
+    .await;
+    let said = raw.answer_to(7).await;
+    assert_eq!(said["error"]["code"], -32600, "{said}");
+    // A request over the longest line read: refused, naming its length.
+    let long = call(
+        8,
+        "read_note",
+        &json!({"name": "x".repeat(17 * 1024 * 1024)}),
+    );
+    raw.send(&long).await;
+    let said = raw.answer_to(8).await;
+    assert!(
+        said["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("over the 16.0 MiB askgate reads in one message"),
+        "{said}"
+    );
+    // The session goes on.
+    raw.send(r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#)
+        .await;
+    assert_eq!(raw.answer_to(9).await["result"], json!({}));
+}
+
+#[tokio::test]
+async fn a_second_initialize_is_refused_and_the_negotiated_revision_stands() {
+    let setup = reads();
+    let mut raw = Raw::start(&setup).await;
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
+        "protocolVersion": "2024-11-05", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}})
+        .to_string(),
+    )
+    .await;
+    let said = raw.answer_to(2).await;
+    assert_eq!(said["error"]["code"], -32600, "{said}");
+    assert!(
+        said["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("protocol 2025-06-18"),
+        "{said}"
+    );
+    // Calls go on as negotiated: a read answers.
+    raw.send(&call(3, "read_note", &json!({"name": "none"})))
+        .await;
+    let said = raw.answer_to(3).await;
+    let text = said["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("no note named"), "{said}");
+}
+
+#[tokio::test]
+async fn an_ask_the_client_answers_with_a_malformed_error_ends_its_call() {
+    let setup = reads();
+    let mut raw = Raw::start(&setup).await;
+    // A write needs a person: the gateway asks the client.
+    raw.send(&call(
+        4,
+        "write_note",
+        &json!({"name": "plan", "text": "ship it"}),
+    ))
+    .await;
+    let asked = loop {
+        let message = raw.next().await;
+        if message["method"] == "elicitation/create" {
+            break message;
+        }
+    };
+    // An error that is no error object: rmcp dropped it, and the call
+    // waited for ever.
+    raw.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"error":"no"}}"#,
+        asked["id"]
+    ))
+    .await;
+    let said = raw.answer_to(4).await;
+    assert!(
+        said.get("error").is_some() || said["result"]["isError"] == true,
+        "the call ended: {said}"
+    );
+    // Not run: nobody said yes.
+    raw.send(&call(5, "read_note", &json!({"name": "plan"})))
+        .await;
+    let text = raw.answer_to(5).await["result"]["content"][0]["text"].clone();
+    assert!(
+        text.as_str().unwrap_or_default().contains("no note named"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_large_answer_arrives_whole_and_one_over_the_limit_ends_its_call() {
+    let notes = askgate_testkit::Scratch::new();
+    // 20 MiB: over rmcp's 16 MiB line, under askgate's 64 MiB.
+    let large = "l".repeat(20 * 1024 * 1024);
+    std::fs::write(notes.join("large.txt"), &large).expect("writes");
+    std::fs::write(notes.join("huge.txt"), "h".repeat(65 * 1024 * 1024)).expect("writes");
+    for lane in [true, false] {
+        let setup = setup()
+            .config(&format!(
+                "express_lane = {lane}\n[[rules]]\ntool = \"read_note\"\nrisk = \"read\""
+            ))
+            .upstream_keys(&format!(
+                "args = [\"--dir\", {:?}]",
+                notes.path().display().to_string()
+            ));
+        let mut raw = Raw::start(&setup).await;
+        raw.send(&call(2, "read_note", &json!({"name": "large"})))
+            .await;
+        let said = raw.answer_to(2).await;
+        assert_eq!(
+            said["result"]["content"][0]["text"].as_str().map(str::len),
+            Some(large.len()),
+            "lane {lane}"
+        );
+        raw.send(&call(3, "read_note", &json!({"name": "huge"})))
+            .await;
+        let said = raw.answer_to(3).await;
+        let message = said["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("over the 64.0 MiB askgate carries in one message"),
+            "lane {lane}: {message}"
+        );
+        raw.send(r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#)
+            .await;
+        assert_eq!(raw.answer_to(4).await["result"], json!({}));
+    }
+}
