@@ -218,12 +218,13 @@ pub(crate) async fn serve(
              network unencrypted; put TLS in front of it (a reverse proxy) or listen on a loopback address"
         );
     }
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            stop.await;
-            // Every session's streams end, so the server can.
-            sessions.cancel();
-        })
-        .await
-        .map_err(ServeError::Http)
+    // Within the limits of an open port: headers in time, bodies that do
+    // not stall, a cap on connections (see askgate_inbox::serving).
+    askgate_inbox::serving::serve(listener, app, "the gateway", async move {
+        stop.await;
+        // Every session's streams end, so the server can.
+        sessions.cancel();
+    })
+    .await;
+    Ok(())
 }

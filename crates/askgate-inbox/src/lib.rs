@@ -44,6 +44,10 @@ mod pages;
 pub mod rejection;
 mod routes;
 pub mod say;
+
+/// How many live pages (`/events` streams) an inbox serves at once.
+pub const MOST_LIVE_PAGES: usize = events::MOST_STREAMS;
+pub mod serving;
 mod session;
 mod signin;
 mod values;
@@ -77,6 +81,8 @@ struct Inner {
     origin: String,
     /// Whether cookies get `Secure` (an https base URL).
     secure: bool,
+    /// The live pages open, and their one look at the store.
+    events: events::Hub,
 }
 
 impl Inbox {
@@ -113,6 +119,7 @@ impl Inbox {
                 links,
                 origin: url.origin().ascii_serialization(),
                 secure,
+                events: events::Hub::default(),
             }),
             clock: Arc::new(askgate_mcp::SystemClock),
         })
@@ -187,12 +194,7 @@ pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, Error> {
 /// Serve `app` — the inbox's routes, and what the gateway adds to them —
 /// on `listener` until the process ends.
 pub async fn serve(app: axum::Router, listener: tokio::net::TcpListener) {
-    let addr = listener
-        .local_addr()
-        .map_or_else(|_| "?".to_owned(), |a| a.to_string());
-    if let Err(error) = axum::serve(listener, app).await {
-        tracing::error!(%addr, %error, "the inbox stopped");
-    }
+    serving::serve(listener, app, "the inbox", std::future::pending()).await;
 }
 
 /// Someone who may answer, as configured (`[[people]]`): a name, a token

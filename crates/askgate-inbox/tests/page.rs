@@ -608,3 +608,42 @@ async fn the_sweep_forgets_spent_tokens_past_their_expiry_and_keeps_the_others()
     );
     sweeping.abort();
 }
+
+#[tokio::test]
+async fn live_pages_are_served_up_to_their_cap_and_one_that_closes_makes_room() {
+    let page = Page::new().await;
+    let session = page.sign_in(ALICE).await;
+    let open = |session: String| {
+        let router = page.inbox.router();
+        async move {
+            let request = Request::get("/events")
+                .header(COOKIE, session)
+                .body(Body::empty())
+                .expect("a request");
+            router.oneshot(request).await.expect("the router answers")
+        }
+    };
+    // Each response kept is a page still open.
+    let mut pages = Vec::new();
+    for _ in 0..askgate_inbox::MOST_LIVE_PAGES {
+        let response = open(session.clone()).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        pages.push(response);
+    }
+    let refused = open(session.clone()).await;
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(refused.headers().contains_key("retry-after"));
+    // A page closes: its stream ends, and another may open.
+    drop(pages.pop());
+    let again = askgate_testkit::within("room for a page", async {
+        loop {
+            let response = open(session.clone()).await;
+            if response.status() == StatusCode::OK {
+                return response;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    pages.push(again);
+}

@@ -1,0 +1,147 @@
+//! Serving HTTP — the inbox, and the gateway's `--listen` — with limits an
+//! open port needs, which `axum::serve` does not set:
+//!
+//! - **a request's headers** must arrive within [`HEADERS_WITHIN`], or its
+//!   connection is closed (a slow or idle client holds nothing for long);
+//! - **a request's body** may not pause for longer than [`BODY_PAUSE`];
+//! - **at most [`MOST_CONNECTIONS`] connections** are served at once, well
+//!   under the usual 1,024 open files: past it, new connections wait in the
+//!   kernel's queue until one ends, and the log says so (once a minute), so
+//!   that a flood of partial requests leaves the process able to work and
+//!   to tell why it is slow.
+//!
+//! Connections are HTTP/1 (axum's `http1`), served by hyper, and end
+//! gracefully when `stop` comes: each finishes the request it is on.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tower::ServiceExt as _;
+
+/// How long a client has to send a request's headers.
+pub const HEADERS_WITHIN: Duration = Duration::from_secs(10);
+
+/// How long a request's body may go without a byte.
+pub const BODY_PAUSE: Duration = Duration::from_secs(30);
+
+/// How many connections are served at once.
+pub const MOST_CONNECTIONS: usize = 512;
+
+/// How often the log says the connections are at their limit.
+const SAY_FULL_EVERY: Duration = Duration::from_secs(60);
+
+/// Serve `app` on `listener`, within the limits above, until `stop`; then
+/// let each connection finish its request. `what` names the server in the
+/// log ("the inbox", "the gateway").
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    what: &'static str,
+    stop: impl Future<Output = ()> + Send,
+) {
+    let app = app.layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+        BODY_PAUSE,
+    ));
+    let slots = Arc::new(Semaphore::new(MOST_CONNECTIONS));
+    let graceful = GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(HEADERS_WITHIN);
+    let mut said_full: Option<Instant> = None;
+    tokio::pin!(stop);
+    loop {
+        if slots.available_permits() == 0
+            && said_full.is_none_or(|at| at.elapsed() >= SAY_FULL_EVERY)
+        {
+            said_full = Some(Instant::now());
+            tracing::warn!(
+                most = MOST_CONNECTIONS,
+                "{what} serves as many connections as it may; new ones wait until one ends"
+            );
+        }
+        let slot = tokio::select! {
+            slot = Arc::clone(&slots).acquire_owned() => match slot {
+                Ok(slot) => slot,
+                Err(_) => break,
+            },
+            () = &mut stop => break,
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    // Out of files, say: wait a moment rather than spin.
+                    tracing::warn!(%error, "{what} could not accept a connection");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = &mut stop => break,
+        };
+        let service = TowerToHyperService::new(
+            app.clone()
+                .map_request(|request: hyper::Request<Incoming>| request.map(Body::new)),
+        );
+        let connection = http.serve_connection(TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "a connection ended with an error");
+            }
+            drop(slot);
+        });
+    }
+    graceful.shutdown().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    #[tokio::test]
+    async fn a_request_whose_headers_never_end_is_closed_and_others_are_served() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
+        let addr = listener.local_addr().expect("an address");
+        let app = Router::new().route("/", axum::routing::get(|| async { "here" }));
+        tokio::spawn(serve(listener, app, "the test", std::future::pending()));
+        // Many clients that start a request and never finish its headers.
+        let mut partial = Vec::new();
+        for _ in 0..200 {
+            let mut stream = TcpStream::connect(addr).await.expect("connects");
+            stream
+                .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n")
+                .await
+                .expect("writes");
+            partial.push(stream);
+        }
+        // A whole request is served meanwhile.
+        let mut whole = TcpStream::connect(addr).await.expect("connects");
+        whole
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .expect("writes");
+        let mut answer = String::new();
+        whole.read_to_string(&mut answer).await.expect("reads");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.ends_with("here"), "{answer}");
+        // Each partial one is closed once its time is up.
+        for stream in &mut partial {
+            let mut rest = Vec::new();
+            let read = tokio::time::timeout(HEADERS_WITHIN * 2, stream.read_to_end(&mut rest))
+                .await
+                .expect("closed within the time for headers");
+            assert!(read.is_ok());
+        }
+    }
+}
