@@ -17,7 +17,6 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use sha2::{Digest, Sha256};
 
@@ -25,13 +24,16 @@ use super::config;
 use super::proxy::Gateway;
 use crate::error::ServeError;
 
+mod sessions;
+
 /// Who may call, and which session belongs to whom.
 #[derive(Clone)]
 struct Gate {
     /// SHA-256 of each token -> the principal's name.
     tokens: Arc<Vec<([u8; 32], String)>>,
-    /// Session id -> the principal that opened it.
-    sessions: Arc<Mutex<HashMap<String, String>>>,
+    /// Session id -> the principal that opened it (forgotten as the
+    /// session ends: see [`sessions::Sessions`]).
+    sessions: sessions::Owners,
 }
 
 impl Gate {
@@ -184,13 +186,13 @@ pub(crate) async fn serve(
         http = http.with_allowed_hosts(hosts);
     }
     let scraped = gateway.clone();
+    let gate = Gate::new(principals);
     let service = StreamableHttpService::new(
         // Each session its own: whose asks go where, whose intake is due.
         move || Ok(gateway.for_session()),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(sessions::Sessions::new(Arc::clone(&gate.sessions))),
         http,
     );
-    let gate = Gate::new(principals);
     let app = axum::Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(gate, authenticate))

@@ -308,3 +308,48 @@ fn a_key_file_others_can_read_is_warned_about() {
     );
     assert!(said.contains("0644"), "{said}");
 }
+
+#[test]
+fn a_client_whose_stdout_is_a_file_is_served_to_the_end() {
+    use std::io::Write;
+    let setup = super::setup();
+    // Writes nothing: no config; the command's store is the setup's.
+    let command = setup.command();
+    let program = command.as_std().get_program().to_owned();
+    let args: Vec<_> = command.as_std().get_args().map(ToOwned::to_owned).collect();
+    let out = setup.dir().join("stdout.jsonl");
+    let mut gateway = std::process::Command::new(program)
+        .args(args)
+        .env("ASKGATE_LOG", "warn")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::fs::File::create(&out).expect("a file"))
+        .spawn()
+        .expect("the gateway starts");
+    let mut stdin = gateway.stdin.take().expect("stdin");
+    for line in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    ] {
+        writeln!(stdin, "{line}").expect("the gateway reads");
+    }
+    // Every answer written before the end of stdin ends the session.
+    let answered = || std::fs::read_to_string(&out).is_ok_and(|text| text.contains(r#""id":2"#));
+    let started = std::time::Instant::now();
+    while !answered() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "no answer to tools/list in {}",
+            std::fs::read_to_string(&out).unwrap_or_default()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    drop(stdin);
+    let status = gateway.wait().expect("it ends");
+    assert!(status.success(), "{status:?}");
+    let text = std::fs::read_to_string(&out).expect("reads");
+    assert!(
+        text.contains(r#""id":1"#) && text.contains("read_note"),
+        "{text}"
+    );
+}
