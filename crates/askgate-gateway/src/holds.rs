@@ -22,6 +22,9 @@ pub(crate) const HELD: &str = "held";
 /// request is no longer held.
 pub(crate) const RESUME: &str = "resume";
 
+/// How many calls are held at most: each holds an upstream request open.
+pub(crate) const MOST_HELD: usize = 1024;
+
 /// Upstream calls waiting on a 2026-07-28 client's retry, by the handle
 /// the round's sealed state carries. Each is dropped when its wait passes
 /// the limit — its server's asks are then told nobody answered. One task
@@ -72,6 +75,20 @@ impl<R: Send + 'static> Holds<R> {
     pub(crate) fn hold(&self, held: Held<R>) -> Result<String, ErrorData> {
         let handle = super::ids::random("held")?;
         let mut waiting = lock(&self.waiting);
+        if waiting.held.len() >= MOST_HELD {
+            drop(waiting);
+            // Given up: its server's asks are told nobody answered.
+            drop(held);
+            tracing::warn!(most = MOST_HELD, "a call was not held for its client's answers: as many are held as may be");
+            return Err(ErrorData::internal_error(
+                format!(
+                    "askgate holds {MOST_HELD} calls waiting on their clients' answers, the most it \
+                     may; this call's server asked for input and the call was given up there (it \
+                     may have run in part): answer the others, or try again later"
+                ),
+                None,
+            ));
+        }
         waiting.held.insert(handle.clone(), held);
         waiting
             .ends
@@ -164,4 +181,17 @@ mod tests {
         assert!(holds.take(&third).is_none(), "its wait ended");
         assert!(holds.take(&fourth).is_some(), "its wait has not");
     }
+
+    #[tokio::test(start_paused = true)]
+    async fn past_the_most_a_call_is_not_held_and_a_taken_one_makes_room() {
+        let holds: Holds = Holds::new(Duration::from_secs(60));
+        let handles: Vec<String> = (0..super::MOST_HELD)
+            .map(|_| holds.hold(a_call()).expect("held"))
+            .collect();
+        let refused = holds.hold(a_call()).expect_err("refused");
+        assert!(refused.message.contains("the most it may"), "{}", refused.message);
+        assert!(holds.take(&handles[0]).is_some());
+        holds.hold(a_call()).expect("room again");
+    }
 }
+
