@@ -148,7 +148,9 @@ pub(crate) struct Upstream {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Timeouts {
     /// Its handshake: one that does not answer within it is stopped and
-    /// started again later, as a failed start is.
+    /// started again later, as a failed start is. Its lists (tools,
+    /// prompts, resources) are waited for as long: past it, it is left out
+    /// of that list.
     pub(crate) start: std::time::Duration,
     /// A tool call, counted again from each progress notification its
     /// server sends: past it, the server is told to cancel and the client

@@ -79,7 +79,10 @@ impl<R: Send + 'static> Holds<R> {
             drop(waiting);
             // Given up: its server's asks are told nobody answered.
             drop(held);
-            tracing::warn!(most = MOST_HELD, "a call was not held for its client's answers: as many are held as may be");
+            tracing::warn!(
+                most = MOST_HELD,
+                "a call was not held for its client's answers: as many are held as may be"
+            );
             return Err(ErrorData::internal_error(
                 format!(
                     "askgate holds {MOST_HELD} calls waiting on their clients' answers, the most it \
@@ -189,9 +192,12 @@ mod tests {
             .map(|_| holds.hold(a_call()).expect("held"))
             .collect();
         let refused = holds.hold(a_call()).expect_err("refused");
-        assert!(refused.message.contains("the most it may"), "{}", refused.message);
+        assert!(
+            refused.message.contains("the most it may"),
+            "{}",
+            refused.message
+        );
         assert!(holds.take(&handles[0]).is_some());
         holds.hold(a_call()).expect("room again");
     }
 }
-

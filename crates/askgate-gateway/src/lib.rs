@@ -235,6 +235,7 @@ fn start_upstreams(config: &Config, downstream: &Downstream) -> Arc<Upstreams> {
                 }
                 upstream.prefix = prefix;
                 upstream.call_timeout = timeouts.call;
+                upstream.list_timeout = timeouts.start;
                 if let Some(lane) = &upstream.lane {
                     lane.limit(timeouts.call);
                 }

@@ -292,6 +292,24 @@ impl ClientHandler for Relay {
     }
 }
 
+/// `listing`, a list request to `upstream` (its tools, prompts, resources,
+/// templates), within the upstream's `start_timeout`: what a server says
+/// of itself is waited for as its handshake is. One that takes longer is
+/// left out of that list, so that one hung server does not hang every
+/// client's list.
+///
+/// # Errors
+/// The upstream's, or [`rmcp::ServiceError::Timeout`].
+pub(crate) async fn listed<T>(
+    upstream: &Upstream,
+    listing: impl std::future::Future<Output = Result<T, rmcp::ServiceError>>,
+) -> Result<T, rmcp::ServiceError> {
+    let within = upstream.list_timeout;
+    tokio::time::timeout(within, listing)
+        .await
+        .unwrap_or(Err(rmcp::ServiceError::Timeout { timeout: within }))
+}
+
 /// A connected upstream.
 pub(crate) struct Upstream {
     /// Its name, as rules, the ledger and the person know it.
@@ -309,6 +327,8 @@ pub(crate) struct Upstream {
     pub(crate) lane: Option<Arc<Lane>>,
     /// How long a tool call may take (see [`crate::config::Timeouts`]).
     pub(crate) call_timeout: Option<std::time::Duration>,
+    /// How long a list may take (its `start_timeout`).
+    pub(crate) list_timeout: std::time::Duration,
 }
 
 impl Upstream {
@@ -505,6 +525,7 @@ pub(crate) async fn connect(
         inflight,
         lane,
         call_timeout: crate::config::Timeouts::default().call,
+        list_timeout: crate::config::Timeouts::default().start,
     })
 }
 

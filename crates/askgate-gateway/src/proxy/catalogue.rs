@@ -110,7 +110,9 @@ impl Gateway {
         };
         let mut map: HashMap<String, Found> = HashMap::new();
         for (index, upstream) in self.inner.upstreams.iter() {
-            let tools = match upstream.service.list_all_tools().await {
+            let tools = match crate::upstream::listed(upstream, upstream.service.list_all_tools())
+                .await
+            {
                 Ok(tools) => tools,
                 Err(error) => {
                     tracing::warn!(upstream = %upstream.name, %error, "listing tools failed; its tools are left out");
@@ -231,7 +233,12 @@ impl Gateway {
         let mut prompts = Vec::new();
         let mut map: HashMap<String, (usize, String)> = HashMap::new();
         for (index, upstream) in self.inner.upstreams.iter() {
-            let listed = match upstream.service.list_all_prompts().await {
+            let listed = match crate::upstream::listed(
+                upstream,
+                upstream.service.list_all_prompts(),
+            )
+            .await
+            {
                 Ok(listed) => listed,
                 Err(error) => {
                     tracing::debug!(upstream = %upstream.name, %error, "no prompts");

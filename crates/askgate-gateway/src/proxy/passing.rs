@@ -265,7 +265,12 @@ impl Gateway {
         let mut owners = Vec::new();
         for (index, upstream) in self.inner.upstreams.iter() {
             if upstream.declares_resources() {
-                match upstream.service.list_all_resource_templates().await {
+                match crate::upstream::listed(
+                    upstream,
+                    upstream.service.list_all_resource_templates(),
+                )
+                .await
+                {
                     Ok(templates) => {
                         for template in templates {
                             owners.push((template.uri_template.clone(), index));

@@ -340,7 +340,7 @@ impl Gateway {
             if !upstream.declares_resources() {
                 continue;
             }
-            match upstream.service.list_all_resources().await {
+            match crate::upstream::listed(upstream, upstream.service.list_all_resources()).await {
                 Ok(listed) => {
                     for resource in listed {
                         map.entry(resource.uri.clone()).or_insert(index);

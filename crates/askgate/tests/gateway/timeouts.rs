@@ -110,3 +110,25 @@ fn a_server_that_never_answers_its_handshake_is_given_up_on_and_the_rest_served(
         "the other server's tools: {stdout}"
     );
 }
+
+#[tokio::test]
+async fn a_server_that_never_answers_its_list_is_left_out_of_it_and_the_rest_listed() {
+    // Answers its handshake (rmcp's first request is id 0), then nothing.
+    let script = r#"read -r line; printf '%s\n' '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"hung","version":"1"}}}'; while read -r _; do :; done"#;
+    let h = setup()
+        .config("")
+        .tables(&format!(
+            "[[upstreams]]\nname = \"hung\"\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\n\
+             start_timeout = \"1s\"\n"
+        ))
+        .connect(person(json!({}), vec![]))
+        .await;
+    let tools = within("the tools", h.client.list_all_tools())
+        .await
+        .expect("listed");
+    assert!(
+        tools.iter().any(|tool| tool.name == "notes__read_note"),
+        "{tools:?}"
+    );
+    h.log.line_with(&["listing tools failed", "hung"]).await;
+}
