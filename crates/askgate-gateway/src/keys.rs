@@ -169,6 +169,9 @@ impl Keys {
 /// deployment's. Keyed with the deployment's secret, so that nobody who
 /// reads the store (a backup, a replica's disk) can match its rows to
 /// arguments they guess; a constant key would let them.
+/// The key the ledger's digest had before it was keyed by the deployment.
+const LEGACY_LEDGER_KEY: &[u8; 14] = b"askgate ledger";
+
 #[derive(Clone)]
 pub(crate) struct LedgerDigest {
     /// Derived from the key in use, then from the one rotated out last.
@@ -190,7 +193,9 @@ impl LedgerDigest {
     }
 
     /// The digests `arguments` may have been recorded under: the key in
-    /// use first.
+    /// use first, then the previous one, then the constant key of askgate
+    /// before the digest was keyed (so that a retry across that upgrade,
+    /// or between replicas mid-upgrade, is still found; a lookup only).
     pub(crate) fn digests(
         &self,
         arguments: &serde_json::Map<String, serde_json::Value>,
@@ -198,6 +203,8 @@ impl LedgerDigest {
         let arguments = serde_json::Value::Object(arguments.clone());
         self.keys
             .iter()
+            .map(Vec::as_slice)
+            .chain([LEGACY_LEDGER_KEY.as_slice()])
             .map(|key| askgate_core::arguments_digest(key, &arguments))
             .collect()
     }
@@ -466,8 +473,11 @@ mod tests {
             previous: Some(vec![1; 32]),
         };
         let digests = rotated.ledger_digest().digests(arguments);
-        assert_eq!(digests.len(), 2);
+        assert_eq!(digests.len(), 3);
         assert_ne!(digests[0], digest);
         assert_eq!(digests[1], digest);
+        // A row of the askgate before this one is still found by its
+        // retry; new rows are never written so.
+        assert_eq!(digests[2], constant);
     }
 }

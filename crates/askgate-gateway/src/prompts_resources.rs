@@ -167,6 +167,7 @@ fn start<Q: Rounded>(
         peer,
         server,
         declared,
+        timeout: upstream.call_timeout,
     };
     Ok(Held::new(
         settle(upstream_request, forwarded, asks, entered, needed),
@@ -179,6 +180,8 @@ struct Upstreamed {
     peer: Peer<RoleClient>,
     server: String,
     declared: Option<ClientCapabilities>,
+    /// Its upstream's `call_timeout`.
+    timeout: Option<std::time::Duration>,
 }
 
 /// Send `params` until the server completes (see [`rounds`]); `entered`
@@ -196,11 +199,12 @@ async fn settle<Q: Rounded>(
         peer,
         server,
         declared,
+        timeout,
     } = to;
     let sending = Sending {
         progress: None,
         declared,
-        timeout: None,
+        timeout,
     };
     match rounds::until_complete(&peer, params, &asks, carried, sending, |_| Ok(())).await {
         Sent::Answered(response) => Ok(Q::complete(response)),

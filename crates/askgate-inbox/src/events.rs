@@ -69,21 +69,28 @@ impl Hub {
     }
 }
 
-/// Look at the newest pending ask every [`LOOK`], and tell when it changed.
+/// Look at the pending asks every [`LOOK`] — the newest, and how many —
+/// and tell when either changed: one parked, or one settled by another
+/// process. It runs from the first live page for as long as the inbox
+/// does: two small queries every 2 s.
 async fn look(store: Store, tell: watch::Sender<u64>) {
     let mut every = tokio::time::interval(LOOK);
-    let mut newest = None;
+    let mut seen = None;
     loop {
         every.tick().await;
-        let now = store
+        let newest = store
             .pending(1, None)
             .await
             .ok()
             .and_then(|page| page.asks.into_iter().next())
             .map(|row| row.ask.id);
-        if now != newest {
-            newest = now;
-            tell.send_modify(|n| *n += 1);
+        let count = store.pending_count(jiff::Timestamp::now()).await.ok();
+        let now = Some((newest, count));
+        if now != seen {
+            if seen.is_some() {
+                tell.send_modify(|n| *n += 1);
+            }
+            seen = now;
         }
     }
 }

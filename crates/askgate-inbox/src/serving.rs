@@ -4,11 +4,12 @@
 //! - **a request's headers** must arrive within [`HEADERS_WITHIN`], or its
 //!   connection is closed (a slow or idle client holds nothing for long);
 //! - **a request's body** may not pause for longer than [`BODY_PAUSE`];
-//! - **at most [`MOST_CONNECTIONS`] connections** are served at once, well
-//!   under the usual 1,024 open files: past it, new connections wait in the
-//!   kernel's queue until one ends, and the log says so (once a minute), so
-//!   that a flood of partial requests leaves the process able to work and
-//!   to tell why it is slow.
+//! - **at most [`MOST_CONNECTIONS`] connections** are served at once, under
+//!   the usual 1,024 open files: past it, a new connection is answered
+//!   `503 Service Unavailable` (with `Retry-After`) and closed, and the log
+//!   says so (once a minute), so that a flood of partial requests leaves
+//!   the process able to work, its clients told why they wait, and the
+//!   operator why it is slow.
 //!
 //! Connections are HTTP/1 (axum's `http1`), served by hyper, and end
 //! gracefully when `stop` comes: each finishes the request it is on.
@@ -59,22 +60,6 @@ pub async fn serve(
     let mut said_full: Option<Instant> = None;
     tokio::pin!(stop);
     loop {
-        if slots.available_permits() == 0
-            && said_full.is_none_or(|at| at.elapsed() >= SAY_FULL_EVERY)
-        {
-            said_full = Some(Instant::now());
-            tracing::warn!(
-                most = MOST_CONNECTIONS,
-                "{what} serves as many connections as it may; new ones wait until one ends"
-            );
-        }
-        let slot = tokio::select! {
-            slot = Arc::clone(&slots).acquire_owned() => match slot {
-                Ok(slot) => slot,
-                Err(_) => break,
-            },
-            () = &mut stop => break,
-        };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
@@ -86,6 +71,17 @@ pub async fn serve(
                 }
             },
             () = &mut stop => break,
+        };
+        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+            if said_full.is_none_or(|at| at.elapsed() >= SAY_FULL_EVERY) {
+                said_full = Some(Instant::now());
+                tracing::warn!(
+                    most = MOST_CONNECTIONS,
+                    "{what} serves as many connections as it may; new ones are answered 503 until one ends"
+                );
+            }
+            tokio::spawn(turn_away(stream));
+            continue;
         };
         let service = TowerToHyperService::new(
             app.clone()
@@ -101,6 +97,16 @@ pub async fn serve(
         });
     }
     graceful.shutdown().await;
+}
+
+/// Answer a connection past the limit `503` and close it, spending at
+/// most a second on it.
+async fn turn_away(mut stream: tokio::net::TcpStream) {
+    use tokio::io::AsyncWriteExt;
+    const FULL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\n\
+        Content-Type: text/plain; charset=utf-8\r\nContent-Length: 53\r\n\
+        Connection: close\r\n\r\naskgate: too many connections; try again in a moment\n";
+    let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(FULL)).await;
 }
 
 #[cfg(test)]
@@ -143,5 +149,41 @@ mod tests {
                 .expect("closed within the time for headers");
             assert!(read.is_ok());
         }
+    }
+
+    #[tokio::test]
+    async fn a_connection_past_the_limit_is_told_503_and_closed() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
+        let addr = listener.local_addr().expect("an address");
+        let app = Router::new().route("/", axum::routing::get(|| async { "here" }));
+        tokio::spawn(serve(listener, app, "the test", std::future::pending()));
+        // Every slot held by a client that has not sent its headers yet.
+        let mut held = Vec::new();
+        for _ in 0..MOST_CONNECTIONS {
+            held.push(TcpStream::connect(addr).await.expect("connects"));
+        }
+        // Wait until the server has taken them all (it accepts in turn).
+        let answer = crate::serving::tests::until_turned_away(addr).await;
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+        assert!(answer.contains("Retry-After: 5"), "{answer}");
+        drop(held);
+    }
+
+    /// Connect until one connection is answered without a request: the
+    /// answer of a server that turns it away.
+    async fn until_turned_away(addr: std::net::SocketAddr) -> String {
+        for _ in 0..200 {
+            let mut stream = TcpStream::connect(addr).await.expect("connects");
+            let mut answer = String::new();
+            let read = tokio::time::timeout(
+                Duration::from_millis(200),
+                stream.read_to_string(&mut answer),
+            )
+            .await;
+            if read.is_ok() && !answer.is_empty() {
+                return answer;
+            }
+        }
+        panic!("no connection was turned away");
     }
 }

@@ -121,10 +121,14 @@ pub(super) fn prefix_problem(prefix: &str) -> Option<String> {
 /// Then `a` + `__` + `b__c` and `a__b` + `__` + `c` would be one name, and
 /// one upstream could list a tool in another's place.
 pub(crate) fn separator_inside(prefix: &str, what: &str, separator: &str) -> Option<String> {
-    prefix.contains(separator).then(|| {
+    // Its own end is the first separator of `prefix + separator`: `a_`
+    // with `__` would read as `a` + `__` + `_…`.
+    let joined = format!("{prefix}{separator}");
+    (joined.find(separator) != Some(prefix.len())).then(|| {
         format!(
-            "the {what} {prefix:?} holds the separator {separator:?}, which ends the prefix \
-             of a tool's name; write it without {separator:?} (or set another `separator`)"
+            "the {what} {prefix:?} holds the separator {separator:?} (or ends in part of it), \
+             which ends the prefix of a tool's name; write it without {separator:?} (or set \
+             another `separator`)"
         )
     })
 }

@@ -21,8 +21,24 @@ impl Config {
         for upstream in &self.upstreams {
             match &upstream.transport {
                 Transport::Http(http) => {
-                    found.extend(http.headers.values().cloned());
+                    for value in http.headers.values() {
+                        found.push(value.clone());
+                        // `Bearer <token>`: the token alone, too.
+                        found.extend(value.split_whitespace().skip(1).map(str::to_owned));
+                    }
                     found.extend(query_of(&http.url));
+                    if let Ok(url) = url::Url::parse(&http.url) {
+                        found.extend(url.password().map(str::to_owned));
+                        // A key carried in the path (`/s/<key>/mcp`): each
+                        // segment long and token-shaped enough.
+                        found.extend(
+                            url.path_segments()
+                                .into_iter()
+                                .flatten()
+                                .filter(|segment| askgate_core::looks_secret(segment))
+                                .map(str::to_owned),
+                        );
+                    }
                 }
                 Transport::Stdio(stdio) => found.extend(stdio.env.values().cloned()),
             }
@@ -40,6 +56,16 @@ impl Config {
             }
         }
         found.retain(|secret| secret.trim().len() >= SHORTEST);
+        // As JSON writes them (a log line in JSON, an error's Debug form).
+        let escaped: Vec<String> = found
+            .iter()
+            .filter_map(|secret| {
+                let json = serde_json::to_string(secret).ok()?;
+                let inner = json.get(1..json.len() - 1)?.to_owned();
+                (inner != *secret).then_some(inner)
+            })
+            .collect();
+        found.extend(escaped);
         // The longest first, so a secret inside another is not left half.
         found.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
         found.dedup();
@@ -68,7 +94,7 @@ mod tests {
     #[test]
     fn every_secret_of_a_config_is_found_and_nothing_short() {
         let text = "store = \"postgres://askgate:pg-password-1@db/askgate\"\n\
-            [[upstreams]]\nname = \"web\"\nurl = \"https://mcp.example/mcp?api_key=query-secret-1\"\n\
+            [[upstreams]]\nname = \"web\"\nurl = \"https://u:url-password-1@mcp.example/s/sk_live_0123456789abcdef/mcp?api_key=query-secret-1\"\n\
             [upstreams.headers]\nAuthorization = \"Bearer header-secret-1\"\n\
             [[upstreams]]\nname = \"local\"\ncommand = \"x\"\n[upstreams.env]\nTOKEN = \"env-secret-1\"\nLEVEL = \"debug\"\n\
             [[principals]]\nname = \"ci\"\ntoken = \"principal-token-0123\"\n\
@@ -79,6 +105,9 @@ mod tests {
             "pg-password-1",
             "api_key=query-secret-1",
             "Bearer header-secret-1",
+            "header-secret-1",
+            "url-password-1",
+            "sk_live_0123456789abcdef",
             "env-secret-1",
             "principal-token-0123",
             "/services/T0/B0/webhook-secret",

@@ -75,8 +75,11 @@ impl Envelope {
         if self.in_string {
             if self.escaped {
                 self.escaped = false;
-                // An escaped character: not a key askgate looks for.
-                if let Some(key) = &mut self.key {
+                // An escaped character: not a key askgate looks for (kept
+                // short, like every key: memory stays constant).
+                if let Some(key) = &mut self.key
+                    && key.len() < 8
+                {
                     key.push(b'\\');
                 }
             } else if byte == b'\\' {
@@ -157,6 +160,16 @@ mod tests {
                 assert_eq!(envelope.id(), Some(id), "{chunk}");
             }
         }
+    }
+
+    #[test]
+    fn an_endless_escaped_key_is_read_in_constant_memory() {
+        let mut envelope = Envelope::default();
+        envelope.feed(b"{\"");
+        for _ in 0..10_000 {
+            envelope.feed(b"\\\\");
+        }
+        assert!(envelope.key.as_ref().is_some_and(|key| key.len() <= 8));
     }
 
     #[test]

@@ -208,7 +208,7 @@ async fn get_prompt(
     sending: &Sending<'_>,
 ) -> Result<GetPromptResponse, ServiceError> {
     if sending.is_plain() {
-        return peer.get_prompt_once(params).await;
+        return within(sending.timeout, peer.get_prompt_once(params)).await;
     }
     let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
     match sent(peer, request, sending).await? {
@@ -226,7 +226,8 @@ async fn read_resource(
     sending: &Sending<'_>,
 ) -> Result<ReadResourceResponse, ServiceError> {
     if sending.is_plain() {
-        return peer.read_resource_once(params).await;
+        // rmcp's own send, with its cache of the server's cacheable reads.
+        return within(sending.timeout, peer.read_resource_once(params)).await;
     }
     let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
     match sent(peer, request, sending).await? {
@@ -245,7 +246,7 @@ async fn call_tool(
     params: CallToolRequestParams,
     sending: &Sending<'_>,
 ) -> Result<CallToolResponse, ServiceError> {
-    if sending.is_plain() {
+    if sending.is_plain() && sending.timeout.is_none() {
         return peer.call_tool_once(params).await;
     }
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -258,9 +259,24 @@ async fn call_tool(
 }
 
 impl Sending<'_> {
-    /// Whether nothing goes with the request: rmcp sends it as it would.
+    /// Whether nothing goes with the request but, perhaps, a time limit:
+    /// rmcp sends it as it would.
     fn is_plain(&self) -> bool {
-        self.progress.is_none() && self.declared.is_none() && self.timeout.is_none()
+        self.progress.is_none() && self.declared.is_none()
+    }
+}
+
+/// `sending`, given up past `timeout` (dropped: rmcp tells the server it is
+/// cancelled).
+async fn within<T>(
+    timeout: Option<std::time::Duration>,
+    sending: impl std::future::Future<Output = Result<T, ServiceError>>,
+) -> Result<T, ServiceError> {
+    match timeout {
+        None => sending.await,
+        Some(timeout) => tokio::time::timeout(timeout, sending)
+            .await
+            .unwrap_or(Err(ServiceError::Timeout { timeout })),
     }
 }
 

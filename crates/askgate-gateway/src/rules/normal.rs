@@ -7,11 +7,17 @@
 //! is put in its normal form, lexically (nothing is looked up on a disk,
 //! since the files are the upstream's, not the gateway's):
 //!
-//! - **A URL** (`scheme://…`): the scheme and the host lowercased, every
-//!   percent-encoded unreserved character decoded (`%2e` is `.`, as RFC
-//!   3986 section 6.2.2.2 has it), and its path normalized as below; the
-//!   query and the fragment are kept as they are, but for that decoding.
-//! - **A path** (any other text with a `/`): `.` segments and empty ones
+//! - **A URL** (`scheme://…`, after surrounding whitespace; tabs and line
+//!   breaks inside dropped and `\` read as `/`, as browsers and HTTP
+//!   libraries read them): the scheme and the host lowercased, the user
+//!   part (`user@`) dropped, a trailing dot of the host and the scheme's
+//!   default port (`:443`, `:80`) dropped, every percent-encoded
+//!   unreserved character decoded (`%2e` is `.`, as RFC 3986 section
+//!   6.2.2.2 has it), and its path normalized as below (an empty one is
+//!   `/`); the query and the fragment are kept as they are, but for that
+//!   decoding. A scheme may hold glob characters (`http{,s}://…`), so a
+//!   glob is normalized as the URLs it matches are.
+//! - **A path** (any other text with a `/` and no whitespace): `.` segments and empty ones
 //!   (`//`) taken out, each `..` taken out with the segment before it; a
 //!   `..` above the root of an absolute path is the root (as the kernel
 //!   has it), and above the start of a relative one it stays. A trailing
@@ -25,9 +31,10 @@ use std::borrow::Cow;
 
 /// `text` in its normal form (see the module's docs).
 pub(crate) fn normal(text: &str) -> Cow<'_, str> {
-    let normal = match url_parts(text) {
+    let normal = match url_parts(text.trim()) {
         Some((scheme, rest)) => url(scheme, rest),
-        None if text.contains('/') => path(text),
+        // Text with spaces is a sentence or a command line, not a path.
+        None if text.contains('/') && !text.contains(char::is_whitespace) => path(text),
         None => return Cow::Borrowed(text),
     };
     if normal == text {
@@ -52,33 +59,55 @@ pub(crate) fn problem(glob: &str) -> Option<String> {
 
 /// A URL's scheme and what follows its `://`, when `text` is one.
 fn url_parts(text: &str) -> Option<(&str, &str)> {
-    let (scheme, rest) = text.split_once("://")?;
+    // `https:\\host` is `https://host` to the libraries that fetch it.
+    let at = text.find("://").or_else(|| text.find(":\\\\"))?;
+    let (scheme, rest) = (&text[..at], &text[at + 3..]);
     let mut chars = scheme.chars();
-    let starts = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
-    let scheme_chars = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    let glob = |c: char| matches!(c, '*' | '?' | '{' | '}' | ',' | '[' | ']' | '!');
+    let starts = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || glob(c));
+    let scheme_chars =
+        chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.') || glob(c));
     (starts && scheme_chars).then_some((scheme, rest))
 }
 
 fn url(scheme: &str, rest: &str) -> String {
-    let rest = decode_unreserved(rest);
+    let scheme = scheme.to_ascii_lowercase();
+    let rest: String = rest
+        .chars()
+        .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+        .map(|c| if c == '\\' { '/' } else { c })
+        .collect();
+    let rest = decode_unreserved(&rest);
     let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, after) = rest.split_at(authority_end);
-    // The user part before `@` is case-sensitive; the host is not.
-    let authority = match authority.rsplit_once('@') {
-        Some((user, host)) => format!("{user}@{}", host.to_ascii_lowercase()),
-        None => authority.to_ascii_lowercase(),
+    // Who signs in is not where the request goes.
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let mut host = host.to_ascii_lowercase();
+    let default_port = match scheme.as_str() {
+        "https" | "wss" => Some(":443"),
+        "http" | "ws" => Some(":80"),
+        _ => None,
     };
+    if let Some(port) = default_port
+        && host.ends_with(port)
+    {
+        host.truncate(host.len() - port.len());
+    }
+    if host.ends_with('.') && host.len() > 1 {
+        host.pop();
+    }
     let path_end = after.find(['?', '#']).unwrap_or(after.len());
     let (url_path, tail) = after.split_at(path_end);
     let url_path = if url_path.is_empty() {
-        String::new()
+        "/".to_owned()
     } else {
         path(url_path)
     };
-    format!(
-        "{}://{authority}{url_path}{tail}",
-        scheme.to_ascii_lowercase()
-    )
+    format!("{scheme}://{host}{url_path}{tail}")
 }
 
 /// Percent-encoded unreserved characters (`A-Z a-z 0-9 - . _ ~`) decoded;
@@ -161,6 +190,7 @@ mod tests {
             ("./", "."),
             ("owner/repo", "owner/repo"),
             ("no slash at all", "no slash at all"),
+            ("echo a//b ../c", "echo a//b ../c"),
         ] {
             assert_eq!(normal(written), normal_form, "{written:?}");
         }
@@ -173,8 +203,40 @@ mod tests {
                 "HTTPS://Example.COM/a/%2e%2e/admin?x=/../y#f",
                 "https://example.com/admin?x=/../y#f",
             ),
-            ("https://example.com", "https://example.com"),
-            ("http://User@Host.example//a", "http://User@host.example/a"),
+            ("https://example.com", "https://example.com/"),
+            ("http://User@Host.example//a", "http://host.example/a"),
+            (
+                "https://x@admin.example.com/users",
+                "https://admin.example.com/users",
+            ),
+            (
+                "https://admin.example.com:443/users",
+                "https://admin.example.com/users",
+            ),
+            (
+                "https://admin.example.com./users",
+                "https://admin.example.com/users",
+            ),
+            (
+                "https://admin.example.com?op=delete",
+                "https://admin.example.com/?op=delete",
+            ),
+            (
+                " https://admin.example.com/users ",
+                "https://admin.example.com/users",
+            ),
+            (
+                "https://admin.exa\tmple.com/us\ners",
+                "https://admin.example.com/users",
+            ),
+            (
+                "https:\\\\admin.example.com\\users",
+                "https://admin.example.com/users",
+            ),
+            (
+                "https://admin.example.com:8443/x",
+                "https://admin.example.com:8443/x",
+            ),
             ("https://h/a%2Fb", "https://h/a%2Fb"),
             ("s3://bucket/x/./y", "s3://bucket/x/y"),
         ] {
@@ -186,6 +248,10 @@ mod tests {
     fn a_glob_not_in_normal_form_is_told_how_to_write_it() {
         assert_eq!(problem("/etc/**"), None);
         assert_eq!(problem("https://example.com/**"), None);
+        // Glob characters in the scheme: a URL glob all the same.
+        assert_eq!(problem("http{,s}://admin.example.com/**"), None);
+        assert_eq!(problem("*://internal/**"), None);
+        assert_eq!(problem("*curl https://*"), None);
         let told = problem("./notes/*").expect("refused");
         assert!(told.contains(r#"write "notes/*""#), "{told}");
         assert!(problem("https://Example.com/*").is_some());

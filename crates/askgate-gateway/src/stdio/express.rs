@@ -52,10 +52,18 @@ impl Express {
         };
         match (request.method.as_deref(), request.id) {
             (Some("initialize"), Some(_)) if !self.initialized => {
-                self.initialized = true;
                 let initialize = request
                     .params
                     .and_then(|p| serde_json::from_str::<Initialize<'_>>(p.get()).ok());
+                // One rmcp will refuse (its params do not fit) is no
+                // handshake: the next initialize is.
+                let fits = request.params.is_some_and(|p| {
+                    serde_json::from_str::<rmcp::model::InitializeRequestParams>(p.get()).is_ok()
+                });
+                if !fits {
+                    return false;
+                }
+                self.initialized = true;
                 self.classic = initialize
                     .as_ref()
                     .is_some_and(|i| is_classic(&i.protocol_version));

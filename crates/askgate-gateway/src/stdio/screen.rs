@@ -53,6 +53,8 @@ const MCP_METHODS: [&str; 21] = [
 /// Look at `line` before rmcp reads it: answer it on `reply`, mend it, or
 /// pass it.
 pub(crate) fn screen(line: &[u8], reply: &std::sync::Arc<Out>) -> Offered {
+    // rmcp strips a byte order mark before it reads a line: so does this.
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
         Ok(JsonRpcMessage::Request(request)) => match &request.request {
             ClientRequest::CustomRequest(custom)

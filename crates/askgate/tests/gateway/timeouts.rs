@@ -132,3 +132,59 @@ async fn a_server_that_never_answers_its_list_is_left_out_of_it_and_the_rest_lis
     );
     h.log.line_with(&["listing tools failed", "hung"]).await;
 }
+
+/// A stdio server that lists one resource and never answers its read.
+const SLOW_READS: &str = r#"
+import json, sys
+answers = {
+    "initialize": {"protocolVersion": "2025-06-18", "capabilities": {"resources": {}},
+                   "serverInfo": {"name": "slow", "version": "1"}},
+    "resources/list": {"resources": [{"uri": "slow://one", "name": "one"}]},
+    "resources/templates/list": {"resourceTemplates": []},
+    "tools/list": {"tools": []},
+    "prompts/list": {"prompts": []},
+    "ping": {},
+}
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" in message and message.get("method") in answers:
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"],
+                          "result": answers[message["method"]]}), flush=True)
+    elif message.get("method") == "notifications/cancelled":
+        print("slow: cancelled", file=sys.stderr, flush=True)
+"#;
+
+#[tokio::test]
+async fn a_resource_read_past_its_timeout_is_given_up_and_its_server_told() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: python3 is not installed (CI has it)");
+        return;
+    }
+    let h = setup()
+        .config("")
+        .tables(&format!(
+            "[[upstreams]]\nname = \"slow\"\ncommand = \"python3\"\nargs = [\"-c\", {SLOW_READS:?}]\n\
+             call_timeout = \"1s\"\n"
+        ))
+        .connect(person(json!({}), vec![]))
+        .await;
+    let read = within(
+        "the read's end",
+        h.client
+            .read_resource(rmcp::model::ReadResourceRequestParams::new("slow://one")),
+    )
+    .await;
+    let Err(ServiceError::McpError(error)) = read else {
+        panic!("expected an error, got {read:?}");
+    };
+    assert!(
+        error.message.contains("slow failed to"),
+        "{}",
+        error.message
+    );
+    h.log.line_with(&["slow: cancelled"]).await;
+}

@@ -74,6 +74,11 @@ fn a_prefix_holding_the_separator_is_refused_so_no_upstream_lists_in_anothers_pl
         "{said}"
     );
     assert!(said.contains("holds the separator \"__\""), "{said}");
+    let said = error(&format!("{TWO}namespace = \"n_\"\n"));
+    assert!(
+        said.contains("the namespace \"n_\" holds the separator"),
+        "{said}"
+    );
     let said = error(&format!("{TWO}namespace = \"n__x\"\n"));
     assert!(
         said.contains("the namespace \"n__x\" holds the separator"),

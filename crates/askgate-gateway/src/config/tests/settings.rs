@@ -144,7 +144,7 @@ fn an_upstreams_timeouts_have_defaults_and_zero_lifts_the_call_limit() {
         plain.upstreams[0].timeouts,
         crate::config::Timeouts {
             start: std::time::Duration::from_secs(30),
-            call: Some(std::time::Duration::from_secs(600)),
+            call: None,
         }
     );
     let set = with_upstream("start_timeout = \"5s\"\ncall_timeout = \"2h\"\n").expect("parses");
