@@ -55,10 +55,69 @@ pub(crate) struct Out {
     drained: Notify,
 }
 
+/// What an [`Out`] writes to: a pipe (a FIFO), or a socket — the end of a
+/// socket pair, as Node's `child_process` gives a child for its stdio.
+#[derive(Debug)]
+pub(crate) enum Sink {
+    /// A FIFO.
+    Pipe(pipe::Sender),
+    /// A socket.
+    Socket(tokio::net::UnixStream),
+}
+
+impl Sink {
+    fn try_write(&self, bytes: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::Pipe(pipe) => pipe.try_write(bytes),
+            Sink::Socket(socket) => socket.try_write(bytes),
+        }
+    }
+
+    fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self {
+            Sink::Pipe(pipe) => pipe.poll_write_ready(cx),
+            Sink::Socket(socket) => socket.poll_write_ready(cx),
+        }
+    }
+}
+
+impl AsyncWrite for Sink {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bytes: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Sink::Pipe(pipe) => Pin::new(pipe).poll_write(cx, bytes),
+            Sink::Socket(socket) => Pin::new(socket).poll_write(cx, bytes),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Sink::Pipe(pipe) => Pin::new(pipe).poll_flush(cx),
+            Sink::Socket(socket) => Pin::new(socket).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Sink::Pipe(pipe) => Pin::new(pipe).poll_shutdown(cx),
+            Sink::Socket(socket) => Pin::new(socket).poll_shutdown(cx),
+        }
+    }
+}
+
+impl From<pipe::Sender> for Sink {
+    fn from(pipe: pipe::Sender) -> Sink {
+        Sink::Pipe(pipe)
+    }
+}
+
 #[derive(Debug)]
 struct State {
     /// `None` once closed.
-    pipe: Option<pipe::Sender>,
+    pipe: Option<Sink>,
     /// Bytes waiting to be written, from `written` on.
     waiting: Vec<u8>,
     written: usize,
@@ -95,10 +154,10 @@ impl State {
 
 impl Out {
     /// Share the writing end `pipe`.
-    pub(crate) fn new(pipe: pipe::Sender) -> Arc<Out> {
+    pub(crate) fn new(pipe: impl Into<Sink>) -> Arc<Out> {
         Arc::new(Out {
             state: Mutex::new(State {
-                pipe: Some(pipe),
+                pipe: Some(pipe.into()),
                 waiting: Vec::new(),
                 written: 0,
                 draining: false,
@@ -252,7 +311,7 @@ impl From<bool> for Offered {
 /// the dropped one's place, as if the peer had sent it. `rest` is shut
 /// when `pipe` ends, so rmcp sees the end too.
 pub(crate) async fn tap<T: Into<Offered>>(
-    pipe: pipe::Receiver,
+    pipe: impl tokio::io::AsyncRead + Unpin,
     mut take: impl FnMut(&[u8]) -> T,
     mut rest: WriteHalf<SimplexStream>,
     peer: &str,

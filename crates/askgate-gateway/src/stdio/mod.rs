@@ -1,5 +1,6 @@
-//! The client's channel on stdin and stdout. When both are pipes — as when
-//! a desktop client spawns the gateway — they are read and written
+//! The client's channel on stdin and stdout. When both are pipes or
+//! sockets — as when a desktop client spawns the gateway (Node's
+//! `child_process` makes a socket pair) — they are read and written
 //! without blocking, on the runtime's own event loop. tokio's `stdin` and
 //! `stdout` hand every read and write to a blocking thread and back, two
 //! thread switches per message; on a pipe they are not needed. Anything
@@ -44,28 +45,69 @@ fn blocking() -> (Reader, Writer) {
     (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
 }
 
-/// Stdin and stdout, duplicated, as non-blocking pipes (an error when
-/// either is not a pipe). Both are checked before either is made
+/// Stdin and stdout, duplicated, read and written without blocking (an
+/// error when either is neither a pipe nor a socket). A socket is what
+/// Node's `child_process` gives a child (a socket pair), so desktop clients
+/// built on Node get this too. Both are checked before either is made
 /// non-blocking: a non-blocking stdin left behind would fail tokio's own
 /// reads of it with "Resource temporarily unavailable".
 #[cfg(all(unix, not(askgate_portable)))]
-pub(crate) fn pipes() -> std::io::Result<(
-    tokio::net::unix::pipe::Receiver,
-    tokio::net::unix::pipe::Sender,
-)> {
+pub(crate) fn pipes() -> std::io::Result<(Incoming, crate::lines::Sink)> {
     use std::os::fd::AsFd;
     use std::os::unix::fs::FileTypeExt;
     use tokio::net::unix::pipe;
     let stdin = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
     let stdout = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned()?);
-    for (name, file) in [("stdin", &stdin), ("stdout", &stdout)] {
-        if !file.metadata()?.file_type().is_fifo() {
+    let mut sockets = [false; 2];
+    for (at, (name, file)) in [("stdin", &stdin), ("stdout", &stdout)]
+        .into_iter()
+        .enumerate()
+    {
+        let kind = file.metadata()?.file_type();
+        if !kind.is_fifo() && !kind.is_socket() {
             return Err(std::io::Error::other(format!("{name} is not a pipe")));
         }
+        sockets[at] = kind.is_socket();
     }
-    let reader = pipe::Receiver::from_file(stdin)?;
-    let writer = pipe::Sender::from_file(stdout)?;
+    let socket = |file: std::fs::File| -> std::io::Result<tokio::net::UnixStream> {
+        let socket = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(file));
+        socket.set_nonblocking(true)?;
+        tokio::net::UnixStream::from_std(socket)
+    };
+    let reader = if sockets[0] {
+        Incoming::Socket(socket(stdin)?)
+    } else {
+        Incoming::Pipe(pipe::Receiver::from_file(stdin)?)
+    };
+    let writer = if sockets[1] {
+        crate::lines::Sink::Socket(socket(stdout)?)
+    } else {
+        crate::lines::Sink::Pipe(pipe::Sender::from_file(stdout)?)
+    };
     Ok((reader, writer))
+}
+
+/// The client's stdin, read without blocking: a pipe or a socket.
+#[cfg(all(unix, not(askgate_portable)))]
+pub(crate) enum Incoming {
+    /// A FIFO.
+    Pipe(tokio::net::unix::pipe::Receiver),
+    /// A socket.
+    Socket(tokio::net::UnixStream),
+}
+
+#[cfg(all(unix, not(askgate_portable)))]
+impl AsyncRead for Incoming {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Incoming::Pipe(pipe) => std::pin::Pin::new(pipe).poll_read(cx, buf),
+            Incoming::Socket(socket) => std::pin::Pin::new(socket).poll_read(cx, buf),
+        }
+    }
 }
 
 /// Serve one client on stdin and stdout until it goes away. When both are

@@ -250,3 +250,90 @@ async fn a_large_answer_arrives_whole_and_one_over_the_limit_ends_its_call() {
         assert_eq!(raw.answer_to(4).await["result"], json!({}));
     }
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_client_on_a_socket_pair_as_node_spawns_it_is_screened_and_takes_the_lane() {
+    use std::os::fd::OwnedFd;
+    // Node's child_process gives a child a socket pair for its stdio, not
+    // pipes.
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().expect("a socket pair");
+    let theirs_out = theirs.try_clone().expect("a second descriptor");
+    let setup = reads().logging("askgate_gateway::express=debug");
+    let mut command = setup.command();
+    command
+        .stdin(Stdio::from(OwnedFd::from(theirs)))
+        .stdout(Stdio::from(OwnedFd::from(theirs_out)))
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = command.spawn().expect("the gateway starts");
+    let log = askgate_testkit::wait::Seen::default();
+    askgate_testkit::process::keep_lines_async(child.stderr.take().expect("stderr"), log.clone());
+    ours.set_nonblocking(true).expect("non-blocking");
+    let ours = tokio::net::UnixStream::from_std(ours).expect("a tokio socket");
+    let (read, mut write) = ours.into_split();
+    let mut lines = BufReader::new(read).lines();
+    let mut next = async || -> Json {
+        let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
+            .await
+            .expect("an answer within a minute")
+            .expect("reads")
+            .expect("a line");
+        serde_json::from_str(&line).expect("a JSON line")
+    };
+    let mut seen = Vec::new();
+    // In turn, as a client does: the handshake, the tools, then the calls
+    // (a call sent before the upstream is up goes through rmcp).
+    let steps = [
+        (
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "node-like", "version": "1"}}})
+            .to_string(),
+            1,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
+            0,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#.to_owned(),
+            1,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":5}}"#.to_owned(),
+            1,
+        ),
+        (call(3, "read_note", &json!({"name": "none"})), 1),
+    ];
+    for (line, answers) in steps {
+        write
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .expect("the gateway reads");
+        for _ in 0..answers {
+            seen.push(next().await);
+        }
+    }
+    let answer = |id: i64| {
+        seen.iter()
+            .find(|m| m["id"] == id)
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(answer(1)["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(answer(2)["error"]["code"], -32602, "{seen:?}");
+    let text = answer(3)["result"]["content"][0]["text"].clone();
+    assert!(
+        text.as_str().unwrap_or_default().contains("no note named"),
+        "{seen:?}"
+    );
+    // The read took the lane: no rmcp in between.
+    log.line_with(&["on the express lane", "read_note"]).await;
+    drop(write);
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .expect("it ends with its client")
+        .expect("waits");
+    assert!(status.success(), "{status:?}");
+}
