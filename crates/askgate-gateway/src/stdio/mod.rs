@@ -3,8 +3,8 @@
 //! `child_process` makes a socket pair) — they are read and written
 //! without blocking, on the runtime's own event loop. tokio's `stdin` and
 //! `stdout` hand every read and write to a blocking thread and back, two
-//! thread switches per message; on a pipe they are not needed. Anything
-//! else (a terminal, a file, a socket) uses tokio's — and so does every
+//! thread switches per message; on a pipe or a socket they are not needed.
+//! Anything else (a terminal, a file) uses tokio's — and so does every
 //! platform without unix pipes.
 
 #[cfg(all(unix, not(askgate_portable)))]
