@@ -30,6 +30,9 @@ pub(crate) type Owners = Arc<Mutex<HashMap<String, String>>>;
 pub(crate) struct Sessions {
     inner: LocalSessionManager,
     owners: Owners,
+    /// Held while a session is counted and made, so that two made at once
+    /// cannot both pass the cap.
+    making: tokio::sync::Mutex<()>,
 }
 
 impl Sessions {
@@ -38,6 +41,7 @@ impl Sessions {
         Sessions {
             inner: LocalSessionManager::default(),
             owners,
+            making: tokio::sync::Mutex::new(()),
         }
     }
 }
@@ -61,6 +65,7 @@ impl SessionManager for Sessions {
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let _making = self.making.lock().await;
         if self.inner.sessions.read().await.len() >= MOST_SESSIONS {
             tracing::warn!(
                 most = MOST_SESSIONS,
