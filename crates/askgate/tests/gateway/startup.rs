@@ -122,20 +122,25 @@ async fn the_client_is_answered_while_an_upstream_still_starts_and_its_tools_com
     assert!(tools.contains(&"slow__read_note".to_owned()), "{tools:?}");
 }
 
+/// `askgate tools` over the config of `setup` (written first), with the
+/// key beside the store: what it said.
+fn tools_of(setup: &askgate_testkit::gateway::Setup) -> std::process::Output {
+    // Writes the config file.
+    let _ = setup.command();
+    std::process::Command::new(&setup.binaries().askgate)
+        .args(["tools", "--config"])
+        .arg(setup.config_path())
+        .env("ASKGATE_LOG", "warn")
+        .env("NO_COLOR", "1")
+        .env_remove(askgate_gateway::keys::KEY_FILE_ENV)
+        .output()
+        .expect("askgate runs")
+}
+
 #[test]
 fn a_process_with_another_key_than_its_stores_refuses_to_start_and_names_the_file() {
     let setup = super::setup().config("");
-    // Writes the config file.
-    let _ = setup.command();
-    let tools = || {
-        std::process::Command::new(&setup.binaries().askgate)
-            .args(["tools", "--config"])
-            .arg(setup.config_path())
-            .env("ASKGATE_LOG", "warn")
-            .env_remove(askgate_gateway::keys::KEY_FILE_ENV)
-            .output()
-            .expect("askgate runs")
-    };
+    let tools = || tools_of(&setup);
     // The first process over the store records its key.
     let first = tools();
     assert!(first.status.success(), "{first:?}");
@@ -275,18 +280,7 @@ async fn the_logs_are_json_lines_only_and_never_hold_an_upstreams_secret() {
 fn a_key_file_others_can_read_is_warned_about() {
     use std::os::unix::fs::PermissionsExt;
     let setup = super::setup().config("");
-    // Writes the config file.
-    let _ = setup.command();
-    let tools = || {
-        std::process::Command::new(&setup.binaries().askgate)
-            .args(["tools", "--config"])
-            .arg(setup.config_path())
-            .env("ASKGATE_LOG", "warn")
-            .env("NO_COLOR", "1")
-            .env_remove(askgate_gateway::keys::KEY_FILE_ENV)
-            .output()
-            .expect("askgate runs")
-    };
+    let tools = || tools_of(&setup);
     let made = tools();
     assert!(made.status.success(), "{made:?}");
     let said = String::from_utf8_lossy(&made.stderr);
