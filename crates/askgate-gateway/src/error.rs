@@ -166,9 +166,6 @@ pub enum ServeError {
         #[source]
         source: std::io::Error,
     },
-    /// The HTTP listener failed while serving.
-    #[error("the HTTP listener failed: {0}")]
-    Http(#[source] std::io::Error),
     /// The stdio client's MCP handshake failed.
     #[error("the client handshake failed: {0}")]
     Handshake(#[source] Box<rmcp::service::ServerInitializeError>),
