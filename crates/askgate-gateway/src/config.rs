@@ -12,6 +12,8 @@ mod check;
 mod credentials;
 mod error;
 mod file;
+mod inbox;
+mod limits;
 mod listen;
 mod naming;
 mod secrets;
@@ -32,6 +34,9 @@ use check::check;
 pub use error::ConfigError;
 use error::Source;
 use file::File;
+pub use inbox::Inbox;
+pub(crate) use inbox::plain_http_refused;
+pub use limits::Limits;
 pub use listen::{LOOPBACK_ORIGINS, Listen};
 use naming::server_name;
 pub(crate) use naming::{MODEL_NAME_LIMIT, Namespace, usable_name};
@@ -118,6 +123,8 @@ pub struct Config {
     /// stop (SIGINT, SIGTERM); those still running then are cancelled
     /// (`stop_grace`; default 10 s, at most 10 minutes).
     pub(crate) stop_grace: std::time::Duration,
+    /// How much it takes on at once (`[limits]`).
+    pub limits: Limits,
 }
 
 /// How long a call that may have run is remembered for its retry, unless
@@ -303,30 +310,6 @@ impl fmt::Debug for StoreUrl {
     }
 }
 
-/// The inbox's web page.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Inbox {
-    /// Where it listens.
-    pub listen: SocketAddr,
-    /// The address people open, when it is not `http://{listen}` (behind a
-    /// proxy).
-    pub base_url: Option<String>,
-    /// The operator's sign-in token (sees every ask). Without it one is
-    /// generated on first start and written to a file only its owner can
-    /// read (`<key file>.operator-token`). Never logged: `Debug` redacts it.
-    pub token: Option<String>,
-}
-
-impl fmt::Debug for Inbox {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Inbox")
-            .field("listen", &self.listen)
-            .field("base_url", &self.base_url)
-            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
-            .finish()
-    }
-}
-
 /// An agent — an HTTP client of the gateway — and the MCP bearer token it
 /// presents. A principal's token never signs in to the inbox nor answers
 /// from the CLI: the agent must not hold what approves its own asks.
@@ -485,11 +468,7 @@ impl Config {
             intake: Vec::new(),
             offer_ask_tool: true,
             store: StoreUrl(store),
-            inbox: Inbox {
-                listen: default_inbox(),
-                base_url: None,
-                token: None,
-            },
+            inbox: Inbox::on_loopback(),
             principals: Vec::new(),
             people: Vec::new(),
             replay: Replay::AppAuthorized,
@@ -500,6 +479,7 @@ impl Config {
             confirmations: askgate_mcp::Confirmations::default(),
             retry_window: RETRY_WINDOW,
             stop_grace: STOP_GRACE,
+            limits: Limits::default(),
         })
     }
 

@@ -86,6 +86,19 @@ pub enum KeyError {
         #[source]
         source: std::io::Error,
     },
+    /// Others than its owner may write the key file: anyone could put a
+    /// key of theirs in it. Refused, whatever reads it.
+    #[error(
+        "the key file {} is writable by others than its owner (mode {mode:04o}): anyone could put a \
+         key of their own in it; chmod 600 it (and check that nobody changed it)",
+        .path.display()
+    )]
+    OthersMayWrite {
+        /// The key file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
     /// The system gave no randomness for a new key.
     #[error("no randomness for a key: {0}")]
     Random(#[source] getrandom::Error),

@@ -341,7 +341,7 @@ fn fingerprint(key: &[u8]) -> String {
 fn read_key(path: &Path) -> Result<Option<Vec<u8>>, KeyError> {
     match std::fs::read(path) {
         Ok(key) if key.len() >= 32 => {
-            warn_if_shared(path);
+            check_shared(path)?;
             Ok(Some(key))
         }
         Ok(_) => Err(KeyError::Short(path.to_owned())),
@@ -353,16 +353,23 @@ fn read_key(path: &Path) -> Result<Option<Vec<u8>>, KeyError> {
     }
 }
 
-/// Say so when the key file at `path` is readable or writable by others
-/// than its owner: whoever reads it can forge every sealed state, link and
-/// audit signature. A warning, not a refusal: a key mounted from a
+/// Refuse the key file at `path` when others than its owner may write it
+/// (anyone could put a key of theirs in it), and say so when they may read
+/// it: whoever reads it can forge every sealed state, link and audit
+/// signature. Reading is a warning, not a refusal: a key mounted from a
 /// secret store (a Kubernetes secret is 0644 by default) is often so.
-fn warn_if_shared(path: &Path) {
+fn check_shared(path: &Path) -> Result<(), KeyError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         if let Ok(metadata) = std::fs::metadata(path) {
             let mode = metadata.permissions().mode() & 0o777;
+            if mode & 0o022 != 0 {
+                return Err(KeyError::OthersMayWrite {
+                    path: path.to_owned(),
+                    mode,
+                });
+            }
             if mode & 0o077 != 0 {
                 tracing::warn!(
                     file = %path.display(),
@@ -375,6 +382,7 @@ fn warn_if_shared(path: &Path) {
     }
     #[cfg(not(unix))]
     let _ = path;
+    Ok(())
 }
 
 /// 32 new random bytes.

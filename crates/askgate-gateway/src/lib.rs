@@ -19,9 +19,14 @@ mod background;
 mod child;
 pub mod config;
 mod downstream;
+mod dry_run;
 mod error;
 #[cfg_attr(any(not(unix), askgate_portable), path = "express/off.rs")]
 mod express;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod health;
 mod holds;
 mod ids;
 pub mod keys;
@@ -44,11 +49,12 @@ mod upstream;
 mod upstreams;
 mod url_mode;
 
-use askgate_core::{Gate, Method, Risk};
+use askgate_core::Risk;
 use askgate_mcp::InboxLinks;
 use askgate_store::Store;
 
 pub use config::Config;
+pub use dry_run::{DryRun, Listed, Now, RefusedTool};
 pub use error::{Collision, Error, KeyError, Misuse, ServeError};
 
 use std::sync::Arc;
@@ -75,35 +81,6 @@ pub struct Started {
     /// The deployment's key file, beside which the operator's token is
     /// kept when the config gives none.
     key_file: std::path::PathBuf,
-}
-
-/// One upstream tool as the gateway lists it: what the operator's dry run
-/// shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Listed {
-    /// Its name downstream: the upstream's own, or `<namespace>__<tool>`
-    /// when the gateway namespaces it.
-    pub name: String,
-    /// Its upstream.
-    pub server: String,
-    /// Its risk.
-    pub risk: Risk,
-    /// The rule that gave the risk.
-    pub rule: String,
-    /// What a call would do now: proceed, and how; or ask.
-    pub now: Now,
-    /// Why its name may be refused by a model API (over 64 characters),
-    /// if it may.
-    pub warning: Option<String>,
-}
-
-/// What a call of a tool would do under the threshold in force.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Now {
-    /// Proceed without asking, so decided.
-    Proceed(Method),
-    /// Ask a person.
-    Ask,
 }
 
 /// Open the store at `store_url` and connect every upstream of `config`
@@ -141,7 +118,8 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
                 askgate_inbox::people(config.inbox.token.as_deref(), &config.people, &key_file)?;
             let base = base.as_deref().unwrap_or(DEFAULT_INBOX_BASE);
             let page = askgate_inbox::Inbox::new(store.clone(), people, links, base)?
-                .with_clock(std::sync::Arc::clone(&clock));
+                .with_clock(std::sync::Arc::clone(&clock))
+                .with_most_live_pages(config.limits.live_pages);
             Some(InboxPage { page, listener })
         }
         None => None,
@@ -168,6 +146,7 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
             intake: config.intake.clone(),
             // As long as a sealed state lives (the rounds' default).
             hold_for: std::time::Duration::from_secs(60 * 60),
+            most_held: holds::Most::of(&config.limits),
             durable_reads: config.durable_reads,
             retry_window: config.retry_window,
             background: background::Background::default(),
@@ -302,39 +281,6 @@ impl Started {
         &self.config
     }
 
-    /// Every upstream tool under its name downstream, with its risk, the
-    /// rule that gave it, and what a call would do now — the operator's
-    /// dry run.
-    ///
-    /// # Errors
-    /// Two upstreams' tools would have one name downstream.
-    pub async fn tools(&self) -> Result<Vec<Listed>, Collision> {
-        // Every upstream's first try: the dry run lists them all.
-        let upstreams = self.gateway.upstreams();
-        upstreams.release(upstream::Declared::ANY_CLIENT);
-        upstreams.settled(proxy::STARTING_WAIT, true).await;
-        let threshold = self.gateway.threshold();
-        let catalogue = self.gateway.refresh_tools().await;
-        if let Some(collision) = catalogue.collisions.into_iter().next() {
-            return Err(collision);
-        }
-        Ok(catalogue
-            .tools
-            .into_iter()
-            .map(|tool| Listed {
-                warning: tool.warning(),
-                now: match askgate_core::gate(tool.risk, threshold) {
-                    Gate::Proceed(method) => Now::Proceed(method),
-                    Gate::Ask => Now::Ask,
-                },
-                name: tool.name,
-                server: tool.server,
-                risk: tool.risk,
-                rule: tool.rule,
-            })
-            .collect())
-    }
-
     /// The auto-approve threshold in force.
     pub fn threshold(&self) -> Option<Risk> {
         self.gateway.threshold()
@@ -406,7 +352,7 @@ impl Started {
                     &config.people,
                     &key_file,
                 )?);
-                listen::serve(gateway.clone(), listen, &config.principals, operator, stop).await
+                listen::serve(gateway.clone(), listen, &config, operator, stop).await
             }
             (Client::Configured, None) => {
                 tokio::select! {
@@ -444,12 +390,8 @@ async fn ready(
             askgate_inbox::say::say(&format!(
                 "askgate gateway: asks a client cannot show wait in the inbox at {base} (or: askgate asks list)"
             ));
-            let app = page.router().merge(metrics::beside_inbox(
-                gateway.metrics().clone(),
-                gateway.store().clone(),
-                page.clone(),
-            ));
-            tokio::spawn(askgate_inbox::serve(app, listener));
+            let app = page.router().merge(health::beside_inbox(gateway, &page));
+            tokio::spawn(askgate_inbox::serve(app, listener, config.limits.serving));
         }
         (None, Some(base)) => askgate_inbox::say::say(&format!(
             "askgate gateway: asks a client cannot show wait in the inbox at {base} (or: askgate asks list)"
@@ -470,7 +412,8 @@ async fn ready(
                 None => InboxLinks::without_page(),
             };
             let notifier = askgate_inbox::notify::Notifier::new(store, webhook.clone(), links)?
-                .with_clock(std::sync::Arc::clone(gateway.clock()));
+                .with_clock(std::sync::Arc::clone(gateway.clock()))
+                .on_failed_post(gateway.metrics().webhook_failed());
             Some(AbortOnDrop(notifier.listen()))
         }
         None => None,

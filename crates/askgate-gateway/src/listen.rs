@@ -6,7 +6,8 @@
 //! as hosts; the loopback origins and `[listen] allowed_origins` as
 //! origins). Client tokens stop here: nothing of the client's request is
 //! passed upstream. `/metrics` is the operator's: it takes the inbox's
-//! operator token, not a principal's.
+//! operator token, not a principal's. `/healthz` and `/readyz` take none
+//! (see the `health` module).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -141,25 +142,16 @@ async fn authenticate(State(gate): State<Gate>, mut request: Request, next: Next
     response
 }
 
-/// `GET /metrics` for the operator's token, sent as
-/// `Authorization: Bearer <token>`; a principal's token, or none, gets
-/// 401.
-async fn metrics(gateway: Gateway, operator: Arc<People>, headers: HeaderMap) -> Response {
-    let token = headers
+/// Whether `headers` carry an operator's token of `people` as
+/// `Authorization: Bearer <token>` (what reads `/metrics`; a principal's
+/// token is not one).
+fn is_operator(people: &People, headers: &HeaderMap) -> bool {
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    let is_operator = token
-        .and_then(|token| operator.find(token.trim()))
-        .is_some_and(|person| person.operator);
-    if !is_operator {
-        return refuse(
-            StatusCode::UNAUTHORIZED,
-            "askgate: /metrics takes the inbox's operator token as a bearer token ([inbox] token, \
-             or the one askgate made beside its key), not a principal's",
-        );
-    }
-    super::metrics::exposition(gateway.metrics(), gateway.store()).await
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(|token| people.find(token.trim()))
+        .is_some_and(|person| person.operator)
 }
 
 /// Serve `gateway` on `listen` until the process is stopped; `operator`
@@ -170,7 +162,7 @@ async fn metrics(gateway: Gateway, operator: Arc<People>, headers: HeaderMap) ->
 pub(crate) async fn serve(
     gateway: Gateway,
     listen: &config::Listen,
-    principals: &[config::Principal],
+    config: &config::Config,
     operator: Arc<People>,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
@@ -186,23 +178,26 @@ pub(crate) async fn serve(
         http = http.with_allowed_hosts(hosts);
     }
     let scraped = gateway.clone();
-    let gate = Gate::new(principals);
+    let gate = Gate::new(&config.principals);
     let service = StreamableHttpService::new(
         // Each session its own: whose asks go where, whose intake is due.
         move || Ok(gateway.for_session()),
-        Arc::new(sessions::Sessions::new(Arc::clone(&gate.sessions))),
+        Arc::new(sessions::Sessions::new(
+            Arc::clone(&gate.sessions),
+            config.limits.sessions,
+        )),
         http,
     );
     let app = axum::Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(gate, authenticate))
-        // Not behind the principals' gate: the operator's.
-        .route(
-            "/metrics",
-            axum::routing::get(move |headers: HeaderMap| {
-                metrics(scraped.clone(), Arc::clone(&operator), headers)
-            }),
-        );
+        // Not behind the principals' gate: the operator's, and the probes'.
+        .merge(super::metrics::routes(
+            scraped.metrics(),
+            scraped.store(),
+            move |headers| is_operator(&operator, headers),
+        ))
+        .merge(super::health::routes(&scraped));
     let listen = |source| ServeError::Listen { addr, source };
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(listen)?;
     let bound = listener.local_addr().map_err(listen)?;
@@ -222,7 +217,8 @@ pub(crate) async fn serve(
     }
     // Within the limits of an open port: headers in time, bodies that do
     // not stall, a cap on connections (see askgate_inbox::serving).
-    askgate_inbox::serving::serve(listener, app, "the gateway", async move {
+    let limits = config.limits.serving;
+    askgate_inbox::serving::serve(listener, app, "the gateway", limits, async move {
         stop.await;
         // Every session's streams end, so the server can.
         sessions.cancel();

@@ -1,12 +1,23 @@
-//! The gateway's Prometheus metrics, served at `/metrics` on the HTTP
-//! listener: calls and decisions by kind, upstream latency, pending asks.
-//! Labels are server names, tool-free outcomes and decision methods —
-//! never arguments.
+//! The gateway's Prometheus metrics, served at `/metrics` on its HTTP
+//! listeners as OpenMetrics text: the build, calls and decisions by kind,
+//! upstream latency, pending asks, how long asks waited for a person,
+//! failed webhook posts and cancelled calls. Labels are the version,
+//! server names, tool-free outcomes, decision methods and webhook events
+//! — never arguments.
+//!
+//! One rule reads them, whichever listener serves them ([`routes`]): the
+//! inbox's operator token, sent as `Authorization: Bearer <token>`.
 
-use std::sync::Arc;
+mod waits;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use askgate_store::Store;
+use askgate_inbox::notify::Event;
+use askgate_store::{AskParked, AskSettled, Store};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -14,6 +25,11 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+use tokio::sync::broadcast::error::RecvError;
+
+/// The content type of the exposition: what prometheus-client writes is
+/// OpenMetrics text (counters' `_total`, the closing `# EOF`).
+pub(crate) const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CallLabels {
@@ -31,6 +47,16 @@ struct ServerLabels {
     server: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct EventLabels {
+    event: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BuildLabels {
+    version: String,
+}
+
 /// The metrics, shared by every request.
 #[derive(Clone)]
 pub(crate) struct Metrics {
@@ -43,11 +69,27 @@ struct Inner {
     decisions: Family<DecisionLabels, Counter>,
     latency: Family<ServerLabels, Histogram>,
     pending: Gauge,
+    cancelled: Family<ServerLabels, Counter>,
+    webhook_failures: Family<EventLabels, Counter>,
+    waits: waits::Waits,
+    /// Whether the store's news of asks is heard (see [`Metrics::watch`]).
+    watching: AtomicBool,
 }
 
 impl Default for Metrics {
     fn default() -> Metrics {
         let mut registry = Registry::with_prefix("askgate");
+        let build = Family::<BuildLabels, Gauge>::default();
+        registry.register(
+            "build_info",
+            "The askgate build serving these metrics, by version; always 1",
+            build.clone(),
+        );
+        build
+            .get_or_create(&BuildLabels {
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+            })
+            .set(1);
         let calls = Family::<CallLabels, Counter>::default();
         registry.register(
             "upstream_calls",
@@ -70,6 +112,20 @@ impl Default for Metrics {
         );
         let pending = Gauge::default();
         registry.register("pending_asks", "Asks waiting for a person", pending.clone());
+        let waits = waits::Waits::new(&mut registry);
+        let cancelled = Family::<ServerLabels, Counter>::default();
+        registry.register(
+            "cancelled_calls",
+            "Tool calls their client cancelled (notifications/cancelled, or the client gone) before \
+             their answer, by server",
+            cancelled.clone(),
+        );
+        let webhook_failures = Family::<EventLabels, Counter>::default();
+        registry.register(
+            "webhook_failures",
+            "Webhook posts that failed after every try, by event (parked, settled)",
+            webhook_failures.clone(),
+        );
         Metrics {
             inner: Arc::new(Inner {
                 registry,
@@ -77,6 +133,10 @@ impl Default for Metrics {
                 decisions,
                 latency,
                 pending,
+                cancelled,
+                webhook_failures,
+                waits,
+                watching: AtomicBool::new(false),
             }),
         }
     }
@@ -112,6 +172,77 @@ impl Metrics {
             .inc();
     }
 
+    /// The client cancelled a call to `server` before its answer.
+    pub(crate) fn cancelled(&self, server: &str) {
+        self.inner
+            .cancelled
+            .get_or_create(&ServerLabels {
+                server: server.to_owned(),
+            })
+            .inc();
+    }
+
+    /// What the webhook's notifier calls as a post fails (see
+    /// [`askgate_inbox::notify::Notifier::on_failed_post`]).
+    pub(crate) fn webhook_failed(&self) -> impl Fn(Event) + Send + Sync + 'static {
+        let failures = self.inner.webhook_failures.clone();
+        move |event| {
+            failures
+                .get_or_create(&EventLabels {
+                    event: event.as_str().to_owned(),
+                })
+                .inc();
+        }
+    }
+
+    /// A call's decision named the ask `ask` (a person's answer read
+    /// back, or the caller's withdrawal): observe its wait, if it is one
+    /// this process parked and it has settled. One read of the store,
+    /// only for such an ask.
+    pub(crate) async fn decided_on(&self, ask: &str, store: &Store) {
+        if !self.inner.waits.is_parked_here(ask) {
+            return;
+        }
+        if let Ok(Some(row)) = store.ask(ask).await {
+            self.inner.waits.settled(&row);
+        }
+    }
+
+    /// Hear the store's news of asks parked here and settled anywhere it
+    /// tells of, to observe how long each waited (see the `waits`
+    /// module); once, however often it is called, until the metrics are
+    /// gone. Called where the metrics are served, before any client is.
+    pub(crate) fn watch(&self, store: &Store) {
+        if self.inner.watching.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let mut parked = store.parked();
+        let mut settled = store.settlements();
+        let (inner, store) = (Arc::downgrade(&self.inner), store.clone());
+        tokio::spawn(async move {
+            loop {
+                // Parked first: an ask's parking is news before its
+                // settling is.
+                let heard = tokio::select! {
+                    biased;
+                    news = parked.recv() => news.map(Heard::Parked),
+                    news = settled.recv() => news.map(Heard::Settled),
+                };
+                match heard {
+                    Ok(heard) => {
+                        if !hear(&inner, &store, heard).await {
+                            return;
+                        }
+                    }
+                    Err(RecvError::Lagged(missed)) => {
+                        tracing::debug!(missed, "the metrics fell behind the store's news of asks");
+                    }
+                    Err(RecvError::Closed) => return,
+                }
+            }
+        });
+    }
+
     /// The text exposition, with the pending asks counted now.
     pub(crate) async fn render(&self, store: &Store) -> String {
         if let Ok(count) = store.pending_count(jiff::Timestamp::now()).await {
@@ -125,48 +256,88 @@ impl Metrics {
     }
 }
 
+/// What the store told of an ask.
+enum Heard {
+    Parked(AskParked),
+    Settled(AskSettled),
+}
+
+/// Take in `heard`; `false` once the metrics are gone.
+async fn hear(inner: &Weak<Inner>, store: &Store, heard: Heard) -> bool {
+    let Some(inner) = inner.upgrade() else {
+        return false;
+    };
+    match heard {
+        // Parked by another process: its wait is that one's to observe.
+        Heard::Parked(AskParked { row: None, .. }) => {}
+        Heard::Parked(AskParked { id, row: Some(row) }) => {
+            inner.waits.parked(id, row.ask.created_at);
+        }
+        Heard::Settled(AskSettled { id, row }) => {
+            if !inner.waits.is_parked_here(&id) {
+                return true;
+            }
+            // Settled by another process: its news names the ask only.
+            let row = match row {
+                Some(row) => row,
+                None => match store.ask(&id).await {
+                    Ok(Some(row)) => Arc::new(row),
+                    _ => return true,
+                },
+            };
+            inner.waits.settled(&row);
+        }
+    }
+    true
+}
+
 /// The `/metrics` response: the text exposition of `metrics`, with the
 /// asks pending in `store`.
-pub(crate) async fn exposition(
-    metrics: &Metrics,
-    store: &askgate_store::Store,
-) -> axum::response::Response {
-    use axum::response::IntoResponse;
+pub(crate) async fn exposition(metrics: &Metrics, store: &Store) -> Response {
     (
-        [(
-            axum::http::header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
-        )],
+        [(header::CONTENT_TYPE, CONTENT_TYPE)],
         metrics.render(store).await,
     )
         .into_response()
 }
 
-/// `GET /metrics` beside the inbox's pages, for a gateway on stdio (whose
-/// only HTTP listener the inbox is): for the operator's token, sent as
-/// `Authorization: Bearer <token>`; anyone else gets 401.
-pub(crate) fn beside_inbox(
-    metrics: Metrics,
-    store: askgate_store::Store,
-    inbox: askgate_inbox::Inbox,
-) -> axum::Router {
-    use axum::http::{HeaderMap, StatusCode, header};
-    use axum::response::IntoResponse;
+/// `GET /metrics`, for a request `is_operator` says carries the operator's
+/// token; any other gets 401 — the one rule of every listener that serves
+/// them. Serving them starts hearing of the asks' waits
+/// ([`Metrics::watch`]).
+pub(crate) fn routes<F>(metrics: &Metrics, store: &Store, is_operator: F) -> axum::Router
+where
+    F: Fn(&HeaderMap) -> bool + Clone + Send + Sync + 'static,
+{
+    metrics.watch(store);
+    let (metrics, store) = (metrics.clone(), store.clone());
     axum::Router::new().route(
         "/metrics",
         axum::routing::get(move |headers: HeaderMap| {
-            let (metrics, store, inbox) = (metrics.clone(), store.clone(), inbox.clone());
+            let (metrics, store) = (metrics.clone(), store.clone());
+            let allowed = is_operator(&headers);
             async move {
-                if !inbox.operator_bearer(&headers) {
-                    return (
-                        StatusCode::UNAUTHORIZED,
-                        [(header::WWW_AUTHENTICATE, "Bearer")],
-                        "the inbox's operator token, as a bearer token, is needed for /metrics\n",
-                    )
-                        .into_response();
+                if !allowed {
+                    return refused();
                 }
                 exposition(&metrics, &store).await
             }
         }),
     )
+}
+
+/// 401, saying which token reads the metrics.
+fn refused() -> Response {
+    let mut response = (
+        StatusCode::UNAUTHORIZED,
+        "askgate: /metrics takes the inbox's operator token as a bearer token \
+         (Authorization: Bearer <token>: [inbox] token, the one askgate made beside its key, or \
+         a [[people]] operator's), not a principal's\n",
+    )
+        .into_response();
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"askgate\""),
+    );
+    response
 }

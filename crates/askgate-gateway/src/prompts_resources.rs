@@ -39,11 +39,12 @@ pub(crate) struct Reads {
 }
 
 impl Reads {
-    /// Nothing waiting yet; each request held for at most `ttl`.
-    pub(crate) fn new(ttl: Duration) -> Reads {
+    /// Nothing waiting yet; each request held for at most `ttl`, and at
+    /// most `most` of each kind at once.
+    pub(crate) fn new(ttl: Duration, most: crate::holds::Most) -> Reads {
         Reads {
-            prompts: Holds::new(ttl),
-            resources: Holds::new(ttl),
+            prompts: Holds::new(ttl, most),
+            resources: Holds::new(ttl, most),
         }
     }
 
@@ -136,7 +137,7 @@ async fn relay<Q: Rounded>(
         Followed::Done(response) => response,
         Followed::Waiting(held) => {
             let resumable = held.resumable().and_then(|r| serde_json::to_value(r).ok());
-            let handle = holds.hold(held)?;
+            let handle = holds.hold(held, &crate::proxy::principal_of(cx))?;
             round.carry(HELD, Json::String(handle));
             // Null: an earlier round's, if any, no longer applies.
             round.carry(RESUME, resumable.unwrap_or(Json::Null));

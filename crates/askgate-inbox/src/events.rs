@@ -25,18 +25,31 @@ use super::rejection::SessionRejection;
 /// pages are open.
 const LOOK: Duration = Duration::from_secs(2);
 
-/// How many live pages (`/events` streams) are served at once: past it, a
-/// page gets 503 and its browser tries again later.
+/// How many live pages (`/events` streams) are served at once unless the
+/// inbox is told otherwise: past it, a page gets 503 and its browser tries
+/// again later.
 pub(super) const MOST_STREAMS: usize = 64;
 
 /// What the live pages share: how many are open, and one look at the
 /// store for all of them.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Hub {
     open: AtomicUsize,
+    /// How many may be open at once.
+    pub(super) most: AtomicUsize,
     /// Bumped each time the newest pending ask changed (started with the
     /// first page).
     news: OnceLock<watch::Receiver<u64>>,
+}
+
+impl Default for Hub {
+    fn default() -> Hub {
+        Hub {
+            open: AtomicUsize::new(0),
+            most: AtomicUsize::new(MOST_STREAMS),
+            news: OnceLock::new(),
+        }
+    }
 }
 
 /// A live page counted open, until it closes.
@@ -53,7 +66,7 @@ impl Drop for Open {
 fn enter(inbox: &Inbox) -> Option<Open> {
     let before = inbox.inner.events.open.fetch_add(1, Ordering::AcqRel);
     let open = Open(inbox.clone());
-    (before < MOST_STREAMS).then_some(open)
+    (before < inbox.inner.events.most.load(Ordering::Relaxed)).then_some(open)
 }
 
 impl Hub {

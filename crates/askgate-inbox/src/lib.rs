@@ -45,7 +45,8 @@ pub mod rejection;
 mod routes;
 pub mod say;
 
-/// How many live pages (`/events` streams) an inbox serves at once.
+/// How many live pages (`/events` streams) an inbox serves at once, unless
+/// [`Inbox::with_most_live_pages`] says otherwise.
 pub const MOST_LIVE_PAGES: usize = events::MOST_STREAMS;
 pub mod serving;
 mod session;
@@ -135,6 +136,17 @@ impl Inbox {
         self
     }
 
+    /// Serve at most `most` live pages (`/events` streams) at once
+    /// (default [`MOST_LIVE_PAGES`]; at least one).
+    #[must_use]
+    pub fn with_most_live_pages(self, most: usize) -> Inbox {
+        self.inner
+            .events
+            .most
+            .store(most.max(1), std::sync::atomic::Ordering::Relaxed);
+        self
+    }
+
     /// The current time, on the inbox's clock.
     pub fn now(&self) -> jiff::Timestamp {
         self.clock.now()
@@ -192,9 +204,9 @@ pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, Error> {
 }
 
 /// Serve `app` — the inbox's routes, and what the gateway adds to them —
-/// on `listener` until the process ends.
-pub async fn serve(app: axum::Router, listener: tokio::net::TcpListener) {
-    serving::serve(listener, app, "the inbox", std::future::pending()).await;
+/// on `listener`, within `limits`, until the process ends.
+pub async fn serve(app: axum::Router, listener: tokio::net::TcpListener, limits: serving::Limits) {
+    serving::serve(listener, app, "the inbox", limits, std::future::pending()).await;
 }
 
 /// Someone who may answer, as configured (`[[people]]`): a name, a token

@@ -1,21 +1,30 @@
 //! Serving HTTP — the inbox, and the gateway's `--listen` — with limits an
 //! open port needs, which `axum::serve` does not set:
 //!
-//! - **a request's headers** must arrive within [`HEADERS_WITHIN`], or its
-//!   connection is closed (a slow or idle client holds nothing for long);
-//! - **a request's body** may not pause for longer than [`BODY_PAUSE`];
-//! - **at most [`MOST_CONNECTIONS`] connections** are served at once, under
-//!   the usual 1,024 open files: past it, a new connection is answered
-//!   `503 Service Unavailable` (with `Retry-After`) and closed, and the log
-//!   says so (once a minute), so that a flood of partial requests leaves
-//!   the process able to work, its clients told why they wait, and the
-//!   operator why it is slow.
+//! - **a request's headers** must arrive within [`Limits::headers_within`]
+//!   (default [`HEADERS_WITHIN`]), or its connection is closed (a slow or
+//!   idle client holds nothing for long);
+//! - **a request's body** may not pause for longer than
+//!   [`Limits::body_pause`] (default [`BODY_PAUSE`]);
+//! - **at most [`Limits::connections`] connections** (default
+//!   [`MOST_CONNECTIONS`]) are served at once, under the usual 1,024 open
+//!   files, and **at most [`Limits::connections_per_peer`]** (default
+//!   [`MOST_CONNECTIONS_PER_PEER`]) from one IP address, so that one
+//!   client cannot take them all: past either, a new connection is
+//!   answered `503 Service Unavailable` (with `Retry-After`) and closed,
+//!   and the log says so (once a minute), so that a flood of partial
+//!   requests leaves the process able to work, its clients told why they
+//!   wait, and the operator why it is slow.
+//!
+//! The gateway's config sets them (`[limits]`).
 //!
 //! Connections are HTTP/1 (axum's `http1`), served by hyper, and end
 //! gracefully when `stop` comes: each finishes the request it is on.
 
+use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -37,32 +46,107 @@ pub const BODY_PAUSE: Duration = Duration::from_secs(30);
 /// How many connections are served at once.
 pub const MOST_CONNECTIONS: usize = 512;
 
+/// How many connections from one IP address are served at once.
+pub const MOST_CONNECTIONS_PER_PEER: usize = 256;
+
+/// What a listener takes on: see the module's docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// How long a client has to send a request's headers.
+    pub headers_within: Duration,
+    /// How long a request's body may go without a byte.
+    pub body_pause: Duration,
+    /// How many connections are served at once.
+    pub connections: usize,
+    /// How many connections from one IP address are served at once (at
+    /// most [`Limits::connections`]).
+    pub connections_per_peer: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            headers_within: HEADERS_WITHIN,
+            body_pause: BODY_PAUSE,
+            connections: MOST_CONNECTIONS,
+            connections_per_peer: MOST_CONNECTIONS_PER_PEER,
+        }
+    }
+}
+
+/// The connections open, by the address they come from.
+#[derive(Default)]
+struct Peers {
+    open: Mutex<HashMap<IpAddr, usize>>,
+}
+
+/// One connection counted open for its peer, until it ends.
+struct PeerSlot {
+    peers: Arc<Peers>,
+    ip: IpAddr,
+}
+
+impl Peers {
+    /// Count a connection from `ip`: `None` when `most` from it are open.
+    fn enter(self: &Arc<Peers>, ip: IpAddr, most: usize) -> Option<PeerSlot> {
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = open.entry(ip).or_insert(0);
+        if *count >= most {
+            return None;
+        }
+        *count += 1;
+        Some(PeerSlot {
+            peers: Arc::clone(self),
+            ip,
+        })
+    }
+}
+
+impl Drop for PeerSlot {
+    fn drop(&mut self) {
+        let mut open = self
+            .peers
+            .open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = open.get_mut(&self.ip) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
+}
+
 /// How often the log says the connections are at their limit.
 const SAY_FULL_EVERY: Duration = Duration::from_secs(60);
 
-/// Serve `app` on `listener`, within the limits above, until `stop`; then
-/// let each connection finish its request. `what` names the server in the
-/// log ("the inbox", "the gateway").
+/// Serve `app` on `listener`, within `limits`, until `stop`; then let
+/// each connection finish its request. `what` names the server in the log
+/// ("the inbox", "the gateway").
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     what: &'static str,
+    limits: Limits,
     stop: impl Future<Output = ()> + Send,
 ) {
     let app = app.layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
-        BODY_PAUSE,
+        limits.body_pause,
     ));
-    let slots = Arc::new(Semaphore::new(MOST_CONNECTIONS));
+    let slots = Arc::new(Semaphore::new(limits.connections));
+    let peers = Arc::new(Peers::default());
     let graceful = GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
-        .header_read_timeout(HEADERS_WITHIN);
+        .header_read_timeout(limits.headers_within);
     let mut said_full: Option<Instant> = None;
+    let mut said_peer_full: Option<Instant> = None;
     tokio::pin!(stop);
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(error) => {
                     // Out of files, say: wait a moment rather than spin.
                     tracing::warn!(%error, "{what} could not accept a connection");
@@ -76,8 +160,21 @@ pub async fn serve(
             if said_full.is_none_or(|at| at.elapsed() >= SAY_FULL_EVERY) {
                 said_full = Some(Instant::now());
                 tracing::warn!(
-                    most = MOST_CONNECTIONS,
+                    most = limits.connections,
                     "{what} serves as many connections as it may; new ones are answered 503 until one ends"
+                );
+            }
+            tokio::spawn(turn_away(stream));
+            continue;
+        };
+        let Some(peer_slot) = peers.enter(peer.ip(), limits.connections_per_peer) else {
+            if said_peer_full.is_none_or(|at| at.elapsed() >= SAY_FULL_EVERY) {
+                said_peer_full = Some(Instant::now());
+                tracing::warn!(
+                    peer = %peer.ip(),
+                    most = limits.connections_per_peer,
+                    "{what} serves as many connections from one address as it may; its new ones are \
+                     answered 503 until one ends"
                 );
             }
             tokio::spawn(turn_away(stream));
@@ -93,7 +190,7 @@ pub async fn serve(
             if let Err(error) = connection.await {
                 tracing::debug!(%error, "a connection ended with an error");
             }
-            drop(slot);
+            drop((slot, peer_slot));
         });
     }
     graceful.shutdown().await;
@@ -120,7 +217,13 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
         let addr = listener.local_addr().expect("an address");
         let app = Router::new().route("/", axum::routing::get(|| async { "here" }));
-        tokio::spawn(serve(listener, app, "the test", std::future::pending()));
+        tokio::spawn(serve(
+            listener,
+            app,
+            "the test",
+            Limits::default(),
+            std::future::pending(),
+        ));
         // Many clients that start a request and never finish its headers.
         let mut partial = Vec::new();
         for _ in 0..200 {
@@ -156,11 +259,23 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
         let addr = listener.local_addr().expect("an address");
         let app = Router::new().route("/", axum::routing::get(|| async { "here" }));
-        tokio::spawn(serve(listener, app, "the test", std::future::pending()));
-        // Every slot held by a client that has not sent its headers yet.
+        tokio::spawn(serve(
+            listener,
+            app,
+            "the test",
+            Limits::default(),
+            std::future::pending(),
+        ));
+        // Every slot held by clients that have not sent their headers yet,
+        // from two addresses (one may hold only its share).
         let mut held = Vec::new();
-        for _ in 0..MOST_CONNECTIONS {
-            held.push(TcpStream::connect(addr).await.expect("connects"));
+        for n in 0..MOST_CONNECTIONS {
+            let from = if n % 2 == 0 {
+                [127, 0, 0, 1]
+            } else {
+                [127, 0, 0, 2]
+            };
+            held.push(connect_from(from, addr).await);
         }
         // Wait until the server has taken them all (it accepts in turn).
         let answer = crate::serving::tests::until_turned_away(addr).await;
@@ -169,11 +284,78 @@ mod tests {
         drop(held);
     }
 
+    #[tokio::test]
+    async fn one_address_gets_only_its_share_of_the_connections_and_another_is_served() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
+        let addr = listener.local_addr().expect("an address");
+        let app = Router::new().route("/", axum::routing::get(|| async { "here" }));
+        let limits = Limits {
+            connections: 40,
+            connections_per_peer: 10,
+            ..Limits::default()
+        };
+        tokio::spawn(serve(
+            listener,
+            app,
+            "the test",
+            limits,
+            std::future::pending(),
+        ));
+        let mut held = Vec::new();
+        for _ in 0..10 {
+            held.push(connect_from([127, 0, 0, 1], addr).await);
+        }
+        let answer = until_turned_away_from([127, 0, 0, 1], addr).await;
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+        // Another address is served meanwhile: the listener is far from
+        // its 40.
+        let mut other = connect_from([127, 0, 0, 2], addr).await;
+        other
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .expect("writes");
+        let mut answer = String::new();
+        other.read_to_string(&mut answer).await.expect("reads");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        // One of the first address's ends: it is served again.
+        drop(held.pop());
+        let mut again = None;
+        for _ in 0..50 {
+            let mut stream = connect_from([127, 0, 0, 1], addr).await;
+            stream
+                .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                .await
+                .expect("writes");
+            let mut answer = String::new();
+            stream.read_to_string(&mut answer).await.expect("reads");
+            if answer.starts_with("HTTP/1.1 200") {
+                again = Some(answer);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(again.is_some(), "served once a slot of its own was free");
+    }
+
+    /// A connection to `addr` from the loopback address `from`.
+    async fn connect_from(from: [u8; 4], addr: std::net::SocketAddr) -> TcpStream {
+        let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+        socket
+            .bind((std::net::Ipv4Addr::from(from), 0).into())
+            .expect("binds a loopback address");
+        socket.connect(addr).await.expect("connects")
+    }
+
     /// Connect until one connection is answered without a request: the
     /// answer of a server that turns it away.
     async fn until_turned_away(addr: std::net::SocketAddr) -> String {
+        until_turned_away_from([127, 0, 0, 1], addr).await
+    }
+
+    /// [`until_turned_away`], from the loopback address `from`.
+    async fn until_turned_away_from(from: [u8; 4], addr: std::net::SocketAddr) -> String {
         for _ in 0..200 {
-            let mut stream = TcpStream::connect(addr).await.expect("connects");
+            let mut stream = connect_from(from, addr).await;
             let mut answer = String::new();
             let read = tokio::time::timeout(
                 Duration::from_millis(200),

@@ -34,6 +34,12 @@ pub struct Confirmations {
     /// How long a confirmation ask waits for a person — and a person's no
     /// to it stands for the same call (default 24 hours).
     pub ask_lifetime: Duration,
+    /// How many asks of one principal may wait for a person at once
+    /// (default [`Confirmations::MOST_PENDING`]); past it a call that needs
+    /// a new ask is refused, saying so, and nothing runs. It bounds what a
+    /// runaway agent can pile on the people's inbox. On several replicas
+    /// two asks parked at the same instant may both pass the count.
+    pub most_pending_per_principal: usize,
 }
 
 impl Default for Confirmations {
@@ -45,11 +51,15 @@ impl Default for Confirmations {
             inbox_wait: Duration::ZERO,
             progress_every: Duration::from_secs(10),
             ask_lifetime: Duration::from_secs(24 * 60 * 60),
+            most_pending_per_principal: Confirmations::MOST_PENDING,
         }
     }
 }
 
 impl Confirmations {
+    /// How many asks of one principal may wait at once, by default.
+    pub const MOST_PENDING: usize = 256;
+
     /// The shortest answer a person gives through the client named
     /// `client`.
     pub fn min_answer_for(&self, client: Option<&str>) -> Duration {

@@ -131,6 +131,21 @@ impl Round {
             Some((server, tool, risk)) => (Some(server.clone()), tool.clone(), Some(risk.clone())),
             None => (None, binding.name.clone(), None),
         };
+        let most = self.rounds().confirmations().most_pending_per_principal;
+        let pending = store
+            .pending_count_of(&binding.principal, self.rounds().now())
+            .await
+            .map_err(RoundError::Store)?;
+        if usize::try_from(pending).is_ok_and(|pending| pending >= most) {
+            tracing::warn!(
+                most,
+                "an ask was not parked: its principal has as many waiting as it may"
+            );
+            return Err(RoundError::TooManyPending {
+                principal: binding.principal.clone(),
+                most,
+            });
+        }
         let call_key = self.call_key(key);
         let resume_key = match earlier {
             0 => call_key.clone(),

@@ -27,4 +27,24 @@ impl Store {
             row.try_get::<i64, _>("n").map_err(|e| self.fail(e))
         })
     }
+
+    /// How many asks for `principal` wait for a person at `now`, counted
+    /// as [`Store::pending_count`] counts.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn pending_count_of(&self, principal: &str, now: Timestamp) -> Result<i64, Error> {
+        with_pool!(self, |pool| {
+            let row = sqlx::query(
+                "SELECT COUNT(*) AS n FROM asks WHERE status = 'pending' AND principal = $1 \
+                 AND (expires_at IS NULL OR expires_at > $2)",
+            )
+            .bind(principal)
+            .bind(micros(now))
+            .fetch_one(pool)
+            .await
+            .map_err(|e| self.fail(e))?;
+            row.try_get::<i64, _>("n").map_err(|e| self.fail(e))
+        })
+    }
 }

@@ -47,6 +47,12 @@ struct Setup {
     /// config's `[listen]`), instead of stdio.
     #[arg(long)]
     listen: Option<std::net::SocketAddr>,
+    /// Let `--listen` take an address other machines reach: askgate
+    /// serves plain HTTP, so say so only with TLS in front of it (a
+    /// reverse proxy). The config's `[listen] allow_plain_http` does the
+    /// same.
+    #[arg(long)]
+    allow_plain_http: bool,
     /// The auto-approve threshold (a risk level), over the config's;
     /// `ASKGATE_AUTO_APPROVE_RISK` may lower it further.
     #[arg(long)]
@@ -109,10 +115,20 @@ impl Setup {
             }
             // The origins the config allows stay allowed on the address
             // given here.
-            config.listen = Some(match config.listen.take() {
+            let mut listen = match config.listen.take() {
                 Some(listen) => askgate_gateway::config::Listen { addr, ..listen },
                 None => askgate_gateway::config::Listen::on(addr),
-            });
+            };
+            listen.allow_plain_http |= self.allow_plain_http;
+            if !addr.ip().is_loopback() && !listen.allow_plain_http {
+                return Err(Failure::stopped(format!(
+                    "--listen {addr} is reachable from other machines, and askgate serves plain HTTP \
+                     there: bearer tokens and tool arguments would cross the network unencrypted; put \
+                     TLS in front of it (a reverse proxy) and add --allow-plain-http, or listen on a \
+                     loopback address (127.0.0.1)"
+                )));
+            }
+            config.listen = Some(listen);
         }
         Ok(config)
     }
@@ -150,7 +166,7 @@ async fn list_tools(args: ToolsArgs) -> Result<(), Failure> {
     let threshold = started.threshold();
     let config = started.config();
     let mut out = String::new();
-    let tools = started
+    let askgate_gateway::DryRun { tools, refused } = started
         .tools()
         .await
         .map_err(|collision| Failure::stopped(collision.to_string()))?;
@@ -168,6 +184,12 @@ async fn list_tools(args: ToolsArgs) -> Result<(), Failure> {
             if let Some((_, warning)) = warnings.iter().find(|(tool, _)| tool == name) {
                 line["warning"] = warning.as_str().into();
             }
+            let _ = writeln!(out, "{line}");
+        }
+        for tool in &refused {
+            let line = serde_json::json!(
+                {"refused": tool.name, "server": tool.server, "why": tool.why}
+            );
             let _ = writeln!(out, "{line}");
         }
     } else {
@@ -192,6 +214,13 @@ async fn list_tools(args: ToolsArgs) -> Result<(), Failure> {
         }
         for (name, warning) in &warnings {
             let _ = writeln!(out, "\nwarning: {name}: {warning}");
+        }
+        for tool in &refused {
+            let _ = writeln!(
+                out,
+                "\nleft out: {} of {}: {}",
+                tool.name, tool.server, tool.why
+            );
         }
         let _ = writeln!(
             out,

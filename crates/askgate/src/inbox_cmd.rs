@@ -21,6 +21,12 @@ pub(crate) struct InboxArgs {
     /// Where to listen, over the config's (default 127.0.0.1:7878).
     #[arg(long)]
     listen: Option<SocketAddr>,
+    /// Let `--listen` take an address other machines reach: the inbox
+    /// serves plain HTTP, so say so only with TLS in front of it (a
+    /// reverse proxy). The config's `[inbox] allow_plain_http` does the
+    /// same.
+    #[arg(long)]
+    allow_plain_http: bool,
 }
 
 /// Run `askgate inbox` until interrupted.
@@ -36,6 +42,15 @@ async fn serve_alone(args: InboxArgs) -> Result<(), Failure> {
         None => Config::for_command(vec!["(none)".into()]).map_err(Failure::stopped)?,
     };
     if let Some(listen) = args.listen {
+        config.inbox.allow_plain_http |= args.allow_plain_http;
+        if !listen.ip().is_loopback() && !config.inbox.allow_plain_http {
+            return Err(Failure::stopped(format!(
+                "--listen {listen} is reachable from other machines, and the inbox serves plain \
+                 HTTP there: sign-in tokens and answers would cross the network unencrypted; put TLS \
+                 in front of it (a reverse proxy) and add --allow-plain-http, or listen on a \
+                 loopback address (127.0.0.1)"
+            )));
+        }
         config.inbox.listen = listen;
     }
     let store_url = match (&args.store, &args.config) {
@@ -66,14 +81,20 @@ async fn serve_alone(args: InboxArgs) -> Result<(), Failure> {
         .unwrap_or_else(|| format!("http://{bound}/"));
     let people = askgate_inbox::people(config.inbox.token.as_deref(), &config.people, &key_file)
         .map_err(Failure::stopped)?;
-    let inbox = Inbox::new(store, people, keys.links(), &base).map_err(Failure::stopped)?;
+    let inbox = Inbox::new(store, people, keys.links(), &base)
+        .map_err(Failure::stopped)?
+        .with_most_live_pages(config.limits.live_pages);
     askgate_inbox::say::say(&format!(
         "askgate inbox: serving {base} over {store_url_shown}",
         store_url_shown = inbox.store().name()
     ));
     tokio::spawn(inbox.sweep_expired());
+    // Probes' too: /healthz, and /readyz while the store answers.
+    let app = inbox
+        .router()
+        .merge(askgate_gateway::health::for_store(inbox.store().clone()));
     tokio::select! {
-        () = askgate_inbox::serve(inbox.router(), listener) => Ok(()),
+        () = askgate_inbox::serve(app, listener, config.limits.serving) => Ok(()),
         _ = tokio::signal::ctrl_c() => Ok(()),
     }
 }

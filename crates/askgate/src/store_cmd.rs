@@ -112,13 +112,20 @@ pub(crate) enum AsksCommand {
 pub(crate) enum AuditCommand {
     /// List audit entries, oldest first.
     List,
-    /// Check the hash chain; exit 1 and name the entry when it is broken.
+    /// Check the hash chain and its signed head with the deployment's
+    /// key; exit 1 and name the entry when it is broken.
     Verify {
         /// Also check the chain against a checkpoint `askgate audit
         /// export` wrote: exit 1 when the chain was cut below it, or
         /// changed up to it.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "structure")]
         checkpoint: Option<std::path::PathBuf>,
+        /// Without the key: check only that each entry hashes the one
+        /// before it and that the head record names the newest (an edited,
+        /// moved or deleted entry shows; a head rebuilt by someone without
+        /// the key does not).
+        #[arg(long)]
+        structure: bool,
     },
     /// Print a checkpoint of the chain's head (JSON), signed with the
     /// deployment's key: keep it where the store's writer cannot reach it,
@@ -273,9 +280,17 @@ pub(crate) fn run_audit(store: StoreArg, command: AuditCommand) -> ExitCode {
                 }
                 Ok(DONE)
             }
-            AuditCommand::Verify { checkpoint } => {
+            AuditCommand::Verify {
+                checkpoint,
+                structure,
+            } => {
+                let keys = if structure {
+                    Vec::new()
+                } else {
+                    deployment_keys_needed(&url)?
+                };
                 let verification = store
-                    .verify_audit_signed(&deployment_keys(&url))
+                    .verify_audit_signed(&keys)
                     .await
                     .map_err(Failure::from)?;
                 if verification.broken.is_none()
@@ -287,6 +302,11 @@ pub(crate) fn run_audit(store: StoreArg, command: AuditCommand) -> ExitCode {
                     print_json(&verification)?;
                 } else {
                     match &verification.broken {
+                        None if structure => print_line(&format!(
+                            "audit chain intact in structure: {} entries, head {} (its head's \
+                             signature was not checked: that needs the deployment's key)",
+                            verification.entries, verification.head
+                        ))?,
                         None => print_line(&format!(
                             "audit chain intact: {} entries, head {}",
                             verification.entries, verification.head
@@ -317,26 +337,27 @@ fn deployment_key(url: &str) -> Result<Vec<u8>, Failure> {
 
 /// The deployment's keys that can be read: the current one, and the one
 /// rotated out (a head record is signed with the key in use when it was
-/// written).
-fn deployment_keys(url: &str) -> Vec<Vec<u8>> {
+/// written). None is refused: verifying the head's signature needs one.
+fn deployment_keys_needed(url: &str) -> Result<Vec<Vec<u8>>, Failure> {
     let path = askgate_gateway::keys::key_path(url);
     let keys: Vec<Vec<u8>> = [path.clone(), askgate_gateway::keys::previous_path(&path)]
         .iter()
         .filter_map(|file| std::fs::read(file).ok())
         .collect();
     if keys.is_empty() {
-        eprintln!(
-            "askgate: no key at {}: the audit head's signature is not checked",
+        return Err(Failure::malformed(format!(
+            "no deployment key at {} (or ASKGATE_KEY_FILE): the chain's head is signed with it, so \
+             verifying needs it; askgate audit verify --structure checks the chain's links alone",
             path.display()
-        );
+        )));
     }
-    keys
+    Ok(keys)
 }
 
 /// `audit export`: the chain's head, signed.
 async fn export_checkpoint(store: &Store, url: &str) -> Result<u8, Failure> {
     let verification = store
-        .verify_audit_signed(&deployment_keys(url))
+        .verify_audit_signed(&deployment_keys_needed(url)?)
         .await
         .map_err(Failure::from)?;
     if let Some(broken) = &verification.broken {

@@ -5,6 +5,7 @@
 use askgate_store::Store;
 use askgate_testkit::gateway::{Listening, Setup, ledger};
 use askgate_testkit::mcp::{cancel_once_asked, send_call};
+use askgate_testkit::page::{hidden, set_cookie};
 use askgate_testkit::person::accept;
 use askgate_testkit::{Manner, Person, binaries};
 use rmcp::ServiceExt;
@@ -32,6 +33,11 @@ async fn start() -> Listening {
 /// principals alice and bob, and carol, who answers for everyone; its log
 /// says each decision. Killed on drop.
 async fn start_with(extra: &str) -> Listening {
+    setup(extra).listen().await
+}
+
+/// How [`start_with`] starts the gateway, for a test to add to.
+fn setup(extra: &str) -> Setup {
     Setup::new(binaries!())
         .config(extra)
         .tables(&format!(
@@ -41,8 +47,6 @@ async fn start_with(extra: &str) -> Listening {
              [inbox]\nlisten = \"127.0.0.1:0\"\ntoken = {OPERATOR:?}\n"
         ))
         .logging("askgate_mcp=info")
-        .listen()
-        .await
 }
 
 /// A client of the gateway at `url` with the bearer `token`, for `person`.
@@ -136,6 +140,12 @@ async fn tokens_name_the_principal_and_sessions_stay_with_it() {
         metrics.contains("askgate_upstream_latency_seconds_count"),
         "{metrics}"
     );
+    // The ask carol answered waited for her: its wait is observed once,
+    // when the retry heard of it.
+    assert!(
+        metrics.contains(r#"askgate_ask_wait_seconds_count{outcome="answered"} 1"#),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]
@@ -163,6 +173,11 @@ async fn a_call_cancelled_over_http_while_the_person_is_asked_is_never_sent() {
     assert_eq!(entry.principal.as_deref(), Some("alice"));
     let calls = ledger(gateway.store_url()).await.len();
     assert_eq!(calls, 0, "nothing was sent upstream");
+    let metrics = metrics_of(&reqwest::Client::new(), &gateway).await;
+    assert!(
+        metrics.contains(r#"askgate_cancelled_calls_total{server="notes"} 1"#),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]
@@ -299,11 +314,195 @@ async fn metrics_behind_the_token_show_the_pending_ask(
         .await
         .expect("answers");
     assert_eq!(principal.status(), 401, "a principal read the metrics");
-    let metrics = metrics_of(http, gateway).await;
+    let scraped = http
+        .get(&metrics)
+        .bearer_auth(OPERATOR)
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(
+        scraped.headers()["content-type"],
+        "application/openmetrics-text; version=1.0.0; charset=utf-8"
+    );
+    let metrics = scraped.text().await.expect("text");
     assert!(metrics.contains("askgate_pending_asks 1"), "{metrics}");
     assert!(
         !metrics.contains("askgate_upstream_calls_total{"),
         "nothing was sent: {metrics}"
+    );
+    let build = format!(
+        "askgate_build_info{{version=\"{}\"}} 1",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(metrics.contains(&build), "{metrics}");
+    assert!(metrics.ends_with("# EOF\n"), "{metrics}");
+    // Its upstream listed its tools: alive and ready, on both listeners,
+    // without a token; the inbox's serves the same metrics to the same one.
+    let inbox = inbox_of(gateway).await;
+    for base in [gateway.url.replace("/mcp", "/"), inbox.clone()] {
+        assert_eq!(
+            health(http, &format!("{base}healthz")).await,
+            (200, "ok\n".into())
+        );
+        assert_eq!(
+            health(http, &format!("{base}readyz")).await,
+            (200, "ready\n".into())
+        );
+    }
+    let beside = http
+        .get(format!("{inbox}metrics"))
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(beside.status(), 401);
+    let beside = http
+        .get(format!("{inbox}metrics"))
+        .bearer_auth(OPERATOR)
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(beside.status(), 200);
+    assert!(beside.text().await.expect("text").contains(&build));
+}
+
+/// Where the gateway serves its inbox, as it says at its start.
+async fn inbox_of(gateway: &Listening) -> String {
+    let said = "wait in the inbox at ";
+    let line = gateway.log().line_with(&[said]).await;
+    let after = line.split(said).nth(1).unwrap_or_default();
+    after
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A probe's status and body, without a token.
+async fn health(http: &reqwest::Client, url: &str) -> (u16, String) {
+    let response = http.get(url).send().await.expect("answers");
+    let status = response.status().as_u16();
+    (status, response.text().await.expect("text"))
+}
+
+#[tokio::test]
+async fn a_gateway_with_an_upstream_not_started_is_alive_and_not_ready() {
+    // `true` exits at once: that upstream never answers its handshake, and
+    // is tried again and again; notes starts.
+    let gateway = Setup::new(binaries!())
+        .config("")
+        .tables(
+            "[[upstreams]]\nname = \"gone\"\ncommand = \"true\"\n\n\
+             [inbox]\nlisten = \"127.0.0.1:0\"\n",
+        )
+        .listen()
+        .await;
+    let http = reqwest::Client::new();
+    let base = gateway.url.replace("/mcp", "/");
+    assert_eq!(
+        health(&http, &format!("{base}healthz")).await,
+        (200, "ok\n".into())
+    );
+    let (status, body) = health(&http, &format!("{base}readyz")).await;
+    assert_eq!(
+        (status, body.as_str()),
+        (503, "not ready: 1 of 2 upstreams has not started\n")
+    );
+}
+
+#[tokio::test]
+async fn an_ask_a_person_declines_on_the_inbox_page_shows_in_its_wait() {
+    let gateway = setup("")
+        .logging("askgate_mcp=info,askgate_gateway::metrics=debug")
+        .listen()
+        .await;
+    let alice = connect(&gateway.url, ALICE, &no_asks()).await;
+    let parked = alice
+        .call_tool(CallToolRequestParams::new("delete_all_notes"))
+        .await
+        .expect("a result");
+    assert_eq!(parked.is_error, Some(true), "parked: no elicitation");
+    let store = Store::open(gateway.store_url()).await.expect("opens");
+    let id = store.pending(10, None).await.expect("pending").asks[0]
+        .ask
+        .id
+        .clone();
+    // Carol says no on the page the gateway serves: it hears so at once,
+    // with no retry of the call.
+    let inbox = inbox_of(&gateway).await;
+    // As a browser's, but showing each redirect.
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("a client");
+    let session = sign_in(&http, &inbox, CAROL).await;
+    let page = http
+        .get(format!("{inbox}asks/{id}"))
+        .header("cookie", &session)
+        .send()
+        .await
+        .expect("the ask's page");
+    let csrf = hidden(&page.text().await.expect("html"), "csrf");
+    let declined = http
+        .post(format!("{inbox}asks/{id}"))
+        .header("cookie", &session)
+        .header("origin", inbox.trim_end_matches('/'))
+        .form(&[("csrf", csrf.as_str()), ("action", "decline")])
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(declined.status(), 303);
+    gateway
+        .log()
+        .line_with(&["an ask's wait for a person observed", &id])
+        .await;
+    let metrics = metrics_of(&http, &gateway).await;
+    assert!(
+        metrics.contains(r#"askgate_ask_wait_seconds_count{outcome="declined"} 1"#),
+        "{metrics}"
+    );
+}
+
+/// Sign in to the inbox at `inbox` with `token`, as a browser does: the
+/// session cookie.
+async fn sign_in(http: &reqwest::Client, inbox: &str, token: &str) -> String {
+    let page = http
+        .get(format!("{inbox}login"))
+        .send()
+        .await
+        .expect("the sign-in page");
+    let login = set_cookie(page.headers(), "askgate_login").expect("a sign-in cookie");
+    let csrf = hidden(&page.text().await.expect("html"), "csrf");
+    let signed = http
+        .post(format!("{inbox}login"))
+        .header("cookie", &login)
+        .header("origin", inbox.trim_end_matches('/'))
+        .form(&[("csrf", csrf.as_str()), ("token", token), ("next", "/")])
+        .send()
+        .await
+        .expect("a sign-in post");
+    assert_eq!(signed.status(), 303);
+    set_cookie(signed.headers(), "askgate_session").expect("a session cookie")
+}
+
+#[tokio::test]
+async fn a_webhook_post_to_a_closed_port_is_counted_as_failed() {
+    // A loopback port nobody listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port");
+    let gateway = start_with(&format!("[notify]\nwebhook = \"http://{closed}/hook\"\n")).await;
+    let alice = connect(&gateway.url, ALICE, &no_asks()).await;
+    let parked = alice
+        .call_tool(CallToolRequestParams::new("delete_all_notes"))
+        .await
+        .expect("a result");
+    assert_eq!(parked.is_error, Some(true), "parked: no elicitation");
+    // Counted before it is logged.
+    gateway.log().line_with(&["the webhook post failed"]).await;
+    let metrics = metrics_of(&reqwest::Client::new(), &gateway).await;
+    assert!(
+        metrics.contains(r#"askgate_webhook_failures_total{event="parked"} 1"#),
+        "{metrics}"
     );
 }
 

@@ -364,7 +364,7 @@ fn the_config_names_the_store_for_asks_and_audit() {
     says(&listed, 0, "");
     assert!(db_path(&url).exists(), "the config's store was opened");
     let verified = Command::new(binaries!().askgate)
-        .args(["audit", "verify", "--json", "--config"])
+        .args(["audit", "verify", "--structure", "--json", "--config"])
         .arg(&config)
         .env_remove("ASKGATE_STORE")
         .output()
@@ -387,10 +387,22 @@ async fn audit_verify_says_whether_the_chain_holds_and_where_it_breaks() {
             .await
             .expect("appends");
     }
-    let intact = askgate(&url, &["audit", "verify"]);
+    // No deployment key beside this store (no gateway ever ran on it):
+    // the head's signature cannot be checked, and verify says so rather
+    // than pass; --structure checks the links alone.
+    let keyless = askgate(&url, &["audit", "verify"]);
+    assert_eq!(keyless.status.code(), Some(2), "{keyless:?}");
+    assert!(
+        text(&keyless.stderr).contains("no deployment key")
+            && text(&keyless.stderr).contains("--structure"),
+        "{}",
+        text(&keyless.stderr)
+    );
+    let intact = askgate(&url, &["audit", "verify", "--structure"]);
     says(&intact, 0, "");
     assert!(
-        text(&intact.stdout).contains("intact: 3 entries"),
+        text(&intact.stdout).contains("intact in structure: 3 entries")
+            && text(&intact.stdout).contains("signature was not checked"),
         "{}",
         text(&intact.stdout)
     );
@@ -407,7 +419,7 @@ async fn audit_verify_says_whether_the_chain_holds_and_where_it_breaks() {
     .execute(&pool)
     .await
     .expect("tampers");
-    let broken = askgate(&url, &["audit", "verify"]);
+    let broken = askgate(&url, &["audit", "verify", "--structure"]);
     assert_eq!(broken.status.code(), Some(1));
     assert!(
         text(&broken.stdout).contains("entry 2 was edited"),

@@ -54,6 +54,7 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
         .listen
         .map(|listen| check_listen(listen, principals.is_empty(), src))
         .transpose()?;
+    let (limits, most_pending) = super::limits::check_limits(file.limits, src)?;
     let notify = file
         .notify
         .map(|notify| check_notify(notify, src))
@@ -69,6 +70,10 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
         },
         src,
     )?;
+    let confirmations = askgate_mcp::Confirmations {
+        most_pending_per_principal: most_pending,
+        ..confirmations
+    };
     let retry_window = file
         .retry_window
         .map(|window| {
@@ -122,6 +127,7 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
         confirmations,
         retry_window,
         stop_grace,
+        limits,
     })
 }
 
@@ -131,17 +137,21 @@ fn check_inbox(
     src: &Source<'_>,
 ) -> Result<Inbox, ConfigError> {
     let Some(inbox) = inbox else {
-        return Ok(Inbox {
-            listen: default_inbox(),
-            base_url: None,
-            token: None,
-        });
+        return Ok(Inbox::on_loopback());
+    };
+    let listen = match &inbox.listen {
+        None => default_inbox(),
+        Some(listen) => {
+            let addr = socket_addr(listen, src)?;
+            if let Some(why) = super::plain_http_refused(addr, inbox.allow_plain_http, "[inbox]") {
+                return Err(src.at(listen.span(), why));
+            }
+            addr
+        }
     };
     Ok(Inbox {
-        listen: match inbox.listen {
-            None => default_inbox(),
-            Some(listen) => socket_addr(&listen, src)?,
-        },
+        listen,
+        allow_plain_http: inbox.allow_plain_http,
         base_url: inbox.base_url.map(|url| http_url(url, src)).transpose()?,
         token: inbox
             .token
@@ -169,6 +179,9 @@ fn check_listen(
             ),
         ));
     }
+    if let Some(why) = super::plain_http_refused(parsed, listen.allow_plain_http, "[listen]") {
+        return Err(src.at(addr.span(), why));
+    }
     let allowed_origins = listen
         .allowed_origins
         .into_iter()
@@ -180,6 +193,7 @@ fn check_listen(
     Ok(Listen {
         addr: parsed,
         allowed_origins,
+        allow_plain_http: listen.allow_plain_http,
     })
 }
 

@@ -50,6 +50,7 @@ pub(super) struct File {
     pub(super) stop_grace: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) clients: BTreeMap<String, Spanned<ClientFile>>,
+    pub(super) limits: Option<super::limits::LimitsFile>,
 }
 
 /// `[clients."<name>"]`: settings for the clients that give this
@@ -112,6 +113,8 @@ pub(super) struct InboxFile {
     pub(super) listen: Option<Spanned<String>>,
     pub(super) base_url: Option<Spanned<String>>,
     pub(super) token: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(super) allow_plain_http: bool,
 }
 
 /// `[[principals]]`: agents and their MCP bearer tokens.
@@ -144,6 +147,8 @@ pub(super) struct ListenFile {
     pub(super) addr: Spanned<String>,
     #[serde(default)]
     pub(super) allowed_origins: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(super) allow_plain_http: bool,
 }
 
 /// `[notify]`: the webhook posted when an ask is parked and when it settles.

@@ -14,6 +14,10 @@ pub struct Listen {
     /// (403), against DNS rebinding and cross-site requests; a request
     /// with no `Origin` (not a browser's) is not checked.
     pub allowed_origins: Vec<String>,
+    /// Whether it may listen on an address other machines reach
+    /// (`allow_plain_http`; `--allow-plain-http`): askgate serves plain
+    /// HTTP, so the operator says TLS is terminated in front of it.
+    pub allow_plain_http: bool,
 }
 
 /// The origins always allowed on the listener: pages on this machine.
@@ -32,6 +36,7 @@ impl Listen {
         Listen {
             addr,
             allowed_origins: Vec::new(),
+            allow_plain_http: false,
         }
     }
 

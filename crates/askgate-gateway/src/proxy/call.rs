@@ -89,6 +89,14 @@ impl Gateway {
         let Some(decided) = round.decide("confirm", &call, policy).await? else {
             return Ok(round.respond()?);
         };
+        // Where the gateway hears that an ask it parked settled (its wait
+        // observed, see `metrics`), and that the client cancelled.
+        if let Some(ask) = &decided.entry.ask_id {
+            settings.metrics.decided_on(ask, self.store()).await;
+        }
+        if round.is_cancelled() {
+            settings.metrics.cancelled(&target.server);
+        }
         // Told: the person answered a confirmation that said so, or the
         // model reads that it was not sent again.
         if let Some(earlier) = &earlier

@@ -87,6 +87,8 @@ pub(crate) struct Catalogue {
     pub(crate) tools: Vec<Catalogued>,
     /// Each tool left out because an earlier upstream's has its name.
     pub(crate) collisions: Vec<Collision>,
+    /// Each tool left out for its name (see [`tool_name`]).
+    pub(crate) refused: Vec<crate::RefusedTool>,
 }
 
 impl Gateway {
@@ -107,6 +109,7 @@ impl Gateway {
         let mut catalogue = Catalogue {
             tools: Vec::new(),
             collisions: Vec::new(),
+            refused: Vec::new(),
         };
         let mut map: HashMap<String, Found> = HashMap::new();
         for (index, upstream) in self.inner.upstreams.iter() {
@@ -123,11 +126,23 @@ impl Gateway {
                 if !tool_name(&tool.name) {
                     // Its name reaches the person's question: one that can
                     // say anything ("delete (Risk: read)") is not listed.
+                    let shown = format!(
+                        "{:?}",
+                        tool.name.chars().take(MOST_TOOL_NAME).collect::<String>()
+                    );
                     tracing::warn!(
                         upstream = %upstream.name,
-                        name = ?tool.name.chars().take(MOST_TOOL_NAME).collect::<String>(),
+                        name = %shown,
                         "a tool whose name is not 1 to {MOST_TOOL_NAME} characters of A-Z, a-z, 0-9, _, - and . (MCP's tool names) is left out"
                     );
+                    catalogue.refused.push(crate::RefusedTool {
+                        server: upstream.name.clone(),
+                        name: shown,
+                        why: format!(
+                            "not an MCP tool name (1 to {MOST_TOOL_NAME} characters of A-Z, a-z, \
+                             0-9, _, - and .): it would reach the person's question as written"
+                        ),
+                    });
                     continue;
                 }
                 let name = self.downstream_name(upstream, &tool.name);

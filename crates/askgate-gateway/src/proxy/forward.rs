@@ -139,6 +139,7 @@ impl Gateway {
                         Wrote::Failed(error) => failure = Some(error),
                         // Answered now; its record ends "not sent".
                         Wrote::Withdrawn => {
+                            self.inner.settings.metrics.cancelled(call.server);
                             return Ok(not_sent(
                                 round.cancelled("confirm", call).verdict.for_model,
                             ));
@@ -440,7 +441,7 @@ impl Gateway {
             Followed::Done(response) => response,
             Followed::Waiting(held) => {
                 let resumable = held.resumable().and_then(|r| serde_json::to_value(r).ok());
-                let handle = self.inner.held.hold(held)?;
+                let handle = self.inner.held.hold(held, &super::principal_of(cx))?;
                 round.carry(HELD, Json::String(handle));
                 // Null: an earlier round's, if any, no longer applies.
                 round.carry(RESUME, resumable.unwrap_or(Json::Null));

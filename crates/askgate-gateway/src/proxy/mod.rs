@@ -47,6 +47,7 @@ use crate::upstreams::Upstreams;
 
 pub(crate) use catalogue::{Found, Judge};
 pub(crate) use passing::passed_on;
+pub(crate) use serve::principal_of;
 
 /// How often a gateway says it is alive (see the store's ledger owners).
 const BEAT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -84,6 +85,8 @@ pub(crate) struct Settings {
     /// How long an upstream call waiting on a 2026-07-28 client's retry is
     /// held (as long as a sealed state lives).
     pub(crate) hold_for: std::time::Duration,
+    /// How many such calls are held at once.
+    pub(crate) most_held: crate::holds::Most,
     /// Whether a `read` call waits for its audit and ledger record to be
     /// durable before it is sent, as calls above `read` always do.
     pub(crate) durable_reads: bool,
@@ -142,7 +145,10 @@ impl Gateway {
         upstreams: Arc<Upstreams>,
         downstream: Downstream,
     ) -> Gateway {
-        let (held, reads) = (Holds::new(settings.hold_for), Reads::new(settings.hold_for));
+        let (held, reads) = (
+            Holds::new(settings.hold_for, settings.most_held),
+            Reads::new(settings.hold_for, settings.most_held),
+        );
         Gateway {
             session: crate::ids::session(),
             handshaken: Arc::default(),

@@ -167,6 +167,7 @@ impl UpstreamCall {
             ),
             Sent::KeptAsking => (Ended::KeptAsking, None),
             Sent::Cancelled => {
+                self.gateway.metrics().cancelled(&upstream.name);
                 tracing::info!(call = %self.ending.id(), server = %upstream.name, tool = %self.tool, "cancelled by its client while its server worked on it; its server was told");
                 (
                     Ended::Failed("its client cancelled it while its server worked on it".into()),

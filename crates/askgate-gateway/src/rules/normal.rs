@@ -9,14 +9,19 @@
 //!
 //! - **A URL** (`scheme://…`, after surrounding whitespace; tabs and line
 //!   breaks inside dropped and `\` read as `/`, as browsers and HTTP
-//!   libraries read them): the scheme and the host lowercased, the user
-//!   part (`user@`) dropped, a trailing dot of the host and the scheme's
-//!   default port (`:443`, `:80`) dropped, every percent-encoded
-//!   unreserved character decoded (`%2e` is `.`, as RFC 3986 section
-//!   6.2.2.2 has it), and its path normalized as below (an empty one is
-//!   `/`); the query and the fragment are kept as they are, but for that
-//!   decoding. A scheme may hold glob characters (`http{,s}://…`), so a
-//!   glob is normalized as the URLs it matches are.
+//!   libraries read them, so `https:\\host` and `https:/\host` are
+//!   `https://host`): the scheme and the host lowercased, the user part
+//!   (`user@`) dropped, the host's trailing dots dropped, the port written
+//!   as a number (`:0443` is `:443`) and dropped when it is empty or the
+//!   scheme's default (`:443`, `:80`, `:21`), extra slashes before the
+//!   host of an `http`, `https`, `ws`, `wss` or `ftp` URL dropped
+//!   (`https:///host`, as WHATWG parsers read it), every percent-encoded
+//!   unreserved character decoded until none is left (`%2e` is `.`, as RFC
+//!   3986 section 6.2.2.2 has it) and every other escape written in upper
+//!   case (`%2f` is `%2F`, section 6.2.2.1), and its path normalized as
+//!   below (an empty one is `/`); the query and the fragment are kept as
+//!   they are, but for that decoding. A scheme may hold glob characters
+//!   (`http{,s}://…`), so a glob is normalized as the URLs it matches are.
 //! - **A path** (any other text with a `/` and no whitespace): `.` segments and empty ones
 //!   (`//`) taken out, each `..` taken out with the segment before it; a
 //!   `..` above the root of an absolute path is the root (as the kernel
@@ -59,8 +64,13 @@ pub(crate) fn problem(glob: &str) -> Option<String> {
 
 /// A URL's scheme and what follows its `://`, when `text` is one.
 fn url_parts(text: &str) -> Option<(&str, &str)> {
-    // `https:\\host` is `https://host` to the libraries that fetch it.
-    let at = text.find("://").or_else(|| text.find(":\\\\"))?;
+    // A scheme ends at the first `:`. `https:\\host` and `https:/\host`
+    // are `https://host` to the libraries that fetch it.
+    let at = text.find(':')?;
+    let slashes = text.as_bytes().get(at + 1..at + 3)?;
+    if !slashes.iter().all(|b| matches!(b, b'/' | b'\\')) {
+        return None;
+    }
     let (scheme, rest) = (&text[..at], &text[at + 3..]);
     let mut chars = scheme.chars();
     let glob = |c: char| matches!(c, '*' | '?' | '{' | '}' | ',' | '[' | ']' | '!');
@@ -79,27 +89,33 @@ fn url(scheme: &str, rest: &str) -> String {
         .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
         .map(|c| if c == '\\' { '/' } else { c })
         .collect();
-    let rest = decode_unreserved(&rest);
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, after) = rest.split_at(authority_end);
-    // Who signs in is not where the request goes.
-    let host = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    let mut host = host.to_ascii_lowercase();
-    let default_port = match scheme.as_str() {
-        "https" | "wss" => Some(":443"),
-        "http" | "ws" => Some(":80"),
-        _ => None,
+    let mut rest: &str = &decode_unreserved(&rest);
+    let (default_port, special) = match scheme.as_str() {
+        "https" | "wss" => (Some("443"), true),
+        "http" | "ws" => (Some("80"), true),
+        "ftp" => (Some("21"), true),
+        _ => (None, false),
     };
-    if let Some(port) = default_port
-        && host.ends_with(port)
-    {
-        host.truncate(host.len() - port.len());
-    }
-    if host.ends_with('.') && host.len() > 1 {
-        host.pop();
-    }
+    let (host, after) = loop {
+        // `https:///host` is `https://host` to the libraries that fetch
+        // it (not so `file:///etc`, whose host is empty).
+        if special {
+            rest = rest.trim_start_matches('/');
+        }
+        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let (authority, after) = rest.split_at(authority_end);
+        // Who signs in is not where the request goes.
+        let host = authority
+            .rsplit_once('@')
+            .map_or(authority, |(_, host)| host);
+        let host = host_and_port(&host.to_ascii_lowercase(), default_port);
+        // No host (`https://@/x`): what follows is read as one.
+        if special && host.is_empty() && after.starts_with('/') {
+            rest = after;
+            continue;
+        }
+        break (host, after);
+    };
     let path_end = after.find(['?', '#']).unwrap_or(after.len());
     let (url_path, tail) = after.split_at(path_end);
     let url_path = if url_path.is_empty() {
@@ -110,34 +126,83 @@ fn url(scheme: &str, rest: &str) -> String {
     format!("{scheme}://{host}{url_path}{tail}")
 }
 
-/// Percent-encoded unreserved characters (`A-Z a-z 0-9 - . _ ~`) decoded;
-/// every other escape kept as written.
+/// A URL's host and port (lowercased) without the host's trailing dots,
+/// with the port as a number (`:0443` is `:443`), and without it when it
+/// is empty (`host:`) or the scheme's `default`.
+fn host_and_port(authority: &str, default: Option<&str>) -> String {
+    let mut host = authority.to_owned();
+    loop {
+        let before = host.len();
+        while host.len() > 1 && host.ends_with('.') {
+            host.pop();
+        }
+        // A port follows the last `:`, unless that is inside an IPv6
+        // address (`[::1]`).
+        if let Some((name, port)) = host.rsplit_once(':')
+            && port.bytes().all(|b| b.is_ascii_digit())
+            && (!name.contains(':') || name.ends_with(']'))
+        {
+            let number = match port.trim_start_matches('0') {
+                "" if port.is_empty() => None,
+                "" => Some("0"),
+                number => Some(number),
+            };
+            host = match number {
+                Some(number) if Some(number) != default => format!("{name}:{number}"),
+                _ => name.to_owned(),
+            };
+        }
+        if host.len() == before {
+            return host;
+        }
+    }
+}
+
+/// Percent-encoded unreserved characters (`A-Z a-z 0-9 - . _ ~`) decoded
+/// until none is left (`%%32%65` is `%2e`, which is `.`); every other
+/// escape kept, its hex digits in upper case (`%2f` is `%2F`).
 fn decode_unreserved(text: &str) -> Cow<'_, str> {
     if !text.contains('%') {
         return Cow::Borrowed(text);
     }
-    let bytes = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        let decoded = (bytes[at] == b'%')
-            .then(|| text.get(at + 1..at + 3))
-            .flatten()
-            .and_then(|hex| u8::from_str_radix(hex, 16).ok())
-            .filter(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'));
-        match decoded {
-            Some(byte) => {
-                out.push(char::from(byte));
-                at += 3;
-            }
-            None => {
-                let c = text[at..].chars().next().unwrap_or('%');
-                out.push(c);
-                at += c.len_utf8();
+    let mut text = text.to_owned();
+    loop {
+        let bytes = text.as_bytes();
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        while at < bytes.len() {
+            let escape = bytes
+                .get(at + 1..at + 3)
+                .filter(|hex| bytes[at] == b'%' && hex.iter().all(u8::is_ascii_hexdigit))
+                .and_then(|hex| {
+                    let byte = u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+                    Some((hex, byte))
+                });
+            match escape {
+                Some((hex, byte)) => {
+                    if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+                        out.push(char::from(byte));
+                    } else {
+                        out.push('%');
+                        out.extend(
+                            hex.iter()
+                                .map(|digit| char::from(digit.to_ascii_uppercase())),
+                        );
+                    }
+                    at += 3;
+                }
+                None => {
+                    let c = text[at..].chars().next().unwrap_or('%');
+                    out.push(c);
+                    at += c.len_utf8();
+                }
             }
         }
+        if out == text {
+            return Cow::Owned(out);
+        }
+        text = out;
     }
-    Cow::Owned(out)
 }
 
 fn path(text: &str) -> String {
@@ -168,6 +233,11 @@ fn path(text: &str) -> String {
     if out.is_empty() {
         out.push('.');
     }
+    // `./https:\\host` is a file, and stays one: without its `./` it
+    // would read as a URL.
+    if !absolute && url_parts(&out).is_some() {
+        out.insert_str(0, "./");
+    }
     out
 }
 
@@ -191,6 +261,9 @@ mod tests {
             ("owner/repo", "owner/repo"),
             ("no slash at all", "no slash at all"),
             ("echo a//b ../c", "echo a//b ../c"),
+            // Found by the properties in `props.rs`.
+            ("./a:\\\\", "./a:\\\\"),
+            (".//a:/\\b", "./a:/\\b"),
         ] {
             assert_eq!(normal(written), normal_form, "{written:?}");
         }
@@ -239,6 +312,40 @@ mod tests {
             ),
             ("https://h/a%2Fb", "https://h/a%2Fb"),
             ("s3://bucket/x/./y", "s3://bucket/x/y"),
+            // Found by the properties in `props.rs`.
+            (
+                "https:/\\admin.example.com/x",
+                "https://admin.example.com/x",
+            ),
+            (
+                "https:\\\\admin.example.com/x?next=http://a",
+                "https://admin.example.com/x?next=http://a",
+            ),
+            (
+                "https://admin.example.com../x",
+                "https://admin.example.com/x",
+            ),
+            (
+                "https://admin.example.com:443./x",
+                "https://admin.example.com/x",
+            ),
+            (
+                "https://admin.example.com:0443/x",
+                "https://admin.example.com/x",
+            ),
+            (
+                "https://admin.example.com:/x",
+                "https://admin.example.com/x",
+            ),
+            ("https://h:08443/x", "https://h:8443/x"),
+            (
+                "https:///admin.example.com/x",
+                "https://admin.example.com/x",
+            ),
+            ("file:///etc/../passwd", "file:///passwd"),
+            ("https://h/%%32%65%%32%65/x", "https://h/x"),
+            ("https://h/a%2fb", "https://h/a%2Fb"),
+            ("https://[::1]:443/x", "https://[::1]/x"),
         ] {
             assert_eq!(normal(written), normal_form, "{written:?}");
         }
@@ -257,3 +364,6 @@ mod tests {
         assert!(problem("https://Example.com/*").is_some());
     }
 }
+
+#[cfg(test)]
+mod props;

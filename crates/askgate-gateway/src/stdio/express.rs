@@ -171,6 +171,8 @@ impl Express {
         let Some(on_lane) = self.calls().remove(&key) else {
             return false;
         };
+        let server = self.gateway.upstream_name(on_lane.upstream);
+        self.gateway.metrics().cancelled(&server);
         if let Some(lane) = self.gateway.lane(on_lane.upstream) {
             lane.cancel(on_lane.id, cancelled.reason);
         }

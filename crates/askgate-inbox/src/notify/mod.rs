@@ -20,6 +20,9 @@
 //! ([`Store::parked`], [`Store::settlements`]): on PostgreSQL from every
 //! process, on SQLite from this process only. [`Notifier::post`] posts for
 //! an ask the caller knows of (`askgate ask` posts its own).
+//! [`Notifier::on_failed_post`] tells the caller of each post that failed
+//! (the gateway counts them for `/metrics`), without this crate knowing
+//! of metrics.
 
 mod body;
 #[cfg(test)]
@@ -155,6 +158,22 @@ pub struct Notifier {
     inner: Arc<Inner>,
     /// Where the notifier reads the time (how long a post's claim lasts).
     clock: Arc<dyn askgate_mcp::Clock>,
+    /// Told of each post that failed.
+    failed: Failed,
+}
+
+/// What is told of each post that failed, by its event (none by default).
+#[derive(Clone, Default)]
+struct Failed(Option<Arc<dyn Fn(Event) + Send + Sync>>);
+
+impl fmt::Debug for Failed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Failed(told)"
+        } else {
+            "Failed(none)"
+        })
+    }
 }
 
 #[derive(Debug)]
@@ -215,6 +234,7 @@ impl Notifier {
                 in_flight: watch::channel(0).0,
             }),
             clock: Arc::new(askgate_mcp::SystemClock),
+            failed: Failed::default(),
         })
     }
 
@@ -223,6 +243,17 @@ impl Notifier {
     #[must_use]
     pub fn with_clock(mut self, clock: Arc<dyn askgate_mcp::Clock>) -> Notifier {
         self.clock = clock;
+        self
+    }
+
+    /// Call `failed` with the event of each post that failed — the
+    /// receiver unreachable, timed out or refusing after every try —
+    /// from now on (on the post's task: it should return at once). A post
+    /// another process claimed, or one never made because the store
+    /// failed, is not a failed post.
+    #[must_use]
+    pub fn on_failed_post(mut self, failed: impl Fn(Event) + Send + Sync + 'static) -> Notifier {
+        self.failed = Failed(Some(Arc::new(failed)));
         self
     }
 
@@ -376,6 +407,9 @@ impl Notifier {
             };
             let last = tried >= webhook.tries || failure.is_none();
             if last {
+                if let Some(failed) = &self.failed.0 {
+                    failed(event);
+                }
                 tracing::warn!(
                     ask = %id,
                     event = event.as_str(),

@@ -226,6 +226,44 @@ async fn a_refusing_receiver_is_not_tried_again() {
 }
 
 #[tokio::test]
+async fn a_post_to_a_closed_port_is_told_as_failed_with_its_event() {
+    // A loopback port nobody listens on: every try fails to connect.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port");
+    let store = sqlite().await;
+    let webhook = Webhook {
+        tries: 2,
+        backoff: Duration::from_millis(10),
+        ..Webhook::new(
+            format!("http://{closed}/hook"),
+            Preset::Generic,
+            BTreeMap::new(),
+        )
+    };
+    let failed = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let told = std::sync::Arc::clone(&failed);
+    let notifier = Notifier::new(store.clone(), webhook, inbox())
+        .expect("builds")
+        .on_failed_post(move |event| {
+            told.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(event);
+        });
+    let mut deliveries = notifier.deliveries();
+    let _listening = notifier.listen();
+    store.park(&confirmation("ask_f1")).await.expect("parks");
+    let delivery = next_delivery(&mut deliveries).await;
+    assert_eq!((delivery.delivered, delivery.tries), (false, 2));
+    // Told before the delivery is: once, for the post, not for each try.
+    let failed = failed
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    assert_eq!(failed, [Event::Parked]);
+}
+
+#[tokio::test]
 async fn a_receiver_that_never_answers_does_not_hold_the_ask() {
     let mut posting = Posting::start(vec![Reply::Never; 10], Preset::Generic).await;
     let row = posting

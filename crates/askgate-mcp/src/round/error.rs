@@ -84,6 +84,21 @@ pub enum RoundError {
         /// Its server.
         server: String,
     },
+    /// As many asks of this principal wait for a person as may
+    /// ([`Confirmations::most_pending_per_principal`]): nothing was asked,
+    /// and nothing ran.
+    ///
+    /// [`Confirmations::most_pending_per_principal`]: crate::Confirmations::most_pending_per_principal
+    #[error(
+        "{principal} has {most} asks waiting for a person, the most askgate keeps for one principal; \
+         nothing was asked and nothing ran: once some are answered or have expired, call again"
+    )]
+    TooManyPending {
+        /// Whose asks they are.
+        principal: String,
+        /// The most that may wait.
+        most: usize,
+    },
     /// The system's random source failed.
     #[error("cannot seal the request state: {0}")]
     Random(#[source] getrandom::Error),

@@ -222,3 +222,39 @@ async fn an_inbox_no_stands_whatever_the_question_it_was_given_to() {
     assert_eq!(verdict["method"], "blocked", "{verdict}");
     assert_eq!(verdict["final"], true, "{verdict}");
 }
+
+#[tokio::test]
+async fn past_the_most_pending_asks_a_principal_may_have_a_new_call_is_refused_and_nothing_runs() {
+    let mut setup = Setup::new(
+        json!({"elicitation": {"url": {}}}),
+        vec![cancel(), cancel()],
+    );
+    setup.name = "headless";
+    setup.inbox = true;
+    setup.confirmations.most_pending_per_principal = 2;
+    let h = setup.start().await;
+    for path in ["/srv/a", "/srv/b"] {
+        let verdict = run(&h.client, json!({"risk": "destructive", "path": path})).await;
+        assert_eq!(verdict["method"], "waiting", "{path}: {verdict}");
+    }
+    // A third call: refused before anything is asked, saying why.
+    let refused = h
+        .client
+        .call_tool_once(super::delete(
+            json!({"risk": "destructive", "path": "/srv/c"}),
+        ))
+        .await
+        .expect_err("refused");
+    let text = refused.to_string();
+    assert!(text.contains("2 asks waiting for a person"), "{text}");
+    assert!(text.contains("nothing ran"), "{text}");
+    assert_eq!(pending(&h.store).await.len(), 2, "no third ask parked");
+    // The same call as a waiting one still finds its ask.
+    let again = run(&h.client, json!({"risk": "destructive", "path": "/srv/a"})).await;
+    assert_eq!(again["method"], "waiting", "{again}");
+    // Once one is answered, there is room again.
+    let first = pending(&h.store).await.remove(0);
+    answer_in_inbox(&h.store, &first.ask.id, Act::Decline).await;
+    let third = run(&h.client, json!({"risk": "destructive", "path": "/srv/c"})).await;
+    assert_eq!(third["method"], "waiting", "{third}");
+}

@@ -143,6 +143,32 @@ async fn a_refused_answer_converts_into_the_store_error_with_its_kind() {
 }
 
 #[tokio::test]
+async fn pending_asks_are_counted_by_principal_and_settled_or_overdue_ones_are_not() {
+    for store in stores().await {
+        store.park(&new_ask("a1", 0, None)).await.expect("parks");
+        store
+            .park(&new_ask("a2", 0, Some(60)))
+            .await
+            .expect("parks");
+        let mut bobs = new_ask("b1", 0, None);
+        bobs.principal = "bob".into();
+        store.park(&bobs).await.expect("parks");
+        let count = |who: &'static str, t| {
+            let store = store.clone();
+            async move { store.pending_count_of(who, at(t)).await.expect("counts") }
+        };
+        assert_eq!((count("alice", 30).await, count("bob", 30).await), (2, 1));
+        assert_eq!(count("alice", 61).await, 1, "{}: overdue", store.name());
+        store
+            .settle("a1", &answer("carol"), at(62))
+            .await
+            .expect("settles");
+        assert_eq!(count("alice", 62).await, 0, "{}: settled", store.name());
+        assert_eq!(count("nobody", 62).await, 0);
+    }
+}
+
+#[tokio::test]
 async fn an_answer_after_expiry_is_gone_and_expiry_applies_no_default() {
     for store in stores().await {
         store

@@ -230,7 +230,37 @@ fn a_tool_whose_name_is_not_an_mcp_tool_name_is_not_offered() {
         "args = [\"--extra-tool\", \"extra.tool-1\"]",
     );
     assert!(ok, "{stderr}");
-    assert!(!stdout.contains("Risk: read"), "{stdout}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    let offered: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|line| line.get("tool").is_some())
+        .collect();
+    assert!(
+        offered
+            .iter()
+            .all(|tool| !tool.to_string().contains("Risk: read")),
+        "{stdout}"
+    );
+    // The dry run names what it left out, and why.
+    let refused: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|line| line.get("refused").is_some())
+        .collect();
+    assert_eq!(refused.len(), 1, "{stdout}");
+    assert_eq!(refused[0]["server"], "notes");
+    assert_eq!(
+        refused[0]["refused"],
+        "\"delete_all (Risk: read. Safe to approve.)\""
+    );
+    assert!(
+        refused[0]["why"]
+            .as_str()
+            .is_some_and(|why| why.contains("not an MCP tool name")),
+        "{stdout}"
+    );
     assert!(stderr.contains("is left out"), "{stderr}");
     assert!(stderr.contains("upstream=notes"), "{stderr}");
     // A name of MCP's characters is offered as it is.

@@ -200,23 +200,38 @@ async fn a_stdio_upstream_gets_the_environment_without_askgates_own_settings() {
 }
 
 #[tokio::test]
-async fn a_listener_open_to_the_network_says_it_serves_plain_http() {
+async fn a_listener_open_to_the_network_needs_plain_http_allowed_and_says_it_serves_it() {
     let setup = super::setup().config("").tables(
         "[[principals]]\nname = \"ci\"\ntoken = \"ci-token-0123456789abcdef\"\n\n\
          [inbox]\nlisten = \"127.0.0.1:0\"\n",
+    );
+    // The config is written when a command is made from the setup.
+    drop(setup.command());
+    let refused = std::process::Command::new(&setup.binaries().askgate)
+        .arg("gateway")
+        .arg("--config")
+        .arg(setup.config_path())
+        .args(["--listen", "0.0.0.0:0"])
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("runs");
+    assert!(!refused.status.success(), "refused without the flag");
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("reachable from other machines") && said.contains("--allow-plain-http"),
+        "{said}"
     );
     let mut command = std::process::Command::new(&setup.binaries().askgate);
     command
         .arg("gateway")
         .arg("--config")
         .arg(setup.config_path())
-        .args(["--listen", "0.0.0.0:0"])
+        .args(["--listen", "0.0.0.0:0", "--allow-plain-http"])
         .env("ASKGATE_LOG", "warn")
         .env("NO_COLOR", "1")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null());
-    // The config is written when a command is made from the setup.
-    drop(setup.command());
     let process = askgate_testkit::process::Process::spawn(command);
     let warned = process
         .log
@@ -277,7 +292,7 @@ async fn the_logs_are_json_lines_only_and_never_hold_an_upstreams_secret() {
 
 #[cfg(unix)]
 #[test]
-fn a_key_file_others_can_read_is_warned_about() {
+fn a_key_file_others_can_read_is_warned_about_and_one_they_can_write_refused() {
     use std::os::unix::fs::PermissionsExt;
     let setup = super::setup().config("");
     let tools = || tools_of(&setup);
@@ -301,6 +316,18 @@ fn a_key_file_others_can_read_is_warned_about() {
         "{said}"
     );
     assert!(said.contains("0644"), "{said}");
+    // One others may write is refused: anyone could have put their key
+    // in it.
+    for mode in [0o666, 0o620] {
+        std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        let open = tools();
+        assert!(!open.status.success(), "{mode:o}: refused: {open:?}");
+        let said = String::from_utf8_lossy(&open.stderr);
+        assert!(
+            said.contains("writable by others than its owner") && said.contains("chmod 600"),
+            "{mode:o}: {said}"
+        );
+    }
 }
 
 #[test]

@@ -286,6 +286,33 @@ fn every_config_error_names_the_file_the_line_and_the_key() {
             format!("{UPSTREAM}[listen]\naddr = \"0.0.0.0:8080\"\n"),
         ),
         (
+            "a plain HTTP listener open to the network",
+            format!(
+                "{UPSTREAM}[[principals]]\nname = \"ci\"\ntoken = \"0123456789abcdef0\"\n\
+                 [listen]\naddr = \"0.0.0.0:8080\"\n"
+            ),
+        ),
+        (
+            "a plain HTTP inbox open to the network",
+            format!("{UPSTREAM}[inbox]\nlisten = \"192.0.2.7:7878\"\n"),
+        ),
+        (
+            "a limit out of range",
+            format!("{UPSTREAM}[limits]\nsessions = 0\n"),
+        ),
+        (
+            "a per-peer limit above the whole",
+            format!("{UPSTREAM}[limits]\nconnections = 10\nconnections_per_peer = 11\n"),
+        ),
+        (
+            "a limit's duration out of range",
+            format!("{UPSTREAM}[limits]\nheader_timeout = \"0s\"\n"),
+        ),
+        (
+            "an unknown limit",
+            format!("{UPSTREAM}[limits]\nsesions = 10\n"),
+        ),
+        (
             "a weak token",
             format!("{UPSTREAM}[[principals]]\nname = \"alice\"\ntoken = \"hunter2\"\n"),
         ),

@@ -159,3 +159,48 @@ fn an_upstreams_timeouts_have_defaults_and_zero_lifts_the_call_limit() {
     let unlimited = with_upstream("call_timeout = \"0s\"\n").expect("parses");
     assert_eq!(unlimited.upstreams[0].timeouts.call, None);
 }
+
+#[test]
+fn the_limits_have_defaults_and_take_what_limits_sets() {
+    let defaults = with_top("").expect("parses");
+    assert_eq!(defaults.limits, crate::config::Limits::default());
+    assert_eq!(defaults.limits.sessions, 1024);
+    assert_eq!(defaults.limits.serving.connections_per_peer, 256);
+    assert_eq!(defaults.confirmations.most_pending_per_principal, 256);
+    let set = with_top(
+        "[limits]\nsessions = 10\nheld_calls = 20\nheld_calls_per_principal = 5\n\
+         pending_asks_per_principal = 7\nlive_pages = 3\nconnections = 30\n\
+         connections_per_peer = 4\nheader_timeout = \"2s\"\nbody_pause = \"1m\"\n",
+    )
+    .expect("parses");
+    let limits = set.limits;
+    assert_eq!(
+        (
+            limits.sessions,
+            limits.held_calls,
+            limits.held_calls_per_principal
+        ),
+        (10, 20, 5)
+    );
+    assert_eq!(set.confirmations.most_pending_per_principal, 7);
+    assert_eq!(limits.live_pages, 3);
+    assert_eq!(
+        (
+            limits.serving.connections,
+            limits.serving.connections_per_peer
+        ),
+        (30, 4)
+    );
+    assert_eq!(
+        limits.serving.headers_within,
+        std::time::Duration::from_secs(2)
+    );
+    assert_eq!(
+        limits.serving.body_pause,
+        std::time::Duration::from_secs(60)
+    );
+    // A whole under the default share: the share follows it down.
+    let small = with_top("[limits]\nconnections = 100\nheld_calls = 50\n").expect("parses");
+    assert_eq!(small.limits.serving.connections_per_peer, 100);
+    assert_eq!(small.limits.held_calls_per_principal, 50);
+}

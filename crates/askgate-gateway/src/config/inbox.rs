@@ -1,0 +1,59 @@
+//! `[inbox]`: where the inbox's web page listens and is opened.
+
+use std::fmt;
+use std::net::SocketAddr;
+
+/// The inbox's web page.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Inbox {
+    /// Where it listens.
+    pub listen: SocketAddr,
+    /// The address people open, when it is not `http://{listen}` (behind a
+    /// proxy).
+    pub base_url: Option<String>,
+    /// The operator's sign-in token (sees every ask). Without it one is
+    /// generated on first start and written to a file only its owner can
+    /// read (`<key file>.operator-token`). Never logged: `Debug` redacts it.
+    pub token: Option<String>,
+    /// Whether it may listen on an address other machines reach
+    /// (`allow_plain_http`): askgate serves plain HTTP, so the operator
+    /// says TLS is terminated in front of it.
+    pub allow_plain_http: bool,
+}
+
+impl Inbox {
+    /// On the default address (`127.0.0.1:7878`), opened there.
+    pub(super) fn on_loopback() -> Inbox {
+        Inbox {
+            listen: super::default_inbox(),
+            base_url: None,
+            token: None,
+            allow_plain_http: false,
+        }
+    }
+}
+
+impl fmt::Debug for Inbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Inbox")
+            .field("listen", &self.listen)
+            .field("base_url", &self.base_url)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("allow_plain_http", &self.allow_plain_http)
+            .finish()
+    }
+}
+
+/// Why a listener on `addr` may not serve plain HTTP unless allowed, or
+/// `None`: a loopback address, or one the operator allowed (`allowed`).
+/// `table` names where to allow it (`[inbox]`, `[listen]`).
+pub(crate) fn plain_http_refused(addr: SocketAddr, allowed: bool, table: &str) -> Option<String> {
+    (!addr.ip().is_loopback() && !allowed).then(|| {
+        format!(
+            "{addr} is reachable from other machines, and askgate serves plain HTTP there: tokens, \
+             answers and tool arguments would cross the network unencrypted; put TLS in front of it \
+             (a reverse proxy) and set allow_plain_http = true in {table}, or listen on a loopback \
+             address (127.0.0.1)"
+        )
+    })
+}

@@ -1,0 +1,61 @@
+//! The metrics of a gateway on stdio, served beside its inbox page: what
+//! the express lane does is counted as the rmcp path's is.
+
+use askgate_testkit::gateway::Setup;
+use askgate_testkit::mcp::send_call;
+use askgate_testkit::{Person, binaries};
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use serde_json::json;
+
+/// The inbox's operator, who alone reads `/metrics`.
+const OPERATOR: &str = "operator-token-0123456789";
+
+#[tokio::test]
+async fn a_read_its_client_cancels_on_the_express_lane_is_counted_as_cancelled() {
+    // A read: it needs no person, so it takes the lane.
+    let h = Setup::new(binaries!())
+        .config("[[rules]]\ntool = \"wait_for_note\"\nrisk = \"read\"\n")
+        .tables(&format!(
+            "[inbox]\nlisten = \"127.0.0.1:0\"\ntoken = {OPERATOR:?}\n"
+        ))
+        .logging("askgate_gateway::express=debug")
+        .connect(Person::new(json!({})).speaking(ProtocolVersion::V_2025_11_25))
+        .await;
+    let mut waiting = CallToolRequestParams::new("wait_for_note");
+    waiting.arguments = json!({"name": "never", "wait_ms": 3_600_000})
+        .as_object()
+        .cloned();
+    let handle = send_call(h.client.peer(), waiting).await;
+    h.log
+        .line_with(&["on the express lane", "wait_for_note"])
+        .await;
+    h.log
+        .line_with(&["askgate-example-upstream: call wait_for_note"])
+        .await;
+    handle.cancel(None).await.expect("the cancel is sent");
+    // Counted before its upstream is told.
+    h.log
+        .line_with(&["askgate-example-upstream: wait_for_note cancelled"])
+        .await;
+    let said = "wait in the inbox at ";
+    let line = h.log.line_with(&[said]).await;
+    let inbox = line
+        .split(said)
+        .nth(1)
+        .and_then(|after| after.split_whitespace().next())
+        .unwrap_or_default()
+        .to_owned();
+    let metrics = reqwest::Client::new()
+        .get(format!("{inbox}metrics"))
+        .bearer_auth(OPERATOR)
+        .send()
+        .await
+        .expect("answers")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics.contains(r#"askgate_cancelled_calls_total{server="notes"} 1"#),
+        "{metrics}"
+    );
+}
