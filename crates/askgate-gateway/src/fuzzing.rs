@@ -68,6 +68,7 @@ pub fn stdio_lines(data: &[u8]) {
 /// top-level `id` as written (when it is not null and short enough to
 /// keep), and it tells a request from an answer as the top-level keys do.
 pub fn envelope(line: &[u8], cuts: &[usize]) {
+    checking(line);
     let whole = read_envelope(line, &[]);
     let chunked = read_envelope(line, cuts);
     check(
@@ -108,6 +109,7 @@ pub fn envelope(line: &[u8], cuts: &[usize]) {
 /// order mark changes nothing; a request rmcp reads is never refused, and
 /// one rmcp cannot read, with an id, is never passed to it.
 pub fn screen(line: &[u8]) {
+    checking(line);
     let (offered, reply) = screened(line);
     if !line.starts_with(BOM) {
         let mut marked = BOM.to_vec();
@@ -125,9 +127,11 @@ pub fn screen(line: &[u8]) {
             },
         );
     }
-    let rmcp = serde_json::from_slice::<ClientJsonRpcMessage>(line);
-    let top = TopLevel::of(line);
-    let id = top.as_ref().and_then(|top| top.envelope_id(line));
+    // What the screen reads: the line without its byte order mark.
+    let bare = line.strip_prefix(BOM).unwrap_or(line);
+    let rmcp = serde_json::from_slice::<ClientJsonRpcMessage>(bare);
+    let top = TopLevel::of(bare);
+    let id = top.as_ref().and_then(|top| top.envelope_id(bare));
     match &offered {
         Offered::Passed => {
             check("screen-passed", reply.is_empty(), || {
@@ -176,12 +180,15 @@ pub fn screen(line: &[u8]) {
                         Some(&answer["id"]) == theirs.as_ref() && code == Some(-32602),
                         || format!("answered {answer} to a request rmcp reads with id {theirs:?}"),
                     );
-                    if let ClientRequest::CustomRequest(custom) = &request.request {
-                        check(
+                    match &request.request {
+                        ClientRequest::CustomRequest(custom) => check(
                             "screen-misfit",
                             !params_fit(&custom.method, custom.params.as_ref()),
                             || format!("refused {answer}, yet its params fit {}", custom.method),
-                        );
+                        ),
+                        known => check("screen-refused", false, || {
+                            format!("refused {answer}, a {} rmcp reads", known.method())
+                        }),
                     }
                 }
                 (Ok(_), _) => check("screen-answer-id", false, || {
@@ -239,6 +246,7 @@ pub fn screen(line: &[u8]) {
 /// complete line, its `\r` trimmed, offered; one longer than `longest`
 /// answered for from its envelope instead; the last, unended, not at all.
 pub fn tap(data: &[u8], cuts: &[usize], longest: usize) {
+    checking(data);
     let whole = splitter::tapped(data, &[], longest);
     let chunked = splitter::tapped(data, cuts, longest);
     check("tap-chunks", whole == chunked, || {
@@ -256,6 +264,7 @@ pub fn tap(data: &[u8], cuts: &[usize], longest: usize) {
 /// with the same id, tool and arguments; a cancel it acts on names the
 /// request rmcp's reading names.
 pub fn client_line(line: &[u8]) {
+    checking(line);
     let rmcp = serde_json::from_slice::<ClientJsonRpcMessage>(line).ok();
     let Ok(request) = serde_json::from_slice::<Incoming<'_>>(line) else {
         return;
@@ -337,6 +346,7 @@ pub fn client_line(line: &[u8]) {
 /// and a response rmcp reads with such an id is always taken (else its
 /// call would wait for ever).
 pub fn upstream_line(line: &[u8]) {
+    checking(line);
     let taken = with_runtime(|_| {
         let (ours, _theirs) =
             tokio::net::UnixStream::pair().expect("a socket pair (nothing else can fail here)");
@@ -374,10 +384,24 @@ pub fn upstream_line(line: &[u8]) {
 // ---------------------------------------------------------------------------
 // Invariants, named.
 
+thread_local! {
+    /// The input being checked, for the panic message.
+    static INPUT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Note `bytes` as the input being checked.
+fn checking(bytes: &[u8]) {
+    INPUT.with(|input| bytes.clone_into(&mut input.borrow_mut()));
+}
+
 /// Panic, naming `invariant`, when it does not `hold` (unless allowed).
 fn check(invariant: &str, holds: bool, why: impl FnOnce() -> String) {
     if !holds && !allowed(invariant) {
-        panic!("invariant `{invariant}` failed: {}", why());
+        let input = INPUT.with(|input| input.borrow().escape_ascii().to_string());
+        panic!(
+            "invariant `{invariant}` failed: {}\ninput: b\"{input}\"",
+            why()
+        );
     }
 }
 

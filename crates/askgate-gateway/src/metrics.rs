@@ -99,7 +99,7 @@ impl Default for Metrics {
         let decisions = Family::<DecisionLabels, Counter>::default();
         registry.register(
             "decisions",
-            "Tool call decisions, by method (elicited, caller_confirmed, auto_approved, not_required, blocked)",
+            "Tool call decisions, by method (elicited, caller_confirmed, auto_approved, not_required, blocked, waiting)",
             decisions.clone(),
         );
         let latency = Family::<ServerLabels, Histogram>::new_with_constructor(|| {

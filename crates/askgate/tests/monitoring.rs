@@ -1,9 +1,14 @@
-//! The metrics of a gateway on stdio, served beside its inbox page: what
-//! the express lane does is counted as the rmcp path's is.
+//! What an operator's monitoring reads where no MCP client speaks HTTP:
+//! the metrics of a gateway on stdio, served beside its inbox page (what
+//! the express lane does is counted as the rmcp path's is), and the probes
+//! of `askgate inbox` on its own.
+
+use std::process::{Command, Stdio};
 
 use askgate_testkit::gateway::Setup;
 use askgate_testkit::mcp::send_call;
-use askgate_testkit::{Person, binaries};
+use askgate_testkit::process::Process;
+use askgate_testkit::{Person, Scratch, binaries};
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use serde_json::json;
 
@@ -58,4 +63,44 @@ async fn a_read_its_client_cancels_on_the_express_lane_is_counted_as_cancelled()
         metrics.contains(r#"askgate_cancelled_calls_total{server="notes"} 1"#),
         "{metrics}"
     );
+}
+
+#[tokio::test]
+async fn the_inbox_on_its_own_is_alive_and_ready_while_its_store_answers() {
+    let dir = Scratch::new();
+    let config = dir.write(
+        "askgate.toml",
+        &format!(
+            "store = {:?}\n\n[inbox]\nlisten = \"127.0.0.1:0\"\n\n\
+             [[upstreams]]\nname = \"none\"\ncommand = \"true\"\n",
+            dir.store_url()
+        ),
+    );
+    let mut command = Command::new(binaries!().askgate);
+    command
+        .args(["inbox", "--config"])
+        .arg(&config)
+        .env("ASKGATE_LOG", "warn")
+        .stdout(Stdio::null());
+    let inbox = Process::spawn(command);
+    let said = "askgate inbox: serving ";
+    let line = inbox.log.line_with(&[said]).await;
+    let base = line
+        .split(said)
+        .nth(1)
+        .and_then(|after| after.split_whitespace().next())
+        .unwrap_or_default()
+        .to_owned();
+    let http = reqwest::Client::new();
+    // No token: a probe's answer says nothing of what the inbox holds.
+    for (path, said) in [("healthz", "ok\n"), ("readyz", "ready\n")] {
+        let response = http
+            .get(format!("{base}{path}"))
+            .send()
+            .await
+            .expect("answers");
+        let status = response.status().as_u16();
+        let body = response.text().await.expect("text");
+        assert_eq!((status, body.as_str()), (200, said), "{path}");
+    }
 }
