@@ -132,6 +132,22 @@ pub fn screen(line: &[u8]) {
     let rmcp = serde_json::from_slice::<ClientJsonRpcMessage>(bare);
     let top = TopLevel::of(bare);
     let id = top.as_ref().and_then(|top| top.envelope_id(bare));
+    // The id the screen answers with, as written: is it JSON at all?
+    let written = read_envelope(bare, &[]).id().map(str::to_owned);
+    let id_is_json = written
+        .as_deref()
+        .is_none_or(|id| serde_json::from_str::<Json>(id).is_ok());
+    if !matches!(offered, Offered::Passed) {
+        check("screen-id-json", id_is_json, || {
+            format!(
+                "{} with the id {written:?}, which is not JSON: the line written is not JSON either",
+                shown(&offered)
+            )
+        });
+        if !id_is_json {
+            return;
+        }
+    }
     match &offered {
         Offered::Passed => {
             check("screen-passed", reply.is_empty(), || {
@@ -270,10 +286,13 @@ pub fn client_line(line: &[u8]) {
         return;
     };
     match (request.method.as_deref(), request.id, request.params) {
-        (Some("initialize"), Some(_), Some(params)) => {
+        (Some("initialize"), Some(id), Some(params)) => {
             let Ok(theirs) = serde_json::from_str::<InitializeRequestParams>(params.get()) else {
                 return;
             };
+            if !rmcp_reads_its_envelope(line, Some(id)) {
+                return;
+            }
             let ours = serde_json::from_str::<Initialize<'_>>(params.get()).ok();
             let ours = ours.map(|i| (is_classic(&i.protocol_version), i.follows_tasks()));
             let read = match &rmcp {
@@ -297,7 +316,7 @@ pub fn client_line(line: &[u8]) {
             let Ok(call) = serde_json::from_str::<CallParams>(params.get()) else {
                 return;
             };
-            if !call.rest.is_empty() {
+            if !call.rest.is_empty() || !rmcp_reads_its_envelope(line, Some(id)) {
                 return;
             }
             let id = serde_json::from_str::<Json>(id.get()).ok();
@@ -321,6 +340,9 @@ pub fn client_line(line: &[u8]) {
             let Ok(cancelled) = serde_json::from_str::<Cancelled<'_>>(params.get()) else {
                 return;
             };
+            if !rmcp_reads_its_envelope(line, None) {
+                return;
+            }
             let ours = serde_json::from_str::<Json>(cancelled.request_id.get()).ok();
             let read = match &rmcp {
                 Some(JsonRpcMessage::Notification(n)) => match &n.notification {
@@ -339,6 +361,27 @@ pub fn client_line(line: &[u8]) {
         }
         _ => {}
     }
+}
+
+/// Whether rmcp reads the envelope of `line`, which the lane acts on: a
+/// `jsonrpc` of `"2.0"` (`lane-jsonrpc`), and an `id` that is a string or
+/// an integer (`lane-id`). Otherwise the lane answers what rmcp refuses.
+fn rmcp_reads_its_envelope(line: &[u8], id: Option<&serde_json::value::RawValue>) -> bool {
+    let version = serde_json::from_slice::<Json>(line)
+        .ok()
+        .map(|top| top["jsonrpc"].clone());
+    let version_fits = version.as_ref().is_some_and(|v| v == "2.0");
+    check("lane-jsonrpc", version_fits, || {
+        format!("the lane acts on a line whose jsonrpc is {version:?}: rmcp refuses it")
+    });
+    let id_fits = id.is_none_or(|id| serde_json::from_str::<NumberOrString>(id.get()).is_ok());
+    check("lane-id", id_fits, || {
+        format!(
+            "the lane acts on a request with the id {}: rmcp refuses it",
+            id.map_or("", |id| id.get())
+        )
+    });
+    version_fits && id_fits
 }
 
 /// An upstream's `line`, offered to a lane: taken only when it is no
