@@ -348,8 +348,9 @@ proptest! {
             .chain(tail.chars())
             .collect();
         for (at, c) in breaks {
-            // After the `://`: a tab in the scheme is not read away (see
-            // the report on issue 18), only one inside the URL is.
+            // After the `://` only: a tab in the scheme (`ht\ttps://`) is
+            // not read away (a known gap: text with a blank before its `:`
+            // is as often a command line as a URL).
             let boundaries: Vec<usize> = (scheme.len() + 3..written.len()).filter(|i| written.is_char_boundary(*i)).collect();
             if let Some(&at) = boundaries.get(at.index(boundaries.len().max(1))) {
                 written.insert(at, c);
