@@ -288,9 +288,11 @@ pub fn upstream_line(line: &[u8]) {
             tokio::net::UnixStream::pair().expect("a socket pair (nothing else can fail here)");
         Lane::new(Out::new(crate::lines::Sink::Socket(ours))).offer(line)
     });
+    // rmcp drops a byte order mark before it reads a line.
+    let stripped = line.strip_prefix(BOM).unwrap_or(line);
     // Bytes that are not UTF-8 in what the lane skips (another key's
     // string) do not stop it, as they stop rmcp: read them replaced.
-    let top = serde_json::from_str::<Json>(&String::from_utf8_lossy(line)).ok();
+    let top = serde_json::from_str::<Json>(&String::from_utf8_lossy(stripped)).ok();
     if taken {
         let method = top.as_ref().map(|t| &t["method"]);
         check("reply-request", method.is_some_and(Json::is_null), || {
@@ -301,8 +303,6 @@ pub fn upstream_line(line: &[u8]) {
             format!("the lane took a line with id {id:?}")
         });
     }
-    // rmcp drops a byte order mark before it reads a line.
-    let stripped = line.strip_prefix(BOM).unwrap_or(line);
     let answers = match serde_json::from_slice::<ServerJsonRpcMessage>(stripped) {
         Ok(JsonRpcMessage::Response(response)) => Some(response.id),
         Ok(JsonRpcMessage::Error(error)) => error.id,
@@ -475,5 +475,16 @@ mod tests {
             count += 1;
         }
         assert!(count > 0, "no seeds in {seeds}");
+    }
+
+    /// The inputs of bugs since fixed (`fuzz/reproducers/`) hold every
+    /// invariant: an id that is no JSON is not written back; an upstream
+    /// answer behind a byte order mark is the lane's.
+    #[test]
+    fn the_reproducers_of_fixed_bugs_hold_every_invariant() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/reproducers");
+        for name in ["stdio-screen-id-not-json.bin", "stdio-reply-bom.bin"] {
+            stdio_lines(&std::fs::read(format!("{dir}/{name}")).expect("a reproducer"));
+        }
     }
 }

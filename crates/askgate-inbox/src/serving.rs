@@ -309,25 +309,13 @@ mod tests {
         assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
         // Another address is served meanwhile: the listener is far from
         // its 40.
-        let mut other = connect_from([127, 0, 0, 2], addr).await;
-        other
-            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            .await
-            .expect("writes");
-        let mut answer = String::new();
-        other.read_to_string(&mut answer).await.expect("reads");
+        let answer = get_from([127, 0, 0, 2], addr).await;
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
         // One of the first address's ends: it is served again.
         drop(held.pop());
         let mut again = None;
         for _ in 0..50 {
-            let mut stream = connect_from([127, 0, 0, 1], addr).await;
-            stream
-                .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-                .await
-                .expect("writes");
-            let mut answer = String::new();
-            stream.read_to_string(&mut answer).await.expect("reads");
+            let answer = get_from([127, 0, 0, 1], addr).await;
             if answer.starts_with("HTTP/1.1 200") {
                 again = Some(answer);
                 break;
@@ -335,6 +323,18 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         assert!(again.is_some(), "served once a slot of its own was free");
+    }
+
+    /// The whole answer to `GET /` sent to `addr` from `from`.
+    async fn get_from(from: [u8; 4], addr: std::net::SocketAddr) -> String {
+        let mut stream = connect_from(from, addr).await;
+        stream
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .expect("writes");
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.expect("reads");
+        answer
     }
 
     /// A connection to `addr` from the loopback address `from`.

@@ -121,6 +121,10 @@ impl Lane {
     /// Offer a line the upstream sent: `true` when it answers a call on
     /// the lane (then it is settled here, not passed to rmcp).
     pub(crate) fn offer(&self, line: &[u8]) -> bool {
+        // rmcp reads past a byte order mark, so the lane does: else the
+        // answer reaches rmcp, which knows no call of its id, and the
+        // client's call waits.
+        let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
         let Ok(reply) = serde_json::from_slice::<Reply<'_>>(line) else {
             return false;
         };

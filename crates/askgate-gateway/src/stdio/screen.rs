@@ -79,7 +79,12 @@ pub(crate) fn screen(line: &[u8], reply: &std::sync::Arc<Out>) -> Offered {
         Err(error) => {
             let mut envelope = Envelope::default();
             envelope.feed(line);
-            let Some(id) = envelope.id() else {
+            // An id that is no JSON value (`"id":1 2`) cannot be written
+            // back: what is answered with it would not be JSON either.
+            let Some(id) = envelope
+                .id()
+                .filter(|id| serde_json::from_str::<serde::de::IgnoredAny>(id).is_ok())
+            else {
                 return Offered::Passed;
             };
             if envelope.is_request() {
