@@ -479,11 +479,17 @@ mod tests {
 
     /// The inputs of bugs since fixed (`fuzz/reproducers/`) hold every
     /// invariant: an id that is no JSON is not written back; an upstream
-    /// answer behind a byte order mark is the lane's.
+    /// answer behind a byte order mark is the lane's; the lane acts on no
+    /// line whose `jsonrpc` is not `"2.0"`, nor on an id rmcp cannot read.
     #[test]
     fn the_reproducers_of_fixed_bugs_hold_every_invariant() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/reproducers");
-        for name in ["stdio-screen-id-not-json.bin", "stdio-reply-bom.bin"] {
+        for name in [
+            "stdio-screen-id-not-json.bin",
+            "stdio-reply-bom.bin",
+            "stdio-lane-jsonrpc.bin",
+            "stdio-lane-id.bin",
+        ] {
             stdio_lines(&std::fs::read(format!("{dir}/{name}")).expect("a reproducer"));
         }
     }

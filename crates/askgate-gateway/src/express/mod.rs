@@ -59,12 +59,29 @@ pub(crate) fn is_classic(version: &str) -> bool {
 /// What the lane reads of a client's message.
 #[derive(Deserialize)]
 pub(crate) struct Incoming<'a> {
+    /// Its `jsonrpc` member: `"2.0"` in any message rmcp reads.
+    #[serde(borrow)]
+    pub(crate) jsonrpc: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub(crate) method: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub(crate) id: Option<&'a RawValue>,
     #[serde(borrow)]
     pub(crate) params: Option<&'a RawValue>,
+}
+
+impl Incoming<'_> {
+    /// Whether rmcp reads this message's envelope: a `jsonrpc` of `"2.0"`,
+    /// and an id, if it has one, that is a string or an integer. The lane
+    /// acts on nothing else: rmcp refuses it (and the screen answers a
+    /// request of it `-32600`), so the lane must not answer it, count it
+    /// as the handshake, or cancel by it.
+    pub(crate) fn is_read_by_rmcp(&self) -> bool {
+        self.jsonrpc.as_deref() == Some("2.0")
+            && self.id.is_none_or(|id| {
+                serde_json::from_str::<rmcp::model::NumberOrString>(id.get()).is_ok()
+            })
+    }
 }
 
 /// What the lane reads of `initialize`.

@@ -22,6 +22,10 @@ pub fn client_line(line: &[u8]) {
     let Ok(request) = serde_json::from_slice::<Incoming<'_>>(line) else {
         return;
     };
+    // As `Express::offer` does.
+    if !request.is_read_by_rmcp() {
+        return;
+    }
     match (request.method.as_deref(), request.id, request.params) {
         (Some("initialize"), Some(id), Some(params)) => {
             let Ok(theirs) = serde_json::from_str::<InitializeRequestParams>(params.get()) else {

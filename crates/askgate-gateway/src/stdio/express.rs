@@ -50,6 +50,9 @@ impl Express {
         let Ok(request) = serde_json::from_slice::<Incoming<'_>>(line) else {
             return false;
         };
+        if !request.is_read_by_rmcp() {
+            return false;
+        }
         match (request.method.as_deref(), request.id) {
             (Some("initialize"), Some(_)) if !self.initialized => {
                 let initialize = request

@@ -144,6 +144,38 @@ async fn a_request_that_does_not_fit_is_answered_with_its_id_and_the_session_goe
 }
 
 #[tokio::test]
+async fn a_call_rmcp_cannot_read_is_refused_with_its_id_though_the_lane_is_open() {
+    let setup = reads();
+    let mut raw = Raw::start(&setup).await;
+    // A read answers: its upstream is up, and the lane open to it.
+    raw.send(&call(2, "read_note", &json!({"name": "none"})))
+        .await;
+    assert!(raw.answer_to(2).await["result"].is_object());
+    // Not JSON-RPC 2.0: the lane relayed it, and it was answered.
+    raw.send(
+        r#"{"jsonrpc":"1.0","id":3,"method":"tools/call","params":{"name":"read_note","arguments":{"name":"none"}}}"#,
+    )
+    .await;
+    let said = raw.answer_to(3).await;
+    assert_eq!(said["error"]["code"], -32600, "{said}");
+    assert!(said.get("result").is_none(), "{said}");
+    // Ids that are neither a string nor an integer: the same.
+    for id in ["true", "1.5", "[]", "{}"] {
+        raw.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"read_note","arguments":{{"name":"none"}}}}}}"#
+        ))
+        .await;
+        let said = raw.next().await;
+        let sent: Json = serde_json::from_str(id).expect("JSON");
+        assert_eq!(said["id"], sent, "{said}");
+        assert_eq!(said["error"]["code"], -32600, "id {id}: {said}");
+    }
+    raw.send(r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#)
+        .await;
+    assert_eq!(raw.answer_to(9).await["result"], json!({}));
+}
+
+#[tokio::test]
 async fn a_second_initialize_is_refused_and_the_negotiated_revision_stands() {
     let setup = reads();
     let mut raw = Raw::start(&setup).await;
