@@ -14,6 +14,7 @@ use tokio::process::{Child, Command};
 
 use super::express::Lane;
 use super::lines::{self, Handover, Out, OutWriter};
+use super::relay::Inflight;
 
 /// How long a stopping child is given after its stdin closes before it is
 /// sent SIGTERM, and again after that before it is killed: together within
@@ -28,21 +29,29 @@ pub(crate) struct ChildTransport {
     child: Option<Child>,
 }
 
-/// Start `command` (its stderr is the gateway's): rmcp's transport to it,
-/// and its express lane. Lines the lane does not take reach rmcp.
+/// Start `command` (its stderr the gateway's, or logged line by line: see
+/// [`crate::upstream_stderr`]): rmcp's transport to it, and its express
+/// lane. Lines the lane does not take reach rmcp; one longer than
+/// `longest` bytes is not read (an answer's call ends with an error).
 ///
 /// # Errors
 /// It did not start, or its pipes could not be set up.
 pub(crate) fn spawn(
     mut command: Command,
     peer: &str,
+    inflight: Inflight,
+    longest: usize,
 ) -> std::io::Result<(ChildTransport, Arc<Lane>)> {
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(crate::upstream_stderr::stdio())
         .kill_on_drop(true);
     let mut child = command.spawn()?;
+    // Piped only when its lines are logged; the task ends with the pipe.
+    if let Some(stderr) = child.stderr.take() {
+        tokio::spawn(crate::upstream_stderr::log(stderr, peer.to_owned()));
+    }
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(std::io::Error::other(
             "the child's stdin or stdout is missing",
@@ -51,7 +60,7 @@ pub(crate) fn spawn(
     let writer = pipe::Sender::from_owned_fd(stdin.into_owned_fd()?)?;
     let reader = pipe::Receiver::from_owned_fd(stdout.into_owned_fd()?)?;
     let out = Out::new(writer);
-    let lane = Lane::new(Arc::clone(&out));
+    let lane = Lane::new(Arc::clone(&out), inflight);
     let (handover, rest) = lines::handover();
     let tapped = Arc::clone(&lane);
     let peer = peer.to_owned();
@@ -65,7 +74,7 @@ pub(crate) fn spawn(
                 "the server's answer was {}, over the {} askgate carries in one message: the \
                  call ran, and its answer is lost",
                 lines::mib(length),
-                lines::mib(lines::MAX_ANSWER)
+                lines::mib(longest)
             );
             let error = serde_json::json!({"code": -32603, "message": message});
             Some(format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#).into_bytes())
@@ -75,7 +84,7 @@ pub(crate) fn spawn(
             move |line| offer.offer(line),
             rest,
             &peer,
-            lines::MAX_ANSWER,
+            longest,
             answer_for,
         )
         .await;
@@ -83,7 +92,7 @@ pub(crate) fn spawn(
     });
     let transport = ChildTransport {
         rmcp: AsyncRwTransport::new(handover, OutWriter(Arc::clone(&out)))
-            .with_max_line_length(lines::MAX_ANSWER),
+            .with_max_line_length(longest),
         out,
         child: Some(child),
     };

@@ -159,12 +159,11 @@ pub(crate) struct Timeouts {
     /// prompts, resources) are waited for as long: past it, it is left out
     /// of that list.
     pub(crate) start: std::time::Duration,
-    /// A tool call (and a prompt or resource read), counted again from
-    /// each progress notification its server sends on the rmcp path:
-    /// past it, the server is told to cancel and the client that the call
-    /// may have run. It counts while the server's own asks wait on a
-    /// person too, so it is set well above how long a person takes.
-    /// `None` (the default, or `"0s"`): no limit.
+    /// How long a tool call (and a prompt or resource read) may find its
+    /// server idle: no answer, no progress notification, no ask of the
+    /// server's waiting on a person (see [`crate::relay::idle`]). Past
+    /// it, the server is told to cancel and the client that the call may
+    /// have run. An hour by default; `None` (`"0s"`): no limit.
     pub(crate) call: Option<std::time::Duration>,
 }
 
@@ -172,7 +171,7 @@ impl Default for Timeouts {
     fn default() -> Timeouts {
         Timeouts {
             start: std::time::Duration::from_secs(30),
-            call: None,
+            call: Some(std::time::Duration::from_secs(60 * 60)),
         }
     }
 }

@@ -286,7 +286,11 @@ pub fn upstream_line(line: &[u8]) {
     let taken = with_runtime(|_| {
         let (ours, _theirs) =
             tokio::net::UnixStream::pair().expect("a socket pair (nothing else can fail here)");
-        Lane::new(Out::new(crate::lines::Sink::Socket(ours))).offer(line)
+        Lane::new(
+            Out::new(crate::lines::Sink::Socket(ours)),
+            crate::relay::Inflight::default(),
+        )
+        .offer(line)
     });
     // rmcp drops a byte order mark before it reads a line.
     let stripped = line.strip_prefix(BOM).unwrap_or(line);

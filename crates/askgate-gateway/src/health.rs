@@ -48,12 +48,18 @@ pub(crate) fn routes(gateway: &Gateway) -> axum::Router {
 }
 
 /// What a gateway serves beside the inbox's pages, on the inbox's
-/// listener: `/metrics` for the inbox's operator token (the rule of
-/// [`metrics::routes`]), `/healthz` and `/readyz`.
-pub(crate) fn beside_inbox(gateway: &Gateway, inbox: &askgate_inbox::Inbox) -> axum::Router {
-    let inbox = inbox.clone();
+/// listener: `/metrics` for the inbox's operator token or the metrics
+/// token of `configured` (the rule of [`metrics::routes`]), `/healthz`
+/// and `/readyz`.
+pub(crate) fn beside_inbox(
+    gateway: &Gateway,
+    inbox: &askgate_inbox::Inbox,
+    configured: &crate::config::Inbox,
+) -> axum::Router {
+    let (inbox, configured) = (inbox.clone(), configured.clone());
     metrics::routes(gateway.metrics(), gateway.store(), move |headers| {
         inbox.operator_bearer(headers)
+            || metrics::bearer(headers).is_some_and(|t| configured.is_metrics_token(t))
     })
     .merge(routes(gateway))
 }

@@ -46,6 +46,7 @@ mod stdio;
 mod stopping;
 mod tasks;
 mod upstream;
+pub mod upstream_stderr;
 mod upstreams;
 mod url_mode;
 
@@ -194,6 +195,7 @@ fn start_upstreams(config: &Config, downstream: &Downstream) -> Arc<Upstreams> {
         let endpoint = Endpoint::from(&configured.transport);
         let (name, protocol) = (configured.name.clone(), configured.protocol);
         let timeouts = configured.timeouts;
+        let answer_size = config.limits.answer_size;
         let prefix = config.prefix_of(index);
         let downstream = downstream.clone();
         let waiting = Arc::clone(&upstreams);
@@ -207,8 +209,15 @@ fn start_upstreams(config: &Config, downstream: &Downstream) -> Arc<Upstreams> {
             );
             async move {
                 let declared = upstreams.declared().await;
-                let mut upstream =
-                    upstream::connect(&name, &endpoint, protocol, downstream, declared).await?;
+                let mut upstream = upstream::connect(
+                    &name,
+                    &endpoint,
+                    protocol,
+                    downstream,
+                    declared,
+                    answer_size,
+                )
+                .await?;
                 if rename {
                     name_after_the_server(&mut upstream);
                 }
@@ -356,7 +365,11 @@ impl Started {
             }
             (Client::Configured, None) => {
                 tokio::select! {
-                    served = stdio::serve(gateway.for_session(), config.express_lane) => served,
+                    served = stdio::serve(
+                        gateway.for_session(),
+                        config.express_lane,
+                        config.limits.request_size(),
+                    ) => served,
                     () = stop => Ok(()),
                 }
             }
@@ -390,7 +403,9 @@ async fn ready(
             askgate_inbox::say::say(&format!(
                 "askgate gateway: asks a client cannot show wait in the inbox at {base} (or: askgate asks list)"
             ));
-            let app = page.router().merge(health::beside_inbox(gateway, &page));
+            let app = page
+                .router()
+                .merge(health::beside_inbox(gateway, &page, &config.inbox));
             tokio::spawn(askgate_inbox::serve(app, listener, config.limits.serving));
         }
         (None, Some(base)) => askgate_inbox::say::say(&format!(

@@ -178,6 +178,7 @@ pub(crate) async fn serve(
         http = http.with_allowed_hosts(hosts);
     }
     let scraped = gateway.clone();
+    let inbox = config.inbox.clone();
     let gate = Gate::new(&config.principals);
     let service = StreamableHttpService::new(
         // Each session its own: whose asks go where, whose intake is due.
@@ -195,7 +196,10 @@ pub(crate) async fn serve(
         .merge(super::metrics::routes(
             scraped.metrics(),
             scraped.store(),
-            move |headers| is_operator(&operator, headers),
+            move |headers| {
+                is_operator(&operator, headers)
+                    || super::metrics::bearer(headers).is_some_and(|t| inbox.is_metrics_token(t))
+            },
         ))
         .merge(super::health::routes(&scraped));
     let listen = |source| ServeError::Listen { addr, source };

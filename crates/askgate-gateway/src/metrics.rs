@@ -302,8 +302,8 @@ pub(crate) async fn exposition(metrics: &Metrics, store: &Store) -> Response {
 }
 
 /// `GET /metrics`, for a request `is_operator` says carries the operator's
-/// token; any other gets 401 — the one rule of every listener that serves
-/// them. Serving them starts hearing of the asks' waits
+/// token or the metrics token; any other gets 401 — the one rule of every
+/// listener that serves them. Serving them starts hearing of the asks' waits
 /// ([`Metrics::watch`]).
 pub(crate) fn routes<F>(metrics: &Metrics, store: &Store, is_operator: F) -> axum::Router
 where
@@ -326,13 +326,22 @@ where
     )
 }
 
+/// The bearer token `headers` carry (`Authorization: Bearer <token>`).
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+}
+
 /// 401, saying which token reads the metrics.
 fn refused() -> Response {
     let mut response = (
         StatusCode::UNAUTHORIZED,
         "askgate: /metrics takes the inbox's operator token as a bearer token \
          (Authorization: Bearer <token>: [inbox] token, the one askgate made beside its key, or \
-         a [[people]] operator's), not a principal's\n",
+         a [[people]] operator's), or the [inbox] metrics_token; not a principal's\n",
     )
         .into_response();
     response.headers_mut().insert(

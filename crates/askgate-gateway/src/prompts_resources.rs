@@ -26,7 +26,7 @@ use serde_json::Value as Json;
 
 use super::holds::{HELD, Holds, RESUME};
 use super::ids::random;
-use super::relay::rounds::{self, Rounded, Sending, Sent};
+use super::relay::rounds::{self, Limit, Rounded, Sending, Sent};
 use super::relay::{self, Asks, Entered, Followed, Held, Resumable};
 use super::upstream::Upstream;
 
@@ -194,7 +194,6 @@ async fn settle<Q: Rounded>(
     entered: Entered,
     carried: Option<InputRequiredResult>,
 ) -> relay::Response<Q::Response> {
-    let _entered = entered;
     let what = params.what();
     let Upstreamed {
         peer,
@@ -205,7 +204,10 @@ async fn settle<Q: Rounded>(
     let sending = Sending {
         progress: None,
         declared,
-        timeout,
+        limit: timeout.map(|timeout| Limit {
+            timeout,
+            entered: &entered,
+        }),
     };
     match rounds::until_complete(&peer, params, &asks, carried, sending, |_| Ok(())).await {
         Sent::Answered(response) => Ok(Q::complete(response)),

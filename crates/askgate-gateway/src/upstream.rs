@@ -103,17 +103,24 @@ impl Relay {
     /// principal's (see the `downstream` module).
     async fn ask(&self, request: InputRequest, what: &str) -> Result<Answer, ErrorData> {
         let answer = match self.inflight.route() {
-            Route::Call(asks) => {
+            Route::Call(asks, idle) => {
                 tracing::info!(server = %self.server(), what, "relaying the server's own ask to the person");
+                // The call's server waits on the person, not idle.
+                let _asking = idle.asking();
                 relay::ask_through(&asks, request).await
             }
             Route::NoCall => match self.downstream.whom(CLIENT_WAIT).await {
-                Whom::Client(peer) => relay::ask_peer(&peer, &request)
-                    .await
-                    .map(|value| Answer {
-                        value,
-                        client: Some(peer),
-                    }),
+                Whom::Client(peer) => {
+                    // Perhaps for a call on the express lane: none of
+                    // those is given up while the person is asked.
+                    let _asking = self.inflight.outside().asking();
+                    relay::ask_peer(&peer, &request)
+                        .await
+                        .map(|value| Answer {
+                            value,
+                            client: Some(peer),
+                        })
+                }
                 Whom::Refused(why) => {
                     tracing::warn!(server = %self.server(), what, "refused an upstream's ask outside any call: {why}");
                     Err(why)
@@ -239,6 +246,7 @@ impl ClientHandler for Relay {
         params: ProgressNotificationParam,
         _cx: NotificationContext<RoleClient>,
     ) {
+        self.inflight.progressed(&params.progress_token);
         self.downstream
             .notices
             .progressed(self.number, params)
@@ -440,6 +448,7 @@ pub(crate) async fn connect(
     protocol: UpstreamProtocol,
     downstream: Downstream,
     declared: Declared,
+    answer_size: usize,
 ) -> Result<Upstream, String> {
     let lifecycle = match protocol {
         UpstreamProtocol::Initialize => ClientLifecycleMode::Initialize,
@@ -484,12 +493,16 @@ pub(crate) async fn connect(
             }
             #[cfg(all(unix, not(askgate_portable)))]
             let transport = {
-                let (transport, child_lane) = super::child::spawn(command, name)
-                    .map_err(|e| format!("upstream {name}: cannot start {program:?}: {e}"))?;
+                let (transport, child_lane) =
+                    super::child::spawn(command, name, inflight.clone(), answer_size)
+                        .map_err(|e| format!("upstream {name}: cannot start {program:?}: {e}"))?;
                 lane = Some(child_lane);
                 transport
             };
-            // No unix pipes: rmcp's own child transport, and no lane.
+            // No unix pipes: rmcp's own child transport (and its own
+            // longest line), and no lane.
+            #[cfg(any(not(unix), askgate_portable))]
+            let _ = answer_size;
             #[cfg(any(not(unix), askgate_portable))]
             let transport = rmcp::transport::TokioChildProcess::new(command)
                 .map_err(|e| format!("upstream {name}: cannot start {program:?}: {e}"))?;

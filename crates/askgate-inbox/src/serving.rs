@@ -5,7 +5,11 @@
 //!   (default [`HEADERS_WITHIN`]), or its connection is closed (a slow or
 //!   idle client holds nothing for long);
 //! - **a request's body** may not pause for longer than
-//!   [`Limits::body_pause`] (default [`BODY_PAUSE`]);
+//!   [`Limits::body_pause`] (default [`BODY_PAUSE`]), nor be longer than
+//!   [`Limits::body_size`] (default [`BODY_SIZE`]): one that says it is
+//!   longer is answered `413 Payload Too Large`, naming both lengths,
+//!   before a byte of it is read, and one that turns out longer is cut
+//!   there (its reader gets an error);
 //! - **at most [`Limits::connections`] connections** (default
 //!   [`MOST_CONNECTIONS`]) are served at once, under the usual 1,024 open
 //!   files, and **at most [`Limits::connections_per_peer`]** (default
@@ -49,6 +53,10 @@ pub const MOST_CONNECTIONS: usize = 512;
 /// How many connections from one IP address are served at once.
 pub const MOST_CONNECTIONS_PER_PEER: usize = 256;
 
+/// The longest request body read: 16 MiB, as the longest message askgate
+/// reads from a client on stdio.
+pub const BODY_SIZE: usize = 16 * 1024 * 1024;
+
 /// What a listener takes on: see the module's docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -61,6 +69,8 @@ pub struct Limits {
     /// How many connections from one IP address are served at once (at
     /// most [`Limits::connections`]).
     pub connections_per_peer: usize,
+    /// The longest request body read, in bytes.
+    pub body_size: usize,
 }
 
 impl Default for Limits {
@@ -70,6 +80,7 @@ impl Default for Limits {
             body_pause: BODY_PAUSE,
             connections: MOST_CONNECTIONS,
             connections_per_peer: MOST_CONNECTIONS_PER_PEER,
+            body_size: BODY_SIZE,
         }
     }
 }
@@ -118,6 +129,35 @@ impl Drop for PeerSlot {
     }
 }
 
+/// A request whose `Content-Length` is over `most` bytes answered 413,
+/// naming both; the rest passed on (and cut at `most` if longer than they
+/// say, by tower-http's limit).
+async fn within_body_size(
+    most: usize,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let length = request
+        .headers()
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+    match length {
+        Some(length) if length > most as u64 => {
+            tracing::warn!(length, most, "refused a request body over the longest read");
+            (
+                hyper::StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "the request's body is {length} bytes, over the {most} askgate reads in one \
+                     request (the gateway's [limits] request_mib)\n"
+                ),
+            )
+                .into_response()
+        }
+        _ => next.run(request).await,
+    }
+}
+
 /// How often the log says the connections are at their limit.
 const SAY_FULL_EVERY: Duration = Duration::from_secs(60);
 
@@ -131,9 +171,17 @@ pub async fn serve(
     limits: Limits,
     stop: impl Future<Output = ()> + Send,
 ) {
-    let app = app.layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
-        limits.body_pause,
-    ));
+    let most = limits.body_size;
+    let app = app
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(most))
+        .layer(axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| {
+                within_body_size(most, request, next)
+            },
+        ))
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+            limits.body_pause,
+        ));
     let slots = Arc::new(Semaphore::new(limits.connections));
     let peers = Arc::new(Peers::default());
     let graceful = GracefulShutdown::new();
@@ -252,6 +300,76 @@ mod tests {
                 .expect("closed within the time for headers");
             assert!(read.is_ok());
         }
+    }
+
+    /// `request` sent on a connection of its own, and the whole answer.
+    async fn exchange(addr: std::net::SocketAddr, request: &[u8]) -> String {
+        let mut stream = TcpStream::connect(addr).await.expect("connects");
+        stream.write_all(request).await.expect("writes");
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer).await;
+        String::from_utf8_lossy(&answer).into_owned()
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_longest_is_refused_413_or_cut_and_a_shorter_one_read() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
+        let addr = listener.local_addr().expect("an address");
+        // Reads the whole body, as rmcp's Streamable HTTP service does.
+        let app = Router::new().route(
+            "/",
+            axum::routing::post(|body: Body| async move {
+                match axum::body::to_bytes(body, usize::MAX).await {
+                    Ok(bytes) => format!("read {}", bytes.len()),
+                    Err(_) => "cut".to_owned(),
+                }
+            }),
+        );
+        let limits = Limits {
+            body_size: 1000,
+            ..Limits::default()
+        };
+        tokio::spawn(serve(
+            listener,
+            app,
+            "the test",
+            limits,
+            std::future::pending(),
+        ));
+        let sized = |length: usize| {
+            let mut request = format!(
+                "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {length}\r\n\r\n"
+            )
+            .into_bytes();
+            request.extend(std::iter::repeat_n(b'a', length));
+            request
+        };
+        let answer = exchange(addr, &sized(500)).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.ends_with("read 500"), "{answer}");
+        // Says it is too long: refused before it is read, naming both.
+        let answer = exchange(addr, &sized(2000)).await;
+        assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+        assert!(
+            answer.contains("the request's body is 2000 bytes, over the 1000 askgate reads"),
+            "{answer}"
+        );
+        // Does not say: cut at the longest.
+        let mut chunked =
+            b"POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
+                .to_vec();
+        for _ in 0..4 {
+            chunked.extend(b"1f4\r\n");
+            chunked.extend([b'a'; 500]);
+            chunked.extend(b"\r\n");
+        }
+        chunked.extend(b"0\r\n\r\n");
+        let answer = exchange(addr, &chunked).await;
+        assert!(!answer.contains("read 2000"), "{answer}");
+        assert!(
+            answer.starts_with("HTTP/1.1 413") || answer.ends_with("cut"),
+            "{answer}"
+        );
     }
 
     #[tokio::test]

@@ -113,6 +113,7 @@ pub(crate) fn init(format: LogFormat, default: &str) {
         LogFormat::Human => builder.try_init(),
         LogFormat::Json => {
             askgate_inbox::say::as_json();
+            askgate_gateway::upstream_stderr::as_events();
             builder.json().try_init()
         }
     };

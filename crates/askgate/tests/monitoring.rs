@@ -104,3 +104,43 @@ async fn the_inbox_on_its_own_is_alive_and_ready_while_its_store_answers() {
         assert_eq!((status, body.as_str()), (200, said), "{path}");
     }
 }
+
+#[tokio::test]
+async fn a_metrics_token_reads_the_metrics_beside_the_operators() {
+    const METRICS: &str = "metrics-scraper-token-0123";
+    let h = Setup::new(binaries!())
+        .config("")
+        .tables(&format!(
+            "[inbox]\nlisten = \"127.0.0.1:0\"\ntoken = {OPERATOR:?}\nmetrics_token = {METRICS:?}\n"
+        ))
+        .connect(Person::new(json!({})).speaking(ProtocolVersion::V_2025_11_25))
+        .await;
+    let said = "wait in the inbox at ";
+    let line = h.log.line_with(&[said]).await;
+    let inbox = line
+        .split(said)
+        .nth(1)
+        .and_then(|after| after.split_whitespace().next())
+        .unwrap_or_default()
+        .to_owned();
+    let http = reqwest::Client::new();
+    let scraped = http
+        .get(format!("{inbox}metrics"))
+        .bearer_auth(METRICS)
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(scraped.status(), reqwest::StatusCode::OK);
+    let text = scraped.text().await.expect("text");
+    assert!(text.contains("askgate_build_info"), "{text}");
+    // The operator's still does; another token does not.
+    for (token, status) in [(OPERATOR, 200), ("metrics-scraper-token-0124", 401)] {
+        let answered = http
+            .get(format!("{inbox}metrics"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .expect("answers");
+        assert_eq!(answered.status().as_u16(), status);
+    }
+}

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use askgate_core::{QuestionSet, Risk, Source as Asker};
 use toml::Spanned;
 
-use super::credentials::{check_people, check_principals, inbox_token};
+use super::credentials::{check_people, check_principals, inbox_token, metrics_token_of};
 use super::error::{ConfigError, Source};
 use super::file::{File, IntakeFile, NotifyFile, RuleFile, UpstreamFile};
 use super::naming;
@@ -25,7 +25,9 @@ use askgate_inbox::notify::{Preset, Webhook};
 
 /// Turn the file as written into a usable config, refusing the first value
 /// that is not usable.
-pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config, ConfigError> {
+pub(super) fn check(mut file: File, src: &Source<'_>, path: &Path) -> Result<Config, ConfigError> {
+    // Checked once the tokens it may not be are known.
+    let metrics_token = file.inbox.as_mut().and_then(|i| i.metrics_token.take());
     let separator = naming::separator(file.separator, src)?;
     let upstreams = check_upstreams(file.upstreams, &separator, src)?;
     let names: Vec<&str> = upstreams.iter().map(|u| u.name.as_str()).collect();
@@ -47,9 +49,12 @@ pub(super) fn check(file: File, src: &Source<'_>, path: &Path) -> Result<Config,
         .into_iter()
         .map(|intake| check_intake(intake, &names, src))
         .collect::<Result<Vec<_>, _>>()?;
-    let inbox = check_inbox(file.inbox, src)?;
+    let mut inbox = check_inbox(file.inbox, src)?;
     let principals = check_principals(file.principals, inbox.token.as_deref(), src)?;
     let people = check_people(file.people, &principals, inbox.token.as_deref(), src)?;
+    inbox.metrics_token = metrics_token
+        .map(|token| metrics_token_of(token, &inbox, &principals, &people, src))
+        .transpose()?;
     let listen = file
         .listen
         .map(|listen| check_listen(listen, principals.is_empty(), src))
@@ -151,6 +156,7 @@ fn check_inbox(
     };
     Ok(Inbox {
         listen,
+        metrics_token: None,
         allow_plain_http: inbox.allow_plain_http,
         base_url: inbox.base_url.map(|url| http_url(url, src)).transpose()?,
         token: inbox

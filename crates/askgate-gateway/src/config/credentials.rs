@@ -118,6 +118,49 @@ pub(super) fn check_principals(
 /// The principal names askgate gives callers itself.
 const RESERVED_PRINCIPALS: [&str; 2] = ["local", "anonymous"];
 
+/// The metrics token (`[inbox] metrics_token`): as strong as any, and held
+/// by nobody else — it reads only `/metrics`, so it is not the operator's,
+/// an agent's or a person's.
+pub(super) fn metrics_token_of(
+    token: Spanned<String>,
+    inbox: &super::Inbox,
+    principals: &[Principal],
+    people: &[Person],
+    src: &Source<'_>,
+) -> Result<String, ConfigError> {
+    let span = token.span();
+    let token = token.into_inner();
+    if weak(&token) {
+        return Err(src.at(
+            span,
+            format!(
+                "the metrics token is too weak: use at least {MIN_TOKEN} characters, no spaces \
+                 (for example 32 random bytes in hex)"
+            ),
+        ));
+    }
+    let holder = if inbox.token.as_deref() == Some(token.as_str()) {
+        Some("[inbox] token (the operator's)".to_owned())
+    } else if let Some(principal) = principals.iter().find(|p| p.token == token) {
+        Some(format!("the principal {:?}", principal.name))
+    } else {
+        people
+            .iter()
+            .find(|p| p.token == token)
+            .map(|person| format!("the person {:?}", person.name))
+    };
+    match holder {
+        Some(holder) => Err(src.at(
+            span,
+            format!(
+                "the metrics token is also {holder}'s token: it reads only /metrics, so give it \
+                 a token of its own"
+            ),
+        )),
+        None => Ok(token),
+    }
+}
+
 /// The people: each a name, a token of their own (no agent's, no other
 /// person's, not the operator's), and whose asks they answer.
 pub(super) fn check_people(

@@ -113,6 +113,7 @@ pub(super) struct InboxFile {
     pub(super) listen: Option<Spanned<String>>,
     pub(super) base_url: Option<Spanned<String>>,
     pub(super) token: Option<Spanned<String>>,
+    pub(super) metrics_token: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) allow_plain_http: bool,
 }

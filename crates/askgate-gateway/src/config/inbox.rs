@@ -15,6 +15,10 @@ pub struct Inbox {
     /// generated on first start and written to a file only its owner can
     /// read (`<key file>.operator-token`). Never logged: `Debug` redacts it.
     pub token: Option<String>,
+    /// A token that reads `/metrics` and nothing else (`metrics_token`),
+    /// for a scraper that should not hold the operator's, which answers
+    /// every ask. Never logged: `Debug` redacts it.
+    pub metrics_token: Option<String>,
     /// Whether it may listen on an address other machines reach
     /// (`allow_plain_http`): askgate serves plain HTTP, so the operator
     /// says TLS is terminated in front of it.
@@ -28,6 +32,7 @@ impl Inbox {
             listen: super::default_inbox(),
             base_url: None,
             token: None,
+            metrics_token: None,
             allow_plain_http: false,
         }
     }
@@ -39,8 +44,28 @@ impl fmt::Debug for Inbox {
             .field("listen", &self.listen)
             .field("base_url", &self.base_url)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field(
+                "metrics_token",
+                &self.metrics_token.as_ref().map(|_| "<redacted>"),
+            )
             .field("allow_plain_http", &self.allow_plain_http)
             .finish()
+    }
+}
+
+impl Inbox {
+    /// Whether `token` is the metrics token. Their SHA-256 digests are
+    /// compared, every byte: how far a guess matched is not told by when
+    /// the comparison stops.
+    pub(crate) fn is_metrics_token(&self, token: &str) -> bool {
+        use sha2::{Digest as _, Sha256};
+        self.metrics_token.as_deref().is_some_and(|ours| {
+            let (ours, theirs) = (Sha256::digest(ours), Sha256::digest(token));
+            ours.iter()
+                .zip(theirs.iter())
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0
+        })
     }
 }
 

@@ -29,11 +29,31 @@ pub struct Limits {
     pub held_calls_per_principal: usize,
     /// `live_pages`: inbox pages following the store live (`/events`).
     pub live_pages: usize,
+    /// `answer_mib`: the longest message read from a stdio upstream, in
+    /// bytes. A longer answer ends its call with an error naming both
+    /// lengths (the call ran; its answer is lost).
+    pub answer_size: usize,
     /// `connections`, `connections_per_peer`, `header_timeout`,
     /// `body_pause`: what each HTTP listener (the inbox, `--listen`)
-    /// takes on.
+    /// takes on; and `request_mib`, the longest message read from a
+    /// client (a line on stdio, a request's body over HTTP), in bytes: a
+    /// longer request is refused, naming both lengths.
     pub serving: serving::Limits,
 }
+
+impl Limits {
+    /// The longest message read from a client, in bytes.
+    pub fn request_size(&self) -> usize {
+        self.serving.body_size
+    }
+}
+
+/// One MiB.
+const MIB: usize = 1024 * 1024;
+
+/// The longest answer read from a stdio upstream, by default: a 10 MB
+/// result, encoded, fits.
+pub(crate) const ANSWER_SIZE: usize = 64 * MIB;
 
 /// Sessions open at once, by default.
 pub(super) const SESSIONS: usize = 1024;
@@ -51,6 +71,7 @@ impl Default for Limits {
             held_calls: HELD_CALLS,
             held_calls_per_principal: HELD_CALLS_PER_PRINCIPAL,
             live_pages: askgate_inbox::MOST_LIVE_PAGES,
+            answer_size: ANSWER_SIZE,
             serving: serving::Limits::default(),
         }
     }
@@ -69,6 +90,8 @@ pub(super) struct LimitsFile {
     connections_per_peer: Option<Spanned<i64>>,
     header_timeout: Option<Spanned<String>>,
     body_pause: Option<Spanned<String>>,
+    request_mib: Option<Spanned<i64>>,
+    answer_mib: Option<Spanned<i64>>,
 }
 
 /// The limits, and how many asks of one principal may wait for a person
@@ -113,6 +136,13 @@ pub(super) fn check_limits(
         pending,
     )?;
     limits.live_pages = count(file.live_pages, "live_pages", 10_000, limits.live_pages)?;
+    limits.answer_size = count(file.answer_mib, "answer_mib", 1024, ANSWER_SIZE / MIB)? * MIB;
+    limits.serving.body_size = count(
+        file.request_mib,
+        "request_mib",
+        256,
+        serving::BODY_SIZE / MIB,
+    )? * MIB;
     let serving = &mut limits.serving;
     serving.connections = count(file.connections, "connections", 65_536, serving.connections)?;
     serving.connections_per_peer = count(

@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use rmcp::ErrorData;
 use serde_json::value::RawValue;
@@ -14,6 +16,8 @@ use super::{ErrorResponse, FIRST_ID, Outgoing, Params, Reply, Summary, is_classi
 use crate::lifecycle::{Answer, Effect, Lifecycle};
 use crate::lines::Out;
 use crate::record::{Ended, Ending};
+use crate::relay::inflight::Watching;
+use crate::relay::{Idle, Inflight};
 
 /// One upstream's side of the lane: its pipe, and its calls in flight.
 pub(crate) struct Lane {
@@ -23,9 +27,12 @@ pub(crate) struct Lane {
     /// Whether the upstream answers on a classic revision (set once its
     /// handshake is done).
     classic: AtomicBool,
-    /// How long a call may go unanswered, counted from its send (see
-    /// [`Lane::limit`]); none when not set.
+    /// How long a call's server may go idle (see [`Lane::limit`]); none
+    /// when not set.
     timeout: Mutex<Option<Duration>>,
+    /// The upstream's requests in flight: their progress, and its asks
+    /// that name no call.
+    inflight: Inflight,
 }
 
 /// How often the calls of a lane with a time limit are looked at: a call
@@ -33,21 +40,31 @@ pub(crate) struct Lane {
 const WATCH_EVERY: Duration = Duration::from_millis(250);
 
 impl Lane {
-    /// A lane writing to the upstream through `out`.
-    pub(crate) fn new(out: Arc<Out>) -> Arc<Lane> {
+    /// A lane writing to the upstream through `out`, whose requests in
+    /// flight are `inflight`'s.
+    pub(crate) fn new(out: Arc<Out>, inflight: Inflight) -> Arc<Lane> {
         Arc::new(Lane {
             out,
             next: AtomicU64::new(FIRST_ID),
             calls: Mutex::new(HashMap::new()),
             classic: AtomicBool::new(false),
             timeout: Mutex::new(None),
+            inflight,
         })
     }
 
-    /// Give up on each call that goes unanswered for `timeout` after its
-    /// send (the upstream's `call_timeout`): its server is told to cancel
-    /// it, and its client that it may have run. One task watches the
-    /// lane's calls for as long as the lane lives.
+    /// Start `idle`, a call's clock, again at each progress notification
+    /// its server sends of `token` (the lane's), until the guard drops.
+    pub(crate) fn watch_progress(&self, token: &str, idle: &Idle) -> Watching {
+        let token = rmcp::model::ProgressToken(rmcp::model::NumberOrString::String(token.into()));
+        self.inflight.watch_progress(&token, idle)
+    }
+
+    /// Give up on each call whose server goes idle for `timeout` (the
+    /// upstream's `call_timeout`: no answer, no progress, no ask of its
+    /// waiting on a person; see [`crate::relay::idle`]): its server is
+    /// told to cancel it, and its client that it may have run. One task
+    /// watches the lane's calls for as long as the lane lives.
     pub(crate) fn limit(self: &Arc<Self>, timeout: Option<Duration>) {
         let Some(timeout) = timeout else {
             return;
@@ -75,16 +92,21 @@ impl Lane {
         });
     }
 
-    /// Give up on every call sent longer ago than the limit.
+    /// Give up on every call whose server has been idle past the limit.
     fn give_up_late(&self, now: Instant) {
         let Some(timeout) = *self.timeout.lock().unwrap_or_else(PoisonError::into_inner) else {
             return;
         };
+        // An ask of its server's that names no call may be for any of
+        // them: while one waits on a person, none is given up.
+        if !self.inflight.outside().is_idle_for(timeout, now) {
+            return;
+        }
         let late: Vec<(u64, Pending)> = {
             let mut calls = self.calls();
             let ids: Vec<u64> = calls
                 .iter()
-                .filter(|(_, pending)| now.saturating_duration_since(pending.sent_at) >= timeout)
+                .filter(|(_, pending)| pending.idle.is_idle_for(timeout, now))
                 .map(|(id, _)| *id)
                 .collect();
             ids.into_iter()
@@ -93,7 +115,8 @@ impl Lane {
         };
         for (id, pending) in late {
             let why = format!(
-                "its server gave no answer within {} (its call_timeout), and was told to cancel it",
+                "its server gave no answer and told of no progress for {} (its call_timeout), \
+                 and was told to cancel it",
                 jiff::SignedDuration::try_from(timeout)
                     .map_or_else(|_| format!("{timeout:?}"), |d| format!("{d:#}"))
             );
@@ -259,8 +282,11 @@ pub(crate) struct Pending {
     pub(crate) progress: Option<crate::downstream::Routed>,
     /// Counted in flight until its answer (see [`crate::stopping`]).
     pub(crate) _in_flight: Option<crate::stopping::InFlight>,
-    /// When it was handed to the lane.
-    pub(crate) sent_at: Instant,
+    /// Its server's idle clock, started when the call was handed to the
+    /// lane.
+    pub(crate) idle: Idle,
+    /// Its clock started again by its server's progress, while it runs.
+    pub(crate) _watching: Option<Watching>,
 }
 
 /// How a call on the lane ended.

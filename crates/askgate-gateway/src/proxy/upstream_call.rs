@@ -17,7 +17,7 @@ use crate::downstream::Progress;
 use crate::ids::random;
 use crate::lifecycle::{Answer, Effect, Lifecycle};
 use crate::record::{Ended, Ending};
-use crate::relay::rounds::{self, Sending, Sent, Tracked};
+use crate::relay::rounds::{self, Limit, Sending, Sent, Tracked};
 use crate::relay::{self, Asks, Entered};
 use crate::tasks::{Caller, Route};
 use crate::upstream::Upstream;
@@ -94,7 +94,10 @@ impl UpstreamCall {
         let sending = Sending {
             progress: tracked,
             declared,
-            timeout: upstream.call_timeout,
+            limit: upstream.call_timeout.map(|timeout| Limit {
+                timeout,
+                entered: &entered,
+            }),
         };
         let sending = rounds::until_complete(
             upstream.service.peer(),

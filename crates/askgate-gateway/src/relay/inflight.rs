@@ -1,13 +1,15 @@
 //! Where an upstream server's asks go: the calls in flight to it, and the
 //! answers back.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rmcp::model::{InputRequest, InputRequiredResult, InputResponses};
+use rmcp::model::{InputRequest, InputRequiredResult, InputResponses, ProgressToken};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::Value as Json;
 use tokio::sync::{mpsc, oneshot};
 
+use super::idle::Idle;
 use crate::url_mode::UrlAsks;
 
 /// One thing the upstream's server asked for, on its way to the person.
@@ -49,11 +51,18 @@ pub(crate) struct Answer {
 pub(crate) type Asks = mpsc::UnboundedSender<Vec<Input>>;
 
 /// The calls in flight to one upstream, where their asks go, and the
-/// URL-mode asks of its server awaiting completion.
+/// URL-mode asks of its server awaiting completion; and the idle clocks
+/// its `call_timeout` counts (see [`super::idle`]).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Inflight {
     calls: Arc<Mutex<Vec<Entry>>>,
     urls: UrlAsks,
+    /// The clocks of its requests in flight by their progress tokens: a
+    /// progress notification starts one again.
+    clocks: Arc<Mutex<HashMap<String, Idle>>>,
+    /// The clock of its asks that name no call: while one waits on a
+    /// person, no call on the express lane is given up.
+    outside: Idle,
 }
 
 #[derive(Debug)]
@@ -61,13 +70,15 @@ struct Entry {
     call: String,
     principal: String,
     asks: Asks,
+    idle: Idle,
 }
 
 /// Where an upstream's classic request goes.
 #[derive(Debug)]
 pub(crate) enum Route {
-    /// To the handler of this call.
-    Call(Asks),
+    /// To the handler of this call, whose clock stands still while the
+    /// person is asked.
+    Call(Asks, Idle),
     /// No call is in flight: the server asks on its own (for example its
     /// roots, right after connecting).
     NoCall,
@@ -83,14 +94,45 @@ impl Inflight {
 
     /// Note `call`, for `principal`, in flight until the guard drops.
     pub(crate) fn enter(&self, call: &str, principal: &str, asks: Asks) -> Entered {
+        let idle = Idle::new();
         self.calls().push(Entry {
             call: call.to_owned(),
             principal: principal.to_owned(),
             asks,
+            idle: idle.clone(),
         });
         Entered {
             inflight: self.clone(),
             call: call.to_owned(),
+            idle,
+        }
+    }
+
+    /// The clock of the server's asks that name no call.
+    pub(crate) fn outside(&self) -> &Idle {
+        &self.outside
+    }
+
+    /// Start `idle` again at each progress notification of `token`, until
+    /// the guard drops.
+    pub(crate) fn watch_progress(&self, token: &ProgressToken, idle: &Idle) -> Watching {
+        let key = token_key(token);
+        self.clocks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key.clone(), idle.clone());
+        Watching {
+            clocks: Arc::clone(&self.clocks),
+            key,
+        }
+    }
+
+    /// The server told of progress on `token`: its request's clock starts
+    /// again.
+    pub(crate) fn progressed(&self, token: &ProgressToken) {
+        let clocks = self.clocks.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(idle) = clocks.get(&token_key(token)) {
+            idle.touch();
         }
     }
 
@@ -105,7 +147,7 @@ impl Inflight {
         match calls.last() {
             None => Route::NoCall,
             Some(last) if calls.iter().all(|c| c.principal == last.principal) => {
-                Route::Call(last.asks.clone())
+                Route::Call(last.asks.clone(), last.idle.clone())
             }
             Some(_) => Route::Ambiguous,
         }
@@ -117,6 +159,41 @@ impl Inflight {
 pub(crate) struct Entered {
     inflight: Inflight,
     call: String,
+    idle: Idle,
+}
+
+impl Entered {
+    /// The call's idle clock: it stands still while its server's asks
+    /// wait on a person.
+    pub(crate) fn idle(&self) -> &Idle {
+        &self.idle
+    }
+
+    /// The upstream it is in flight to.
+    pub(crate) fn inflight(&self) -> &Inflight {
+        &self.inflight
+    }
+}
+
+/// A request's clock watched for progress; dropping it ends that.
+#[derive(Debug)]
+pub(crate) struct Watching {
+    clocks: Arc<Mutex<HashMap<String, Idle>>>,
+    key: String,
+}
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        self.clocks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.key);
+    }
+}
+
+/// A progress token as a key: its JSON.
+fn token_key(token: &ProgressToken) -> String {
+    serde_json::to_string(&token.0).unwrap_or_default()
 }
 
 impl Drop for Entered {

@@ -25,8 +25,10 @@
 //! The parts: [`inflight`] (where a server's asks go, and the answers
 //! back), [`held`] (a request followed across the client's rounds),
 //! [`resume`] (what a sealed state carries over a restart), [`ask`] (a
-//! classic client asked, every answer checked) and [`rounds`] (the one
-//! loop that sends a request upstream again with its answers).
+//! classic client asked, every answer checked), [`rounds`] (the one
+//! loop that sends a request upstream again with its answers) and
+//! [`idle`] (what a request's `call_timeout` counts: not the time its
+//! server's asks wait on a person).
 
 // Sampling and roots are deprecated in rmcp (SEP-2577); upstreams still
 // send them, and the gateway relays them.
@@ -35,6 +37,7 @@
 mod as_written;
 pub(crate) mod ask;
 pub(crate) mod held;
+pub(crate) mod idle;
 pub(crate) mod inflight;
 pub(crate) mod resume;
 pub(crate) mod rounds;
@@ -48,6 +51,9 @@ use rmcp::model::CallToolResponse;
 
 pub(crate) use ask::{ask_peer, complete};
 pub(crate) use held::{Followed, Held};
+// The express lane's (unix pipes only) and the relay's own.
+#[cfg_attr(any(not(unix), askgate_portable), allow(unused_imports))]
+pub(crate) use idle::Idle;
 pub(crate) use inflight::{Answer, Asks, Entered, Inflight, Route, ask_through};
 pub(crate) use resume::Resumable;
 

@@ -20,7 +20,7 @@ use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use crate::downstream::Progress;
 
 use super::CancelOnDrop;
-use super::inflight::{Asks, answers};
+use super::inflight::{Asks, Entered, answers};
 
 /// A request a 2026-07-28 server may answer with input requests, sent
 /// again with their answers.
@@ -187,10 +187,19 @@ pub(crate) struct Sending<'a> {
     /// What the request declares of the client behind it, beyond the
     /// gateway's handshake (see [`crate::upstream::Upstream::declaring`]).
     pub(crate) declared: Option<ClientCapabilities>,
-    /// How long its server may go without answering or telling of
-    /// progress: past it, the request is cancelled there and fails with
+    /// How long its server may go idle (see [`super::idle`]): past it,
+    /// the request is cancelled there and fails with
     /// [`ServiceError::Timeout`].
-    pub(crate) timeout: Option<std::time::Duration>,
+    pub(crate) limit: Option<Limit<'a>>,
+}
+
+/// How long a request's server may go idle: without answering, telling of
+/// progress, or asking the person something.
+pub(crate) struct Limit<'a> {
+    /// The upstream's `call_timeout`.
+    pub(crate) timeout: std::time::Duration,
+    /// The request in flight, whose idle clock counts.
+    pub(crate) entered: &'a Entered,
 }
 
 /// Where an upstream's progress on a request goes: the client's route,
@@ -208,7 +217,7 @@ async fn get_prompt(
     sending: &Sending<'_>,
 ) -> Result<GetPromptResponse, ServiceError> {
     if sending.is_plain() {
-        return within(sending.timeout, peer.get_prompt_once(params)).await;
+        return within(sending.limit.as_ref(), peer.get_prompt_once(params)).await;
     }
     let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
     match sent(peer, request, sending).await? {
@@ -227,7 +236,7 @@ async fn read_resource(
 ) -> Result<ReadResourceResponse, ServiceError> {
     if sending.is_plain() {
         // rmcp's own send, with its cache of the server's cacheable reads.
-        return within(sending.timeout, peer.read_resource_once(params)).await;
+        return within(sending.limit.as_ref(), peer.read_resource_once(params)).await;
     }
     let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
     match sent(peer, request, sending).await? {
@@ -246,7 +255,7 @@ async fn call_tool(
     params: CallToolRequestParams,
     sending: &Sending<'_>,
 ) -> Result<CallToolResponse, ServiceError> {
-    if sending.is_plain() && sending.timeout.is_none() {
+    if sending.is_plain() && sending.limit.is_none() {
         return peer.call_tool_once(params).await;
     }
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -266,17 +275,22 @@ impl Sending<'_> {
     }
 }
 
-/// `sending`, given up past `timeout` (dropped: rmcp tells the server it is
-/// cancelled).
+/// `sending`, given up once its server has gone idle past `limit`
+/// (dropped: rmcp tells the server it is cancelled).
 async fn within<T>(
-    timeout: Option<std::time::Duration>,
+    limit: Option<&Limit<'_>>,
     sending: impl std::future::Future<Output = Result<T, ServiceError>>,
 ) -> Result<T, ServiceError> {
-    match timeout {
+    match limit {
         None => sending.await,
-        Some(timeout) => tokio::time::timeout(timeout, sending)
-            .await
-            .unwrap_or(Err(ServiceError::Timeout { timeout })),
+        Some(limit) => {
+            let idle = limit.entered.idle();
+            idle.touch();
+            tokio::select! {
+                sent = sending => sent,
+                () = idle.idle_for(limit.timeout) => Err(ServiceError::Timeout { timeout: limit.timeout }),
+            }
+        }
     }
 }
 
@@ -288,13 +302,9 @@ async fn sent(
     request: ClientRequest,
     sending: &Sending<'_>,
 ) -> Result<ServerResult, ServiceError> {
+    // No time limit of rmcp's: its clock would count while the server's
+    // asks wait on a person. The request's own idle clock counts instead.
     let mut options = PeerRequestOptions::no_options();
-    if let Some(timeout) = sending.timeout {
-        // A server that tells of progress is working: the wait starts
-        // again with each notification.
-        options.timeout = Some(timeout);
-        options.reset_timeout_on_progress = true;
-    }
     if let Some(declared) = &sending.declared {
         options = options.with_meta(crate::tasks::declaring(declared.clone()));
     }
@@ -313,8 +323,28 @@ async fn sent(
             .notify_cancelled(CancelledNotificationParam::new(Some(id), reason))
             .await;
     });
-    let result = handle.await_response().await;
-    abandoned.disarm();
+    let result = match &sending.limit {
+        None => handle.await_response().await,
+        Some(limit) => {
+            let idle = limit.entered.idle();
+            idle.touch();
+            // A server that tells of progress is working: the wait starts
+            // again with each notification.
+            let _watching = limit
+                .entered
+                .inflight()
+                .watch_progress(&handle.progress_token, idle);
+            tokio::select! {
+                answered = handle.await_response() => answered,
+                () = idle.idle_for(limit.timeout) => Err(ServiceError::Timeout { timeout: limit.timeout }),
+            }
+        }
+    };
+    // Given up past its limit, the server is told to cancel it, as rmcp
+    // tells it when it gives up.
+    if !matches!(result, Err(ServiceError::Timeout { .. })) {
+        abandoned.disarm();
+    }
     if let Some(routed) = &routed {
         routed.settle().await;
     }

@@ -7,11 +7,16 @@
 //! is put in its normal form, lexically (nothing is looked up on a disk,
 //! since the files are the upstream's, not the gateway's):
 //!
-//! - **A URL** (`scheme://…`, after surrounding whitespace; tabs and line
-//!   breaks inside dropped and `\` read as `/`, as browsers and HTTP
-//!   libraries read them, so `https:\\host` and `https:/\host` are
-//!   `https://host`): the scheme and the host lowercased, the user part
-//!   (`user@`) dropped, the host's trailing dots dropped, the port written
+//! - **A URL**, read as a WHATWG URL parser (browsers, `fetch`) reads it:
+//!   `scheme://…` after surrounding blanks and control characters, with
+//!   tabs and line breaks anywhere dropped (`ht\ttps://host` is
+//!   `https://host`) and `\` read as `/` (`https:\\host` and
+//!   `https:/\host` are `https://host`); a special scheme's URL may leave
+//!   out its `//` (`https:host/x` and `https:/host/x` are
+//!   `https://host/x`, `file:etc/x` is `file:///etc/x`) when its host (or
+//!   first segment) is there and has no blank, so `HTTP: Error 404` stays
+//!   a sentence. It is written `scheme://…`, with the scheme and the host
+//!   lowercased, the user part (`user@`) dropped, the host's trailing dots dropped, the port written
 //!   as a number (`:0443` is `:443`) and dropped when it is empty or the
 //!   scheme's default (`:443`, `:80`, `:21`), extra slashes before the
 //!   host of an `http`, `https`, `ws`, `wss` or `ftp` URL dropped
@@ -36,8 +41,8 @@ use std::borrow::Cow;
 
 /// `text` in its normal form (see the module's docs).
 pub(crate) fn normal(text: &str) -> Cow<'_, str> {
-    let normal = match url_parts(text.trim()) {
-        Some((scheme, rest)) => url(scheme, rest),
+    let normal = match url_parts(&as_url(text)) {
+        Some(parts) => url(&parts),
         // Text with spaces is a sentence or a command line, not a path.
         None if text.contains('/') && !text.contains(char::is_whitespace) => path(text),
         None => return Cow::Borrowed(text),
@@ -62,16 +67,44 @@ pub(crate) fn problem(glob: &str) -> Option<String> {
     })
 }
 
-/// A URL's scheme and what follows its `://`, when `text` is one.
-fn url_parts(text: &str) -> Option<(&str, &str)> {
-    // A scheme ends at the first `:`. `https:\\host` and `https:/\host`
-    // are `https://host` to the libraries that fetch it.
-    let at = text.find(':')?;
-    let slashes = text.as_bytes().get(at + 1..at + 3)?;
-    if !slashes.iter().all(|b| matches!(b, b'/' | b'\\')) {
-        return None;
+/// `text` as a URL parser reads it (WHATWG's URL standard, which browsers
+/// and `fetch` follow): without the blanks and control characters around
+/// it, and without a tab or line break anywhere, so `ht\ttps://host` is
+/// `https://host`.
+fn as_url(text: &str) -> Cow<'_, str> {
+    let text = text.trim_matches(|c: char| matches!(c, '\0'..=' ') || c.is_whitespace());
+    if text.contains(['\t', '\n', '\r']) {
+        Cow::Owned(
+            text.chars()
+                .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(text)
     }
-    let (scheme, rest) = (&text[..at], &text[at + 3..]);
+}
+
+/// The schemes WHATWG's URL standard calls special: their URLs have a
+/// host, and their `//` may be left out.
+const SPECIAL: [&str; 6] = ["http", "https", "ws", "wss", "ftp", "file"];
+
+/// A URL, as [`url_parts`] splits it.
+struct Parts<'a> {
+    /// Its scheme, as written.
+    scheme: &'a str,
+    /// What follows the scheme's `:` and its slashes.
+    rest: &'a str,
+    /// Whether `rest` starts with a host (else it is a `file:` URL's
+    /// path, and its host is empty).
+    host: bool,
+}
+
+/// A URL's parts, when `text` is one: `scheme://…`, or a special
+/// scheme's URL without its `//`.
+fn url_parts(text: &str) -> Option<Parts<'_>> {
+    // A scheme ends at the first `:`.
+    let at = text.find(':')?;
+    let (scheme, after) = (&text[..at], &text[at + 1..]);
     let mut chars = scheme.chars();
     let glob = |c: char| matches!(c, '*' | '?' | '{' | '}' | ',' | '[' | ']' | '!');
     let starts = chars
@@ -79,17 +112,60 @@ fn url_parts(text: &str) -> Option<(&str, &str)> {
         .is_some_and(|c| c.is_ascii_alphabetic() || glob(c));
     let scheme_chars =
         chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.') || glob(c));
-    (starts && scheme_chars).then_some((scheme, rest))
+    if !(starts && scheme_chars) {
+        return None;
+    }
+    // `https:\\host` and `https:/\host` are `https://host` to the
+    // libraries that fetch it.
+    let slash = |b: &u8| matches!(b, b'/' | b'\\');
+    if after
+        .as_bytes()
+        .get(..2)
+        .is_some_and(|two| two.iter().all(slash))
+    {
+        return Some(Parts {
+            scheme,
+            rest: &after[2..],
+            host: true,
+        });
+    }
+    // A WHATWG parser reads `https:host/x` and `https:/host/x` as
+    // `https://host/x`, and `file:etc/x` and `file:/etc/x` as
+    // `file:///etc/x`. Only when what follows reads as a host (or a first
+    // segment): `HTTP: Error 404` is a sentence.
+    let lower = scheme.to_ascii_lowercase();
+    if !SPECIAL.contains(&lower.as_str()) {
+        return None;
+    }
+    let rest = after.strip_prefix(['/', '\\']).unwrap_or(after);
+    let first = &rest[..rest.find(['/', '\\', '?', '#']).unwrap_or(rest.len())];
+    if first.is_empty() || first.contains(char::is_whitespace) {
+        return None;
+    }
+    Some(Parts {
+        scheme,
+        rest,
+        host: lower != "file",
+    })
 }
 
-fn url(scheme: &str, rest: &str) -> String {
-    let scheme = scheme.to_ascii_lowercase();
-    let rest: String = rest
+/// The normal form of the URL of `parts` (its tabs and line breaks
+/// already gone: see [`as_url`]).
+fn url(parts: &Parts<'_>) -> String {
+    let scheme = parts.scheme.to_ascii_lowercase();
+    let rest: String = parts
+        .rest
         .chars()
-        .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
         .map(|c| if c == '\\' { '/' } else { c })
         .collect();
-    let mut rest: &str = &decode_unreserved(&rest);
+    let rest = decode_unreserved(&rest);
+    // `file:etc/x`: no host, and the path from the root.
+    if !parts.host {
+        let path_end = rest.find(['?', '#']).unwrap_or(rest.len());
+        let (url_path, tail) = rest.split_at(path_end);
+        return format!("{scheme}://{}{tail}", path(&format!("/{url_path}")));
+    }
+    let mut rest: &str = &rest;
     let (default_port, special) = match scheme.as_str() {
         "https" | "wss" => (Some("443"), true),
         "http" | "ws" => (Some("80"), true),
@@ -349,6 +425,68 @@ mod tests {
         ] {
             assert_eq!(normal(written), normal_form, "{written:?}");
         }
+    }
+
+    #[test]
+    fn a_special_scheme_without_its_slashes_is_the_same_url() {
+        for (written, normal_form) in [
+            ("https:admin.example.com/x", "https://admin.example.com/x"),
+            ("https:/admin.example.com/x", "https://admin.example.com/x"),
+            ("https:\\admin.example.com/x", "https://admin.example.com/x"),
+            (
+                "HTTPS:Admin.Example.com:443/a/../x?q=1",
+                "https://admin.example.com/x?q=1",
+            ),
+            ("http:host", "http://host/"),
+            ("wss:host/socket", "wss://host/socket"),
+            ("ws:host:80/socket", "ws://host/socket"),
+            ("ftp:host/pub", "ftp://host/pub"),
+            ("file:etc/../passwd", "file:///passwd"),
+            ("file:/etc/passwd", "file:///etc/passwd"),
+        ] {
+            assert_eq!(normal(written), normal_form, "{written:?}");
+        }
+    }
+
+    #[test]
+    fn a_colon_without_slashes_is_not_a_url_unless_a_host_follows_a_special_scheme() {
+        for text in [
+            "HTTP: Error 404",
+            "https: see the docs",
+            "https:",
+            "https:/",
+            "https:?x",
+            "mailto:someone@example.com",
+            "s3:bucket/x",
+            "note:a/../b",
+        ] {
+            let normal = normal(text);
+            assert!(!normal.contains("://"), "{text:?} -> {normal:?}");
+        }
+        // A path that resolves to one such text stays a path.
+        assert_eq!(normal("x/../https:host"), "./https:host");
+    }
+
+    #[test]
+    fn a_tab_or_line_break_in_the_scheme_is_read_away() {
+        for written in [
+            "ht\ttps://admin.example.com/x",
+            "h\nt\rtps://admin.example.com/x",
+            "https\t://admin.example.com/x",
+            "https:\t//admin.example.com/x",
+            "https:/\n/admin.example.com/x",
+            "\thttps://admin.example.com/x",
+            "\u{1}https://admin.example.com/x\u{0}",
+            "ht\ttps:admin.example.com/x",
+        ] {
+            assert_eq!(
+                normal(written),
+                "https://admin.example.com/x",
+                "{written:?}"
+            );
+        }
+        // Not a URL once they are gone: the text as it is.
+        assert_eq!(normal("a\tb/c"), "a\tb/c");
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::express::{CallParams, Cancelled, Incoming, Initialize, Params, Pendin
 use crate::lines::Out;
 use crate::proxy::Gateway;
 use crate::proxy::pipeline::LaneCall;
+use crate::relay::Idle;
 use askgate_mcp::replay::MARKER_KEY;
 
 /// The client's side of the lane: offered every line the client sends.
@@ -140,6 +141,7 @@ impl Express {
             id: lane_id,
         };
         self.calls().insert(key.clone(), on_lane);
+        let idle = Idle::new();
         // Logged under the lane's own target, wherever its code lives.
         tracing::debug!(target: "askgate_gateway::express", call = %ending.id(), server = %plan.server, tool = %plan.tool, "on the express lane");
         let pending = Pending {
@@ -153,7 +155,10 @@ impl Express {
             life,
             progress: progress.map(|(routed, _)| routed),
             _in_flight: self.gateway.enter_call(),
-            sent_at: std::time::Instant::now(),
+            _watching: lane_token
+                .as_deref()
+                .map(|token| lane.watch_progress(token, &idle)),
+            idle,
         };
         let marker = self.gateway.marks_calls().then_some(marker.as_str());
         let params = Params {

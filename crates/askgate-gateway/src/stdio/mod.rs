@@ -87,13 +87,29 @@ pub(crate) fn pipes() -> std::io::Result<(Incoming, crate::lines::Sink)> {
     Ok((reader, writer))
 }
 
-/// The client's stdin, read without blocking: a pipe or a socket.
+/// Stdin through tokio's blocking reads, and stdout (a file, a terminal)
+/// written with blocking writes: for anything that is not a pipe or a
+/// socket. Neither is made non-blocking.
+#[cfg(all(unix, not(askgate_portable)))]
+fn blocking_ends() -> std::io::Result<(Incoming, crate::lines::Sink)> {
+    use std::os::fd::AsFd;
+    let stdout = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned()?);
+    Ok((
+        Incoming::Blocking(tokio::io::stdin()),
+        crate::lines::Sink::Blocking(stdout),
+    ))
+}
+
+/// The client's stdin: a pipe or a socket read without blocking, or
+/// anything else through tokio's blocking reads.
 #[cfg(all(unix, not(askgate_portable)))]
 pub(crate) enum Incoming {
     /// A FIFO.
     Pipe(tokio::net::unix::pipe::Receiver),
     /// A socket.
     Socket(tokio::net::UnixStream),
+    /// Anything else (a terminal, a file).
+    Blocking(tokio::io::Stdin),
 }
 
 #[cfg(all(unix, not(askgate_portable)))]
@@ -106,24 +122,31 @@ impl AsyncRead for Incoming {
         match self.get_mut() {
             Incoming::Pipe(pipe) => std::pin::Pin::new(pipe).poll_read(cx, buf),
             Incoming::Socket(socket) => std::pin::Pin::new(socket).poll_read(cx, buf),
+            Incoming::Blocking(stdin) => std::pin::Pin::new(stdin).poll_read(cx, buf),
         }
     }
 }
 
-/// Serve one client on stdin and stdout until it goes away. When both are
-/// pipes, the express lane takes the calls that need no person (see
-/// [`crate::express`]); rmcp serves everything else.
+/// Serve one client on stdin and stdout until it goes away. Every line
+/// is screened first (see [`screen`]: a request that does not fit is
+/// answered with its id, one too long refused naming its length); with
+/// `express_lane`, the lane takes the calls that need no person (see
+/// [`crate::express`]); rmcp serves everything else. A line longer than
+/// `longest` bytes is not read.
 #[cfg(all(unix, not(askgate_portable)))]
-pub(crate) async fn serve(gateway: Gateway, express_lane: bool) -> Result<(), ServeError> {
-    let pipes = if express_lane {
-        pipes().map_err(|why| why.to_string())
-    } else {
-        Err("express_lane = false".to_owned())
-    };
-    let (reader, writer) = match pipes {
-        Ok(pipes) => pipes,
+pub(crate) async fn serve(
+    gateway: Gateway,
+    express_lane: bool,
+    longest: usize,
+) -> Result<(), ServeError> {
+    let ends = pipes().or_else(|why| {
+        tracing::debug!(%why, "stdin or stdout is not a pipe: blocking reads and writes");
+        blocking_ends()
+    });
+    let (reader, writer) = match ends {
+        Ok(ends) => ends,
         Err(why) => {
-            tracing::debug!(%why, "no express lane");
+            tracing::debug!(%why, "stdin or stdout cannot be duplicated: through rmcp alone");
             return serve_through_rmcp(gateway).await;
         }
     };
@@ -140,7 +163,7 @@ pub(crate) async fn serve(gateway: Gateway, express_lane: bool) -> Result<(), Se
                 let message = format!(
                     "the request was {}, over the {} askgate reads in one message",
                     crate::lines::mib(length),
-                    crate::lines::mib(crate::lines::MAX_LINE)
+                    crate::lines::mib(longest)
                 );
                 let error = serde_json::json!({"code": -32600, "message": message});
                 let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#);
@@ -151,7 +174,7 @@ pub(crate) async fn serve(gateway: Gateway, express_lane: bool) -> Result<(), Se
         crate::lines::tap(
             reader,
             move |line| {
-                if express.offer(line) {
+                if express_lane && express.offer(line) {
                     crate::lines::Offered::Taken
                 } else {
                     screen::screen(line, &screened)
@@ -159,19 +182,17 @@ pub(crate) async fn serve(gateway: Gateway, express_lane: bool) -> Result<(), Se
             },
             rest,
             "client",
-            crate::lines::MAX_LINE,
+            longest,
             refused,
         )
         .await;
     });
-    let served = match gateway
-        .clone()
-        .serve((
-            handover,
-            crate::lines::OutWriter(std::sync::Arc::clone(&out)),
-        ))
-        .await
-    {
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new(
+        handover,
+        crate::lines::OutWriter(std::sync::Arc::clone(&out)),
+    )
+    .with_max_line_length(longest);
+    let served = match gateway.clone().serve(transport).await {
         Ok(running) => {
             let _ = running.waiting().await;
             Ok(())
@@ -187,7 +208,11 @@ pub(crate) async fn serve(gateway: Gateway, express_lane: bool) -> Result<(), Se
 /// Serve one client on stdin and stdout until it goes away, every message
 /// through rmcp (there is no express lane on this platform).
 #[cfg(any(not(unix), askgate_portable))]
-pub(crate) async fn serve(gateway: Gateway, _express_lane: bool) -> Result<(), ServeError> {
+pub(crate) async fn serve(
+    gateway: Gateway,
+    _express_lane: bool,
+    _longest: usize,
+) -> Result<(), ServeError> {
     serve_through_rmcp(gateway).await
 }
 

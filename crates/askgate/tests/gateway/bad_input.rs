@@ -144,6 +144,30 @@ async fn a_request_that_does_not_fit_is_answered_with_its_id_and_the_session_goe
 }
 
 #[tokio::test]
+async fn with_the_express_lane_off_every_line_is_still_screened() {
+    let setup = setup().config("express_lane = false");
+    let mut raw = Raw::start(&setup).await;
+    raw.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":5}}"#)
+        .await;
+    let said = raw.answer_to(5).await;
+    assert_eq!(said["error"]["code"], -32602, "{said}");
+    let long = call(
+        6,
+        "read_note",
+        &json!({"name": "x".repeat(17 * 1024 * 1024)}),
+    );
+    raw.send(&long).await;
+    let said = raw.answer_to(6).await;
+    assert!(
+        said["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("over the 16.0 MiB askgate reads in one message"),
+        "{said}"
+    );
+}
+
+#[tokio::test]
 async fn a_call_rmcp_cannot_read_is_refused_with_its_id_though_the_lane_is_open() {
     let setup = reads();
     let mut raw = Raw::start(&setup).await;
@@ -281,6 +305,42 @@ async fn a_large_answer_arrives_whole_and_one_over_the_limit_ends_its_call() {
             .await;
         assert_eq!(raw.answer_to(4).await["result"], json!({}));
     }
+}
+
+#[tokio::test]
+async fn the_longest_request_and_answer_are_the_configs() {
+    let notes = askgate_testkit::Scratch::new();
+    std::fs::write(notes.join("two.txt"), "t".repeat(2 * 1024 * 1024)).expect("writes");
+    let setup = setup()
+        .config("[limits]\nrequest_mib = 1\nanswer_mib = 1\n[[rules]]\ntool = \"read_note\"\nrisk = \"read\"")
+        .upstream_keys(&format!(
+            "args = [\"--dir\", {:?}]",
+            notes.path().display().to_string()
+        ));
+    let mut raw = Raw::start(&setup).await;
+    let long = call(
+        2,
+        "read_note",
+        &json!({"name": "x".repeat(2 * 1024 * 1024)}),
+    );
+    raw.send(&long).await;
+    let said = raw.answer_to(2).await;
+    let message = said["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("over the 1.0 MiB askgate reads in one message"),
+        "{said}"
+    );
+    raw.send(&call(3, "read_note", &json!({"name": "two"})))
+        .await;
+    let said = raw.answer_to(3).await;
+    let message = said["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("over the 1.0 MiB askgate carries in one message"),
+        "{message}"
+    );
+    raw.send(r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#)
+        .await;
+    assert_eq!(raw.answer_to(4).await["result"], json!({}));
 }
 
 #[cfg(unix)]

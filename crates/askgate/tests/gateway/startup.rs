@@ -269,14 +269,10 @@ async fn the_logs_are_json_lines_only_and_never_hold_an_upstreams_secret() {
     client.list_all_tools().await.expect("tools");
     log.line_with(&["\"web\"", "127.0.0.1:9"]).await;
     client.cancel().await.expect("the gateway stops");
+    // The example upstream's own stderr too: logged line by line.
     let lines = log.all();
-    let askgate_lines: Vec<&String> = lines
-        .iter()
-        // The example upstream's own stderr is its, passed on as it is.
-        .filter(|line| !line.starts_with("askgate-example-upstream"))
-        .collect();
-    assert!(!askgate_lines.is_empty());
-    for line in &askgate_lines {
+    assert!(!lines.is_empty());
+    for line in &lines {
         assert!(!line.contains(secret), "a secret in the log: {line}");
         assert!(
             !line.contains("header-secret"),
@@ -287,6 +283,51 @@ async fn the_logs_are_json_lines_only_and_never_hold_an_upstreams_secret() {
             "not a JSON line: {line}"
         );
         assert!(!line.contains('\u{1b}'), "a colour code: {line}");
+    }
+}
+
+#[tokio::test]
+async fn with_json_logs_an_upstreams_own_stderr_comes_out_as_json_lines_naming_it() {
+    use rmcp::ServiceExt;
+    let setup = super::setup()
+        .config("")
+        .logging("askgate_gateway::upstream_stderr=info");
+    // It says something on its stderr before it serves, with a CRLF.
+    let script = format!(
+        "printf 'upstream says hi\\r\\n' >&2; exec '{}'",
+        setup.upstream_command()
+    );
+    let setup = setup.tables(&format!(
+        "[[upstreams]]\nname = \"chatty\"\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\n"
+    ));
+    let mut command = setup.command();
+    command.arg("--log-format").arg("json");
+    let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the gateway starts");
+    let log = askgate_testkit::wait::Seen::default();
+    askgate_testkit::process::keep_lines_async(stderr.expect("stderr"), log.clone());
+    let client = super::person(serde_json::json!({}), vec![])
+        .serve(transport)
+        .await
+        .expect("connects");
+    client.list_all_tools().await.expect("tools");
+    let said = log.line_with(&["upstream says hi"]).await;
+    client.cancel().await.expect("the gateway stops");
+    let event: serde_json::Value = serde_json::from_str(&said).expect("a JSON line");
+    assert_eq!(event["fields"]["server"], "chatty", "{said}");
+    assert_eq!(event["fields"]["line"], "upstream says hi", "{said}");
+    assert_eq!(
+        event["target"], "askgate_gateway::upstream_stderr",
+        "{said}"
+    );
+    assert_eq!(event["level"], "INFO", "{said}");
+    for line in log.all() {
+        assert!(
+            serde_json::from_str::<serde_json::Value>(&line).is_ok(),
+            "not a JSON line: {line}"
+        );
     }
 }
 
@@ -331,7 +372,7 @@ fn a_key_file_others_can_read_is_warned_about_and_one_they_can_write_refused() {
 }
 
 #[test]
-fn a_client_whose_stdout_is_a_file_is_served_to_the_end() {
+fn a_client_whose_stdout_is_a_file_is_served_to_the_end_and_screened() {
     use std::io::Write;
     let setup = super::setup();
     // Writes nothing: no config; the command's store is the setup's.
@@ -351,11 +392,17 @@ fn a_client_whose_stdout_is_a_file_is_served_to_the_end() {
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        // Params that do not fit: screened as on a pipe (rmcp answered
+        // it -32601, naming no params).
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5}}"#,
     ] {
         writeln!(stdin, "{line}").expect("the gateway reads");
     }
     // Every answer written before the end of stdin ends the session.
-    let answered = || std::fs::read_to_string(&out).is_ok_and(|text| text.contains(r#""id":2"#));
+    let answered = || {
+        std::fs::read_to_string(&out)
+            .is_ok_and(|text| text.contains(r#""id":2"#) && text.contains(r#""id":3"#))
+    };
     let started = std::time::Instant::now();
     while !answered() {
         assert!(
@@ -373,4 +420,10 @@ fn a_client_whose_stdout_is_a_file_is_served_to_the_end() {
         text.contains(r#""id":1"#) && text.contains("read_note"),
         "{text}"
     );
+    let misfit = text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|message| message["id"] == 3)
+        .unwrap_or_default();
+    assert_eq!(misfit["error"]["code"], -32602, "{text}");
 }

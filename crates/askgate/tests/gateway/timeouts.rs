@@ -188,3 +188,123 @@ async fn a_resource_read_past_its_timeout_is_given_up_and_its_server_told() {
     );
     h.log.line_with(&["slow: cancelled"]).await;
 }
+
+/// Call `ask_name` through a gateway whose config is `config`, the
+/// upstream limited to two seconds a call (time for its ask to arrive on
+/// a busy machine), and a person who takes six seconds to answer: the
+/// call is not given up while the person reads.
+async fn answered_after_its_limit(config: &str, on_the_lane: bool) {
+    let slow = askgate_testkit::Person::new(json!({"elicitation": {"form": {}}}))
+        .speaking(rmcp::model::ProtocolVersion::V_2025_11_25)
+        .in_manner(askgate_testkit::Manner::Headless)
+        .before_answering(|_| tokio::time::sleep(std::time::Duration::from_secs(6)))
+        .answering(vec![askgate_testkit::person::accept(
+            json!({"name": "Ada"}),
+        )]);
+    let h = setup()
+        .config(config)
+        .upstream_keys("call_timeout = \"2s\"")
+        .logging("askgate_gateway::express=debug")
+        .connect(slow)
+        .await;
+    let result = within(
+        "the call's end",
+        h.client.call_tool(call("ask_name", json!({}))),
+    )
+    .await
+    .expect("a result, not a timeout");
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default();
+    assert!(text.contains("Hello, Ada"), "{result:?}");
+    assert_eq!(
+        h.log.has_line_with(&["on the express lane", "ask_name"]),
+        on_the_lane
+    );
+    let stopped = h.stop().await;
+    assert_eq!(ledger(stopped.store_url()).await, ["answered"]);
+}
+
+#[tokio::test]
+async fn a_call_whose_server_asks_the_person_is_not_given_up_while_the_person_answers() {
+    answered_after_its_limit(
+        "express_lane = false\n[[rules]]\ntool = \"ask_name\"\nrisk = \"read\"",
+        false,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_call_on_the_express_lane_is_not_given_up_while_its_server_asks_the_person() {
+    answered_after_its_limit("[[rules]]\ntool = \"ask_name\"\nrisk = \"read\"", true).await;
+}
+
+/// A stdio server whose one tool works for 2.5 s, telling of progress
+/// every half second, then answers.
+const WORKING: &str = r#"
+import json, sys, time
+answers = {
+    "initialize": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                   "serverInfo": {"name": "working", "version": "1"}},
+    "tools/list": {"tools": [{"name": "work", "inputSchema": {"type": "object"}}]},
+    "ping": {},
+}
+for line in sys.stdin:
+    message = json.loads(line)
+    method = message.get("method")
+    if "id" in message and method in answers:
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"],
+                          "result": answers[method]}), flush=True)
+    elif method == "tools/call":
+        token = message["params"].get("_meta", {}).get("progressToken")
+        for step in range(5):
+            time.sleep(0.5)
+            if token is not None:
+                print(json.dumps({"jsonrpc": "2.0", "method": "notifications/progress",
+                                  "params": {"progressToken": token, "progress": step + 1,
+                                             "total": 5}}), flush=True)
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
+            "content": [{"type": "text", "text": "worked"}]}}), flush=True)
+"#;
+
+#[tokio::test]
+async fn a_call_whose_server_tells_of_progress_runs_past_its_limit_on_either_path() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: python3 is not installed (CI has it)");
+        return;
+    }
+    for lane in [true, false] {
+        let h = setup()
+            .config(&format!(
+                "express_lane = {lane}\n[[rules]]\ntool = \"work\"\nrisk = \"read\""
+            ))
+            .tables(&format!(
+                "[[upstreams]]\nname = \"working\"\ncommand = \"python3\"\nargs = [\"-c\", {WORKING:?}]\n\
+                 call_timeout = \"1s\"\n"
+            ))
+            .logging("askgate_gateway::express=debug")
+            .connect(person(json!({}), vec![]))
+            .await;
+        let result = within(
+            "the call's end",
+            h.client.call_tool(call("working__work", json!({}))),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("lane {lane}: a result, not {e:?}"));
+        let text = result
+            .content
+            .first()
+            .and_then(|c| c.as_text())
+            .map(|t| t.text.clone())
+            .unwrap_or_default();
+        assert_eq!(text, "worked", "lane {lane}: {result:?}");
+        assert_eq!(h.log.has_line_with(&["on the express lane", "work"]), lane);
+    }
+}

@@ -305,12 +305,27 @@ fn every_config_error_names_the_file_the_line_and_the_key() {
             format!("{UPSTREAM}[limits]\nconnections = 10\nconnections_per_peer = 11\n"),
         ),
         (
+            "a message size out of range",
+            format!("{UPSTREAM}[limits]\nanswer_mib = 2048\n"),
+        ),
+        (
             "a limit's duration out of range",
             format!("{UPSTREAM}[limits]\nheader_timeout = \"0s\"\n"),
         ),
         (
             "an unknown limit",
             format!("{UPSTREAM}[limits]\nsesions = 10\n"),
+        ),
+        (
+            "a weak metrics token",
+            format!("{UPSTREAM}[inbox]\nmetrics_token = \"short\"\n"),
+        ),
+        (
+            "a metrics token that is an agent's",
+            format!(
+                "{UPSTREAM}[inbox]\nmetrics_token = \"agent-token-0123456789\"\n\
+                 [[principals]]\nname = \"ci\"\ntoken = \"agent-token-0123456789\"\n"
+            ),
         ),
         (
             "a weak token",

@@ -144,7 +144,7 @@ fn an_upstreams_timeouts_have_defaults_and_zero_lifts_the_call_limit() {
         plain.upstreams[0].timeouts,
         crate::config::Timeouts {
             start: std::time::Duration::from_secs(30),
-            call: None,
+            call: Some(std::time::Duration::from_secs(60 * 60)),
         }
     );
     let set = with_upstream("start_timeout = \"5s\"\ncall_timeout = \"2h\"\n").expect("parses");
@@ -166,14 +166,21 @@ fn the_limits_have_defaults_and_take_what_limits_sets() {
     assert_eq!(defaults.limits, crate::config::Limits::default());
     assert_eq!(defaults.limits.sessions, 1024);
     assert_eq!(defaults.limits.serving.connections_per_peer, 256);
+    assert_eq!(defaults.limits.request_size(), 16 * 1024 * 1024);
+    assert_eq!(defaults.limits.answer_size, 64 * 1024 * 1024);
     assert_eq!(defaults.confirmations.most_pending_per_principal, 256);
     let set = with_top(
         "[limits]\nsessions = 10\nheld_calls = 20\nheld_calls_per_principal = 5\n\
          pending_asks_per_principal = 7\nlive_pages = 3\nconnections = 30\n\
-         connections_per_peer = 4\nheader_timeout = \"2s\"\nbody_pause = \"1m\"\n",
+         connections_per_peer = 4\nheader_timeout = \"2s\"\nbody_pause = \"1m\"\n\
+         request_mib = 2\nanswer_mib = 100\n",
     )
     .expect("parses");
     let limits = set.limits;
+    assert_eq!(
+        (limits.request_size(), limits.answer_size),
+        (2 * 1024 * 1024, 100 * 1024 * 1024)
+    );
     assert_eq!(
         (
             limits.sessions,

@@ -330,9 +330,9 @@ proptest! {
     }
 
     /// Backslashes for the slashes of a URL (`https:\\host\a\b`, or one of
-    /// each) and tabs or line breaks inside it do not change its
-    /// normal form: browsers and HTTP libraries read them away, so a rule
-    /// that did not would be dodged by them.
+    /// each) and tabs or line breaks anywhere in it (`ht\ttps://host`) do
+    /// not change its normal form: browsers and HTTP libraries read them
+    /// away, so a rule that did not would be dodged by them.
     #[test]
     fn backslashes_tabs_and_line_breaks_do_not_change_a_url(
         (scheme, host, path, query) in url_parts(),
@@ -348,11 +348,10 @@ proptest! {
             .chain(tail.chars())
             .collect();
         for (at, c) in breaks {
-            // After the `://` only: a tab in the scheme (`ht\ttps://`) is
-            // not read away (a known gap: text with a blank before its `:`
-            // is as often a command line as a URL).
-            let boundaries: Vec<usize> = (scheme.len() + 3..written.len()).filter(|i| written.is_char_boundary(*i)).collect();
-            if let Some(&at) = boundaries.get(at.index(boundaries.len().max(1))) {
+            // Anywhere, in the scheme (`ht\ttps://`) and its `://` too:
+            // WHATWG parsers read them away before they read the scheme.
+            let boundaries: Vec<usize> = (0..=written.len()).filter(|i| written.is_char_boundary(*i)).collect();
+            if let Some(&at) = boundaries.get(at.index(boundaries.len())) {
                 written.insert(at, c);
             }
         }
@@ -389,6 +388,37 @@ proptest! {
     ) {
         let plain = write_url(scheme, &host, &path, &query);
         let written = plain.replacen("://", &format!("://{}", "/".repeat(extra)), 1);
+        prop_assert_eq!(normal(&written), normal(&plain), "{:?}", written);
+    }
+
+    /// Leaving out the `//` of an `http`, `https`, `ws`, `wss` or `ftp`
+    /// URL, or writing one `/` or `\` of it (`https:host/x`,
+    /// `https:/host/x`), does not change its normal form: WHATWG parsers
+    /// read them all as `https://host/x`, so a rule on
+    /// `https://host/**` that did not would be dodged by them.
+    #[test]
+    fn leaving_out_the_slashes_of_a_special_url_does_not_change_it(
+        (_, host, path, query) in url_parts(),
+        scheme in prop::sample::select(vec!["https", "HTTP", "ws", "wss", "ftp"]),
+        slashes in prop::sample::select(vec!["", "/", "\\"]),
+    ) {
+        let plain = write_url(scheme, &host, &path, &query);
+        let written = plain.replacen("://", &format!(":{slashes}"), 1);
+        prop_assert_eq!(normal(&written), normal(&plain), "{:?}", written);
+    }
+
+    /// A `file:` URL without its `//` (`file:etc/x`, `file:/etc/x`) is
+    /// the path from the root, as WHATWG parsers read it: otherwise a rule
+    /// on `file:///etc/**` is dodged by `file:etc/passwd`.
+    #[test]
+    fn a_file_url_without_its_slashes_is_the_path_from_the_root(
+        first in name(),
+        (segments, trailing) in segments(),
+        slash in prop::sample::select(vec!["", "/", "\\"]),
+    ) {
+        let path = join(&format!("{first}/"), &segments, trailing);
+        let plain = format!("file:///{path}");
+        let written = format!("file:{slash}{path}");
         prop_assert_eq!(normal(&written), normal(&plain), "{:?}", written);
     }
 }
