@@ -24,14 +24,9 @@ use serde_json::Value as Json;
 
 use crate::express::{FIRST_ID, Lane};
 use crate::lines::{Envelope, Offered, Out};
+use crate::stdio::screen;
 
-// The screen's module is private to `stdio` (`mod screen;` in
-// `stdio/mod.rs`): the same file is compiled here once more, in fuzz
-// builds only. `pub(crate) mod screen;` there would make this a `use`.
 mod client;
-#[path = "stdio/screen.rs"]
-#[allow(dead_code, unreachable_pub, clippy::duplicate_mod)]
-mod screen;
 mod splitter;
 mod top_level;
 

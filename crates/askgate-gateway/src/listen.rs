@@ -25,6 +25,8 @@ use super::config;
 use super::proxy::Gateway;
 use crate::error::ServeError;
 
+#[cfg(all(unix, not(askgate_portable)))]
+mod screening;
 mod sessions;
 
 /// Who may call, and which session belongs to whom.
@@ -189,8 +191,11 @@ pub(crate) async fn serve(
         )),
         http,
     );
-    let app = axum::Router::new()
-        .nest_service("/mcp", service)
+    let mcp = axum::Router::new().nest_service("/mcp", service);
+    // Screened once its caller is known (no body is read before).
+    #[cfg(all(unix, not(askgate_portable)))]
+    let mcp = mcp.layer(axum::middleware::from_fn(screening::screened));
+    let app = mcp
         .layer(axum::middleware::from_fn_with_state(gate, authenticate))
         // Not behind the principals' gate: the operator's, and the probes'.
         .merge(super::metrics::routes(

@@ -537,3 +537,75 @@ async fn a_browser_page_of_another_origin_is_refused_and_the_allowed_ones_are_se
     assert_eq!(status_from(Some("https://app.example.com")).await, 200);
     assert_eq!(status_from(None).await, 200);
 }
+
+#[tokio::test]
+async fn a_request_that_does_not_fit_is_answered_with_its_id_over_http_too() {
+    let gateway = start().await;
+    let http = reqwest::Client::new();
+    let post = |body: serde_json::Value, session: Option<&str>| {
+        let mut request = http
+            .post(&gateway.url)
+            .header("accept", "application/json, text/event-stream")
+            .bearer_auth(ALICE)
+            .json(&body);
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        request.send()
+    };
+    let opened = post(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        None,
+    )
+    .await
+    .expect("answers");
+    let session = opened
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("a session id")
+        .to_owned();
+    let _ = opened.text().await;
+    let initialized = post(
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        Some(&session),
+    )
+    .await
+    .expect("answers");
+    assert!(initialized.status().is_success());
+    // Params of the wrong type: rmcp answered "method not found".
+    let said: serde_json::Value = post(
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": 5}}),
+        Some(&session),
+    )
+    .await
+    .expect("answers")
+    .json()
+    .await
+    .expect("a JSON answer");
+    assert_eq!(said["id"], 5, "{said}");
+    assert_eq!(said["error"]["code"], -32602, "{said}");
+    assert!(
+        said["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("invalid params for tools/call:"),
+        "{said}"
+    );
+    // Params that are no object: rmcp answered without the id.
+    let said: serde_json::Value = post(
+        json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list", "params": "x"}),
+        Some(&session),
+    )
+    .await
+    .expect("answers")
+    .json()
+    .await
+    .expect("a JSON answer");
+    assert_eq!(said["id"], 6, "{said}");
+    assert_eq!(said["error"]["code"], -32600, "{said}");
+}

@@ -10,7 +10,7 @@
 #[cfg(all(unix, not(askgate_portable)))]
 mod express;
 #[cfg(all(unix, not(askgate_portable)))]
-mod screen;
+pub(crate) mod screen;
 
 use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, AsyncWrite};

@@ -17,7 +17,8 @@
 //! - an answer that cannot be read reaches rmcp as a JSON-RPC error with
 //!   its id, so that the request it answers ends.
 //!
-//! Everything else passes as it is.
+//! Everything else passes as it is. The same [`verdict`] screens each
+//! message POSTed on `--listen` (see `listen/screening.rs`).
 
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 use serde_json::{Value as Json, json};
@@ -50,19 +51,46 @@ const MCP_METHODS: [&str; 21] = [
     "resources/directory/read",
 ];
 
+/// What the screen makes of a message.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// rmcp reads it as it is.
+    Pass,
+    /// A request answered here, with this JSON-RPC error (its id, one
+    /// line of JSON, no newline).
+    Answer(String),
+    /// An answer rmcp could not read: this JSON-RPC error with its id
+    /// goes to rmcp instead.
+    Mend(Vec<u8>),
+}
+
 /// Look at `line` before rmcp reads it: answer it on `reply`, mend it, or
 /// pass it.
 pub(crate) fn screen(line: &[u8], reply: &std::sync::Arc<Out>) -> Offered {
+    match verdict(line) {
+        Verdict::Pass => Offered::Passed,
+        Verdict::Answer(error) => {
+            if let Err(error) = reply.send(format!("{error}\n").as_bytes()) {
+                tracing::debug!(%error, "the client went away before its error");
+            }
+            Offered::Taken
+        }
+        Verdict::Mend(instead) => Offered::Instead(instead),
+    }
+}
+
+/// What to do with `message` (a line on stdio, a POST's body over HTTP)
+/// before rmcp reads it.
+pub(crate) fn verdict(message: &[u8]) -> Verdict {
     // rmcp strips a byte order mark before it reads a line: so does this.
-    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    let line = message.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(message);
     match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
         Ok(JsonRpcMessage::Request(request)) => match &request.request {
             ClientRequest::CustomRequest(custom)
                 if MCP_METHODS.contains(&custom.method.as_str()) =>
             {
                 let id = serde_json::to_string(&request.id).unwrap_or_else(|_| "null".into());
-                answer(
-                    reply,
+                Verdict::Answer(answer(
                     &id,
                     -32602,
                     &format!(
@@ -70,12 +98,11 @@ pub(crate) fn screen(line: &[u8], reply: &std::sync::Arc<Out>) -> Offered {
                         custom.method,
                         misfit(&custom.method, custom.params.as_ref())
                     ),
-                );
-                Offered::Taken
+                ))
             }
-            _ => Offered::Passed,
+            _ => Verdict::Pass,
         },
-        Ok(_) => Offered::Passed,
+        Ok(_) => Verdict::Pass,
         Err(error) => {
             let mut envelope = Envelope::default();
             envelope.feed(line);
@@ -85,21 +112,20 @@ pub(crate) fn screen(line: &[u8], reply: &std::sync::Arc<Out>) -> Offered {
                 .id()
                 .filter(|id| serde_json::from_str::<serde::de::IgnoredAny>(id).is_ok())
             else {
-                return Offered::Passed;
+                return Verdict::Pass;
             };
             if envelope.is_request() {
-                answer(reply, id, -32600, &format!("invalid request: {error}"));
-                Offered::Taken
+                Verdict::Answer(answer(id, -32600, &format!("invalid request: {error}")))
             } else if envelope.is_answer() {
                 let error = json!({
                     "code": -32603,
                     "message": format!("the client's answer could not be read: {error}"),
                 });
-                Offered::Instead(
+                Verdict::Mend(
                     format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#).into_bytes(),
                 )
             } else {
-                Offered::Passed
+                Verdict::Pass
             }
         }
     }
@@ -128,12 +154,8 @@ fn misfit(method: &str, params: Option<&Json>) -> String {
     said.unwrap_or_else(|| "they do not have the shape the protocol gives them".to_owned())
 }
 
-/// Write the JSON-RPC error `code`, `message` for request `id` (as
-/// written) to the client.
-fn answer(reply: &std::sync::Arc<Out>, id: &str, code: i64, message: &str) {
+/// The JSON-RPC error `code`, `message` for request `id` (as written).
+fn answer(id: &str, code: i64, message: &str) -> String {
     let error = json!({"code": code, "message": message});
-    let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}\n");
-    if let Err(error) = reply.send(line.as_bytes()) {
-        tracing::debug!(%error, "the client went away before its error");
-    }
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}")
 }
