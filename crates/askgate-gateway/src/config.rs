@@ -13,6 +13,7 @@ mod credentials;
 mod error;
 mod file;
 mod inbox;
+mod inheriting;
 mod limits;
 mod listen;
 mod naming;
@@ -221,6 +222,9 @@ pub(crate) struct Stdio {
     /// Variables added to its environment (values may be secrets: `Debug`
     /// shows only the names).
     pub(crate) env: BTreeMap<String, String>,
+    /// Which of askgate's own environment it inherits (`inherit_env`, see
+    /// [`crate::environment`]).
+    pub(crate) inherit: crate::environment::Inherit,
     /// Its working directory; the gateway's when `None`.
     pub(crate) cwd: Option<PathBuf>,
 }
@@ -231,6 +235,7 @@ impl fmt::Debug for Stdio {
             .field("command", &self.command)
             .field("args", &self.args)
             .field("env", &Redacted(&self.env))
+            .field("inherit", &self.inherit)
             .field("cwd", &self.cwd)
             .finish()
     }
@@ -454,6 +459,7 @@ impl Config {
                     command,
                     args,
                     env: BTreeMap::new(),
+                    inherit: crate::environment::Inherit::default(),
                     cwd: None,
                 }),
                 protocol: UpstreamProtocol::default(),

@@ -20,6 +20,7 @@ mod child;
 pub mod config;
 mod downstream;
 mod dry_run;
+mod environment;
 mod error;
 #[cfg_attr(any(not(unix), askgate_portable), path = "express/off.rs")]
 mod express;

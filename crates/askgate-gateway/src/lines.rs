@@ -360,12 +360,13 @@ pub(crate) async fn tap<T: Into<Offered>>(
             continue;
         }
         if std::mem::take(&mut oversized) {
-            tracing::error!(
+            tracing::warn!(
                 peer,
                 bytes = length,
                 max_line_length = longest,
                 id = envelope.id().unwrap_or("-"),
-                "a message exceeded the longest line read; it is dropped"
+                "a message exceeded the longest line read ([limits] request_mib, answer_mib); it \
+                 is not read, and what waits on it is answered in its place"
             );
             match too_long(&envelope, length) {
                 Some(instead) => line = instead,

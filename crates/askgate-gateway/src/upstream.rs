@@ -49,6 +49,8 @@ pub(crate) enum Endpoint {
         args: Vec<String>,
         /// Extra environment.
         env: Vec<(String, String)>,
+        /// What it inherits of askgate's own.
+        inherit: crate::environment::Inherit,
         /// The working directory.
         cwd: Option<std::path::PathBuf>,
     },
@@ -472,18 +474,22 @@ pub(crate) async fn connect(
             program,
             args,
             env,
+            inherit,
             cwd,
         } => {
             let mut command = tokio::process::Command::new(program);
             command.args(args);
-            // askgate's own settings (`ASKGATE_STORE` may hold a database
-            // password, `ASKGATE_WEBHOOK` a secret URL) stay with askgate;
-            // the rest of the environment is the upstream's, and its `env`
-            // table may still set any of them on purpose.
-            for (key, _) in std::env::vars_os() {
-                if key.to_string_lossy().starts_with("ASKGATE_") {
-                    command.env_remove(&key);
-                }
+            // Of askgate's environment, the allow-list and what the config
+            // names (see `crate::environment`); its `env` table may still
+            // set any variable on purpose.
+            let left_out = inherit.apply(&mut command);
+            if !left_out.is_empty() {
+                tracing::info!(
+                    upstream = name,
+                    left_out = %left_out.join(", "),
+                    "variables of askgate's environment not passed to the server (not in the \
+                     allow-list; name them in its inherit_env, or --inherit-env)"
+                );
             }
             for (key, value) in env {
                 command.env(key, value);
@@ -567,6 +573,7 @@ impl From<&super::config::Transport> for Endpoint {
                 program: stdio.command.clone(),
                 args: stdio.args.clone(),
                 env: stdio.env.clone().into_iter().collect(),
+                inherit: stdio.inherit.clone(),
                 cwd: stdio.cwd.clone(),
             },
             super::config::Transport::Http(http) => Endpoint::Http {

@@ -63,6 +63,12 @@ struct Setup {
     /// handshake, else its command's.
     #[arg(long)]
     name: Option<String>,
+    /// A variable of askgate's environment the server after `--` inherits
+    /// beyond the allow-list (`PATH`, `HOME`, the locale…): a name
+    /// (`GITHUB_TOKEN`), a prefix (`AWS_*`) or `*` for all; repeatable.
+    /// With a config file, its `inherit_env` says it per upstream.
+    #[arg(long = "inherit-env", value_name = "NAME")]
+    inherit_env: Vec<String>,
     /// The stdio MCP server to wrap (without `--config`), after `--`.
     #[arg(last = true)]
     command: Vec<String>,
@@ -104,6 +110,9 @@ impl Setup {
         if let Some(name) = &self.name {
             config = config.with_upstream_name(name).map_err(Failure::stopped)?;
         }
+        config = config
+            .inheriting_env(&self.inherit_env)
+            .map_err(Failure::stopped)?;
         if let Some(risk) = self.auto_approve {
             config.auto_approve = Some(risk);
         }

@@ -399,10 +399,18 @@ fn stdio_transport(
     if command.get_ref().trim().is_empty() {
         return Err(src.at(command.span(), "an empty command"));
     }
+    let inherit = match upstream.inherit_env {
+        None => crate::environment::Inherit::default(),
+        Some(names) => {
+            crate::environment::Inherit::parse(names.get_ref().iter().map(String::as_str))
+                .map_err(|why| src.at(names.span(), why))?
+        }
+    };
     Ok(Transport::Stdio(Stdio {
         command: command.into_inner(),
         args: upstream.args.map(Spanned::into_inner).unwrap_or_default(),
         env: upstream.env.map(Spanned::into_inner).unwrap_or_default(),
+        inherit,
         cwd: upstream.cwd.map(|cwd| PathBuf::from(cwd.into_inner())),
     }))
 }
@@ -416,12 +424,13 @@ fn http_transport(
     let stdio_only = [
         upstream.args.map(|v| v.span()),
         upstream.env.map(|v| v.span()),
+        upstream.inherit_env.map(|v| v.span()),
         upstream.cwd.map(|v| v.span()),
     ];
     if let Some(span) = stdio_only.into_iter().flatten().next() {
         return Err(src.at(
             span,
-            "args, env and cwd apply to command (stdio) upstreams only; a url \
+            "args, env, inherit_env and cwd apply to command (stdio) upstreams only; a url \
              upstream takes headers",
         ));
     }

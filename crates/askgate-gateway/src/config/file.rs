@@ -69,6 +69,7 @@ pub(super) struct UpstreamFile {
     pub(super) command: Option<Spanned<String>>,
     pub(super) args: Option<Spanned<Vec<String>>>,
     pub(super) env: Option<Spanned<BTreeMap<String, String>>>,
+    pub(super) inherit_env: Option<Spanned<Vec<String>>>,
     pub(super) cwd: Option<Spanned<String>>,
     pub(super) url: Option<Spanned<String>>,
     pub(super) headers: Option<Spanned<BTreeMap<String, String>>>,

@@ -165,21 +165,23 @@ fn a_process_with_another_key_than_its_stores_refuses_to_start_and_names_the_fil
 }
 
 #[tokio::test]
-async fn a_stdio_upstream_gets_the_environment_without_askgates_own_settings() {
+async fn a_stdio_upstream_gets_the_allow_list_and_what_its_config_names_and_nothing_else() {
     use rmcp::ServiceExt;
     let setup = super::setup().config("");
     let seen = setup.dir().join("upstream-env");
     let script = format!("env > \"$0\"; exec '{}'", setup.upstream_command());
     let setup = setup.tables(&format!(
         "[[upstreams]]\nname = \"envs\"\ncommand = \"sh\"\nargs = [\"-c\", {script:?}, {:?}]\n\
-         [upstreams.env]\nNOTES_TOKEN = \"given\"\n",
+         inherit_env = [\"KEPT_*\"]\n[upstreams.env]\nNOTES_TOKEN = \"given\"\n",
         seen.display().to_string()
     ));
     let mut command = setup.command();
     command
         .env("ASKGATE_WEBHOOK", "https://hooks.example/T0/secret-path")
         .env("ASKGATE_STORE", setup.store_url())
-        .env("ASKGATE_TEST_MARK", "inherited-by-askgate");
+        .env("ASKGATE_TEST_MARK", "inherited-by-askgate")
+        .env("KEPT_BY_NAME", "named")
+        .env("AWS_SECRET_ACCESS_KEY", "the-shells-own");
     let transport = rmcp::transport::TokioChildProcess::new(command).expect("the gateway starts");
     let client = super::person(serde_json::json!({}), vec![])
         .serve(transport)
@@ -195,7 +197,15 @@ async fn a_stdio_upstream_gets_the_environment_without_askgates_own_settings() {
     assert!(env.lines().any(|line| line == "NOTES_TOKEN=given"), "{env}");
     assert!(
         env.lines().any(|line| line.starts_with("PATH=")),
-        "the rest is inherited: {env}"
+        "the allow-list is inherited: {env}"
+    );
+    assert!(
+        env.lines().any(|line| line == "KEPT_BY_NAME=named"),
+        "inherit_env's prefix is inherited: {env}"
+    );
+    assert!(
+        !env.contains("AWS_SECRET_ACCESS_KEY"),
+        "what nobody named stays with askgate: {env}"
     );
 }
 

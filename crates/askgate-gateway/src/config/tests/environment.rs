@@ -67,6 +67,7 @@ fn no_config_wraps_the_command_under_the_default_policy() {
             command: "npx".into(),
             args: argv[1..].to_vec(),
             env: BTreeMap::new(),
+            inherit: crate::environment::Inherit::default(),
             cwd: None,
         })
     );

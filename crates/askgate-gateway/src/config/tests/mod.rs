@@ -317,6 +317,10 @@ fn every_config_error_names_the_file_the_line_and_the_key() {
             format!("{UPSTREAM}[limits]\nsesions = 10\n"),
         ),
         (
+            "an inherited variable that is no name",
+            format!("{UPSTREAM}inherit_env = [\"AWS-KEY\"]\n"),
+        ),
+        (
             "a weak metrics token",
             format!("{UPSTREAM}[inbox]\nmetrics_token = \"short\"\n"),
         ),
