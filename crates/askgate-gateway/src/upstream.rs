@@ -22,7 +22,6 @@ use rmcp::service::{
     RunningService,
 };
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ErrorData};
 use serde_json::Value as Json;
 
@@ -33,6 +32,7 @@ use super::relay::{self, Answer, Inflight, Route};
 use super::url_mode;
 
 mod declared;
+mod http;
 
 use askgate_mcp::replay::{Watch, Watched};
 pub(crate) use declared::Declared;
@@ -339,6 +339,10 @@ pub(crate) struct Upstream {
     pub(crate) call_timeout: Option<std::time::Duration>,
     /// How long a list may take (its `start_timeout`).
     pub(crate) list_timeout: std::time::Duration,
+    /// Over HTTP, the longest answer read (`[limits] answer_mib`): rmcp
+    /// ends a request whose answer is longer as if its connection closed,
+    /// so that is what its client is told may have happened.
+    pub(crate) http_answer_size: Option<usize>,
 }
 
 impl Upstream {
@@ -518,12 +522,22 @@ pub(crate) async fn connect(
                 .map_err(|e| format!("upstream {name}: the MCP handshake failed: {e}"))?
         }
         Endpoint::Http { url, headers } => {
-            let transport =
-                StreamableHttpClientTransport::from_config(http_config(name, url, headers)?);
+            let transport = StreamableHttpClientTransport::from_config(http::config(
+                name,
+                url,
+                headers,
+                answer_size,
+            )?);
             relay
                 .serve_with_lifecycle(Watched::new(transport, watcher.clone()), lifecycle)
                 .await
-                .map_err(|e| format!("upstream {name} at {url}: the MCP handshake failed: {e}"))?
+                .map_err(|e| {
+                    let shown = http::shown_url(url);
+                    // An HTTP client's error names the URL it asked: said
+                    // here without its query or user part too.
+                    let why = http::without_url(&e.to_string(), url, &shown);
+                    format!("upstream {name} at {shown}: the MCP handshake failed: {why}")
+                })?
         }
     };
     if let (Some(lane), Some(info)) = (&lane, service.peer_info()) {
@@ -545,25 +559,8 @@ pub(crate) async fn connect(
         lane,
         call_timeout: crate::config::Timeouts::default().call,
         list_timeout: crate::config::Timeouts::default().start,
+        http_answer_size: matches!(endpoint, Endpoint::Http { .. }).then_some(answer_size),
     })
-}
-
-/// How to reach upstream `name` at `url` over Streamable HTTP, sending
-/// `headers` (credentials: never in an error).
-fn http_config(
-    name: &str,
-    url: &str,
-    headers: &[(String, String)],
-) -> Result<StreamableHttpClientTransportConfig, String> {
-    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
-    for (key, value) in headers {
-        let header = http::HeaderName::from_bytes(key.as_bytes())
-            .map_err(|_| format!("upstream {name}: {key:?} is not a header name"))?;
-        let value = http::HeaderValue::from_str(value)
-            .map_err(|_| format!("upstream {name}: the value of header {key} is not valid"))?;
-        config.custom_headers.insert(header, value);
-    }
-    Ok(config)
 }
 
 impl From<&super::config::Transport> for Endpoint {

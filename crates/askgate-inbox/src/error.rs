@@ -60,6 +60,21 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// Others than its owner may write a file of the generated operator
+    /// token: whoever writes the digest signs in as the operator.
+    #[error(
+        "{}: others than its owner may write {file} (mode {mode:04o}); chmod 600 it (and check \
+         that nobody changed it)",
+        path.display()
+    )]
+    TokenFileShared {
+        /// Which of the two files.
+        file: TokenFile,
+        /// The file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
     /// The digest file does not hold a SHA-256 in hex.
     #[error("{} does not hold a SHA-256 in hex", path.display())]
     TokenDigestGarbled {

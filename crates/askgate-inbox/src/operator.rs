@@ -23,12 +23,27 @@ pub(crate) fn token_path(key_file: &Path) -> PathBuf {
     PathBuf::from(format!("{}.operator-token", key_file.display()))
 }
 
-/// The digest of the generated operator token, if one was made.
+/// The digest of the generated operator token, if one was made. On unix,
+/// a token file others may read is warned about.
 ///
 /// # Errors
 /// When the digest file cannot be read or does not hold a SHA-256 in hex,
-/// naming the file.
+/// naming the file; [`Error::TokenFileShared`] when others may write the
+/// digest or the token file.
 pub(crate) fn digest(key_file: &Path) -> Result<Option<[u8; 32]>, Error> {
+    for (file, path) in [
+        (TokenFile::Digest, digest_path(key_file)),
+        (TokenFile::Token, token_path(key_file)),
+    ] {
+        if let Some(mode) = check_shared(file, &path)? {
+            tracing::warn!(
+                file = %path.display(),
+                mode = %format!("{mode:04o}"),
+                "the inbox's operator token file is readable by others than its owner: whoever \
+                 reads it answers every ask as the operator; chmod 600 it"
+            );
+        }
+    }
     let path = digest_path(key_file);
     match std::fs::read_to_string(&path) {
         Ok(text) => match parse_hex(text.trim()) {
@@ -80,6 +95,37 @@ pub(crate) fn digest_or_create(key_file: &Path) -> Result<[u8; 32], Error> {
         path.display()
     ));
     Ok(digest)
+}
+
+/// Refuse the token's `file` at `path` when others than its owner may
+/// write it (whoever writes the digest signs in as the operator with a
+/// token of theirs); the token file's mode when others may read it (whoever
+/// reads it answers as the operator). A missing file is fine, and a digest
+/// others may read is no secret.
+///
+/// # Errors
+/// [`Error::TokenFileShared`], naming the file and its mode.
+fn check_shared(file: TokenFile, path: &Path) -> Result<Option<u32>, Error> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(metadata) = std::fs::metadata(path) {
+            let mode = metadata.permissions().mode() & 0o777;
+            if mode & 0o022 != 0 {
+                return Err(Error::TokenFileShared {
+                    file,
+                    path: path.to_owned(),
+                    mode,
+                });
+            }
+            if file == TokenFile::Token && mode & 0o044 != 0 {
+                return Ok(Some(mode));
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (file, path);
+    Ok(None)
 }
 
 /// 32 random bytes in hex.
@@ -161,6 +207,65 @@ mod tests {
         std::fs::write(digest_path(&key), format!("{}\n", hex(&digest))).expect("writes");
         assert_eq!(digest_or_create(&key).expect("reads"), digest);
         assert!(!token_path(&key).exists());
+    }
+
+    #[cfg(unix)]
+    fn chmod(path: &Path, mode: u32) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_token_file_others_may_read_is_said_and_still_used() {
+        let (_dir, key) = scratch();
+        let digest = digest_or_create(&key).expect("made");
+        chmod(&token_path(&key), 0o644);
+        assert_eq!(
+            check_shared(TokenFile::Token, &token_path(&key)).expect("not refused"),
+            Some(0o644)
+        );
+        assert_eq!(super::digest(&key).expect("reads"), Some(digest));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_token_file_others_may_write_is_refused_naming_it_and_the_fix() {
+        let (_dir, key) = scratch();
+        digest_or_create(&key).expect("made");
+        chmod(&token_path(&key), 0o666);
+        let error = super::digest(&key).expect_err("refused").to_string();
+        assert_eq!(
+            error,
+            format!(
+                "{}: others than its owner may write the inbox's operator token (mode 0666); \
+                 chmod 600 it (and check that nobody changed it)",
+                token_path(&key).display()
+            )
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_digest_file_others_may_write_is_refused() {
+        let (_dir, key) = scratch();
+        digest_or_create(&key).expect("made");
+        chmod(&digest_path(&key), 0o664);
+        let error = digest_or_create(&key).expect_err("refused");
+        assert!(
+            matches!(
+                error,
+                Error::TokenFileShared {
+                    file: TokenFile::Digest,
+                    mode: 0o664,
+                    ..
+                }
+            ),
+            "{error}"
+        );
+        // Readable by others, a digest is no secret.
+        chmod(&digest_path(&key), 0o644);
+        assert!(digest_or_create(&key).is_ok());
     }
 
     #[test]

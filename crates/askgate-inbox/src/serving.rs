@@ -373,6 +373,48 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_request_whose_body_stalls_is_ended_after_the_body_pause() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
+        let addr = listener.local_addr().expect("an address");
+        // Reads the whole body, as rmcp's Streamable HTTP service does.
+        let app = Router::new().route(
+            "/",
+            axum::routing::post(|body: Body| async move {
+                match axum::body::to_bytes(body, usize::MAX).await {
+                    Ok(bytes) => (hyper::StatusCode::OK, format!("read {}", bytes.len())),
+                    Err(_) => (hyper::StatusCode::REQUEST_TIMEOUT, "stalled".to_owned()),
+                }
+            }),
+        );
+        let limits = Limits {
+            body_pause: Duration::from_secs(1),
+            ..Limits::default()
+        };
+        tokio::spawn(serve(
+            listener,
+            app,
+            "the test",
+            limits,
+            std::future::pending(),
+        ));
+        // Ten bytes of the hundred it says, then nothing.
+        let mut stream = TcpStream::connect(addr).await.expect("connects");
+        stream
+            .write_all(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+            .await
+            .expect("writes");
+        // Bounded well short of the default pause: the configured one
+        // ended it.
+        let mut answer = Vec::new();
+        let read = tokio::time::timeout(BODY_PAUSE / 2, stream.read_to_end(&mut answer))
+            .await
+            .expect("ended within the configured pause, not the default");
+        assert!(read.is_ok());
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    }
+
+    #[tokio::test]
     async fn a_connection_past_the_limit_is_told_503_and_closed() {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
         let addr = listener.local_addr().expect("an address");

@@ -37,6 +37,27 @@ pub enum Error {
         /// What gave it away.
         detail: String,
     },
+    /// Others than its owner may write the SQLite store's file (or its
+    /// `-wal`, `-shm`, `-journal`), or everyone may write its folder (not a
+    /// sticky one, as `/tmp`): they could change its asks and answers, or put a store of
+    /// their own in its place. Nothing was opened.
+    #[error(
+        "{}: others than its owner may write this store {} (mode {mode:04o}): they could \
+         change its asks and answers or replace it; chmod {} {} (and check that nobody \
+         changed it)",
+        .path.display(),
+        if *.folder { "folder" } else { "file" },
+        if *.folder { "700" } else { "600" },
+        .path.display()
+    )]
+    OthersMayWrite {
+        /// The file or folder.
+        path: std::path::PathBuf,
+        /// Its permission bits.
+        mode: u32,
+        /// Whether it is the store's folder (else one of its files).
+        folder: bool,
+    },
     /// The store was written by a newer askgate.
     #[error(
         "store {store}: schema version {found} is newer than this askgate knows ({known}); upgrade askgate"

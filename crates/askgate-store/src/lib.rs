@@ -55,6 +55,7 @@ mod listing;
 mod news;
 mod open;
 mod outage;
+mod private;
 mod schema;
 mod statement;
 mod stats;

@@ -18,18 +18,23 @@ use crate::error::Error;
 use crate::fault::classify;
 use crate::news::News;
 use crate::outage::Backoff;
+use crate::private;
 use crate::schema;
 use crate::writer::{Connect, GroupCommit};
 
 impl Store {
     /// Open (and create or migrate) the store at `url`: `sqlite://PATH`
-    /// (created if missing; WAL, full synchronous commits) or
-    /// `postgres://...`.
+    /// (created if missing, readable and writable by its owner only; WAL,
+    /// full synchronous commits) or `postgres://...`. On unix, a store file
+    /// (or its `-wal`, `-shm`, `-journal`) that others may read is warned
+    /// about: it holds answer values and argument previews.
     ///
     /// # Errors
     /// [`Error::BadUrl`], [`Error::Unreachable`], [`Error::Foreign`] for a
     /// file that is not an askgate store, [`Error::NewerSchema`] for a store
-    /// written by a newer askgate.
+    /// written by a newer askgate, [`Error::OthersMayWrite`] (unix) for a
+    /// store file, one of its companions or its folder that others than its
+    /// owner may write.
     pub async fn open(url: &str) -> Result<Store, Error> {
         let name: Arc<str> = Arc::from(redact(url));
         let unreachable = |e: sqlx::Error| Error::Unreachable {
@@ -41,10 +46,11 @@ impl Store {
             .strip_prefix("sqlite://")
             .or_else(|| url.strip_prefix("sqlite:"))
         {
-            create_private(path).map_err(|e| Error::Unreachable {
-                store: name.to_string(),
-                detail: format!("cannot create the store's file: {e}"),
-            })?;
+            if let Some(file) = private::file_of(path) {
+                for exposed in private::guard(&name, file)? {
+                    private::warn(&exposed);
+                }
+            }
             let options = SqliteConnectOptions::from_str(&format!("sqlite://{path}"))
                 .map_err(unreachable)?
                 .create_if_missing(true)
@@ -138,29 +144,6 @@ async fn listen(pool: &PgPool, name: &str, news: Arc<News>) -> Result<AbortOnDro
         }
     });
     Ok(AbortOnDrop(task))
-}
-
-/// Create the SQLite file at `path` (a URL's path, options after `?`)
-/// readable and writable by its owner only, if it is missing: it holds
-/// answer values and argument previews. SQLite gives its `-wal` and
-/// `-shm` files the same mode. An in-memory database has no file.
-fn create_private(path: &str) -> std::io::Result<()> {
-    let file = path.split('?').next().unwrap_or_default();
-    if file.is_empty() || file == ":memory:" || path.contains("mode=memory") {
-        return Ok(());
-    }
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    match options.open(file) {
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(e),
-    }
 }
 
 /// The URL without a password.

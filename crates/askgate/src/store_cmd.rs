@@ -561,8 +561,10 @@ pub(crate) fn store_url(
 
 /// The store at `url`, its overdue asks expired first (as the gateway's
 /// and the inbox's sweeps do): nothing past its time is shown, or
-/// answered, as pending.
+/// answered, as pending. Warnings (a store file others may read) are
+/// logged on stderr.
 async fn open(url: &str) -> Result<Store, Failure> {
+    crate::logs::init(crate::logs::LogFormat::Human, "warn");
     let store = Store::open(url).await.map_err(Failure::malformed)?;
     askgate_inbox::expiry::sweep_once(&store, jiff::Timestamp::now()).await;
     Ok(store)

@@ -706,3 +706,39 @@ fn the_default_store_and_its_folder_are_their_owners_only() {
         assert_eq!(mode & 0o077, 0, "the {kind} {}: {mode:o}", path.display());
     }
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn an_existing_store_others_may_read_is_warned_about_and_one_they_may_write_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, url) = store_url();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    park(&url, "a1", form_request()).await.close().await;
+    let file = db_path(&url);
+    let chmod = |mode| {
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    };
+    chmod(0o644);
+    let listed = askgate(&url, &["asks", "list"]);
+    let stderr = text(&listed.stderr);
+    assert_eq!(listed.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("readable by others")
+            && stderr.contains(&file.display().to_string())
+            && stderr.contains("0644")
+            && stderr.contains("chmod 600"),
+        "{stderr}"
+    );
+    assert!(text(&listed.stdout).contains("a1"), "still listed");
+    chmod(0o666);
+    let refused = askgate(&url, &["audit", "verify", "--structure"]);
+    says(
+        &refused,
+        2,
+        &format!(
+            "{}: others than its owner may write this store file (mode 0666)",
+            file.display()
+        ),
+    );
+    assert!(text(&refused.stderr).contains("chmod 600"));
+}

@@ -29,8 +29,8 @@ pub struct Limits {
     pub held_calls_per_principal: usize,
     /// `live_pages`: inbox pages following the store live (`/events`).
     pub live_pages: usize,
-    /// `answer_mib`: the longest message read from a stdio upstream, in
-    /// bytes. A longer answer ends its call with an error naming both
+    /// `answer_mib`: the longest message read from an upstream (a stdio
+    /// line, an HTTP JSON body or SSE event), in bytes. A longer answer ends its call with an error naming both
     /// lengths (the call ran; its answer is lost).
     pub answer_size: usize,
     /// `connections`, `connections_per_peer`, `header_timeout`,

@@ -194,6 +194,18 @@ impl UpstreamCall {
                         )),
                         None,
                     ),
+                    ServiceError::TransportClosed => match upstream.http_answer_size {
+                        Some(most) => (
+                            Ended::Failed(format!(
+                                "its answer did not arrive: the connection to its server ended, \
+                                 or the answer was longer than the {} askgate reads in one \
+                                 message ([limits] answer_mib)",
+                                crate::lines::mib(most)
+                            )),
+                            None,
+                        ),
+                        None => (Ended::Failed(error.to_string()), None),
+                    },
                     other => (Ended::Failed(other.to_string()), None),
                 },
             },

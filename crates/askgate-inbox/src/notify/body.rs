@@ -1,16 +1,13 @@
 //! What a webhook post says: the facts of one ask — title, origin, risk,
 //! status, inbox link — in the generic JSON shape or Slack's. Never an
-//! answer value, never a tool argument: the facts are read from the ask's
-//! columns and the first line of its message only.
+//! answer value, never a tool argument, never the words a model or an
+//! upstream wrote: the facts are read from the ask's columns, and the
+//! title is askgate's own ([`super::title`]).
 
-use askgate_mcp::stored::StoredRequest;
 use askgate_store::AskRow;
 use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::{Value as Json, json};
-
-/// The longest title posted, in characters.
-const MAX_TITLE: usize = 150;
 
 /// When a post is made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -39,7 +36,7 @@ pub(crate) struct Facts {
     pub(crate) event: Event,
     /// The ask's id.
     pub(crate) id: String,
-    /// The first line of what the person is asked.
+    /// What the ask is, in askgate's words ([`super::title::of`]).
     pub(crate) title: String,
     /// The upstream server (or the `--server` of `askgate ask`).
     pub(crate) server: Option<String>,
@@ -66,7 +63,7 @@ impl Facts {
         Facts {
             event,
             id: row.ask.id.clone(),
-            title: title(&row.ask.request),
+            title: super::title::of(&row.ask),
             server: row.ask.server.clone(),
             tool: row.ask.tool.clone(),
             risk: row.ask.risk.clone(),
@@ -95,8 +92,8 @@ impl Facts {
             (None, None) => "-".to_owned(),
         };
         let risk = self.risk.as_deref().unwrap_or("-");
-        // The title may be a model's or a server's words: escaped here too,
-        // so that `<!channel>` or a link of its own is only text.
+        // The title is askgate's words, but it quotes names: escaped here
+        // too, so that `<!channel>` or a link in one is only text.
         let text = format!("{what}: {}", escape(&self.title));
         json!({
             "text": text,
@@ -141,30 +138,6 @@ fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
-}
-
-/// The first line of what the person is asked: a form's message, a
-/// question set's preamble or first prompt. A confirmation's argument
-/// preview is on a later line, so it is never posted.
-pub(crate) fn title(request: &Json) -> String {
-    let text = match serde_json::from_value::<StoredRequest>(request.clone()) {
-        Ok(StoredRequest::Form { ask }) => ask.form.message,
-        Ok(StoredRequest::QuestionSet { set }) => set
-            .preamble
-            .clone()
-            .or_else(|| set.questions.first().map(|q| q.prompt.clone()))
-            .unwrap_or_default(),
-        Err(_) => String::new(),
-    };
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty());
-    match line {
-        None => "An ask".to_owned(),
-        Some(line) if line.chars().count() > MAX_TITLE => {
-            let cut: String = line.chars().take(MAX_TITLE - 1).collect();
-            format!("{cut}…")
-        }
-        Some(line) => line.to_owned(),
-    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,10 @@
 //!
 //! - The body is the ask's facts (`body::Facts`: title, origin, risk,
 //!   status, inbox link), as generic JSON or in Slack's incoming-webhook
-//!   shape — never an answer value, never a tool argument.
+//!   shape — never an answer value, never a tool argument. The title is
+//!   askgate's own words (`title::of`: "Confirm ship on deploy ..."),
+//!   never a form's message or a question set's preamble, which a model
+//!   or an upstream may have written.
 //! - Each post has a timeout, and is tried a bounded number of times with
 //!   exponential backoff (network errors, timeouts, 429 and 5xx are tried
 //!   again; other statuses are final). A failure is logged (the ask id, the
@@ -27,6 +30,7 @@
 mod body;
 #[cfg(test)]
 mod tests;
+mod title;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -144,7 +144,7 @@ async fn parking_an_ask_posts_its_facts_once_and_no_arguments() {
         &json!({
             "event": "parked",
             "id": "ask_p1",
-            "title": "Allow deploy to run ship? Risk: high write.",
+            "title": "Confirm ship on deploy (risk: high write)",
             "server": "deploy",
             "tool": "ship",
             "risk": "high_write",
@@ -296,7 +296,7 @@ async fn the_slack_preset_posts_text_and_blocks() {
     let body = &posting.receiver.bodies()[0];
     assert_eq!(
         body["text"],
-        "An ask waits for a person: Allow deploy to run ship? Risk: high write."
+        "An ask waits for a person: Confirm ship on deploy (risk: high write)"
     );
     let blocks = body["blocks"].as_array().expect("blocks");
     let kinds: Vec<&str> = blocks
@@ -332,18 +332,123 @@ fn a_webhook_url_and_header_values_never_show_in_debug() {
     assert!(shown.contains("hooks.slack.example"), "{shown}");
 }
 
-#[test]
-fn a_question_set_is_titled_by_its_preamble() {
-    let set: askgate_core::QuestionSet = serde_json::from_value(json!({
-        "source": "ask",
-        "preamble": "Before the deploy:\nsecond line",
-        "questions": [{"id": "env", "prompt": "Which environment?", "defaults": ["staging"],
-            "options": [{"value": "staging", "label": "Staging"}]}]
+/// The words a hostile upstream or model puts in its form's message.
+const HOSTILE: &str = "URGENT <!here> click https://evil.example";
+
+/// An upstream's own ask (not a confirmation) from `deploy` during a call
+/// to `ship`, whose message is [`HOSTILE`].
+fn upstreams_own_ask(id: &str) -> NewAsk {
+    let form: askgate_core::Form = serde_json::from_value(json!({
+        "message": format!("{HOSTILE}\nsecond line"),
+        "fields": [{"id": "region", "title": "Region", "type": "text"}]
     }))
-    .expect("a question set");
-    let request = StoredRequest::QuestionSet { set }.to_json();
-    assert_eq!(super::body::title(&request), "Before the deploy:");
-    assert_eq!(super::body::title(&json!({"junk": 1})), "An ask");
+    .expect("a form");
+    let ask = Ask::new(form).expect("a valid form");
+    NewAsk {
+        request: StoredRequest::form(&ask).to_json(),
+        risk: None,
+        ..confirmation(id)
+    }
+}
+
+/// Whether `text` quotes any of [`HOSTILE`].
+fn quotes_hostile(text: &str) -> bool {
+    [
+        "URGENT",
+        "<!here>",
+        "&lt;!here&gt;",
+        "click",
+        "evil.example",
+    ]
+    .iter()
+    .any(|part| text.contains(part))
+}
+
+#[tokio::test]
+async fn a_generic_title_never_carries_the_words_an_upstream_wrote() {
+    let mut posting = Posting::start(Vec::new(), Preset::Generic).await;
+    posting
+        .store
+        .park(&upstreams_own_ask("ask_h1"))
+        .await
+        .expect("parks");
+    next_delivery(&mut posting.deliveries).await;
+    let body = &posting.receiver.bodies()[0];
+    assert_eq!(body["title"], "deploy asks for input (ship)");
+    assert!(!quotes_hostile(&body.to_string()), "{body}");
+}
+
+#[tokio::test]
+async fn a_slack_post_never_carries_the_words_an_upstream_wrote() {
+    let mut posting = Posting::start(Vec::new(), Preset::Slack).await;
+    posting
+        .store
+        .park(&upstreams_own_ask("ask_h2"))
+        .await
+        .expect("parks");
+    next_delivery(&mut posting.deliveries).await;
+    let body = &posting.receiver.bodies()[0];
+    assert_eq!(
+        body["text"],
+        "An ask waits for a person: deploy asks for input (ship)"
+    );
+    assert!(!quotes_hostile(&body.to_string()), "{body}");
+}
+
+/// `ask` as a row of the store, pending.
+fn row_of(ask: NewAsk) -> AskRow {
+    AskRow {
+        ask,
+        status: AskStatus::Pending,
+        reply: None,
+        outcome: None,
+        answered_by: None,
+        answered_via: None,
+        settled_at: None,
+    }
+}
+
+#[test]
+fn a_name_that_mentions_the_channel_is_only_text_in_slack() {
+    let row = row_of(NewAsk {
+        server: Some("ops <!channel>\n<https://evil.example|x>".into()),
+        ..upstreams_own_ask("ask_h3")
+    });
+    let body = super::body::Facts::of(Event::Parked, &row, None).slack();
+    let text = body["text"].as_str().unwrap_or_default();
+    assert_eq!(
+        text,
+        "An ask waits for a person: ops &lt;!channel&gt; &lt;https://evil.example|x&gt; asks for input (ship)"
+    );
+    assert!(!body.to_string().contains("<!channel>"), "{body}");
+}
+
+#[test]
+fn a_question_set_is_titled_by_where_it_comes_from_not_its_preamble() {
+    let set = |source: &str| -> StoredRequest {
+        let set: askgate_core::QuestionSet = serde_json::from_value(json!({
+            "source": source,
+            "preamble": HOSTILE,
+            "questions": [{"id": "env", "prompt": HOSTILE, "defaults": ["staging"],
+                "options": [{"value": "staging", "label": "Staging"}]}]
+        }))
+        .expect("a question set");
+        StoredRequest::QuestionSet { set }
+    };
+    let titled = |request: StoredRequest| {
+        super::title::of(&NewAsk {
+            request: request.to_json(),
+            risk: None,
+            ..confirmation("ask_q1")
+        })
+    };
+    assert_eq!(titled(set("intake")), "Questions before deploy/ship");
+    assert_eq!(titled(set("ask")), "deploy asks questions (ship)");
+    let junk = NewAsk {
+        request: json!({"junk": 1}),
+        ..confirmation("ask_q2")
+    };
+    assert_eq!(super::title::of(&junk), "An ask");
 }
 
 #[tokio::test]

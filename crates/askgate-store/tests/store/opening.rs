@@ -181,3 +181,76 @@ async fn a_new_sqlite_store_and_its_journal_are_readable_by_their_owner_only() {
     }
     store.close().await;
 }
+
+/// A store made and closed in a folder of its owner's only, then set to
+/// `mode`: its URL and file.
+#[cfg(unix)]
+async fn existing_store_at(dir: &Scratch, mode: u32) -> (String, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let url = dir.store_url();
+    Store::open(&url).await.expect("creates").close().await;
+    let file = std::path::PathBuf::from(url.trim_start_matches("sqlite://"));
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    (url, file)
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn an_existing_store_others_may_read_still_opens() {
+    let dir = Scratch::new();
+    let (url, _file) = existing_store_at(&dir, 0o644).await;
+    // Said on stderr (the warning is checked from the CLI, in
+    // askgate's store_cli tests); opened all the same.
+    Store::open(&url).await.expect("opens").close().await;
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn an_existing_store_others_may_write_is_refused_naming_it_and_the_fix() {
+    let dir = Scratch::new();
+    let (url, file) = existing_store_at(&dir, 0o666).await;
+    let error = Store::open(&url).await.expect_err("refused");
+    assert!(
+        matches!(
+            &error,
+            Error::OthersMayWrite {
+                mode: 0o666,
+                folder: false,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "{0}: others than its owner may write this store file (mode 0666): they could \
+             change its asks and answers or replace it; chmod 600 {0} (and check that nobody \
+             changed it)",
+            file.display()
+        )
+    );
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_store_in_a_folder_everyone_may_write_is_refused_with_chmod_700() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Scratch::new();
+    let (url, _file) = existing_store_at(&dir, 0o600).await;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let error = Store::open(&url).await.expect_err("refused");
+    assert!(
+        matches!(
+            &error,
+            Error::OthersMayWrite {
+                mode: 0o777,
+                folder: true,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert!(error.to_string().contains("chmod 700"), "{error}");
+}

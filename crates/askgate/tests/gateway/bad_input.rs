@@ -429,3 +429,67 @@ async fn a_client_on_a_socket_pair_as_node_spawns_it_is_screened_and_takes_the_l
         .expect("waits");
     assert!(status.success(), "{status:?}");
 }
+
+/// The example upstream over Streamable HTTP on a free loopback port, its
+/// notes in `dir`; its URL, and the task serving it.
+async fn http_notes(dir: &std::path::Path) -> (String, tokio::task::JoinHandle<()>) {
+    use askgate_conformance::example_upstream::Notes;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let dir = dir.to_owned();
+    let service = StreamableHttpService::new(
+        move || Notes::in_dir(dir.clone()),
+        std::sync::Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let app = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .expect("a free port");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("bound"));
+    let served = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, served)
+}
+
+#[tokio::test]
+async fn an_http_upstreams_answer_over_the_longest_is_answered_for_and_the_session_goes_on() {
+    let notes = askgate_testkit::Scratch::new();
+    std::fs::write(notes.join("half.txt"), "h".repeat(512 * 1024)).expect("writes");
+    std::fs::write(notes.join("two.txt"), "t".repeat(2 * 1024 * 1024)).expect("writes");
+    std::fs::write(notes.join("small.txt"), "small").expect("writes");
+    let (url, served) = http_notes(notes.path()).await;
+    let setup = setup()
+        .config("[limits]\nanswer_mib = 1\n[[rules]]\ntool = \"*read_note\"\nrisk = \"read\"")
+        .tables(&format!("[[upstreams]]\nname = \"web\"\nurl = {url:?}\n"));
+    let mut raw = Raw::start(&setup).await;
+    // Under the longest: carried whole.
+    raw.send(&call(2, "web__read_note", &json!({"name": "half"})))
+        .await;
+    let said = raw.answer_to(2).await;
+    assert_eq!(
+        said["result"]["content"][0]["text"].as_str().map(str::len),
+        Some(512 * 1024),
+        "{}",
+        said.to_string().chars().take(300).collect::<String>()
+    );
+    // Over it: an error answer for the call, not a wait for ever.
+    raw.send(&call(3, "web__read_note", &json!({"name": "two"})))
+        .await;
+    let said = raw.answer_to(3).await;
+    let message = said["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("longer than the 1.0 MiB askgate reads in one message")
+            && message.contains("may have run"),
+        "{said}"
+    );
+    // The next call to the same server is answered.
+    raw.send(&call(4, "web__read_note", &json!({"name": "small"})))
+        .await;
+    let said = raw.answer_to(4).await;
+    assert_eq!(said["result"]["content"][0]["text"], "small", "{said}");
+    served.abort();
+}
