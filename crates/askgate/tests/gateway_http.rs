@@ -609,3 +609,140 @@ async fn a_request_that_does_not_fit_is_answered_with_its_id_over_http_too() {
     assert_eq!(said["id"], 6, "{said}");
     assert_eq!(said["error"]["code"], -32600, "{said}");
 }
+
+#[tokio::test]
+async fn a_connection_past_the_listeners_cap_is_turned_away_and_the_log_says_so() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // Two connections at most; a client slow with its headers keeps one.
+    let gateway = start_with("[limits]\nconnections = 2\nheader_timeout = \"5m\"\n").await;
+    let addr = gateway
+        .url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut stream = tokio::net::TcpStream::connect(&addr)
+            .await
+            .expect("connects");
+        stream
+            .write_all(b"POST /mcp HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .expect("writes");
+        held.push(stream);
+    }
+    // Accepted after those two: past the cap.
+    let mut third = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connects");
+    let mut answer = String::new();
+    askgate_testkit::within(
+        "the answer to a connection past the cap",
+        third.read_to_string(&mut answer),
+    )
+    .await
+    .expect("reads");
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    let said = gateway
+        .log()
+        .line_with(&["the gateway serves as many connections as it may"])
+        .await;
+    assert!(said.contains("most=2"), "{said}");
+    drop(held);
+}
+
+/// The JSON-RPC message in an answer over Streamable HTTP: its body, or
+/// the first event of its stream that holds one.
+async fn message_of(response: reqwest::Response) -> serde_json::Value {
+    let text = response.text().await.expect("text");
+    serde_json::from_str(&text)
+        .ok()
+        .or_else(|| {
+            text.lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .find_map(|data| serde_json::from_str(data.trim()).ok())
+        })
+        .unwrap_or_else(|| panic!("no JSON-RPC message in {text:?}"))
+}
+
+#[tokio::test]
+async fn a_second_initialize_over_http_is_refused_and_the_session_goes_on_as_negotiated() {
+    let gateway = start().await;
+    let http = reqwest::Client::new();
+    let post = |body: serde_json::Value, session: Option<(&str, &str)>| {
+        let mut request = http
+            .post(&gateway.url)
+            .header("accept", "application/json, text/event-stream")
+            .bearer_auth(ALICE)
+            .json(&body);
+        if let Some((session, version)) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", version);
+        }
+        request.send()
+    };
+    let opened = post(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        None,
+    )
+    .await
+    .expect("answers");
+    let session = opened
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("a session id")
+        .to_owned();
+    let _ = opened.text().await;
+    let initialized = post(
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        Some((&session, "2025-06-18")),
+    )
+    .await
+    .expect("answers");
+    assert!(initialized.status().is_success());
+    // Another revision asked for on the same session: refused, naming
+    // the one negotiated.
+    let said = message_of(
+        post(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"}}}),
+            Some((&session, "2025-11-25")),
+        )
+        .await
+        .expect("answers"),
+    )
+    .await;
+    assert_eq!(said["id"], 2, "{said}");
+    assert!(said.get("result").is_none(), "{said}");
+    assert!(
+        said["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("protocol 2025-06-18"),
+        "{said}"
+    );
+    // The session goes on, at the revision it negotiated.
+    let listed = message_of(
+        post(
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
+            Some((&session, "2025-06-18")),
+        )
+        .await
+        .expect("answers"),
+    )
+    .await;
+    assert_eq!(listed["id"], 3, "{listed}");
+    assert!(
+        listed["result"]["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|t| t["name"] == "read_note")),
+        "{listed}"
+    );
+}

@@ -147,3 +147,37 @@ async fn a_question_the_upstream_withdraws_is_withdrawn_from_the_client() {
         .await;
     assert_eq!(h.person.asked.len(), 1, "asked once");
 }
+
+#[tokio::test]
+async fn a_confirmed_calls_secret_arguments_are_not_kept_in_the_store() {
+    // A token by its look, and one by its argument's name.
+    const LOOKS: &str = "ghp_0123456789abcdefABCDEF0123456789";
+    const NAMED: &str = "plain-words-for-a-password";
+    let args = json!({"name": "plan", "text": LOOKS, "api_token": NAMED});
+    // A client that shows no forms: the ask is parked in the store, and a
+    // person confirms it there.
+    let h = super::gateway(json!({}), vec![]).await;
+    let parked = super::call(&h, "write_note", args.clone()).await;
+    assert_eq!(parked.is_error, Some(true), "parked: {}", text(&parked));
+    let store = h.store().await;
+    let pending = askgate_testkit::wait::first_pending(&store).await;
+    askgate_testkit::answer_in_inbox(
+        &store,
+        &pending.ask.id,
+        askgate_testkit::answer(json!({"confirm": true})),
+        "ada",
+        askgate_core::Surface::Web,
+    )
+    .await;
+    let ran = super::call(&h, "write_note", args).await;
+    assert!(text(&ran).contains("wrote"), "{}", text(&ran));
+    store.close().await;
+    let stopped = h.stop().await;
+    let request: String =
+        askgate_testkit::sqlite_value(stopped.store_url(), "SELECT request FROM asks").await;
+    // What the person read of the call is there, its secrets hidden.
+    assert!(request.contains("[hidden: "), "{request}");
+    for secret in [LOOKS, NAMED] {
+        assert!(!request.contains(secret), "{secret} kept: {request}");
+    }
+}

@@ -26,6 +26,8 @@ mod bad_input;
 mod calls;
 mod inbox_links;
 mod key_rotation;
+/// What the gateway writes to stderr.
+mod logs;
 mod mrtr;
 mod names;
 mod outages;

@@ -308,3 +308,39 @@ async fn a_call_whose_server_tells_of_progress_runs_past_its_limit_on_either_pat
         assert_eq!(h.log.has_line_with(&["on the express lane", "work"]), lane);
     }
 }
+
+#[tokio::test]
+async fn the_gateway_ends_with_its_clients_stdin_while_a_server_never_answers_its_handshake() {
+    use rmcp::ServiceExt;
+    // A server that reads and never answers, given the longest start
+    // there is: the gateway does not give up on it before the test does.
+    let setup = setup().config("").tables(
+        "[[upstreams]]\nname = \"mute\"\ncommand = \"sh\"\nargs = [\"-c\", \"cat > /dev/null\"]\n\
+         start_timeout = \"10m\"\n",
+    );
+    let mut command = setup.command();
+    command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let mut gateway = command.spawn().expect("the gateway starts");
+    let log = askgate_testkit::Seen::default();
+    askgate_testkit::process::keep_lines_async(gateway.stderr.take().expect("piped"), log);
+    let pipes = (
+        gateway.stdout.take().expect("piped"),
+        gateway.stdin.take().expect("piped"),
+    );
+    let client = within(
+        "the handshake, with a server still starting",
+        person(json!({}), vec![]).serve(pipes),
+    )
+    .await
+    .expect("the client connects");
+    // The client quits: the gateway's stdin ends.
+    client.cancel().await.expect("the client's side closes");
+    let status = within("the gateway's exit at the end of its stdin", gateway.wait())
+        .await
+        .expect("the gateway exits");
+    assert!(status.success(), "{status:?}");
+}
