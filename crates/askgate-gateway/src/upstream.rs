@@ -34,6 +34,8 @@ use super::url_mode;
 mod declared;
 mod http;
 
+pub(crate) use http::answer_not_arrived;
+
 use askgate_mcp::replay::{Watch, Watched};
 pub(crate) use declared::Declared;
 use declared::{behind, per_request};

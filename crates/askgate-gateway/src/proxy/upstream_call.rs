@@ -196,12 +196,7 @@ impl UpstreamCall {
                     ),
                     ServiceError::TransportClosed => match upstream.http_answer_size {
                         Some(most) => (
-                            Ended::Failed(format!(
-                                "its answer did not arrive: the connection to its server ended, \
-                                 or the answer was longer than the {} askgate reads in one \
-                                 message ([limits] answer_mib)",
-                                crate::lines::mib(most)
-                            )),
+                            Ended::Failed(crate::upstream::answer_not_arrived(most)),
                             None,
                         ),
                         None => (Ended::Failed(error.to_string()), None),

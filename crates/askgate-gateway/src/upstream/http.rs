@@ -53,6 +53,17 @@ pub(super) fn without_url(text: &str, url: &str, shown: &str) -> String {
     text
 }
 
+/// Why a call to an HTTP upstream reading at most `most` bytes in one
+/// answer ended with its connection (all rmcp's client tells).
+pub(crate) fn answer_not_arrived(most: usize) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let mib = most as f64 / (1024.0 * 1024.0);
+    format!(
+        "its answer did not arrive: the connection to its server ended, or the answer was \
+         longer than the {mib:.1} MiB askgate reads in one message ([limits] answer_mib)"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
