@@ -41,6 +41,15 @@
 #               server-everything offers fewer tools to such a client, and
 #               must through the gateway too (askgate tells each upstream
 #               the stdio client's capabilities).
+# - tasks-typescript: tasks_typescript.mjs, a 2025-11-25 task-augmented
+#               call (SEP-1686) of server-everything's simulate-research-query
+#               (`execution.taskSupport: "required"`, a clarification asked
+#               inside the task) by the TypeScript SDK's experimental tasks
+#               API (callToolStream, tasks/get, tasks/list, tasks/cancel):
+#               directly, where every scenario must pass, then through a
+#               zero-config `askgate gateway -- node .../index.js stdio` (a
+#               store of its own; the call confirmed by the client's person,
+#               before the task exists), held against the direct run.
 #
 # Every suite's CLI answers come from the config's person, their token in
 # ASKGATE_TOKEN for the CLI only: the clients take it out of the environment
@@ -264,6 +273,20 @@ suite differential-python differential python "$venv/bin/python" interop/gateway
 suite differential-python-bare differential python-bare "$venv/bin/python" interop/gateway/differential_python.py --bare
 suite differential-typescript differential typescript node interop/gateway/differential_typescript.mjs \
     --modules "$node_prefix/node_modules"
+
+# Tasks: the same script directly, then through a zero-config gateway (no
+# auto-approve: the call is confirmed by the client's person) given the
+# direct run's transcript to hold its values against. The transcripts and the
+# servers' stderr stay in $logs.
+tasks() {
+    local direct="$logs/tasks-typescript-direct" gateway="$logs/tasks-typescript-gateway"
+    local run=(node interop/gateway/tasks_typescript.mjs --modules "$node_prefix/node_modules")
+    mkdir -p "$scratch/tasks-typescript"
+    "${run[@]}" --out "$direct.json" --log "$direct.log" -- node "$everything_js" stdio || return 1
+    env ASKGATE_STORE="sqlite://$scratch/tasks-typescript/askgate.db" "${run[@]}" --direct "$direct.json" \
+        --out "$gateway.json" --log "$gateway.log" -- "$askgate" gateway -- node "$everything_js" stdio
+}
+suite tasks-typescript tasks
 
 finished=$(date +%s)
 echo "gateway-e2e: install $((installed - started))s, build $((built - installed))s, run $((finished - built))s (logs in $logs)" >&2

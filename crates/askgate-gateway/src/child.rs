@@ -81,7 +81,16 @@ pub(crate) fn spawn(
         };
         lines::tap(
             reader,
-            move |line| offer.offer(line),
+            move |line| {
+                if offer.offer(line) {
+                    lines::Offered::Taken
+                } else if let Some(stowed) = crate::legacy_tasks::stow_answer(line) {
+                    // 2025-11-25's task fields, where rmcp keeps them.
+                    lines::Offered::Instead(stowed)
+                } else {
+                    lines::Offered::Passed
+                }
+            },
             rest,
             &peer,
             longest,
@@ -91,7 +100,7 @@ pub(crate) fn spawn(
         tapped.gone();
     });
     let transport = ChildTransport {
-        rmcp: AsyncRwTransport::new(handover, OutWriter(Arc::clone(&out)))
+        rmcp: AsyncRwTransport::new(handover, OutWriter::new(Arc::clone(&out)))
             .with_max_line_length(longest),
         out,
         child: Some(child),

@@ -31,6 +31,7 @@ pub mod health;
 mod holds;
 mod ids;
 pub mod keys;
+mod legacy_tasks;
 mod lifecycle;
 #[cfg(all(unix, not(askgate_portable)))]
 mod lines;

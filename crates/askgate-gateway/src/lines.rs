@@ -265,7 +265,21 @@ impl Out {
 /// frames (its codec encodes a frame completely before writing it), and
 /// is taken whole.
 #[derive(Debug, Clone)]
-pub(crate) struct OutWriter(pub(crate) Arc<Out>);
+pub(crate) struct OutWriter(pub(crate) Arc<Out>, bool);
+
+impl OutWriter {
+    /// A writer to `out`, the frames as rmcp wrote them.
+    pub(crate) fn new(out: Arc<Out>) -> OutWriter {
+        OutWriter(out, false)
+    }
+
+    /// A writer to `out` of a client's frames, 2025-11-25's task fields
+    /// put back where that revision has them (see
+    /// [`crate::legacy_tasks`]).
+    pub(crate) fn restoring(out: Arc<Out>) -> OutWriter {
+        OutWriter(out, true)
+    }
+}
 
 impl AsyncWrite for OutWriter {
     fn poll_write(
@@ -273,7 +287,13 @@ impl AsyncWrite for OutWriter {
         _cx: &mut Context<'_>,
         bytes: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Poll::Ready(self.0.send(bytes).map(|()| bytes.len()))
+        // rmcp writes whole frames, each ending in its newline.
+        let sent = if self.1 {
+            self.0.send(&crate::legacy_tasks::restore_frame(bytes))
+        } else {
+            self.0.send(bytes)
+        };
+        Poll::Ready(sent.map(|()| bytes.len()))
     }
 
     fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {

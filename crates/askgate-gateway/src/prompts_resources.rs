@@ -208,6 +208,7 @@ async fn settle<Q: Rounded>(
             timeout,
             entered: &entered,
         }),
+        legacy_task: None,
     };
     match rounds::until_complete(&peer, params, &asks, carried, sending, |_| Ok(())).await {
         Sent::Answered(response) => Ok(Q::complete(response)),

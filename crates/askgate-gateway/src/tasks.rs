@@ -41,6 +41,9 @@ pub(crate) struct Route {
     pub(crate) principal: String,
     /// The client whose call made it, told of its status.
     pub(crate) client: Peer<RoleServer>,
+    /// Whether it is a 2025-11-25 task (see [`crate::legacy_tasks`]), not
+    /// one of the extension.
+    pub(crate) legacy: bool,
 }
 
 /// The client of a call that follows tasks: whose it is, and its
@@ -92,6 +95,11 @@ impl Routes {
         let routes = self.routes();
         let (route, until) = routes.get(id)?;
         (*until > Instant::now()).then(|| route.clone())
+    }
+
+    /// Whether task `id` is a 2025-11-25 task routed through the gateway.
+    pub(crate) fn is_legacy(&self, id: &str) -> bool {
+        self.route(id).is_some_and(|route| route.legacy)
     }
 
     /// The client to tell of task `id`, made by the upstream of relay

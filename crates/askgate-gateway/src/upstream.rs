@@ -187,7 +187,11 @@ impl ClientHandler for Relay {
     ) -> Result<ElicitResult, ErrorData> {
         let what = "a person's answer";
         let url = url_mode::id_of(&request).map(str::to_owned);
-        let asked = self.ask(InputRequest::Elicitation(ElicitRequest::new(request)), what);
+        let mut request = ElicitRequest::new(request);
+        // What the server's request said beside its params (the task it
+        // is for, say) goes on to the client.
+        request.extensions.insert(cx.meta.clone());
+        let asked = self.ask(InputRequest::Elicitation(request), what);
         let answer = withdrawable(asked, &cx).await?;
         let result: ElicitResult = read(&self.server(), what, answer.value)?;
         if let (Some(id), Some(client)) = (url, answer.client)
@@ -210,6 +214,10 @@ impl ClientHandler for Relay {
         notification: CustomNotification,
         _cx: NotificationContext<RoleClient>,
     ) {
+        if crate::proxy::relay_task_status(&self.downstream.tasks, self.number, &notification).await
+        {
+            return;
+        }
         let Some(id) = url_mode::completion(&notification) else {
             tracing::debug!(server = %self.server(), method = %notification.method, "a notification askgate does not relay");
             return;

@@ -79,6 +79,8 @@ struct Behind {
     given: Option<InputResponses>,
     /// Its cancel, when it waits on the call itself.
     cancelled: Option<Cancelled>,
+    /// Its 2025-11-25 `task`, when it asked for one.
+    legacy_task: Option<serde_json::Value>,
 }
 
 /// The ledger's call, once the decision lets it go.
@@ -156,9 +158,15 @@ impl Gateway {
                         Some(this) => this,
                         None => self.unrecorded_read(&approved).await?,
                     };
+                    let legacy_task = super::legacy_tasks::task_of(cx);
                     let behind = Behind {
                         progress: self.progress_of(cx),
-                        tasks: Self::task_caller(cx, approved.principal),
+                        tasks: Self::task_caller(cx, approved.principal).or_else(|| {
+                            legacy_task
+                                .as_ref()
+                                .map(|_| super::legacy_tasks::caller(cx, approved.principal))
+                        }),
+                        legacy_task,
                         client: cx.client_capabilities(),
                         given: round.unsealed_responses().cloned(),
                         cancelled: (!round.is_multi_round_trip()).then(|| {
@@ -379,6 +387,7 @@ impl Gateway {
             client: behind.client,
             given: behind.given,
             cancelled: behind.cancelled,
+            legacy_task: behind.legacy_task,
         }
         .run(arguments, marker, asks, entered, start);
         let held = Held::new(running, asked);

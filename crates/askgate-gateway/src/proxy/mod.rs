@@ -17,6 +17,7 @@ mod call;
 pub(crate) mod catalogue;
 mod forward;
 mod intake;
+mod legacy_tasks;
 mod passing;
 pub(crate) mod pipeline;
 pub(crate) mod preview;
@@ -46,6 +47,7 @@ use crate::upstream::Upstream;
 use crate::upstreams::Upstreams;
 
 pub(crate) use catalogue::{Found, Judge};
+pub(crate) use legacy_tasks::relay_task_status;
 pub(crate) use passing::passed_on;
 pub(crate) use serve::principal_of;
 
@@ -112,6 +114,10 @@ pub(crate) struct Gateway {
     /// Whether this session's handshake was answered: a second
     /// `initialize` is refused.
     handshaken: Arc<std::sync::atomic::AtomicBool>,
+    /// Whether this session's frames are written with 2025-11-25's task
+    /// fields put back (see [`crate::legacy_tasks`]): only then does the
+    /// gateway say it has them.
+    legacy_tasks: Arc<std::sync::atomic::AtomicBool>,
 }
 
 struct Inner {
@@ -152,6 +158,7 @@ impl Gateway {
         Gateway {
             session: crate::ids::session(),
             handshaken: Arc::default(),
+            legacy_tasks: Arc::default(),
             inner: Arc::new(Inner {
                 settings,
                 upstreams,
@@ -196,6 +203,7 @@ impl Gateway {
             inner: Arc::clone(&self.inner),
             session: crate::ids::session(),
             handshaken: Arc::default(),
+            legacy_tasks: Arc::default(),
         }
     }
 

@@ -35,7 +35,7 @@ pub(crate) fn passed_on(server: &str, what: &str, error: ServiceError) -> ErrorD
 }
 
 /// `a` and `b` merged: objects key by key, `true` over `false`.
-fn union(a: &mut Json, b: &Json) {
+pub(super) fn union(a: &mut Json, b: &Json) {
     match (a, b) {
         (Json::Object(a), Json::Object(b)) => {
             for (key, value) in b {
@@ -97,6 +97,9 @@ impl Gateway {
                 "resources": {"subscribe": true, "listChanged": true},
             });
             union(&mut merged, &relayable);
+        }
+        if let Some(tasks) = self.legacy_tasks_capability() {
+            merged["experimental"] = json!({crate::legacy_tasks::CAPABILITY: tasks});
         }
         serde_json::from_value(merged).unwrap_or_else(|error| {
             tracing::warn!(%error, "the upstreams' capabilities do not merge; only tools are advertised");

@@ -15,11 +15,12 @@ use std::collections::HashMap;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
-    CompleteResult, DiscoverResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
-    GetTaskResult, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, Resource, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams, UpdateTaskParams,
+    CompleteResult, CustomRequest, CustomResult, DiscoverResult, GetPromptRequestParams,
+    GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams,
+    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    Resource, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+    Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
@@ -138,6 +139,7 @@ impl ServerHandler for Gateway {
             .into_iter()
             .map(|found| listed(found.name, &found.tool, found.risk, caller_confirm))
             .chain(self.offers_ask_tool().then(questions::ask_tool).flatten())
+            .map(|tool| self.with_execution(tool))
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -156,26 +158,17 @@ impl ServerHandler for Gateway {
         params: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let principal = principal_of(&cx);
-        self.note_client(&principal, cx.peer.clone());
-        let Some(_in_flight) = self.enter_call() else {
-            return Err(crate::stopping::refused(&params.name));
-        };
-        if params.name == askgate_core::ask_tool::NAME && self.offers_ask_tool() {
-            return self.ask_tool(&params, &cx, &principal).await;
-        }
-        let Some(found) = self.tool(&params.name).await else {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "unknown tool {:?}: no server behind askgate lists it (tools/list names \
-                     every tool)",
-                    params.name
-                ),
-                None,
-            ));
-        };
-        let target = self.target(found, params.arguments.clone().unwrap_or_default());
-        self.call(target, &params, &cx, &principal).await
+        self.call_tool_for(params, cx).await
+    }
+
+    /// A request rmcp's model does not know: 2025-11-25's tasks (see the
+    /// `legacy_tasks` module).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        self.legacy_request(request, cx).await
     }
 
     async fn list_prompts(
@@ -352,5 +345,38 @@ impl Gateway {
         }
         *self.inner.resources.write().await = map;
         resources
+    }
+}
+
+impl Gateway {
+    /// `tools/call` of `params`, for the client of `cx`.
+    ///
+    /// # Errors
+    /// An unknown tool, a gateway that is stopping, and each call's own.
+    pub(crate) async fn call_tool_for(
+        &self,
+        params: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let principal = principal_of(&cx);
+        self.note_client(&principal, cx.peer.clone());
+        let Some(_in_flight) = self.enter_call() else {
+            return Err(crate::stopping::refused(&params.name));
+        };
+        if params.name == askgate_core::ask_tool::NAME && self.offers_ask_tool() {
+            return self.ask_tool(&params, &cx, &principal).await;
+        }
+        let Some(found) = self.tool(&params.name).await else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool {:?}: no server behind askgate lists it (tools/list names \
+                     every tool)",
+                    params.name
+                ),
+                None,
+            ));
+        };
+        let target = self.target(found, params.arguments.clone().unwrap_or_default());
+        self.call(target, &params, &cx, &principal).await
     }
 }

@@ -44,7 +44,7 @@ impl Gateway {
     /// `-32602` when no upstream made it through the gateway for that
     /// principal (since the gateway started): another principal's task is
     /// unknown to this one.
-    fn task_upstream(&self, id: &str, principal: &str) -> Result<&Upstream, ErrorData> {
+    pub(super) fn task_upstream(&self, id: &str, principal: &str) -> Result<&Upstream, ErrorData> {
         match self.inner.downstream.tasks.route(id) {
             Some(route) if route.principal == principal => self
                 .inner
@@ -161,14 +161,14 @@ fn acknowledged(upstream: &Upstream, result: ServerResult, method: &str) -> Resu
     }
 }
 
-fn unknown(id: &str) -> ErrorData {
+pub(super) fn unknown(id: &str) -> ErrorData {
     ErrorData::invalid_params(
         format!("unknown task {id:?}: no call through askgate made it"),
         None,
     )
 }
 
-fn unexpected(server: &str, method: &str) -> ErrorData {
+pub(super) fn unexpected(server: &str, method: &str) -> ErrorData {
     ErrorData::internal_error(
         format!("{server} answered {method} with something other than its result"),
         None,

@@ -49,6 +49,9 @@ pub(crate) struct UpstreamCall {
     /// (a classic client: a 2026-07-28 client's round ends with its
     /// answer, and the call runs on without it).
     pub(crate) cancelled: Option<Cancelled>,
+    /// A 2025-11-25 client's `task` of the call (see
+    /// [`crate::legacy_tasks`]).
+    pub(crate) legacy_task: Option<Json>,
 }
 
 /// A client's cancel, once it comes.
@@ -86,7 +89,10 @@ impl UpstreamCall {
         // What the client has, told on each request to a server that
         // reads it there; a client that follows tasks has the upstream
         // told so: it may then answer with a task.
-        let declared = upstream.declaring(self.client.as_ref(), self.tasks.is_some());
+        // A 2025-11-25 task is asked for with the call itself, not by the
+        // 2026-07-28 extension.
+        let follows_extension = self.tasks.is_some() && self.legacy_task.is_none();
+        let declared = upstream.declaring(self.client.as_ref(), follows_extension);
         let tracked = self.progress.as_ref().map(|progress| Tracked {
             progress,
             upstream: upstream.relay_number(),
@@ -98,6 +104,7 @@ impl UpstreamCall {
                 timeout,
                 entered: &entered,
             }),
+            legacy_task: self.legacy_task.clone(),
         };
         let sending = rounds::until_complete(
             upstream.service.peer(),
@@ -221,6 +228,7 @@ impl UpstreamCall {
             relay: upstream.relay_number(),
             principal: caller.principal.clone(),
             client: caller.client.clone(),
+            legacy: self.legacy_task.is_some(),
         };
         tracing::info!(call = %self.ending.id(), server = %upstream.name, tool = %self.tool, "its server answered with a task, which runs on");
         self.gateway

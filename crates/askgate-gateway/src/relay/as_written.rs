@@ -8,7 +8,7 @@
 
 use rmcp::model::{
     CancelledNotificationParam, ClientResult, CreateMessageRequestParams, CustomRequest,
-    ElicitRequestParams, ServerRequest,
+    ElicitRequestParams, GetMeta, RequestMetaObject, ServerRequest,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleServer, ServiceError};
 use serde_json::{Number, Value as Json};
@@ -22,6 +22,7 @@ use super::CancelOnDrop;
 pub(crate) async fn elicit(
     peer: &Peer<RoleServer>,
     params: &ElicitRequestParams,
+    meta: Option<&RequestMetaObject>,
 ) -> Result<Json, String> {
     let mut written = serde_json::to_value(params).map_err(|e| e.to_string())?;
     if let Some(schema) = written.get_mut("requestedSchema") {
@@ -35,7 +36,7 @@ pub(crate) async fn elicit(
     {
         fields.remove("mode");
     }
-    send(peer, "elicitation/create", written)
+    send(peer, "elicitation/create", written, meta)
         .await
         .map_err(|e| format!("the client could not be asked: {e}"))
 }
@@ -54,16 +55,32 @@ pub(crate) async fn sample(
     {
         *slot = Json::Number(number);
     }
-    send(peer, "sampling/createMessage", written)
+    send(peer, "sampling/createMessage", written, None)
         .await
         .map_err(|e| format!("the client could not sample: {e}"))
 }
 
-/// Send `method` with `params` to the client and wait for its answer; a
-/// wait given up (the server withdrew its request, the call ended) tells
-/// the client the request is cancelled, so it stops showing the ask.
-async fn send(peer: &Peer<RoleServer>, method: &str, params: Json) -> Result<Json, ServiceError> {
-    let request = ServerRequest::CustomRequest(CustomRequest::new(method.to_owned(), Some(params)));
+/// Send `method` with `params` (and the server's own `meta`, but for its
+/// progress token: rmcp gives the request one of its own) to the client
+/// and wait for its answer; a wait given up (the server withdrew its
+/// request, the call ended) tells the client the request is cancelled, so
+/// it stops showing the ask.
+async fn send(
+    peer: &Peer<RoleServer>,
+    method: &str,
+    params: Json,
+    meta: Option<&RequestMetaObject>,
+) -> Result<Json, ServiceError> {
+    let mut custom = CustomRequest::new(method.to_owned(), Some(params));
+    if let Some(meta) = meta {
+        let theirs = meta
+            .iter()
+            .filter(|(key, _)| key.as_str() != "progressToken")
+            .map(|(key, value)| (key.clone(), value.clone()));
+        let mine: &mut serde_json::Map<String, Json> = custom.get_meta_mut();
+        mine.extend(theirs);
+    }
+    let request = ServerRequest::CustomRequest(custom);
     let handle = peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
         .await?;

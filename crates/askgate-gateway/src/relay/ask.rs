@@ -47,7 +47,10 @@ pub(crate) async fn ask_peer(
             }
             let mut params = asked.params.clone();
             for _ in 0..MOST_ASKS {
-                let answer = as_written::elicit(peer, &params).await?;
+                // The server's own `_meta` goes with it: the task it asks
+                // for (2025-11-25's related-task), say.
+                let meta = asked.extensions.get::<rmcp::model::RequestMetaObject>();
+                let answer = as_written::elicit(peer, &params, meta).await?;
                 match check(request, &answer) {
                     Ok(answer) => return Ok(answer),
                     Err(why) => params = reasoned(&asked.params, &why),

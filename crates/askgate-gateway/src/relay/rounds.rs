@@ -191,6 +191,10 @@ pub(crate) struct Sending<'a> {
     /// the request is cancelled there and fails with
     /// [`ServiceError::Timeout`].
     pub(crate) limit: Option<Limit<'a>>,
+    /// A 2025-11-25 client's `task` of its call (see
+    /// [`crate::legacy_tasks`]): sent with it, raw, since rmcp's model has
+    /// no place for it.
+    pub(crate) legacy_task: Option<serde_json::Value>,
 }
 
 /// How long a request's server may go idle: without answering, telling of
@@ -255,6 +259,9 @@ async fn call_tool(
     params: CallToolRequestParams,
     sending: &Sending<'_>,
 ) -> Result<CallToolResponse, ServiceError> {
+    if let Some(task) = &sending.legacy_task {
+        return legacy_task_call(peer, params, task, sending).await;
+    }
     if sending.is_plain() && sending.limit.is_none() {
         return peer.call_tool_once(params).await;
     }
@@ -263,6 +270,30 @@ async fn call_tool(
         ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
         ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),
         ServerResult::CreateTaskResult(result) => Ok(CallToolResponse::Task(result)),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// A 2025-11-25 task-augmented call: `params` with `task`, sent as written;
+/// the server's `CreateTaskResult` read into rmcp's model (the gateway's
+/// calls keep tasks so), or its plain result when it ran the call at once.
+async fn legacy_task_call(
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+    task: &serde_json::Value,
+    sending: &Sending<'_>,
+) -> Result<CallToolResponse, ServiceError> {
+    let mut raw = serde_json::to_value(&params).map_err(|_| ServiceError::UnexpectedResponse)?;
+    if let Some(object) = raw.as_object_mut() {
+        object.insert("task".to_owned(), task.clone());
+    }
+    let request =
+        ClientRequest::CustomRequest(rmcp::model::CustomRequest::new("tools/call", Some(raw)));
+    match sent(peer, request, sending).await? {
+        ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+        ServerResult::CustomResult(custom) => crate::legacy_tasks::created(&custom.0)
+            .map(CallToolResponse::Task)
+            .ok_or(ServiceError::UnexpectedResponse),
         _ => Err(ServiceError::UnexpectedResponse),
     }
 }

@@ -155,6 +155,7 @@ pub(crate) async fn serve(
     let mut express = express::Express::new(gateway.clone(), std::sync::Arc::clone(&out));
     let refuse = std::sync::Arc::clone(&out);
     let screened = std::sync::Arc::clone(&out);
+    let routes = gateway.task_routes();
     let tap = tokio::spawn(async move {
         // A request too long to read is refused, naming its length, not
         // left unanswered.
@@ -176,6 +177,12 @@ pub(crate) async fn serve(
             move |line| {
                 if express_lane && express.offer(line) {
                     crate::lines::Offered::Taken
+                } else if let Some(renamed) =
+                    crate::legacy_tasks::inbound(line, |id| routes.is_legacy(id))
+                {
+                    // A 2025-11-25 task request: to askgate's own method,
+                    // which rmcp hands over raw.
+                    crate::lines::Offered::Instead(renamed)
                 } else {
                     screen::screen(line, &screened)
                 }
@@ -187,9 +194,12 @@ pub(crate) async fn serve(
         )
         .await;
     });
+    // 2025-11-25's task fields, carried through rmcp, put back as the
+    // client's revision writes them; askgate says it has them only here.
+    gateway.writes_legacy_tasks();
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new(
         handover,
-        crate::lines::OutWriter(std::sync::Arc::clone(&out)),
+        crate::lines::OutWriter::restoring(std::sync::Arc::clone(&out)),
     )
     .with_max_line_length(longest);
     let served = match gateway.clone().serve(transport).await {

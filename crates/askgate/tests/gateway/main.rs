@@ -26,11 +26,13 @@ mod bad_input;
 mod calls;
 mod inbox_links;
 mod key_rotation;
+mod legacy_tasks;
 /// What the gateway writes to stderr.
 mod logs;
 mod mrtr;
 mod names;
 mod outages;
+mod raw;
 mod restarts;
 mod startup;
 mod stops;

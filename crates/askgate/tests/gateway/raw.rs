@@ -1,0 +1,89 @@
+//! A client of the gateway on stdio that speaks JSON lines by hand, as a
+//! fuzzer, a careless client or one of a revision rmcp does not model
+//! would.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use askgate_testkit::gateway::Setup;
+use serde_json::{Value as Json, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+/// A gateway spoken to line by line, as a fuzzer or a careless client
+/// would.
+pub(crate) struct Raw {
+    _child: Child,
+    stdin: ChildStdin,
+    stdout: tokio::io::Lines<BufReader<ChildStdout>>,
+    /// The handshake's result.
+    pub(crate) initialized: Json,
+}
+
+impl Raw {
+    /// Start the gateway of `setup` and do the handshake (2025-06-18,
+    /// declaring form elicitation).
+    pub(crate) async fn start(setup: &Setup) -> Raw {
+        Raw::start_speaking(setup, "2025-06-18", &json!({"elicitation": {}})).await
+    }
+
+    /// Start the gateway of `setup` and do the handshake in `version`,
+    /// declaring `capabilities`.
+    pub(crate) async fn start_speaking(setup: &Setup, version: &str, capabilities: &Json) -> Raw {
+        let mut command = setup.command();
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        let mut child = command.spawn().expect("the gateway starts");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut raw = Raw {
+            _child: child,
+            stdin,
+            stdout,
+            initialized: Json::Null,
+        };
+        raw.send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": capabilities,
+            "clientInfo": {"name": "raw", "version": "1"}}})
+            .to_string(),
+        )
+        .await;
+        let answer = raw.next().await;
+        assert_eq!(answer["result"]["protocolVersion"], version, "{answer}");
+        raw.initialized = answer["result"].clone();
+        raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await;
+        raw
+    }
+
+    pub(crate) async fn send(&mut self, line: &str) {
+        self.stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .expect("the gateway reads");
+    }
+
+    /// The next message the gateway writes.
+    pub(crate) async fn next(&mut self) -> Json {
+        let line = tokio::time::timeout(Duration::from_secs(60), self.stdout.next_line())
+            .await
+            .expect("an answer within a minute: none means a client left waiting")
+            .expect("reads")
+            .expect("a line");
+        serde_json::from_str(&line).expect("a JSON line")
+    }
+
+    /// The next message answering request `id`, past any other.
+    pub(crate) async fn answer_to(&mut self, id: i64) -> Json {
+        loop {
+            let message = self.next().await;
+            if message["id"] == id && message.get("method").is_none() {
+                return message;
+            }
+        }
+    }
+}
