@@ -26,10 +26,12 @@ use crate::express::{FIRST_ID, Lane};
 use crate::lines::{Envelope, Offered, Out};
 use crate::stdio::screen;
 
+mod carried;
 mod client;
 mod splitter;
 mod top_level;
 
+pub use carried::carried_line;
 pub use client::client_line;
 
 use top_level::TopLevel;
@@ -40,7 +42,8 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// the longest line the splitter reads (0: rmcp's own limit), the second
 /// how many chunk sizes follow (mod 16), each the size of one read of the
 /// splitter (0 is 1); the rest is the stream, whose lines each go through
-/// [`envelope`], [`screen`], [`client_line`] and [`upstream_line`].
+/// [`envelope`], [`screen`], [`client_line`], [`upstream_line`] and
+/// [`carried_line`].
 pub fn stdio_lines(data: &[u8]) {
     let (&longest, rest) = data.split_first().unwrap_or((&0, &[]));
     let (&count, rest) = rest.split_first().unwrap_or((&0, &[]));
@@ -58,6 +61,7 @@ pub fn stdio_lines(data: &[u8]) {
         screen(line);
         client_line(line);
         upstream_line(line);
+        carried_line(line);
     }
 }
 

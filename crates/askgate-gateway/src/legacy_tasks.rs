@@ -67,15 +67,22 @@ pub(crate) fn stow_answer(line: &[u8]) -> Option<Vec<u8>> {
     let mut changed = false;
     if result.contains_key("protocolVersion")
         && let Some(capabilities) = result.get_mut("capabilities").and_then(Json::as_object_mut)
-        && let Some(tasks) = capabilities.remove("tasks")
+        && capabilities.contains_key("tasks")
+        && object_at(capabilities, "experimental").is_some()
     {
-        experimental(capabilities).insert(CAPABILITY.to_owned(), tasks);
+        let tasks = capabilities.remove("tasks").unwrap_or(Json::Null);
+        if let Some(experimental) = object_at(capabilities, "experimental") {
+            experimental.insert(CAPABILITY.to_owned(), tasks);
+        }
         changed = true;
     }
     if let Some(tools) = result.get_mut("tools").and_then(Json::as_array_mut) {
         for tool in tools.iter_mut().filter_map(Json::as_object_mut) {
-            if let Some(execution) = tool.remove("execution") {
-                meta(tool).insert(EXECUTION.to_owned(), execution);
+            if tool.contains_key("execution") && object_at(tool, "_meta").is_some() {
+                let execution = tool.remove("execution").unwrap_or(Json::Null);
+                if let Some(meta) = object_at(tool, "_meta") {
+                    meta.insert(EXECUTION.to_owned(), execution);
+                }
                 changed = true;
             }
         }
@@ -96,27 +103,16 @@ fn is_task(result: &Map<String, Json>) -> bool {
         && !result.contains_key("resultType")
 }
 
-/// The object at `key` of `object`, made if missing (or not an object).
-fn object_at<'a>(object: &'a mut Map<String, Json>, key: &str) -> &'a mut Map<String, Json> {
-    let slot = object
+/// The object at `key` of `object`, made if missing; `None` when `key`
+/// holds something else (nothing is carried there then: it would be lost).
+fn object_at<'a>(
+    object: &'a mut Map<String, Json>,
+    key: &str,
+) -> Option<&'a mut Map<String, Json>> {
+    object
         .entry(key.to_owned())
-        .or_insert_with(|| Json::Object(Map::new()));
-    if !slot.is_object() {
-        *slot = Json::Object(Map::new());
-    }
-    match slot {
-        Json::Object(map) => map,
-        // Made an object just above.
-        _ => unreachable!("an object was put here"),
-    }
-}
-
-fn experimental(capabilities: &mut Map<String, Json>) -> &mut Map<String, Json> {
-    object_at(capabilities, "experimental")
-}
-
-fn meta(object: &mut Map<String, Json>) -> &mut Map<String, Json> {
-    object_at(object, "_meta")
+        .or_insert_with(|| Json::Object(Map::new()))
+        .as_object_mut()
 }
 
 /// Take `key` out of the object at `at` in `object`, dropping that object
