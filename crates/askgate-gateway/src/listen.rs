@@ -26,6 +26,8 @@ use super::proxy::Gateway;
 use crate::error::ServeError;
 
 #[cfg(all(unix, not(askgate_portable)))]
+mod carrying;
+#[cfg(all(unix, not(askgate_portable)))]
 mod screening;
 mod sessions;
 
@@ -182,9 +184,17 @@ pub(crate) async fn serve(
     let scraped = gateway.clone();
     let inbox = config.inbox.clone();
     let gate = Gate::new(&config.principals);
+    #[cfg(all(unix, not(askgate_portable)))]
+    let routes = gateway.task_routes();
     let service = StreamableHttpService::new(
         // Each session its own: whose asks go where, whose intake is due.
-        move || Ok(gateway.for_session()),
+        move || {
+            let session = gateway.for_session();
+            // The screen puts 2025-11-25's task fields back in its answers.
+            #[cfg(all(unix, not(askgate_portable)))]
+            session.writes_legacy_tasks();
+            Ok(session)
+        },
         Arc::new(sessions::Sessions::new(
             Arc::clone(&gate.sessions),
             config.limits.sessions,
@@ -194,7 +204,10 @@ pub(crate) async fn serve(
     let mcp = axum::Router::new().nest_service("/mcp", service);
     // Screened once its caller is known (no body is read before).
     #[cfg(all(unix, not(askgate_portable)))]
-    let mcp = mcp.layer(axum::middleware::from_fn(screening::screened));
+    let mcp = mcp.layer(axum::middleware::from_fn_with_state(
+        routes,
+        screening::screened,
+    ));
     let app = mcp
         .layer(axum::middleware::from_fn_with_state(gate, authenticate))
         // Not behind the principals' gate: the operator's, and the probes'.

@@ -14,12 +14,14 @@
 //! whatever its params.
 
 use axum::body::Body;
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::carrying;
 use crate::stdio::screen::{Verdict, verdict};
+use crate::tasks::Routes;
 
 /// The methods 2026-07-28 removed.
 const REMOVED: [&str; 4] = [
@@ -44,8 +46,14 @@ fn removed_in(version: Option<&str>, message: &[u8]) -> bool {
             .is_some_and(|method| REMOVED.contains(&method.as_ref()))
 }
 
-/// Screen a POST's message; pass anything else on as it is.
-pub(super) async fn screened(request: Request, next: Next) -> Response {
+/// Screen a POST's message, a classic client's 2025-11-25 task request
+/// renamed for askgate and the answers that carry task fields put back
+/// (see [`super::carrying`]); pass anything else on as it is.
+pub(super) async fn screened(
+    State(routes): State<Routes>,
+    request: Request,
+    next: Next,
+) -> Response {
     if request.method() != Method::POST {
         return next.run(request).await;
     }
@@ -72,8 +80,20 @@ pub(super) async fn screened(request: Request, next: Next) -> Response {
     };
     match screened {
         Verdict::Pass => {
-            next.run(Request::from_parts(parts, Body::from(message)))
-                .await
+            let carries = carrying::answer_carries(&message);
+            let body = match carrying::renamed(&message, version, &routes) {
+                Some(renamed) => {
+                    parts.headers.remove(header::CONTENT_LENGTH);
+                    Body::from(renamed)
+                }
+                None => Body::from(message),
+            };
+            let response = next.run(Request::from_parts(parts, body)).await;
+            if carries {
+                carrying::restored(response).await
+            } else {
+                response
+            }
         }
         Verdict::Answer(error) => (
             StatusCode::OK,

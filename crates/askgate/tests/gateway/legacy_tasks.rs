@@ -265,3 +265,134 @@ async fn a_declined_task_call_makes_no_task() {
         "a declined call is never sent"
     );
 }
+
+#[tokio::test]
+async fn over_streamable_http_a_task_call_is_made_and_followed_as_the_server_wrote_it() {
+    if !python() {
+        return;
+    }
+    const TOKEN: &str = "alice-token-0123456789";
+    let dir = askgate_testkit::Scratch::new();
+    let seen_file = dir.join("seen.txt");
+    // Ruled a read: the person's confirmation is the stdio tests'; here,
+    // what the HTTP answers carry.
+    let gateway = setup()
+        .config("[[rules]]\ntool = \"research\"\nrisk = \"read\"")
+        .tables(&format!(
+            "[[upstreams]]\nname = \"tasker\"\ncommand = \"python3\"\nargs = [\"-c\", {TASK_SERVER:?}, {:?}]\n\n\
+             [[principals]]\nname = \"alice\"\ntoken = {TOKEN:?}\n",
+            seen_file.display().to_string()
+        ))
+        .listen()
+        .await;
+    let http = reqwest::Client::new();
+    let post = |body: Json, session: Option<&str>| {
+        let mut request = http
+            .post(&gateway.url)
+            .header("accept", "application/json, text/event-stream")
+            .bearer_auth(TOKEN)
+            .json(&body);
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        request.send()
+    };
+    let opened = post(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {"tasks": {}},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        None,
+    )
+    .await
+    .expect("answers");
+    let session = opened
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("a session id")
+        .to_owned();
+    let initialized = message_of(opened).await;
+    assert_eq!(
+        initialized["result"]["capabilities"]["tasks"]["requests"],
+        json!({"tools": {"call": {}}}),
+        "{initialized}"
+    );
+    post(
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        Some(&session),
+    )
+    .await
+    .expect("answers");
+    let listed = message_of(
+        post(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+            Some(&session),
+        )
+        .await
+        .expect("answers"),
+    )
+    .await;
+    let research = listed["result"]["tools"]
+        .as_array()
+        .and_then(|tools| tools.iter().find(|t| t["name"] == "tasker__research"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        research["execution"],
+        json!({"taskSupport": "required"}),
+        "{listed}"
+    );
+    let made = message_of(
+        post(
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+                "name": "tasker__research", "arguments": {}, "task": {"ttl": 60000}}}),
+            Some(&session),
+        )
+        .await
+        .expect("answers"),
+    )
+    .await;
+    assert_eq!(made["result"]["task"]["taskId"], "t-1", "{made}");
+    assert_eq!(made["result"]["task"]["pollInterval"], 250, "{made}");
+    let got = message_of(
+        post(
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/get", "params": {"taskId": "t-1"}}),
+            Some(&session),
+        )
+        .await
+        .expect("answers"),
+    )
+    .await;
+    assert_eq!(got["result"]["status"], "completed", "{got}");
+    assert_eq!(got["result"]["ttl"], 60000, "{got}");
+    assert!(got["result"].get("resultType").is_none(), "{got}");
+    let result = message_of(
+        post(
+            json!({"jsonrpc": "2.0", "id": 5, "method": "tasks/result", "params": {"taskId": "t-1"}}),
+            Some(&session),
+        )
+        .await
+        .expect("answers"),
+    )
+    .await;
+    assert_eq!(
+        result["result"]["content"][0]["text"], "the report",
+        "{result}"
+    );
+}
+
+/// The JSON-RPC message in an answer over Streamable HTTP: its body, or
+/// the first event of its stream that holds one.
+async fn message_of(response: reqwest::Response) -> Json {
+    let text = response.text().await.expect("text");
+    serde_json::from_str(&text)
+        .ok()
+        .or_else(|| {
+            text.lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .find_map(|data| serde_json::from_str(data.trim()).ok())
+        })
+        .unwrap_or_else(|| panic!("no JSON-RPC message in {text:?}"))
+}
