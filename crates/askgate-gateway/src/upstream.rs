@@ -31,6 +31,7 @@ use super::express::Lane;
 use super::relay::{self, Answer, Inflight, Route};
 use super::url_mode;
 
+mod carrying;
 mod declared;
 mod http;
 
@@ -532,12 +533,12 @@ pub(crate) async fn connect(
                 .map_err(|e| format!("upstream {name}: the MCP handshake failed: {e}"))?
         }
         Endpoint::Http { url, headers } => {
-            let transport = StreamableHttpClientTransport::from_config(http::config(
-                name,
-                url,
-                headers,
-                answer_size,
-            )?);
+            let client = carrying::Carrying::new()
+                .map_err(|e| format!("upstream {name}: no HTTP client: {e}"))?;
+            let transport = StreamableHttpClientTransport::with_client(
+                client,
+                http::config(name, url, headers, answer_size)?,
+            );
             relay
                 .serve_with_lifecycle(Watched::new(transport, watcher.clone()), lifecycle)
                 .await

@@ -383,6 +383,128 @@ async fn over_streamable_http_a_task_call_is_made_and_followed_as_the_server_wro
     );
 }
 
+/// The task server over Streamable HTTP, answering each POST with an
+/// event stream (the SDKs' servers' default). It writes the port it
+/// listens on to the file named by its first argument.
+const TASK_SERVER_HTTP: &str = r#"
+import json, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+TASK = {"taskId": "t-1", "status": "working", "createdAt": "2026-12-04T10:00:00Z",
+        "lastUpdatedAt": "2026-12-04T10:00:00Z", "ttl": 60000, "pollInterval": 250}
+DONE = dict(TASK, status="completed")
+ANSWERS = {
+    "initialize": {"protocolVersion": "2025-11-25",
+                   "capabilities": {"tools": {}, "tasks": {"cancel": {},
+                                    "requests": {"tools": {"call": {}}}}},
+                   "serverInfo": {"name": "tasker", "version": "1"}},
+    "tools/list": {"tools": [{"name": "research", "inputSchema": {"type": "object"},
+                              "execution": {"taskSupport": "required"}}]},
+    "tasks/get": DONE,
+    "ping": {},
+}
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+    def do_GET(self):
+        self.send_response(405); self.end_headers()
+    def do_DELETE(self):
+        self.send_response(200); self.end_headers()
+    def do_POST(self):
+        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        method = message.get("method")
+        if "id" not in message or method is None:
+            self.send_response(202); self.end_headers(); return
+        events = []
+        if method == "tools/call" and "task" in message.get("params", {}):
+            events.append({"method": "notifications/tasks/status", "params": TASK})
+            events.append({"id": message["id"], "result": {"task": TASK}})
+        elif method in ANSWERS:
+            events.append({"id": message["id"], "result": ANSWERS[method]})
+        else:
+            events.append({"id": message["id"], "error": {"code": -32601, "message": method}})
+        body = "".join("data: " + json.dumps(dict(jsonrpc="2.0", **e)) + "\n\n" for e in events)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Mcp-Session-Id", "s-1")
+        self.send_header("Content-Length", str(len(body.encode())))
+        self.end_headers()
+        self.wfile.write(body.encode())
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+with open(sys.argv[1], "w") as port:
+    port.write(str(server.server_address[1]))
+server.serve_forever()
+"#;
+
+#[tokio::test]
+async fn an_http_upstreams_task_support_and_tasks_come_through_as_written() {
+    if !python() {
+        return;
+    }
+    let dir = askgate_testkit::Scratch::new();
+    let port_file = dir.join("port.txt");
+    let mut server = tokio::process::Command::new("python3")
+        .args(["-c", TASK_SERVER_HTTP])
+        .arg(&port_file)
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the server starts");
+    let mut port = String::new();
+    for _ in 0..200 {
+        port = std::fs::read_to_string(&port_file).unwrap_or_default();
+        if !port.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!port.is_empty(), "the server did not say its port");
+    let setup = setup()
+        .config("[[rules]]\ntool = \"research\"\nrisk = \"read\"")
+        .tables(&format!(
+            "[[upstreams]]\nname = \"tasker\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n"
+        ));
+    let capabilities = json!({"tasks": {}});
+    let mut raw = Raw::start_speaking(&setup, "2025-11-25", &capabilities).await;
+    assert_eq!(
+        raw.initialized["capabilities"]["tasks"],
+        json!({"cancel": {}, "requests": {"tools": {"call": {}}}}),
+        "{}",
+        raw.initialized
+    );
+    raw.send(&request(2, "tools/list", &json!({}))).await;
+    let listed = raw.answer_to(2).await;
+    let research = listed["result"]["tools"]
+        .as_array()
+        .and_then(|tools| tools.iter().find(|t| t["name"] == "tasker__research"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        research["execution"],
+        json!({"taskSupport": "required"}),
+        "{listed}"
+    );
+    raw.send(&request(
+        3,
+        "tools/call",
+        &json!({"name": "tasker__research", "arguments": {}, "task": {"ttl": 60000}}),
+    ))
+    .await;
+    let made = raw.answer_to(3).await;
+    assert_eq!(
+        made["result"],
+        json!({"task": {"taskId": "t-1", "status": "working",
+            "createdAt": "2026-12-04T10:00:00Z", "lastUpdatedAt": "2026-12-04T10:00:00Z",
+            "ttl": 60000, "pollInterval": 250}}),
+        "{made}"
+    );
+    raw.send(&request(4, "tasks/get", &json!({"taskId": "t-1"})))
+        .await;
+    let got = raw.answer_to(4).await;
+    assert_eq!(got["result"]["status"], "completed", "{got}");
+    assert_eq!(got["result"]["ttl"], 60000, "{got}");
+    assert!(got["result"].get("resultType").is_none(), "{got}");
+    let _ = server.kill().await;
+}
+
 /// The JSON-RPC message in an answer over Streamable HTTP: its body, or
 /// the first event of its stream that holds one.
 async fn message_of(response: reqwest::Response) -> Json {
