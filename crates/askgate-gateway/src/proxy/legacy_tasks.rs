@@ -135,6 +135,10 @@ impl Gateway {
     ) -> Result<CustomResult, ErrorData> {
         let principal = principal_of(&cx);
         let params = request.params.unwrap_or(Json::Null);
+        // 2026-07-28 removed these methods (its tasks are the extension's).
+        if !speaks_classic(&cx) {
+            return Err(not_found(&request.method));
+        }
         match request.method.as_str() {
             legacy_tasks::TOOLS_CALL => {
                 let (params, task) = task_call(params)?;
@@ -157,11 +161,7 @@ impl Gateway {
             legacy_tasks::TASKS_CANCEL => self.about_task("tasks/cancel", params, &principal).await,
             "tasks/result" => self.about_task("tasks/result", params, &principal).await,
             "tasks/list" => self.list_tasks(&principal).await,
-            other => Err(ErrorData::new(
-                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                format!("method not found: {other}"),
-                None,
-            )),
+            other => Err(not_found(other)),
         }
     }
 
@@ -274,6 +274,41 @@ pub(crate) async fn relay_task_status(
         tracing::debug!(task = %id, "the status of a task no call through askgate made");
     });
     true
+}
+
+/// The error for a request of `method`, which askgate does not serve.
+fn not_found(method: &str) -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!("method not found: {method}"),
+        None,
+    )
+}
+
+/// Whether the request `cx` is of a classic revision: its
+/// `MCP-Protocol-Version` over HTTP (none: the oldest), else the one its
+/// session's handshake negotiated (none: a 2026-07-28 session, which
+/// makes none).
+fn speaks_classic(cx: &RequestContext<RoleServer>) -> bool {
+    let header = cx.extensions.get::<http::request::Parts>().map(|parts| {
+        parts
+            .headers
+            .get("mcp-protocol-version")
+            .and_then(|v| v.to_str().ok())
+    });
+    match header {
+        Some(version) => version.is_none_or(is_classic_revision),
+        None => cx
+            .peer
+            .peer_info()
+            .is_some_and(|info| is_classic_revision(info.protocol_version.as_str())),
+    }
+}
+
+/// Whether revision `version` (a date, which orders as text) is a classic
+/// one, before 2026-07-28.
+fn is_classic_revision(version: &str) -> bool {
+    version < "2026-07-28"
 }
 
 /// `result` as a 2025-11-25 server writes it: without 2026-07-28's
