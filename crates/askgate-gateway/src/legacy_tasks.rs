@@ -5,8 +5,10 @@
 //! types, a 2025-11-25 server's `capabilities.tasks` and a tool's
 //! `execution` (`taskSupport`) are dropped, and a client's
 //! `tools/call` with `params.task` loses the task. Where askgate reads and
-//! writes the raw lines — stdio at both ends, on unix — these are moved,
-//! on their way in, to places rmcp keeps, and put back on their way out:
+//! writes the messages itself — stdio at both ends (on unix), the POSTs and
+//! answers of `--listen`, the event streams of an HTTP upstream — these are
+//! moved, on their way in, to places rmcp keeps, and put back on their way
+//! out:
 //!
 //! - an upstream's answers ([`stow_answer`]): `capabilities.tasks` into
 //!   `capabilities.experimental["io.askgate/tasks-2025"]`; each tool's
@@ -48,6 +50,28 @@ pub(crate) const TASKS_GET: &str = "io.askgate/tasks/get";
 /// The method a client's `tasks/cancel` of a 2025-11-25 task is renamed
 /// to.
 pub(crate) const TASKS_CANCEL: &str = "io.askgate/tasks/cancel";
+
+/// The `_meta` key that ties a server's request to its task.
+pub(crate) const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+/// The key under which a created task's answer is kept as its server
+/// wrote it, in the `_meta` of rmcp's model of it (see [`created`]).
+const AS_WRITTEN: &str = "io.askgate/as-written";
+
+/// The task a server's own request (an elicitation) says it is asked
+/// inside (`_meta["io.modelcontextprotocol/related-task"].taskId`).
+pub(crate) fn related_task(request: &rmcp::model::InputRequest) -> Option<String> {
+    let rmcp::model::InputRequest::Elicitation(asked) = request else {
+        return None;
+    };
+    asked
+        .extensions
+        .get::<rmcp::model::RequestMetaObject>()?
+        .get(RELATED_TASK)?
+        .get("taskId")?
+        .as_str()
+        .map(str::to_owned)
+}
 
 /// Whether `line` may hold what `marks` name: a cheap look before a parse.
 fn mentions(line: &[u8], marks: &[&[u8]]) -> bool {
@@ -209,36 +233,32 @@ fn names_legacy(params: &Map<String, Json>, is_legacy: &impl Fn(&str) -> bool) -
 }
 
 /// The task a 2025-11-25 `CreateTaskResult` (`{task, _meta?}`) holds, in
-/// rmcp's model, where the gateway's calls keep tasks; `None` when
-/// `result` is not one.
+/// rmcp's model, where the gateway's calls keep tasks (its id, status and
+/// time to live route it); the answer itself is kept as its server wrote
+/// it, for [`creation`]. `None` when `result` is not one.
 pub(crate) fn created(result: &Json) -> Option<CreateTaskResult> {
     let task = result.get("task")?.as_object()?;
     let status: TaskStatus = serde_json::from_value(task.get("status")?.clone()).ok()?;
+    let text = |key: &str| task.get(key).and_then(Json::as_str).unwrap_or_default();
     let mut made = Task::new(
         task.get("taskId")?.as_str()?,
         status,
-        task.get("createdAt")?.as_str()?,
-        task.get("lastUpdatedAt")
-            .or_else(|| task.get("createdAt"))?
-            .as_str()?,
+        text("createdAt"),
+        text("lastUpdatedAt"),
     );
-    made.status_message = task
-        .get("statusMessage")
-        .and_then(Json::as_str)
-        .map(str::to_owned);
     made.ttl_ms = task.get("ttl").and_then(Json::as_u64);
-    made.poll_interval_ms = task.get("pollInterval").and_then(Json::as_u64);
-    let mut created = CreateTaskResult::new(made);
-    created.meta = result
-        .get("_meta")
-        .cloned()
-        .and_then(|meta| serde_json::from_value(meta).ok());
-    Some(created)
+    let mut meta = rmcp::model::MetaObject::default();
+    meta.insert(AS_WRITTEN.to_owned(), result.clone());
+    Some(CreateTaskResult::new(made).with_meta(meta))
 }
 
-/// `created` as 2025-11-25 writes it: `{task: {taskId, status,
-/// statusMessage?, createdAt, lastUpdatedAt, ttl, pollInterval?}, _meta?}`.
+/// `created` as its server wrote it (see [`created`]), else as 2025-11-25
+/// writes one: `{task: {taskId, status, statusMessage?, createdAt,
+/// lastUpdatedAt, ttl, pollInterval?}}`.
 pub(crate) fn creation(created: &CreateTaskResult) -> Json {
+    if let Some(written) = created.meta.as_ref().and_then(|meta| meta.get(AS_WRITTEN)) {
+        return written.clone();
+    }
     let task = &created.task;
     let mut written = Map::new();
     written.insert("taskId".into(), task.task_id.clone().into());
@@ -257,11 +277,6 @@ pub(crate) fn creation(created: &CreateTaskResult) -> Json {
     }
     let mut result = Map::new();
     result.insert("task".into(), Json::Object(written));
-    if let Some(meta) = &created.meta
-        && let Ok(meta) = serde_json::to_value(meta)
-    {
-        result.insert("_meta".into(), meta);
-    }
     Json::Object(result)
 }
 

@@ -87,6 +87,16 @@ impl Routes {
         {
             routes.remove(&oldest);
         }
+        // Another upstream's (or principal's) task of the same id, still
+        // routed, keeps its route: taking it over would hand that task to
+        // this call's client.
+        if let Some((theirs, until)) = routes.get(id)
+            && *until > now
+            && (theirs.relay != route.relay || theirs.principal != route.principal)
+        {
+            tracing::warn!(task = %id, "two upstreams made tasks of one id; the later is not routed");
+            return;
+        }
         routes.insert(id.to_owned(), (route, now + lives));
     }
 

@@ -107,6 +107,20 @@ impl Relay {
     /// to the connected client, when every connected client is one
     /// principal's (see the `downstream` module).
     async fn ask(&self, request: InputRequest, what: &str) -> Result<Answer, ErrorData> {
+        if let Some(task) = crate::legacy_tasks::related_task(&request) {
+            // Asked inside a 2025-11-25 task: of the client whose call
+            // made it, whatever else is in flight.
+            let answer = match self.downstream.tasks.client(self.number, &task) {
+                Some(peer) => relay::ask_peer(&peer, &request).await.map(|value| Answer {
+                    value,
+                    client: Some(peer),
+                }),
+                None => Err(format!(
+                    "it names task {task:?}, which no call through askgate made"
+                )),
+            };
+            return answer.map_err(|why| unavailable(&self.server(), what, &why));
+        }
         let answer = match self.inflight.route() {
             Route::Call(asks, idle) => {
                 tracing::info!(server = %self.server(), what, "relaying the server's own ask to the person");

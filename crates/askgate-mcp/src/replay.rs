@@ -26,7 +26,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetMeta, JsonRpcMessage, RequestId};
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
@@ -148,21 +148,31 @@ impl<T> Watched<T> {
     }
 }
 
-/// The marker a `tools/call` carries, if any.
+/// The marker a `tools/call` carries, if any: rmcp's typed request, or one
+/// sent as written (a 2025-11-25 call with its `task`, which rmcp's model
+/// cannot hold), its `_meta` in its params or beside them.
 fn marker_of(message: &ClientJsonRpcMessage) -> Option<(RequestId, Option<String>)> {
     let JsonRpcMessage::Request(request) = message else {
         return None;
     };
-    let ClientRequest::CallToolRequest(call) = &request.request else {
-        return None;
+    let marker = match &request.request {
+        ClientRequest::CallToolRequest(call) => call
+            .params
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get(MARKER_KEY))
+            .and_then(|value| value.as_str())
+            .map(str::to_owned),
+        ClientRequest::CustomRequest(custom) if custom.method == "tools/call" => custom
+            .params
+            .as_ref()
+            .and_then(|params| params.get("_meta"))
+            .and_then(|meta| meta.get(MARKER_KEY))
+            .or_else(|| custom.get_meta().get(MARKER_KEY))
+            .and_then(|value| value.as_str())
+            .map(str::to_owned),
+        _ => return None,
     };
-    let marker = call
-        .params
-        .meta
-        .as_ref()
-        .and_then(|meta| meta.get(MARKER_KEY))
-        .and_then(|value| value.as_str())
-        .map(str::to_owned);
     Some((request.id.clone(), marker))
 }
 

@@ -69,3 +69,50 @@ async fn only_a_recorded_call_goes_out_and_its_answer_is_noted() {
     assert!(refusal(&error).is_some());
     assert_eq!(ran.load(Ordering::SeqCst), 1, "nothing unrecorded ran");
 }
+
+#[tokio::test]
+async fn a_call_sent_as_written_is_held_to_the_same_contract() {
+    use rmcp::model::{ClientRequest, CustomRequest};
+    let ran = Arc::new(AtomicUsize::new(0));
+    let server = counting(ran.clone());
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let watch = Watch::default();
+    let transport = IntoTransport::<rmcp::service::RoleClient, _, _>::into_transport(client_io);
+    let client = Person::new(json!({}))
+        .named("replay-test")
+        .serve(Watched::new(transport, watch.clone()))
+        .await
+        .expect("connects");
+    // A 2025-11-25 call with its task, which rmcp's model cannot hold, goes
+    // as written: without a recorded marker it is refused unsent.
+    let written = |marker: Option<&str>| {
+        let mut params = json!({"name": "delete", "arguments": {}, "task": {"ttl": 1000}});
+        if let Some(marker) = marker {
+            params["_meta"] = json!({MARKER_KEY: marker});
+        }
+        ClientRequest::CustomRequest(CustomRequest::new("tools/call", Some(params)))
+    };
+    let error = client
+        .send_request(written(None))
+        .await
+        .expect_err("refused");
+    assert_eq!(
+        refusal(&error),
+        Some(Unwatched::RequestUnmatched),
+        "{error}"
+    );
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "nothing unrecorded ran");
+    // Recorded: it goes out, and its answer is seen.
+    watch.expect("m_2", "call_2");
+    client
+        .send_request(written(Some("m_2")))
+        .await
+        .expect("runs");
+    assert!(watch.answered("call_2"), "the answer was noted");
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+}

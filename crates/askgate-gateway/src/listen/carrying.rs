@@ -18,7 +18,8 @@ use crate::legacy_tasks;
 use crate::tasks::Routes;
 
 /// The longest JSON answer put back whole (an `initialize` or a
-/// `tools/list`); a longer one is passed on as it is.
+/// `tools/list`); past it the answer is cut, and the client reads a body
+/// that is not JSON.
 const LONGEST_ANSWER: usize = 64 << 20;
 
 /// `message` renamed for askgate when it is a classic client's 2025-11-25
@@ -72,8 +73,11 @@ pub(super) async fn restored(response: Response) -> Response {
             parts.headers.remove(header::CONTENT_LENGTH);
             Response::from_parts(parts, Body::from(written))
         }
-        // Cut short: what came is all there is to pass on.
-        Err(_) => Response::from_parts(parts, Body::empty()),
+        // Past the longest (or broken off): nothing whole to pass on.
+        Err(_) => {
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Response::from_parts(parts, Body::empty())
+        }
     }
 }
 

@@ -1,6 +1,6 @@
-//! 2025-11-25's tasks through the gateway, for a client whose frames the
-//! gateway writes itself (stdio on unix; see [`crate::legacy_tasks`] for
-//! how their fields pass through rmcp).
+//! 2025-11-25's tasks through the gateway, for a client whose messages the
+//! gateway writes itself (stdio on unix, `--listen`; see
+//! [`crate::legacy_tasks`] for how their fields pass through rmcp).
 //!
 //! - The gateway says it has them (`capabilities.tasks`, each tool's
 //!   `execution`) as its upstreams do.
@@ -157,9 +157,15 @@ impl Gateway {
                 };
                 Ok(CustomResult::new(written))
             }
-            legacy_tasks::TASKS_GET => self.about_task("tasks/get", params, &principal).await,
-            legacy_tasks::TASKS_CANCEL => self.about_task("tasks/cancel", params, &principal).await,
-            "tasks/result" => self.about_task("tasks/result", params, &principal).await,
+            legacy_tasks::TASKS_GET => self.about_task("tasks/get", params, &principal, &cx).await,
+            legacy_tasks::TASKS_CANCEL => {
+                self.about_task("tasks/cancel", params, &principal, &cx)
+                    .await
+            }
+            "tasks/result" => {
+                self.about_task("tasks/result", params, &principal, &cx)
+                    .await
+            }
             "tasks/list" => self.list_tasks(&principal).await,
             other => Err(not_found(other)),
         }
@@ -173,6 +179,7 @@ impl Gateway {
         method: &str,
         params: Json,
         principal: &str,
+        cx: &RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         let id = params
             .get("taskId")
@@ -185,7 +192,18 @@ impl Gateway {
             return Err(unknown(&id));
         }
         let upstream = self.task_upstream(&id, principal)?;
-        let answer = send(upstream, CustomRequest::new(method, Some(params)), method).await?;
+        // `tasks/result` waits for the task's end: not past its client's
+        // cancel.
+        let asked = send(upstream, CustomRequest::new(method, Some(params)), method);
+        let answer = tokio::select! {
+            answer = asked => answer?,
+            () = cx.ct.cancelled() => {
+                return Err(ErrorData::invalid_request(
+                    format!("{method} of task {id:?} was cancelled by its client"),
+                    None,
+                ));
+            }
+        };
         Ok(CustomResult::new(written(upstream, answer, method)?))
     }
 
@@ -219,7 +237,11 @@ impl Gateway {
                             task.get("taskId")
                                 .and_then(Json::as_str)
                                 .and_then(|id| routes.route(id))
-                                .is_some_and(|route| route.legacy && route.principal == principal)
+                                .is_some_and(|route| {
+                                    route.legacy
+                                        && route.principal == principal
+                                        && route.relay == upstream.relay_number()
+                                })
                         })
                         .cloned(),
                 );
@@ -249,31 +271,73 @@ pub(crate) async fn relay_task_status(
         .as_ref()
         .and_then(|params| params.get("taskId"))
         .and_then(Json::as_str);
-    let Some(id) = id.map(str::to_owned) else {
+    let Some(id) = id else {
         return true;
     };
     let told = CustomNotification::new(notification.method.clone(), notification.params.clone());
-    let routes = routes.clone();
-    // A server tells of its task as soon as it made it, and its answer
-    // may still be on its way to the call that routes the task: the
-    // status waits a moment for the route, on a task of its own, so the
-    // server's later messages are not held up.
+    if let Some(client) = routes.client(relay, id) {
+        tell(&client, told).await;
+        return true;
+    }
+    // A server tells of its task as soon as it made it, and its answer may
+    // still be on its way to the call that routes the task: the status
+    // waits a moment for the route, on a task of its own (so the server's
+    // later messages are not held up), a bounded number at once.
+    let Some(waiting) = Waiting::take() else {
+        tracing::debug!(task = %id, "too many task statuses wait for their routes; this one is dropped");
+        return true;
+    };
+    let (routes, id) = (routes.clone(), id.to_owned());
     tokio::spawn(async move {
+        let _waiting = waiting;
         for _ in 0..ROUTE_WAITS {
+            tokio::time::sleep(ROUTE_WAIT).await;
             if let Some(client) = routes.client(relay, &id) {
-                if let Err(error) = client
-                    .send_notification(ServerNotification::CustomNotification(told))
-                    .await
-                {
-                    tracing::debug!(%error, "could not tell a client of its task's status");
-                }
+                tell(&client, told).await;
                 return;
             }
-            tokio::time::sleep(ROUTE_WAIT).await;
         }
         tracing::debug!(task = %id, "the status of a task no call through askgate made");
     });
     true
+}
+
+/// Tell `client` of its task's status.
+async fn tell(client: &rmcp::service::Peer<RoleServer>, told: CustomNotification) {
+    if let Err(error) = client
+        .send_notification(ServerNotification::CustomNotification(told))
+        .await
+    {
+        tracing::debug!(%error, "could not tell a client of its task's status");
+    }
+}
+
+/// How many task statuses wait for their routes at most, across the
+/// gateway.
+const MOST_WAITING: usize = 64;
+
+/// One status waiting for its route; counted while it lives.
+struct Waiting;
+
+/// How many statuses wait for their routes now.
+static WAITING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl Waiting {
+    /// A place among the waiting statuses, if one is free.
+    fn take() -> Option<Waiting> {
+        let before = WAITING.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        if before >= MOST_WAITING {
+            WAITING.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+            return None;
+        }
+        Some(Waiting)
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        WAITING.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
 }
 
 /// The error for a request of `method`, which askgate does not serve.
@@ -331,8 +395,14 @@ fn task_call(params: Json) -> Result<(CallToolRequestParams, Json), ErrorData> {
         ));
     };
     let task = params.remove("task").unwrap_or(Json::Object(Map::new()));
-    let call: CallToolRequestParams = serde_json::from_value(Json::Object(params))
-        .map_err(|e| ErrorData::invalid_params(format!("tools/call: {e}"), None))?;
+    // serde's words may quote a value: not repeated.
+    let call: CallToolRequestParams =
+        serde_json::from_value(Json::Object(params)).map_err(|_| {
+            ErrorData::invalid_params(
+                "tools/call: its params are not a call (a name, and arguments as an object)",
+                None,
+            )
+        })?;
     Ok((call, task))
 }
 

@@ -104,9 +104,14 @@ impl ServerHandler for Gateway {
                 Declared::of(&capabilities)
             });
         self.client_known(declared).await;
+        let mut info = self.get_info();
+        // 2025-11-25's tasks are not this revision's.
+        if let Some(experimental) = info.capabilities.experimental.as_mut() {
+            experimental.remove(crate::legacy_tasks::CAPABILITY);
+        }
         Ok(DiscoverResult::from_server_info(
             self.supported_protocol_versions().into_owned(),
-            self.get_info(),
+            info,
         ))
     }
 

@@ -74,6 +74,12 @@ impl Gateway {
         .await?
         {
             ServerResult::GetTaskResult(result) => Ok(result),
+            // Without its `resultType`, carried as a 2025-11-25 task may be
+            // (see `crate::legacy_tasks`): read as the extension's.
+            ServerResult::CustomResult(custom) => {
+                serde_json::from_value(crate::legacy_tasks::as_written(custom.0))
+                    .map_err(|_| unexpected(&upstream.name, "tasks/get"))
+            }
             _ => Err(unexpected(&upstream.name, "tasks/get")),
         }
     }
