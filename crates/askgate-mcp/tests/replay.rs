@@ -30,8 +30,13 @@ fn marked(marker: &str) -> CallToolRequestParams {
     params
 }
 
-#[tokio::test]
-async fn only_a_recorded_call_goes_out_and_its_answer_is_noted() {
+/// A client of a [`counting`] server through a watched transport: the
+/// client, its watch, and how many calls the server ran.
+async fn watched() -> (
+    rmcp::service::RunningService<rmcp::service::RoleClient, Person>,
+    Watch,
+    Arc<AtomicUsize>,
+) {
     let ran = Arc::new(AtomicUsize::new(0));
     let server = counting(ran.clone());
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
@@ -47,6 +52,12 @@ async fn only_a_recorded_call_goes_out_and_its_answer_is_noted() {
         .serve(Watched::new(transport, watch.clone()))
         .await
         .expect("connects");
+    (client, watch, ran)
+}
+
+#[tokio::test]
+async fn only_a_recorded_call_goes_out_and_its_answer_is_noted() {
+    let (client, watch, ran) = watched().await;
 
     // Recorded: it goes out, and its answer is seen.
     watch.expect("m_1", "call_1");
@@ -73,21 +84,7 @@ async fn only_a_recorded_call_goes_out_and_its_answer_is_noted() {
 #[tokio::test]
 async fn a_call_sent_as_written_is_held_to_the_same_contract() {
     use rmcp::model::{ClientRequest, CustomRequest};
-    let ran = Arc::new(AtomicUsize::new(0));
-    let server = counting(ran.clone());
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let watch = Watch::default();
-    let transport = IntoTransport::<rmcp::service::RoleClient, _, _>::into_transport(client_io);
-    let client = Person::new(json!({}))
-        .named("replay-test")
-        .serve(Watched::new(transport, watch.clone()))
-        .await
-        .expect("connects");
+    let (client, watch, ran) = watched().await;
     // A 2025-11-25 call with its task, which rmcp's model cannot hold, goes
     // as written: without a recorded marker it is refused unsent.
     let written = |marker: Option<&str>| {

@@ -155,3 +155,19 @@ pub async fn cancel_once_asked(
         .at_least("the ask is withdrawn from the client", 1)
         .await;
 }
+
+/// The JSON-RPC message in the body of an answer over Streamable HTTP: the
+/// body itself, or the first event of its stream that holds one.
+///
+/// # Panics
+/// When the body holds none (the test fails, naming the body).
+pub fn message_in(body: &str) -> Json {
+    serde_json::from_str(body)
+        .ok()
+        .or_else(|| {
+            body.lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .find_map(|data| serde_json::from_str(data.trim()).ok())
+        })
+        .unwrap_or_else(|| panic!("no JSON-RPC message in {body:?}"))
+}

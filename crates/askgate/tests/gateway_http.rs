@@ -653,18 +653,9 @@ async fn a_connection_past_the_listeners_cap_is_turned_away_and_the_log_says_so(
     drop(held);
 }
 
-/// The JSON-RPC message in an answer over Streamable HTTP: its body, or
-/// the first event of its stream that holds one.
+/// The JSON-RPC message in an answer over Streamable HTTP.
 async fn message_of(response: reqwest::Response) -> serde_json::Value {
-    let text = response.text().await.expect("text");
-    serde_json::from_str(&text)
-        .ok()
-        .or_else(|| {
-            text.lines()
-                .filter_map(|line| line.strip_prefix("data:"))
-                .find_map(|data| serde_json::from_str(data.trim()).ok())
-        })
-        .unwrap_or_else(|| panic!("no JSON-RPC message in {text:?}"))
+    askgate_testkit::mcp::message_in(&response.text().await.expect("text"))
 }
 
 #[tokio::test]

@@ -85,6 +85,15 @@ async fn started(dir: &askgate_testkit::Scratch) -> (Raw, std::path::PathBuf, Se
     (raw, seen, setup)
 }
 
+/// The tool named `name` in a `tools/list` answer (null when missing).
+fn tool(listed: &Json, name: &str) -> Json {
+    listed["result"]["tools"]
+        .as_array()
+        .and_then(|tools| tools.iter().find(|tool| tool["name"] == name))
+        .cloned()
+        .unwrap_or_default()
+}
+
 fn request(id: i64, method: &str, params: &Json) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
 }
@@ -145,11 +154,7 @@ async fn a_servers_task_support_reaches_the_client_as_written() {
     );
     raw.send(&request(2, "tools/list", &json!({}))).await;
     let listed = raw.answer_to(2).await;
-    let research = listed["result"]["tools"]
-        .as_array()
-        .and_then(|tools| tools.iter().find(|tool| tool["name"] == "tasker__research"))
-        .cloned()
-        .unwrap_or_default();
+    let research = tool(&listed, "tasker__research");
     assert_eq!(
         research["execution"],
         json!({"taskSupport": "required"}),
@@ -334,11 +339,7 @@ async fn over_streamable_http_a_task_call_is_made_and_followed_as_the_server_wro
         .expect("answers"),
     )
     .await;
-    let research = listed["result"]["tools"]
-        .as_array()
-        .and_then(|tools| tools.iter().find(|t| t["name"] == "tasker__research"))
-        .cloned()
-        .unwrap_or_default();
+    let research = tool(&listed, "tasker__research");
     assert_eq!(
         research["execution"],
         json!({"taskSupport": "required"}),
@@ -472,11 +473,7 @@ async fn an_http_upstreams_task_support_and_tasks_come_through_as_written() {
     );
     raw.send(&request(2, "tools/list", &json!({}))).await;
     let listed = raw.answer_to(2).await;
-    let research = listed["result"]["tools"]
-        .as_array()
-        .and_then(|tools| tools.iter().find(|t| t["name"] == "tasker__research"))
-        .cloned()
-        .unwrap_or_default();
+    let research = tool(&listed, "tasker__research");
     assert_eq!(
         research["execution"],
         json!({"taskSupport": "required"}),
@@ -505,16 +502,7 @@ async fn an_http_upstreams_task_support_and_tasks_come_through_as_written() {
     let _ = server.kill().await;
 }
 
-/// The JSON-RPC message in an answer over Streamable HTTP: its body, or
-/// the first event of its stream that holds one.
+/// The JSON-RPC message in an answer over Streamable HTTP.
 async fn message_of(response: reqwest::Response) -> Json {
-    let text = response.text().await.expect("text");
-    serde_json::from_str(&text)
-        .ok()
-        .or_else(|| {
-            text.lines()
-                .filter_map(|line| line.strip_prefix("data:"))
-                .find_map(|data| serde_json::from_str(data.trim()).ok())
-        })
-        .unwrap_or_else(|| panic!("no JSON-RPC message in {text:?}"))
+    askgate_testkit::mcp::message_in(&response.text().await.expect("text"))
 }
