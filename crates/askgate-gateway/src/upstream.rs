@@ -33,6 +33,7 @@ use super::url_mode;
 
 mod carrying;
 mod declared;
+mod endpoint;
 mod http;
 
 pub(crate) use http::answer_not_arrived;
@@ -40,31 +41,7 @@ pub(crate) use http::answer_not_arrived;
 use askgate_mcp::replay::{Watch, Watched};
 pub(crate) use declared::Declared;
 use declared::{behind, per_request};
-
-/// How to reach an upstream.
-#[derive(Debug, Clone)]
-pub(crate) enum Endpoint {
-    /// A command speaking MCP on stdio.
-    Command {
-        /// The program.
-        program: String,
-        /// Its arguments.
-        args: Vec<String>,
-        /// Extra environment.
-        env: Vec<(String, String)>,
-        /// What it inherits of askgate's own.
-        inherit: crate::environment::Inherit,
-        /// The working directory.
-        cwd: Option<std::path::PathBuf>,
-    },
-    /// A Streamable HTTP URL.
-    Http {
-        /// The URL.
-        url: String,
-        /// Headers sent with every request (credentials: never logged).
-        headers: Vec<(String, String)>,
-    },
-}
+pub(crate) use endpoint::Endpoint;
 
 /// How long an upstream's ask outside a call the gateway handles waits
 /// for the client to be known.
@@ -586,22 +563,4 @@ pub(crate) async fn connect(
         list_timeout: crate::config::Timeouts::default().start,
         http_answer_size: matches!(endpoint, Endpoint::Http { .. }).then_some(answer_size),
     })
-}
-
-impl From<&super::config::Transport> for Endpoint {
-    fn from(transport: &super::config::Transport) -> Endpoint {
-        match transport {
-            super::config::Transport::Stdio(stdio) => Endpoint::Command {
-                program: stdio.command.clone(),
-                args: stdio.args.clone(),
-                env: stdio.env.clone().into_iter().collect(),
-                inherit: stdio.inherit.clone(),
-                cwd: stdio.cwd.clone(),
-            },
-            super::config::Transport::Http(http) => Endpoint::Http {
-                url: http.url.clone(),
-                headers: http.headers.clone().into_iter().collect(),
-            },
-        }
-    }
 }
