@@ -353,16 +353,28 @@ impl Decided {
     }
 
     /// Log the decision (names, risk, method and the ask's id; never
-    /// arguments).
+    /// arguments): at INFO when a person (or the caller in their place)
+    /// decided, or the call was blocked or waits; at DEBUG when it needed
+    /// no one — most calls an agent makes, each of which would otherwise
+    /// cost a line (the audit records every one either way).
     pub fn log(&self) {
-        tracing::info!(
-            server = %self.entry.server,
-            tool = %self.entry.tool,
-            risk = %self.entry.risk,
-            decision = self.verdict.method.as_str(),
-            ask = self.entry.ask_id.as_deref().unwrap_or("-"),
-            "call decided"
-        );
+        macro_rules! decided {
+            ($level:expr) => {
+                tracing::event!(
+                    $level,
+                    server = %self.entry.server,
+                    tool = %self.entry.tool,
+                    risk = %self.entry.risk,
+                    decision = self.verdict.method.as_str(),
+                    ask = self.entry.ask_id.as_deref().unwrap_or("-"),
+                    "call decided"
+                )
+            };
+        }
+        match self.verdict.method {
+            Method::AutoApproved | Method::NotRequired => decided!(tracing::Level::DEBUG),
+            _ => decided!(tracing::Level::INFO),
+        }
     }
 }
 

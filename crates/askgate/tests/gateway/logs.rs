@@ -126,3 +126,54 @@ async fn human_logs_written_to_a_pipe_carry_no_colour_codes() {
         assert!(!line.contains('\u{1b}'), "a colour code: {line:?}");
     }
 }
+
+#[tokio::test]
+async fn at_info_a_call_that_needs_no_one_writes_no_line_and_a_blocked_one_does() {
+    for lane in [true, false] {
+        let setup = setup().config(&format!(
+            "express_lane = {lane}\n[[rules]]\ntool = \"read_note\"\nrisk = \"read\""
+        ));
+        let mut command = setup.command();
+        command.env("ASKGATE_LOG", "info");
+        let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(command)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the gateway starts");
+        let log = Seen::default();
+        keep_lines_async(stderr.expect("stderr"), log.clone());
+        // A client that declines every ask at once: a person's "no".
+        let client = person(
+            json!({"elicitation": {}}),
+            vec![rmcp::model::ElicitResult::new(
+                rmcp::model::ElicitationAction::Decline,
+            )],
+        )
+        .serve(transport)
+        .await
+        .expect("connects");
+        for _ in 0..3 {
+            within(
+                "a read's end",
+                client.call_tool(call("read_note", json!({"name": "none"}))),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("lane {lane}: an answer, not {e:?}"));
+        }
+        within(
+            "a declined write's end",
+            client.call_tool(call("write_note", json!({"name": "n", "text": "t"}))),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("lane {lane}: an answer, not {e:?}"));
+        // The write's decision is said; the reads' (the audit has them) are
+        // not, at INFO.
+        log.line_with(&["call decided", "write_note"]).await;
+        client.cancel().await.expect("the gateway stops");
+        let reads: Vec<String> = log
+            .all()
+            .into_iter()
+            .filter(|line| line.contains("call decided") && line.contains("read_note"))
+            .collect();
+        assert!(reads.is_empty(), "lane {lane}: a line per read: {reads:?}");
+    }
+}
