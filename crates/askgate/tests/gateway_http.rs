@@ -15,6 +15,10 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
 
+#[path = "support/http_session.rs"]
+mod http_session;
+use http_session::{HttpSession, message_of};
+
 const ALICE: &str = "alice-token-0123456789";
 const BOB: &str = "bob-token-0123456789ab";
 /// What the example upstream writes once its ask outside any call ended
@@ -541,52 +545,14 @@ async fn a_browser_page_of_another_origin_is_refused_and_the_allowed_ones_are_se
 #[tokio::test]
 async fn a_request_that_does_not_fit_is_answered_with_its_id_over_http_too() {
     let gateway = start().await;
-    let http = reqwest::Client::new();
-    let post = |body: serde_json::Value, session: Option<&str>| {
-        let mut request = http
-            .post(&gateway.url)
-            .header("accept", "application/json, text/event-stream")
-            .bearer_auth(ALICE)
-            .json(&body);
-        if let Some(session) = session {
-            request = request
-                .header("mcp-session-id", session)
-                .header("mcp-protocol-version", "2025-11-25");
-        }
-        request.send()
-    };
-    let opened = post(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"}}}),
-        None,
-    )
-    .await
-    .expect("answers");
-    let session = opened
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .expect("a session id")
-        .to_owned();
-    let _ = opened.text().await;
-    let initialized = post(
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        Some(&session),
-    )
-    .await
-    .expect("answers");
-    assert!(initialized.status().is_success());
+    let session = HttpSession::open(&gateway.url, ALICE, "2025-11-25", json!({})).await;
     // Params of the wrong type: rmcp answered "method not found".
-    let said: serde_json::Value = post(
-        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": 5}}),
-        Some(&session),
-    )
-    .await
-    .expect("answers")
-    .json()
-    .await
-    .expect("a JSON answer");
+    let said: serde_json::Value = session
+        .post(&json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": 5}}))
+        .await
+        .json()
+        .await
+        .expect("a JSON answer");
     assert_eq!(said["id"], 5, "{said}");
     assert_eq!(said["error"]["code"], -32602, "{said}");
     assert!(
@@ -597,15 +563,12 @@ async fn a_request_that_does_not_fit_is_answered_with_its_id_over_http_too() {
         "{said}"
     );
     // Params that are no object: rmcp answered without the id.
-    let said: serde_json::Value = post(
-        json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list", "params": "x"}),
-        Some(&session),
-    )
-    .await
-    .expect("answers")
-    .json()
-    .await
-    .expect("a JSON answer");
+    let said: serde_json::Value = session
+        .post(&json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list", "params": "x"}))
+        .await
+        .json()
+        .await
+        .expect("a JSON answer");
     assert_eq!(said["id"], 6, "{said}");
     assert_eq!(said["error"]["code"], -32600, "{said}");
 }
@@ -653,61 +616,21 @@ async fn a_connection_past_the_listeners_cap_is_turned_away_and_the_log_says_so(
     drop(held);
 }
 
-/// The JSON-RPC message in an answer over Streamable HTTP.
-async fn message_of(response: reqwest::Response) -> serde_json::Value {
-    askgate_testkit::mcp::message_in(&response.text().await.expect("text"))
-}
-
 #[tokio::test]
 async fn a_second_initialize_over_http_is_refused_and_the_session_goes_on_as_negotiated() {
     let gateway = start().await;
-    let http = reqwest::Client::new();
-    let post = |body: serde_json::Value, session: Option<(&str, &str)>| {
-        let mut request = http
-            .post(&gateway.url)
-            .header("accept", "application/json, text/event-stream")
-            .bearer_auth(ALICE)
-            .json(&body);
-        if let Some((session, version)) = session {
-            request = request
-                .header("mcp-session-id", session)
-                .header("mcp-protocol-version", version);
-        }
-        request.send()
-    };
-    let opened = post(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"}}}),
-        None,
-    )
-    .await
-    .expect("answers");
-    let session = opened
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .expect("a session id")
-        .to_owned();
-    let _ = opened.text().await;
-    let initialized = post(
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        Some((&session, "2025-06-18")),
-    )
-    .await
-    .expect("answers");
-    assert!(initialized.status().is_success());
+    let session = HttpSession::open(&gateway.url, ALICE, "2025-06-18", json!({})).await;
     // Another revision asked for on the same session: refused, naming
     // the one negotiated.
     let said = message_of(
-        post(
-            json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"}}}),
-            Some((&session, "2025-11-25")),
-        )
-        .await
-        .expect("answers"),
+        session
+            .post_raw(
+                &json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"}}}),
+                Some("2025-11-25"),
+            )
+            .await,
     )
     .await;
     assert_eq!(said["id"], 2, "{said}");
@@ -720,15 +643,9 @@ async fn a_second_initialize_over_http_is_refused_and_the_session_goes_on_as_neg
         "{said}"
     );
     // The session goes on, at the revision it negotiated.
-    let listed = message_of(
-        post(
-            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
-            Some((&session, "2025-06-18")),
-        )
-        .await
-        .expect("answers"),
-    )
-    .await;
+    let listed = session
+        .ask(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}))
+        .await;
     assert_eq!(listed["id"], 3, "{listed}");
     assert!(
         listed["result"]["tools"]

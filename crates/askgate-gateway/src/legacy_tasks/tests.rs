@@ -158,6 +158,16 @@ fn a_created_task_is_written_back_as_its_server_wrote_it() {
     assert_eq!(task.task.task_id, "t1");
     assert_eq!(task.task.ttl_ms, Some(60000));
     assert_eq!(creation(&task), written);
+    // Without the answer as written (a task made elsewhere), rebuilt from
+    // rmcp's model as 2025-11-25 writes one.
+    let mut bare = task.clone();
+    bare.meta = None;
+    assert_eq!(
+        creation(&bare),
+        json!({"task": {"taskId": "t1", "status": "working",
+            "createdAt": "2026-12-04T00:00:00Z", "lastUpdatedAt": "2026-12-04T00:00:01Z",
+            "ttl": 60000}})
+    );
     let unlimited = json!({"task": {"taskId": "t2", "status": "working",
         "createdAt": "2026-12-04T00:00:00Z", "lastUpdatedAt": "2026-12-04T00:00:00Z",
         "ttl": null}});

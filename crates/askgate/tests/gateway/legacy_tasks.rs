@@ -11,6 +11,7 @@ use serde_json::{Value as Json, json};
 
 use askgate_testkit::gateway::Setup;
 
+use super::http_session::HttpSession;
 use super::raw::Raw;
 use super::setup;
 
@@ -94,6 +95,20 @@ fn tool(listed: &Json, name: &str) -> Json {
         .unwrap_or_default()
 }
 
+/// `tools/list` (request 2) lists the task server's tool with its
+/// `execution` as the server wrote it, and none of askgate's carrier.
+async fn lists_research_as_a_task(raw: &mut Raw) {
+    raw.send(&request(2, "tools/list", &json!({}))).await;
+    let listed = raw.answer_to(2).await;
+    let research = tool(&listed, "tasker__research");
+    assert_eq!(
+        research["execution"],
+        json!({"taskSupport": "required"}),
+        "{listed}"
+    );
+    assert!(research.get("_meta").is_none(), "{research}");
+}
+
 fn request(id: i64, method: &str, params: &Json) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
 }
@@ -152,15 +167,7 @@ async fn a_servers_task_support_reaches_the_client_as_written() {
         "askgate's carrier is not shown: {}",
         raw.initialized
     );
-    raw.send(&request(2, "tools/list", &json!({}))).await;
-    let listed = raw.answer_to(2).await;
-    let research = tool(&listed, "tasker__research");
-    assert_eq!(
-        research["execution"],
-        json!({"taskSupport": "required"}),
-        "{listed}"
-    );
-    assert!(research.get("_meta").is_none(), "{research}");
+    lists_research_as_a_task(&mut raw).await;
 }
 
 #[tokio::test]
@@ -290,94 +297,39 @@ async fn over_streamable_http_a_task_call_is_made_and_followed_as_the_server_wro
         ))
         .listen()
         .await;
-    let http = reqwest::Client::new();
-    let post = |body: Json, session: Option<&str>| {
-        let mut request = http
-            .post(&gateway.url)
-            .header("accept", "application/json, text/event-stream")
-            .bearer_auth(TOKEN)
-            .json(&body);
-        if let Some(session) = session {
-            request = request
-                .header("mcp-session-id", session)
-                .header("mcp-protocol-version", "2025-11-25");
-        }
-        request.send()
-    };
-    let opened = post(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {"tasks": {}},
-            "clientInfo": {"name": "raw", "version": "1"}}}),
-        None,
-    )
-    .await
-    .expect("answers");
-    let session = opened
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .expect("a session id")
-        .to_owned();
-    let initialized = message_of(opened).await;
+    let session = HttpSession::open(&gateway.url, TOKEN, "2025-11-25", json!({"tasks": {}})).await;
+    let initialized = &session.initialized;
     assert_eq!(
         initialized["result"]["capabilities"]["tasks"]["requests"],
         json!({"tools": {"call": {}}}),
         "{initialized}"
     );
-    post(
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        Some(&session),
-    )
-    .await
-    .expect("answers");
-    let listed = message_of(
-        post(
-            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-            Some(&session),
-        )
-        .await
-        .expect("answers"),
-    )
-    .await;
+    let listed = session
+        .ask(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        .await;
     let research = tool(&listed, "tasker__research");
     assert_eq!(
         research["execution"],
         json!({"taskSupport": "required"}),
         "{listed}"
     );
-    let made = message_of(
-        post(
-            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+    let made = session
+        .ask(
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
                 "name": "tasker__research", "arguments": {}, "task": {"ttl": 60000}}}),
-            Some(&session),
         )
-        .await
-        .expect("answers"),
-    )
-    .await;
+        .await;
     assert_eq!(made["result"]["task"]["taskId"], "t-1", "{made}");
     assert_eq!(made["result"]["task"]["pollInterval"], 250, "{made}");
-    let got = message_of(
-        post(
-            json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/get", "params": {"taskId": "t-1"}}),
-            Some(&session),
+    let got = session
+        .ask(
+            &json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/get", "params": {"taskId": "t-1"}}),
         )
-        .await
-        .expect("answers"),
-    )
-    .await;
+        .await;
     assert_eq!(got["result"]["status"], "completed", "{got}");
     assert_eq!(got["result"]["ttl"], 60000, "{got}");
     assert!(got["result"].get("resultType").is_none(), "{got}");
-    let result = message_of(
-        post(
-            json!({"jsonrpc": "2.0", "id": 5, "method": "tasks/result", "params": {"taskId": "t-1"}}),
-            Some(&session),
-        )
-        .await
-        .expect("answers"),
-    )
-    .await;
+    let result = session.ask(&json!({"jsonrpc": "2.0", "id": 5, "method": "tasks/result", "params": {"taskId": "t-1"}})).await;
     assert_eq!(
         result["result"]["content"][0]["text"], "the report",
         "{result}"
@@ -471,14 +423,7 @@ async fn an_http_upstreams_task_support_and_tasks_come_through_as_written() {
         "{}",
         raw.initialized
     );
-    raw.send(&request(2, "tools/list", &json!({}))).await;
-    let listed = raw.answer_to(2).await;
-    let research = tool(&listed, "tasker__research");
-    assert_eq!(
-        research["execution"],
-        json!({"taskSupport": "required"}),
-        "{listed}"
-    );
+    lists_research_as_a_task(&mut raw).await;
     raw.send(&request(
         3,
         "tools/call",
@@ -500,9 +445,4 @@ async fn an_http_upstreams_task_support_and_tasks_come_through_as_written() {
     assert_eq!(got["result"]["ttl"], 60000, "{got}");
     assert!(got["result"].get("resultType").is_none(), "{got}");
     let _ = server.kill().await;
-}
-
-/// The JSON-RPC message in an answer over Streamable HTTP.
-async fn message_of(response: reqwest::Response) -> Json {
-    askgate_testkit::mcp::message_in(&response.text().await.expect("text"))
 }

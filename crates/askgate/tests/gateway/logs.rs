@@ -2,11 +2,14 @@
 //! codes where no terminal reads them, and never a call's arguments or an
 //! upstream's messages, however much is logged.
 
-use askgate_testkit::Seen;
+use askgate_testkit::gateway::Setup;
 use askgate_testkit::mcp::call;
 use askgate_testkit::process::keep_lines_async;
 use askgate_testkit::within;
+use askgate_testkit::{Person, Seen};
 use rmcp::ServiceExt;
+use rmcp::model::{ElicitResult, ElicitationAction};
+use rmcp::service::{RoleClient, RunningService};
 use serde_json::json;
 
 use super::{person, setup};
@@ -46,6 +49,30 @@ for line in sys.stdin:
         send({"id": message["id"], "result": {"content": [{"type": "text", "text": "worked"}]}})
 "#;
 
+/// The gateway of `setup` logging at `level` (colour turned off by
+/// `NO_COLOR` when `no_color`, else only by its stderr being a pipe), and
+/// `person` connected to it: the client, and every line it logs.
+async fn logged(
+    setup: &Setup,
+    level: &str,
+    no_color: bool,
+    person: Person,
+) -> (RunningService<RoleClient, Person>, Seen<String>) {
+    let mut command = setup.command();
+    if !no_color {
+        command.env_remove("NO_COLOR");
+    }
+    command.env("ASKGATE_LOG", level);
+    let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the gateway starts");
+    let log = Seen::default();
+    keep_lines_async(stderr.expect("stderr"), log.clone());
+    let client = person.serve(transport).await.expect("connects");
+    (client, log)
+}
+
 #[tokio::test]
 async fn at_debug_the_log_holds_no_argument_value_and_no_upstream_message_on_either_path() {
     if std::process::Command::new("python3")
@@ -64,18 +91,7 @@ async fn at_debug_the_log_holds_no_argument_value_and_no_upstream_message_on_eit
             .tables(&format!(
                 "[[upstreams]]\nname = \"telling\"\ncommand = \"python3\"\nargs = [\"-c\", {TELLING:?}]\n"
             ));
-        let mut command = setup.command();
-        command.env("ASKGATE_LOG", "debug");
-        let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(command)
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("the gateway starts");
-        let log = Seen::default();
-        keep_lines_async(stderr.expect("stderr"), log.clone());
-        let client = person(json!({}), vec![])
-            .serve(transport)
-            .await
-            .expect("connects");
+        let (client, log) = logged(&setup, "debug", true, person(json!({}), vec![])).await;
         let result = within(
             "the call's end",
             client.call_tool(call("telling__work", json!({"query": ARGUMENT}))),
@@ -105,19 +121,8 @@ async fn at_debug_the_log_holds_no_argument_value_and_no_upstream_message_on_eit
 #[tokio::test]
 async fn human_logs_written_to_a_pipe_carry_no_colour_codes() {
     let setup = setup();
-    let mut command = setup.command();
     // Colour would be the default: only the pipe says no.
-    command.env_remove("NO_COLOR").env("ASKGATE_LOG", "debug");
-    let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(command)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the gateway starts");
-    let log = Seen::default();
-    keep_lines_async(stderr.expect("stderr"), log.clone());
-    let client = person(json!({}), vec![])
-        .serve(transport)
-        .await
-        .expect("connects");
+    let (client, log) = logged(&setup, "debug", false, person(json!({}), vec![])).await;
     client.list_all_tools().await.expect("tools");
     // A line with its level: where a colour code would be.
     log.line_with(&["DEBUG"]).await;
@@ -133,24 +138,15 @@ async fn at_info_a_call_that_needs_no_one_writes_no_line_and_a_blocked_one_does(
         let setup = setup().config(&format!(
             "express_lane = {lane}\n[[rules]]\ntool = \"read_note\"\nrisk = \"read\""
         ));
-        let mut command = setup.command();
-        command.env("ASKGATE_LOG", "info");
-        let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(command)
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("the gateway starts");
-        let log = Seen::default();
-        keep_lines_async(stderr.expect("stderr"), log.clone());
         // A client that declines every ask at once: a person's "no".
-        let client = person(
-            json!({"elicitation": {}}),
-            vec![rmcp::model::ElicitResult::new(
-                rmcp::model::ElicitationAction::Decline,
-            )],
+        let decline = ElicitResult::new(ElicitationAction::Decline);
+        let (client, log) = logged(
+            &setup,
+            "info",
+            true,
+            person(json!({"elicitation": {}}), vec![decline]),
         )
-        .serve(transport)
-        .await
-        .expect("connects");
+        .await;
         for _ in 0..3 {
             within(
                 "a read's end",

@@ -16,6 +16,10 @@ use serde_json::Value as Json;
 /// upstream that dies, a large result.
 mod express_lane;
 
+/// A client speaking Streamable HTTP by hand.
+#[path = "../support/http_session.rs"]
+mod http_session;
+
 /// The trust rules end to end: a person's no, the caller's word, what no
 /// person saw, a cancelled call.
 mod trust;
