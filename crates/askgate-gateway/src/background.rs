@@ -40,7 +40,7 @@ const MOST_UNDER_WAY: usize = 4096;
 
 /// How long the records of ended reads are gathered before they are
 /// written together.
-const LINGER: std::time::Duration = std::time::Duration::from_millis(5);
+const LINGER: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// Record `calls` as they ended, trying again while the store's server is
 /// out of reach (each call that is in the ledger by then was written by an

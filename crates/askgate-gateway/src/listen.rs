@@ -28,6 +28,8 @@ use crate::error::ServeError;
 #[cfg(all(unix, not(askgate_portable)))]
 mod carrying;
 #[cfg(all(unix, not(askgate_portable)))]
+mod express;
+#[cfg(all(unix, not(askgate_portable)))]
 mod screening;
 mod sessions;
 
@@ -36,8 +38,8 @@ mod sessions;
 struct Gate {
     /// SHA-256 of each token -> the principal's name.
     tokens: Arc<Vec<([u8; 32], String)>>,
-    /// Session id -> the principal that opened it (forgotten as the
-    /// session ends: see [`sessions::Sessions`]).
+    /// Session id -> whose it is (forgotten as the session ends: see
+    /// [`sessions::Sessions`]).
     sessions: sessions::Owners,
 }
 
@@ -72,7 +74,7 @@ impl Gate {
         found
     }
 
-    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, sessions::Owner>> {
         self.sessions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -122,7 +124,7 @@ async fn authenticate(State(gate): State<Gate>, mut request: Request, next: Next
         .map(str::to_owned);
     if let Some(session) = &session
         && let Some(owner) = gate.sessions().get(session)
-        && *owner != principal
+        && owner.principal != principal
     {
         tracing::warn!(principal = %principal, "refused a session opened by another principal");
         return refuse(
@@ -133,7 +135,13 @@ async fn authenticate(State(gate): State<Gate>, mut request: Request, next: Next
     request
         .extensions_mut()
         .insert(Principal(principal.clone()));
-    let response = next.run(request).await;
+    let closing = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if closing && response.status() == StatusCode::ACCEPTED {
+        // The session is closed, not about to be: rmcp says 202, which
+        // the Python SDK logs as a failed termination at every close.
+        *response.status_mut() = StatusCode::OK;
+    }
     if let Some(opened) = response
         .headers()
         .get("mcp-session-id")
@@ -141,7 +149,7 @@ async fn authenticate(State(gate): State<Gate>, mut request: Request, next: Next
     {
         gate.sessions()
             .entry(opened.to_owned())
-            .or_insert(principal);
+            .or_insert_with(|| sessions::Owner::of(principal));
     }
     response
 }
@@ -174,7 +182,7 @@ pub(crate) async fn serve(
     let mut http = StreamableHttpServerConfig::default()
         .with_allowed_origins(listen.origins())
         .enforce_origin_validation();
-    let sessions = http.cancellation_token.clone();
+    let streams = http.cancellation_token.clone();
     if !addr.ip().is_loopback() {
         // Reached by name or address from elsewhere: allow exactly this one.
         let mut hosts = http.allowed_hosts.clone();
@@ -184,8 +192,20 @@ pub(crate) async fn serve(
     let scraped = gateway.clone();
     let inbox = config.inbox.clone();
     let gate = Gate::new(&config.principals);
+    let sessions = Arc::new(sessions::Sessions::new(
+        Arc::clone(&gate.sessions),
+        config.limits.sessions,
+    ));
+    tokio::spawn(Arc::clone(&sessions).close_idle(streams.clone().cancelled_owned()));
     #[cfg(all(unix, not(askgate_portable)))]
-    let routes = gateway.task_routes();
+    let screen = screening::Screen {
+        routes: gateway.task_routes(),
+        lane: express::HttpLane::new(
+            gateway.clone(),
+            Arc::clone(&gate.sessions),
+            Arc::clone(&sessions),
+        ),
+    };
     let service = StreamableHttpService::new(
         // Each session its own: whose asks go where, whose intake is due.
         move || {
@@ -195,17 +215,14 @@ pub(crate) async fn serve(
             session.writes_legacy_tasks();
             Ok(session)
         },
-        Arc::new(sessions::Sessions::new(
-            Arc::clone(&gate.sessions),
-            config.limits.sessions,
-        )),
+        sessions,
         http,
     );
     let mcp = axum::Router::new().nest_service("/mcp", service);
     // Screened once its caller is known (no body is read before).
     #[cfg(all(unix, not(askgate_portable)))]
     let mcp = mcp.layer(axum::middleware::from_fn_with_state(
-        routes,
+        screen,
         screening::screened,
     ));
     let app = mcp
@@ -243,7 +260,7 @@ pub(crate) async fn serve(
     askgate_inbox::serving::serve(listener, app, "the gateway", limits, async move {
         stop.await;
         // Every session's streams end, so the server can.
-        sessions.cancel();
+        streams.cancel();
     })
     .await;
     Ok(())

@@ -53,7 +53,7 @@ pub use revision::revision_of;
 // A typed ask: each name is both the trait (askgate-core) and its derive.
 pub use askgate_core::{AskChoice, AskForm};
 pub use askgate_derive::{AskChoice, AskForm};
-pub use confirm::{Decided, Policy, THRESHOLD_HEADER, session_threshold};
+pub use confirm::{Decided, Policy, THRESHOLD_HEADER, session_threshold, threshold_in};
 pub use confirmations::Confirmations;
 pub use error::Error;
 pub use inbox::{Fallback, InboxLinks, LinkFailed, Parked};

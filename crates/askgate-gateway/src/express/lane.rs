@@ -266,8 +266,8 @@ pub(crate) struct Pending {
     pub(crate) client_id: Box<RawValue>,
     /// The same, as a key of `calls`.
     pub(crate) key: String,
-    /// The client's pipe.
-    pub(crate) reply: Arc<Out>,
+    /// Where its answer goes.
+    pub(crate) reply: ReplyTo,
     /// The client's calls on the lanes.
     pub(crate) calls: OnLanes,
     /// The upstream's name.
@@ -289,6 +289,28 @@ pub(crate) struct Pending {
     pub(crate) _watching: Option<Watching>,
 }
 
+/// Where the answer to a call on the lane goes.
+pub(crate) enum ReplyTo {
+    /// A line on the client's pipe (stdio).
+    Pipe(Arc<Out>),
+    /// The body of the answer to the client's POST (Streamable HTTP). A
+    /// call left unanswered (cancelled, the gateway stopping) drops it.
+    Body(tokio::sync::oneshot::Sender<Vec<u8>>),
+}
+
+impl ReplyTo {
+    /// Send `line`, the answer to call `call`.
+    fn send(self, call: &str, line: Vec<u8>) {
+        let sent = match self {
+            ReplyTo::Pipe(out) => out.send(&line).map_err(|error| error.to_string()),
+            ReplyTo::Body(body) => body.send(line).map_err(|_| "its request ended".to_owned()),
+        };
+        if let Err(error) = sent {
+            tracing::debug!(%call, %error, "the client went away before its answer");
+        }
+    }
+}
+
 /// How a call on the lane ended.
 enum LaneEnd<'a> {
     /// The upstream answered.
@@ -299,11 +321,22 @@ enum LaneEnd<'a> {
 
 impl Pending {
     /// Answer the client, and record the end.
-    fn settle(mut self, settled: LaneEnd<'_>) {
+    fn settle(self, settled: LaneEnd<'_>) {
         self.calls
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&self.key);
+        let Pending {
+            client_id,
+            reply,
+            server,
+            tool,
+            mut ending,
+            mut life,
+            progress,
+            _in_flight: in_flight,
+            ..
+        } = self;
         let (ended, result) = match settled {
             LaneEnd::Answered(Reply {
                 result: Some(result),
@@ -331,31 +364,33 @@ impl Pending {
             }
             LaneEnd::Gone(why) => (Ended::Failed(why.to_owned()), None),
         };
-        self.life.handle_ended(ended);
+        life.handle_ended(ended);
         let mut line = None;
-        while let Some(effect) = self.life.poll() {
+        while let Some(effect) = life.poll() {
             match effect {
                 // Recorded before the answer goes: it does not wait for the
                 // store, and a client that stops the gateway as soon as it
                 // has its answer finds the record among the writes a clean
                 // stop keeps.
-                Effect::RecordEnd(ended) => self.ending.ended(&ended),
-                Effect::Answer(Answer::Result) => line = result.map(|r| self.result_line(r)),
-                Effect::Answer(Answer::Failed(ended)) => line = Some(self.error_line(&ended)),
+                Effect::RecordEnd(ended) => ending.ended(&ended),
+                Effect::Answer(Answer::Result) => line = result.map(|r| result_line(&client_id, r)),
+                Effect::Answer(Answer::Failed(ended)) => {
+                    line = Some(error_line(&client_id, &ended, &server, &tool));
+                }
                 _ => {}
             }
         }
-        debug_assert!(self.life.is_over(), "an ended call is over");
+        debug_assert!(life.is_over(), "an ended call is over");
         let Some(line) = line else {
             return;
         };
-        let (reply, call) = (Arc::clone(&self.reply), self.ending.id().to_owned());
+        let call = ending.id().to_owned();
+        // Counted in flight until its answer is sent.
         let answer = move || {
-            if let Err(error) = reply.send(&line) {
-                tracing::debug!(%call, %error, "the client went away before its answer");
-            }
+            reply.send(&call, line);
+            drop(in_flight);
         };
-        match self.progress.take() {
+        match progress {
             None => answer(),
             // The progress the upstream sent before its answer goes first.
             Some(routed) => {
@@ -366,34 +401,39 @@ impl Pending {
             }
         }
     }
+}
 
-    /// The JSON-RPC response to the client's request: `result`, as the
-    /// upstream sent it.
-    fn result_line(&self, result: &RawValue) -> Vec<u8> {
-        let mut line = Vec::with_capacity(result.get().len() + 48);
-        line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-        line.extend_from_slice(self.client_id.get().as_bytes());
-        line.extend_from_slice(b",\"result\":");
-        line.extend_from_slice(result.get().as_bytes());
-        line.extend_from_slice(b"}\n");
-        line
-    }
+/// The JSON-RPC response to the client's request `id`: `result`, as the
+/// upstream sent it.
+fn result_line(id: &RawValue, result: &RawValue) -> Vec<u8> {
+    let mut line = Vec::with_capacity(result.get().len() + 48);
+    line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    line.extend_from_slice(id.get().as_bytes());
+    line.extend_from_slice(b",\"result\":");
+    line.extend_from_slice(result.get().as_bytes());
+    line.extend_from_slice(b"}\n");
+    line
+}
 
-    /// The JSON-RPC error response to the client's request for a call
-    /// that ended so.
-    fn error_line(&self, ended: &Ended) -> Vec<u8> {
-        let error = ended
-            .client_error(&self.server, &self.tool)
-            .unwrap_or_else(|| ErrorData::internal_error("the call failed", None));
-        let response = ErrorResponse {
-            jsonrpc: "2.0",
-            id: &self.client_id,
-            error,
-        };
-        let mut line = serde_json::to_vec(&response).unwrap_or_default();
-        line.push(b'\n');
-        line
-    }
+/// The JSON-RPC error response to the client's request `id` for a call of
+/// `server`'s `tool` that ended so.
+fn error_line(id: &RawValue, ended: &Ended, server: &str, tool: &str) -> Vec<u8> {
+    let error = ended
+        .client_error(server, tool)
+        .unwrap_or_else(|| ErrorData::internal_error("the call failed", None));
+    error_response(id, error)
+}
+
+/// The JSON-RPC response to request `id` that is `error`, as a line.
+pub(crate) fn error_response(id: &RawValue, error: ErrorData) -> Vec<u8> {
+    let response = ErrorResponse {
+        jsonrpc: "2.0",
+        id,
+        error,
+    };
+    let mut line = serde_json::to_vec(&response).unwrap_or_default();
+    line.push(b'\n');
+    line
 }
 
 #[cfg(test)]

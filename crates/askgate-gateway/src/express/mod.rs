@@ -31,6 +31,7 @@
 //! `super::stdio::express`.
 
 pub(crate) mod lane;
+pub(crate) mod take;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -41,7 +42,7 @@ use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-pub(crate) use lane::{Lane, Pending};
+pub(crate) use lane::{Lane, Pending, ReplyTo};
 
 /// The first request id the lane gives upstream calls: rmcp counts its
 /// own from 0 in 32 bits, and JavaScript servers read ids up to 2^53

@@ -19,9 +19,22 @@ use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use askgate_mcp::Principal;
+
 use super::carrying;
+use super::express::HttpLane;
 use crate::stdio::screen::{Verdict, verdict};
 use crate::tasks::Routes;
+
+/// What the screen needs: where 2025-11-25's tasks go, and the express
+/// lane.
+#[derive(Clone)]
+pub(super) struct Screen {
+    /// The tasks' routes, by task id.
+    pub(super) routes: Routes,
+    /// The lane, which answers the calls that need no person.
+    pub(super) lane: HttpLane,
+}
 
 /// The methods 2026-07-28 removed.
 const REMOVED: [&str; 4] = [
@@ -48,9 +61,10 @@ fn removed_in(version: Option<&str>, message: &[u8]) -> bool {
 
 /// Screen a POST's message, a classic client's 2025-11-25 task request
 /// renamed for askgate and the answers that carry task fields put back
-/// (see [`super::carrying`]); pass anything else on as it is.
+/// (see [`super::carrying`]); answer a call that needs no person from the
+/// express lane (see [`super::express`]); pass anything else on as it is.
 pub(super) async fn screened(
-    State(routes): State<Routes>,
+    State(screen): State<Screen>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -69,6 +83,11 @@ pub(super) async fn screened(
                 .into_response();
         }
     };
+    // First the lane, as on stdio: it takes only what it reads whole, and
+    // what it reads rmcp reads.
+    if let Some(answer) = screen.lane.offer(&parts, &message).await {
+        return answer;
+    }
     let version = parts
         .headers
         .get("mcp-protocol-version")
@@ -80,8 +99,10 @@ pub(super) async fn screened(
     };
     match screened {
         Verdict::Pass => {
+            let handshake = HttpLane::handshake(&parts, &message);
+            let principal = parts.extensions.get::<Principal>().cloned();
             let carries = carrying::answer_carries(&message);
-            let body = match carrying::renamed(&message, version, &routes) {
+            let body = match carrying::renamed(&message, version, &screen.routes) {
                 Some(renamed) => {
                     parts.headers.remove(header::CONTENT_LENGTH);
                     Body::from(renamed)
@@ -89,6 +110,9 @@ pub(super) async fn screened(
                 None => Body::from(message),
             };
             let response = next.run(Request::from_parts(parts, body)).await;
+            if let (Some(handshake), Some(principal)) = (handshake, principal) {
+                screen.lane.opened(handshake, &principal.0, &response);
+            }
             if carries {
                 carrying::restored(response).await
             } else {

@@ -2,14 +2,18 @@
 //! with a cap on how many are open and the gateway's record of whose each
 //! one is kept in step with it.
 //!
-//! Each session costs memory (its worker, its channels: some 70 KB). rmcp
-//! ends a session whose client went quiet (5 minutes) or closed it, and
-//! then closes it here; [`Sessions`] forgets its principal at the same
-//! time (before, that record grew with every session ever opened). At
-//! most `[limits] sessions` are open at once: for a new one past it, the
-//! session used least recently is closed, if nothing came from it for
-//! [`IDLE`] — its client, if it comes back, is told the session is gone
-//! and starts another; else the new session is refused.
+//! Each session costs memory (its worker, its channels: some 70 KB). A
+//! session is closed when its client closes it, or when it went quiet:
+//! no request of it open and nothing from it for [`KEEP_ALIVE`] (see
+//! [`Sessions::close_idle`]). rmcp's own idle timer is off: it sees only
+//! what reaches rmcp, and the calls the express lane answers do not (see
+//! `super::express`), which [`Sessions::hold`] counts instead. As a
+//! session closes, [`Sessions`] forgets its owner (before, that record grew
+//! with every session ever opened). At most `[limits] sessions` are open at
+//! once: for a new one past it, the session used least recently is closed,
+//! if nothing came from it for [`IDLE`] and no request of it is open — its
+//! client, if it comes back, is told the session is gone and starts
+//! another; else the new session is refused.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -19,18 +23,96 @@ use tokio::time::Instant;
 
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::{
-    LocalSessionManager, LocalSessionManagerError,
+    LocalSessionManager, LocalSessionManagerError, SessionConfig,
 };
 use rmcp::transport::streamable_http_server::session::{
     ServerSseMessage, SessionId, SessionManager,
 };
-use tokio_stream::Stream;
+use tokio_stream::{Stream, StreamExt};
 
 /// How long a session must have sent nothing to be closed for a new one.
 pub(crate) const IDLE: Duration = Duration::from_secs(60);
 
-/// Session id -> the principal that opened it.
-pub(crate) type Owners = Arc<Mutex<HashMap<String, String>>>;
+/// How long a session with no request open may send nothing before it is
+/// closed (rmcp's default).
+pub(crate) const KEEP_ALIVE: Duration = SessionConfig::DEFAULT_KEEP_ALIVE;
+
+/// How often sessions are looked at for [`KEEP_ALIVE`]: one is closed at
+/// most this much after it.
+const SWEEP_EVERY: Duration = Duration::from_secs(15);
+
+/// Session id -> whose it is.
+pub(crate) type Owners = Arc<Mutex<HashMap<String, Owner>>>;
+
+/// Whose a session is, and how its client speaks.
+pub(crate) struct Owner {
+    /// The principal that opened it.
+    pub(crate) principal: String,
+    /// How its client speaks, when its calls may take the express lane
+    /// (it asked for a classic revision; see `super::express`).
+    pub(crate) speaks: Option<Arc<Speaks>>,
+}
+
+impl Owner {
+    /// A session of `principal`'s whose calls are all rmcp's.
+    pub(crate) fn of(principal: String) -> Owner {
+        Owner {
+            principal,
+            speaks: None,
+        }
+    }
+}
+
+/// What the express lane keeps of a session.
+pub(crate) struct Speaks {
+    /// The revision its client asked for, and speaks (a classic one).
+    pub(crate) version: String,
+    /// Whether its client declared the tasks extension.
+    pub(crate) follows_tasks: bool,
+    /// Its calls on the lanes, by request id.
+    #[cfg(all(unix, not(askgate_portable)))]
+    pub(crate) calls: crate::express::lane::OnLanes,
+}
+
+/// How an open session is used.
+struct Use {
+    /// When something last came from it, or a request of it ended.
+    at: Instant,
+    /// How many of its requests are open (an answer under way).
+    open: usize,
+}
+
+impl Use {
+    /// Whether nothing came from it for `quiet`, and no request of it is
+    /// open.
+    fn is_idle_for(&self, quiet: Duration, now: Instant) -> bool {
+        self.open == 0 && now.saturating_duration_since(self.at) >= quiet
+    }
+}
+
+/// Session id -> how it is used.
+type Used = Arc<Mutex<HashMap<SessionId, Use>>>;
+
+/// A request of a session open, counted until dropped (see
+/// [`Sessions::hold`]).
+pub(crate) struct Held {
+    used: Used,
+    id: SessionId,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let Some(used) = self
+            .used
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_mut(&self.id)
+        {
+            used.open = used.open.saturating_sub(1);
+            used.at = Instant::now();
+        }
+    }
+}
 
 /// rmcp's sessions, capped, and whose each one is.
 pub(crate) struct Sessions {
@@ -38,8 +120,8 @@ pub(crate) struct Sessions {
     owners: Owners,
     /// How many may be open at once.
     most: usize,
-    /// When each open session last sent something.
-    used: Mutex<HashMap<SessionId, Instant>>,
+    /// How each open session is used.
+    used: Used,
     /// Held while a session is counted and made, so that two made at once
     /// cannot both pass the cap.
     making: tokio::sync::Mutex<()>,
@@ -48,33 +130,81 @@ pub(crate) struct Sessions {
 impl Sessions {
     /// At most `most` sessions, whose principals are recorded in `owners`.
     pub(crate) fn new(owners: Owners, most: usize) -> Sessions {
+        let mut inner = LocalSessionManager::default();
+        // Kept here instead (see the module's doc).
+        inner.session_config.keep_alive = None;
         Sessions {
-            inner: LocalSessionManager::default(),
+            inner,
             owners,
             most,
-            used: Mutex::new(HashMap::new()),
+            used: Arc::default(),
             making: tokio::sync::Mutex::new(()),
         }
     }
 
     /// `id` sent something now.
     fn touch(&self, id: &SessionId) {
-        if let Some(at) = self
-            .used
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get_mut(id)
-        {
-            *at = Instant::now();
+        if let Some(used) = self.used().get_mut(id) {
+            used.at = Instant::now();
         }
     }
 
-    /// The session used least recently, if nothing came from it for
-    /// [`IDLE`].
+    /// A request of session `id` opens now, counted until the guard drops:
+    /// while one is open the session is not idle. `None` when `id` is not
+    /// open.
+    pub(crate) fn hold(&self, id: &SessionId) -> Option<Held> {
+        let mut used = self.used();
+        let open = used.get_mut(id)?;
+        open.open += 1;
+        open.at = Instant::now();
+        Some(Held {
+            used: Arc::clone(&self.used),
+            id: id.clone(),
+        })
+    }
+
+    fn used(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Use>> {
+        self.used.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The session used least recently, if it is idle for [`IDLE`].
     fn idlest(&self) -> Option<SessionId> {
-        let used = self.used.lock().unwrap_or_else(PoisonError::into_inner);
-        let (id, at) = used.iter().min_by_key(|(_, at)| **at)?;
-        (at.elapsed() >= IDLE).then(|| id.clone())
+        let now = Instant::now();
+        let used = self.used();
+        used.iter()
+            .filter(|(_, used)| used.is_idle_for(IDLE, now))
+            .min_by_key(|(_, used)| used.at)
+            .map(|(id, _)| id.clone())
+    }
+
+    /// Close every session idle for [`KEEP_ALIVE`] at `now`.
+    async fn close_quiet(&self, now: Instant) {
+        let quiet: Vec<SessionId> = self
+            .used()
+            .iter()
+            .filter(|(_, used)| used.is_idle_for(KEEP_ALIVE, now))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in quiet {
+            tracing::debug!(session = %id, "closed a session idle for {KEEP_ALIVE:?}");
+            if let Err(error) = self.forget(&id).await {
+                tracing::debug!(session = %id, %error, "the idle session was closed already");
+            }
+        }
+    }
+
+    /// Close each session idle for [`KEEP_ALIVE`] (no request open,
+    /// nothing sent), until `stop`.
+    pub(crate) async fn close_idle(self: Arc<Self>, stop: impl Future<Output = ()>) {
+        let mut every = tokio::time::interval(SWEEP_EVERY);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tokio::pin!(stop);
+        loop {
+            tokio::select! {
+                () = &mut stop => return,
+                _ = every.tick() => self.close_quiet(Instant::now()).await,
+            }
+        }
     }
 
     /// Close `id` and forget it, whoever closed it.
@@ -83,10 +213,7 @@ impl Sessions {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(id.as_ref());
-        self.used
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id);
+        self.used().remove(id);
         Ok(self.inner.close_session(id).await?)
     }
 }
@@ -127,10 +254,13 @@ impl SessionManager for Sessions {
             self.forget(&idlest).await?;
         }
         let (id, transport) = self.inner.create_session().await?;
-        self.used
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id.clone(), Instant::now());
+        self.used().insert(
+            id.clone(),
+            Use {
+                at: Instant::now(),
+                open: 0,
+            },
+        );
         Ok((id, transport))
     }
 
@@ -156,8 +286,13 @@ impl SessionManager for Sessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.touch(id);
-        Ok(self.inner.create_stream(id, message).await?)
+        // Open until its answer's stream ends.
+        let held = self.hold(id);
+        let stream = self.inner.create_stream(id, message).await?;
+        Ok(stream.map(move |message| {
+            let _open = &held;
+            message
+        }))
     }
 
     async fn accept_message(
@@ -201,7 +336,7 @@ mod tests {
             owners
                 .lock()
                 .expect("not poisoned")
-                .insert(id.to_string(), "alice".into());
+                .insert(id.to_string(), Owner::of("alice".into()));
             ids.push(id);
         }
         ids
@@ -252,6 +387,48 @@ mod tests {
             "its principal is forgotten with it"
         );
         // The rest were used within the minute: the next is refused.
+        let refused = sessions.create_session().await.err().expect("refused");
+        assert!(matches!(refused, SessionsError::Full(MOST)), "{refused}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_session_quiet_for_the_keep_alive_is_closed_and_one_with_a_request_open_is_not() {
+        let owners = Owners::default();
+        let sessions = Sessions::new(Arc::clone(&owners), MOST);
+        let ids = filled(&sessions, &owners).await;
+        // The first has a request open the whole time (a call on the
+        // express lane, which rmcp never sees); the second sent something
+        // a minute ago; the rest sent nothing since they opened.
+        let held = sessions.hold(&ids[0]).expect("open");
+        tokio::time::sleep(KEEP_ALIVE - IDLE).await;
+        sessions.touch(&ids[1]);
+        tokio::time::sleep(IDLE).await;
+        sessions.close_quiet(Instant::now()).await;
+        assert!(sessions.has_session(&ids[0]).await.expect("answers"));
+        assert!(sessions.has_session(&ids[1]).await.expect("answers"));
+        for id in &ids[2..] {
+            assert!(!sessions.has_session(id).await.expect("answers"));
+        }
+        assert_eq!(owners.lock().expect("not poisoned").len(), 2);
+        // Its request ended: the first is quiet from then on.
+        drop(held);
+        tokio::time::sleep(KEEP_ALIVE).await;
+        sessions.close_quiet(Instant::now()).await;
+        assert!(!sessions.has_session(&ids[0]).await.expect("answers"));
+        assert!(!sessions.has_session(&ids[1]).await.expect("answers"));
+        assert!(owners.lock().expect("not poisoned").is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn past_the_cap_a_session_with_a_request_open_is_not_closed_for_a_new_one() {
+        let owners = Owners::default();
+        let sessions = Sessions::new(Arc::clone(&owners), MOST);
+        let ids = filled(&sessions, &owners).await;
+        let _held: Vec<Held> = ids
+            .iter()
+            .map(|id| sessions.hold(id).expect("open"))
+            .collect();
+        tokio::time::sleep(IDLE * 2).await;
         let refused = sessions.create_session().await.err().expect("refused");
         assert!(matches!(refused, SessionsError::Full(MOST)), "{refused}");
     }

@@ -219,6 +219,19 @@ impl Gateway {
         self.inner.settings.threshold
     }
 
+    /// The auto-approve threshold of a request with `headers` (see
+    /// [`askgate_mcp::threshold_in`]).
+    ///
+    /// # Errors
+    /// Its threshold header is not a risk level.
+    pub(crate) fn threshold_in(
+        &self,
+        headers: &axum::http::HeaderMap,
+    ) -> Result<Option<Risk>, rmcp::ErrorData> {
+        let settings = &self.inner.settings;
+        askgate_mcp::threshold_in(headers, settings.threshold, settings.allow_raise)
+    }
+
     /// The upstream `index`'s express lane, when it has one.
     pub(crate) fn lane(&self, index: usize) -> Option<&Arc<Lane>> {
         self.inner.upstreams.get(index)?.lane.as_ref()

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use askgate_core::{Call, Risk};
-use askgate_mcp::{Decided, Principal};
+use askgate_mcp::Decided;
 use rmcp::ErrorData;
 use rmcp::model::{JsonObject, Tool};
 use serde_json::Value as Json;
@@ -64,6 +64,9 @@ pub(crate) struct Plan {
     pub(crate) tool: String,
     /// The arguments to send (the caller's `confirm` taken out).
     pub(crate) arguments: JsonObject,
+    /// Whose call it is: the authenticated principal, or the anonymous
+    /// one (stdio).
+    pub(crate) principal: String,
     /// The decision, and its audit entry.
     pub(crate) decided: Decided,
 }
@@ -95,11 +98,18 @@ impl Gateway {
         when_recorded(target.risk, decided.verdict.method, durable_reads)
     }
 
-    /// The plan for a call of `name` with `arguments` when its upstream's
+    /// The plan for `principal`'s call of `name` with `arguments`, under
+    /// the auto-approve `threshold` of its request, when its upstream's
     /// express lane is open, nobody need be asked and nothing waits for
     /// its record (see [`crate::express`]): `None` for any call that must
     /// go through a round.
-    pub(crate) fn unattended(&self, name: &str, arguments: JsonObject) -> Option<Plan> {
+    pub(crate) fn unattended(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        principal: &str,
+        threshold: Option<Risk>,
+    ) -> Option<Plan> {
         let settings = &self.inner.settings;
         if name == askgate_core::ask_tool::NAME && self.offers_ask_tool() {
             return None;
@@ -122,12 +132,10 @@ impl Gateway {
             return None;
         }
         let target = self.target(found, arguments);
-        // The lane serves stdio: one client, whom nothing authenticates;
-        // its threshold is the configured one (no session header there).
         let decided = settings.rounds.decide_unattended(
             &target.call(None),
-            settings.threshold,
-            Principal::ANONYMOUS,
+            threshold,
+            principal,
             &Json::Object(target.arguments.clone()),
         )?;
         if self.when_recorded(&target, &decided) == Recorded::BeforeSent {
@@ -138,6 +146,7 @@ impl Gateway {
             server: target.server,
             tool: target.tool.name.to_string(),
             arguments: target.arguments,
+            principal: principal.to_owned(),
             decided,
         })
     }
@@ -171,7 +180,7 @@ impl Gateway {
             plan.index,
             &plan.tool,
             &plan.arguments,
-            Principal::ANONYMOUS,
+            &plan.principal,
             None,
         )?;
         plan.decided.log();

@@ -56,10 +56,24 @@ pub fn session_threshold(
     configured: Option<Risk>,
     allow_raise: bool,
 ) -> Result<Option<Risk>, ErrorData> {
-    let Some(parts) = cx.extensions.get::<http::request::Parts>() else {
-        return Ok(configured);
-    };
-    let Some(value) = parts.headers.get(THRESHOLD_HEADER) else {
+    match cx.extensions.get::<http::request::Parts>() {
+        Some(parts) => threshold_in(&parts.headers, configured, allow_raise),
+        None => Ok(configured),
+    }
+}
+
+/// The auto-approve threshold for a request with `headers`: as
+/// [`session_threshold`], for a request read before rmcp (the gateway's
+/// express lane on Streamable HTTP).
+///
+/// # Errors
+/// As [`session_threshold`].
+pub fn threshold_in(
+    headers: &http::HeaderMap,
+    configured: Option<Risk>,
+    allow_raise: bool,
+) -> Result<Option<Risk>, ErrorData> {
+    let Some(value) = headers.get(THRESHOLD_HEADER) else {
         return Ok(configured);
     };
     let text = value.to_str().unwrap_or("").trim();

@@ -72,6 +72,17 @@ impl HttpSession {
         message: &Json,
         version: Option<&str>,
     ) -> reqwest::Response {
+        self.post_with(message, version, &[]).await
+    }
+
+    /// POST `message` as [`HttpSession::post_raw`] does, with `headers`
+    /// added.
+    pub(crate) async fn post_with(
+        &self,
+        message: &Json,
+        version: Option<&str>,
+        headers: &[(&str, &str)],
+    ) -> reqwest::Response {
         let mut request = self
             .http
             .post(&self.url)
@@ -83,7 +94,23 @@ impl HttpSession {
                 .header("mcp-session-id", &self.id)
                 .header("mcp-protocol-version", version);
         }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
         request.send().await.expect("the gateway answers")
+    }
+
+    /// Close the session: DELETE with its id.
+    #[allow(dead_code)] // Not every test binary closes one.
+    pub(crate) async fn close(&self) -> reqwest::Response {
+        self.http
+            .delete(&self.url)
+            .bearer_auth(&self.token)
+            .header("mcp-session-id", &self.id)
+            .header("mcp-protocol-version", &self.version)
+            .send()
+            .await
+            .expect("the gateway answers")
     }
 
     /// POST `message` and read the JSON-RPC message of its answer.

@@ -15,9 +15,16 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
 
-#[path = "support/http_session.rs"]
+#[path = "../support/http_session.rs"]
 mod http_session;
 use http_session::{HttpSession, message_of};
+
+/// The express lane over HTTP: a call that needs no person answered as
+/// JSON.
+mod express;
+
+/// A session's end.
+mod sessions;
 
 const ALICE: &str = "alice-token-0123456789";
 const BOB: &str = "bob-token-0123456789ab";
