@@ -3,7 +3,9 @@
 # called by one rmcp client directly on stdio, through `askgate gateway`, and
 # through npm supergateway (--stateful) and mcp-proxy (Streamable HTTP), side
 # by side in one run; then the gateway's memory on a store with 10,000
-# pending asks. See crates/askgate/benches/gateway.rs.
+# pending asks. See crates/askgate/benches/gateway.rs. The same comparison
+# with the official Python SDK as the client, and the gateway on
+# Streamable HTTP too, is scripts/bench-peers.sh.
 #
 #   scripts/bench-gateway.sh                       # everything
 #   scripts/bench-gateway.sh direct askgate        # only these cases

@@ -1,0 +1,142 @@
+"""The gateway at scale on Streamable HTTP (issue 19), with the official
+Python SDK's client: run by scripts/bench-scale.sh, which starts the
+servers. Two measures, each next to a baseline measured in the same run:
+
+- memory: N idle sessions opened (initialize, notifications/initialized)
+  on the gateway and on rmcp's own server (the conformance fixture, the
+  baseline); the RSS each adds per session;
+- load: C clients at once, each its own session calling server-everything's
+  echo K times; errors, p50, p99 and calls/s, through the gateway (its
+  stdio upstream) and directly (server-everything over its own Streamable
+  HTTP, the baseline).
+
+Prints a markdown report; never pass/fail (timings are not tests).
+"""
+
+import argparse
+import asyncio
+import sys
+import time
+
+import httpx2 as httpx
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+HEADERS = {
+    "accept": "application/json, text/event-stream",
+    "content-type": "application/json",
+}
+VERSION = "2025-06-18"
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
+async def open_sessions(url: str, count: int, at_once: int) -> list[str]:
+    """Open `count` sessions by hand, `at_once` at a time; their ids."""
+    ids: list[str] = []
+    gate = asyncio.Semaphore(at_once)
+    async with httpx.AsyncClient(limits=httpx.Limits(max_connections=at_once)) as http:
+
+        async def one() -> None:
+            async with gate:
+                opened = await http.post(url, headers=HEADERS, json={
+                    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                    "params": {"protocolVersion": VERSION, "capabilities": {},
+                               "clientInfo": {"name": "bench-scale", "version": "1"}}})
+                opened.raise_for_status()
+                session = opened.headers["mcp-session-id"]
+                headers = dict(HEADERS, **{"mcp-session-id": session,
+                                           "mcp-protocol-version": VERSION})
+                done = await http.post(url, headers=headers, json={
+                    "jsonrpc": "2.0", "method": "notifications/initialized"})
+                done.raise_for_status()
+                ids.append(session)
+
+        await asyncio.gather(*(one() for _ in range(count)))
+    return ids
+
+
+async def memory(url: str, pid: int, count: int) -> tuple[int, int, float]:
+    before = rss_kib(pid)
+    await open_sessions(url, count, 32)
+    await asyncio.sleep(1)
+    after = rss_kib(pid)
+    return before, after, (after - before) / count
+
+
+async def load(url: str, tool: str, arguments: dict, clients: int, calls: int):
+    """`clients` sessions at once, each `calls` calls; latencies and errors."""
+    latencies: list[float] = []
+    errors: list[str] = []
+
+    async def client() -> None:
+        try:
+            async with streamable_http_client(url) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    for _ in range(calls):
+                        start = time.perf_counter()
+                        result = await session.call_tool(tool, arguments)
+                        latencies.append(time.perf_counter() - start)
+                        if result.isError:
+                            errors.append("isError")
+        except Exception as error:  # noqa: BLE001 - counted, not raised
+            errors.append(type(error).__name__)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(clients)))
+    elapsed = time.perf_counter() - start
+    latencies.sort()
+    p = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000 if latencies else float("nan")  # noqa: E731
+    return {
+        "calls": len(latencies),
+        "errors": len(errors),
+        "p50": p(0.50),
+        "p99": p(0.99),
+        "per_s": len(latencies) / elapsed if elapsed else 0.0,
+    }
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gateway", required=True, help="the gateway's MCP URL")
+    ap.add_argument("--gateway-pid", type=int, required=True)
+    ap.add_argument("--baseline", required=True, help="rmcp's own server's MCP URL")
+    ap.add_argument("--baseline-pid", type=int, required=True)
+    ap.add_argument("--direct", required=True,
+                    help="server-everything's own Streamable HTTP URL (the load baseline)")
+    ap.add_argument("--sessions", type=int, default=10_000)
+    ap.add_argument("--clients", type=int, default=200)
+    ap.add_argument("--calls", type=int, default=20)
+    args = ap.parse_args()
+
+    print(f"## askgate at scale ({args.sessions} idle sessions; {args.clients} clients x {args.calls} calls)\n")
+    print("| server | idle sessions | RSS before KiB | RSS after KiB | KiB per session |")
+    print("|---|---|---|---|---|")
+    for name, url, pid in (("rmcp's own server (baseline)", args.baseline, args.baseline_pid),
+                           ("askgate gateway --listen", args.gateway, args.gateway_pid)):
+        before, after, each = await memory(url, pid, args.sessions)
+        print(f"| {name} | {args.sessions} | {before} | {after} | {each:.1f} |")
+        sys.stdout.flush()
+
+    print("\n| echo of server-everything | clients | calls | errors | p50 ms | p99 ms | calls/s | p99 / direct's |")
+    print("|---|---|---|---|---|---|---|---|")
+    direct = None
+    for name, url in (("directly, over its own Streamable HTTP (baseline)", args.direct),
+                      ("through askgate gateway --listen (stdio upstream)", args.gateway)):
+        result = await load(url, "echo", {"message": "hello askgate"}, args.clients, args.calls)
+        direct = direct or result
+        ratio = result["p99"] / direct["p99"] if direct["p99"] else float("nan")
+        print(f"| {name} | {args.clients} | {result['calls']} | {result['errors']} | "
+              f"{result['p50']:.2f} | {result['p99']:.2f} | {result['per_s']:.0f} | {ratio:.2f} |")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
