@@ -84,16 +84,18 @@ async def load(url: str, tool: str, arguments: dict, clients: int, calls: int):
                         start = time.perf_counter()
                         result = await session.call_tool(tool, arguments)
                         latencies.append(time.perf_counter() - start)
-                        if result.isError:
+                        if result.is_error:
                             errors.append("isError")
         except Exception as error:  # noqa: BLE001 - counted, not raised
-            errors.append(type(error).__name__)
+            errors.append(f"{type(error).__name__}: {error!r}"[:300])
 
     start = time.perf_counter()
     await asyncio.gather(*(client() for _ in range(clients)))
     elapsed = time.perf_counter() - start
     latencies.sort()
     p = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000 if latencies else float("nan")  # noqa: E731
+    for error in sorted(set(errors))[:5]:
+        print(f"  error ({errors.count(error)}x): {error}", file=sys.stderr)
     return {
         "calls": len(latencies),
         "errors": len(errors),

@@ -11,8 +11,9 @@
 //!   before a byte of it is read, and one that turns out longer is cut
 //!   there (its reader gets an error);
 //! - **at most [`Limits::connections`] connections** (default
-//!   [`MOST_CONNECTIONS`]) are served at once, under the usual 1,024 open
-//!   files, and **at most [`Limits::connections_per_peer`]** (default
+//!   [`MOST_CONNECTIONS`]) are served at once — within the process's
+//!   open-files limit, which is raised to fit first (see [`open_files`]) —
+//!   and **at most [`Limits::connections_per_peer`]** (default
 //!   [`MOST_CONNECTIONS_PER_PEER`]) from one IP address, so that one
 //!   client cannot take them all: past either, a new connection is
 //!   answered `503 Service Unavailable` (with `Retry-After`) and closed,
@@ -24,6 +25,8 @@
 //!
 //! Connections are HTTP/1 (axum's `http1`), served by hyper, and end
 //! gracefully when `stop` comes: each finishes the request it is on.
+
+pub mod open_files;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -48,10 +51,12 @@ pub const HEADERS_WITHIN: Duration = Duration::from_secs(10);
 pub const BODY_PAUSE: Duration = Duration::from_secs(30);
 
 /// How many connections are served at once.
-pub const MOST_CONNECTIONS: usize = 512;
+pub const MOST_CONNECTIONS: usize = 4096;
 
-/// How many connections from one IP address are served at once.
-pub const MOST_CONNECTIONS_PER_PEER: usize = 256;
+/// How many connections from one IP address are served at once: every
+/// client on this machine is one address (loopback), and 200 SDK clients
+/// hold two or three connections each.
+pub const MOST_CONNECTIONS_PER_PEER: usize = 1024;
 
 /// The longest request body read: 16 MiB, as the longest message askgate
 /// reads from a client on stdio.
@@ -182,6 +187,20 @@ pub async fn serve(
         .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
             limits.body_pause,
         ));
+    let mut limits = limits;
+    let open_files = open_files::raise();
+    let fits = open_files::within(limits.connections, open_files);
+    if fits < limits.connections {
+        tracing::warn!(
+            open_files,
+            wanted = limits.connections,
+            most = fits,
+            "{what} serves fewer connections at once than [limits] connections says: the process \
+             may open no more files (raise its limit: ulimit -n, or LimitNOFILE= in systemd)"
+        );
+        limits.connections = fits;
+        limits.connections_per_peer = limits.connections_per_peer.min(fits);
+    }
     let slots = Arc::new(Semaphore::new(limits.connections));
     let peers = Arc::new(Peers::default());
     let graceful = GracefulShutdown::new();
@@ -420,17 +439,22 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
         let addr = listener.local_addr().expect("an address");
         let app = Router::new().route("/", axum::routing::get(|| async { "here" }));
+        let limits = Limits {
+            connections: 64,
+            connections_per_peer: 32,
+            ..Limits::default()
+        };
         tokio::spawn(serve(
             listener,
             app,
             "the test",
-            Limits::default(),
+            limits,
             std::future::pending(),
         ));
         // Every slot held by clients that have not sent their headers yet,
         // from two addresses (one may hold only its share).
         let mut held = Vec::new();
-        for n in 0..MOST_CONNECTIONS {
+        for n in 0..limits.connections {
             let from = if n % 2 == 0 {
                 [127, 0, 0, 1]
             } else {
