@@ -30,10 +30,9 @@ if [ ! -f "$peers/gateway_peers.py" ]; then
     echo "bench-peers: no gateway_peers.py in $peers; set ASKGATE_PEERS to its folder" >&2
     exit 1
 fi
-if [ ! -x "$prefix/venv/bin/python" ]; then
-    echo "bench-peers: installing the Python SDK and the npm packages under $prefix" >&2
-    ASKGATE_BENCH_PREFIX="$prefix" bash "$peers/setup.sh"
-fi
+# shellcheck source=scripts/bench-lib.sh
+. "$root/scripts/bench-lib.sh"
+bench_ready
 
 cargo build --quiet --release -p askgate
 askgate="$target/release/askgate"
@@ -41,24 +40,7 @@ askgate="$target/release/askgate"
 mkdir -p "$out"
 run=$(mktemp -d "$out/run.XXXXXX")
 trap 'rm -rf "$run"' EXIT
-everything="$prefix/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-# The gateway as a user would run it: a store of its own, the echo ruled a
-# read (it needs no person), the inbox on a free port.
-cat > "$run/bench.toml" <<EOF
-store = "sqlite://$run/store.db"
-
-[[upstreams]]
-name = "everything"
-command = "node"
-args = ["$everything", "stdio"]
-
-[[rules]]
-tool = "echo"
-risk = "read"
-
-[inbox]
-listen = "127.0.0.1:0"
-EOF
+bench_config "$run/bench.toml" "$run"
 
 # shellcheck disable=SC2086 # ASKGATE_PEERS_ARGS is a list of arguments
 "$prefix/venv/bin/python" "$peers/gateway_peers.py" ${ASKGATE_PEERS_ARGS:-} \

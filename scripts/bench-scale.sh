@@ -17,11 +17,9 @@ cd "$root"
 target=${CARGO_TARGET_DIR:-"$root/target"}
 prefix=${ASKGATE_BENCH_PREFIX:-/tmp/askgate-bench}
 peers=${ASKGATE_PEERS:-"$root/../shared/bench"}
-if [ ! -x "$prefix/venv/bin/python" ]; then
-    echo "bench-scale: installing the Python SDK and the npm packages under $prefix" >&2
-    ASKGATE_BENCH_PREFIX="$prefix" bash "$peers/setup.sh"
-fi
-everything="$prefix/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+# shellcheck source=scripts/bench-lib.sh
+. "$root/scripts/bench-lib.sh"
+bench_ready
 
 cargo build --quiet --release -p askgate -p askgate-conformance --bins
 bin="$target/release"
@@ -57,24 +55,8 @@ direct_port=$(port)
 PORT=$direct_port node "$everything" streamableHttp >/dev/null 2>"$run/everything.log" &
 pids+=($!)
 
-cat > "$run/gateway.toml" <<TOML
-store = "sqlite://$run/gateway.db"
-
-[[upstreams]]
-name = "everything"
-command = "node"
-args = ["$everything", "stdio"]
-
-[[rules]]
-tool = "echo"
-risk = "read"
-
-[inbox]
-listen = "127.0.0.1:0"
-
-[limits]
-sessions = 20000
-TOML
+bench_config "$run/gateway.toml" "$run"
+printf '\n[limits]\nsessions = 20000\n' >> "$run/gateway.toml"
 gateway_port=$(port)
 "$bin/askgate" gateway --config "$run/gateway.toml" --listen "127.0.0.1:$gateway_port" 2>"$run/gateway.log" &
 pids+=($!); gateway_pid=$!

@@ -1,0 +1,36 @@
+# Shared by scripts/bench-peers.sh and scripts/bench-scale.sh (sourced):
+# the Python SDK and server-everything under $prefix, and the gateway's
+# config over server-everything as a user would write it.
+
+# Install the Python SDK and the npm packages under $prefix (once), with
+# the team's setup.sh in $peers. Sets $everything, server-everything's
+# entry script.
+bench_ready() {
+    if [ ! -x "$prefix/venv/bin/python" ]; then
+        echo "bench: installing the Python SDK and the npm packages under $prefix" >&2
+        ASKGATE_BENCH_PREFIX="$prefix" bash "$peers/setup.sh"
+    fi
+    everything="$prefix/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+}
+
+# Write to FILE a gateway config over server-everything (stdio) with its
+# store in DIR: the echo ruled a read (it needs no person), the inbox on a
+# free port.
+bench_config() {
+    local file=$1 dir=$2
+    cat > "$file" <<EOF
+store = "sqlite://$dir/store.db"
+
+[[upstreams]]
+name = "everything"
+command = "node"
+args = ["$everything", "stdio"]
+
+[[rules]]
+tool = "echo"
+risk = "read"
+
+[inbox]
+listen = "127.0.0.1:0"
+EOF
+}
