@@ -1,0 +1,126 @@
+"""What a person's confirmation adds to a call (issue 19), with the official
+Python SDK's client over stdio: run by scripts/bench-confirm.sh, which
+writes the two configs. server-everything's echo is called through two
+gateways in one run:
+
+- `read`: echo ruled a read (no one asked; the express lane);
+- `confirmed`: echo ruled medium_write, and the client's person accepts
+  each confirmation at once (`min_answer_ms = 0`, so an instant accept
+  counts as read).
+
+The budget it is held to: one durable commit (SQLite, WAL, synchronous
+FULL, one row, in the same folder as the gateways' stores) plus one round
+trip between the client and the gateway (a ping through it) — the
+elicitation's. Prints a markdown report; never pass/fail.
+"""
+
+import argparse
+import asyncio
+import os
+import sqlite3
+import sys
+import time
+
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+
+
+def p50(samples: list[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[len(ordered) // 2] * 1000
+
+
+def p99(samples: list[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
+
+
+async def accept(context, params):  # noqa: ARG001 - the SDK's signature
+    return types.ElicitResult(action="accept", content={"confirm": True})
+
+
+async def calls(command: list[str], n: int, warmup: int):
+    """Echo `n` times through the gateway run by `command`; each call's
+    time, and each ping's."""
+    server = StdioServerParameters(command=command[0], args=command[1:])
+    # The gateways' logs (a line per decision) are not the report.
+    with open(os.devnull, "w") as quiet:
+        return await calls_logged(server, n, warmup, quiet)
+
+
+async def calls_logged(server, n: int, warmup: int, errlog):
+    async with stdio_client(server, errlog=errlog) as (read, write):
+        async with ClientSession(read, write, elicitation_callback=accept) as session:
+            await session.initialize()
+            for _ in range(warmup):
+                await session.call_tool("echo", {"message": "warm"})
+            took, pings = [], []
+            for _ in range(n):
+                start = time.perf_counter()
+                result = await session.call_tool("echo", {"message": "hello askgate"})
+                took.append(time.perf_counter() - start)
+                if result.is_error:
+                    raise RuntimeError(f"the call failed: {result.content}")
+                start = time.perf_counter()
+                await session.send_ping()
+                pings.append(time.perf_counter() - start)
+            return took, pings
+
+
+def commits(folder: str, n: int) -> list[float]:
+    """`n` one-row durable commits in a SQLite file in `folder`."""
+    path = os.path.join(folder, "commit-baseline.db")
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v TEXT)")
+    took = []
+    for i in range(n):
+        start = time.perf_counter()
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("INSERT INTO t (v) VALUES (?)", (f"row {i}",))
+        db.execute("COMMIT")
+        took.append(time.perf_counter() - start)
+    db.close()
+    return took
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--askgate", required=True)
+    ap.add_argument("--read-config", required=True)
+    ap.add_argument("--confirm-config", required=True)
+    ap.add_argument("--folder", required=True, help="where the stores are (the commit baseline goes there)")
+    ap.add_argument("-n", type=int, default=300)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+
+    read, confirmed, pings, commit = [], [], [], []
+    for _ in range(args.rounds):
+        took, ping = await calls([args.askgate, "gateway", "--config", args.read_config], args.n, 20)
+        read += took
+        pings += ping
+        took, ping = await calls([args.askgate, "gateway", "--config", args.confirm_config], args.n, 5)
+        confirmed += took
+        pings += ping
+        commit += commits(args.folder, args.n)
+        sys.stderr.write(".")
+        sys.stderr.flush()
+    sys.stderr.write("\n")
+
+    added = p50(confirmed) - p50(read)
+    budget = p50(commit) + p50(pings)
+    print(f"## A confirmed call against a read ({args.rounds} rounds x {args.n} calls, stdio)\n")
+    print("| what | p50 ms | p99 ms |")
+    print("|---|---|---|")
+    print(f"| read (no one asked) | {p50(read):.3f} | {p99(read):.3f} |")
+    print(f"| confirmed (the person accepts at once) | {p50(confirmed):.3f} | {p99(confirmed):.3f} |")
+    print(f"| one durable SQLite commit (WAL, FULL) | {p50(commit):.3f} | {p99(commit):.3f} |")
+    print(f"| one round trip client <-> gateway (ping) | {p50(pings):.3f} | {p99(pings):.3f} |")
+    print(f"\nadded by the confirmation (p50): {added:.3f} ms; "
+          f"budget (one commit + one round trip): {budget:.3f} ms; "
+          f"added / budget: {added / budget:.2f}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
