@@ -165,7 +165,8 @@ fn the_limits_have_defaults_and_take_what_limits_sets() {
     let defaults = with_top("").expect("parses");
     assert_eq!(defaults.limits, crate::config::Limits::default());
     assert_eq!(defaults.limits.sessions, 1024);
-    assert_eq!(defaults.limits.serving.connections_per_peer, 256);
+    assert_eq!(defaults.limits.serving.connections, 4096);
+    assert_eq!(defaults.limits.serving.connections_per_peer, 1024);
     assert_eq!(defaults.limits.request_size(), 16 * 1024 * 1024);
     assert_eq!(defaults.limits.answer_size, 64 * 1024 * 1024);
     assert_eq!(defaults.confirmations.most_pending_per_principal, 256);
