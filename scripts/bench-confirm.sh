@@ -33,8 +33,17 @@ bench_config "$run/confirm.toml" "$run/confirm"
 sed -i 's/^risk = "read"$/risk = "medium_write"/' "$run/confirm.toml"
 sed -i '1i min_answer_ms = 0' "$run/confirm.toml"
 
+# The same as confirm.toml, for a client that shows no ask: its calls wait
+# in the inbox (at most the hour inbox_wait allows).
+mkdir -p "$run/held"
+bench_config "$run/held.toml" "$run/held"
+sed -i 's/^risk = "read"$/risk = "medium_write"/' "$run/held.toml"
+sed -i '1i inbox_wait = "1h"' "$run/held.toml"
+sed -i 's/^\[inbox\]$/[limits]\npending_asks_per_principal = 2000\n\n[inbox]/' "$run/held.toml"
+
 # shellcheck disable=SC2086 # ASKGATE_CONFIRM_ARGS is a list of arguments
 "$prefix/venv/bin/python" scripts/bench_confirm.py ${ASKGATE_CONFIRM_ARGS:-} \
     --askgate "$target/release/askgate" \
     --read-config "$run/read.toml" --confirm-config "$run/confirm.toml" \
-    --folder "$run"
+    --folder "$run" \
+    --held-config "$run/held.toml" --held-store "$run/held/store.db"

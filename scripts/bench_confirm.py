@@ -85,12 +85,81 @@ def commits(folder: str, n: int) -> list[float]:
     return took
 
 
+def gateway_pid() -> int:
+    """The askgate gateway this process started (stdio_client's child)."""
+    me = str(os.getpid())
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                command = cmdline.read().split(b"\0")
+        except OSError:
+            continue
+        if fields[1] == me and b"gateway" in command:
+            return int(entry)
+    raise RuntimeError("the gateway's process was not found")
+
+
+def cpu_ms(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def pending(store: str) -> int:
+    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT COUNT(*) FROM asks WHERE status = 'pending'").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        db.close()
+
+
+async def held(askgate: str, config: str, store: str, n: int):
+    """`n` calls at once from a client that shows no ask: each waits for a
+    person in the inbox. The time until all `n` wait, and the gateway's CPU
+    and memory for them."""
+    server = StdioServerParameters(command=askgate, args=["gateway", "--config", config])
+    with open(os.devnull, "w") as quiet:
+        async with stdio_client(server, errlog=quiet) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                pid = gateway_pid()
+                base = pending(store)
+                cpu, rss = cpu_ms(pid), rss_kib(pid)
+                start = time.perf_counter()
+                waiting = [asyncio.create_task(session.call_tool("echo", {"message": f"held {i}"}))
+                           for i in range(n)]
+                while pending(store) - base < n:
+                    await asyncio.sleep(0.01)
+                took = time.perf_counter() - start
+                cpu, rss = cpu_ms(pid) - cpu, rss_kib(pid) - rss
+                for call in waiting:
+                    call.cancel()
+                await asyncio.gather(*waiting, return_exceptions=True)
+                return took, cpu, rss
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--askgate", required=True)
     ap.add_argument("--read-config", required=True)
     ap.add_argument("--confirm-config", required=True)
     ap.add_argument("--folder", required=True, help="where the stores are (the commit baseline goes there)")
+    ap.add_argument("--held-config", help="a config whose echo waits for a person in the inbox")
+    ap.add_argument("--held-store", help="that config's store file")
     ap.add_argument("-n", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
@@ -120,6 +189,17 @@ async def main() -> None:
     print(f"\nadded by the confirmation (p50): {added:.3f} ms; "
           f"budget (one commit + one round trip): {budget:.3f} ms; "
           f"added / budget: {added / budget:.2f}")
+    if not args.held_config:
+        return
+    print("\n## Calls held for a person at once (a client that shows no ask: each waits in the inbox)\n")
+    print("| calls held | until all wait, s | gateway CPU ms per call | gateway RSS KiB per call |")
+    print("|---|---|---|---|")
+    per_call = {}
+    for n in (100, 1000):
+        took, cpu, rss = await held(args.askgate, args.held_config, args.held_store, n)
+        per_call[n] = cpu / n
+        print(f"| {n} | {took:.2f} | {cpu / n:.3f} | {rss / n:.1f} |")
+    print(f"\nCPU per call at 1,000 held / at 100: {per_call[1000] / per_call[100]:.2f} (flat is 1.00)")
 
 
 if __name__ == "__main__":
