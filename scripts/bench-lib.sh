@@ -2,6 +2,12 @@
 # the Python SDK and server-everything under $prefix, and the gateway's
 # config over server-everything as a user would write it.
 
+# Where things are, for a script that set $root (this checkout): its build,
+# the bench's installs, the team's shared bench.
+target=${CARGO_TARGET_DIR:-"$root/target"}
+prefix=${ASKGATE_BENCH_PREFIX:-/tmp/askgate-bench}
+peers=${ASKGATE_PEERS:-"$root/../shared/bench"}
+
 # Install the Python SDK and the npm packages under $prefix (once), with
 # the team's setup.sh in $peers. Sets $everything, server-everything's
 # entry script.

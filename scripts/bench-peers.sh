@@ -21,17 +21,14 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-target=${CARGO_TARGET_DIR:-"$root/target"}
-peers=${ASKGATE_PEERS:-"$root/../shared/bench"}
-prefix=${ASKGATE_BENCH_PREFIX:-/tmp/askgate-bench}
 out="$root/target/bench-peers"
 
+# shellcheck source=scripts/bench-lib.sh
+. "$root/scripts/bench-lib.sh"
 if [ ! -f "$peers/gateway_peers.py" ]; then
     echo "bench-peers: no gateway_peers.py in $peers; set ASKGATE_PEERS to its folder" >&2
     exit 1
 fi
-# shellcheck source=scripts/bench-lib.sh
-. "$root/scripts/bench-lib.sh"
 bench_ready
 
 cargo build --quiet --release -p askgate

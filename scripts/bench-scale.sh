@@ -14,9 +14,6 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-target=${CARGO_TARGET_DIR:-"$root/target"}
-prefix=${ASKGATE_BENCH_PREFIX:-/tmp/askgate-bench}
-peers=${ASKGATE_PEERS:-"$root/../shared/bench"}
 # shellcheck source=scripts/bench-lib.sh
 . "$root/scripts/bench-lib.sh"
 bench_ready
