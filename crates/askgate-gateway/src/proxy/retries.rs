@@ -77,33 +77,25 @@ impl Gateway {
             )
         };
         let owner = &settings.owner;
-        // Under the key in use, then (a call sent before the last
-        // rotation) under the one before it.
-        let mut earlier = None;
-        for digest in settings.ledger.digests(&target.arguments) {
-            let retry = Retry {
-                principal,
-                server: &target.server,
-                tool: &target.tool.name,
-                arguments_digest: &digest,
-            };
-            if let Some(found) = store
-                .may_have_run(&retry, since, owner)
-                .await
-                .map_err(unread)?
-            {
-                earlier = Some((found, digest));
-                break;
-            }
-        }
-        let Some((found, digest)) = earlier else {
+        // Under the key in use, or (a call sent before the last rotation)
+        // one before it: one query.
+        let digests = settings.ledger.digests(&target.arguments);
+        let Some((digest, earlier_digests)) = digests.split_first() else {
             return Ok(None);
         };
         let retry = Retry {
             principal,
             server: &target.server,
             tool: &target.tool.name,
-            arguments_digest: &digest,
+            arguments_digest: digest,
+            earlier_digests,
+        };
+        let Some(found) = store
+            .may_have_run(&retry, since, owner)
+            .await
+            .map_err(unread)?
+        else {
+            return Ok(None);
         };
         let beat = found
             .owner_beat

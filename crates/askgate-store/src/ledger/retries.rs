@@ -12,7 +12,7 @@
 //! a further call is the caller's informed choice, and goes as any call.
 
 use jiff::Timestamp;
-use sqlx::Row;
+use sqlx::{AssertSqlSafe, Row};
 
 use super::CallRow;
 use crate::backend::{Store, with_pool, with_writer};
@@ -30,6 +30,10 @@ pub struct Retry<'a> {
     pub tool: &'a str,
     /// The keyed digest of the arguments, as the ledger records it.
     pub arguments_digest: &'a str,
+    /// The digests of the same arguments under the keys in use before
+    /// (rotated out, or older builds'): a call recorded under any of them
+    /// is the same call. Found by the same query.
+    pub earlier_digests: &'a [String],
 }
 
 /// An earlier call that a retry is the same as, and that may have run.
@@ -47,16 +51,36 @@ pub struct Retried {
 /// (when it was found so), or `sent` by an owner other than `$6` (not yet
 /// found: its owner died within the lapse, or lives). One in doubt comes
 /// before one that may be live; then the newest. A call recorded before
-/// calls kept their principal matches any.
+/// calls kept their principal matches any. Its digest is `$1` or one of
+/// the earlier digests, bound from `$7` on: the statement ends with their
+/// list (see [`may_have_run_sql`]). Its `state IN` term is the one of the
+/// index it is found by (`calls_in_doubt`), word for word: SQLite uses a
+/// partial index only for a query that says so.
 const MAY_HAVE_RUN: &str = concat!(
     "SELECT ",
     call_columns!(),
     ", (SELECT beat_at FROM owners WHERE owners.owner = calls.owner) AS owner_beat \
-     FROM calls WHERE arguments_digest = $1 AND (principal = $2 OR principal IS NULL) \
+     FROM calls WHERE (principal = $2 OR principal IS NULL) \
      AND server = $3 AND tool = $4 AND told_at IS NULL \
+     AND state IN ('sent', 'may_have_run') \
      AND ((state = 'may_have_run' AND finished_at >= $5) OR (state = 'sent' AND owner <> $6)) \
-     ORDER BY CASE WHEN state = 'may_have_run' THEN 0 ELSE 1 END, prepared_at DESC LIMIT 1"
+     AND arguments_digest IN ($1"
 );
+
+/// How [`MAY_HAVE_RUN`] ends, after its list of digests.
+const MAY_HAVE_RUN_ORDER: &str =
+    ") ORDER BY CASE WHEN state = 'may_have_run' THEN 0 ELSE 1 END, prepared_at DESC LIMIT 1";
+
+/// [`MAY_HAVE_RUN`] for `earlier` digests besides the one in use: one
+/// statement, one visit to the store, however many keys there were.
+fn may_have_run_sql(earlier: usize) -> String {
+    let mut sql = String::from(MAY_HAVE_RUN);
+    for n in 0..earlier {
+        sql.push_str(&format!(", ${}", 7 + n));
+    }
+    sql.push_str(MAY_HAVE_RUN_ORDER);
+    sql
+}
 
 /// The newest call made in a request.
 const OF_REQUEST: &str = concat!(
@@ -66,10 +90,11 @@ const OF_REQUEST: &str = concat!(
 );
 
 impl Store {
-    /// The call the same as `retry` that may have run and whose retry was
-    /// not told so yet: one found `may_have_run` at or after `since`
-    /// (preferred), or one `sent` by another process than `me` (with that
-    /// process's last beat, if it still beats); the newest of them.
+    /// The call the same as `retry` (under its digest or any of its earlier
+    /// ones) that may have run and whose retry was not told so yet: one
+    /// found `may_have_run` at or after `since` (preferred), or one `sent`
+    /// by another process than `me` (with that process's last beat, if it
+    /// still beats); the newest of them.
     ///
     /// # Errors
     /// [`Error`] when the store fails or the row is unreadable.
@@ -79,14 +104,20 @@ impl Store {
         since: Timestamp,
         me: &str,
     ) -> Result<Option<Retried>, Error> {
+        let sql = may_have_run_sql(retry.earlier_digests.len());
         with_pool!(self, |pool| {
-            let row = sqlx::query(MAY_HAVE_RUN)
+            // Built from constants and placeholder numbers only.
+            let mut query = sqlx::query(AssertSqlSafe(sql.clone()))
                 .bind(retry.arguments_digest)
                 .bind(retry.principal)
                 .bind(retry.server)
                 .bind(retry.tool)
                 .bind(micros(since))
-                .bind(me)
+                .bind(me);
+            for digest in retry.earlier_digests {
+                query = query.bind(digest.as_str());
+            }
+            let row = query
                 .fetch_optional(pool)
                 .await
                 .map_err(|e| self.fail(e))?;

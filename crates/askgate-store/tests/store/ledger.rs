@@ -356,6 +356,7 @@ async fn a_retry_finds_the_call_that_may_have_run_until_it_is_told_once() {
             server: "files",
             tool: "delete",
             arguments_digest: &digest,
+            earlier_digests: &[],
         };
         // In flight in the process that sent it: its own calls are no retry.
         assert!(in_doubt(&store, &retry, at(0), "gw-1").await.is_none());
@@ -370,6 +371,21 @@ async fn a_retry_finds_the_call_that_may_have_run_until_it_is_told_once() {
             .await
             .expect("the sent call");
         assert_eq!(seen.owner_beat, Some(at(2)), "with its owner's last beat");
+        // Asked for under a key rotated in since: found by its digest under
+        // the key before, in the same query.
+        let earlier = [digest.clone()];
+        let rotated = Retry {
+            arguments_digest: "hmac-sha256:under-the-new-key",
+            earlier_digests: &earlier,
+            ..retry
+        };
+        let found = in_doubt(&store, &rotated, at(0), "gw-2").await;
+        assert_eq!(
+            found.map(|found| found.call.call.id),
+            Some("c1".to_owned()),
+            "{}",
+            store.name()
+        );
         // Another principal, tool or arguments: no retry of it.
         for other in [
             Retry {
@@ -519,6 +535,7 @@ async fn a_call_sent_whose_answer_never_came_may_have_run_and_its_retry_finds_it
                 server: "files",
                 tool: "delete",
                 arguments_digest: &format!("hmac-sha256:{id}"),
+                earlier_digests: &[],
             };
             // Even in the live process that sent it.
             let found = in_doubt(&store, &retry, at(0), "gw-1").await;
