@@ -4,7 +4,7 @@
 //! decisions for the calls nobody need be asked about (see
 //! [`super::pipeline`]).
 
-use askgate_core::Method;
+use askgate_core::{Gate, Method, gate};
 use askgate_mcp::{Policy, Request, RoundError, session_threshold};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ContentBlock};
@@ -19,6 +19,9 @@ use super::preview::preview;
 use crate::holds::HELD;
 use crate::lifecycle::{Decision, Lifecycle};
 use crate::questions;
+
+/// The key a call's confirmation is asked under.
+pub(super) const CONFIRM: &str = "confirm";
 
 impl Gateway {
     /// Call `target` for `principal`, the client's call being `params`.
@@ -67,7 +70,16 @@ impl Gateway {
         }
         // The same call may have run before askgate stopped: the person
         // is told, or it is not sent again.
+        // A person may decide: the call's asks are read beside the ledger,
+        // one visit to the store for both.
+        let asked = !matches!(gate(target.risk, threshold), Gate::Proceed(_));
         let earlier = match resumed {
+            None if asked => {
+                let ledger = self.earlier_run(&target, principal, cx.ct.cancelled());
+                let (earlier, looked) = tokio::join!(ledger, round.look_ahead(CONFIRM));
+                looked?;
+                earlier?
+            }
             None => {
                 self.earlier_run(&target, principal, cx.ct.cancelled())
                     .await?
@@ -86,7 +98,7 @@ impl Gateway {
             threshold,
             caller_confirmed: target.caller_confirmed,
         };
-        let Some(decided) = round.decide("confirm", &call, policy).await? else {
+        let Some(decided) = round.decide(CONFIRM, &call, policy).await? else {
             return Ok(round.respond()?);
         };
         // Where the gateway hears that an ask it parked settled (its wait

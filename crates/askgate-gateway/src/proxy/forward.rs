@@ -17,6 +17,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value as Json;
 
 use super::Gateway;
+use super::call::CONFIRM;
 use super::upstream_call::{Cancelled, UpstreamCall};
 use crate::downstream::Progress;
 use crate::holds::{HELD, RESUME};
@@ -114,7 +115,7 @@ impl Gateway {
                 }
                 Effect::Audit(Audited::Decision) => approved.decided.audit(&round).await?,
                 Effect::Audit(Audited::Withdrawal) => {
-                    round.cancelled("confirm", call).audit(&round).await?;
+                    round.cancelled(CONFIRM, call).audit(&round).await?;
                 }
                 Effect::Answer(Answer::NotSent(Audited::Decision)) => {
                     return Ok(not_sent(approved.decided.verdict.for_model.clone()));
@@ -125,7 +126,7 @@ impl Gateway {
                         tool = call.tool,
                         "cancelled by its client before it was sent; not sent"
                     );
-                    return Ok(not_sent(round.cancelled("confirm", call).verdict.for_model));
+                    return Ok(not_sent(round.cancelled(CONFIRM, call).verdict.for_model));
                 }
                 Effect::Answer(Answer::Unrecorded) => {
                     return Err(self.unrecorded(&approved, failure.take()));
@@ -142,9 +143,7 @@ impl Gateway {
                         // Answered now; its record ends "not sent".
                         Wrote::Withdrawn => {
                             self.inner.settings.metrics.cancelled(call.server);
-                            return Ok(not_sent(
-                                round.cancelled("confirm", call).verdict.for_model,
-                            ));
+                            return Ok(not_sent(round.cancelled(CONFIRM, call).verdict.for_model));
                         }
                     }
                 }

@@ -187,7 +187,7 @@ impl Round {
         self.about(call.server, call.tool, call.risk.as_str());
         let ask = Ask::new(confirmation_form(call)).map_err(RoundError::unsendable)?;
         let mut found = Found {
-            standing: self.standing(key, &ask).await?,
+            standing: self.first_standing(key, &ask).await?,
             answered: None,
         };
         for _ in 0..MOST_TURNS {

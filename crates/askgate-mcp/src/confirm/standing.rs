@@ -52,6 +52,22 @@ impl Round {
     /// A store failure.
     pub(super) async fn standing(&self, key: &str, ask: &Ask) -> Result<Standing, RoundError> {
         let asks = self.asks_of_call(key).await?;
+        self.standing_of(asks, ask).await
+    }
+
+    /// [`Round::standing`] at the decision's first look: from the asks
+    /// read ahead, if they were.
+    pub(super) async fn first_standing(
+        &mut self,
+        key: &str,
+        ask: &Ask,
+    ) -> Result<Standing, RoundError> {
+        let asks = self.asks_looked_ahead(key).await?;
+        self.standing_of(asks, ask).await
+    }
+
+    /// Where a call stands, its asks (newest first) being `asks`.
+    async fn standing_of(&self, asks: Vec<AskRow>, ask: &Ask) -> Result<Standing, RoundError> {
         let count = asks.len();
         let Some(mut newest) = asks.into_iter().next() else {
             return Ok(Standing {

@@ -123,6 +123,9 @@ pub struct Round {
     /// What an ask parked now is about (server, tool, risk), for people
     /// reading the inbox.
     origin: Option<(String, String, String)>,
+    /// The asks of a call read ahead of its decision
+    /// ([`Round::look_ahead`]), by the call's key.
+    looked_ahead: Option<(String, Vec<askgate_store::AskRow>)>,
 }
 
 /// The key in the carried state naming the request.
@@ -150,6 +153,33 @@ fn request_digest(request: &InputRequest) -> String {
 }
 
 impl Round {
+    /// Read the asks of the call `key` is about now, for its decision
+    /// ([`Round::decide`]) to start from: run it beside what else the
+    /// caller reads before deciding (the gateway's ledger), and the store
+    /// is visited once in that time, not twice. Read then rather than a
+    /// moment later, what it finds is as true: a decision already takes
+    /// each read as it was when it was made. Only the first look of the
+    /// decision uses it; every look after reads the store again.
+    ///
+    /// # Errors
+    /// A store failure.
+    pub async fn look_ahead(&mut self, key: &str) -> Result<(), RoundError> {
+        let asks = self.asks_of_call(key).await?;
+        self.looked_ahead = Some((key.to_owned(), asks));
+        Ok(())
+    }
+
+    /// The asks [`Round::look_ahead`] read for `key`, once; else read now.
+    pub(crate) async fn asks_looked_ahead(
+        &mut self,
+        key: &str,
+    ) -> Result<Vec<askgate_store::AskRow>, RoundError> {
+        match self.looked_ahead.take() {
+            Some((looked, asks)) if looked == key => Ok(asks),
+            _ => self.asks_of_call(key).await,
+        }
+    }
+
     /// The client's revision.
     pub fn revision(&self) -> Revision {
         self.revision

@@ -243,6 +243,7 @@ impl Rounds {
             parked: Vec::new(),
             request_id: None,
             origin: None,
+            looked_ahead: None,
         };
         if mode == Mode::Classic {
             return Ok(round);
@@ -324,6 +325,7 @@ impl Rounds {
             parked: Vec::new(),
             request_id: Some(task_id.to_owned()),
             origin: None,
+            looked_ahead: None,
         }
     }
 }

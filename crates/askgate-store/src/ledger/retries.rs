@@ -117,10 +117,7 @@ impl Store {
             for digest in retry.earlier_digests {
                 query = query.bind(digest.as_str());
             }
-            let row = query
-                .fetch_optional(pool)
-                .await
-                .map_err(|e| self.fail(e))?;
+            let row = query.fetch_optional(pool).await.map_err(|e| self.fail(e))?;
             let Some(row) = row else {
                 return Ok(None);
             };
