@@ -43,4 +43,5 @@ sed -i 's/^\[inbox\]$/[limits]\npending_asks_per_principal = 2000\n\n[inbox]/' "
     --askgate "$target/release/askgate" \
     --read-config "$run/read.toml" --confirm-config "$run/confirm.toml" \
     --folder "$run" \
-    --held-config "$run/held.toml" --held-store "$run/held/store.db"
+    --held-config "$run/held.toml" --held-store "$run/held/store.db" \
+    --everything "$everything"

@@ -11,7 +11,12 @@ gateways in one run:
 The budget it is held to: one durable commit (SQLite, WAL, synchronous
 FULL, one row, in the same folder as the gateways' stores) plus one round
 trip between the client and the gateway (a ping through it) — the
-elicitation's. Prints a markdown report; never pass/fail.
+elicitation's. A ping is the least an elicitation can take; what one
+takes with this client, from a server with no gateway between, is
+measured too (`--everything`): server-everything's
+trigger-elicitation-request (it elicits, the client's callback answers,
+it returns) against its echo, called directly. Prints a markdown report;
+never pass/fail.
 """
 
 import argparse
@@ -65,6 +70,33 @@ async def calls_logged(server, n: int, warmup: int, errlog):
                 await session.send_ping()
                 pings.append(time.perf_counter() - start)
             return took, pings
+
+
+async def decline(context, params):  # noqa: ARG001 - the SDK's signature
+    return types.ElicitResult(action="decline")
+
+
+async def direct(everything: str, n: int, warmup: int):
+    """`n` of server-everything's echo and `n` of its elicitation (the
+    client's callback declining at once: the same round trip as an
+    accept, without filling its form), called directly, interleaved."""
+    server = StdioServerParameters(command="node", args=[everything, "stdio"])
+    with open(os.devnull, "w") as quiet:
+        async with stdio_client(server, errlog=quiet) as (read, write):
+            async with ClientSession(read, write, elicitation_callback=decline) as session:
+                await session.initialize()
+                for _ in range(warmup):
+                    await session.call_tool("echo", {"message": "warm"})
+                    await session.call_tool("trigger-elicitation-request", {})
+                echo, elicited = [], []
+                for _ in range(n):
+                    start = time.perf_counter()
+                    await session.call_tool("echo", {"message": "hello askgate"})
+                    echo.append(time.perf_counter() - start)
+                    start = time.perf_counter()
+                    await session.call_tool("trigger-elicitation-request", {})
+                    elicited.append(time.perf_counter() - start)
+                return echo, elicited
 
 
 def commits(folder: str, n: int) -> list[float]:
@@ -160,12 +192,18 @@ async def main() -> None:
     ap.add_argument("--folder", required=True, help="where the stores are (the commit baseline goes there)")
     ap.add_argument("--held-config", help="a config whose echo waits for a person in the inbox")
     ap.add_argument("--held-store", help="that config's store file")
+    ap.add_argument("--everything", help="server-everything's dist/index.js: the elicitation's "
+                    "round trip measured without a gateway")
     ap.add_argument("-n", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
 
-    read, confirmed, pings, commit = [], [], [], []
+    read, confirmed, pings, commit, echo, elicited = [], [], [], [], [], []
     for _ in range(args.rounds):
+        if args.everything:
+            took, asked = await direct(args.everything, args.n, 5)
+            echo += took
+            elicited += asked
         took, ping = await calls([args.askgate, "gateway", "--config", args.read_config], args.n, 20)
         read += took
         pings += ping
@@ -189,6 +227,13 @@ async def main() -> None:
     print(f"\nadded by the confirmation (p50): {added:.3f} ms; "
           f"budget (one commit + one round trip): {budget:.3f} ms; "
           f"added / budget: {added / budget:.2f}")
+    if echo:
+        trip = p50(elicited) - p50(echo)
+        print(f"\nan elicitation's round trip with this client, no gateway between (p50 of "
+              f"server-everything's trigger-elicitation-request {p50(elicited):.3f} ms, less its "
+              f"echo {p50(echo):.3f} ms): {trip:.3f} ms; budget with it (one commit + that "
+              f"round trip): {p50(commit) + trip:.3f} ms; added / that budget: "
+              f"{added / (p50(commit) + trip):.2f}")
     if not args.held_config:
         return
     print("\n## Calls held for a person at once (a client that shows no ask: each waits in the inbox)\n")
