@@ -69,9 +69,9 @@ impl Gateway {
             }
         }
         // The same call may have run before askgate stopped: the person
-        // is told, or it is not sent again.
-        // A person may decide: the call's asks are read beside the ledger,
-        // one visit to the store for both.
+        // is told, or it is not sent again. When a person may decide, the
+        // call's asks are read beside the ledger: one visit to the store
+        // for both.
         let asked = !matches!(gate(target.risk, threshold), Gate::Proceed(_));
         let earlier = match resumed {
             None if asked => {

@@ -124,9 +124,14 @@ pub struct Round {
     /// reading the inbox.
     origin: Option<(String, String, String)>,
     /// The asks of a call read ahead of its decision
-    /// ([`Round::look_ahead`]), by the call's key.
-    looked_ahead: Option<(String, Vec<askgate_store::AskRow>)>,
+    /// ([`Round::look_ahead`]), by the call's key, and when.
+    looked_ahead: Option<(String, tokio::time::Instant, Vec<askgate_store::AskRow>)>,
 }
+
+/// How long the asks read ahead of a decision ([`Round::look_ahead`]) are
+/// taken for the store's word: about as long as a read of the ledger
+/// takes, not as long as one that waited on another process.
+pub(crate) const LOOKED_AHEAD_FRESH: Duration = Duration::from_millis(100);
 
 /// The key in the carried state naming the request.
 const REQUEST_ID: &str = "askgate.request";
@@ -156,26 +161,32 @@ impl Round {
     /// Read the asks of the call `key` is about now, for its decision
     /// ([`Round::decide`]) to start from: run it beside what else the
     /// caller reads before deciding (the gateway's ledger), and the store
-    /// is visited once in that time, not twice. Read then rather than a
-    /// moment later, what it finds is as true: a decision already takes
-    /// each read as it was when it was made. Only the first look of the
-    /// decision uses it; every look after reads the store again.
+    /// is visited once in that time, not twice. Read a moment before
+    /// rather than at once, what it finds is as true: a decision already
+    /// takes each read as it was when it was made. Only the decision's
+    /// first look uses it, and only within a tenth of a second (the
+    /// ledger may wait seconds on another process): every other look reads
+    /// the store again.
     ///
     /// # Errors
     /// A store failure.
     pub async fn look_ahead(&mut self, key: &str) -> Result<(), RoundError> {
         let asks = self.asks_of_call(key).await?;
-        self.looked_ahead = Some((key.to_owned(), asks));
+        let at = tokio::time::Instant::now();
+        self.looked_ahead = Some((key.to_owned(), at, asks));
         Ok(())
     }
 
-    /// The asks [`Round::look_ahead`] read for `key`, once; else read now.
+    /// The asks [`Round::look_ahead`] read for `key`, once, while fresh;
+    /// else read now.
     pub(crate) async fn asks_looked_ahead(
         &mut self,
         key: &str,
     ) -> Result<Vec<askgate_store::AskRow>, RoundError> {
         match self.looked_ahead.take() {
-            Some((looked, asks)) if looked == key => Ok(asks),
+            Some((looked, at, asks)) if looked == key && at.elapsed() <= LOOKED_AHEAD_FRESH => {
+                Ok(asks)
+            }
             _ => self.asks_of_call(key).await,
         }
     }
