@@ -55,16 +55,18 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
 /// `sent` or `may_have_run` (a retry), by its state while `sent`
 /// (recovery), by its request when it has one; an audit entry by its
 /// decision key when it has one. A read's record had cost six B-tree
-/// writes; now two.
+/// writes; now two. Like v12, it runs again harmlessly on a store whose
+/// recorded version was set back.
 const V13_LOOKED_UP_ONLY: &str = "
-DROP INDEX calls_owner_state;
-DROP INDEX calls_state;
-CREATE INDEX calls_sent ON calls (owner) WHERE state = 'sent';
-DROP INDEX calls_arguments;
-CREATE INDEX calls_in_doubt ON calls (arguments_digest) WHERE state IN ('sent', 'may_have_run');
-DROP INDEX calls_request;
+DROP INDEX IF EXISTS calls_owner_state;
+DROP INDEX IF EXISTS calls_state;
+CREATE INDEX IF NOT EXISTS calls_sent ON calls (owner) WHERE state = 'sent';
+DROP INDEX IF EXISTS calls_arguments;
+CREATE INDEX IF NOT EXISTS calls_in_doubt ON calls (arguments_digest)
+    WHERE state IN ('sent', 'may_have_run');
+DROP INDEX IF EXISTS calls_request;
 CREATE INDEX calls_request ON calls (request) WHERE request IS NOT NULL;
-DROP INDEX audit_decision_key;
+DROP INDEX IF EXISTS audit_decision_key;
 CREATE UNIQUE INDEX audit_decision_key ON audit (decision_key) WHERE decision_key IS NOT NULL;
 ";
 
@@ -74,7 +76,7 @@ CREATE UNIQUE INDEX audit_decision_key ON audit (decision_key) WHERE decision_ke
 /// read every pending ask's row, form and all: parking the n-th of n
 /// held calls cost n row reads.
 const V12_WAITING: &str = "
-CREATE INDEX asks_waiting ON asks (status, principal, expires_at);
+CREATE INDEX IF NOT EXISTS asks_waiting ON asks (status, principal, expires_at);
 ";
 
 /// The audit chain's head — the newest entry's position and hash — kept
