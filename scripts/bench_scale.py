@@ -4,7 +4,12 @@ servers. Two measures, each next to a baseline measured in the same run:
 
 - memory: N idle sessions opened (initialize, notifications/initialized)
   on the gateway and on rmcp's own server (the conformance fixture, the
-  baseline); the RSS each adds per session;
+  baseline); the RSS each adds per session, a second after the last
+  opened and again once they were quiet for `--quiet` seconds (the
+  gateway rests a session quiet for half a second);
+- waking: a `ping` (rmcp's to answer, not the express lane's) on a session
+  just used, and on the same session after it was quiet for `--quiet`
+  seconds (at rest on the gateway: woken by the ping); medians;
 - load: C clients at once, each its own session calling server-everything's
   echo K times; errors, p50, p99 and calls/s, through the gateway (its
   stdio upstream) and directly (server-everything over its own Streamable
@@ -15,6 +20,7 @@ Prints a markdown report; never pass/fail (timings are not tests).
 
 import argparse
 import asyncio
+import socket
 import sys
 import time
 
@@ -35,6 +41,39 @@ def rss_kib(pid: int) -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     raise RuntimeError(f"no VmRSS for {pid}")
+
+
+async def ping_ms(http, url: str, session: str) -> float:
+    headers = dict(HEADERS, **{"mcp-session-id": session, "mcp-protocol-version": VERSION})
+    start = time.perf_counter()
+    # Until the answer's event, as an SDK client reads it: the stream's end
+    # comes in a write of its own, after it.
+    async with http.stream("POST", url, headers=headers,
+                           json={"jsonrpc": "2.0", "id": 2, "method": "ping"}) as answer:
+        answer.raise_for_status()
+        async for line in answer.aiter_lines():
+            if line.startswith("data:") and '"result"' in line or line.startswith("{"):
+                break
+    return (time.perf_counter() - start) * 1000
+
+
+async def waking(url: str, count: int, quiet: float) -> tuple[float, float]:
+    """Median ms of a ping on a session just used, and after `quiet` s."""
+    sessions = await open_sessions(url, count, 8)
+    used, quieted = [], []
+    # Each request in one write: no Nagle wait on the body (40 ms here).
+    nodelay = httpx.AsyncHTTPTransport(
+        socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+    async with httpx.AsyncClient(transport=nodelay) as http:
+        for session in sessions:
+            await ping_ms(http, url, session)
+            used.append(await ping_ms(http, url, session))
+        await asyncio.sleep(quiet)
+        for session in sessions:
+            quieted.append(await ping_ms(http, url, session))
+    used.sort()
+    quieted.sort()
+    return used[len(used) // 2], quieted[len(quieted) // 2]
 
 
 async def open_sessions(url: str, count: int, at_once: int) -> list[str]:
@@ -62,12 +101,18 @@ async def open_sessions(url: str, count: int, at_once: int) -> list[str]:
     return ids
 
 
-async def memory(url: str, pid: int, count: int) -> tuple[int, int, float]:
+async def memory(url: str, pid: int, count: int, quiet: float):
+    """RSS before, a second after the sessions opened, and after `quiet`
+    seconds more; the two last per session."""
     before = rss_kib(pid)
+    start = time.perf_counter()
     await open_sessions(url, count, 32)
+    opened_in = time.perf_counter() - start
     await asyncio.sleep(1)
     after = rss_kib(pid)
-    return before, after, (after - before) / count
+    await asyncio.sleep(quiet)
+    quieted = rss_kib(pid)
+    return before, after, (after - before) / count, quieted, (quieted - before) / count, opened_in
 
 
 async def load(url: str, tool: str, arguments: dict, clients: int, calls: int):
@@ -116,15 +161,29 @@ async def main() -> None:
     ap.add_argument("--sessions", type=int, default=10_000)
     ap.add_argument("--clients", type=int, default=200)
     ap.add_argument("--calls", type=int, default=20)
+    ap.add_argument("--quiet", type=float, default=4.0,
+                    help="seconds the idle sessions stay quiet before the second measure")
     args = ap.parse_args()
 
     print(f"## askgate at scale ({args.sessions} idle sessions; {args.clients} clients x {args.calls} calls)\n")
-    print("| server | idle sessions | RSS before KiB | RSS after KiB | KiB per session |")
-    print("|---|---|---|---|---|")
+    print(f"| server | idle sessions | opened in s | RSS before KiB | RSS 1 s after KiB | KiB per session "
+          f"| RSS {args.quiet:g} s later KiB | KiB per session then |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, url, pid in (("rmcp's own server (baseline)", args.baseline, args.baseline_pid),
                            ("askgate gateway --listen", args.gateway, args.gateway_pid)):
-        before, after, each = await memory(url, pid, args.sessions)
-        print(f"| {name} | {args.sessions} | {before} | {after} | {each:.1f} |")
+        before, after, each, quieted, each_quiet, took = await memory(
+            url, pid, args.sessions, args.quiet)
+        print(f"| {name} | {args.sessions} | {took:.1f} | {before} | {after} | {each:.1f} "
+              f"| {quieted} | {each_quiet:.1f} |")
+        sys.stdout.flush()
+
+    print(f"\n| server | sessions | ping ms, session just used | ping ms, session quiet {args.quiet:g} s "
+          f"| ratio |")
+    print("|---|---|---|---|---|")
+    for name, url in (("rmcp's own server (baseline)", args.baseline),
+                      ("askgate gateway --listen (woken from rest)", args.gateway)):
+        used, quieted = await waking(url, 50, args.quiet)
+        print(f"| {name} | 50 | {used:.2f} | {quieted:.2f} | {quieted / used:.2f} |")
         sys.stdout.flush()
 
     print("\n| echo of server-everything | clients | calls | errors | p50 ms | p99 ms | calls/s | p99 / direct's |")

@@ -13,6 +13,7 @@
 
 mod notices;
 
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -32,6 +33,22 @@ pub(crate) struct Downstream {
     /// The tasks made through the gateway: their upstreams and clients
     /// (see [`crate::tasks`]).
     pub(crate) tasks: crate::tasks::Routes,
+    /// The Streamable HTTP sessions, as the gateway knows them (see
+    /// [`Downstream::may_rest`]).
+    http: Arc<Mutex<HttpSessions>>,
+}
+
+/// What the gateway knows of the Streamable HTTP sessions, by the id rmcp
+/// gave each.
+#[derive(Debug, Default)]
+struct HttpSessions {
+    /// Session id -> the gateway's own id of the session (see
+    /// [`Downstream::link`]).
+    linked: HashMap<String, Arc<str>>,
+    /// The sessions whose client something outside a request will be
+    /// sent to: a subscription, a log level, a task, a link a person went
+    /// to. They never rest.
+    pinned: HashSet<String>,
 }
 
 /// One connected client: its session, whose it is, and its connection.
@@ -39,7 +56,11 @@ pub(crate) struct Downstream {
 struct Client {
     session: Arc<str>,
     principal: String,
-    peer: Peer<RoleServer>,
+    /// Its connection; none while its session is at rest (see
+    /// [`Downstream::rest`]): the connection ended, the session did not,
+    /// and its next request wakes it. (A connection kept would keep its
+    /// channel's memory.)
+    peer: Option<Peer<RoleServer>>,
 }
 
 /// Where an upstream's ask outside any call goes.
@@ -61,21 +82,78 @@ impl Downstream {
     pub(crate) fn note(&self, session: &Arc<str>, principal: &str, peer: Peer<RoleServer>) {
         {
             let mut clients = self.clients();
-            clients.retain(|c| c.session != *session && !c.peer.is_transport_closed());
+            clients.retain(|c| c.session != *session && c.is_connected());
             clients.push(Client {
                 session: Arc::clone(session),
                 principal: principal.to_owned(),
-                peer,
+                peer: Some(peer),
             });
         }
         self.noted.notify_waiters();
     }
 
-    /// The clients still connected.
+    /// The clients still connected, those at rest among them.
     fn live(&self) -> Vec<Client> {
         let mut clients = self.clients();
-        clients.retain(|c| !c.peer.is_transport_closed());
+        clients.retain(Client::is_connected);
         clients.clone()
+    }
+
+    fn http(&self) -> std::sync::MutexGuard<'_, HttpSessions> {
+        self.http.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Streamable HTTP session `id` (rmcp's id) is the gateway's session
+    /// `session`: when it wakes from rest, it is that session again (its
+    /// intake settled, its client the one noted).
+    pub(crate) fn link(&self, id: &str, session: &Arc<str>) {
+        self.http()
+            .linked
+            .insert(id.to_owned(), Arc::clone(session));
+    }
+
+    /// The gateway's session that Streamable HTTP session `id` is.
+    pub(crate) fn linked(&self, id: &str) -> Option<Arc<str>> {
+        self.http().linked.get(id).cloned()
+    }
+
+    /// Streamable HTTP session `id`'s client will be sent something
+    /// outside any request of it: the session never rests.
+    pub(crate) fn pin(&self, id: &str) {
+        self.http().pinned.insert(id.to_owned());
+    }
+
+    /// Whether Streamable HTTP session `id` may rest: its handshake is
+    /// done and nothing will be sent to its client outside a request.
+    pub(crate) fn may_rest(&self, id: &str) -> bool {
+        let http = self.http();
+        http.linked.contains_key(id) && !http.pinned.contains(id)
+    }
+
+    /// Streamable HTTP session `id` rests: its connection ends now, and it
+    /// still counts as connected (an upstream's ask outside a call is not
+    /// shown to another principal while it rests).
+    pub(crate) fn rest(&self, id: &str) {
+        let Some(session) = self.linked(id) else {
+            return;
+        };
+        for client in self.clients().iter_mut() {
+            if client.session == session {
+                client.peer = None;
+            }
+        }
+    }
+
+    /// Streamable HTTP session `id` ended: forgotten.
+    pub(crate) fn gone(&self, id: &str) {
+        let session = {
+            let mut http = self.http();
+            http.pinned.remove(id);
+            http.linked.remove(id)
+        };
+        if let Some(session) = session {
+            self.clients().retain(|c| c.session != session);
+        }
     }
 
     /// Every connected client of a classic revision (2025-11-25 and
@@ -85,7 +163,7 @@ impl Downstream {
     pub(crate) fn classic(&self) -> Vec<Peer<RoleServer>> {
         self.live()
             .into_iter()
-            .map(|c| c.peer)
+            .filter_map(|c| c.peer)
             .filter(|peer| peer.peer_info().is_some())
             .collect()
     }
@@ -94,6 +172,8 @@ impl Downstream {
     /// when every connected client is one principal's. With none connected
     /// yet, waits up to `within` for one — a client's first call on the
     /// express lane can reach its upstream before rmcp notes the client.
+    /// A session at rest counts as connected, and is not asked: it has no
+    /// stream open to take a request.
     pub(crate) async fn whom(&self, within: Duration) -> Whom {
         let waiting = async {
             loop {
@@ -123,6 +203,21 @@ impl Downstream {
                 principals.len()
             ));
         }
-        Whom::Client(newest.peer.clone())
+        match live.iter().rev().find_map(|c| c.peer.as_ref()) {
+            Some(awake) => Whom::Client(awake.clone()),
+            None => Whom::Refused(
+                "the client's session is at rest, with no stream open to take a request".into(),
+            ),
+        }
+    }
+}
+
+impl Client {
+    /// Whether it is connected: its connection open, or its session at
+    /// rest.
+    fn is_connected(&self) -> bool {
+        self.peer
+            .as_ref()
+            .is_none_or(|peer| !peer.is_transport_closed())
     }
 }

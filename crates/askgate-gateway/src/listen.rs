@@ -195,7 +195,11 @@ pub(crate) async fn serve(
     let sessions = Arc::new(sessions::Sessions::new(
         Arc::clone(&gate.sessions),
         config.limits.sessions,
+        gateway.downstream(),
+        gateway.metrics().sessions(),
     ));
+    // Where each session's handshake is kept while it rests.
+    http.session_store = Some(sessions.handshakes());
     tokio::spawn(Arc::clone(&sessions).close_idle(streams.clone().cancelled_owned()));
     #[cfg(all(unix, not(askgate_portable)))]
     let screen = screening::Screen {

@@ -53,6 +53,11 @@ struct EventLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StateLabels {
+    state: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct BuildLabels {
     version: String,
 }
@@ -71,6 +76,7 @@ struct Inner {
     pending: Gauge,
     cancelled: Family<ServerLabels, Counter>,
     webhook_failures: Family<EventLabels, Counter>,
+    sessions: Family<StateLabels, Gauge>,
     waits: waits::Waits,
     /// Whether the store's news of asks is heard (see [`Metrics::watch`]).
     watching: AtomicBool,
@@ -126,6 +132,13 @@ impl Default for Metrics {
             "Webhook posts that failed after every try, by event (parked, settled)",
             webhook_failures.clone(),
         );
+        let sessions = Family::<StateLabels, Gauge>::default();
+        registry.register(
+            "http_sessions",
+            "Streamable HTTP sessions open, by state: awake (served by a worker of their own) or \
+             resting (quiet, kept as their handshake; woken by their next request)",
+            sessions.clone(),
+        );
         Metrics {
             inner: Arc::new(Inner {
                 registry,
@@ -135,6 +148,7 @@ impl Default for Metrics {
                 pending,
                 cancelled,
                 webhook_failures,
+                sessions,
                 waits,
                 watching: AtomicBool::new(false),
             }),
@@ -160,6 +174,20 @@ impl Metrics {
                 })
                 .observe(took.as_secs_f64());
         }
+    }
+
+    /// The gauges of the Streamable HTTP sessions awake and at rest (see
+    /// `listen::sessions`).
+    pub(crate) fn sessions(&self) -> (Gauge, Gauge) {
+        let state = |state: &str| {
+            self.inner
+                .sessions
+                .get_or_create(&StateLabels {
+                    state: state.to_owned(),
+                })
+                .clone()
+        };
+        (state("awake"), state("resting"))
     }
 
     /// A call was decided.

@@ -1,24 +1,42 @@
 //! The Streamable HTTP sessions of `--listen`: rmcp's own session manager,
-//! with a cap on how many are open and the gateway's record of whose each
-//! one is kept in step with it.
+//! with a cap on how many are open, rest for the quiet ones, and the
+//! gateway's record of whose each one is kept in step with it.
 //!
-//! Each session costs memory (its worker, its channels: some 70 KB). A
-//! session is closed when its client closes it, or when it went quiet:
-//! no request of it open and nothing from it for [`KEEP_ALIVE`] (see
-//! [`Sessions::close_idle`]). rmcp's own idle timer is off: it sees only
-//! what reaches rmcp, and the calls the express lane answers do not (see
-//! `super::express`), which [`Sessions::hold`] counts instead. As a
-//! session closes, [`Sessions`] forgets its owner (before, that record grew
-//! with every session ever opened). At most `[limits] sessions` are open at
-//! once: for a new one past it, the session used least recently is closed,
-//! if nothing came from it for [`IDLE`] and no request of it is open — its
-//! client, if it comes back, is told the session is gone and starts
-//! another; else the new session is refused.
+//! An awake session costs some 50-80 KB: its worker, and the channels
+//! between rmcp's tasks, whose first blocks are allocated whole as each
+//! channel is made. So a session that went quiet **rests**: once nothing
+//! came from it for [`REST_AFTER`] (half a second), no request of it is open, no stream
+//! of it is open and nothing will be sent to its client outside a request
+//! (see `Downstream::may_rest`), its worker is closed and its handshake
+//! kept. Its next request wakes it: rmcp restores it from the handshake
+//! (`SessionStore`, `SessionManager::restore_session`) and replays
+//! `initialize`, which the gateway knows for a waking (the session takes
+//! its own id back, its client is not introduced again). A call on the
+//! express lane does not wake it: the lane needs no worker. Freed as
+//! sessions rest, the memory is what the next sessions are made of, so
+//! the gateway holds as many workers as are awake at once, not as many
+//! sessions as are open.
+//!
+//! A session is closed when its client closes it, or when it went quiet:
+//! no request or stream of it open and nothing from it for
+//! [`KEEP_ALIVE`], at rest or not (see [`Sessions::close_idle`]). A client
+//! listening on its GET stream keeps its session: rmcp's own timer, and
+//! askgate's before, closed it after five quiet minutes, and the client
+//! found its session gone at its next request. rmcp's own idle timer is off: it
+//! sees only what reaches rmcp, and the calls the express lane answers do
+//! not (see `super::express`), which [`Sessions::hold`] counts instead. As
+//! a session closes, [`Sessions`] forgets its owner (before, that record
+//! grew with every session ever opened). At most `[limits] sessions` are
+//! open at once, awake or at rest: for a new one past it, the session used
+//! least recently is closed, if nothing came from it for [`IDLE`] and no
+//! request of it is open — its client, if it comes back, is told the
+//! session is gone and starts another; else the new session is refused.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use prometheus_client::metrics::gauge::Gauge;
 use tokio::time::Instant;
 
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
@@ -26,9 +44,12 @@ use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError, SessionConfig,
 };
 use rmcp::transport::streamable_http_server::session::{
-    ServerSseMessage, SessionId, SessionManager,
+    RestoreOutcome, ServerSseMessage, SessionId, SessionManager, SessionState, SessionStore,
+    SessionStoreError,
 };
 use tokio_stream::{Stream, StreamExt};
+
+use crate::downstream::Downstream;
 
 /// How long a session must have sent nothing to be closed for a new one.
 pub(crate) const IDLE: Duration = Duration::from_secs(60);
@@ -40,6 +61,16 @@ pub(crate) const KEEP_ALIVE: Duration = SessionConfig::DEFAULT_KEEP_ALIVE;
 /// How often sessions are looked at for [`KEEP_ALIVE`]: one is closed at
 /// most this much after it.
 const SWEEP_EVERY: Duration = Duration::from_secs(15);
+
+/// How long a session must be quiet to rest: long enough that a client
+/// busy with it does not wake it between two requests (a waking costs
+/// about as much as a handshake), short enough that the workers awake at
+/// once are few however fast sessions open (their memory is what later
+/// sessions are made of; see the module's doc).
+pub(crate) const REST_AFTER: Duration = Duration::from_millis(500);
+
+/// How often sessions are looked at for [`REST_AFTER`].
+const REST_EVERY: Duration = Duration::from_millis(100);
 
 /// Session id -> whose it is.
 pub(crate) type Owners = Arc<Mutex<HashMap<String, Owner>>>;
@@ -74,50 +105,92 @@ pub(crate) struct Speaks {
     pub(crate) calls: crate::express::lane::OnLanes,
 }
 
+/// Whether a session's worker runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Its worker runs.
+    Awake,
+    /// Its worker is being closed, to rest: a request for it waits for
+    /// that, then wakes it.
+    Closing,
+    /// Its worker is closed; its handshake is kept.
+    Resting,
+}
+
 /// How an open session is used.
 struct Use {
     /// When something last came from it, or a request of it ended.
     at: Instant,
     /// How many of its requests are open (an answer under way).
     open: usize,
+    /// How many of its streams are open (a GET's, or one resumed).
+    streams: usize,
+    /// Whether its worker runs.
+    state: State,
+    /// Its client's `initialize`, once answered: what wakes it.
+    handshake: Option<SessionState>,
+    /// How many closes of its worker, as it went to rest, rmcp has still
+    /// to report (its `close_session` once the worker ends): those are not
+    /// the session's end.
+    rests_to_report: usize,
 }
 
 impl Use {
-    /// Whether nothing came from it for `quiet`, and no request of it is
-    /// open.
+    /// Whether nothing came from it for `quiet`, and no request or stream
+    /// of it is open (a client listening on its GET stream is there, and
+    /// the stream's keep-alive events find out when it is not).
     fn is_idle_for(&self, quiet: Duration, now: Instant) -> bool {
-        self.open == 0 && now.saturating_duration_since(self.at) >= quiet
+        self.open == 0 && self.streams == 0 && now.saturating_duration_since(self.at) >= quiet
+    }
+
+    /// Whether it may rest at `now`: awake, its handshake known, and idle
+    /// for [`REST_AFTER`].
+    fn may_rest(&self, now: Instant) -> bool {
+        self.state == State::Awake && self.handshake.is_some() && self.is_idle_for(REST_AFTER, now)
     }
 }
 
 /// Session id -> how it is used.
 type Used = Arc<Mutex<HashMap<SessionId, Use>>>;
 
-/// A request of a session open, counted until dropped (see
+fn lock(used: &Used) -> std::sync::MutexGuard<'_, HashMap<SessionId, Use>> {
+    used.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A request or a stream of a session open, counted until dropped (see
 /// [`Sessions::hold`]).
 pub(crate) struct Held {
     used: Used,
     id: SessionId,
+    /// A stream's, not a request's.
+    stream: bool,
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        if let Some(used) = self
-            .used
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get_mut(&self.id)
-        {
-            used.open = used.open.saturating_sub(1);
+        if let Some(used) = lock(&self.used).get_mut(&self.id) {
+            if self.stream {
+                used.streams = used.streams.saturating_sub(1);
+            } else {
+                used.open = used.open.saturating_sub(1);
+            }
             used.at = Instant::now();
         }
     }
 }
 
-/// rmcp's sessions, capped, and whose each one is.
+/// How many sessions are awake and at rest, as the metrics show them.
+struct Counted {
+    awake: Gauge,
+    resting: Gauge,
+}
+
+/// rmcp's sessions, capped and rested, and whose each one is.
 pub(crate) struct Sessions {
     inner: LocalSessionManager,
     owners: Owners,
+    /// What the gateway knows of each session's client.
+    downstream: Downstream,
     /// How many may be open at once.
     most: usize,
     /// How each open session is used.
@@ -125,21 +198,41 @@ pub(crate) struct Sessions {
     /// Held while a session is counted and made, so that two made at once
     /// cannot both pass the cap.
     making: tokio::sync::Mutex<()>,
+    /// Rung as a session's worker has closed for rest.
+    rested: tokio::sync::Notify,
+    counted: Counted,
 }
 
 impl Sessions {
-    /// At most `most` sessions, whose principals are recorded in `owners`.
-    pub(crate) fn new(owners: Owners, most: usize) -> Sessions {
+    /// At most `most` sessions, whose principals are recorded in `owners`
+    /// and whose clients are `downstream`'s; `(awake, resting)` count
+    /// them.
+    pub(crate) fn new(
+        owners: Owners,
+        most: usize,
+        downstream: Downstream,
+        (awake, resting): (Gauge, Gauge),
+    ) -> Sessions {
         let mut inner = LocalSessionManager::default();
         // Kept here instead (see the module's doc).
         inner.session_config.keep_alive = None;
         Sessions {
             inner,
             owners,
+            downstream,
             most,
             used: Arc::default(),
             making: tokio::sync::Mutex::new(()),
+            rested: tokio::sync::Notify::new(),
+            counted: Counted { awake, resting },
         }
+    }
+
+    /// Where rmcp keeps each session's handshake, to wake it.
+    pub(crate) fn handshakes(&self) -> Arc<dyn SessionStore> {
+        Arc::new(Handshakes {
+            used: Arc::clone(&self.used),
+        })
     }
 
     /// `id` sent something now.
@@ -160,11 +253,26 @@ impl Sessions {
         Some(Held {
             used: Arc::clone(&self.used),
             id: id.clone(),
+            stream: false,
+        })
+    }
+
+    /// A stream of session `id` opens now, counted until the guard drops:
+    /// while one is open the session does not rest.
+    fn hold_stream(&self, id: &SessionId) -> Option<Held> {
+        let mut used = self.used();
+        let open = used.get_mut(id)?;
+        open.streams += 1;
+        open.at = Instant::now();
+        Some(Held {
+            used: Arc::clone(&self.used),
+            id: id.clone(),
+            stream: true,
         })
     }
 
     fn used(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Use>> {
-        self.used.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.used)
     }
 
     /// The session used least recently, if it is idle for [`IDLE`].
@@ -193,16 +301,52 @@ impl Sessions {
         }
     }
 
-    /// Close each session idle for [`KEEP_ALIVE`] (no request open,
-    /// nothing sent), until `stop`.
+    /// Rest every session that may at `now` (see the module's doc).
+    async fn rest_quiet(&self, now: Instant) {
+        let quiet: Vec<SessionId> = {
+            let mut used = self.used();
+            used.iter_mut()
+                .filter(|(id, used)| used.may_rest(now) && self.downstream.may_rest(id))
+                .map(|(id, used)| {
+                    // Seen as not there from now on: a request for it waits
+                    // for the worker to close, then wakes it.
+                    used.state = State::Closing;
+                    used.rests_to_report += 1;
+                    id.clone()
+                })
+                .collect()
+        };
+        for id in quiet {
+            self.downstream.rest(&id);
+            if let Err(error) = self.inner.close_session(&id).await {
+                tracing::debug!(session = %id, %error, "the resting session's worker had ended");
+            }
+            if let Some(used) = self.used().get_mut(&id)
+                && used.state == State::Closing
+            {
+                used.state = State::Resting;
+                self.counted.awake.dec();
+                self.counted.resting.inc();
+            }
+            tracing::debug!(session = %id, "a session quiet for {REST_AFTER:?} rests");
+        }
+        self.rested.notify_waiters();
+    }
+
+    /// Close each session idle for [`KEEP_ALIVE`] (no request or stream
+    /// open, nothing sent), and rest each quiet one (see the module's doc),
+    /// until `stop`.
     pub(crate) async fn close_idle(self: Arc<Self>, stop: impl Future<Output = ()>) {
         let mut every = tokio::time::interval(SWEEP_EVERY);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut rest = tokio::time::interval(REST_EVERY);
+        rest.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         tokio::pin!(stop);
         loop {
             tokio::select! {
                 () = &mut stop => return,
                 _ = every.tick() => self.close_quiet(Instant::now()).await,
+                _ = rest.tick() => self.rest_quiet(Instant::now()).await,
             }
         }
     }
@@ -213,8 +357,45 @@ impl Sessions {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(id.as_ref());
-        self.used().remove(id);
+        if let Some(gone) = self.used().remove(id) {
+            match gone.state {
+                State::Awake => self.counted.awake.dec(),
+                // Counted awake until its worker closed.
+                State::Closing => self.counted.awake.dec(),
+                State::Resting => self.counted.resting.dec(),
+            };
+        }
+        self.downstream.gone(id);
         Ok(self.inner.close_session(id).await?)
+    }
+}
+
+/// Each session's handshake, as rmcp keeps it to wake the session: in the
+/// session's [`Use`], forgotten with it.
+struct Handshakes {
+    used: Used,
+}
+
+#[async_trait::async_trait]
+impl SessionStore for Handshakes {
+    async fn load(&self, id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        // Only a session at rest (or on its way) is woken.
+        Ok(lock(&self.used)
+            .get(&SessionId::from(id))
+            .filter(|used| used.state != State::Awake)
+            .and_then(|used| used.handshake.clone()))
+    }
+
+    async fn store(&self, id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
+        if let Some(used) = lock(&self.used).get_mut(&SessionId::from(id)) {
+            used.handshake = Some(state.clone());
+        }
+        Ok(())
+    }
+
+    async fn delete(&self, _id: &str) -> Result<(), SessionStoreError> {
+        // Forgotten with the session (see `Sessions::forget`).
+        Ok(())
     }
 }
 
@@ -238,7 +419,7 @@ impl SessionManager for Sessions {
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         let _making = self.making.lock().await;
-        if self.inner.sessions.read().await.len() >= self.most {
+        if self.used().len() >= self.most {
             let Some(idlest) = self.idlest() else {
                 tracing::warn!(
                     most = self.most,
@@ -259,8 +440,13 @@ impl SessionManager for Sessions {
             Use {
                 at: Instant::now(),
                 open: 0,
+                streams: 0,
+                state: State::Awake,
+                handshake: None,
+                rests_to_report: 0,
             },
         );
+        self.counted.awake.inc();
         Ok((id, transport))
     }
 
@@ -274,10 +460,24 @@ impl SessionManager for Sessions {
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
-        Ok(self.inner.has_session(id).await?)
+        // Awake: used now, so it does not rest under this request. At
+        // rest (or on its way): not here, so rmcp wakes it (see
+        // `restore_session`).
+        let mut used = self.used();
+        Ok(used.get_mut(id).is_some_and(|used| {
+            used.at = Instant::now();
+            used.state == State::Awake
+        }))
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        if let Some(used) = self.used().get_mut(id)
+            && used.rests_to_report > 0
+        {
+            // rmcp reports the end of a worker closed for rest.
+            used.rests_to_report -= 1;
+            return Ok(());
+        }
         self.forget(id).await
     }
 
@@ -308,8 +508,13 @@ impl SessionManager for Sessions {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.touch(id);
-        Ok(self.inner.create_standalone_stream(id).await?)
+        // The session does not rest while the stream is open.
+        let held = self.hold_stream(id);
+        let stream = self.inner.create_standalone_stream(id).await?;
+        Ok(stream.map(move |message| {
+            let _open = &held;
+            message
+        }))
     }
 
     async fn resume(
@@ -317,8 +522,42 @@ impl SessionManager for Sessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.touch(id);
-        Ok(self.inner.resume(id, last_event_id).await?)
+        let held = self.hold_stream(id);
+        let stream = self.inner.resume(id, last_event_id).await?;
+        Ok(stream.map(move |message| {
+            let _open = &held;
+            message
+        }))
+    }
+
+    async fn restore_session(
+        &self,
+        id: SessionId,
+    ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        // Wait for its worker to have closed, if it is closing.
+        loop {
+            let rested = self.rested.notified();
+            tokio::pin!(rested);
+            rested.as_mut().enable();
+            match self.used().get(&id).map(|used| used.state) {
+                None => return Ok(RestoreOutcome::NotSupported),
+                Some(State::Awake) => return Ok(RestoreOutcome::AlreadyPresent),
+                Some(State::Resting) => break,
+                Some(State::Closing) => {}
+            }
+            rested.await;
+        }
+        let outcome = self.inner.restore_session(id.clone()).await?;
+        if let Some(used) = self.used().get_mut(&id)
+            && used.state == State::Resting
+        {
+            used.state = State::Awake;
+            used.at = Instant::now();
+            self.counted.resting.dec();
+            self.counted.awake.inc();
+        }
+        tracing::debug!(session = %id, "a resting session wakes");
+        Ok(outcome)
     }
 }
 
@@ -327,6 +566,176 @@ mod tests {
     use super::*;
 
     const MOST: usize = 16;
+
+    /// Sessions of `owners`, at most `MOST`.
+    fn sessions_of(owners: &Owners) -> Sessions {
+        Sessions::new(
+            Arc::clone(owners),
+            MOST,
+            Downstream::default(),
+            (Gauge::default(), Gauge::default()),
+        )
+    }
+
+    /// A client's handshake, as rmcp keeps it.
+    fn handshake() -> SessionState {
+        SessionState::new(
+            serde_json::from_value(serde_json::json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}
+            }))
+            .expect("an initialize"),
+        )
+    }
+
+    /// A session of alice's whose handshake is done, as the gateway and
+    /// rmcp know it then.
+    async fn shaken(sessions: &Sessions, owners: &Owners) -> SessionId {
+        let (id, _transport) = sessions.create_session().await.expect("room for it");
+        owners
+            .lock()
+            .expect("not poisoned")
+            .insert(id.to_string(), Owner::of("alice".into()));
+        sessions
+            .handshakes()
+            .store(&id, &handshake())
+            .await
+            .expect("kept");
+        sessions
+            .downstream
+            .link(&id, &Arc::from(format!("own-{id}")));
+        id
+    }
+
+    /// Whether session `id` is at rest: not there for rmcp, its handshake
+    /// there to wake it.
+    async fn rests(sessions: &Sessions, id: &SessionId) -> bool {
+        let woken_by = sessions.handshakes().load(id).await.expect("loads");
+        let here = sessions.used().contains_key(id);
+        here && woken_by.is_some() && !sessions.has_session(id).await.expect("answers")
+    }
+
+    fn counted(sessions: &Sessions) -> (i64, i64) {
+        (sessions.counted.awake.get(), sessions.counted.resting.get())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_quiet_session_rests_and_its_next_request_wakes_it_as_it_was() {
+        let owners = Owners::default();
+        let sessions = sessions_of(&owners);
+        let id = shaken(&sessions, &owners).await;
+        tokio::time::sleep(REST_AFTER / 2).await;
+        sessions.rest_quiet(Instant::now()).await;
+        assert!(!rests(&sessions, &id).await, "not quiet long enough");
+        assert_eq!(counted(&sessions), (1, 0));
+        tokio::time::sleep(REST_AFTER).await;
+        sessions.rest_quiet(Instant::now()).await;
+        assert!(rests(&sessions, &id).await);
+        assert_eq!(counted(&sessions), (0, 1));
+        // Its owner is kept: its calls still take the express lane.
+        assert!(
+            owners
+                .lock()
+                .expect("not poisoned")
+                .contains_key(id.as_ref())
+        );
+        // Its next request: rmcp restores it, the worker made again.
+        let outcome = sessions.restore_session(id.clone()).await.expect("wakes");
+        assert!(matches!(outcome, RestoreOutcome::Restored(_)));
+        assert!(sessions.has_session(&id).await.expect("answers"));
+        assert!(
+            sessions
+                .handshakes()
+                .load(&id)
+                .await
+                .expect("loads")
+                .is_none(),
+            "an awake session is not woken again"
+        );
+        assert_eq!(counted(&sessions), (1, 0));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_session_does_not_rest_with_a_request_or_a_stream_open_before_its_handshake_or_pinned()
+     {
+        let owners = Owners::default();
+        let sessions = sessions_of(&owners);
+        let requesting = shaken(&sessions, &owners).await;
+        let streaming = shaken(&sessions, &owners).await;
+        let pinned = shaken(&sessions, &owners).await;
+        let (unshaken, _transport) = sessions.create_session().await.expect("room");
+        let quiet = shaken(&sessions, &owners).await;
+        let request = sessions.hold(&requesting).expect("open");
+        let stream = sessions.hold_stream(&streaming).expect("open");
+        sessions.downstream.pin(&pinned);
+        tokio::time::sleep(REST_AFTER * 10).await;
+        sessions.rest_quiet(Instant::now()).await;
+        for (id, what) in [
+            (&requesting, "a request open"),
+            (&streaming, "a stream open"),
+            (&pinned, "told things outside a request"),
+            (&unshaken, "no handshake"),
+        ] {
+            assert!(sessions.has_session(id).await.expect("answers"), "{what}");
+        }
+        assert!(rests(&sessions, &quiet).await);
+        // Once the request and the stream end, and they are quiet: at rest.
+        drop((request, stream));
+        tokio::time::sleep(REST_AFTER).await;
+        sessions.rest_quiet(Instant::now()).await;
+        assert!(rests(&sessions, &requesting).await);
+        assert!(rests(&sessions, &streaming).await);
+        assert!(sessions.has_session(&pinned).await.expect("answers"));
+        assert_eq!(counted(&sessions), (2, 3));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_resting_session_ends_at_its_clients_close_or_the_keep_alive_not_as_its_worker_does()
+    {
+        let owners = Owners::default();
+        let sessions = sessions_of(&owners);
+        let closed = shaken(&sessions, &owners).await;
+        let kept_alive = shaken(&sessions, &owners).await;
+        tokio::time::sleep(REST_AFTER).await;
+        sessions.rest_quiet(Instant::now()).await;
+        // rmcp reports each worker's end as it closes the session: the
+        // session lives on, at rest.
+        for id in [&closed, &kept_alive] {
+            sessions.close_session(id).await.expect("reported");
+            assert!(rests(&sessions, id).await);
+        }
+        // The client's DELETE ends it.
+        sessions.close_session(&closed).await.expect("closes");
+        assert!(
+            sessions
+                .handshakes()
+                .load(&closed)
+                .await
+                .expect("loads")
+                .is_none()
+        );
+        assert!(
+            !owners
+                .lock()
+                .expect("not poisoned")
+                .contains_key(closed.as_ref())
+        );
+        assert!(sessions.downstream.linked(&closed).is_none());
+        // The other, quiet for the keep-alive at rest: closed too.
+        tokio::time::sleep(KEEP_ALIVE).await;
+        sessions.close_quiet(Instant::now()).await;
+        assert!(
+            sessions
+                .handshakes()
+                .load(&kept_alive)
+                .await
+                .expect("loads")
+                .is_none()
+        );
+        assert!(owners.lock().expect("not poisoned").is_empty());
+        assert_eq!(counted(&sessions), (0, 0));
+    }
 
     /// `sessions` filled to `MOST`, each owned by alice.
     async fn filled(sessions: &Sessions, owners: &Owners) -> Vec<SessionId> {
@@ -345,7 +754,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn past_the_cap_a_new_session_is_refused_while_every_one_is_in_use() {
         let owners = Owners::default();
-        let sessions = Sessions::new(Arc::clone(&owners), MOST);
+        let sessions = sessions_of(&owners);
         let mut ids = filled(&sessions, &owners).await;
         let refused = sessions.create_session().await.err().expect("refused");
         assert!(matches!(refused, SessionsError::Full(MOST)), "{refused}");
@@ -366,7 +775,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn past_the_cap_the_session_idle_longest_is_closed_for_the_new_one() {
         let owners = Owners::default();
-        let sessions = Sessions::new(Arc::clone(&owners), MOST);
+        let sessions = sessions_of(&owners);
         let ids = filled(&sessions, &owners).await;
         tokio::time::sleep(IDLE).await;
         // Every session but the first sent something since.
@@ -392,37 +801,42 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_session_quiet_for_the_keep_alive_is_closed_and_one_with_a_request_open_is_not() {
+    async fn a_session_quiet_for_the_keep_alive_is_closed_and_one_with_a_request_or_stream_open_is_not()
+     {
         let owners = Owners::default();
-        let sessions = Sessions::new(Arc::clone(&owners), MOST);
+        let sessions = sessions_of(&owners);
         let ids = filled(&sessions, &owners).await;
         // The first has a request open the whole time (a call on the
         // express lane, which rmcp never sees); the second sent something
         // a minute ago; the rest sent nothing since they opened.
         let held = sessions.hold(&ids[0]).expect("open");
+        // The third's client listens on its GET stream, and sends nothing.
+        let listening = sessions.hold_stream(&ids[2]).expect("open");
         tokio::time::sleep(KEEP_ALIVE - IDLE).await;
         sessions.touch(&ids[1]);
         tokio::time::sleep(IDLE).await;
         sessions.close_quiet(Instant::now()).await;
-        assert!(sessions.has_session(&ids[0]).await.expect("answers"));
-        assert!(sessions.has_session(&ids[1]).await.expect("answers"));
-        for id in &ids[2..] {
+        for id in &ids[..3] {
+            assert!(sessions.used().contains_key(id), "{id}");
+        }
+        for id in &ids[3..] {
             assert!(!sessions.has_session(id).await.expect("answers"));
         }
-        assert_eq!(owners.lock().expect("not poisoned").len(), 2);
-        // Its request ended: the first is quiet from then on.
-        drop(held);
+        assert_eq!(owners.lock().expect("not poisoned").len(), 3);
+        // Its request ended, its stream closed: each is quiet from then on.
+        drop((held, listening));
         tokio::time::sleep(KEEP_ALIVE).await;
         sessions.close_quiet(Instant::now()).await;
-        assert!(!sessions.has_session(&ids[0]).await.expect("answers"));
-        assert!(!sessions.has_session(&ids[1]).await.expect("answers"));
+        for id in &ids[..3] {
+            assert!(!sessions.used().contains_key(id), "{id}");
+        }
         assert!(owners.lock().expect("not poisoned").is_empty());
     }
 
     #[tokio::test(start_paused = true)]
     async fn past_the_cap_a_session_with_a_request_open_is_not_closed_for_a_new_one() {
         let owners = Owners::default();
-        let sessions = Sessions::new(Arc::clone(&owners), MOST);
+        let sessions = sessions_of(&owners);
         let ids = filled(&sessions, &owners).await;
         let _held: Vec<Held> = ids
             .iter()

@@ -97,6 +97,6 @@ impl Gateway {
     fn intake_token(&self, which: usize, principal: &str) -> String {
         use sha2::Digest;
         let principal = URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(principal.as_bytes()));
-        format!("intake:{which}:{principal}:{}", self.session)
+        format!("intake:{which}:{principal}:{}", self.session())
     }
 }

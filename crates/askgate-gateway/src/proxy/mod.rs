@@ -28,11 +28,13 @@ mod templates;
 mod upstream_call;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
 use askgate_core::Risk;
 use askgate_mcp::Rounds;
 use jiff::Timestamp;
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::streamable_http_server::session::SessionRestoreMarker;
 use tokio::sync::RwLock;
 
 use crate::background::Background;
@@ -109,8 +111,10 @@ pub(crate) struct Settings {
 pub(crate) struct Gateway {
     inner: Arc<Inner>,
     /// This client session: one stdio connection, or one Streamable HTTP
-    /// session. Random, so no two runs share one.
-    session: Arc<str>,
+    /// session. Random, so no two runs share one; a Streamable HTTP
+    /// session woken from rest takes its own back (see
+    /// [`Gateway::wakes`]).
+    session: Arc<std::sync::RwLock<Arc<str>>>,
     /// Whether this session's handshake was answered: a second
     /// `initialize` is refused.
     handshaken: Arc<std::sync::atomic::AtomicBool>,
@@ -156,7 +160,7 @@ impl Gateway {
             Reads::new(settings.hold_for, settings.most_held),
         );
         Gateway {
-            session: crate::ids::session(),
+            session: Arc::new(std::sync::RwLock::new(crate::ids::session())),
             handshaken: Arc::default(),
             legacy_tasks: Arc::default(),
             inner: Arc::new(Inner {
@@ -172,6 +176,12 @@ impl Gateway {
                 stopping: Stopping::default(),
             }),
         }
+    }
+
+    /// The clients connected, as the sessions of `--listen` keep them in
+    /// step (see `listen::sessions`).
+    pub(crate) fn downstream(&self) -> Downstream {
+        self.inner.downstream.clone()
     }
 
     /// The gateway's metrics.
@@ -201,7 +211,7 @@ impl Gateway {
     pub(crate) fn for_session(&self) -> Gateway {
         Gateway {
             inner: Arc::clone(&self.inner),
-            session: crate::ids::session(),
+            session: Arc::new(std::sync::RwLock::new(crate::ids::session())),
             handshaken: Arc::default(),
             legacy_tasks: Arc::default(),
         }
@@ -211,7 +221,62 @@ impl Gateway {
     /// upstream's asks outside any call may go to it, when it is the only
     /// principal connected (see the `downstream` module).
     fn note_client(&self, principal: &str, peer: rmcp::service::Peer<rmcp::service::RoleServer>) {
-        self.inner.downstream.note(&self.session, principal, peer);
+        self.inner.downstream.note(&self.session(), principal, peer);
+    }
+
+    /// This client session's id.
+    pub(crate) fn session(&self) -> Arc<str> {
+        Arc::clone(&self.session.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Whether the handshake of `cx` is a Streamable HTTP session's,
+    /// replayed by rmcp as the session wakes from rest: the session is
+    /// the one it was (its id taken back), and its client was known
+    /// already.
+    fn wakes(&self, cx: &RequestContext<RoleServer>) -> bool {
+        let Some(marker) = cx.extensions.get::<SessionRestoreMarker>() else {
+            return false;
+        };
+        if let Some(session) = self.inner.downstream.linked(&marker.id) {
+            *self.session.write().unwrap_or_else(PoisonError::into_inner) = session;
+        }
+        true
+    }
+
+    /// The Streamable HTTP session of `extensions` (a request's or a
+    /// notification's), by rmcp's id: none on stdio, or before the
+    /// handshake.
+    fn http_session(extensions: &rmcp::model::Extensions) -> Option<&str> {
+        extensions
+            .get::<http::request::Parts>()?
+            .headers
+            .get("mcp-session-id")?
+            .to_str()
+            .ok()
+    }
+
+    /// Whether the client of the call `cx` may be sent something after the
+    /// call's answer: the client follows tasks (an upstream may answer
+    /// with one, whose status it is told of), the call carries 2025-11-25's
+    /// task, or the client takes URL-mode asks (the server says later
+    /// when the person is done at the link).
+    fn told_later(cx: &RequestContext<RoleServer>) -> bool {
+        let capabilities = cx.client_capabilities();
+        crate::tasks::follows(capabilities.as_ref())
+            || legacy_tasks::task_of(cx).is_some()
+            || capabilities
+                .as_ref()
+                .and_then(|c| c.elicitation.as_ref())
+                .is_some_and(|e| e.url.is_some())
+    }
+
+    /// The client of `cx` will be sent something outside any request of
+    /// it: its Streamable HTTP session never rests (see
+    /// [`crate::downstream::Downstream::may_rest`]).
+    fn pin(&self, cx: &RequestContext<RoleServer>) {
+        if let Some(id) = Self::http_session(&cx.extensions) {
+            self.inner.downstream.pin(id);
+        }
     }
 
     /// The configured auto-approve threshold.

@@ -354,10 +354,11 @@ impl Gateway {
             .subscribe(SubscribeRequestParams::new(params.uri.clone()))
             .await
             .map_err(|e| passed_on(&upstream.name, "subscribe to a resource", e))?;
+        self.pin(cx);
         self.inner
             .downstream
             .notices
-            .subscribe(&params.uri, &self.session, cx.peer.clone());
+            .subscribe(&params.uri, &self.session(), cx.peer.clone());
         Ok(())
     }
 
@@ -372,7 +373,7 @@ impl Gateway {
     ) -> Result<(), ErrorData> {
         let upstream = self.owner_of(&params.uri).await?;
         let notices = &self.inner.downstream.notices;
-        if notices.unsubscribe(&params.uri, &self.session) || notices.listened(&params.uri) {
+        if notices.unsubscribe(&params.uri, &self.session()) || notices.listened(&params.uri) {
             return Ok(());
         }
         #[allow(deprecated)]

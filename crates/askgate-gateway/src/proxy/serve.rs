@@ -91,7 +91,9 @@ impl ServerHandler for Gateway {
             ));
         }
         cx.peer.set_peer_info(request.clone());
-        self.client_known(Declared::of(&request.capabilities)).await;
+        if !self.wakes(&cx) {
+            self.client_known(Declared::of(&request.capabilities)).await;
+        }
         self.negotiate_initialize(&request)
     }
 
@@ -126,6 +128,9 @@ impl ServerHandler for Gateway {
             .map_or(askgate_mcp::Principal::ANONYMOUS, |p| p.0.as_str())
             .to_owned();
         self.note_client(&principal, cx.peer.clone());
+        if let Some(id) = Self::http_session(&cx.extensions) {
+            self.inner.downstream.link(id, &self.session());
+        }
         if cx.peer.peer_info().is_some() {
             self.inner.downstream.notices.initialized(&cx.peer).await;
         }
@@ -262,8 +267,10 @@ impl ServerHandler for Gateway {
     async fn set_level(
         &self,
         params: SetLevelRequestParams,
-        _cx: RequestContext<RoleServer>,
+        cx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        // The upstreams' log messages go to this client from now on.
+        self.pin(&cx);
         Gateway::set_level(self, params).await
     }
 
@@ -365,6 +372,9 @@ impl Gateway {
     ) -> Result<CallToolResponse, ErrorData> {
         let principal = principal_of(&cx);
         self.note_client(&principal, cx.peer.clone());
+        if Self::told_later(&cx) {
+            self.pin(&cx);
+        }
         let Some(_in_flight) = self.enter_call() else {
             return Err(crate::stopping::refused(&params.name));
         };

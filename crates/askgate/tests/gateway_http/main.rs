@@ -191,6 +191,30 @@ async fn a_call_cancelled_over_http_while_the_person_is_asked_is_never_sent() {
     );
 }
 
+/// `client` calls `ask_name_later`: the gateway's log line of how the
+/// upstream's ask after the call ended.
+async fn asked_later(gateway: &Listening, client: &RunningService<RoleClient, Person>) -> String {
+    let said = client
+        .call_tool(CallToolRequestParams::new("ask_name_later"))
+        .await
+        .expect("a result");
+    assert_ne!(said.is_error, Some(true), "{said:?}");
+    gateway.log().line_with(&[ASKED_LATER]).await
+}
+
+/// The gateway's count of its `--listen` sessions in `state` (awake,
+/// resting), once it is `count`: the metrics, read until then.
+async fn sessions_come_to(gateway: &Listening, state: &str, count: u64) {
+    let http = reqwest::Client::new();
+    let line = format!("askgate_http_sessions{{state=\"{state}\"}} {count}");
+    askgate_testkit::within(&format!("{count} {state} sessions"), async {
+        while !metrics_of(&http, gateway).await.lines().any(|l| l == line) {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn an_upstreams_ask_outside_any_call_reaches_only_a_lone_principal() {
     // ask_name_later says it only reads: taken at its word here.
@@ -200,23 +224,38 @@ async fn an_upstreams_ask_outside_any_call_reaches_only_a_lone_principal() {
     let bob_client = connect(&gateway.url, BOB, &bob).await;
     // Two principals connected: the upstream's ask, after its call ended,
     // says nothing of whose it is — refused, shown to neither.
-    let said = alice_client
-        .call_tool(CallToolRequestParams::new("ask_name_later"))
-        .await
-        .expect("a result");
-    assert_ne!(said.is_error, Some(true), "{said:?}");
-    let ended = gateway.log().line_with(&[ASKED_LATER]).await;
+    let ended = asked_later(&gateway, &alice_client).await;
     assert!(ended.contains("refused"), "{ended}");
     assert!(ended.contains("2 principals"), "{ended}");
     assert!(alice.asked.is_empty() && bob.asked.is_empty());
     // With bob gone, alice is the one principal: the ask reaches her.
     bob_client.cancel().await.expect("bob leaves");
     gateway.log().clear();
-    let _ = alice_client
-        .call_tool(CallToolRequestParams::new("ask_name_later"))
-        .await
-        .expect("a result");
-    let ended = gateway.log().line_with(&[ASKED_LATER]).await;
+    let ended = asked_later(&gateway, &alice_client).await;
+    assert!(!ended.contains("refused"), "{ended}");
+    assert_eq!(
+        alice.messages().first().map(String::as_str),
+        Some("What is your name?")
+    );
+}
+
+#[tokio::test]
+async fn a_session_at_rest_counts_as_its_principal_connected_for_an_ask_outside_any_call() {
+    let gateway = start_with("trust_read_only_hints = true").await;
+    let alice = reader();
+    let alice_client = connect(&gateway.url, ALICE, &alice).await;
+    // Bob's session, quiet, rests (its client opened no stream).
+    let bob = HttpSession::open(&gateway.url, BOB, "2025-06-18", json!({})).await;
+    sessions_come_to(&gateway, "resting", 1).await;
+    // Still two principals connected: the upstream's ask, after its call
+    // ended, is shown to neither.
+    let ended = asked_later(&gateway, &alice_client).await;
+    assert!(ended.contains("2 principals"), "{ended}");
+    assert!(alice.asked.is_empty());
+    // Bob's client closes the session: alice is alone.
+    assert_eq!(bob.close().await.status(), 200);
+    gateway.log().clear();
+    let ended = asked_later(&gateway, &alice_client).await;
     assert!(!ended.contains("refused"), "{ended}");
     assert_eq!(
         alice.messages().first().map(String::as_str),

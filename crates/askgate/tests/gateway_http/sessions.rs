@@ -1,9 +1,10 @@
-//! A session's end over Streamable HTTP, as an SDK's client sees it.
+//! A session's end over Streamable HTTP, as an SDK's client sees it, and
+//! its rest while quiet, as its client does not see it.
 
 use serde_json::json;
 
 use super::http_session::HttpSession;
-use super::{ALICE, start};
+use super::{ALICE, BOB, sessions_come_to, start, start_with};
 
 #[tokio::test]
 async fn a_session_its_client_closes_is_closed_with_200_and_then_unknown() {
@@ -54,4 +55,68 @@ async fn three_hundred_connections_from_this_machine_are_all_served() {
             "connection {n}: {answer}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_quiet_session_rests_and_its_next_request_wakes_it_as_it_was() {
+    let gateway = start_with("[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n").await;
+    let session = HttpSession::open(&gateway.url, ALICE, "2025-06-18", json!({})).await;
+    sessions_come_to(&gateway, "awake", 1).await;
+    // Quiet for a second, no stream open: its worker closes.
+    sessions_come_to(&gateway, "resting", 1).await;
+    sessions_come_to(&gateway, "awake", 0).await;
+    // A call that needs no person is the express lane's: answered at
+    // rest.
+    let read = session
+        .ask(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "read_note", "arguments": {"name": "todo"}}}))
+        .await;
+    // (The example server has no such note: its own answer.)
+    let said = read["result"]["content"][0]["text"].as_str();
+    assert_eq!(said, Some("no note named \"todo\""), "{read}");
+    // Another principal cannot wake it.
+    let bobs = HttpSession::open(&gateway.url, BOB, "2025-06-18", json!({})).await;
+    let refused = bobs
+        .post_with(
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
+            None,
+            &[
+                ("mcp-session-id", session.id.as_str()),
+                ("mcp-protocol-version", "2025-06-18"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status(), 404);
+    // Its next request of rmcp's wakes it, in the revision it negotiated.
+    let listed = session
+        .ask(&json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}))
+        .await;
+    let tools = listed["result"]["tools"].as_array().expect("tools");
+    assert!(tools.iter().any(|t| t["name"] == "read_note"), "{listed}");
+    let pinged = session
+        .ask(&json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}))
+        .await;
+    assert_eq!(pinged["result"], json!({}), "{pinged}");
+    // Its handshake is not done again: a second one is still refused.
+    let again = session
+        .ask(
+            &json!({"jsonrpc": "2.0", "id": 6, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        )
+        .await;
+    assert!(
+        again["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("handshake is done")),
+        "{again}"
+    );
+    // At rest again (with bob's), its client's close ends it.
+    sessions_come_to(&gateway, "resting", 2).await;
+    assert_eq!(session.close().await.status(), 200);
+    sessions_come_to(&gateway, "resting", 1).await;
+    let after = session
+        .post(&json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}))
+        .await;
+    assert_eq!(after.status(), 404);
 }
