@@ -301,6 +301,45 @@ async fn an_intake_asked_once_is_once_per_principal_and_session() {
     assert_eq!(again.asked.len(), 1);
 }
 
+#[tokio::test]
+async fn an_intake_settled_in_a_session_stays_settled_after_the_session_rests_and_wakes() {
+    let intake = "[[intake]]\ntool = \"read_note\"\nwhen = \"once\"\n\
+                  [[intake.questions]]\nid = \"env\"\nprompt = \"Which environment?\"\n\
+                  defaults = [\"staging\"]\noptions = [{value = \"staging\", label = \"Staging\"}, \
+                  {value = \"prod\", label = \"Production\"}]\n\n\
+                  [[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n";
+    let gateway = start_with(intake).await;
+    // A client that takes forms, and opens no stream of its own.
+    let session = HttpSession::open(
+        &gateway.url,
+        ALICE,
+        "2025-06-18",
+        json!({"elicitation": {"form": {}}}),
+    )
+    .await;
+    let read = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "read_note", "arguments": {"name": "todo"}}})
+    };
+    let staging =
+        |_: &serde_json::Value| json!({"action": "accept", "content": {"env": "staging"}});
+    let (asked, said) = session.converse(&read(2), staging).await;
+    assert_eq!(asked.len(), 1, "the intake, asked once: {asked:?}");
+    assert!(
+        said.last().is_some_and(|m| m.get("result").is_some()),
+        "{said:?}"
+    );
+    // Quiet: it rests. Its next call wakes it, as the same session.
+    sessions_come_to(&gateway, "resting", 1).await;
+    let (asked, said) = session.converse(&read(3), staging).await;
+    assert!(asked.is_empty(), "asked again after a wake: {asked:?}");
+    assert!(
+        said.last().is_some_and(|m| m.get("result").is_some()),
+        "{said:?}"
+    );
+    sessions_come_to(&gateway, "awake", 0).await;
+}
+
 /// No token, or a wrong one: 401, and nothing served. Alice opens a
 /// session; Bob cannot use it.
 async fn only_alices_token_opens_and_uses_her_session(http: &reqwest::Client, gateway: &Listening) {

@@ -119,6 +119,57 @@ impl HttpSession {
     }
 }
 
+impl HttpSession {
+    /// POST `message` and read its answer to the end, as a client that
+    /// takes requests on it would: each request the gateway sends on the
+    /// answer's event stream is answered with `answer(request)` (a
+    /// result). The requests, and the other messages (the answer last).
+    #[allow(dead_code)] // Not every test binary answers requests.
+    pub(crate) async fn converse(
+        &self,
+        message: &Json,
+        answer: impl Fn(&Json) -> Json,
+    ) -> (Vec<Json>, Vec<Json>) {
+        let mut response = self.post(message).await;
+        assert!(response.status().is_success(), "{}", response.status());
+        let (mut requests, mut messages) = (Vec::new(), Vec::new());
+        let mut read = String::new();
+        while let Some(chunk) = askgate_testkit::within("the answer's next part", response.chunk())
+            .await
+            .expect("reads")
+        {
+            read.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(end) = read.find("\n\n") {
+                let event: String = read.drain(..end + 2).collect();
+                let data: String = event
+                    .lines()
+                    .filter_map(|line| line.strip_prefix("data:"))
+                    .map(str::trim_start)
+                    .collect();
+                let Ok(sent) = serde_json::from_str::<Json>(&data) else {
+                    continue;
+                };
+                if sent.get("method").is_some() && sent.get("id").is_some() {
+                    let reply =
+                        json!({"jsonrpc": "2.0", "id": sent["id"], "result": answer(&sent)});
+                    let taken = self.post(&reply).await;
+                    assert!(taken.status().is_success(), "{}", taken.status());
+                    requests.push(sent);
+                } else {
+                    messages.push(sent);
+                }
+            }
+        }
+        if messages.is_empty()
+            && let Ok(whole) = serde_json::from_str::<Json>(read.trim())
+        {
+            // Answered as one JSON body.
+            messages.push(whole);
+        }
+        (requests, messages)
+    }
+}
+
 /// The JSON-RPC message in an answer over Streamable HTTP.
 pub(crate) async fn message_of(response: reqwest::Response) -> Json {
     askgate_testkit::mcp::message_in(&response.text().await.expect("text"))
