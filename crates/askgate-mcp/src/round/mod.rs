@@ -360,3 +360,66 @@ impl Round {
         self.carried.data.get(key)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use askgate_core::Ask;
+    use askgate_testkit::TempStore;
+    use rmcp::model::InputResponses;
+    use serde_json::json;
+
+    use super::LOOKED_AHEAD_FRESH;
+    use crate::Rounds;
+
+    /// How many asks the decision's look at the call `confirm` finds.
+    async fn looked(round: &mut super::Round) -> usize {
+        round
+            .asks_looked_ahead("confirm")
+            .await
+            .expect("reads")
+            .len()
+    }
+
+    #[tokio::test]
+    async fn the_asks_read_ahead_are_the_first_look_only_once_for_their_call_and_while_fresh() {
+        let store = TempStore::open().await;
+        let rounds = Rounds::new([7u8; 32], store.store().clone());
+        let mut round = rounds.for_task(
+            "task-1",
+            "alice",
+            "deploy",
+            &json!({}),
+            None,
+            InputResponses::default(),
+        );
+        let ask = Ask::new(askgate_testkit::deploy_form(json!([
+            {"id": "replicas", "title": "Replicas", "type": "integer"}
+        ])))
+        .expect("MCP can carry the form");
+        // Read ahead while the call had no ask; one is parked since.
+        round.look_ahead("confirm").await.expect("reads");
+        round
+            .park_new("confirm", 0, &ask, None)
+            .await
+            .expect("parks");
+        // At once, the read ahead is the first look (as true as a read
+        // made a moment before the decision)...
+        assert_eq!(looked(&mut round).await, 0);
+        // ...once: the next look reads the store.
+        assert_eq!(looked(&mut round).await, 1);
+        // Another call's read ahead is not this call's.
+        round.look_ahead("another").await.expect("reads");
+        assert_eq!(looked(&mut round).await, 1);
+        // Older than a tenth of a second (the ledger's look beside it
+        // waited): read again.
+        round.look_ahead("confirm").await.expect("reads");
+        round
+            .park_new("confirm", 1, &ask, None)
+            .await
+            .expect("parks");
+        tokio::time::sleep(LOOKED_AHEAD_FRESH + Duration::from_millis(20)).await;
+        assert_eq!(looked(&mut round).await, 2);
+    }
+}
