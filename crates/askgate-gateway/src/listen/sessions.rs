@@ -371,6 +371,17 @@ impl Sessions {
     }
 }
 
+/// `stream`, with `held` (its session's count of it) until it ends.
+fn counted_while_open(
+    stream: impl Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+    held: Option<Held>,
+) -> impl Stream<Item = ServerSseMessage> + Send + Sync + 'static {
+    stream.map(move |message| {
+        let _open = &held;
+        message
+    })
+}
+
 /// Each session's handshake, as rmcp keeps it to wake the session: in the
 /// session's [`Use`], forgotten with it.
 struct Handshakes {
@@ -490,10 +501,7 @@ impl SessionManager for Sessions {
         // Open until its answer's stream ends.
         let held = self.hold(id);
         let stream = self.inner.create_stream(id, message).await?;
-        Ok(stream.map(move |message| {
-            let _open = &held;
-            message
-        }))
+        Ok(counted_while_open(stream, held))
     }
 
     async fn accept_message(
@@ -512,10 +520,7 @@ impl SessionManager for Sessions {
         // The session does not rest while the stream is open.
         let held = self.hold_stream(id);
         let stream = self.inner.create_standalone_stream(id).await?;
-        Ok(stream.map(move |message| {
-            let _open = &held;
-            message
-        }))
+        Ok(counted_while_open(stream, held))
     }
 
     async fn resume(
@@ -525,10 +530,7 @@ impl SessionManager for Sessions {
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let held = self.hold_stream(id);
         let stream = self.inner.resume(id, last_event_id).await?;
-        Ok(stream.map(move |message| {
-            let _open = &held;
-            message
-        }))
+        Ok(counted_while_open(stream, held))
     }
 
     async fn restore_session(

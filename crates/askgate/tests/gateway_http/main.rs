@@ -33,6 +33,13 @@ const BOB: &str = "bob-token-0123456789ab";
 const ASKED_LATER: &str = "askgate-example-upstream: ask_name_later:";
 /// A person of the inbox (not an agent: no MCP token).
 const CAROL: &str = "carol-token-0123456789";
+/// An intake asked once per principal and session before `read_note`, a
+/// read.
+const INTAKE: &str = "[[intake]]\ntool = \"read_note\"\nwhen = \"once\"\n\
+                      [[intake.questions]]\nid = \"env\"\nprompt = \"Which environment?\"\n\
+                      defaults = [\"staging\"]\noptions = [{value = \"staging\", label = \"Staging\"}, \
+                      {value = \"prod\", label = \"Production\"}]\n\n\
+                      [[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n";
 /// The inbox's operator, who alone reads `/metrics`.
 const OPERATOR: &str = "operator-token-0123456789";
 
@@ -202,6 +209,22 @@ async fn asked_later(gateway: &Listening, client: &RunningService<RoleClient, Pe
     gateway.log().line_with(&[ASKED_LATER]).await
 }
 
+/// With its principal the only one connected, the upstream's ask after
+/// `client`'s call reaches `person`.
+async fn reaches_alone(
+    gateway: &Listening,
+    client: &RunningService<RoleClient, Person>,
+    person: &Person,
+) {
+    gateway.log().clear();
+    let ended = asked_later(gateway, client).await;
+    assert!(!ended.contains("refused"), "{ended}");
+    assert_eq!(
+        person.messages().first().map(String::as_str),
+        Some("What is your name?")
+    );
+}
+
 /// The gateway's count of its `--listen` sessions in `state` (awake,
 /// resting), once it is `count`: the metrics, read until then.
 async fn sessions_come_to(gateway: &Listening, state: &str, count: u64) {
@@ -230,13 +253,7 @@ async fn an_upstreams_ask_outside_any_call_reaches_only_a_lone_principal() {
     assert!(alice.asked.is_empty() && bob.asked.is_empty());
     // With bob gone, alice is the one principal: the ask reaches her.
     bob_client.cancel().await.expect("bob leaves");
-    gateway.log().clear();
-    let ended = asked_later(&gateway, &alice_client).await;
-    assert!(!ended.contains("refused"), "{ended}");
-    assert_eq!(
-        alice.messages().first().map(String::as_str),
-        Some("What is your name?")
-    );
+    reaches_alone(&gateway, &alice_client, &alice).await;
 }
 
 #[tokio::test]
@@ -254,23 +271,12 @@ async fn a_session_at_rest_counts_as_its_principal_connected_for_an_ask_outside_
     assert!(alice.asked.is_empty());
     // Bob's client closes the session: alice is alone.
     assert_eq!(bob.close().await.status(), 200);
-    gateway.log().clear();
-    let ended = asked_later(&gateway, &alice_client).await;
-    assert!(!ended.contains("refused"), "{ended}");
-    assert_eq!(
-        alice.messages().first().map(String::as_str),
-        Some("What is your name?")
-    );
+    reaches_alone(&gateway, &alice_client, &alice).await;
 }
 
 #[tokio::test]
 async fn an_intake_asked_once_is_once_per_principal_and_session() {
-    let intake = "[[intake]]\ntool = \"read_note\"\nwhen = \"once\"\n\
-                  [[intake.questions]]\nid = \"env\"\nprompt = \"Which environment?\"\n\
-                  defaults = [\"staging\"]\noptions = [{value = \"staging\", label = \"Staging\"}, \
-                  {value = \"prod\", label = \"Production\"}]\n\n\
-                  [[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n";
-    let gateway = start_with(intake).await;
+    let gateway = start_with(INTAKE).await;
     let read = || {
         let mut params = CallToolRequestParams::new("read_note");
         params.arguments = json!({"name": "todo"}).as_object().cloned();
@@ -303,12 +309,7 @@ async fn an_intake_asked_once_is_once_per_principal_and_session() {
 
 #[tokio::test]
 async fn an_intake_settled_in_a_session_stays_settled_after_the_session_rests_and_wakes() {
-    let intake = "[[intake]]\ntool = \"read_note\"\nwhen = \"once\"\n\
-                  [[intake.questions]]\nid = \"env\"\nprompt = \"Which environment?\"\n\
-                  defaults = [\"staging\"]\noptions = [{value = \"staging\", label = \"Staging\"}, \
-                  {value = \"prod\", label = \"Production\"}]\n\n\
-                  [[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n";
-    let gateway = start_with(intake).await;
+    let gateway = start_with(INTAKE).await;
     // A client that takes forms, and opens no stream of its own.
     let session = HttpSession::open(
         &gateway.url,

@@ -46,12 +46,22 @@ async fn shaken(sessions: &Sessions, owners: &Owners) -> SessionId {
     id
 }
 
+/// Whether session `id`'s handshake is there to wake it (only while the
+/// session rests).
+async fn kept(sessions: &Sessions, id: &SessionId) -> bool {
+    sessions
+        .handshakes()
+        .load(id)
+        .await
+        .expect("loads")
+        .is_some()
+}
+
 /// Whether session `id` is at rest: not there for rmcp, its handshake
 /// there to wake it.
 async fn rests(sessions: &Sessions, id: &SessionId) -> bool {
-    let woken_by = sessions.handshakes().load(id).await.expect("loads");
     let here = sessions.used().contains_key(id);
-    here && woken_by.is_some() && !sessions.has_session(id).await.expect("answers")
+    here && kept(sessions, id).await && !sessions.has_session(id).await.expect("answers")
 }
 
 fn counted(sessions: &Sessions) -> (i64, i64) {
@@ -83,12 +93,7 @@ async fn a_quiet_session_rests_and_its_next_request_wakes_it_as_it_was() {
     assert!(matches!(outcome, RestoreOutcome::Restored(_)));
     assert!(sessions.has_session(&id).await.expect("answers"));
     assert!(
-        sessions
-            .handshakes()
-            .load(&id)
-            .await
-            .expect("loads")
-            .is_none(),
+        !kept(&sessions, &id).await,
         "an awake session is not woken again"
     );
     assert_eq!(counted(&sessions), (1, 0));
@@ -143,14 +148,7 @@ async fn a_resting_session_ends_at_its_clients_close_or_the_keep_alive_not_as_it
     }
     // The client's DELETE ends it.
     sessions.close_session(&closed).await.expect("closes");
-    assert!(
-        sessions
-            .handshakes()
-            .load(&closed)
-            .await
-            .expect("loads")
-            .is_none()
-    );
+    assert!(!kept(&sessions, &closed).await);
     assert!(
         !owners
             .lock()
@@ -161,14 +159,7 @@ async fn a_resting_session_ends_at_its_clients_close_or_the_keep_alive_not_as_it
     // The other, quiet for the keep-alive at rest: closed too.
     tokio::time::sleep(KEEP_ALIVE).await;
     sessions.close_quiet(Instant::now()).await;
-    assert!(
-        sessions
-            .handshakes()
-            .load(&kept_alive)
-            .await
-            .expect("loads")
-            .is_none()
-    );
+    assert!(!kept(&sessions, &kept_alive).await);
     assert!(owners.lock().expect("not poisoned").is_empty());
     assert_eq!(counted(&sessions), (0, 0));
 }
