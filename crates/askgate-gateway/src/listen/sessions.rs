@@ -64,8 +64,8 @@ pub(crate) const KEEP_ALIVE: Duration = SessionConfig::DEFAULT_KEEP_ALIVE;
 const SWEEP_EVERY: Duration = Duration::from_secs(15);
 
 /// How long a session must be quiet to rest: long enough that a client
-/// busy with it does not wake it between two requests (a waking costs
-/// about as much as a handshake), short enough that the workers awake at
+/// busy with it does not wake it between two requests (a waking adds
+/// some 0.4 ms to the request that wakes it; docs/benchmarks.md), short enough that the workers awake at
 /// once are few however fast sessions open (their memory is what later
 /// sessions are made of; see the module's doc).
 pub(crate) const REST_AFTER: Duration = Duration::from_millis(500);
@@ -247,28 +247,29 @@ impl Sessions {
     /// while one is open the session is not idle. `None` when `id` is not
     /// open.
     pub(crate) fn hold(&self, id: &SessionId) -> Option<Held> {
-        let mut used = self.used();
-        let open = used.get_mut(id)?;
-        open.open += 1;
-        open.at = Instant::now();
-        Some(Held {
-            used: Arc::clone(&self.used),
-            id: id.clone(),
-            stream: false,
-        })
+        self.held(id, false)
     }
 
     /// A stream of session `id` opens now, counted until the guard drops:
-    /// while one is open the session does not rest.
+    /// while one is open the session is not idle, and does not rest.
     fn hold_stream(&self, id: &SessionId) -> Option<Held> {
+        self.held(id, true)
+    }
+
+    /// A request of session `id` opens now, or a `stream` of it.
+    fn held(&self, id: &SessionId, stream: bool) -> Option<Held> {
         let mut used = self.used();
         let open = used.get_mut(id)?;
-        open.streams += 1;
+        if stream {
+            open.streams += 1;
+        } else {
+            open.open += 1;
+        }
         open.at = Instant::now();
         Some(Held {
             used: Arc::clone(&self.used),
             id: id.clone(),
-            stream: true,
+            stream,
         })
     }
 
