@@ -1,6 +1,6 @@
 """The gateway at scale on Streamable HTTP (issue 19), with the official
 Python SDK's client: run by scripts/bench-scale.sh, which starts the
-servers. Two measures, each next to a baseline measured in the same run:
+servers. Three measures, each next to a baseline measured in the same run:
 
 - memory: N idle sessions opened (initialize, notifications/initialized)
   on the gateway and on rmcp's own server (the conformance fixture, the
