@@ -6,6 +6,7 @@
 #
 #   scripts/bench-scale.sh                                   # 10,000 sessions; 200 clients x 20 calls
 #   ASKGATE_SCALE_ARGS="--sessions 2000 --clients 50" scripts/bench-scale.sh
+#   ASKGATE_SCALE_ARGS="--listening" scripts/bench-scale.sh   # each idle client on its GET stream
 #
 # Uses the Python SDK and server-everything that scripts/bench-peers.sh's
 # setup installs under $ASKGATE_BENCH_PREFIX (default /tmp/askgate-bench).
@@ -53,7 +54,7 @@ PORT=$direct_port node "$everything" streamableHttp >/dev/null 2>"$run/everythin
 pids+=($!)
 
 bench_config "$run/gateway.toml" "$run"
-printf '\n[limits]\nsessions = 20000\n' >> "$run/gateway.toml"
+printf '\n[limits]\nsessions = 20000\nconnections = 30000\nconnections_per_peer = 30000\n' >> "$run/gateway.toml"
 gateway_port=$(port)
 "$bin/askgate" gateway --config "$run/gateway.toml" --listen "127.0.0.1:$gateway_port" 2>"$run/gateway.log" &
 pids+=($!); gateway_pid=$!

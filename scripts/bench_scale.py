@@ -2,11 +2,13 @@
 Python SDK's client: run by scripts/bench-scale.sh, which starts the
 servers. Three measures, each next to a baseline measured in the same run:
 
-- memory: N idle sessions opened (initialize, notifications/initialized)
-  on the gateway and on rmcp's own server (the conformance fixture, the
-  baseline); the RSS each adds per session, a second after the last
-  opened and again once they were quiet for `--quiet` seconds (the
-  gateway rests a session quiet for half a second);
+- memory: N idle sessions opened (initialize, notifications/initialized;
+  with `--listening`, a GET stream each too, held open as the SDKs'
+  clients hold theirs) on the gateway and on rmcp's own server (the
+  conformance fixture, the baseline); the RSS each adds per session, a
+  second after the last opened and again once they were quiet for
+  `--quiet` seconds (the gateway rests a session quiet for half a
+  second);
 - waking: a `ping` (rmcp's to answer, not the express lane's) on a session
   just used, and on the same session after it was quiet for `--quiet`
   seconds (at rest on the gateway: woken by the ping); medians;
@@ -101,17 +103,42 @@ async def open_sessions(url: str, count: int, at_once: int) -> list[str]:
     return ids
 
 
-async def memory(url: str, pid: int, count: int, quiet: float):
+async def listen_on(url: str, sessions: list[str], at_once: int, http) -> list:
+    """Each session's GET stream, opened as the SDKs' clients open theirs
+    once initialized, and held open (the responses, unread)."""
+    streams = []
+    gate = asyncio.Semaphore(at_once)
+
+    async def one(session: str) -> None:
+        async with gate:
+            headers = {"accept": "text/event-stream", "mcp-session-id": session,
+                       "mcp-protocol-version": VERSION}
+            response = await http.send(http.build_request("GET", url, headers=headers),
+                                       stream=True)
+            response.raise_for_status()
+            streams.append(response)
+
+    await asyncio.gather(*(one(s) for s in sessions))
+    return streams
+
+
+async def memory(url: str, pid: int, count: int, quiet: float, listening: bool):
     """RSS before, a second after the sessions opened, and after `quiet`
-    seconds more; the two last per session."""
+    seconds more; the two last per session. With `listening`, each
+    session's client listens on its GET stream the whole time."""
     before = rss_kib(pid)
     start = time.perf_counter()
-    await open_sessions(url, count, 32)
-    opened_in = time.perf_counter() - start
-    await asyncio.sleep(1)
-    after = rss_kib(pid)
-    await asyncio.sleep(quiet)
-    quieted = rss_kib(pid)
+    sessions = await open_sessions(url, count, 32)
+    async with httpx.AsyncClient(limits=httpx.Limits(max_connections=count + 16),
+                                 timeout=None) as http:
+        streams = await listen_on(url, sessions, 32, http) if listening else []
+        opened_in = time.perf_counter() - start
+        await asyncio.sleep(1)
+        after = rss_kib(pid)
+        await asyncio.sleep(quiet)
+        quieted = rss_kib(pid)
+        for stream in streams:
+            await stream.aclose()
     return before, after, (after - before) / count, quieted, (quieted - before) / count, opened_in
 
 
@@ -163,16 +190,20 @@ async def main() -> None:
     ap.add_argument("--calls", type=int, default=20)
     ap.add_argument("--quiet", type=float, default=4.0,
                     help="seconds the idle sessions stay quiet before the second measure")
+    ap.add_argument("--listening", action="store_true",
+                    help="each idle session's client listens on its GET stream, as the SDKs' do")
     args = ap.parse_args()
 
-    print(f"## askgate at scale ({args.sessions} idle sessions; {args.clients} clients x {args.calls} calls)\n")
+    listens = ", each client listening on its GET stream" if args.listening else ""
+    print(f"## askgate at scale ({args.sessions} idle sessions{listens}; "
+          f"{args.clients} clients x {args.calls} calls)\n")
     print(f"| server | idle sessions | opened in s | RSS before KiB | RSS 1 s after KiB | KiB per session "
           f"| RSS {args.quiet:g} s later KiB | KiB per session then |")
     print("|---|---|---|---|---|---|---|---|")
     for name, url, pid in (("rmcp's own server (baseline)", args.baseline, args.baseline_pid),
                            ("askgate gateway --listen", args.gateway, args.gateway_pid)):
         before, after, each, quieted, each_quiet, took = await memory(
-            url, pid, args.sessions, args.quiet)
+            url, pid, args.sessions, args.quiet, args.listening)
         print(f"| {name} | {args.sessions} | {took:.1f} | {before} | {after} | {each:.1f} "
               f"| {quieted} | {each_quiet:.1f} |")
         sys.stdout.flush()

@@ -260,7 +260,7 @@ impl Notes {
             }
             "ask_name" => asks::ask_name(cx).await,
             "sign_in" => asks::sign_in(cx).await,
-            "ask_name_later" => asks::ask_name_later(cx),
+            "ask_name_later" => asks::ask_name_later(args, cx),
             WITHDRAWING => asks::ask_name_then_withdraw(args, cx).await,
             LONG_NAMED => {
                 let mut names = self.names()?;
@@ -409,8 +409,8 @@ fn tools() -> Vec<Tool> {
         ),
         (
             "ask_name_later",
-            "Answers at once, then asks the person their name outside any call (classic elicitation)",
-            schema(&[]),
+            "Answers at once, then after after_ms milliseconds (default 200) asks the person their name outside any call (classic elicitation)",
+            asks::later_schema(),
             reads(false),
         ),
         (

@@ -32,6 +32,7 @@ mod express;
 #[cfg(all(unix, not(askgate_portable)))]
 mod screening;
 mod sessions;
+mod waking;
 
 /// Who may call, and which session belongs to whom.
 #[derive(Clone)]
@@ -210,6 +211,7 @@ pub(crate) async fn serve(
             Arc::clone(&sessions),
         ),
     };
+    let downstream = gateway.downstream();
     let service = StreamableHttpService::new(
         // Each session its own: whose asks go where, whose intake is due.
         move || {
@@ -222,6 +224,12 @@ pub(crate) async fn serve(
         sessions,
         http,
     );
+    // An upstream's ask outside any call wakes a resting session to be
+    // asked on its GET stream.
+    downstream.wake_with(Some(waking::waker(
+        service.clone(),
+        Arc::clone(&gate.sessions),
+    )));
     let mcp = axum::Router::new().nest_service("/mcp", service);
     // Screened once its caller is known (no body is read before).
     #[cfg(all(unix, not(askgate_portable)))]
@@ -267,5 +275,7 @@ pub(crate) async fn serve(
         streams.cancel();
     })
     .await;
+    // The waker holds the service, which holds the gateway: let go.
+    downstream.wake_with(None);
     Ok(())
 }

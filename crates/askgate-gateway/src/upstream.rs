@@ -106,7 +106,7 @@ impl Relay {
                 relay::ask_through(&asks, request).await
             }
             Route::NoCall => match self.downstream.whom(CLIENT_WAIT).await {
-                Whom::Client(peer) => {
+                Whom::Client(peer, _busy) => {
                     // Perhaps for a call on the express lane: none of
                     // those is given up while the person is asked.
                     let _asking = self.inflight.outside().asking();
@@ -135,8 +135,8 @@ impl Relay {
     /// The server's `list` changed: the gateway reads it again on the
     /// next request for it; the clients are told.
     pub(crate) async fn lists_changed(&self, list: List) {
-        let peers = self.downstream.classic();
-        self.downstream.notices.list_changed(list, peers).await;
+        let hearers = self.downstream.classic();
+        self.downstream.notices.list_changed(list, hearers).await;
     }
 }
 
@@ -262,8 +262,8 @@ impl ClientHandler for Relay {
         params: LoggingMessageNotificationParam,
         _cx: NotificationContext<RoleClient>,
     ) {
-        let peers = self.downstream.classic();
-        self.downstream.notices.logged(params, peers).await;
+        let hearers = self.downstream.classic();
+        self.downstream.notices.logged(params, hearers).await;
     }
 
     async fn on_resource_updated(

@@ -11,6 +11,7 @@
 //! (stand-in) sign-in page is done.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::ErrorData;
@@ -21,7 +22,7 @@ use rmcp::model::{
     InputRequiredResult, InputResponses, ProtocolVersion, ServerNotification, ServerRequest,
 };
 use rmcp::service::{ElicitationMode, PeerRequestOptions, RequestContext, RoleServer};
-use serde_json::{Value as Json, json};
+use serde_json::{Map, Value as Json, json};
 
 use super::{failure, success};
 
@@ -84,15 +85,44 @@ pub(super) async fn ask_name(cx: &RequestContext<RoleServer>) -> Result<CallTool
     Ok(greeting(&result))
 }
 
-/// Answer at once, and a moment later ask the person's name through
-/// `elicitation/create` — outside any call, as a server that asks on its
-/// own does. How it ended goes to stderr ([`super::ASKED_LATER`]).
-pub(super) fn ask_name_later(cx: &RequestContext<RoleServer>) -> Result<CallToolResult, ErrorData> {
+/// `ask_name_later`'s arguments: `after_ms`, optional.
+pub(super) fn later_schema() -> Arc<Map<String, Json>> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "after_ms": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": 60_000,
+                "description": "How long after its answer to ask, in milliseconds (default 200)",
+            },
+        },
+    });
+    match schema {
+        Json::Object(object) => Arc::new(object),
+        _ => unreachable!("a JSON object literal is an object"),
+    }
+}
+
+/// Answer at once, and a moment later (`after_ms`, an integer; default
+/// 200) ask the person's name through `elicitation/create` — outside any
+/// call, as a server that asks on its own does. How it ended goes to
+/// stderr ([`super::ASKED_LATER`]).
+pub(super) fn ask_name_later(
+    args: &serde_json::Map<String, Json>,
+    cx: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, ErrorData> {
+    let after = match args.get("after_ms") {
+        None => 200,
+        Some(after) => after.as_u64().filter(|ms| *ms <= 60_000).ok_or_else(|| {
+            ErrorData::invalid_params("\"after_ms\" must be an integer from 0 to 60000", None)
+        })?,
+    };
     let request = name_request()?;
     let peer = cx.peer.clone();
     tokio::spawn(async move {
         // After the call's answer has reached the client.
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(after)).await;
         let ended = match peer.create_elicitation(request).await {
             Ok(result) => match result.action {
                 ElicitationAction::Accept => "answered".to_owned(),

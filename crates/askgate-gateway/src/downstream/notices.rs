@@ -20,10 +20,12 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
-    LoggingMessageNotificationParam, NumberOrString, ProgressNotificationParam, ProgressToken,
-    ResourceUpdatedNotificationParam, SubscriptionFilter,
+    LoggingMessageNotificationParam, Notification, NumberOrString, ProgressNotificationParam,
+    ProgressToken, ResourceUpdatedNotificationParam, ServerNotification, SubscriptionFilter,
 };
 use rmcp::service::{Peer, RoleServer, SubscriptionSink};
+
+use super::Hearer;
 
 /// The clients' subscriptions, listen streams and progress tokens.
 #[derive(Debug, Clone, Default)]
@@ -330,10 +332,10 @@ impl Notices {
         }
     }
 
-    /// `list` changed: told to the classic `peers` and to every listen
+    /// `list` changed: told to the classic `hearers` and to every listen
     /// stream that accepted it.
-    pub(crate) async fn list_changed(&self, list: List, peers: Vec<Peer<RoleServer>>) {
-        if peers.is_empty() {
+    pub(crate) async fn list_changed(&self, list: List, hearers: Vec<Hearer>) {
+        if hearers.is_empty() {
             let mut state = self.state();
             if !state.unheard.contains(&list) {
                 state.unheard.push(list);
@@ -353,13 +355,8 @@ impl Notices {
             })
             .map(|l| l.sink.clone())
             .collect();
-        for peer in peers {
-            let sent = match list {
-                List::Tools => peer.notify_tool_list_changed().await,
-                List::Prompts => peer.notify_prompt_list_changed().await,
-                List::Resources => peer.notify_resource_list_changed().await,
-            };
-            if let Err(error) = sent {
+        for hearer in hearers {
+            if let Err(error) = hearer.tell(list.changed()).await {
                 tracing::debug!(%error, ?list, "could not relay list_changed");
             }
         }
@@ -380,21 +377,37 @@ impl Notices {
     pub(crate) async fn initialized(&self, peer: &Peer<RoleServer>) {
         let unheard = std::mem::take(&mut self.state().unheard);
         for list in unheard {
-            self.list_changed(list, vec![peer.clone()]).await;
+            self.list_changed(list, vec![Hearer::Awake(peer.clone())])
+                .await;
         }
     }
 
-    /// An upstream's log message: told to the classic `peers` (those that
-    /// set a level, or all when none did: the server filters by the level
-    /// it was last set).
+    /// An upstream's log message: told to the classic `hearers` (those
+    /// that set a level, or all when none did: the server filters by the
+    /// level it was last set).
     pub(crate) async fn logged(
         &self,
         message: LoggingMessageNotificationParam,
-        peers: Vec<Peer<RoleServer>>,
+        hearers: Vec<Hearer>,
     ) {
-        for peer in peers {
-            if let Err(error) = peer.notify_logging_message(message.clone()).await {
+        for hearer in hearers {
+            let logged =
+                ServerNotification::LoggingMessageNotification(Notification::new(message.clone()));
+            if let Err(error) = hearer.tell(logged).await {
                 tracing::debug!(%error, "could not relay a log message");
+            }
+        }
+    }
+}
+
+impl List {
+    /// The notification that it changed.
+    fn changed(self) -> ServerNotification {
+        match self {
+            List::Tools => ServerNotification::ToolListChangedNotification(Default::default()),
+            List::Prompts => ServerNotification::PromptListChangedNotification(Default::default()),
+            List::Resources => {
+                ServerNotification::ResourceListChangedNotification(Default::default())
             }
         }
     }

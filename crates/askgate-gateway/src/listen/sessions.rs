@@ -5,20 +5,23 @@
 //! An awake session costs some 50-80 KB: its worker, and the channels
 //! between rmcp's tasks, whose first blocks are allocated whole as each
 //! channel is made. So a session that went quiet **rests**: once nothing
-//! came from it for [`REST_AFTER`] (half a second), no request or stream
-//! of it is open and nothing will be sent to its client outside a request
-//! (see `Downstream::may_rest`), its worker is closed and its handshake
-//! kept. Its next request wakes it: rmcp restores it from the handshake
+//! came from it for [`REST_AFTER`] (half a second), no request of it is
+//! open (a GET stream may be: see the `listening` module) and nothing
+//! will be sent to its client outside a request (see
+//! `Downstream::may_rest`), its worker is closed and its handshake kept.
+//! Its next request wakes it: rmcp restores it from the handshake
 //! (`SessionStore`, `SessionManager::restore_session`) and replays
 //! `initialize`, which the gateway knows for a waking (the session takes
-//! its own id back, its client is not introduced again). A call on the
-//! express lane does not wake it: the lane needs no worker. Freed as
-//! sessions rest, the memory is what the next sessions are made of, so
-//! the gateway holds as many workers as are awake at once, not as many
-//! sessions as are open.
+//! its own id back, its client is not introduced again). So does an
+//! upstream's ask outside any call for its client (see `super::waking`).
+//! A call on the express lane does not wake it: the lane needs no worker.
+//! Freed as sessions rest, the memory is what the next sessions are made
+//! of, so the gateway holds as many workers as are awake at once, not as
+//! many sessions as are open.
 //!
 //! A session is closed when its client closes it, or when it went quiet:
-//! no request or stream of it open and nothing from it for
+//! no request or stream of it open (its GET stream included) and nothing
+//! from it for
 //! [`KEEP_ALIVE`], at rest or not (see [`Sessions::close_idle`]). A client
 //! listening on its GET stream keeps its session: rmcp's own timer, and
 //! askgate's before, closed it after five quiet minutes, and the client
@@ -46,11 +49,21 @@ use rmcp::transport::streamable_http_server::session::local::{
 };
 use rmcp::transport::streamable_http_server::session::{
     RestoreOutcome, ServerSseMessage, SessionId, SessionManager, SessionState, SessionStore,
-    SessionStoreError,
 };
-use tokio_stream::{Stream, StreamExt};
+use tokio_stream::Stream;
 
-use crate::downstream::Downstream;
+use crate::downstream::{Downstream, Listening};
+
+mod handshakes;
+mod held;
+mod listening;
+
+use handshakes::{Handshakes, is_replayed_initialized};
+pub(crate) use held::Held;
+use held::counted_while_open;
+
+/// A session's stream of events, as rmcp serves it.
+type Events = std::pin::Pin<Box<dyn Stream<Item = ServerSseMessage> + Send + Sync + 'static>>;
 
 /// How long a session must have sent nothing to be closed for a new one.
 pub(crate) const IDLE: Duration = Duration::from_secs(60);
@@ -124,8 +137,11 @@ struct Use {
     at: Instant,
     /// How many of its requests are open (an answer under way).
     open: usize,
-    /// How many of its streams are open (a GET's, or one resumed).
+    /// How many of its answers' streams are open again (resumed).
     streams: usize,
+    /// Its GET stream, once opened (see the `listening` module): while
+    /// open, the session is not idle, and may still rest.
+    listening: Option<Listening>,
     /// Whether its worker runs.
     state: State,
     /// Its client's `initialize`, once answered: what wakes it.
@@ -141,13 +157,24 @@ impl Use {
     /// of it is open (a client listening on its GET stream is there, and
     /// the stream's keep-alive events find out when it is not).
     fn is_idle_for(&self, quiet: Duration, now: Instant) -> bool {
+        self.is_quiet_for(quiet, now) && !self.listens()
+    }
+
+    /// Whether nothing came from it for `quiet`, and no request of it is
+    /// open (its GET stream may be).
+    fn is_quiet_for(&self, quiet: Duration, now: Instant) -> bool {
         self.open == 0 && self.streams == 0 && now.saturating_duration_since(self.at) >= quiet
     }
 
-    /// Whether it may rest at `now`: awake, its handshake known, and idle
+    /// Whether its client listens on its GET stream.
+    fn listens(&self) -> bool {
+        self.listening.as_ref().is_some_and(Listening::is_open)
+    }
+
+    /// Whether it may rest at `now`: awake, its handshake known, and quiet
     /// for [`REST_AFTER`].
     fn may_rest(&self, now: Instant) -> bool {
-        self.state == State::Awake && self.handshake.is_some() && self.is_idle_for(REST_AFTER, now)
+        self.state == State::Awake && self.handshake.is_some() && self.is_quiet_for(REST_AFTER, now)
     }
 }
 
@@ -156,28 +183,6 @@ type Used = Arc<Mutex<HashMap<SessionId, Use>>>;
 
 fn lock(used: &Used) -> std::sync::MutexGuard<'_, HashMap<SessionId, Use>> {
     used.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// A request or a stream of a session open, counted until dropped (see
-/// [`Sessions::hold`]).
-pub(crate) struct Held {
-    used: Used,
-    id: SessionId,
-    /// A stream's, not a request's.
-    stream: bool,
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        if let Some(used) = lock(&self.used).get_mut(&self.id) {
-            if self.stream {
-                used.streams = used.streams.saturating_sub(1);
-            } else {
-                used.open = used.open.saturating_sub(1);
-            }
-            used.at = Instant::now();
-        }
-    }
 }
 
 /// How many sessions are awake and at rest, as the metrics show them.
@@ -250,8 +255,9 @@ impl Sessions {
         self.held(id, false)
     }
 
-    /// A stream of session `id` opens now, counted until the guard drops:
-    /// while one is open the session is not idle, and does not rest.
+    /// A resumed stream of session `id` opens now, counted until the
+    /// guard drops: while one is open the session is not idle, and does
+    /// not rest.
     fn hold_stream(&self, id: &SessionId) -> Option<Held> {
         self.held(id, true)
     }
@@ -275,6 +281,38 @@ impl Sessions {
 
     fn used(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Use>> {
         lock(&self.used)
+    }
+
+    /// Session `id`'s GET stream, opened now: the gateway's own (see the
+    /// `listening` module), fed by rmcp's. While one is open, another is
+    /// as rmcp's own second one: its keep-alive events only.
+    async fn listen(&self, id: &SessionId) -> Result<Events, SessionsError> {
+        if self.used().get(id).is_some_and(Use::listens) {
+            return Ok(Box::pin(tokio_stream::pending()));
+        }
+        let from = self.inner.create_standalone_stream(id).await?;
+        let (listening, stream) = listening::open();
+        listening::relay(&listening, from);
+        if let Some(used) = self.used().get_mut(id) {
+            used.listening = Some(listening);
+            used.at = Instant::now();
+        }
+        Ok(Box::pin(stream))
+    }
+
+    /// Session `id` woke (the replay of its client's `initialized` was
+    /// taken): its GET stream, if open, is fed by its new worker.
+    async fn listen_again(&self, id: &SessionId) {
+        let listening = self.used().get(id).and_then(|u| u.listening.clone());
+        let Some(listening) = listening.filter(Listening::is_open) else {
+            return;
+        };
+        match self.inner.create_standalone_stream(id).await {
+            Ok(from) => listening::relay(&listening, from),
+            Err(error) => {
+                tracing::warn!(session = %id, %error, "a woken session's GET stream is fed no more");
+            }
+        }
     }
 
     /// The session used least recently, if it is idle for [`IDLE`].
@@ -319,7 +357,8 @@ impl Sessions {
                 .collect()
         };
         for id in quiet {
-            self.downstream.rest(&id);
+            let listening = self.used().get(&id).and_then(|u| u.listening.clone());
+            self.downstream.rest(&id, listening);
             if let Err(error) = self.inner.close_session(&id).await {
                 tracing::debug!(session = %id, %error, "the resting session's worker had ended");
             }
@@ -372,46 +411,6 @@ impl Sessions {
     }
 }
 
-/// `stream`, with `held` (its session's count of it) until it ends.
-fn counted_while_open(
-    stream: impl Stream<Item = ServerSseMessage> + Send + Sync + 'static,
-    held: Option<Held>,
-) -> impl Stream<Item = ServerSseMessage> + Send + Sync + 'static {
-    stream.map(move |message| {
-        let _open = &held;
-        message
-    })
-}
-
-/// Each session's handshake, as rmcp keeps it to wake the session: in the
-/// session's [`Use`], forgotten with it.
-struct Handshakes {
-    used: Used,
-}
-
-#[async_trait::async_trait]
-impl SessionStore for Handshakes {
-    async fn load(&self, id: &str) -> Result<Option<SessionState>, SessionStoreError> {
-        // Only a session at rest (or on its way) is woken.
-        Ok(lock(&self.used)
-            .get(&SessionId::from(id))
-            .filter(|used| used.state != State::Awake)
-            .and_then(|used| used.handshake.clone()))
-    }
-
-    async fn store(&self, id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
-        if let Some(used) = lock(&self.used).get_mut(&SessionId::from(id)) {
-            used.handshake = Some(state.clone());
-        }
-        Ok(())
-    }
-
-    async fn delete(&self, _id: &str) -> Result<(), SessionStoreError> {
-        // Forgotten with the session (see `Sessions::forget`).
-        Ok(())
-    }
-}
-
 /// Why a session could not be made or used.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum SessionsError {
@@ -454,6 +453,7 @@ impl SessionManager for Sessions {
                 at: Instant::now(),
                 open: 0,
                 streams: 0,
+                listening: None,
                 state: State::Awake,
                 handshake: None,
                 rests_to_report: 0,
@@ -511,17 +511,19 @@ impl SessionManager for Sessions {
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
         self.touch(id);
-        Ok(self.inner.accept_message(id, message).await?)
+        let woke = is_replayed_initialized(&message);
+        self.inner.accept_message(id, message).await?;
+        if woke {
+            self.listen_again(id).await;
+        }
+        Ok(())
     }
 
     async fn create_standalone_stream(
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        // The session does not rest while the stream is open.
-        let held = self.hold_stream(id);
-        let stream = self.inner.create_standalone_stream(id).await?;
-        Ok(counted_while_open(stream, held))
+        self.listen(id).await
     }
 
     async fn resume(
@@ -529,9 +531,15 @@ impl SessionManager for Sessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        if !last_event_id.contains('/') {
+            // The GET stream's (an answer's has its request's number):
+            // the events of the gateway's own carry no ids, and those of
+            // an earlier worker are not kept (see the `listening` module).
+            return self.listen(id).await;
+        }
         let held = self.hold_stream(id);
         let stream = self.inner.resume(id, last_event_id).await?;
-        Ok(counted_while_open(stream, held))
+        Ok(Box::pin(counted_while_open(stream, held)) as Events)
     }
 
     async fn restore_session(

@@ -261,9 +261,10 @@ async fn a_session_at_rest_counts_as_its_principal_connected_for_an_ask_outside_
     let gateway = start_with("trust_read_only_hints = true").await;
     let alice = reader();
     let alice_client = connect(&gateway.url, ALICE, &alice).await;
-    // Bob's session, quiet, rests (its client opened no stream).
+    // Bob's session, quiet, rests (and alice's, her client listening on
+    // its GET stream).
     let bob = HttpSession::open(&gateway.url, BOB, "2025-06-18", json!({})).await;
-    sessions_come_to(&gateway, "resting", 1).await;
+    sessions_come_to(&gateway, "resting", 2).await;
     // Still two principals connected: the upstream's ask, after its call
     // ended, is shown to neither.
     let ended = asked_later(&gateway, &alice_client).await;

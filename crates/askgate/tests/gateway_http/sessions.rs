@@ -1,10 +1,16 @@
 //! A session's end over Streamable HTTP, as an SDK's client sees it, and
 //! its rest while quiet, as its client does not see it.
 
+/// What the gateway logs as it wakes a resting session to ask its client.
+const WOKE: &str = "woke a resting session to ask its client";
+
+use askgate_testkit::Person;
+use askgate_testkit::person::accept;
+use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 
 use super::http_session::HttpSession;
-use super::{ALICE, BOB, sessions_come_to, start, start_with};
+use super::{ALICE, ASKED_LATER, BOB, connect, sessions_come_to, setup, start, start_with};
 
 #[tokio::test]
 async fn a_session_its_client_closes_is_closed_with_200_and_then_unknown() {
@@ -119,4 +125,39 @@ async fn a_quiet_session_rests_and_its_next_request_wakes_it_as_it_was() {
         .post(&json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}))
         .await;
     assert_eq!(after.status(), 404);
+}
+
+#[tokio::test]
+async fn a_session_listening_on_its_get_stream_rests_and_an_upstreams_later_ask_wakes_it_there() {
+    let gateway = setup("trust_read_only_hints = true")
+        .logging("askgate_mcp=info,askgate_gateway::downstream=info")
+        .listen()
+        .await;
+    let alice = Person::with_forms()
+        .named("http-alice")
+        .otherwise(accept(json!({"name": "Alice"})));
+    // rmcp's client, as the SDKs' do, listens on its GET stream.
+    let client = connect(&gateway.url, ALICE, &alice).await;
+    sessions_come_to(&gateway, "resting", 1).await;
+    // Twice: the upstream asks outside any call, two seconds after its
+    // call ended, when the session rests again; the session wakes, and
+    // the question reaches the client on the GET stream it kept open —
+    // the second time fed by another worker than the first.
+    for round in 1..=2 {
+        gateway.log().clear();
+        let mut later = CallToolRequestParams::new("ask_name_later");
+        later.arguments = json!({"after_ms": 2000}).as_object().cloned();
+        let said = client.call_tool(later).await.expect("a result");
+        assert_ne!(said.is_error, Some(true), "{said:?}");
+        sessions_come_to(&gateway, "resting", 1).await;
+        let ended = gateway.log().line_with(&[ASKED_LATER]).await;
+        assert!(ended.ends_with(" answered"), "round {round}: {ended}");
+        assert!(
+            gateway.log().has_line_with(&[WOKE]),
+            "round {round}: the session was asked at rest"
+        );
+        assert_eq!(alice.asked.len(), round, "{:?}", alice.messages());
+        // Answered, it rests again.
+        sessions_come_to(&gateway, "resting", 1).await;
+    }
 }

@@ -2,6 +2,7 @@
 //! with paused time.
 
 use super::*;
+use tokio_stream::StreamExt;
 
 const MOST: usize = 16;
 
@@ -62,6 +63,20 @@ async fn kept(sessions: &Sessions, id: &SessionId) -> bool {
 async fn rests(sessions: &Sessions, id: &SessionId) -> bool {
     let here = sessions.used().contains_key(id);
     here && kept(sessions, id).await && !sessions.has_session(id).await.expect("answers")
+}
+
+/// Session `id`'s client listens on its GET stream (as it would once
+/// rmcp's worker fed it: see the `listening` module) while the stream is
+/// held.
+fn listens(
+    sessions: &Sessions,
+    id: &SessionId,
+) -> impl Stream<Item = ServerSseMessage> + Unpin + use<> {
+    let (listening, stream) = listening::open();
+    if let Some(used) = sessions.used().get_mut(id) {
+        used.listening = Some(listening);
+    }
+    stream
 }
 
 fn counted(sessions: &Sessions) -> (i64, i64) {
@@ -130,6 +145,31 @@ async fn a_session_does_not_rest_with_a_request_or_a_stream_open_before_its_hand
     assert!(rests(&sessions, &streaming).await);
     assert!(sessions.has_session(&pinned).await.expect("answers"));
     assert_eq!(counted(&sessions), (2, 3));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_session_whose_client_listens_on_its_get_stream_rests_and_the_stream_stays_open() {
+    let owners = Owners::default();
+    let sessions = sessions_of(&owners);
+    let id = shaken(&sessions, &owners).await;
+    let mut stream = listens(&sessions, &id);
+    tokio::time::sleep(REST_AFTER).await;
+    sessions.rest_quiet(Instant::now()).await;
+    assert!(
+        rests(&sessions, &id).await,
+        "a GET stream open keeps no session awake"
+    );
+    // Its worker closed, and its client's stream did not end with it.
+    let next = tokio::time::timeout(KEEP_ALIVE * 2, stream.next()).await;
+    assert!(next.is_err(), "the stream ended or took an event: {next:?}");
+    // The client listening, the session is not closed as idle; once it
+    // stops, the session is.
+    sessions.close_quiet(Instant::now()).await;
+    assert!(rests(&sessions, &id).await);
+    drop(stream);
+    tokio::time::sleep(KEEP_ALIVE).await;
+    sessions.close_quiet(Instant::now()).await;
+    assert!(!sessions.used().contains_key(&id));
 }
 
 #[tokio::test(start_paused = true)]
@@ -238,7 +278,7 @@ async fn a_session_quiet_for_the_keep_alive_is_closed_and_one_with_a_request_or_
     // a minute ago; the rest sent nothing since they opened.
     let held = sessions.hold(&ids[0]).expect("open");
     // The third's client listens on its GET stream, and sends nothing.
-    let listening = sessions.hold_stream(&ids[2]).expect("open");
+    let listening = listens(&sessions, &ids[2]);
     tokio::time::sleep(KEEP_ALIVE - IDLE).await;
     sessions.touch(&ids[1]);
     tokio::time::sleep(IDLE).await;
