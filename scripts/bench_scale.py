@@ -78,8 +78,11 @@ async def waking(url: str, count: int, quiet: float) -> tuple[float, float]:
     return used[len(used) // 2], quieted[len(quieted) // 2]
 
 
-async def open_sessions(url: str, count: int, at_once: int) -> list[str]:
-    """Open `count` sessions by hand, `at_once` at a time; their ids."""
+async def open_sessions(url: str, count: int, at_once: int, listen=None) -> list[str]:
+    """Open `count` sessions by hand, `at_once` at a time; their ids.
+    With `listen`, an HTTP client: each session's GET stream is opened at
+    once after its `initialized`, as the SDKs' clients open theirs, and
+    held open (kept in `listen.streams`, unread)."""
     ids: list[str] = []
     gate = asyncio.Semaphore(at_once)
     async with httpx.AsyncClient(limits=httpx.Limits(max_connections=at_once)) as http:
@@ -98,28 +101,16 @@ async def open_sessions(url: str, count: int, at_once: int) -> list[str]:
                     "jsonrpc": "2.0", "method": "notifications/initialized"})
                 done.raise_for_status()
                 ids.append(session)
+                if listen is not None:
+                    get = listen.build_request("GET", url, headers={
+                        "accept": "text/event-stream", "mcp-session-id": session,
+                        "mcp-protocol-version": VERSION})
+                    stream = await listen.send(get, stream=True)
+                    stream.raise_for_status()
+                    listen.streams.append(stream)
 
         await asyncio.gather(*(one() for _ in range(count)))
     return ids
-
-
-async def listen_on(url: str, sessions: list[str], at_once: int, http) -> list:
-    """Each session's GET stream, opened as the SDKs' clients open theirs
-    once initialized, and held open (the responses, unread)."""
-    streams = []
-    gate = asyncio.Semaphore(at_once)
-
-    async def one(session: str) -> None:
-        async with gate:
-            headers = {"accept": "text/event-stream", "mcp-session-id": session,
-                       "mcp-protocol-version": VERSION}
-            response = await http.send(http.build_request("GET", url, headers=headers),
-                                       stream=True)
-            response.raise_for_status()
-            streams.append(response)
-
-    await asyncio.gather(*(one(s) for s in sessions))
-    return streams
 
 
 async def memory(url: str, pid: int, count: int, quiet: float, listening: bool):
@@ -128,16 +119,16 @@ async def memory(url: str, pid: int, count: int, quiet: float, listening: bool):
     session's client listens on its GET stream the whole time."""
     before = rss_kib(pid)
     start = time.perf_counter()
-    sessions = await open_sessions(url, count, 32)
     async with httpx.AsyncClient(limits=httpx.Limits(max_connections=count + 16),
                                  timeout=None) as http:
-        streams = await listen_on(url, sessions, 32, http) if listening else []
+        http.streams = []
+        await open_sessions(url, count, 32, http if listening else None)
         opened_in = time.perf_counter() - start
         await asyncio.sleep(1)
         after = rss_kib(pid)
         await asyncio.sleep(quiet)
         quieted = rss_kib(pid)
-        for stream in streams:
+        for stream in http.streams:
             await stream.aclose()
     return before, after, (after - before) / count, quieted, (quieted - before) / count, opened_in
 

@@ -115,16 +115,20 @@ impl Drop for Busy {
 /// stream), as the gateway holds it: it stays open while the session rests,
 /// and what the client is told then goes straight into it.
 #[derive(Debug, Clone)]
-pub(crate) struct Listening(mpsc::Sender<ServerSseMessage>);
+pub(crate) struct Listening(mpsc::Sender<Event>);
+
+/// An event of a listen stream, boxed: a channel's first block holds 32
+/// of its items whole, and a session at rest keeps one channel.
+pub(crate) type Event = Box<ServerSseMessage>;
 
 impl Listening {
     /// The stream whose events `sender` takes.
-    pub(crate) fn new(sender: mpsc::Sender<ServerSseMessage>) -> Listening {
+    pub(crate) fn new(sender: mpsc::Sender<Event>) -> Listening {
         Listening(sender)
     }
 
     /// Where its events go.
-    pub(crate) fn sender(&self) -> &mpsc::Sender<ServerSseMessage> {
+    pub(crate) fn sender(&self) -> &mpsc::Sender<Event> {
         &self.0
     }
 
@@ -137,8 +141,9 @@ impl Listening {
     /// stream is closed or full (a client that reads nothing is not waited
     /// for).
     fn tell(&self, notification: ServerNotification) -> Result<(), String> {
-        let event =
-            ServerSseMessage::from_message(ServerJsonRpcMessage::notification(notification));
+        let event = Box::new(ServerSseMessage::from_message(
+            ServerJsonRpcMessage::notification(notification),
+        ));
         self.0
             .try_send(event)
             .map_err(|error| format!("its listen stream took no event: {error}"))

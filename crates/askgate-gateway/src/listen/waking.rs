@@ -7,6 +7,7 @@
 //! and out on the client's GET stream, and its answer comes back the way
 //! every answer does.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError};
 
 use askgate_mcp::Principal;
@@ -20,6 +21,10 @@ use crate::proxy::Gateway;
 
 /// What the ping's answer may take, read to its end (it is one event).
 const ANSWER_AT_MOST: usize = 64 * 1024;
+
+/// The number of the next waking ping: two wakings of one session at
+/// once send two requests, each its own id.
+static PINGS: AtomicU64 = AtomicU64::new(0);
 
 /// Wakes a session through `service`, as its owner in `owners`.
 pub(super) fn waker(service: StreamableHttpService<Gateway, Sessions>, owners: Owners) -> Waker {
@@ -58,7 +63,8 @@ async fn wake(
         .header(header::ACCEPT, "application/json, text/event-stream")
         .header(header::CONTENT_TYPE, "application/json")
         .header("mcp-session-id", id);
-    let ping = r#"{"jsonrpc":"2.0","id":"askgate-wakes","method":"ping"}"#;
+    let number = PINGS.fetch_add(1, Ordering::Relaxed);
+    let ping = format!(r#"{{"jsonrpc":"2.0","id":"askgate-wakes-{number}","method":"ping"}}"#);
     let Ok(mut request) = request.body(Body::from(ping)) else {
         return false;
     };

@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt};
 
-use crate::downstream::Listening;
+use crate::downstream::{Event, Listening};
 
 /// How many events may wait for a client slow to read them; past that,
 /// what a resting session's client is told is dropped (see
@@ -24,9 +24,13 @@ use crate::downstream::Listening;
 const EVENTS_WAITING: usize = 16;
 
 /// A new GET stream: the gateway's hold of it, and the stream itself.
-pub(super) fn open() -> (Listening, ReceiverStream<ServerSseMessage>) {
+pub(super) fn open() -> (
+    Listening,
+    impl Stream<Item = ServerSseMessage> + Send + Sync + Unpin + 'static,
+) {
     let (sender, events) = mpsc::channel(EVENTS_WAITING);
-    (Listening::new(sender), ReceiverStream::new(events))
+    let stream = ReceiverStream::new(events).map(|event: Event| *event);
+    (Listening::new(sender), stream)
 }
 
 /// Feed `to` with the events of `from`, rmcp's stream of an awake
@@ -45,7 +49,7 @@ pub(super) fn relay(to: &Listening, from: impl Stream<Item = ServerSseMessage> +
             };
             let Some(mut event) = next else { return };
             event.event_id = None;
-            if to.send(event).await.is_err() {
+            if to.send(Box::new(event)).await.is_err() {
                 return;
             }
         }
