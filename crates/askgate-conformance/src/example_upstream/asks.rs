@@ -109,7 +109,7 @@ pub(super) fn later_schema() -> Arc<Map<String, Json>> {
 /// call, as a server that asks on its own does. How it ended goes to
 /// stderr ([`super::ASKED_LATER`]).
 pub(super) fn ask_name_later(
-    args: &serde_json::Map<String, Json>,
+    args: &Map<String, Json>,
     cx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ErrorData> {
     let after = match args.get("after_ms") {
