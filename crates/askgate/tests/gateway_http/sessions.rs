@@ -9,7 +9,7 @@ use askgate_testkit::person::accept;
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 
-use super::http_session::HttpSession;
+use super::http_session::{HttpSession, message_of};
 use super::{ALICE, ASKED_LATER, BOB, connect, sessions_come_to, setup, start, start_with};
 
 #[tokio::test]
@@ -160,4 +160,43 @@ async fn a_session_listening_on_its_get_stream_rests_and_an_upstreams_later_ask_
         // Answered, it rests again.
         sessions_come_to(&gateway, "resting", 1).await;
     }
+}
+
+#[tokio::test]
+async fn a_second_initialize_over_http_is_refused_and_the_session_goes_on_as_negotiated() {
+    let gateway = start().await;
+    let session = HttpSession::open(&gateway.url, ALICE, "2025-06-18", json!({})).await;
+    // Another revision asked for on the same session: refused, naming
+    // the one negotiated.
+    let said = message_of(
+        session
+            .post_raw(
+                &json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"}}}),
+                Some("2025-11-25"),
+            )
+            .await,
+    )
+    .await;
+    assert_eq!(said["id"], 2, "{said}");
+    assert!(said.get("result").is_none(), "{said}");
+    assert!(
+        said["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("protocol 2025-06-18"),
+        "{said}"
+    );
+    // The session goes on, at the revision it negotiated.
+    let listed = session
+        .ask(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}))
+        .await;
+    assert_eq!(listed["id"], 3, "{listed}");
+    assert!(
+        listed["result"]["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|t| t["name"] == "read_note")),
+        "{listed}"
+    );
 }
