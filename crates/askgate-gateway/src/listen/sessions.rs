@@ -78,9 +78,10 @@ const SWEEP_EVERY: Duration = Duration::from_secs(15);
 
 /// How long a session must be quiet to rest: long enough that a client
 /// busy with it does not wake it between two requests (a waking adds
-/// some 0.4 ms to the request that wakes it; docs/benchmarks.md), short enough that the workers awake at
-/// once are few however fast sessions open (their memory is what later
-/// sessions are made of; see the module's doc).
+/// some 0.4 ms to the request that wakes it; docs/benchmarks.md), short
+/// enough that the workers awake at once are few however fast sessions
+/// open (their memory is what later sessions are made of; see the
+/// module's doc).
 pub(crate) const REST_AFTER: Duration = Duration::from_millis(500);
 
 /// How often sessions are looked at for [`REST_AFTER`].

@@ -130,7 +130,7 @@ async fn a_session_does_not_rest_with_a_request_or_a_stream_open_before_its_hand
     sessions.rest_quiet(Instant::now()).await;
     for (id, what) in [
         (&requesting, "a request open"),
-        (&streaming, "a stream open"),
+        (&streaming, "an answer's stream resumed and open"),
         (&pinned, "told things outside a request"),
         (&unshaken, "no handshake"),
     ] {
