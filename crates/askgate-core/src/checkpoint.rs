@@ -11,8 +11,6 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
-use crate::digest::{hex, unhex};
-
 /// What the tag is computed over, so no other HMAC of the key matches.
 const CONTEXT: &[u8] = b"askgate audit checkpoint v1";
 
@@ -32,7 +30,7 @@ pub struct Checkpoint {
 impl Checkpoint {
     /// The head `seq`/`hash` at `at`, signed with `key`.
     pub fn signed(key: &[u8], seq: i64, hash: &str, at: Timestamp) -> Checkpoint {
-        let tag = hex(&mac(key, seq, hash, at).finalize().into_bytes());
+        let tag = hex::encode(mac(key, seq, hash, at).finalize().into_bytes());
         Checkpoint {
             seq,
             hash: hash.to_owned(),
@@ -43,7 +41,7 @@ impl Checkpoint {
 
     /// Whether it was signed with `key` and not changed since.
     pub fn is_signed_with(&self, key: &[u8]) -> bool {
-        let Some(given) = unhex(&self.tag) else {
+        let Ok(given) = hex::decode(&self.tag) else {
             return false;
         };
         mac(key, self.seq, &self.hash, self.at)

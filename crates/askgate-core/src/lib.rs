@@ -83,7 +83,7 @@ pub mod wire;
 
 pub use ask::{Ask, AskRecord, DEFAULT_MAX_ATTEMPTS, RecordedValue, Step};
 pub use checkpoint::Checkpoint;
-pub use digest::{arguments_digest, canonical_json};
+pub use digest::{arguments_digest, canonical_json, object_digest};
 pub use error::{ContentError, Error, FormError, Misuse, ReplyError};
 pub use form::{
     BooleanSpec, ChoiceOption, ChoiceSpec, DateSpec, Field, FieldKind, Form, InstantSpec,

@@ -81,7 +81,7 @@ impl LinkSigner {
         let mut mac = Hmac::<Sha256>::new_from_slice(&self.key)
             .expect("HMAC takes keys of any length, so new_from_slice cannot fail");
         mac.update(b"askgate deployment fingerprint v1");
-        crate::digest::hex(&mac.finalize().into_bytes()[..16])
+        hex::encode(&mac.finalize().into_bytes()[..16])
     }
 
     /// The token of a link to `ask_id`'s page, good until `expires_at`,

@@ -164,13 +164,14 @@ impl Keys {
     }
 }
 
+/// The key the ledger's digest had before it was keyed by the deployment.
+const LEGACY_LEDGER_KEY: &[u8; 14] = b"askgate ledger";
+
 /// How the ledger digests a call's arguments, and a retry finds the call
 /// by: HMAC-SHA-256 of their canonical JSON under a key derived from the
 /// deployment's. Keyed with the deployment's secret, so that nobody who
 /// reads the store (a backup, a replica's disk) can match its rows to
 /// arguments they guess; a constant key would let them.
-/// The key the ledger's digest had before it was keyed by the deployment.
-const LEGACY_LEDGER_KEY: &[u8; 14] = b"askgate ledger";
 
 #[derive(Clone)]
 pub(crate) struct LedgerDigest {
@@ -186,10 +187,11 @@ impl LedgerDigest {
 
     /// The digest of `arguments` a new ledger row records.
     pub(crate) fn digest(&self, arguments: &serde_json::Map<String, serde_json::Value>) -> String {
-        self.digests(arguments)
-            .into_iter()
-            .next()
-            .unwrap_or_default()
+        let key = self
+            .keys
+            .first()
+            .map_or(LEGACY_LEDGER_KEY.as_slice(), Vec::as_slice);
+        askgate_core::object_digest(key, arguments)
     }
 
     /// The digests `arguments` may have been recorded under: the key in
@@ -200,12 +202,11 @@ impl LedgerDigest {
         &self,
         arguments: &serde_json::Map<String, serde_json::Value>,
     ) -> Vec<String> {
-        let arguments = serde_json::Value::Object(arguments.clone());
         self.keys
             .iter()
             .map(Vec::as_slice)
             .chain([LEGACY_LEDGER_KEY.as_slice()])
-            .map(|key| askgate_core::arguments_digest(key, &arguments))
+            .map(|key| askgate_core::object_digest(key, arguments))
             .collect()
     }
 }
@@ -484,6 +485,8 @@ mod tests {
         assert_eq!(digests.len(), 3);
         assert_ne!(digests[0], digest);
         assert_eq!(digests[1], digest);
+        // New rows are recorded under the key in use.
+        assert_eq!(rotated.ledger_digest().digest(arguments), digests[0]);
         // A row of the askgate before this one is still found by its
         // retry; new rows are never written so.
         assert_eq!(digests[2], constant);

@@ -85,7 +85,7 @@ pub(crate) fn digest_or_create(key_file: &Path) -> Result<[u8; 32], Error> {
     };
     let digest = auth::digest(&token);
     let digest_file = digest_path(key_file);
-    write_private(&digest_file, &hex(&digest)).map_err(|source| Error::TokenFileWrite {
+    write_private(&digest_file, &hex::encode(digest)).map_err(|source| Error::TokenFileWrite {
         file: TokenFile::Digest,
         path: digest_file.clone(),
         source,
@@ -132,7 +132,7 @@ fn check_shared(file: TokenFile, path: &Path) -> Result<Option<u32>, Error> {
 fn random_token() -> Result<String, Error> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(Error::Random)?;
-    Ok(hex(&bytes))
+    Ok(hex::encode(bytes))
 }
 
 /// Write `text` and a line break to a new file at `path` that only its
@@ -150,18 +150,9 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     file.sync_all()
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn parse_hex(text: &str) -> Option<[u8; 32]> {
-    if text.len() != 64 || !text.is_ascii() {
-        return None;
-    }
     let mut digest = [0u8; 32];
-    for (i, byte) in digest.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&text[i * 2..i * 2 + 2], 16).ok()?;
-    }
+    hex::decode_to_slice(text, &mut digest).ok()?;
     Some(digest)
 }
 
@@ -204,7 +195,7 @@ mod tests {
     fn an_older_install_with_a_digest_only_gets_no_token_file() {
         let (_dir, key) = scratch();
         let digest = auth::digest("an-older-operator-token-000000");
-        std::fs::write(digest_path(&key), format!("{}\n", hex(&digest))).expect("writes");
+        std::fs::write(digest_path(&key), format!("{}\n", hex::encode(digest))).expect("writes");
         assert_eq!(digest_or_create(&key).expect("reads"), digest);
         assert!(!token_path(&key).exists());
     }

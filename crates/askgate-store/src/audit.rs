@@ -197,11 +197,7 @@ pub(crate) fn chain_hash(prev: &str, seq: i64, entry: &str) -> String {
     hasher.update(seq.to_string().as_bytes());
     hasher.update(b"\n");
     hasher.update(entry.as_bytes());
-    hasher
-        .finalize()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    hex::encode(hasher.finalize())
 }
 
 /// An entry's place in the chain: its position and the hashes that link it.

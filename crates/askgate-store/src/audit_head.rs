@@ -206,9 +206,5 @@ fn tag(key: &[u8], seq: i64, hash: &str) -> String {
     mac.update(seq.to_string().as_bytes());
     mac.update(b"\n");
     mac.update(hash.as_bytes());
-    mac.finalize()
-        .into_bytes()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    hex::encode(mac.finalize().into_bytes())
 }

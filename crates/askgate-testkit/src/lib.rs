@@ -51,8 +51,7 @@ pub fn unique(prefix: &str) -> String {
     // The system's randomness is there on every platform the tests run
     // on; without it no test could make a name.
     getrandom::fill(&mut bytes).expect("the system gives random bytes");
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{prefix}{hex}")
+    format!("{prefix}{}", hex::encode(bytes))
 }
 
 /// A person, `by`, answers the pending ask `id` through `via` (the inbox

@@ -424,15 +424,16 @@ impl Gateway {
         principal: &str,
         request: Option<String>,
     ) -> Result<(NewCall, String), ErrorData> {
+        let at = self.now();
         let call = NewCall {
-            id: crate::ids::random("call")?,
+            id: crate::ids::call(at)?,
             owner: self.inner.settings.owner.clone(),
             server: self.upstream_name(index),
             tool: tool.to_owned(),
             arguments_digest: Some(self.inner.settings.ledger.digest(arguments)),
             principal: Some(principal.to_owned()),
             request,
-            at: self.now(),
+            at,
         };
         Ok((call, crate::ids::random("m")?))
     }

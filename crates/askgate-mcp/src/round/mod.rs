@@ -151,10 +151,7 @@ fn asked_key(key: &str) -> String {
 fn request_digest(request: &InputRequest) -> String {
     use sha2::{Digest, Sha256};
     let wire = serde_json::to_vec(request).unwrap_or_default();
-    Sha256::digest(&wire)
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(&wire))
 }
 
 impl Round {
