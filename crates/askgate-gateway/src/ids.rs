@@ -31,9 +31,11 @@ const SORTABLE: GeneralPurpose = {
     }
 };
 
-/// A new ledger call's id, `call_<22 url-safe characters>`: the
-/// milliseconds since the Unix epoch of `at` (48 bits) and then 80 random
-/// bits, so ids sort by the instant they were made.
+/// A new ledger call's id and its marker. The id, `call_<22 url-safe
+/// characters>`, is the milliseconds since the Unix epoch of `at` (48
+/// bits) and then 80 random bits, so ids sort by the instant they were
+/// made; the marker is random, as [`random`] makes them (`m_…`). Both from
+/// one read of the random source.
 ///
 /// Why not wholly random: the ledger's index of call ids is a B-tree, and
 /// the records of a stream of reads are written together (a batch every
@@ -44,15 +46,19 @@ const SORTABLE: GeneralPurpose = {
 ///
 /// # Errors
 /// The system's random source failed.
-pub(crate) fn call(at: Timestamp) -> Result<String, ErrorData> {
-    let mut bytes = [0u8; 16];
+pub(crate) fn call(at: Timestamp) -> Result<(String, String), ErrorData> {
+    let mut bytes = [0u8; 32];
     // Before 1970 (a clock gone wrong) counts as 0; 48 bits of
     // milliseconds last until the year 10889.
     let millis = u64::try_from(at.as_millisecond()).unwrap_or(0);
     bytes[..6].copy_from_slice(&millis.to_be_bytes()[2..]);
     getrandom::fill(&mut bytes[6..])
         .map_err(|e| ErrorData::internal_error(format!("no randomness: {e}"), None))?;
-    Ok(format!("call_{}", SORTABLE.encode(bytes)))
+    let (id, marker) = bytes.split_at(16);
+    Ok((
+        format!("call_{}", SORTABLE.encode(id)),
+        format!("m_{}", URL_SAFE_NO_PAD.encode(marker)),
+    ))
 }
 
 /// A new session's id: random, so no two sessions (nor two runs) share
@@ -80,10 +86,14 @@ mod tests {
         assert_ne!(a, b);
     }
 
+    fn call_id(at: jiff::Timestamp) -> Result<String, rmcp::ErrorData> {
+        super::call(at).map(|(id, _)| id)
+    }
+
     #[test]
     fn call_ids_sort_by_the_instant_they_were_made_and_never_repeat() {
         let at = |ms: i64| jiff::Timestamp::from_millisecond(ms).expect("an instant");
-        let early = super::call(at(1_764_806_400_000)).expect("an id");
+        let early = call_id(at(1_764_806_400_000)).expect("an id");
         assert!(
             early.starts_with("call_") && early.len() == "call_".len() + 22,
             "{early}"
@@ -97,12 +107,12 @@ mod tests {
             1_764_806_465_536,
             1_800_000_000_000,
         ] {
-            ids.push(super::call(at(ms)).expect("an id"));
+            ids.push(call_id(at(ms)).expect("an id"));
         }
         let mut sorted = ids.clone();
         sorted.sort();
         assert_eq!(sorted, ids, "later calls sort after earlier ones");
-        let same = super::call(at(1_764_806_400_000)).expect("an id");
+        let same = call_id(at(1_764_806_400_000)).expect("an id");
         assert_ne!(same, early, "two calls of one millisecond differ");
         assert!(
             same.chars()
@@ -110,6 +120,15 @@ mod tests {
             "{same}"
         );
         // A clock before 1970 still gives an id.
-        assert!(super::call(at(-5)).is_ok());
+        assert!(call_id(at(-5)).is_ok());
+        // The marker is random, and not the id's.
+        let (id, marker) = super::call(at(1_764_806_400_000)).expect("ids");
+        let (_, again) = super::call(at(1_764_806_400_000)).expect("ids");
+        assert!(
+            marker.starts_with("m_") && marker.len() == "m_".len() + 22,
+            "{marker}"
+        );
+        assert_ne!(marker, again);
+        assert_ne!(marker[2..], id[5..]);
     }
 }

@@ -77,8 +77,8 @@ impl Catalogued {
 pub(crate) struct Found {
     /// The upstream, by index.
     pub(crate) index: usize,
-    /// The tool.
-    pub(crate) tool: Tool,
+    /// The tool (shared: every call of it finds it).
+    pub(crate) tool: Arc<Tool>,
 }
 
 /// Every upstream tool as listed, and the names two upstreams both gave.
@@ -168,7 +168,7 @@ impl Gateway {
                     name.clone(),
                     Found {
                         index,
-                        tool: tool.clone(),
+                        tool: Arc::new(tool.clone()),
                     },
                 );
                 catalogue.tools.push(Catalogued {

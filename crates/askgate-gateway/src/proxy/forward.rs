@@ -425,8 +425,9 @@ impl Gateway {
         request: Option<String>,
     ) -> Result<(NewCall, String), ErrorData> {
         let at = self.now();
+        let (id, marker) = crate::ids::call(at)?;
         let call = NewCall {
-            id: crate::ids::call(at)?,
+            id,
             owner: self.inner.settings.owner.clone(),
             server: self.upstream_name(index),
             tool: tool.to_owned(),
@@ -435,7 +436,7 @@ impl Gateway {
             request,
             at,
         };
-        Ok((call, crate::ids::random("m")?))
+        Ok((call, marker))
     }
 
     /// Follow `held` in `round`: its result, or the round's input requests

@@ -29,7 +29,7 @@ pub(crate) struct Target {
     /// The upstream's name.
     pub(crate) server: String,
     /// The tool as its upstream lists it.
-    pub(crate) tool: Tool,
+    pub(crate) tool: Arc<Tool>,
     /// The arguments to send: the caller's `confirm` taken out (a call is
     /// one call with or without it).
     pub(crate) arguments: JsonObject,

@@ -158,7 +158,7 @@ impl ServerHandler for Gateway {
     /// `Mcp-Param-*` headers against the schema's `x-mcp-header`s.
     fn get_tool(&self, name: &str) -> Option<Tool> {
         let found = self.listed_tool(name)?;
-        let mut tool = found.tool;
+        let mut tool = Tool::clone(&found.tool);
         tool.name = name.to_owned().into();
         Some(tool)
     }

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The stdio gateway's own CPU and bytes written per read call, read from
+# its process (scripts/bench_stdio_cpu.py), with the official Python SDK's
+# client; against another build of the gateway when one is given.
+#
+#   scripts/bench-stdio-cpu.sh                        # this checkout's build
+#   scripts/bench-stdio-cpu.sh /tmp/askgate-before    # ... and an older binary
+#   ASKGATE_STDIO_CPU_ARGS="-n 3000 --rounds 5" scripts/bench-stdio-cpu.sh
+#
+# Uses what scripts/bench-peers.sh's setup installs under
+# $ASKGATE_BENCH_PREFIX (default /tmp/askgate-bench). Not run by CI:
+# timings are not pass/fail.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+# shellcheck source=scripts/bench-lib.sh
+. "$root/scripts/bench-lib.sh"
+bench_ready
+
+cargo build --quiet --release -p askgate
+
+run=$(mktemp -d)
+trap 'rm -rf "$run"' EXIT
+candidates=(--candidate "this=$target/release/askgate")
+mkdir -p "$run/this"
+bench_config "$run/this.toml" "$run/this"
+if [ $# -gt 0 ]; then
+    mkdir -p "$run/other"
+    bench_config "$run/other.toml" "$run/other"
+    candidates+=(--candidate "other=$1")
+fi
+
+# shellcheck disable=SC2086 # ASKGATE_STDIO_CPU_ARGS is a list of arguments
+"$prefix/venv/bin/python" "$root/scripts/bench_stdio_cpu.py" ${ASKGATE_STDIO_CPU_ARGS:-} \
+    --config-dir "$run" "${candidates[@]}"
