@@ -172,7 +172,6 @@ const LEGACY_LEDGER_KEY: &[u8; 14] = b"askgate ledger";
 /// deployment's. Keyed with the deployment's secret, so that nobody who
 /// reads the store (a backup, a replica's disk) can match its rows to
 /// arguments they guess; a constant key would let them.
-
 #[derive(Clone)]
 pub(crate) struct LedgerDigest {
     /// Derived from the key in use, then from the one rotated out last.
