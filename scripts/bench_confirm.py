@@ -29,6 +29,8 @@ import time
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
+from bench_proc import cpu_ms, gateway_pid, rss_kib
+
 
 def p50(samples: list[float]) -> float:
     ordered = sorted(samples)
@@ -115,38 +117,6 @@ def commits(folder: str, n: int) -> list[float]:
         took.append(time.perf_counter() - start)
     db.close()
     return took
-
-
-def gateway_pid() -> int:
-    """The askgate gateway this process started (stdio_client's child)."""
-    me = str(os.getpid())
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                command = cmdline.read().split(b"\0")
-        except OSError:
-            continue
-        if fields[1] == me and b"gateway" in command:
-            return int(entry)
-    raise RuntimeError("the gateway's process was not found")
-
-
-def cpu_ms(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
-
-
-def rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def pending(store: str) -> int:

@@ -30,19 +30,13 @@ import httpx2 as httpx
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from bench_proc import rss_kib
+
 HEADERS = {
     "accept": "application/json, text/event-stream",
     "content-type": "application/json",
 }
 VERSION = "2025-06-18"
-
-
-def rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise RuntimeError(f"no VmRSS for {pid}")
 
 
 async def ping_ms(http, url: str, session: str) -> float:

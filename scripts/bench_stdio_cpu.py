@@ -25,34 +25,7 @@ import sys
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-
-def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def written(pid: int) -> int:
-    with open(f"/proc/{pid}/io") as io:
-        for line in io:
-            if line.startswith("wchar:"):
-                return int(line.split()[1])
-    return 0
-
-
-def gateway_pid(config: str) -> int:
-    """The pid of the gateway process serving `config`."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                args = cmdline.read().split(b"\0")
-        except OSError:
-            continue
-        if b"gateway" in args and config.encode() in args:
-            return int(entry)
-    raise RuntimeError(f"no gateway process with --config {config}")
+from bench_proc import cpu_ms, gateway_pid, written_bytes
 
 
 async def measure(binary: str, config: str, calls: int, in_flight: int) -> dict:
@@ -62,8 +35,8 @@ async def measure(binary: str, config: str, calls: int, in_flight: int) -> dict:
             await session.initialize()
             for _ in range(200):  # warm up: the upstream listed, pages in
                 await session.call_tool("echo", {"message": "hi"})
-            pid = gateway_pid(config)
-            cpu, wrote = cpu_seconds(pid), written(pid)
+            pid = gateway_pid()
+            cpu, wrote = cpu_ms(pid), written_bytes(pid)
             start = asyncio.get_running_loop().time()
             room = asyncio.Semaphore(in_flight)
 
@@ -76,8 +49,8 @@ async def measure(binary: str, config: str, calls: int, in_flight: int) -> dict:
             await asyncio.gather(*(one() for _ in range(calls)))
             elapsed = asyncio.get_running_loop().time() - start
             return {
-                "cpu_ms": (cpu_seconds(pid) - cpu) / calls * 1000,
-                "bytes": (written(pid) - wrote) / calls,
+                "cpu_ms": (cpu_ms(pid) - cpu) / calls,
+                "bytes": (written_bytes(pid) - wrote) / calls,
                 "rate": calls / elapsed,
             }
 

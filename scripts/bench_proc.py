@@ -1,0 +1,49 @@
+"""What the bench scripts read of a process from /proc: its CPU time, its
+resident memory, the bytes it wrote, and the gateway a script started.
+Imported by bench_confirm.py, bench_scale.py and bench_stdio_cpu.py (they
+run from this folder, so it is on their import path)."""
+
+import os
+
+
+def gateway_pid() -> int:
+    """The askgate gateway this process started (stdio_client's child)."""
+    me = str(os.getpid())
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                command = cmdline.read().split(b"\0")
+        except OSError:
+            continue
+        if fields[1] == me and b"gateway" in command:
+            return int(entry)
+    raise RuntimeError("the gateway's process was not found")
+
+
+def cpu_ms(pid: int) -> float:
+    """The CPU time `pid` has used, user and system, in milliseconds."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def rss_kib(pid: int) -> int:
+    """What `pid` holds resident, in KiB."""
+    return int(_field(f"/proc/{pid}/status", "VmRSS:"))
+
+
+def written_bytes(pid: int) -> int:
+    """The bytes `pid` has written (`wchar`: pipes, sockets and files)."""
+    return int(_field(f"/proc/{pid}/io", "wchar:"))
+
+
+def _field(path: str, name: str) -> str:
+    with open(path) as lines:
+        for line in lines:
+            if line.startswith(name):
+                return line.split()[1]
+    raise RuntimeError(f"no {name} in {path}")
