@@ -40,8 +40,8 @@ const SORTABLE: GeneralPurpose = {
 /// Why not wholly random: the ledger's index of call ids is a B-tree, and
 /// the records of a stream of reads are written together (a batch every
 /// few milliseconds). Random ids land on a different page of that index
-/// each, so a batch of 25 rewrites some 25 pages to the store's journal;
-/// ids that grow with time land on the last page or two. 80 random bits
+/// each, so a batch rewrites about as many pages as it has rows to the
+/// store's journal; ids that grow with time land on the last page or two. 80 random bits
 /// still keep two calls of one millisecond apart and the id unguessable.
 ///
 /// # Errors
