@@ -237,34 +237,37 @@ macro_rules! append_entry {
     ($store:expr, $conn:ident, $text:expr, $key:expr) => {
         async {
             let (text, key): (&str, Option<&str>) = ($text, $key);
-            if let Some(key) = key {
-                let recorded =
-                    sqlx::query("SELECT seq, prev_hash, hash FROM audit WHERE decision_key = $1")
-                        .bind(key)
-                        .fetch_optional(&mut *$conn)
-                        .await
-                        .map_err(|e| $store.fail(e))?;
-                if let Some(row) = recorded {
+            // The entry already recorded under the key (kind 0), and the
+            // chain's head (kind 1): one statement, one trip to the
+            // connection's thread on SQLite.
+            let found = sqlx::query(
+                "SELECT 0 AS kind, seq, prev_hash, hash FROM audit WHERE decision_key = $1 \
+                 UNION ALL \
+                 SELECT 1 AS kind, seq, '' AS prev_hash, hash \
+                 FROM (SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1) AS head",
+            )
+            .bind(key)
+            .fetch_all(&mut *$conn)
+            .await
+            .map_err(|e| $store.fail(e))?;
+            let mut last = None;
+            for row in found {
+                let kind = row.try_get::<i32, _>("kind").map_err(|e| $store.fail(e))?;
+                let seq = row.try_get::<i64, _>("seq").map_err(|e| $store.fail(e))?;
+                let hash = row.try_get::<String, _>("hash").map_err(|e| $store.fail(e))?;
+                if kind == 0 {
                     return Ok::<_, Error>($crate::audit::Link {
-                        seq: row.try_get::<i64, _>("seq").map_err(|e| $store.fail(e))?,
+                        seq,
                         prev_hash: row
                             .try_get::<String, _>("prev_hash")
                             .map_err(|e| $store.fail(e))?,
-                        hash: row
-                            .try_get::<String, _>("hash")
-                            .map_err(|e| $store.fail(e))?,
+                        hash,
                     });
                 }
+                last = Some((seq, hash));
             }
-            let last = sqlx::query("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1")
-                .fetch_optional(&mut *$conn)
-                .await
-                .map_err(|e| $store.fail(e))?;
             let (seq, prev) = match last {
-                Some(row) => (
-                    row.try_get::<i64, _>("seq").map_err(|e| $store.fail(e))? + 1,
-                    row.try_get::<String, _>("hash").map_err(|e| $store.fail(e))?,
-                ),
+                Some((seq, hash)) => (seq + 1, hash),
                 None => (1, $crate::audit::GENESIS.to_owned()),
             };
             let hash = $crate::audit::chain_hash(&prev, seq, text);
@@ -289,18 +292,23 @@ macro_rules! append_entry {
                 .await
                 .map_err(|e| $store.fail(e))?;
             } else {
-                sqlx::query(
-                    "INSERT INTO audit (seq, entry, prev_hash, hash, decision_key) VALUES ($1, $2, $3, $4, $5)",
-                )
+                // The entry and the head's move in one command (two
+                // statements, one trip to the connection's thread), in the
+                // writer's transaction.
+                sqlx::query(concat!(
+                    "INSERT INTO audit (seq, entry, prev_hash, hash, decision_key) \
+                     VALUES ($1, $4, $5, $2, $6);\n",
+                    $crate::audit_head::move_head_sql!(),
+                ))
                 .bind(seq)
+                .bind(&hash)
+                .bind($store.head_tag(seq, &hash))
                 .bind(text)
                 .bind(&prev)
-                .bind(&hash)
                 .bind(key)
                 .execute(&mut *$conn)
                 .await
                 .map_err(|e| $store.fail(e))?;
-                $crate::audit_head::move_head!($store, $conn, seq, &hash);
             }
             Ok($crate::audit::Link {
                 seq,

@@ -25,20 +25,27 @@ pub(crate) const HEAD_KEY_CONTEXT: &[u8] = b"askgate audit head key v1";
 macro_rules! move_head {
     ($store:expr, $conn:ident, $seq:expr, $hash:expr) => {{
         let (seq, hash): (i64, &str) = ($seq, $hash);
-        sqlx::query(
-            "INSERT INTO audit_head (id, seq, hash, tag) VALUES (1, $1, $2, $3) \
-             ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, tag = excluded.tag \
-             WHERE audit_head.seq < excluded.seq",
-        )
-        .bind(seq)
-        .bind(hash)
-        .bind($store.head_tag(seq, hash))
-        .execute(&mut *$conn)
-        .await
-        .map_err(|e| $store.fail(e))?;
+        sqlx::query($crate::audit_head::move_head_sql!())
+            .bind(seq)
+            .bind(hash)
+            .bind($store.head_tag(seq, hash))
+            .execute(&mut *$conn)
+            .await
+            .map_err(|e| $store.fail(e))?;
     }};
 }
 pub(crate) use move_head;
+
+/// The statement [`move_head`] runs, as a literal (for `concat!`): the
+/// head to entry `$1` (hash `$2`), signed `$3`.
+macro_rules! move_head_sql {
+    () => {
+        "INSERT INTO audit_head (id, seq, hash, tag) VALUES (1, $1, $2, $3) \
+         ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, tag = excluded.tag \
+         WHERE audit_head.seq < excluded.seq"
+    };
+}
+pub(crate) use move_head_sql;
 
 impl Store {
     /// Sign the audit chain's head record, from now on, with a key derived
