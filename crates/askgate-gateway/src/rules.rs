@@ -26,6 +26,7 @@
 //! upstream's disk is not seen.
 
 use std::fmt;
+use std::sync::Arc;
 
 use askgate_core::Risk;
 use globset::{Glob, GlobBuilder, GlobMatcher};
@@ -277,8 +278,8 @@ pub(crate) enum RuleRef {
     Rule {
         /// The index in the config's `rules`.
         index: usize,
-        /// `server="files", tool="delete_*"`.
-        conditions: String,
+        /// `server="files", tool="delete_*"`, written once per rule.
+        conditions: Arc<str>,
     },
     /// The tool's `destructiveHint: true`.
     DestructiveHint,
@@ -305,6 +306,9 @@ impl fmt::Display for RuleRef {
 #[derive(Debug, Clone)]
 pub(crate) struct Rules {
     rules: Vec<Rule>,
+    /// Each rule's conditions as the config has them, written when the
+    /// rules are made, not on every call a rule decides.
+    conditions: Vec<Arc<str>>,
     default: Risk,
     trust_read_only_hints: bool,
 }
@@ -313,8 +317,10 @@ impl Rules {
     /// `rules` in the order they apply, the risk when none holds, and
     /// whether `readOnlyHint: true` is believed.
     pub(crate) fn new(rules: Vec<Rule>, default: Risk, trust_read_only_hints: bool) -> Rules {
+        let conditions = rules.iter().map(|rule| rule.conditions().into()).collect();
         Rules {
             rules,
+            conditions,
             default,
             trust_read_only_hints,
         }
@@ -368,7 +374,7 @@ impl Rules {
                 risk: rule.risk,
                 rule: RuleRef::Rule {
                     index,
-                    conditions: rule.conditions(),
+                    conditions: Arc::clone(&self.conditions[index]),
                 },
             };
         }

@@ -14,7 +14,7 @@ use serde_json::{Map, Value as Json, json};
 use super::Gateway;
 use crate::Collision;
 use crate::config::MODEL_NAME_LIMIT;
-use crate::rules::{Hints, Rules};
+use crate::rules::{Hints, Judged, Rules};
 use crate::upstream::Upstream;
 
 /// The longest tool name MCP allows (2025-11-25).
@@ -33,13 +33,12 @@ fn tool_name(name: &str) -> bool {
 pub(crate) trait Judge: Send + Sync + 'static {
     /// The risk of calling `tool` of `server` with `arguments`, and the
     /// rule that gave it (for the operator).
-    fn judge(&self, server: &str, tool: &Tool, arguments: &JsonObject) -> (Risk, String);
+    fn judge(&self, server: &str, tool: &Tool, arguments: &JsonObject) -> Judged;
 }
 
 impl Judge for Rules {
-    fn judge(&self, server: &str, tool: &Tool, arguments: &JsonObject) -> (Risk, String) {
-        let judged = self.risk_with_hints(server, &tool.name, Hints::of(tool), arguments);
-        (judged.risk, judged.rule.to_string())
+    fn judge(&self, server: &str, tool: &Tool, arguments: &JsonObject) -> Judged {
+        self.risk_with_hints(server, &tool.name, Hints::of(tool), arguments)
     }
 }
 
@@ -159,7 +158,7 @@ impl Gateway {
                     catalogue.collisions.push(collision);
                     continue;
                 }
-                let (risk, rule) =
+                let Judged { risk, rule } =
                     self.inner
                         .settings
                         .judge
@@ -176,7 +175,7 @@ impl Gateway {
                     server: upstream.name.clone(),
                     tool,
                     risk,
-                    rule,
+                    rule: rule.to_string(),
                 });
             }
         }

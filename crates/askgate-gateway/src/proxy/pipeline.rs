@@ -12,13 +12,13 @@ use askgate_core::{Call, Risk};
 use askgate_mcp::Decided;
 use rmcp::ErrorData;
 use rmcp::model::{JsonObject, Tool};
-use serde_json::Value as Json;
 
 use super::Gateway;
 use super::catalogue::Found;
 use super::preview::take_confirm;
 use crate::lifecycle::{Decision, Effect, Lifecycle, Recorded, when_recorded};
 use crate::record::{End, Ending};
+use crate::rules::Judged;
 
 /// A `tools/call` found in the catalogue and judged: what every path
 /// decides on.
@@ -76,12 +76,12 @@ impl Gateway {
     pub(crate) fn target(&self, found: Found, mut arguments: JsonObject) -> Target {
         let server = self.upstream_name(found.index);
         let caller_confirmed = take_confirm(&found.tool, &mut arguments);
-        let (risk, rule) = self
-            .inner
-            .settings
-            .judge
-            .judge(&server, &found.tool, &arguments);
-        tracing::debug!(server = %server, tool = %found.tool.name, risk = risk.as_str(), rule, "judged");
+        let Judged { risk, rule } =
+            self.inner
+                .settings
+                .judge
+                .judge(&server, &found.tool, &arguments);
+        tracing::debug!(server = %server, tool = %found.tool.name, risk = risk.as_str(), rule = %rule, "judged");
         Target {
             index: found.index,
             server,
@@ -136,7 +136,7 @@ impl Gateway {
             &target.call(None),
             threshold,
             principal,
-            &Json::Object(target.arguments.clone()),
+            &target.arguments,
         )?;
         if self.when_recorded(&target, &decided) == Recorded::BeforeSent {
             return None;

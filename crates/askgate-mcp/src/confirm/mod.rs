@@ -298,7 +298,7 @@ impl Rounds {
         call: &Call<'_>,
         threshold: Option<Risk>,
         principal: &str,
-        arguments: &Json,
+        arguments: &serde_json::Map<String, Json>,
     ) -> Option<Decided> {
         let nobody = Reach {
             form: false,
@@ -331,7 +331,7 @@ impl Rounds {
             call,
             &verdict,
             who,
-            self.arguments_digest(arguments),
+            self.object_digest(arguments),
             None,
         );
         Some(Decided { verdict, entry })

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use askgate_core::{Binding, Revision, Sealer, StateError, arguments_digest};
+use askgate_core::{Binding, Revision, Sealer, StateError, arguments_digest, object_digest};
 use askgate_store::Store;
 use jiff::Timestamp;
 use rmcp::model::{ClientCapabilities, InputRequests, InputResponses};
@@ -176,10 +176,11 @@ impl Rounds {
         opened
     }
 
-    /// The keyed digest of a request's `arguments`, as rounds bind them
-    /// and audit entries record them.
-    pub(crate) fn arguments_digest(&self, arguments: &Json) -> String {
-        arguments_digest(&self.inner.digest_key, arguments)
+    /// The keyed digest of a `tools/call`'s `arguments` object, as rounds
+    /// bind them and audit entries record them (without making a [`Json`]
+    /// of it).
+    pub(crate) fn object_digest(&self, arguments: &serde_json::Map<String, Json>) -> String {
+        object_digest(&self.inner.digest_key, arguments)
     }
 
     /// Start a round of `request`: on a retry, open and check its
