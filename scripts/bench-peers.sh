@@ -16,7 +16,9 @@
 # and the npm packages once under $ASKGATE_BENCH_PREFIX (default
 # /tmp/askgate-bench). The report (markdown) is printed and its JSON kept
 # in target/bench-peers/. Own CPU per call = a candidate's tree CPU minus
-# direct's in the same run. Not run by CI: timings are not pass/fail.
+# direct's in the same run. `bare-relay` (askgate-bare-relay: lines copied
+# between the client and the upstream, unread) is the floor any stdio
+# proxy stands on. Not run by CI: timings are not pass/fail.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,6 +34,7 @@ fi
 bench_ready
 
 cargo build --quiet --release -p askgate
+cargo build --quiet --release -p askgate-conformance --bin askgate-bare-relay
 askgate="$target/release/askgate"
 
 mkdir -p "$out"
@@ -42,6 +45,7 @@ bench_config "$run/bench.toml" "$run"
 # shellcheck disable=SC2086 # ASKGATE_PEERS_ARGS is a list of arguments
 "$prefix/venv/bin/python" "$peers/gateway_peers.py" ${ASKGATE_PEERS_ARGS:-} \
     --json "$out/latest.json" \
+    --stdio-candidate "bare-relay=$target/release/askgate-bare-relay node $everything stdio" \
     --stdio-candidate "askgate=$askgate gateway --config $run/bench.toml" \
     --http-candidate "askgate-http=$askgate gateway --config $run/bench.toml --listen 127.0.0.1:{PORT}" \
     --url "http://127.0.0.1:{PORT}/mcp"

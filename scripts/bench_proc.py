@@ -6,8 +6,9 @@ run from this folder, so it is on their import path)."""
 import os
 
 
-def gateway_pid() -> int:
-    """The askgate gateway this process started (stdio_client's child)."""
+def gateway_pid(marker: bytes = b"gateway") -> int:
+    """The askgate gateway this process started (stdio_client's child):
+    the child with `marker` among its arguments."""
     me = str(os.getpid())
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -19,7 +20,7 @@ def gateway_pid() -> int:
                 command = cmdline.read().split(b"\0")
         except OSError:
             continue
-        if fields[1] == me and b"gateway" in command:
+        if fields[1] == me and any(marker in argument for argument in command):
             return int(entry)
     raise RuntimeError("the gateway's process was not found")
 
