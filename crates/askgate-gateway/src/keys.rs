@@ -96,8 +96,19 @@ pub fn load_or_create_key(path: &Path) -> Result<Vec<u8>, KeyError> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(create(dir))?;
     }
-    write_private(path, &key).map_err(create(path))?;
-    Ok(key)
+    if publish_private(path, &key).map_err(create(path))? {
+        return Ok(key);
+    }
+    // Another process starting at the same moment made it first (two
+    // gateways on one fresh machine, a gateway and `askgate inbox`): its
+    // key is the deployment's.
+    read_key(path)?.ok_or_else(|| KeyError::Create {
+        path: path.to_owned(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "another process made the key file and it was gone when read",
+        ),
+    })
 }
 
 /// The deployment's keys: the one that seals and signs now, and the one
@@ -415,6 +426,35 @@ fn write_private(path: &Path, key: &[u8]) -> std::io::Result<()> {
     file.sync_all()
 }
 
+/// Put `key` at `path` unless a file is there: `false` when one is (it is
+/// left as it is). The file appears whole or not at all — written and
+/// made durable under a name of this process's beside it, then linked to
+/// `path`, which fails if `path` exists — so a process that finds it never
+/// reads a key half written.
+fn publish_private(path: &Path, key: &[u8]) -> std::io::Result<bool> {
+    let mut suffix = [0u8; 8];
+    getrandom::fill(&mut suffix).map_err(std::io::Error::other)?;
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(
+        ".{}.{:016x}",
+        std::process::id(),
+        u64::from_le_bytes(suffix)
+    ));
+    let beside = PathBuf::from(name);
+    write_private(&beside, key)?;
+    let linked = std::fs::hard_link(&beside, path);
+    let removed = std::fs::remove_file(&beside);
+    match linked {
+        Ok(()) => {
+            removed?;
+            sync_dir(path)?;
+            Ok(true)
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
 /// Put `key` at `path` whole or not at all: written beside it, then
 /// renamed over it, the rename made durable (the directory synced) before
 /// the store is told of the new key — a crash after cannot bring the old
@@ -452,6 +492,52 @@ fn sync_dir(_path: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Processes that start at the same moment on a fresh machine each
+    /// find no key and make one: every one of them ends with the same key,
+    /// none fails on the file another made, none reads it half written.
+    #[test]
+    fn starts_racing_to_make_the_key_all_end_with_the_one_that_was_made() {
+        let dir = tempfile::tempdir().expect("a scratch dir");
+        for round in 0..40 {
+            let path = dir
+                .path()
+                .join(format!("fresh-{round}"))
+                .join("gateway.key");
+            let start = std::sync::Barrier::new(8);
+            let keys: Vec<_> = std::thread::scope(|scope| {
+                let racers: Vec<_> = (0..8)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            start.wait();
+                            load_or_create_key(&path)
+                        })
+                    })
+                    .collect();
+                racers
+                    .into_iter()
+                    .map(|racer| racer.join().expect("no panic"))
+                    .collect()
+            });
+            let kept = std::fs::read(&path).expect("the key file");
+            for key in keys {
+                let key = key.unwrap_or_else(|e| panic!("round {round}: a start failed: {e}"));
+                assert_eq!(
+                    key, kept,
+                    "round {round}: a start took a key other than the file's"
+                );
+            }
+            let left: Vec<_> = std::fs::read_dir(path.parent().expect("a folder"))
+                .expect("the folder")
+                .map(|entry| entry.expect("an entry").file_name())
+                .collect();
+            assert_eq!(
+                left,
+                ["gateway.key"],
+                "round {round}: nothing but the key is left"
+            );
+        }
+    }
 
     #[test]
     fn the_ledgers_digest_is_keyed_by_the_deployment_and_a_rotation_keeps_the_old_one() {
