@@ -94,7 +94,15 @@ pub fn load_or_create_key(path: &Path) -> Result<Vec<u8>, KeyError> {
     }
     let key = new_key()?;
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(create(dir))?;
+        // A folder of its owner's only, where askgate makes it.
+        let mut folder = std::fs::DirBuilder::new();
+        folder.recursive(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            folder.mode(0o700);
+        }
+        folder.create(dir).map_err(create(dir))?;
     }
     if publish_private(path, &key).map_err(create(path))? {
         return Ok(key);
@@ -520,6 +528,19 @@ mod tests {
                     .collect()
             });
             let kept = std::fs::read(&path).expect("the key file");
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = |p: &Path| {
+                    std::fs::metadata(p)
+                        .expect("it is there")
+                        .permissions()
+                        .mode()
+                };
+                assert_eq!(mode(&path) & 0o777, 0o600, "the key is its owner's only");
+                let folder = path.parent().expect("a folder");
+                assert_eq!(mode(folder) & 0o777, 0o700, "so is the folder made for it");
+            }
             for key in keys {
                 let key = key.unwrap_or_else(|e| panic!("round {round}: a start failed: {e}"));
                 assert_eq!(
