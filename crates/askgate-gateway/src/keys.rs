@@ -459,7 +459,13 @@ fn publish_private(path: &Path, key: &[u8]) -> std::io::Result<bool> {
             Ok(true)
         }
         Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-        Err(error) => Err(error),
+        // A file system without hard links: made in place, as before,
+        // still never over another's.
+        Err(_) => match write_private(path, key) {
+            Ok(()) => Ok(true),
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(error) => Err(error),
+        },
     }
 }
 
