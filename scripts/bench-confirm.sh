@@ -18,8 +18,7 @@ cd "$root"
 # shellcheck source=scripts/bench-lib.sh
 . "$root/scripts/bench-lib.sh"
 bench_ready
-
-cargo build --quiet --release -p askgate
+bench_build
 
 run=$(mktemp -d)
 trap 'rm -rf "$run"' EXIT

@@ -1,6 +1,6 @@
-# Shared by scripts/bench-peers.sh and scripts/bench-scale.sh (sourced):
-# the Python SDK and server-everything under $prefix, and the gateway's
-# config over server-everything as a user would write it.
+# Shared by the bench scripts (sourced): the Python SDK and
+# server-everything under $prefix, the release builds they measure, and
+# the gateway's config over server-everything as a user would write it.
 
 # Where things are, for a script that set $root (this checkout): its build,
 # the bench's installs, the team's shared bench.
@@ -17,6 +17,13 @@ bench_ready() {
         ASKGATE_BENCH_PREFIX="$prefix" bash "$peers/setup.sh"
     fi
     everything="$prefix/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+}
+
+# Build (release) the gateway and askgate-bare-relay, the floor the stdio
+# benches measure it against.
+bench_build() {
+    cargo build --quiet --release -p askgate -p askgate-conformance \
+        --bin askgate --bin askgate-bare-relay
 }
 
 # Write to FILE a gateway config over server-everything (stdio) with its

@@ -33,8 +33,7 @@ if [ ! -f "$peers/gateway_peers.py" ]; then
 fi
 bench_ready
 
-cargo build --quiet --release -p askgate
-cargo build --quiet --release -p askgate-conformance --bin askgate-bare-relay
+bench_build
 askgate="$target/release/askgate"
 
 mkdir -p "$out"

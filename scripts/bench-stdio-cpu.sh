@@ -22,8 +22,7 @@ cd "$root"
 . "$root/scripts/bench-lib.sh"
 bench_ready
 
-cargo build --quiet --release -p askgate
-cargo build --quiet --release -p askgate-conformance --bin askgate-bare-relay
+bench_build
 
 run=$(mktemp -d)
 trap 'rm -rf "$run"' EXIT
