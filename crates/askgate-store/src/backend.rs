@@ -31,7 +31,38 @@ pub(crate) use with_pool;
 /// type `Result<T, E>` with `E: From<Error>`; on `Err` its statements are
 /// rolled back. Returns once the write is durable (SQLite: once the batch it
 /// joined has committed; PostgreSQL: once its transaction has).
+///
+/// With `lead = $statement`, the write's first statement (a
+/// [`Statement`](crate::statement::Statement)) runs before `$body`, which
+/// reads its first row as `$led`: on SQLite in the command that begins the
+/// batch, one trip to the connection's thread fewer.
 macro_rules! with_writer {
+    ($store:expr, lead = $lead:expr, |$conn:ident, $led:ident| $body:expr) => {
+        match &$store.writer {
+            $crate::backend::Writer::Sqlite(writer) => {
+                let (mut write, $led) = writer.begin_with($lead).await?;
+                let result = async {
+                    let $conn = write.conn()?;
+                    $body
+                }
+                .await;
+                write.finish(result).await
+            }
+            $crate::backend::Writer::Postgres { pool, .. } => {
+                let mut write = $crate::writer::PgWrite::begin(pool, &$store.name).await?;
+                let result = async {
+                    let $conn = write.conn()?;
+                    let $led = $lead
+                        .fetch_optional(&mut *$conn)
+                        .await
+                        .map_err(|e| $store.fail(e))?;
+                    $body
+                }
+                .await;
+                write.finish(result).await
+            }
+        }
+    };
     ($store:expr, |$conn:ident| $body:expr) => {
         match &$store.writer {
             $crate::backend::Writer::Sqlite(writer) => {

@@ -62,6 +62,9 @@ impl Store {
             let pool = SqlitePoolOptions::new()
                 .max_connections(4)
                 .acquire_timeout(Duration::from_secs(5))
+                // A file has no other end to hang up: a ping before each
+                // read only makes it two trips to the connection's thread.
+                .test_before_acquire(false)
                 .connect_with(options.clone())
                 .await
                 .map_err(|e| classify(&name, &e))?;

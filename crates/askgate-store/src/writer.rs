@@ -12,8 +12,11 @@
 //! transaction only when it has several runs). Any other write — a body of
 //! statements, `with_writer!` — takes the SQLite connection itself (a fair
 //! queue), runs its statements in the open batch and hands the connection
-//! on; the committer commits it with the rest. (On PostgreSQL those writes
-//! stay one autocommitted statement each, on the pool.)
+//! on to the next body writer waiting for it; the last of them commits the
+//! batch itself, with the one-statement writes queued meanwhile, so a lone
+//! body write does not wait on a hop to the committer's task. (On
+//! PostgreSQL those writes stay one autocommitted statement each, on the
+//! pool.)
 //!
 //! Either way a write is acknowledged only once the batch it joined has
 //! committed: an acknowledged write is durable, and a batch is all or
@@ -39,6 +42,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};
 
 use sqlx::{Connection, Executor};
@@ -69,6 +73,9 @@ pub(crate) struct GroupCommit<C: Connection> {
     queue: std::sync::Mutex<Vec<Job<C>>>,
     /// Rung by every write that joined or wants a batch.
     pending: Notify,
+    /// Body writers waiting for the connection: while there are none, the
+    /// body writer that has it commits its batch itself.
+    waiting: AtomicUsize,
     connect: Connect<C>,
     /// The store's name, for errors.
     name: Arc<str>,
@@ -134,6 +141,7 @@ where
             }),
             queue: std::sync::Mutex::new(Vec::new()),
             pending: Notify::new(),
+            waiting: AtomicUsize::new(0),
             connect,
             name,
         });
@@ -180,7 +188,10 @@ where
 
     /// Take the connection for one body writer, in the open batch.
     pub(crate) async fn begin(&self) -> Result<Write<'_, C>, Error> {
-        let mut state = self.state.lock().await;
+        let mut state = {
+            let _waiting = Waiting::on(&self.waiting);
+            self.state.lock().await
+        };
         self.clean_up(&mut state).await;
         self.open_batch(&mut state)
             .await
@@ -189,6 +200,69 @@ where
             owner: self,
             state: Some(state),
         })
+    }
+
+    /// [`GroupCommit::begin`], the body's first statement `lead` run at
+    /// once: where the backend folds `BEGIN` into a command and no batch is
+    /// open, in the same command that begins the batch (one trip to the
+    /// connection's thread, not two). Returns the lead's first row. If the
+    /// lead fails, the batch it joined is rolled back, as when a body
+    /// fails.
+    ///
+    /// # Errors
+    /// The batch could not begin, or the lead failed.
+    pub(crate) async fn begin_with(
+        &self,
+        lead: Statement,
+    ) -> Result<(Write<'_, C>, Option<Row<C>>), Error> {
+        let mut state = {
+            let _waiting = Waiting::on(&self.waiting);
+            self.state.lock().await
+        };
+        self.clean_up(&mut state).await;
+        let begin = C::FOLDS_BEGIN_AND_COMMIT && !state.open;
+        let ready = if begin {
+            self.reconnect(&mut state).await
+        } else {
+            self.open_batch(&mut state).await
+        };
+        ready.map_err(|fault| fault.error(&self.name))?;
+        let mut run = [lead];
+        let State { conn, commands, .. } = &mut *state;
+        let result = match conn.as_mut() {
+            Some(conn) => {
+                let command = Command {
+                    commands,
+                    run: &mut run,
+                    begin,
+                    commit: false,
+                };
+                conn.run_writes(command).await
+            }
+            None => return Err(self.lost()),
+        };
+        let error = match result {
+            Ok(mut rows) => {
+                state.open = true;
+                let row = rows.pop().flatten();
+                let write = Write {
+                    owner: self,
+                    state: Some(state),
+                };
+                return Ok((write, row));
+            }
+            Err(Failure::Begin(error)) => {
+                // Nothing ran; the batch is not open.
+                drop_connection_if_broken(&mut state, &error);
+                return Err(self.fail(&error));
+            }
+            Err(Failure::Write(_, error) | Failure::Run(error) | Failure::Commit(error)) => error,
+        };
+        // The batch began (or was open): undo it, as for a failed body.
+        state.open = true;
+        self.roll_back_batch(&mut state, another_failed()).await;
+        drop_connection_if_broken(&mut state, &error);
+        Err(self.fail(&error))
     }
 
     /// Close the connection after committing what is pending.
@@ -537,17 +611,44 @@ where
             return result;
         }
         let mut done = state.batch.subscribe();
-        drop(state);
-        owner.pending.notify_one();
-        let outcome = match done.wait_for(Option::is_some).await {
-            Ok(outcome) => outcome.clone(),
-            Err(_) => None,
+        let outcome = if owner.waiting.load(Ordering::Acquire) == 0 {
+            // No other body writer waits to join the batch: commit it now,
+            // with the one-statement writes queued meanwhile, rather than
+            // hand it to the committer (a hop to its task and back).
+            owner.run_queued(&mut state).await;
+            owner.commit_batch(&mut state).await;
+            drop(state);
+            done.borrow().clone()
+        } else {
+            drop(state);
+            owner.pending.notify_one();
+            match done.wait_for(Option::is_some).await {
+                Ok(outcome) => outcome.clone(),
+                Err(_) => None,
+            }
         };
         match outcome {
             Some(Ok(())) => result,
             Some(Err(fault)) => Err(owner.not_kept(&fault).into()),
             None => Err(owner.lost().into()),
         }
+    }
+}
+
+/// A body writer counted in [`GroupCommit`]'s `waiting` while it waits for
+/// the connection (and no longer once it has it, or gave up waiting).
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn on(count: &'a AtomicUsize) -> Waiting<'a> {
+        count.fetch_add(1, Ordering::AcqRel);
+        Waiting(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

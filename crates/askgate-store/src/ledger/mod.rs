@@ -213,17 +213,14 @@ const MOVE: &str = concat!(
     call_columns!()
 );
 
-/// Insert the call `$insert` (a [`Statement`] of [`INSERT_CALL`], see
-/// [`insertion`]) on `$conn`, or read the call `$id` back if it is there
-/// already (recorded before: the recorded call stands): its row.
-macro_rules! insert_call {
-    ($store:expr, $conn:ident, $insert:expr, $id:expr) => {
+/// The row of the call `$id` once [`INSERT_CALL`] (a [`Statement`] of
+/// [`insertion`], the write's lead) ran and returned `$inserted`: that row,
+/// or, when the call was there already (recorded before: the recorded call
+/// stands), that call, read back on `$conn`.
+macro_rules! inserted_call {
+    ($store:expr, $conn:ident, $inserted:expr, $id:expr) => {
         async {
-            let inserted = $insert
-                .fetch_optional(&mut *$conn)
-                .await
-                .map_err(|e| $store.fail(e))?;
-            let row = match inserted {
+            let row = match $inserted {
                 Some(row) => row,
                 None => by_id($id)
                     .fetch_optional(&mut *$conn)
@@ -233,7 +230,6 @@ macro_rules! insert_call {
             };
             CallRow::read($store, &row)
         }
-        .await
     };
 }
 
@@ -312,7 +308,9 @@ impl Store {
     /// [`Error`] when the store fails.
     pub async fn prepare_call(&self, call: &NewCall) -> Result<CallRow, Error> {
         let insert = insertion(call, CallState::Prepared, None, None, None);
-        with_writer!(self, |conn| insert_call!(self, conn, insert, &call.id))
+        with_writer!(self, lead = insert, |conn, inserted| {
+            inserted_call!(self, conn, inserted, &call.id).await
+        })
     }
 
     /// `prepared -> sent`, with the private marker the request carries.

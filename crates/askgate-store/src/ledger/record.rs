@@ -121,12 +121,13 @@ impl Store {
         } = *recording;
         let state = end.map_or(CallState::Sent, |end| end.outcome.state());
         let key = entry.decision_key.as_deref();
-        with_writer!(self, |conn| {
-            // The call first: on PostgreSQL, where each statement commits
-            // by itself, a retry after a lost race for the chain's next
-            // place finds the call recorded and appends the entry once.
-            let insert = insertion(call, state, Some(marker), Some(sent_at), end);
-            let row = insert_call!(self, conn, insert, &call.id)?;
+        // The call first: on PostgreSQL, where each statement commits by
+        // itself, a retry after a lost race for the chain's next place
+        // finds the call recorded and appends the entry once. On SQLite
+        // its insert begins the batch, in one trip to the connection.
+        let insert = insertion(call, state, Some(marker), Some(sent_at), end);
+        with_writer!(self, lead = insert, |conn, inserted| {
+            let row = inserted_call!(self, conn, inserted, &call.id).await?;
             let chained = append_entry!(self, conn, text, key)?;
             Ok::<_, Error>(RecordedCall {
                 audit: chained.record(entry),

@@ -253,6 +253,57 @@ async fn a_call_recorded_as_sent_carries_its_decision_in_the_chain() {
     }
 }
 
+/// On SQLite a call's insert begins the write's batch in the same command:
+/// when that insert fails (here a trigger someone with the file added
+/// refuses it), neither the call nor its decision's entry is kept, the
+/// store says why, and the calls recorded before and after it keep one
+/// unbroken chain.
+#[tokio::test]
+async fn a_call_whose_record_fails_keeps_neither_the_call_nor_its_entry() {
+    let store = askgate_testkit::TempStore::open().await;
+    store
+        .record_sent_call(&entry("before"), &call("c1", "gw-1"), "m-1", at(1))
+        .await
+        .expect("records");
+    let pool = sqlx::sqlite::SqlitePool::connect(store.url())
+        .await
+        .expect("connects");
+    sqlx::raw_sql(
+        "CREATE TRIGGER refuse BEFORE INSERT ON calls WHEN NEW.owner = 'refused' \
+         BEGIN SELECT RAISE(ABORT, 'refused by the test'); END",
+    )
+    .execute(&pool)
+    .await
+    .expect("adds the trigger");
+    pool.close().await;
+
+    let refused = store
+        .record_sent_call(&entry("refused"), &call("c2", "refused"), "m-2", at(2))
+        .await;
+    let error = refused.expect_err("the trigger refuses the call");
+    assert!(
+        error.to_string().contains("refused by the test"),
+        "says why: {error}"
+    );
+    assert!(store.call("c2").await.expect("reads").is_none());
+
+    store
+        .record_sent_call(&entry("after"), &call("c3", "gw-1"), "m-3", at(3))
+        .await
+        .expect("records after a failed record");
+    assert_eq!(recorded(&store, "c3").await.state, CallState::Sent);
+    let tools: Vec<String> = store
+        .audit_entries()
+        .await
+        .expect("reads")
+        .into_iter()
+        .map(|record| record.entry.tool)
+        .collect();
+    assert_eq!(tools, ["before", "after"]);
+    let verified = store.verify_audit().await.expect("verifies");
+    assert_eq!((verified.entries, verified.broken), (2, None));
+}
+
 #[tokio::test]
 async fn calls_recorded_side_by_side_keep_one_unbroken_chain() {
     for url in urls().await {
