@@ -81,21 +81,35 @@ where
     }
 }
 
+/// How many threads a long-lived command's runtime runs its tasks on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Workers {
+    /// One (besides the thread that drives the command itself): the
+    /// gateway on stdio, which serves one client. Measured against one a
+    /// core with the Python SDK's client (docs/benchmarks.md, the
+    /// twenty-fifth session): a confirmed call adds 1.32 ms against
+    /// 1.56-1.61, as threads wake each other less; reads alike at one and
+    /// at ten in flight.
+    One,
+    /// One a core (tokio's default): a listener serving many clients,
+    /// where the second core makes about 10-20% more calls a second at ten
+    /// in flight (the gateway benchmark, README "The gateway").
+    PerCore,
+}
+
 /// Run a long-lived command (`askgate gateway`, `tools`, `inbox`) on a
-/// multi-threaded runtime until it ends; a failure is said after `who`
-/// with exit code 1.
-///
-/// Multi-threaded, measured against a current-thread runtime on the
-/// gateway benchmark (README, "The gateway"): at one call in flight the two
-/// are alike; at ten the second core makes about 10-20% more calls/s.
-pub(crate) fn serve<Fut>(who: &str, body: Fut) -> ExitCode
+/// multi-threaded runtime with `workers` until it ends; a failure is said
+/// after `who` with exit code 1. `TOKIO_WORKER_THREADS`, when set, says
+/// how many workers instead.
+pub(crate) fn serve<Fut>(who: &str, workers: Workers, body: Fut) -> ExitCode
 where
     Fut: std::future::Future<Output = Result<(), Failure>>,
 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if workers == Workers::One && std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+        builder.worker_threads(1);
+    }
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => return Failure::stopped(format!("cannot start the runtime: {e}")).exit(who),
     };

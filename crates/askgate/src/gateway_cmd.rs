@@ -10,7 +10,7 @@ use askgate_core::Risk;
 use askgate_gateway::{Config, Now, Started};
 use clap::Args;
 
-use crate::failure::Failure;
+use crate::failure::{Failure, Workers};
 
 /// `askgate gateway [--config FILE] [-- <command...>]`.
 #[derive(Debug, Args)]
@@ -78,7 +78,11 @@ impl Setup {
     /// Start the gateway as set up: the config, the store it names (or
     /// `--store`), with the inbox page bound when `serve_inbox`.
     async fn start(&self, serve_inbox: bool) -> Result<Started, Failure> {
-        let config = self.config()?;
+        self.start_with(self.config()?, serve_inbox).await
+    }
+
+    /// [`Setup::start`] with its configuration read already.
+    async fn start_with(&self, config: Config, serve_inbox: bool) -> Result<Started, Failure> {
         let store_url = match &self.store {
             Some(url) => url.clone(),
             None => config.store.expose().to_owned(),
@@ -143,16 +147,26 @@ impl Setup {
     }
 }
 
-/// Run the gateway until the client goes away.
+/// Run the gateway until the client goes away: on one worker thread on
+/// stdio (one client), on one a core behind `--listen` (see [`Workers`]).
 pub(crate) fn run(args: GatewayArgs) -> ExitCode {
     crate::logs::init(args.log_format, "info");
-    crate::failure::serve("askgate gateway", serve(args))
+    let config = match args.setup.config() {
+        Ok(config) => config,
+        Err(failure) => return failure.exit("askgate gateway"),
+    };
+    let workers = if config.listen.is_some() {
+        Workers::PerCore
+    } else {
+        Workers::One
+    };
+    crate::failure::serve("askgate gateway", workers, serve(args, config))
 }
 
 /// Run `askgate tools`.
 pub(crate) fn tools(args: ToolsArgs) -> ExitCode {
     crate::logs::init(LogFormat::Human, "info");
-    crate::failure::serve("askgate tools", list_tools(args))
+    crate::failure::serve("askgate tools", Workers::PerCore, list_tools(args))
 }
 
 /// A tool as a row of the dry run: name, server, risk, rule, now.
@@ -254,7 +268,7 @@ async fn list_tools(args: ToolsArgs) -> Result<(), Failure> {
 }
 
 /// Serve until the client goes away.
-async fn serve(args: GatewayArgs) -> Result<(), Failure> {
-    let started = args.setup.start(true).await?;
+async fn serve(args: GatewayArgs, config: Config) -> Result<(), Failure> {
+    let started = args.setup.start_with(config, true).await?;
     started.serve().await.map_err(Failure::stopped)
 }

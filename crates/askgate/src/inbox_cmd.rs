@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use askgate_inbox::Inbox;
 use askgate_store::Store;
 
-use crate::failure::Failure;
+use crate::failure::{Failure, Workers};
 
 /// `askgate inbox`: serve the inbox page on its own, over a store (for
 /// asks parked by `askgate ask`, or by gateways that do not serve it).
@@ -32,7 +32,7 @@ pub(crate) struct InboxArgs {
 /// Run `askgate inbox` until interrupted.
 pub(crate) fn run(args: InboxArgs) -> std::process::ExitCode {
     crate::logs::init(crate::logs::LogFormat::Human, "info");
-    crate::failure::serve("askgate inbox", serve_alone(args))
+    crate::failure::serve("askgate inbox", Workers::PerCore, serve_alone(args))
 }
 
 async fn serve_alone(args: InboxArgs) -> Result<(), Failure> {
