@@ -41,25 +41,17 @@ macro_rules! with_writer {
         match &$store.writer {
             $crate::backend::Writer::Sqlite(writer) => {
                 let (mut write, $led) = writer.begin_with($lead).await?;
-                let result = async {
-                    let $conn = write.conn()?;
-                    $body
-                }
-                .await;
-                write.finish(result).await
+                $crate::backend::body_in!(write, |$conn| $body)
             }
             $crate::backend::Writer::Postgres { pool, .. } => {
                 let mut write = $crate::writer::PgWrite::begin(pool, &$store.name).await?;
-                let result = async {
-                    let $conn = write.conn()?;
+                $crate::backend::body_in!(write, |$conn| {
                     let $led = $lead
                         .fetch_optional(&mut *$conn)
                         .await
                         .map_err(|e| $store.fail(e))?;
                     $body
-                }
-                .await;
-                write.finish(result).await
+                })
             }
         }
     };
@@ -67,25 +59,29 @@ macro_rules! with_writer {
         match &$store.writer {
             $crate::backend::Writer::Sqlite(writer) => {
                 let mut write = writer.begin().await?;
-                let result = async {
-                    let $conn = write.conn()?;
-                    $body
-                }
-                .await;
-                write.finish(result).await
+                $crate::backend::body_in!(write, |$conn| $body)
             }
             $crate::backend::Writer::Postgres { pool, .. } => {
                 let mut write = $crate::writer::PgWrite::begin(pool, &$store.name).await?;
-                let result = async {
-                    let $conn = write.conn()?;
-                    $body
-                }
-                .await;
-                write.finish(result).await
+                $crate::backend::body_in!(write, |$conn| $body)
             }
         }
     };
 }
+
+/// Run `$body` in the write `$write` begun by [`with_writer!`], `$conn`
+/// bound to its connection, and finish the write with what it returned.
+macro_rules! body_in {
+    ($write:ident, |$conn:ident| $body:expr) => {{
+        let result = async {
+            let $conn = $write.conn()?;
+            $body
+        }
+        .await;
+        $write.finish(result).await
+    }};
+}
+pub(crate) use body_in;
 pub(crate) use with_writer;
 
 /// Run a one-statement write (a [`Statement`](crate::statement::Statement))
