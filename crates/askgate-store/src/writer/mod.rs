@@ -42,7 +42,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, PoisonError};
 
 use sqlx::{Connection, Executor};
@@ -51,6 +51,10 @@ use tokio::sync::{Mutex, MutexGuard, Notify, oneshot, watch};
 use crate::error::Error;
 use crate::fault::{Fault, classify};
 use crate::statement::{Backend, Command, Commands, Failure, Row, Statement};
+
+mod body;
+
+pub(crate) use body::PgWrite;
 
 /// How long the write connection may sit unused before a batch pings it:
 /// under load it is never idle that long, so writes pay nothing for it.
@@ -184,85 +188,6 @@ where
         self.pending.notify_one();
         let lost = self.lost();
         async move { done.await.unwrap_or(Err(lost)) }
-    }
-
-    /// Take the connection for one body writer, in the open batch.
-    pub(crate) async fn begin(&self) -> Result<Write<'_, C>, Error> {
-        let mut state = {
-            let _waiting = Waiting::on(&self.waiting);
-            self.state.lock().await
-        };
-        self.clean_up(&mut state).await;
-        self.open_batch(&mut state)
-            .await
-            .map_err(|fault| fault.error(&self.name))?;
-        Ok(Write {
-            owner: self,
-            state: Some(state),
-        })
-    }
-
-    /// [`GroupCommit::begin`], the body's first statement `lead` run at
-    /// once: where the backend folds `BEGIN` into a command and no batch is
-    /// open, in the same command that begins the batch (one trip to the
-    /// connection's thread, not two). Returns the lead's first row. If the
-    /// lead fails, the batch it joined is rolled back, as when a body
-    /// fails.
-    ///
-    /// # Errors
-    /// The batch could not begin, or the lead failed.
-    pub(crate) async fn begin_with(
-        &self,
-        lead: Statement,
-    ) -> Result<(Write<'_, C>, Option<Row<C>>), Error> {
-        let mut state = {
-            let _waiting = Waiting::on(&self.waiting);
-            self.state.lock().await
-        };
-        self.clean_up(&mut state).await;
-        let begin = C::FOLDS_BEGIN_AND_COMMIT && !state.open;
-        let ready = if begin {
-            self.reconnect(&mut state).await
-        } else {
-            self.open_batch(&mut state).await
-        };
-        ready.map_err(|fault| fault.error(&self.name))?;
-        let mut run = [lead];
-        let State { conn, commands, .. } = &mut *state;
-        let result = match conn.as_mut() {
-            Some(conn) => {
-                let command = Command {
-                    commands,
-                    run: &mut run,
-                    begin,
-                    commit: false,
-                };
-                conn.run_writes(command).await
-            }
-            None => return Err(self.lost()),
-        };
-        let error = match result {
-            Ok(mut rows) => {
-                state.open = true;
-                let row = rows.pop().flatten();
-                let write = Write {
-                    owner: self,
-                    state: Some(state),
-                };
-                return Ok((write, row));
-            }
-            Err(Failure::Begin(error)) => {
-                // Nothing ran; the batch is not open.
-                drop_connection_if_broken(&mut state, &error);
-                return Err(self.fail(&error));
-            }
-            Err(Failure::Write(_, error) | Failure::Run(error) | Failure::Commit(error)) => error,
-        };
-        // The batch began (or was open): undo it, as for a failed body.
-        state.open = true;
-        self.roll_back_batch(&mut state, another_failed()).await;
-        drop_connection_if_broken(&mut state, &error);
-        Err(self.fail(&error))
     }
 
     /// Close the connection after committing what is pending.
@@ -571,119 +496,5 @@ fn drop_connection_if_broken<C: Connection>(state: &mut State<C>, error: &sqlx::
     ) {
         state.conn = None;
         state.open = false;
-    }
-}
-
-/// One body writer's turn on the connection, in the open batch. End it with
-/// [`Write::finish`]; dropping it rolls the batch back.
-pub(crate) struct Write<'a, C: Connection> {
-    owner: &'a GroupCommit<C>,
-    state: Option<MutexGuard<'a, State<C>>>,
-}
-
-impl<C> Write<'_, C>
-where
-    C: Backend,
-    for<'c> &'c mut C: Executor<'c, Database = C::Database>,
-{
-    /// The connection, to run this writer's statements on.
-    pub(crate) fn conn(&mut self) -> Result<&mut C, Error> {
-        let owner = self.owner;
-        self.state
-            .as_mut()
-            .and_then(|state| state.conn.as_mut())
-            .ok_or_else(|| owner.lost())
-    }
-
-    /// Keep the statements (`Ok`) and wait for the batch to commit, or roll
-    /// the batch back (`Err`). `Ok` is returned only once the write is
-    /// durable.
-    pub(crate) async fn finish<T, E>(mut self, result: Result<T, E>) -> Result<T, E>
-    where
-        E: From<Error>,
-    {
-        let owner = self.owner;
-        let Some(mut state) = self.state.take() else {
-            return Err(owner.lost().into());
-        };
-        if result.is_err() {
-            owner.roll_back_batch(&mut state, another_failed()).await;
-            return result;
-        }
-        let mut done = state.batch.subscribe();
-        let outcome = if owner.waiting.load(Ordering::Acquire) == 0 {
-            // No other body writer waits to join the batch: commit it now,
-            // with the one-statement writes queued meanwhile, rather than
-            // hand it to the committer (a hop to its task and back).
-            owner.run_queued(&mut state).await;
-            owner.commit_batch(&mut state).await;
-            drop(state);
-            done.borrow().clone()
-        } else {
-            drop(state);
-            owner.pending.notify_one();
-            match done.wait_for(Option::is_some).await {
-                Ok(outcome) => outcome.clone(),
-                Err(_) => None,
-            }
-        };
-        match outcome {
-            Some(Ok(())) => result,
-            Some(Err(fault)) => Err(owner.not_kept(&fault).into()),
-            None => Err(owner.lost().into()),
-        }
-    }
-}
-
-/// A body writer counted in [`GroupCommit`]'s `waiting` while it waits for
-/// the connection (and no longer once it has it, or gave up waiting).
-struct Waiting<'a>(&'a AtomicUsize);
-
-impl<'a> Waiting<'a> {
-    fn on(count: &'a AtomicUsize) -> Waiting<'a> {
-        count.fetch_add(1, Ordering::AcqRel);
-        Waiting(count)
-    }
-}
-
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-impl<C: Connection> Drop for Write<'_, C> {
-    fn drop(&mut self) {
-        if let Some(state) = self.state.as_mut() {
-            state.abandoned = true;
-        }
-    }
-}
-
-/// A body write on PostgreSQL: a connection of the pool, in autocommit.
-/// These writes change rows in one statement (their other statements only
-/// read), so each commits on its own, and PostgreSQL's row locks let the
-/// writers of several replicas run side by side. One-statement writes go
-/// through the group committer instead.
-pub(crate) struct PgWrite {
-    conn: sqlx::pool::PoolConnection<sqlx::Postgres>,
-}
-
-impl PgWrite {
-    /// Take a connection.
-    pub(crate) async fn begin(pool: &sqlx::PgPool, name: &Arc<str>) -> Result<PgWrite, Error> {
-        let conn = pool.acquire().await.map_err(|e| classify(name, &e))?;
-        Ok(PgWrite { conn })
-    }
-
-    /// The connection, to run this writer's statement on.
-    pub(crate) fn conn(&mut self) -> Result<&mut sqlx::PgConnection, Error> {
-        Ok(&mut self.conn)
-    }
-
-    /// The write's result: its statement committed as it ran.
-    pub(crate) async fn finish<T, E>(self, result: Result<T, E>) -> Result<T, E> {
-        drop(self.conn);
-        result
     }
 }
