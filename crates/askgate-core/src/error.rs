@@ -8,6 +8,7 @@
 
 use std::fmt;
 
+use crate::approval::PolicyError;
 use crate::link::LinkError;
 use crate::problem::Problem;
 use crate::revision::UnknownRevision;
@@ -52,6 +53,9 @@ pub enum Error {
     /// A risk level that is not one of the five.
     #[error(transparent)]
     UnknownRisk(#[from] UnknownRisk),
+    /// An approval rule that cannot be applied as configured.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
     /// The API was used against its contract: a bug in the calling code,
     /// never something a person or a peer did.
     #[error(transparent)]

@@ -58,6 +58,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod approval;
 mod ask;
 pub mod ask_tool;
 mod checkpoint;
@@ -83,7 +84,7 @@ pub mod wire;
 
 pub use ask::{Ask, AskRecord, DEFAULT_MAX_ATTEMPTS, RecordedValue, Step};
 pub use checkpoint::Checkpoint;
-pub use digest::{arguments_digest, canonical_json, object_digest};
+pub use digest::{DigestKey, arguments_digest, canonical_json, object_digest};
 pub use error::{ContentError, Error, FormError, Misuse, ReplyError};
 pub use form::{
     BooleanSpec, ChoiceOption, ChoiceSpec, DateSpec, Field, FieldKind, Form, InstantSpec,

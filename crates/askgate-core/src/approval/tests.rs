@@ -1,0 +1,449 @@
+use jiff::SignedDuration;
+use proptest::prelude::*;
+
+use super::*;
+
+/// Ana, Bo and Cy are SRE; Bo is on call too; Di is on call only; Ed is a
+/// developer.
+fn team() -> Directory {
+    Directory::new([
+        ("ana", vec!["sre"]),
+        ("bo", vec!["sre", "oncall"]),
+        ("cy", vec!["sre"]),
+        ("di", vec!["oncall"]),
+        ("ed", vec!["dev"]),
+    ])
+    .expect("a valid team")
+}
+
+fn rule(json: &str) -> Approval {
+    let rule: Approval = serde_json::from_str(json).expect("the rule deserializes");
+    rule.check(&team()).expect("the rule fits the team");
+    rule
+}
+
+fn asked(risk: Risk, requester: &[String]) -> Asked<'_> {
+    Asked {
+        risk,
+        requester_people: requester,
+        escalated: false,
+    }
+}
+
+fn names(names: &[&str]) -> Vec<String> {
+    names.iter().map(|n| (*n).to_owned()).collect()
+}
+
+#[test]
+fn any_of_is_settled_by_the_first_eligible_answer_yes_or_no() {
+    let team = team();
+    let rule = rule(r#"{"any_of": ["sre"]}"#);
+    let ask = asked(Risk::MediumWrite, &[]);
+    // Ed is no SRE: his yes does not count, Ana's no settles it.
+    let answers = [
+        Answer::accept("ed"),
+        Answer::decline("ana"),
+        Answer::accept("bo"),
+    ];
+    assert_eq!(
+        rule.tally(&team, &ask, &answers),
+        Progress::Declined {
+            by: names(&["ana"])
+        }
+    );
+    let answers = [Answer::accept("cy"), Answer::decline("ana")];
+    assert_eq!(
+        rule.tally(&team, &ask, &answers),
+        Progress::Accepted { by: names(&["cy"]) }
+    );
+    assert_eq!(
+        rule.tally(&team, &ask, &[Answer::accept("ed")]),
+        Progress::Waiting {
+            accepts_needed: 1,
+            declines_needed: 1
+        }
+    );
+}
+
+#[test]
+fn any_of_names_people_and_groups_alike() {
+    let team = team();
+    let rule = rule(r#"{"any_of": ["ed", "oncall"]}"#);
+    let ask = asked(Risk::MediumWrite, &[]);
+    for person in ["ed", "bo", "di"] {
+        assert_eq!(rule.eligible(&team, person, &ask), Ok(()), "{person}");
+    }
+    assert!(matches!(
+        rule.eligible(&team, "ana", &ask),
+        Err(Ineligible::NotAnApprover { approvers, .. }) if approvers == "any of ed, oncall"
+    ));
+}
+
+#[test]
+fn a_quorum_settles_when_enough_distinct_people_accept() {
+    let team = team();
+    let rule = rule(r#"{"quorum": {"of": "sre", "need": 2}}"#);
+    let ask = asked(Risk::MediumWrite, &[]);
+    // Ana twice is Ana once.
+    let answers = [Answer::accept("ana"), Answer::accept("ana")];
+    assert_eq!(
+        rule.tally(&team, &ask, &answers),
+        Progress::Waiting {
+            accepts_needed: 1,
+            declines_needed: 1
+        }
+    );
+    let answers = [
+        Answer::accept("ana"),
+        Answer::accept("ana"),
+        Answer::accept("cy"),
+    ];
+    assert_eq!(
+        rule.tally(&team, &ask, &answers),
+        Progress::Accepted {
+            by: names(&["ana", "cy"])
+        }
+    );
+}
+
+#[test]
+fn one_eligible_no_vetoes_a_quorum_and_a_first_yes_is_not_taken_back() {
+    let team = team();
+    let rule = rule(r#"{"quorum": {"of": "sre", "need": 2}}"#);
+    let ask = asked(Risk::MediumWrite, &[]);
+    let answers = [
+        Answer::accept("ana"),
+        Answer::decline("bo"),
+        Answer::accept("cy"),
+    ];
+    assert_eq!(
+        rule.tally(&team, &ask, &answers),
+        Progress::Declined { by: names(&["bo"]) }
+    );
+    // Ana's later no changes nothing: her yes counted first.
+    let answers = [Answer::accept("ana"), Answer::decline("ana")];
+    assert_eq!(
+        rule.tally(&team, &ask, &answers),
+        Progress::Waiting {
+            accepts_needed: 1,
+            declines_needed: 1
+        }
+    );
+    // An outsider's no blocks nothing.
+    let answers = [
+        Answer::decline("ed"),
+        Answer::accept("ana"),
+        Answer::accept("bo"),
+    ];
+    assert_eq!(
+        rule.tally(&team, &ask, &answers),
+        Progress::Accepted {
+            by: names(&["ana", "bo"])
+        }
+    );
+}
+
+#[test]
+fn without_a_veto_it_takes_need_noes_or_a_quorum_out_of_reach() {
+    let team = team();
+    let rule = rule(r#"{"quorum": {"of": "sre", "need": 2}, "veto": false}"#);
+    let ask = asked(Risk::MediumWrite, &[]);
+    let answers = [Answer::decline("ana"), Answer::accept("bo")];
+    assert_eq!(
+        rule.tally(&team, &ask, &answers),
+        Progress::Waiting {
+            accepts_needed: 1,
+            declines_needed: 1
+        }
+    );
+    let answers = [
+        Answer::decline("ana"),
+        Answer::accept("bo"),
+        Answer::accept("cy"),
+    ];
+    assert_eq!(
+        rule.tally(&team, &ask, &answers),
+        Progress::Accepted {
+            by: names(&["bo", "cy"])
+        }
+    );
+    let answers = [Answer::decline("ana"), Answer::decline("cy")];
+    assert_eq!(
+        rule.tally(&team, &ask, &answers),
+        Progress::Declined {
+            by: names(&["ana", "cy"])
+        }
+    );
+
+    // Three of three without a veto: one no leaves too few to accept.
+    let rule = self::rule(r#"{"quorum": {"of": "sre", "need": 3}, "veto": false}"#);
+    let answers = [Answer::accept("ana"), Answer::decline("cy")];
+    assert_eq!(
+        rule.tally(&team, &ask, &answers),
+        Progress::Unreachable {
+            declined_by: names(&["cy"])
+        }
+    );
+}
+
+#[test]
+fn the_requesters_people_never_approve_their_own_risky_ask() {
+    let team = team();
+    let cy = names(&["cy"]);
+    let rule = rule(r#"{"any_of": ["sre"]}"#);
+    // Off below high_write, on from it.
+    assert_eq!(
+        rule.eligible(&team, "cy", &asked(Risk::MediumWrite, &cy)),
+        Ok(())
+    );
+    for risk in [Risk::HighWrite, Risk::Destructive] {
+        assert_eq!(
+            rule.eligible(&team, "cy", &asked(risk, &cy)),
+            Err(Ineligible::Requester {
+                person: "cy".to_owned(),
+                risk
+            })
+        );
+        // Cy's answer does not count; Ana's does.
+        let answers = [Answer::accept("cy"), Answer::decline("ana")];
+        assert_eq!(
+            rule.tally(&team, &asked(risk, &cy), &answers),
+            Progress::Declined {
+                by: names(&["ana"])
+            }
+        );
+    }
+    // The rule may say otherwise, either way.
+    let allowed = self::rule(r#"{"any_of": ["sre"], "not_requester": false}"#);
+    assert_eq!(
+        allowed.eligible(&team, "cy", &asked(Risk::Destructive, &cy)),
+        Ok(())
+    );
+    let kept = self::rule(r#"{"any_of": ["sre"], "not_requester": true}"#);
+    assert!(
+        kept.eligible(&team, "cy", &asked(Risk::LowWrite, &cy))
+            .is_err()
+    );
+}
+
+#[test]
+fn a_quorum_the_requesters_people_would_complete_is_out_of_reach_at_once() {
+    let team = team();
+    let rule = rule(r#"{"quorum": {"of": "sre", "need": 3}}"#);
+    let cy = names(&["cy"]);
+    assert_eq!(
+        rule.tally(&team, &asked(Risk::Destructive, &cy), &[]),
+        Progress::Unreachable {
+            declined_by: Vec::new()
+        }
+    );
+    assert_eq!(
+        rule.tally(&team, &asked(Risk::MediumWrite, &cy), &[]),
+        Progress::Waiting {
+            accepts_needed: 3,
+            declines_needed: 1
+        }
+    );
+}
+
+#[test]
+fn once_escalated_those_escalated_to_answer_and_count_toward_the_quorum() {
+    let team = team();
+    let rule = rule(
+        r#"{"quorum": {"of": "sre", "need": 2}, "escalate": {"after": "30m", "to": "oncall"}, "expires": "2h"}"#,
+    );
+    assert_eq!(
+        rule.escalate.as_ref().map(|e| e.after),
+        Some(SignedDuration::from_mins(30))
+    );
+    assert_eq!(rule.expires, Some(SignedDuration::from_hours(2)));
+    let before = asked(Risk::MediumWrite, &[]);
+    let after = Asked {
+        escalated: true,
+        ..before
+    };
+    assert!(matches!(
+        rule.eligible(&team, "di", &before),
+        Err(Ineligible::NotAnApprover { approvers, .. }) if approvers == "2 of sre"
+    ));
+    assert_eq!(rule.eligible(&team, "di", &after), Ok(()));
+    let answers = [Answer::accept("ana"), Answer::accept("di")];
+    assert_eq!(
+        rule.tally(&team, &before, &answers),
+        Progress::Waiting {
+            accepts_needed: 1,
+            declines_needed: 1
+        }
+    );
+    assert_eq!(
+        rule.tally(&team, &after, &answers),
+        Progress::Accepted {
+            by: names(&["ana", "di"])
+        }
+    );
+}
+
+#[test]
+fn the_agents_own_client_answers_as_its_person_only_where_the_rule_allows() {
+    let team = team();
+    let rule = rule(r#"{"any_of": ["sre"]}"#);
+    let cy = names(&["cy"]);
+    let ask = asked(Risk::MediumWrite, &cy);
+    assert_eq!(rule.elicitation_counts_as(&team, &ask), Some("cy"));
+    // At high_write Cy may not approve Cy's agent's ask.
+    assert_eq!(
+        rule.elicitation_counts_as(&team, &asked(Risk::HighWrite, &cy)),
+        None
+    );
+    // Ed is not an approver; an agent of two people is nobody in particular.
+    assert_eq!(
+        rule.elicitation_counts_as(&team, &asked(Risk::Read, &names(&["ed"]))),
+        None
+    );
+    assert_eq!(
+        rule.elicitation_counts_as(&team, &asked(Risk::Read, &names(&["ana", "cy"]))),
+        None
+    );
+    assert_eq!(
+        rule.elicitation_counts_as(&team, &asked(Risk::Read, &[])),
+        None
+    );
+}
+
+#[test]
+fn an_unknown_person_is_refused_by_name() {
+    let rule = rule(r#"{"any_of": ["sre"]}"#);
+    let error = rule
+        .eligible(&team(), "zed", &asked(Risk::Read, &[]))
+        .expect_err("zed is nobody");
+    assert_eq!(error.to_string(), "zed is not a person askgate knows");
+}
+
+#[test]
+fn a_rule_that_cannot_work_is_refused_saying_what_is_wrong() {
+    let team = team();
+    let refused = |json: &str| {
+        let rule: Approval = serde_json::from_str(json).expect("deserializes");
+        rule.check(&team).expect_err("refused").to_string()
+    };
+    assert_eq!(
+        refused(r#"{"any_of": ["ops"]}"#),
+        r#""ops" is neither a person nor a group; known: dev, oncall, sre, ana, bo, cy, di, ed"#
+    );
+    assert_eq!(
+        refused(r#"{"any_of": []}"#),
+        "any_of names nobody; name at least one group or person"
+    );
+    assert_eq!(
+        refused(r#"{"quorum": {"of": "sre", "need": 0}}"#),
+        "a quorum needs at least 1 acceptance, not 0"
+    );
+    assert_eq!(
+        refused(r#"{"quorum": {"of": "oncall", "need": 3}}"#),
+        r#"a quorum of "oncall" needs 3, but "oncall" has 2 people: the ask could never settle"#
+    );
+    assert!(
+        refused(r#"{"any_of": ["sre"], "expires": "0s"}"#)
+            .starts_with("expires must be longer than zero")
+    );
+    assert!(
+        refused(
+            r#"{"any_of": ["sre"], "escalate": {"after": "2h", "to": "oncall"}, "expires": "1h"}"#
+        )
+        .starts_with("escalate.after (2h) must be shorter than expires (1h)")
+    );
+    assert_eq!(
+        refused(r#"{"any_of": ["sre"], "escalate": {"after": "1h", "to": "nobody"}}"#),
+        r#""nobody" is neither a person nor a group; known: dev, oncall, sre, ana, bo, cy, di, ed"#
+    );
+    let unknown = serde_json::from_str::<Approval>(r#"{"any_of": ["sre"], "quorom": 2}"#)
+        .expect_err("an unknown key")
+        .to_string();
+    assert!(unknown.contains("quorom"), "{unknown}");
+}
+
+#[test]
+fn a_directory_refuses_a_name_twice_or_a_group_named_as_a_person() {
+    assert_eq!(
+        Directory::new([("ana", vec!["sre"]), ("ana", vec!["dev"])]),
+        Err(PolicyError::DuplicatePerson {
+            name: "ana".to_owned()
+        })
+    );
+    assert_eq!(
+        Directory::new([("ana", vec!["sre"]), ("sre", vec![])]),
+        Err(PolicyError::Ambiguous {
+            name: "sre".to_owned()
+        })
+    );
+}
+
+/// Answers from the team and two outsiders, accepting or declining.
+fn answers() -> impl Strategy<Value = Vec<Answer>> {
+    let person = prop::sample::select(vec!["ana", "bo", "cy", "di", "ed", "zed"]);
+    prop::collection::vec((person, any::<bool>()), 0..12).prop_map(|answers| {
+        answers
+            .into_iter()
+            .map(|(person, accepted)| Answer {
+                person: person.to_owned(),
+                accepted,
+            })
+            .collect()
+    })
+}
+
+fn rules() -> impl Strategy<Value = Approval> {
+    prop::sample::select(vec![
+        r#"{"any_of": ["sre"]}"#,
+        r#"{"any_of": ["ed", "oncall"]}"#,
+        r#"{"quorum": {"of": "sre", "need": 2}}"#,
+        r#"{"quorum": {"of": "sre", "need": 3}, "veto": false}"#,
+        r#"{"quorum": {"of": "sre", "need": 2}, "escalate": {"after": "1m", "to": "oncall"}}"#,
+    ])
+    .prop_map(rule)
+}
+
+proptest! {
+    /// A settled ask stays settled as it was, whatever comes after: a
+    /// person's no is final, and so is a quorum reached.
+    #[test]
+    fn a_settled_ask_stays_settled_as_it_was(rule in rules(), answers in answers(), cut in 0usize..12, escalated: bool, risk in prop::sample::select(vec![Risk::MediumWrite, Risk::Destructive])) {
+        let team = team();
+        let cy = names(&["cy"]);
+        let ask = Asked { risk, requester_people: &cy, escalated };
+        let cut = cut.min(answers.len());
+        let early = rule.tally(&team, &ask, &answers[..cut]);
+        if early.is_settled() {
+            prop_assert_eq!(rule.tally(&team, &ask, &answers), early);
+        }
+    }
+
+    /// A person answering again, however often, changes nothing.
+    #[test]
+    fn answering_again_changes_nothing(rule in rules(), answers in answers(), again in 0usize..12) {
+        let team = team();
+        let ask = asked(Risk::MediumWrite, &[]);
+        let mut repeated = answers.clone();
+        if let Some(first) = answers.get(again % answers.len().max(1)).cloned() {
+            repeated.push(Answer { accepted: !first.accepted, ..first.clone() });
+            repeated.push(first);
+        }
+        prop_assert_eq!(rule.tally(&team, &ask, &repeated), rule.tally(&team, &ask, &answers));
+    }
+
+    /// What settles an ask is only eligible people's answers: an
+    /// accepting quorum names `need` distinct eligible people.
+    #[test]
+    fn an_accepted_ask_names_need_distinct_eligible_people(rule in rules(), answers in answers(), escalated: bool) {
+        let team = team();
+        let ask = Asked { risk: Risk::MediumWrite, requester_people: &[], escalated };
+        if let Progress::Accepted { by } = rule.tally(&team, &ask, &answers) {
+            prop_assert_eq!(by.len(), usize::from(rule.need()));
+            let distinct: std::collections::BTreeSet<_> = by.iter().collect();
+            prop_assert_eq!(distinct.len(), by.len());
+            for person in &by {
+                prop_assert!(rule.eligible(&team, person, &ask).is_ok());
+            }
+        }
+    }
+}
