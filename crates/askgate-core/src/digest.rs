@@ -20,9 +20,7 @@ use sha2::Sha256;
 /// assert_ne!(a, arguments_digest(b"other key", &serde_json::json!({"path": "/tmp", "force": true})));
 /// ```
 pub fn arguments_digest(key: &[u8], arguments: &Json) -> String {
-    let mut canonical = Vec::new();
-    write_canonical(arguments, &mut canonical);
-    digest_of(key, &canonical)
+    DigestKey::new(key).arguments(arguments)
 }
 
 /// [`arguments_digest`] of `arguments` as an object, without making a
@@ -36,17 +34,64 @@ pub fn arguments_digest(key: &[u8], arguments: &Json) -> String {
 /// assert_eq!(object_digest(b"key", object), arguments_digest(b"key", &arguments));
 /// ```
 pub fn object_digest(key: &[u8], arguments: &serde_json::Map<String, Json>) -> String {
-    let mut canonical = Vec::new();
-    write_object(arguments, &mut canonical);
-    digest_of(key, &canonical)
+    DigestKey::new(key).object(arguments)
 }
 
-/// `hmac-sha256:<hex>` of `canonical` under `key`.
-fn digest_of(key: &[u8], canonical: &[u8]) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(key)
-        .expect("HMAC takes keys of any length, so new_from_slice cannot fail");
-    mac.update(canonical);
-    format!("hmac-sha256:{}", hex::encode(mac.finalize().into_bytes()))
+/// A key of [`arguments_digest`] and [`object_digest`], made ready once.
+/// Before each digest, HMAC hashes a key longer than SHA-256's block (a
+/// derived key, `hmac-sha256:` and 64 hex digits, is) and pads it: two to
+/// four compressions of SHA-256 that a digest of small arguments otherwise
+/// repeats for every call. A `DigestKey` has done them, and each digest
+/// starts from a copy. `Debug` never shows the key.
+///
+/// # Example
+/// ```
+/// use askgate_core::{DigestKey, arguments_digest};
+/// let key = DigestKey::new(b"key");
+/// let arguments = serde_json::json!({"path": "/tmp"});
+/// assert_eq!(key.arguments(&arguments), arguments_digest(b"key", &arguments));
+/// assert_eq!(key.object(arguments.as_object().unwrap()), key.arguments(&arguments));
+/// ```
+#[derive(Clone)]
+pub struct DigestKey {
+    mac: Hmac<Sha256>,
+}
+
+impl DigestKey {
+    /// The ready form of `key`.
+    pub fn new(key: &[u8]) -> DigestKey {
+        DigestKey {
+            mac: Hmac::<Sha256>::new_from_slice(key)
+                .expect("HMAC takes keys of any length, so new_from_slice cannot fail"),
+        }
+    }
+
+    /// [`arguments_digest`] under this key.
+    pub fn arguments(&self, arguments: &Json) -> String {
+        let mut canonical = Vec::new();
+        write_canonical(arguments, &mut canonical);
+        self.digest_of(&canonical)
+    }
+
+    /// [`object_digest`] under this key.
+    pub fn object(&self, arguments: &serde_json::Map<String, Json>) -> String {
+        let mut canonical = Vec::new();
+        write_object(arguments, &mut canonical);
+        self.digest_of(&canonical)
+    }
+
+    /// `hmac-sha256:<hex>` of `canonical`.
+    fn digest_of(&self, canonical: &[u8]) -> String {
+        let mut mac = self.mac.clone();
+        mac.update(canonical);
+        format!("hmac-sha256:{}", hex::encode(mac.finalize().into_bytes()))
+    }
+}
+
+impl std::fmt::Debug for DigestKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DigestKey(<redacted>)")
+    }
 }
 
 /// `json` in canonical form: object keys sorted at every level, no
@@ -100,7 +145,7 @@ fn write_json(value: &(impl serde::Serialize + ?Sized), out: &mut Vec<u8>) {
 
 #[cfg(test)]
 mod tests {
-    use super::{arguments_digest, canonical_json, object_digest};
+    use super::{DigestKey, arguments_digest, canonical_json, object_digest};
 
     /// The digests in every store were made so: a change here would make
     /// the ledger miss the retries of calls recorded before it. The value
@@ -123,5 +168,25 @@ mod tests {
         assert_eq!(arguments_digest(b"key", &arguments), expected);
         let object = arguments.as_object().expect("an object");
         assert_eq!(object_digest(b"key", object), expected);
+    }
+
+    /// A key longer than SHA-256's block (as the derived keys of the
+    /// ledger and the rounds are) is hashed before use: a ready key digests
+    /// the same as the key given each time, and again the same after many
+    /// digests from it. Computed apart from askgate, as above.
+    #[test]
+    fn a_ready_long_key_digests_as_the_key_given_each_time() {
+        let long = format!("hmac-sha256:{}", "ab".repeat(32));
+        let arguments = serde_json::json!({"path": "/tmp", "force": true});
+        let expected =
+            "hmac-sha256:064f6daf14f5d0eb7269e0c0f5c26bc662f71eae8695e5f428aadf1cd175557a";
+        assert_eq!(arguments_digest(long.as_bytes(), &arguments), expected);
+        let key = DigestKey::new(long.as_bytes());
+        let object = arguments.as_object().expect("an object");
+        for _ in 0..3 {
+            assert_eq!(key.object(object), expected);
+            assert_eq!(key.arguments(&arguments), expected);
+        }
+        assert_eq!(format!("{key:?}"), "DigestKey(<redacted>)");
     }
 }

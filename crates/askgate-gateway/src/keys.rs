@@ -159,12 +159,11 @@ impl Keys {
     /// The ledger's digests of arguments: under the current key, and the
     /// previous one for calls recorded before the last rotation.
     pub(crate) fn ledger_digest(&self) -> LedgerDigest {
-        LedgerDigest {
-            keys: std::iter::once(&self.current)
+        LedgerDigest::new(
+            std::iter::once(&self.current)
                 .chain(self.previous.as_ref())
-                .map(|key| LedgerDigest::derived(key))
-                .collect(),
-        }
+                .map(|key| key.as_slice()),
+        )
     }
 
     /// Inbox links open under either key; new ones are signed with the
@@ -189,22 +188,29 @@ const LEGACY_LEDGER_KEY: &[u8; 14] = b"askgate ledger";
 #[derive(Clone)]
 pub(crate) struct LedgerDigest {
     /// Derived from the key in use, then from the one rotated out last.
-    keys: Vec<Vec<u8>>,
+    keys: Vec<askgate_core::DigestKey>,
+    /// The constant key of askgate before the digest was keyed.
+    legacy: askgate_core::DigestKey,
 }
 
 impl LedgerDigest {
-    fn derived(key: &[u8]) -> Vec<u8> {
-        askgate_core::arguments_digest(key, &serde_json::json!("askgate ledger digest"))
-            .into_bytes()
+    /// The digest of keys derived from `keys`, the key in use first.
+    fn new<'a>(keys: impl IntoIterator<Item = &'a [u8]>) -> LedgerDigest {
+        LedgerDigest {
+            keys: keys.into_iter().map(LedgerDigest::derived).collect(),
+            legacy: askgate_core::DigestKey::new(LEGACY_LEDGER_KEY),
+        }
+    }
+
+    fn derived(key: &[u8]) -> askgate_core::DigestKey {
+        let derived =
+            askgate_core::arguments_digest(key, &serde_json::json!("askgate ledger digest"));
+        askgate_core::DigestKey::new(derived.as_bytes())
     }
 
     /// The digest of `arguments` a new ledger row records.
     pub(crate) fn digest(&self, arguments: &serde_json::Map<String, serde_json::Value>) -> String {
-        let key = self
-            .keys
-            .first()
-            .map_or(LEGACY_LEDGER_KEY.as_slice(), Vec::as_slice);
-        askgate_core::object_digest(key, arguments)
+        self.keys.first().unwrap_or(&self.legacy).object(arguments)
     }
 
     /// The digests `arguments` may have been recorded under: the key in
@@ -217,9 +223,8 @@ impl LedgerDigest {
     ) -> Vec<String> {
         self.keys
             .iter()
-            .map(Vec::as_slice)
-            .chain([LEGACY_LEDGER_KEY.as_slice()])
-            .map(|key| askgate_core::object_digest(key, arguments))
+            .chain([&self.legacy])
+            .map(|key| key.object(arguments))
             .collect()
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use askgate_core::{Binding, Revision, Sealer, StateError, arguments_digest, object_digest};
+use askgate_core::{Binding, DigestKey, Revision, Sealer, StateError, arguments_digest};
 use askgate_store::Store;
 use jiff::Timestamp;
 use rmcp::model::{ClientCapabilities, InputRequests, InputResponses};
@@ -29,10 +29,10 @@ pub struct Rounds {
 #[derive(Debug, Clone)]
 pub(super) struct Settings {
     pub(super) sealer: Sealer,
-    pub(super) digest_key: Vec<u8>,
+    pub(super) digest_key: DigestKey,
     /// The digest keys of keys rotated out: a state they sealed binds its
     /// arguments under them.
-    pub(super) previous_digest_keys: Vec<Vec<u8>>,
+    pub(super) previous_digest_keys: Vec<DigestKey>,
     pub(super) store: Store,
     pub(super) ttl: Duration,
     pub(super) options: AskOptions,
@@ -166,7 +166,7 @@ impl Rounds {
         }
         for key in &self.inner.previous_digest_keys {
             let before = Binding {
-                arguments: arguments_digest(key, arguments),
+                arguments: key.arguments(arguments),
                 ..binding.clone()
             };
             if let Ok(opened) = self.inner.sealer.open(state, &before, now) {
@@ -180,7 +180,7 @@ impl Rounds {
     /// bind them and audit entries record them (without making a [`Json`]
     /// of it).
     pub(crate) fn object_digest(&self, arguments: &serde_json::Map<String, Json>) -> String {
-        object_digest(&self.inner.digest_key, arguments)
+        self.inner.digest_key.object(arguments)
     }
 
     /// Start a round of `request`: on a retry, open and check its
@@ -218,7 +218,7 @@ impl Rounds {
             principal,
             method: request.method.to_owned(),
             name: request.name.to_owned(),
-            arguments: arguments_digest(&self.inner.digest_key, &request.arguments),
+            arguments: self.inner.digest_key.arguments(&request.arguments),
         };
         let mode = if revision < Revision::V2026_07_28 {
             Mode::Classic
@@ -316,7 +316,7 @@ impl Rounds {
                 principal: principal.to_owned(),
                 method: "tools/call".to_owned(),
                 name: tool.to_owned(),
-                arguments: arguments_digest(&self.inner.digest_key, arguments),
+                arguments: self.inner.digest_key.arguments(arguments),
             },
             responses: answers,
             carried: Carried::default(),
@@ -357,6 +357,6 @@ fn before_elicitation(version: &rmcp::model::ProtocolVersion) -> bool {
 
 /// The key of the arguments digest, derived from the sealing `key` so the
 /// two never coincide.
-fn digest_key_of(key: &[u8]) -> Vec<u8> {
-    arguments_digest(key, &json!("askgate arguments digest")).into_bytes()
+fn digest_key_of(key: &[u8]) -> DigestKey {
+    DigestKey::new(arguments_digest(key, &json!("askgate arguments digest")).as_bytes())
 }
