@@ -34,35 +34,48 @@ fn names(names: &[&str]) -> Vec<String> {
     names.iter().map(|n| (*n).to_owned()).collect()
 }
 
+/// The answers `spec` says, in order: `+ana` accepts, `-bo` declines.
+fn said(spec: &str) -> Vec<Answer> {
+    spec.split_whitespace()
+        .map(|word| match word.strip_prefix('+') {
+            Some(person) => Answer::accept(person),
+            None => Answer::decline(word.trim_start_matches('-')),
+        })
+        .collect()
+}
+
+fn waiting(accepts_needed: u16, declines_needed: u16) -> Progress {
+    Progress::Waiting {
+        accepts_needed,
+        declines_needed,
+    }
+}
+
+fn accepted(by: &[&str]) -> Progress {
+    Progress::Accepted { by: names(by) }
+}
+
+fn declined(by: &[&str]) -> Progress {
+    Progress::Declined { by: names(by) }
+}
+
 #[test]
 fn any_of_is_settled_by_the_first_eligible_answer_yes_or_no() {
     let team = team();
     let rule = rule(r#"{"any_of": ["sre"]}"#);
     let ask = asked(Risk::MediumWrite, &[]);
     // Ed is no SRE: his yes does not count, Ana's no settles it.
-    let answers = [
-        Answer::accept("ed"),
-        Answer::decline("ana"),
-        Answer::accept("bo"),
-    ];
-    assert_eq!(
-        rule.tally(&team, &ask, &answers),
-        Progress::Declined {
-            by: names(&["ana"])
-        }
-    );
-    let answers = [Answer::accept("cy"), Answer::decline("ana")];
-    assert_eq!(
-        rule.tally(&team, &ask, &answers),
-        Progress::Accepted { by: names(&["cy"]) }
-    );
-    assert_eq!(
-        rule.tally(&team, &ask, &[Answer::accept("ed")]),
-        Progress::Waiting {
-            accepts_needed: 1,
-            declines_needed: 1
-        }
-    );
+    for (answers, progress) in [
+        ("+ed -ana +bo", declined(&["ana"])),
+        ("+cy -ana", accepted(&["cy"])),
+        ("+ed", waiting(1, 1)),
+    ] {
+        assert_eq!(
+            rule.tally(&team, &ask, &said(answers)),
+            progress,
+            "{answers}"
+        );
+    }
 }
 
 #[test]
@@ -80,110 +93,53 @@ fn any_of_names_people_and_groups_alike() {
 }
 
 #[test]
-fn a_quorum_settles_when_enough_distinct_people_accept() {
+fn a_quorum_settles_when_enough_distinct_people_accept_and_one_no_vetoes_it() {
     let team = team();
     let rule = rule(r#"{"quorum": {"of": "sre", "need": 2}}"#);
     let ask = asked(Risk::MediumWrite, &[]);
-    // Ana twice is Ana once.
-    let answers = [Answer::accept("ana"), Answer::accept("ana")];
-    assert_eq!(
-        rule.tally(&team, &ask, &answers),
-        Progress::Waiting {
-            accepts_needed: 1,
-            declines_needed: 1
-        }
-    );
-    let answers = [
-        Answer::accept("ana"),
-        Answer::accept("ana"),
-        Answer::accept("cy"),
-    ];
-    assert_eq!(
-        rule.tally(&team, &ask, &answers),
-        Progress::Accepted {
-            by: names(&["ana", "cy"])
-        }
-    );
-}
-
-#[test]
-fn one_eligible_no_vetoes_a_quorum_and_a_first_yes_is_not_taken_back() {
-    let team = team();
-    let rule = rule(r#"{"quorum": {"of": "sre", "need": 2}}"#);
-    let ask = asked(Risk::MediumWrite, &[]);
-    let answers = [
-        Answer::accept("ana"),
-        Answer::decline("bo"),
-        Answer::accept("cy"),
-    ];
-    assert_eq!(
-        rule.tally(&team, &ask, &answers),
-        Progress::Declined { by: names(&["bo"]) }
-    );
-    // Ana's later no changes nothing: her yes counted first.
-    let answers = [Answer::accept("ana"), Answer::decline("ana")];
-    assert_eq!(
-        rule.tally(&team, &ask, &answers),
-        Progress::Waiting {
-            accepts_needed: 1,
-            declines_needed: 1
-        }
-    );
-    // An outsider's no blocks nothing.
-    let answers = [
-        Answer::decline("ed"),
-        Answer::accept("ana"),
-        Answer::accept("bo"),
-    ];
-    assert_eq!(
-        rule.tally(&team, &ask, &answers),
-        Progress::Accepted {
-            by: names(&["ana", "bo"])
-        }
-    );
+    for (answers, progress) in [
+        // Ana twice is Ana once.
+        ("+ana +ana", waiting(1, 1)),
+        ("+ana +ana +cy", accepted(&["ana", "cy"])),
+        ("+ana -bo +cy", declined(&["bo"])),
+        // Ana's later no changes nothing: her yes counted first.
+        ("+ana -ana", waiting(1, 1)),
+        // An outsider's no blocks nothing.
+        ("-ed +ana +bo", accepted(&["ana", "bo"])),
+    ] {
+        assert_eq!(
+            rule.tally(&team, &ask, &said(answers)),
+            progress,
+            "{answers}"
+        );
+    }
 }
 
 #[test]
 fn without_a_veto_it_takes_need_noes_or_a_quorum_out_of_reach() {
     let team = team();
-    let rule = rule(r#"{"quorum": {"of": "sre", "need": 2}, "veto": false}"#);
-    let ask = asked(Risk::MediumWrite, &[]);
-    let answers = [Answer::decline("ana"), Answer::accept("bo")];
-    assert_eq!(
-        rule.tally(&team, &ask, &answers),
-        Progress::Waiting {
-            accepts_needed: 1,
-            declines_needed: 1
-        }
-    );
-    let answers = [
-        Answer::decline("ana"),
-        Answer::accept("bo"),
-        Answer::accept("cy"),
-    ];
-    assert_eq!(
-        rule.tally(&team, &ask, &answers),
-        Progress::Accepted {
-            by: names(&["bo", "cy"])
-        }
-    );
-    let answers = [Answer::decline("ana"), Answer::decline("cy")];
-    assert_eq!(
-        rule.tally(&team, &ask, &answers),
-        Progress::Declined {
-            by: names(&["ana", "cy"])
-        }
-    );
-
+    let two = rule(r#"{"quorum": {"of": "sre", "need": 2}, "veto": false}"#);
     // Three of three without a veto: one no leaves too few to accept.
-    let rule = self::rule(r#"{"quorum": {"of": "sre", "need": 3}, "veto": false}"#);
-    let answers = [Answer::accept("ana"), Answer::decline("cy")];
-    assert_eq!(
-        rule.tally(&team, &ask, &answers),
-        Progress::Unreachable {
-            declined_by: names(&["cy"])
-        }
-    );
+    let three = rule(r#"{"quorum": {"of": "sre", "need": 3}, "veto": false}"#);
+    let ask = asked(Risk::MediumWrite, &[]);
+    for (rule, answers, progress) in [
+        (&two, "-ana +bo", waiting(1, 1)),
+        (&two, "-ana +bo +cy", accepted(&["bo", "cy"])),
+        (&two, "-ana -cy", declined(&["ana", "cy"])),
+        (
+            &three,
+            "+ana -cy",
+            Progress::Unreachable {
+                declined_by: names(&["cy"]),
+            },
+        ),
+    ] {
+        assert_eq!(
+            rule.tally(&team, &ask, &said(answers)),
+            progress,
+            "{answers}"
+        );
+    }
 }
 
 #[test]
@@ -205,12 +161,9 @@ fn the_requesters_people_never_approve_their_own_risky_ask() {
             })
         );
         // Cy's answer does not count; Ana's does.
-        let answers = [Answer::accept("cy"), Answer::decline("ana")];
         assert_eq!(
-            rule.tally(&team, &asked(risk, &cy), &answers),
-            Progress::Declined {
-                by: names(&["ana"])
-            }
+            rule.tally(&team, &asked(risk, &cy), &said("+cy -ana")),
+            declined(&["ana"])
         );
     }
     // The rule may say otherwise, either way.
@@ -239,10 +192,7 @@ fn a_quorum_the_requesters_people_would_complete_is_out_of_reach_at_once() {
     );
     assert_eq!(
         rule.tally(&team, &asked(Risk::MediumWrite, &cy), &[]),
-        Progress::Waiting {
-            accepts_needed: 3,
-            declines_needed: 1
-        }
+        waiting(3, 1)
     );
 }
 
@@ -267,19 +217,10 @@ fn once_escalated_those_escalated_to_answer_and_count_toward_the_quorum() {
         Err(Ineligible::NotAnApprover { approvers, .. }) if approvers == "2 of sre"
     ));
     assert_eq!(rule.eligible(&team, "di", &after), Ok(()));
-    let answers = [Answer::accept("ana"), Answer::accept("di")];
+    assert_eq!(rule.tally(&team, &before, &said("+ana +di")), waiting(1, 1));
     assert_eq!(
-        rule.tally(&team, &before, &answers),
-        Progress::Waiting {
-            accepts_needed: 1,
-            declines_needed: 1
-        }
-    );
-    assert_eq!(
-        rule.tally(&team, &after, &answers),
-        Progress::Accepted {
-            by: names(&["ana", "di"])
-        }
+        rule.tally(&team, &after, &said("+ana +di")),
+        accepted(&["ana", "di"])
     );
 }
 
