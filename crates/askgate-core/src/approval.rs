@@ -466,6 +466,22 @@ impl Approval {
             .collect()
     }
 
+    /// Everyone who may answer `asked`: [`Approval::approvers`], less the
+    /// requester's own people where the rule keeps them out.
+    fn eligible_people<'d>(
+        &self,
+        directory: &'d Directory,
+        asked: &Asked<'_>,
+    ) -> BTreeSet<&'d str> {
+        let mut people = self.approvers(directory, asked.escalated);
+        if self.excludes_requester(asked.risk) {
+            for person in asked.requester_people {
+                people.remove(person.as_str());
+            }
+        }
+        people
+    }
+
     /// Who may answer, as the rule says it (for an ineligible person).
     fn describe(&self, escalated: bool) -> String {
         let mut who = match &self.approvers {

@@ -77,11 +77,7 @@ impl Approval {
     /// changes that.
     pub fn tally(&self, directory: &Directory, asked: &Asked<'_>, answers: &[Answer]) -> Progress {
         let (need, block) = (self.need(), self.declines_to_block());
-        let eligible: BTreeSet<&str> = self
-            .approvers(directory, asked.escalated)
-            .into_iter()
-            .filter(|person| self.eligible(directory, person, asked).is_ok())
-            .collect();
+        let eligible = self.eligible_people(directory, asked);
         let mut heard = BTreeSet::new();
         let (mut accepted, mut declined) = (Vec::new(), Vec::new());
         let reachable =
