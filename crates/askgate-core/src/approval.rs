@@ -30,6 +30,7 @@
 //! Like the rest of this crate it has no clock: how long an ask has waited
 //! is passed in ([`Asked::escalated`]).
 
+mod panel;
 mod tally;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -39,6 +40,7 @@ use serde::Deserialize;
 
 use crate::risk::Risk;
 
+pub use panel::{Panel, PanelEscalation};
 pub use tally::{Answer, Progress};
 
 /// The people who may answer asks, with the groups each belongs to.
@@ -412,20 +414,8 @@ impl Approval {
                 person: person.to_owned(),
             });
         }
-        if self.excludes_requester(asked.risk) && asked.requester_people.iter().any(|p| p == person)
-        {
-            return Err(Ineligible::Requester {
-                person: person.to_owned(),
-                risk: asked.risk,
-            });
-        }
-        if self.approvers(directory, asked.escalated).contains(person) {
-            return Ok(());
-        }
-        Err(Ineligible::NotAnApprover {
-            person: person.to_owned(),
-            approvers: self.describe(asked.escalated),
-        })
+        self.panel("", directory, asked)
+            .eligible(person, asked.escalated)
     }
 
     /// The person the answer of the requesting agent's own client (MCP
@@ -445,53 +435,26 @@ impl Approval {
         }
     }
 
-    /// Everyone who may answer: the approvers, and once escalated those
-    /// escalated to. A name the directory does not know stands for nobody
-    /// ([`Approval::check`] refuses such a rule).
-    fn approvers<'d>(&self, directory: &'d Directory, escalated: bool) -> BTreeSet<&'d str> {
+    /// The rule's approvers, by name. A name the directory does not know
+    /// stands for nobody ([`Approval::check`] refuses such a rule).
+    fn approvers<'d>(&self, directory: &'d Directory) -> BTreeSet<&'d str> {
         let names: Vec<&str> = match &self.approvers {
             Approvers::AnyOf(names) => names.iter().map(String::as_str).collect(),
             Approvers::Quorum { of, .. } => vec![of.as_str()],
         };
-        let escalation = self
-            .escalate
-            .as_ref()
-            .filter(|_| escalated)
-            .map(|e| e.to.as_str());
         names
             .into_iter()
-            .chain(escalation)
             .filter_map(|name| directory.resolve(name).ok())
             .flatten()
             .collect()
     }
 
-    /// Everyone who may answer `asked`: [`Approval::approvers`], less the
-    /// requester's own people where the rule keeps them out.
-    fn eligible_people<'d>(
-        &self,
-        directory: &'d Directory,
-        asked: &Asked<'_>,
-    ) -> BTreeSet<&'d str> {
-        let mut people = self.approvers(directory, asked.escalated);
-        if self.excludes_requester(asked.risk) {
-            for person in asked.requester_people {
-                people.remove(person.as_str());
-            }
-        }
-        people
-    }
-
-    /// Who may answer, as the rule says it (for an ineligible person).
-    fn describe(&self, escalated: bool) -> String {
-        let mut who = match &self.approvers {
+    /// Who may answer, as the rule says it.
+    fn describe(&self) -> String {
+        match &self.approvers {
             Approvers::AnyOf(names) => format!("any of {}", names.join(", ")),
             Approvers::Quorum { of, need } => format!("{need} of {of}"),
-        };
-        if let Some(escalation) = self.escalate.as_ref().filter(|_| escalated) {
-            who.push_str(&format!(", or {} since it escalated", escalation.to));
         }
-        who
     }
 }
 

@@ -163,6 +163,7 @@ impl Round {
                 risk,
                 created_at: self.rounds().now(),
                 expires_at,
+                panel: None,
             })
             .await
             .map_err(RoundError::Store)?;

@@ -209,6 +209,7 @@ fn ask(id: &str, created: i64) -> NewAsk {
         risk: Some("medium_write".into()),
         created_at: Timestamp::from_second(1_800_000_000 + created).expect("in range"),
         expires_at: None,
+        panel: None,
     }
 }
 

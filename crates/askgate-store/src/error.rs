@@ -231,6 +231,36 @@ pub enum SettleError {
         /// The id.
         id: String,
     },
+    /// The ask is decided by a panel (a team's approval rule): only its
+    /// people's answers, each as themselves, settle it.
+    #[error(
+        "ask {id} is decided by its approvers' answers ({rule}); answer it as a person (askgate asks answer, or the inbox)"
+    )]
+    Governed {
+        /// The id.
+        id: String,
+        /// The rule, as its panel names it.
+        rule: String,
+    },
+    /// This person already answered this ask: their first answer counts.
+    #[error("{person} already answered ask {id}; their first answer counts")]
+    Repeated {
+        /// The id.
+        id: String,
+        /// Who answered again.
+        person: String,
+    },
+    /// This person may not answer this ask, for `why` (the part of the
+    /// rule that excludes them).
+    #[error("ask {id} refused {person}'s answer: {why}")]
+    Ineligible {
+        /// The id.
+        id: String,
+        /// Who answered.
+        person: String,
+        /// Why they may not.
+        why: String,
+    },
     /// The store failed, or was misused ([`Error::Misuse`]); nothing was
     /// recorded.
     #[error(transparent)]

@@ -63,7 +63,10 @@ mod tasks;
 mod tokens;
 mod writer;
 
-pub use asks::{AskParked, AskRow, AskSettled, AskStatus, NewAsk, Page, Settlement};
+pub use asks::{
+    AskParked, AskRow, AskSettled, AskStatus, Count, Counted, NewAsk, Page, PersonAnswer,
+    RecordedAnswer, Settlement,
+};
 pub use audit::{AuditEntry, AuditRecord, ChainBreak, Decision, Verification};
 pub use backend::Store;
 pub use error::{Error, LedgerError, Misuse, SettleError, TaskError};

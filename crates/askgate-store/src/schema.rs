@@ -7,7 +7,7 @@ use crate::backend::{Pool, Store, with_pool};
 use crate::error::Error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 13;
+pub const SCHEMA_VERSION: i64 = 14;
 
 /// The SQL of a PostgreSQL trigger function `$function` that notifies the
 /// channel `$channel` with the ask's id.
@@ -46,7 +46,25 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     (11, V11_AUDIT_HEAD, "", ""),
     (12, V12_WAITING, "", ""),
     (13, V13_LOOKED_UP_ONLY, "", ""),
+    (14, V14_PANELS, "", ""),
 ];
+
+/// An ask a panel decides (a team's approval rule: a quorum, who may
+/// answer) keeps its panel with it, and each person's answer is its own
+/// row: one per person and ask, by the primary key, so a person answering
+/// from two replicas at once counts once.
+const V14_PANELS: &str = "
+ALTER TABLE asks ADD COLUMN panel TEXT;
+CREATE TABLE ask_answers (
+    ask_id TEXT NOT NULL,
+    person TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    reply TEXT NOT NULL,
+    via TEXT NOT NULL,
+    at BIGINT NOT NULL,
+    PRIMARY KEY (ask_id, person)
+);
+";
 
 /// Each call's record and each decision's audit entry is written into the
 /// indexes that find it again, and only those: most calls are reads that

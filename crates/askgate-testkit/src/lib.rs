@@ -95,6 +95,7 @@ pub fn new_ask(
         risk: None,
         created_at: at,
         expires_at: None,
+        panel: None,
     }
 }
 

@@ -231,6 +231,7 @@ async fn park(
             risk: args.risk.map(|r| r.as_str().to_owned()),
             created_at: now,
             expires_at,
+            panel: None,
         })
         .await?;
     if row.ask.id == id {

@@ -1,7 +1,4 @@
-//! The count of an ask's answers under its rule: settled, or how many
-//! answers it still waits for.
-
-use std::collections::BTreeSet;
+//! A person's answer, and where an ask stands after its answers so far.
 
 use super::{Approval, Asked, Directory};
 
@@ -71,52 +68,11 @@ impl Progress {
 
 impl Approval {
     /// Where `asked` stands after `answers`, in the order they were
-    /// recorded. Each person counts once, by their first eligible answer;
-    /// an ineligible person's answer never counts; the first moment the
-    /// answers accept or block the ask settles it, and nothing after
-    /// changes that.
+    /// recorded: [`Panel::tally`] of this rule's panel for `asked`.
+    ///
+    /// [`Panel::tally`]: super::Panel::tally
     pub fn tally(&self, directory: &Directory, asked: &Asked<'_>, answers: &[Answer]) -> Progress {
-        let (need, block) = (self.need(), self.declines_to_block());
-        let eligible = self.eligible_people(directory, asked);
-        let mut heard = BTreeSet::new();
-        let (mut accepted, mut declined) = (Vec::new(), Vec::new());
-        let reachable =
-            |declined: &Vec<String>| eligible.len() - declined.len() >= usize::from(need);
-        if !reachable(&declined) {
-            return Progress::Unreachable {
-                declined_by: declined,
-            };
-        }
-        for answer in answers {
-            let person = answer.person.as_str();
-            if !eligible.contains(person) || !heard.insert(person) {
-                continue;
-            }
-            if answer.accepted {
-                accepted.push(answer.person.clone());
-                if accepted.len() >= usize::from(need) {
-                    return Progress::Accepted { by: accepted };
-                }
-            } else {
-                declined.push(answer.person.clone());
-                if declined.len() >= usize::from(block) {
-                    return Progress::Declined { by: declined };
-                }
-                if !reachable(&declined) {
-                    return Progress::Unreachable {
-                        declined_by: declined,
-                    };
-                }
-            }
-        }
-        Progress::Waiting {
-            accepts_needed: need.saturating_sub(count(&accepted)),
-            declines_needed: block.saturating_sub(count(&declined)),
-        }
+        self.panel("", directory, asked)
+            .tally(answers, asked.escalated)
     }
-}
-
-/// `list`'s length, as the counts are kept.
-fn count(list: &[String]) -> u16 {
-    u16::try_from(list.len()).unwrap_or(u16::MAX)
 }

@@ -319,6 +319,46 @@ fn a_directory_refuses_a_name_twice_or_a_group_named_as_a_person() {
     );
 }
 
+#[test]
+fn a_panel_holds_who_could_answer_when_the_ask_was_parked() {
+    let cy = names(&["cy"]);
+    let ask = asked(Risk::Destructive, &cy);
+    let panel = rule(
+        r#"{"quorum": {"of": "sre", "need": 2}, "escalate": {"after": "30m", "to": "oncall"}}"#,
+    )
+    .panel("approvals[1]", &team(), &ask);
+    // Kept with the ask as JSON, and read back later.
+    let kept = serde_json::to_string(&panel).expect("a panel serializes");
+    let panel: Panel = serde_json::from_str(&kept).expect("a kept panel reads back");
+    assert_eq!(panel.rule, "approvals[1]");
+    assert_eq!(panel.escalates_after(), Some(SignedDuration::from_mins(30)));
+
+    // Cy asked: kept out. Di is on call: only once it escalated.
+    assert_eq!(panel.yet_to_answer(&said("+ana"), false), ["bo"]);
+    assert_eq!(panel.yet_to_answer(&said("+ana"), true), ["bo", "di"]);
+    assert_eq!(
+        panel.eligible("cy", true).map_err(|e| e.to_string()),
+        Err("cy acts for the agent that asked, and may not answer its own destructive ask (the rule's not_requester)".to_owned())
+    );
+    assert_eq!(
+        panel.eligible("di", false).map_err(|e| e.to_string()),
+        Err("di is not among those who may answer this ask (2 of sre)".to_owned())
+    );
+    assert_eq!(panel.eligible("di", true), Ok(()));
+    assert_eq!(
+        panel.tally(&said("+ana +di"), true),
+        Progress::Accepted {
+            by: names(&["ana", "di"])
+        }
+    );
+    // The team changed since (Fay joined SRE): the ask's panel did not.
+    let grown = Directory::new([("ana", vec!["sre"]), ("fay", vec!["sre"])]).expect("a team");
+    let now = rule(r#"{"quorum": {"of": "sre", "need": 2}}"#).panel("approvals[1]", &grown, &ask);
+    assert!(now.eligible("fay", false).is_ok());
+    assert!(panel.eligible("fay", false).is_err());
+    assert_eq!(panel.tally(&said("+ana +fay"), false), waiting(1, 1));
+}
+
 /// Answers from the team and two outsiders, accepting or declining.
 fn answers() -> impl Strategy<Value = Vec<Answer>> {
     let person = prop::sample::select(vec!["ana", "bo", "cy", "di", "ed", "zed"]);
@@ -385,6 +425,21 @@ proptest! {
             for person in &by {
                 prop_assert!(rule.eligible(&team, person, &ask).is_ok());
             }
+        }
+    }
+
+    /// A panel kept with its ask, as JSON, counts answers as its rule did
+    /// when the ask was parked.
+    #[test]
+    fn a_kept_panel_counts_as_its_rule(rule in rules(), answers in answers(), escalated: bool, risk in prop::sample::select(vec![Risk::MediumWrite, Risk::HighWrite])) {
+        let team = team();
+        let cy = names(&["cy"]);
+        let ask = Asked { risk, requester_people: &cy, escalated };
+        let kept = serde_json::to_value(rule.panel("approvals[0]", &team, &ask)).expect("a panel serializes");
+        let panel: Panel = serde_json::from_value(kept).expect("a kept panel reads back");
+        prop_assert_eq!(panel.tally(&answers, escalated), rule.tally(&team, &ask, &answers));
+        for person in ["ana", "bo", "cy", "di", "ed"] {
+            prop_assert_eq!(panel.eligible(person, escalated), rule.eligible(&team, person, &ask));
         }
     }
 }

@@ -137,6 +137,7 @@ mod tests {
                 risk: Some("destructive".into()),
                 created_at: parked,
                 expires_at: None,
+                panel: None,
             },
             status,
             reply: None,

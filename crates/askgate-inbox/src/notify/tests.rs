@@ -64,6 +64,7 @@ fn confirmation(id: &str) -> NewAsk {
         risk: Some("high_write".into()),
         created_at: Timestamp::now(),
         expires_at: None,
+        panel: None,
     }
 }
 

@@ -130,6 +130,7 @@ impl Parking {
             risk: None,
             created_at: now,
             expires_at: Some(expires_at),
+            panel: None,
         };
         self.store.park(&parked).await.map_err(AnswerError::Store)?;
         if self.notice {

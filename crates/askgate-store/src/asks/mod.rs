@@ -1,7 +1,11 @@
-//! Asks: parked, then settled once — first answer wins — or expired.
+//! Asks: parked, then settled once — first answer wins, or, for an ask a
+//! panel decides, the answers that settle it under its rule — or expired.
 
 mod moves;
+mod panel;
 mod row;
+
+pub use panel::{Count, Counted, PersonAnswer, RecordedAnswer};
 
 use std::sync::Arc;
 
@@ -82,6 +86,15 @@ pub struct NewAsk {
     pub created_at: Timestamp,
     /// When it expires, if ever.
     pub expires_at: Option<Timestamp>,
+    /// The panel that decides it, as JSON, when a team's approval rule
+    /// does (askgate-core's `approval::Panel`): then only
+    /// [`Store::answer_as`] settles it, by its people's answers (a caller
+    /// may still withdraw it as `cancelled`). `None`: the first answer
+    /// settles it.
+    ///
+    /// [`Store::answer_as`]: crate::Store::answer_as
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub panel: Option<Json>,
 }
 
 /// A stored ask.
@@ -153,7 +166,7 @@ pub struct Page {
 macro_rules! ask_columns {
     () => {
         "id, resume_key, principal, request, server, tool, risk, created_at, expires_at, \
-         status, reply, outcome, answered_by, answered_via, settled_at, call_key"
+         status, reply, outcome, answered_by, answered_via, settled_at, call_key, panel"
     };
 }
 
@@ -174,26 +187,27 @@ const BY_CALL_KEY: &str = concat!(
 );
 
 const PARK: &str = concat!(
-    "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, status) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending') ON CONFLICT DO NOTHING RETURNING ",
+    "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, panel, status) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending') ON CONFLICT DO NOTHING RETURNING ",
     ask_columns!()
 );
 
 const SETTLE: &str = concat!(
     "UPDATE asks SET status = $1, reply = $2, outcome = $3, answered_by = $4, answered_via = $5, settled_at = $6 \
-     WHERE id = $7 AND status = 'pending' AND (expires_at IS NULL OR expires_at > $6) RETURNING ",
+     WHERE id = $7 AND status = 'pending' AND (expires_at IS NULL OR expires_at > $6) \
+     AND (panel IS NULL OR $1 = 'cancelled') RETURNING ",
     ask_columns!()
 );
 
 /// [`PARK`] returning only the id: an ask it returns is stored as given.
-const PARK_NEW: &str = "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, status) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending') ON CONFLICT DO NOTHING RETURNING id";
+const PARK_NEW: &str = "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, panel, status) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending') ON CONFLICT DO NOTHING RETURNING id";
 
 /// [`PARK_NEW`] for many asks at once (PostgreSQL): one array per parameter.
-const PARK_MANY: &str = "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, status) \
-     SELECT id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, 'pending' \
+const PARK_MANY: &str = "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, panel, status) \
+     SELECT id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, panel, 'pending' \
      FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
-     $8::int8[], $9::int8[], $10::text[]) AS p (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key) \
+     $8::int8[], $9::int8[], $10::text[], $11::text[]) AS p (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, panel) \
      ON CONFLICT DO NOTHING RETURNING id";
 
 /// [`SETTLE`] for many asks at once (PostgreSQL): one array per parameter.
@@ -203,7 +217,25 @@ const SETTLE_MANY: &str = concat!(
      FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int8[], $7::text[]) \
      AS s (new_status, new_reply, new_outcome, new_by, new_via, new_at, target) \
      WHERE asks.id = s.target AND asks.status = 'pending' \
-     AND (asks.expires_at IS NULL OR asks.expires_at > s.new_at) RETURNING ",
+     AND (asks.expires_at IS NULL OR asks.expires_at > s.new_at) \
+     AND (asks.panel IS NULL OR s.new_status = 'cancelled') RETURNING ",
+    ask_columns!()
+);
+
+/// [`BY_ID`], the row locked until the write ends (PostgreSQL; SQLite's
+/// writer holds the file's write lock already): one answer to a panel's
+/// ask is counted at a time, whichever replica takes it.
+const LOCK_BY_ID: &str = concat!(
+    "SELECT ",
+    ask_columns!(),
+    " FROM asks WHERE id = $1 FOR UPDATE"
+);
+
+/// [`SETTLE`] for the ask a panel's count settled (see `panel`), in the
+/// write that counted it.
+const SETTLE_COUNTED: &str = concat!(
+    "UPDATE asks SET status = $1, reply = $2, outcome = $3, answered_by = $4, answered_via = $5, settled_at = $6 \
+     WHERE id = $7 AND status = 'pending' RETURNING ",
     ask_columns!()
 );
 

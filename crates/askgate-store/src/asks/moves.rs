@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
+use serde_json::Value as Json;
 use sqlx::Row;
 
 use super::{
@@ -112,7 +113,10 @@ impl Store {
 
     /// Apply an answer: the first wins. A second answer gets
     /// [`SettleError::Conflict`], an answer after expiry
-    /// [`SettleError::Gone`]; both are recorded as rejected attempts.
+    /// [`SettleError::Gone`], an answer to an ask a panel decides
+    /// [`SettleError::Governed`] (only its people's answers settle it, see
+    /// [`Store::answer_as`]; it may still be withdrawn as `cancelled`); each
+    /// is recorded as a rejected attempt.
     ///
     /// # Errors
     /// As above, [`SettleError::NotFound`], or the store failing; a
@@ -156,6 +160,10 @@ impl Store {
         settlement: &Settlement,
         now: Timestamp,
     ) -> Result<Result<AskRow, SettleError>, Error> {
+        let attempt = Attempt {
+            by: settlement.answered_by.as_deref(),
+            via: &settlement.answered_via,
+        };
         with_writer!(self, |conn| {
             let applied = settling(SETTLE, id, settlement, now)
                 .fetch_optional(&mut *conn)
@@ -173,7 +181,20 @@ impl Store {
                 return Ok(Err(SettleError::NotFound { id: id.to_owned() }));
             };
             let row = AskRow::read(self, &row)?;
+            let live = row.ask.expires_at.is_none_or(|at| at > now);
             let (refusal, reason) = if row.status == AskStatus::Pending
+                && live
+                && let Some(panel) = &row.ask.panel
+            {
+                let rule = super::panel::rule_of(panel);
+                (
+                    SettleError::Governed {
+                        id: id.to_owned(),
+                        rule,
+                    },
+                    "governed",
+                )
+            } else if row.status == AskStatus::Pending
                 || row.status == AskStatus::Expired && row.reply.is_none()
             {
                 (SettleError::Gone { id: id.to_owned() }, "gone")
@@ -185,18 +206,10 @@ impl Store {
                 };
                 (conflict, "conflict")
             };
-            sqlx::query(
-                "INSERT INTO ask_attempts (ask_id, at, refusal, answered_by, answered_via) \
-                 VALUES ($1, $2, $3, $4, $5)",
-            )
-            .bind(id)
-            .bind(micros(now))
-            .bind(reason)
-            .bind(&settlement.answered_by)
-            .bind(&settlement.answered_via)
-            .execute(&mut *conn)
-            .await
-            .map_err(|e| self.fail(e))?;
+            attempted(id, now, reason, attempt)
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err(|e| self.fail(e))?;
             Ok::<_, Error>(Err(refusal))
         })
     }
@@ -335,11 +348,17 @@ fn parking(sql: &'static str, ask: &NewAsk) -> Statement {
         .int(micros(ask.created_at))
         .opt_int(ask.expires_at.map(micros))
         .opt_text(ask.call_key.as_deref())
+        .opt_text(ask.panel.as_ref().map(Json::to_string).as_deref())
 }
 
 /// The statement that applies `settlement` to the ask `id` at `now`
 /// ([`SETTLE`]).
-fn settling(sql: &'static str, id: &str, settlement: &Settlement, now: Timestamp) -> Statement {
+pub(super) fn settling(
+    sql: &'static str,
+    id: &str,
+    settlement: &Settlement,
+    now: Timestamp,
+) -> Statement {
     Statement::new(sql, id)
         .text(settlement.status.as_str())
         .text(settlement.reply.to_string())
@@ -348,4 +367,29 @@ fn settling(sql: &'static str, id: &str, settlement: &Settlement, now: Timestamp
         .text(settlement.answered_via.as_str())
         .int(micros(now))
         .text(id)
+}
+
+/// Who made an answer that was refused, and through which surface.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Attempt<'a> {
+    /// Who, when known.
+    pub(super) by: Option<&'a str>,
+    /// Through which surface.
+    pub(super) via: &'a str,
+}
+
+/// The statement that records `attempt`, an answer to the ask `id`
+/// refused at `now` for `reason` (`conflict`, `gone`, `governed`,
+/// `repeated`, `ineligible`).
+pub(super) fn attempted(id: &str, now: Timestamp, reason: &str, attempt: Attempt<'_>) -> Statement {
+    Statement::new(
+        "INSERT INTO ask_attempts (ask_id, at, refusal, answered_by, answered_via) \
+         VALUES ($1, $2, $3, $4, $5)",
+        id,
+    )
+    .text(id)
+    .int(micros(now))
+    .text(reason)
+    .opt_text(attempt.by)
+    .text(attempt.via)
 }

@@ -30,6 +30,7 @@ impl Stored for AskRow {
                     .time("created_at")?
                     .ok_or_else(|| corrupt("created_at is empty".into()))?,
                 expires_at: row.time("expires_at")?,
+                panel: row.json("panel")?,
             },
             status: AskStatus::parse(&status_text)
                 .ok_or_else(|| corrupt(format!("unknown status {status_text:?}")))?,

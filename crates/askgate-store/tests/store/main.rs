@@ -11,6 +11,7 @@ mod audit;
 mod ledger;
 mod opening;
 mod outage;
+mod panels;
 mod tasks;
 
 /// What these tests say when PostgreSQL is not configured.
@@ -49,6 +50,7 @@ fn new_ask(id: &str, created: i64, expires: Option<i64>) -> NewAsk {
         risk: Some("high_write".into()),
         created_at: at(created),
         expires_at: expires.map(at),
+        panel: None,
     }
 }
 

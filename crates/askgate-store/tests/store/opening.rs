@@ -76,6 +76,7 @@ async fn an_older_store_is_migrated_on_open() {
     let downgrade = "DROP TABLE audit_head; DROP TABLE owners; DROP TABLE calls; DROP TABLE tasks; DROP TABLE deployment; \
         DROP INDEX audit_decision_key; ALTER TABLE audit DROP COLUMN decision_key; \
         DROP INDEX asks_call_key; ALTER TABLE asks DROP COLUMN call_key; \
+        DROP TABLE ask_answers; ALTER TABLE asks DROP COLUMN panel; \
         UPDATE askgate_schema SET version = 1";
     run_sql(&url, downgrade).await;
     // Asks an older askgate-mcp parked: a call's first ask, and its second.

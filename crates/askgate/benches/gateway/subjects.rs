@@ -176,6 +176,7 @@ pub(crate) async fn fill(url: &str, count: usize) {
                     created_at: Timestamp::from_second(1_800_000_000 + i as i64).expect("in range"),
                     expires_at: None,
                     id,
+                    panel: None,
                 };
                 store.park(&ask).await.expect("parks");
             }
