@@ -199,6 +199,10 @@ pub struct Approval {
     /// not set, they are at `high_write` and above.
     #[serde(default)]
     pub not_requester: Option<bool>,
+    /// `not = "requester"`: the requester's own people are kept from
+    /// answering at every risk (as `not_requester = true`).
+    #[serde(default)]
+    pub not: Option<Excluded>,
     /// Whether one eligible "no" blocks a quorum ask (the default); when
     /// `false`, it takes `need` no's.
     #[serde(default = "veto_by_default")]
@@ -209,6 +213,14 @@ pub struct Approval {
     /// How long the ask may wait for its answers before it expires.
     #[serde(default)]
     pub expires: Option<SignedDuration>,
+}
+
+/// Who a rule keeps from answering (`not = "requester"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Excluded {
+    /// The people the requesting agent acts for.
+    Requester,
 }
 
 fn veto_by_default() -> bool {
@@ -287,6 +299,9 @@ pub enum PolicyError {
     /// `any_of` with nobody in it.
     #[error("any_of names nobody; name at least one group or person")]
     NobodyNamed,
+    /// `not = "requester"` with `not_requester = false`.
+    #[error("not = \"requester\" and not_requester = false say opposite things; keep one of them")]
+    Contradicts,
     /// A quorum of none.
     #[error("a quorum needs at least 1 acceptance, not 0")]
     ZeroQuorum,
@@ -348,6 +363,9 @@ impl Approval {
                 }
             }
         }
+        if self.not.is_some() && self.not_requester == Some(false) {
+            return Err(PolicyError::Contradicts);
+        }
         if let Some(expires) = self.expires
             && !expires.is_positive()
         {
@@ -396,7 +414,9 @@ impl Approval {
     /// Whether the requester's own people are kept from answering at
     /// `risk`.
     pub fn excludes_requester(&self, risk: Risk) -> bool {
-        self.not_requester.unwrap_or(risk >= Risk::HighWrite)
+        self.not_requester
+            .or(self.not.map(|Excluded::Requester| true))
+            .unwrap_or(risk >= Risk::HighWrite)
     }
 
     /// Whether `person` may answer `asked`.

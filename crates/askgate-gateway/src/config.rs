@@ -8,6 +8,8 @@
 //! line and the key: `askgate.toml:12: rules[1].risk: unknown variant ...`.
 //! Unknown keys are errors that list the keys accepted there.
 
+mod approving;
+pub(crate) use approving::Approvals;
 mod check;
 mod credentials;
 mod error;
@@ -94,6 +96,9 @@ pub struct Config {
     /// The people who sign in to the inbox and answer with the CLI, and
     /// whose asks each may answer.
     pub people: Vec<Person>,
+    /// Who approves which calls (`[[approvals]]`), and the people's groups
+    /// and agents' people they name.
+    pub(crate) approvals: Approvals,
     /// The replay policy.
     pub(crate) replay: Replay,
     /// Whether a `read` call that proceeds without a person waits for its
@@ -476,6 +481,7 @@ impl Config {
             inbox: Inbox::on_loopback(),
             principals: Vec::new(),
             people: Vec::new(),
+            approvals: Approvals::default(),
             replay: Replay::AppAuthorized,
             durable_reads: false,
             express_lane: true,

@@ -140,6 +140,7 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
         Settings {
             rounds,
             judge: Box::new(config.rules.clone()),
+            approvals: config.approvals.clone(),
             threshold,
             allow_raise: config.allow_session_raise,
             owner: owner(&config),

@@ -206,13 +206,8 @@ pub(crate) struct Rule {
 
 impl Rule {
     fn holds(&self, server: &str, tool: &str, arguments: &Map<String, Value>) -> bool {
-        self.server.as_ref().is_none_or(|p| p.is_match(server))
-            && self.tool.as_ref().is_none_or(|p| p.is_match(tool))
-            && self.arguments.iter().all(|(path, pattern)| {
-                path.lookup(arguments)
-                    .and_then(as_text)
-                    .is_some_and(|text| pattern.is_match(&normal::normal(&text)))
-            })
+        names_hold(self.server.as_ref(), self.tool.as_ref(), server, tool)
+            && arguments_hold(&self.arguments, arguments)
     }
 
     /// The conditions, as in the config: `server="files", tool="delete_*"`.
@@ -226,6 +221,31 @@ impl Rule {
             .map(|(path, p)| format!("arguments.{}={:?}", toml_key(&path.to_string()), p.as_str()));
         names.chain(arguments).collect::<Vec<_>>().join(", ")
     }
+}
+
+/// Whether a call of `tool` on `server` matches the globs given (a glob
+/// left out matches every name).
+pub(crate) fn names_hold(
+    server_glob: Option<&Pattern>,
+    tool_glob: Option<&Pattern>,
+    server: &str,
+    tool: &str,
+) -> bool {
+    server_glob.is_none_or(|p| p.is_match(server)) && tool_glob.is_none_or(|p| p.is_match(tool))
+}
+
+/// Whether every condition on argument values holds of `arguments`: the
+/// value at each path, as text and normalized (see the `normal` module),
+/// matches its glob.
+pub(crate) fn arguments_hold(
+    conditions: &[(ArgumentPath, Pattern)],
+    arguments: &Map<String, Value>,
+) -> bool {
+    conditions.iter().all(|(path, pattern)| {
+        path.lookup(arguments)
+            .and_then(as_text)
+            .is_some_and(|text| pattern.is_match(&normal::normal(&text)))
+    })
 }
 
 /// `text` as a TOML key: bare when it can be, quoted otherwise.

@@ -245,9 +245,13 @@ async fn apply(
         Ok(settlement) => settlement,
         Err(reasons) => return Err(again(inbox, session, &row, posted, &reasons).await),
     };
-    match inbox.store().settle(id, &settlement, inbox.now()).await {
+    let person = &session.person.name;
+    let now = inbox.now();
+    match askgate_mcp::approvals::settle_as_person(inbox.store(), &row, &settlement, person, now)
+        .await
+    {
         Ok(settled) => {
-            tracing::info!(ask = %id, status = settled.status.as_str(), person = %session.person.name, "inbox: an ask was settled");
+            tracing::info!(ask = %id, status = settled.status.as_str(), person = %session.person.name, "inbox: an answer was applied");
             Ok(Redirect::to(&format!("/asks/{id}")).into_response())
         }
         Err(SettleError::Store(error)) => Err(StoreRejection::new(Some(session), error).into()),

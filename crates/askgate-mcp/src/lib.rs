@@ -31,6 +31,7 @@
 //! What rmcp leaves out — checking answers against the schema, re-asking,
 //! durable asks — is askgate's.
 
+pub mod approvals;
 mod ask;
 pub mod client;
 mod clock;

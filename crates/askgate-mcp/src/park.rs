@@ -28,6 +28,7 @@ use rmcp::model::{
 use sha2::{Digest, Sha256};
 
 use crate::Misuse;
+use crate::approvals::Approving;
 use crate::ask::Unanswered;
 use crate::inbox::{Fallback, InboxLinks, LinkFailed, Parked};
 use crate::input;
@@ -163,7 +164,7 @@ impl Round {
                 risk,
                 created_at: self.rounds().now(),
                 expires_at,
-                panel: None,
+                panel: self.approving().map(Approving::kept),
             })
             .await
             .map_err(RoundError::Store)?;

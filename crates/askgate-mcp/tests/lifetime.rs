@@ -36,6 +36,7 @@ fn server(rounds: Rounds) -> Tools {
             let policy = Policy {
                 threshold: None,
                 caller_confirmed: false,
+                approval: None,
             };
             let Some(verdict) = round.confirm("confirm", &call, policy).await? else {
                 return Ok(round.respond()?);

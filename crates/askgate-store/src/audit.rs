@@ -34,6 +34,10 @@ pub enum Decision {
     Blocked,
     /// Not run yet: the ask waits for a person in the inbox.
     Waiting,
+    /// One person's answer to an ask an approval rule decides, counted
+    /// toward it; the decision that runs or blocks the call follows once
+    /// the rule's people have answered.
+    Answered,
 }
 
 /// One audited decision.

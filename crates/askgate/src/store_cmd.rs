@@ -497,8 +497,15 @@ async fn settle_as(
             return Err(Failure::new(REFUSED, message));
         }
     };
-    match store.settle(id, &settlement, Timestamp::now()).await {
+    let now = Timestamp::now();
+    match askgate_mcp::approvals::settle_as_person(store, &row, &settlement, &person.name, now)
+        .await
+    {
         Ok(row) if json => print_json(&row).map(|()| DONE),
+        Ok(row) if row.status == AskStatus::Pending => print_line(&format!(
+            "ask {id}: your answer is counted; it waits for more approvals"
+        ))
+        .map(|()| DONE),
         Ok(row) => print_line(&format!("ask {id}: {}", row.status.as_str())).map(|()| DONE),
         Err(SettleError::Store(error)) => Err(error.into()),
         Err(refusal) => Err(Failure::new(REFUSED, refusal.to_string())),

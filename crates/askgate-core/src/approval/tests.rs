@@ -177,6 +177,12 @@ fn the_requesters_people_never_approve_their_own_risky_ask() {
         kept.eligible(&team, "cy", &asked(Risk::LowWrite, &cy))
             .is_err()
     );
+    // The same, as the issue writes it.
+    let kept = self::rule(r#"{"any_of": ["sre"], "not": "requester"}"#);
+    assert!(
+        kept.eligible(&team, "cy", &asked(Risk::LowWrite, &cy))
+            .is_err()
+    );
 }
 
 #[test]
@@ -296,6 +302,10 @@ fn a_rule_that_cannot_work_is_refused_saying_what_is_wrong() {
     assert_eq!(
         refused(r#"{"any_of": ["sre"], "escalate": {"after": "1h", "to": "nobody"}}"#),
         r#""nobody" is neither a person nor a group; known: dev, oncall, sre, ana, bo, cy, di, ed"#
+    );
+    assert_eq!(
+        refused(r#"{"any_of": ["sre"], "not": "requester", "not_requester": false}"#),
+        r#"not = "requester" and not_requester = false say opposite things; keep one of them"#
     );
     let unknown = serde_json::from_str::<Approval>(r#"{"any_of": ["sre"], "quorom": 2}"#)
         .expect_err("an unknown key")

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use askgate_core::{QuestionSet, Risk, Source as Asker};
 use toml::Spanned;
 
+use super::approving::{Named, check_approvals};
 use super::credentials::{check_people, check_principals, inbox_token, metrics_token_of};
 use super::error::{ConfigError, Source};
 use super::file::{File, IntakeFile, NotifyFile, RuleFile, UpstreamFile};
@@ -49,9 +50,28 @@ pub(super) fn check(mut file: File, src: &Source<'_>, path: &Path) -> Result<Con
         .into_iter()
         .map(|intake| check_intake(intake, &names, src))
         .collect::<Result<Vec<_>, _>>()?;
+    let named = Named {
+        people: file
+            .people
+            .iter_mut()
+            .map(|p| {
+                let p = p.get_mut();
+                (p.name.clone(), std::mem::take(&mut p.groups))
+            })
+            .collect(),
+        acts_for: file
+            .principals
+            .iter_mut()
+            .map(|p| {
+                let p = p.get_mut();
+                (p.name.get_ref().clone(), std::mem::take(&mut p.acts_for))
+            })
+            .collect(),
+    };
     let mut inbox = check_inbox(file.inbox, src)?;
     let principals = check_principals(file.principals, inbox.token.as_deref(), src)?;
     let people = check_people(file.people, &principals, inbox.token.as_deref(), src)?;
+    let approvals = check_approvals(file.approvals, named, &names, src)?;
     inbox.metrics_token = metrics_token
         .map(|token| metrics_token_of(token, &inbox, &principals, &people, src))
         .transpose()?;
@@ -124,6 +144,7 @@ pub(super) fn check(mut file: File, src: &Source<'_>, path: &Path) -> Result<Con
         inbox,
         principals,
         people,
+        approvals,
         replay: file.replay.unwrap_or_default(),
         durable_reads: file.durable_reads,
         express_lane: file.express_lane.unwrap_or(true),
@@ -486,15 +507,7 @@ fn check_rule(
         .tool
         .map(|tool| Pattern::name(tool.get_ref()).map_err(|e| src.at(tool.span(), e)))
         .transpose()?;
-    let arguments = rule
-        .arguments
-        .into_iter()
-        .map(|(key, glob)| {
-            let path = ArgumentPath::parse(key.get_ref()).map_err(|e| src.at(key.span(), e))?;
-            let glob = Pattern::value(glob.get_ref()).map_err(|e| src.at(glob.span(), e))?;
-            Ok((path, glob))
-        })
-        .collect::<Result<Vec<_>, ConfigError>>()?;
+    let arguments = argument_conditions(rule.arguments, src)?;
     Ok(Rule {
         server,
         tool,
@@ -503,9 +516,25 @@ fn check_rule(
     })
 }
 
+/// Conditions on argument values (`arguments = { path = "glob" }`), each
+/// path and glob checked.
+pub(super) fn argument_conditions(
+    arguments: std::collections::BTreeMap<Spanned<String>, Spanned<String>>,
+    src: &Source<'_>,
+) -> Result<Vec<(ArgumentPath, Pattern)>, ConfigError> {
+    arguments
+        .into_iter()
+        .map(|(key, glob)| {
+            let path = ArgumentPath::parse(key.get_ref()).map_err(|e| src.at(key.span(), e))?;
+            let glob = Pattern::value(glob.get_ref()).map_err(|e| src.at(glob.span(), e))?;
+            Ok((path, glob))
+        })
+        .collect()
+}
+
 /// A glob on upstream names that must match at least one: a rule for a
 /// server that is not there is a typo.
-fn server_glob(
+pub(super) fn server_glob(
     server: &Spanned<String>,
     upstreams: &[&str],
     src: &Source<'_>,

@@ -34,6 +34,8 @@ pub(super) struct File {
     pub(super) principals: Vec<Spanned<PrincipalFile>>,
     #[serde(default)]
     pub(super) people: Vec<Spanned<PersonFile>>,
+    #[serde(default)]
+    pub(super) approvals: Vec<Spanned<ApprovalFile>>,
     pub(super) replay: Option<super::Replay>,
     #[serde(default)]
     pub(super) durable_reads: bool,
@@ -128,6 +130,9 @@ pub(super) struct PrincipalFile {
     /// Read only to refuse it with the reason: an agent is never an
     /// operator (that is a `[[people]]` entry's).
     pub(super) operator: Option<Spanned<bool>>,
+    /// The people this agent acts for (see `[[approvals]]`).
+    #[serde(default)]
+    pub(super) acts_for: Vec<Spanned<String>>,
 }
 
 /// `[[people]]`: who signs in to the inbox and answers with the CLI.
@@ -140,6 +145,45 @@ pub(super) struct PersonFile {
     pub(super) answers_for: Vec<Spanned<String>>,
     #[serde(default)]
     pub(super) operator: bool,
+    /// The groups they belong to, as `[[approvals]]` name them.
+    #[serde(default)]
+    pub(super) groups: Vec<Spanned<String>>,
+}
+
+/// `[[approvals]]`: which calls (matched as `[[rules]]` are, and by
+/// risk), and who approves them.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ApprovalFile {
+    pub(super) server: Option<Spanned<String>>,
+    pub(super) tool: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(super) arguments: BTreeMap<Spanned<String>, Spanned<String>>,
+    /// A risk, or a list of them.
+    pub(super) risk: Option<Spanned<toml::Value>>,
+    pub(super) any_of: Option<Spanned<Vec<String>>>,
+    pub(super) quorum: Option<Spanned<QuorumFile>>,
+    pub(super) not: Option<Spanned<String>>,
+    pub(super) not_requester: Option<bool>,
+    pub(super) veto: Option<bool>,
+    pub(super) escalate: Option<Spanned<EscalateFile>>,
+    pub(super) expires: Option<Spanned<String>>,
+}
+
+/// `quorum = { of = "sre", need = 2 }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct QuorumFile {
+    pub(super) of: String,
+    pub(super) need: u16,
+}
+
+/// `escalate = { after = "30m", to = "oncall" }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct EscalateFile {
+    pub(super) after: Spanned<String>,
+    pub(super) to: String,
 }
 
 /// `[listen]`: Streamable HTTP downstream.

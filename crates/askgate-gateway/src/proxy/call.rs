@@ -94,9 +94,17 @@ impl Gateway {
         let shown = preview(&target.arguments);
         let mut call = target.call((!shown.is_empty()).then_some(shown.as_str()));
         call.may_have_run = earlier.as_ref().map(|earlier| earlier.at);
+        let approval = settings.approvals.for_call(
+            &target.server,
+            &target.tool.name,
+            target.risk,
+            &target.arguments,
+            principal,
+        );
         let policy = Policy {
             threshold,
             caller_confirmed: target.caller_confirmed,
+            approval,
         };
         let Some(decided) = round.decide(CONFIRM, &call, policy).await? else {
             return Ok(round.respond()?);

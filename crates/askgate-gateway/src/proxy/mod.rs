@@ -72,6 +72,8 @@ pub(crate) struct Settings {
     pub(crate) rounds: Rounds,
     /// The tools' risks.
     pub(crate) judge: Box<dyn Judge>,
+    /// Who approves which calls (`[[approvals]]`).
+    pub(crate) approvals: crate::config::Approvals,
     /// The auto-approve threshold.
     pub(crate) threshold: Option<Risk>,
     /// Whether a session may raise it.

@@ -36,6 +36,7 @@ use rmcp::ErrorData;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value as Json;
 
+use crate::approvals::Approving;
 use crate::inbox::{Fallback, InboxLinks};
 use crate::round::{Round, RoundError, Rounds};
 use turns::{Found, Turn};
@@ -98,13 +99,19 @@ pub fn threshold_in(
 }
 
 /// What a call's confirmation needs to know besides the call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Policy {
     /// The auto-approve threshold for this request.
     pub threshold: Option<Risk>,
     /// Whether the caller passed `confirm: true` (it stands in only where
     /// no ask can be shown, and the operator allows it).
     pub caller_confirmed: bool,
+    /// The team's approval rule for the call, when one matches: then its
+    /// ask is parked with the rule's panel and settles only when the
+    /// panel's people's answers say so; the caller's `confirm` never
+    /// stands in, and the client is asked only where its answer counts as
+    /// a person's (see [`Approving`]).
+    pub approval: Option<Approving>,
 }
 
 /// How many turns of the rule one decision may take (ask, wait, find an
@@ -162,13 +169,25 @@ impl Round {
         policy: Policy,
     ) -> Result<Option<Decided>, RoundError> {
         let settings = self.rounds().confirmations().clone();
+        let governed = policy.approval.is_some();
         let trust = Trust {
             threshold: policy.threshold,
-            caller_confirm: settings.caller_confirm,
+            // No caller stands in for a team's approval.
+            caller_confirm: settings.caller_confirm.filter(|_| !governed),
             min_answer: settings.min_answer_for(self.client()),
         };
-        let reach = self.reach();
-        let judge = |earlier: &Earlier, answered: Option<&Answered>| {
+        let mut reach = self.reach();
+        if let Some(approving) = &policy.approval
+            && approving.client_person().is_none()
+        {
+            // The client's answer would be nobody's the rule names: the
+            // ask waits for them in the inbox (its page is named in the
+            // waiting text), where each signs in as themselves.
+            reach.form = false;
+            reach.url = false;
+        }
+        self.set_approving(policy.approval.clone());
+        let judge = |earlier: &Earlier, answered: Option<&Answered>, reach: Reach| {
             rule(&Facts {
                 call,
                 trust,
@@ -180,7 +199,7 @@ impl Round {
         };
         // No person needed: no store, no ask.
         if let Gate::Proceed(_) = gate(call.risk, trust.threshold)
-            && let Ruling::Proceed(verdict) = judge(&Earlier::Nothing, None)
+            && let Ruling::Proceed(verdict) = judge(&Earlier::Nothing, None, reach)
         {
             return Ok(Some(self.decided(key, call, verdict, Answerer::Nobody)));
         }
@@ -191,7 +210,7 @@ impl Round {
             answered: None,
         };
         for _ in 0..MOST_TURNS {
-            let turn = match judge(&found.standing.earlier, found.answered.as_ref()) {
+            let turn = match judge(&found.standing.earlier, found.answered.as_ref(), reach) {
                 Ruling::Proceed(verdict) => {
                     self.proceed(key, call, &ask, verdict, &mut found).await?
                 }
@@ -206,6 +225,8 @@ impl Round {
                 Turn::Decided(decided) => return Ok(Some(*decided)),
                 Turn::Awaited => return Ok(None),
                 Turn::Again => {}
+                // Counted as its person's: the client is not asked again.
+                Turn::Counted => reach.form = false,
             }
         }
         Err(RoundError::Contended {

@@ -168,7 +168,10 @@ impl Round {
         {
             return Ok(row.clone());
         }
-        let lifetime = self.rounds().confirmations().ask_lifetime;
+        let lifetime = self
+            .approving()
+            .and_then(|approving| approving.expires)
+            .unwrap_or(self.rounds().confirmations().ask_lifetime);
         let expires_at = self.rounds().now().checked_add(lifetime).ok();
         let row = self.park_new(key, standing.asks, ask, expires_at).await?;
         standing.asks += 1;

@@ -3,6 +3,7 @@
 //! on — and whether the rule must look again at what came back.
 
 use askgate_core::{Answered, Ask, Call, Channel, Earlier, Verdict, Waiting, withdrawn};
+use askgate_store::{AskRow, AskStatus, SettleError, Settlement};
 
 use super::asking::{self, Link};
 use super::standing::{Standing, Waited};
@@ -28,6 +29,9 @@ pub(super) enum Turn {
     Awaited,
     /// The facts changed: rule again.
     Again,
+    /// The client's answer was counted as its person's, toward the call's
+    /// approval rule: rule again, without asking the client again.
+    Counted,
 }
 
 impl Round {
@@ -41,6 +45,11 @@ impl Round {
         verdict: Verdict,
         found: &mut Found,
     ) -> Result<Turn, RoundError> {
+        if found.answered.is_some()
+            && let Some(person) = self.client_person()
+        {
+            return self.count_client(key, ask, found, &person, true).await;
+        }
         let standing = &found.standing;
         let answerer = match (&found.answered, &standing.earlier, standing.row.clone()) {
             (None, Earlier::Approved { .. }, Some(row)) => {
@@ -67,6 +76,12 @@ impl Round {
         verdict: Verdict,
         found: &mut Found,
     ) -> Result<Turn, RoundError> {
+        if found.answered.is_some()
+            && verdict.final_no
+            && let Some(person) = self.client_person()
+        {
+            return self.count_client(key, ask, found, &person, false).await;
+        }
         let standing = &found.standing;
         let answerer = match (&found.answered, &standing.earlier, standing.row.clone()) {
             (Some(given), _, _) if verdict.final_no => {
@@ -185,10 +200,96 @@ impl Round {
             Waited::Still => {
                 let place = self.page_of(&row);
                 let name = self.binding().name.clone();
-                let verdict = waiting.verdict(call, &place, &name);
+                let mut verdict = waiting.verdict(call, &place, &name);
+                if let Some(needed) = self.approvals_needed(&row).await? {
+                    let s = if needed == 1 { "" } else { "s" };
+                    verdict.for_model.push_str(&format!(
+                        " Its approval rule needs {needed} more approval{s} from the people it names before it runs."
+                    ));
+                }
                 Ok(self.turn_decided(key, call, verdict, Answerer::Parked(row)))
             }
         }
+    }
+
+    /// How many more acceptances the parked ask `row` waits for, when a
+    /// panel decides it (never who: the model is not told names).
+    async fn approvals_needed(&self, row: &AskRow) -> Result<Option<u16>, RoundError> {
+        let Ok(Some(panel)) = crate::approvals::panel_of(row) else {
+            return Ok(None);
+        };
+        let answers = self
+            .rounds()
+            .store()
+            .answers(&row.ask.id)
+            .await
+            .map_err(RoundError::Store)?;
+        let now = self.rounds().now();
+        Ok(
+            match crate::approvals::progress_of(&panel, row, &answers, now) {
+                askgate_core::approval::Progress::Waiting { accepts_needed, .. } => {
+                    Some(accepts_needed)
+                }
+                _ => None,
+            },
+        )
+    }
+
+    /// The person the client's answer counts as, when the call is under an
+    /// approval rule that lets it count.
+    fn client_person(&self) -> Option<String> {
+        self.approving()
+            .and_then(|approving| approving.client_person())
+            .map(str::to_owned)
+    }
+
+    /// The client's answer (`accepted` or not), counted as `person`'s
+    /// toward the call's approval rule: its ask parked if it was not, the
+    /// answer recorded (a second one of the same person, or one to an ask
+    /// settled meanwhile, changes nothing), and where the call stands read
+    /// again.
+    async fn count_client(
+        &self,
+        key: &str,
+        ask: &Ask,
+        found: &mut Found,
+        person: &str,
+        accepted: bool,
+    ) -> Result<Turn, RoundError> {
+        let row = self.pending_or_park(key, ask, &mut found.standing).await?;
+        let (status, reply) = if accepted {
+            let content = serde_json::json!({askgate_core::CONFIRM_FIELD: true});
+            (
+                AskStatus::Answered,
+                serde_json::json!({"action": "accept", "content": content}),
+            )
+        } else {
+            (
+                AskStatus::Declined,
+                serde_json::json!({"action": "decline"}),
+            )
+        };
+        let settlement = Settlement {
+            status,
+            reply,
+            outcome: serde_json::Value::Null,
+            answered_by: Some(person.to_owned()),
+            answered_via: "mcp".to_owned(),
+        };
+        let store = self.rounds().store();
+        let now = self.rounds().now();
+        match crate::approvals::settle_as_person(store, &row, &settlement, person, now).await {
+            Ok(row) => {
+                tracing::info!(ask = %row.ask.id, person, status = row.status.as_str(), "the client's answer counted toward the call's approval rule");
+            }
+            Err(SettleError::Store(error)) => return Err(RoundError::Store(error)),
+            Err(refused) => {
+                tracing::info!(ask = %row.ask.id, person, %refused, "the client's answer did not count");
+            }
+        }
+        found.standing = self.standing(key, ask).await?;
+        found.answered = None;
+        Ok(Turn::Counted)
     }
 
     fn turn_decided(&self, key: &str, call: &Call<'_>, verdict: Verdict, by: Answerer) -> Turn {

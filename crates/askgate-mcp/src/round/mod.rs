@@ -126,6 +126,9 @@ pub struct Round {
     /// The asks of a call read ahead of its decision
     /// ([`Round::look_ahead`]), by the call's key, and when.
     looked_ahead: Option<(String, tokio::time::Instant, Vec<askgate_store::AskRow>)>,
+    /// The approval rule the call being decided is under, if one is: its
+    /// ask is parked with the rule's panel.
+    approving: Option<crate::approvals::Approving>,
 }
 
 /// How long the asks read ahead of a decision ([`Round::look_ahead`]) are
@@ -235,6 +238,15 @@ impl Round {
 
     pub(crate) fn origin(&self) -> Option<&(String, String, String)> {
         self.origin.as_ref()
+    }
+
+    /// The approval rule the call being decided is under, if one is.
+    pub(crate) fn approving(&self) -> Option<&crate::approvals::Approving> {
+        self.approving.as_ref()
+    }
+
+    pub(crate) fn set_approving(&mut self, approving: Option<crate::approvals::Approving>) {
+        self.approving = approving;
     }
 
     /// The client's request this round belongs to, the same in every

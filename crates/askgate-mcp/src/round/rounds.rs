@@ -245,6 +245,7 @@ impl Rounds {
             request_id: None,
             origin: None,
             looked_ahead: None,
+            approving: None,
         };
         if mode == Mode::Classic {
             return Ok(round);
@@ -327,6 +328,7 @@ impl Rounds {
             request_id: Some(task_id.to_owned()),
             origin: None,
             looked_ahead: None,
+            approving: None,
         }
     }
 }

@@ -71,6 +71,7 @@ impl Server {
         let policy = Policy {
             threshold,
             caller_confirmed,
+            approval: None,
         };
         let call = Call {
             server: "files",

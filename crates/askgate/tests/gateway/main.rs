@@ -24,6 +24,9 @@ mod http_session;
 /// person saw, a cancelled call.
 mod trust;
 
+/// Who approves what: a quorum of a group, answered in the inbox by
+/// each person as themselves.
+mod approvals;
 mod asks;
 /// Requests that do not fit, answers too long: every one ends.
 mod bad_input;

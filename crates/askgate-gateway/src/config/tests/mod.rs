@@ -509,6 +509,7 @@ fn with_top(top: &str) -> Result<Config, ConfigError> {
     ))
 }
 
+mod approvals;
 mod environment;
 mod namespaces;
 mod people;
