@@ -30,6 +30,7 @@
 //! links are signed with: the `askgate` binary reads them from the
 //! gateway's config.
 
+mod approvals;
 mod auth;
 pub mod deployment;
 mod error;

@@ -298,6 +298,7 @@ pub(crate) fn form_ask(
     row: &AskRow,
     ask: &Ask,
     answering: &Answering<'_>,
+    standing: Option<&crate::approvals::Standing>,
 ) -> Markup {
     let open: Vec<&Field> = ask
         .open_fields()
@@ -311,6 +312,7 @@ pub(crate) fn form_ask(
             // The first line is the heading already.
             @for line in ask.form().message.lines().skip(1) { p.message { (line) } }
             (answering.banner())
+            @if let Some(standing) = standing { (crate::approvals::section(standing)) }
             form.answer method="post" action=(format!("/asks/{}", row.ask.id)) novalidate {
                 input type="hidden" name="csrf" value=(session.csrf);
                 @for field in &open { (fields::field(field, answering.posted, answering.error_of(&field.id))) }

@@ -16,7 +16,7 @@ use super::auth::Session;
 use super::fields::{self, Posted};
 use super::pages::{self, Answering, ListQuery};
 use super::rejection::{AnswerRejection, AskRejection, InboxRejection, StoreRejection};
-use super::{signin, values};
+use super::{approvals, signin, values};
 
 /// How many asks a page lists.
 const PAGE: u32 = 50;
@@ -200,7 +200,18 @@ async fn show(
     let unreadable = |detail: String| AskRejection::unreadable(session, detail);
     match serde_json::from_value::<StoredRequest>(row.ask.request.clone()) {
         Ok(StoredRequest::Form { ask }) => match Ask::from_record(ask) {
-            Ok(ask) => Ok(pages::form_ask(session, row, &ask, answering)),
+            Ok(ask) => {
+                let standing = approvals::standing(inbox.store(), row, inbox.now())
+                    .await
+                    .map_err(|error| StoreRejection::new(Some(session), error))?;
+                Ok(pages::form_ask(
+                    session,
+                    row,
+                    &ask,
+                    answering,
+                    standing.as_ref(),
+                ))
+            }
             Err(error) => Err(unreadable(error.to_string()).into()),
         },
         Ok(StoredRequest::QuestionSet { set }) => {

@@ -46,16 +46,18 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     (11, V11_AUDIT_HEAD, "", ""),
     (12, V12_WAITING, "", ""),
     (13, V13_LOOKED_UP_ONLY, "", ""),
-    (14, V14_PANELS, "", ""),
+    (14, V14_PANELS, "", V14_POSTGRES_PANEL),
 ];
 
 /// An ask a panel decides (a team's approval rule: a quorum, who may
 /// answer) keeps its panel with it, and each person's answer is its own
 /// row: one per person and ask, by the primary key, so a person answering
 /// from two replicas at once counts once.
+/// Like v12, it runs again harmlessly on a store whose recorded version
+/// was set back: on SQLite, which has no `ADD COLUMN IF NOT EXISTS`, the
+/// column is added only when missing (see [`SQLITE_COLUMNS`]).
 const V14_PANELS: &str = "
-ALTER TABLE asks ADD COLUMN panel TEXT;
-CREATE TABLE ask_answers (
+CREATE TABLE IF NOT EXISTS ask_answers (
     ask_id TEXT NOT NULL,
     person TEXT NOT NULL,
     verdict TEXT NOT NULL,
@@ -65,6 +67,14 @@ CREATE TABLE ask_answers (
     PRIMARY KEY (ask_id, person)
 );
 ";
+
+const V14_POSTGRES_PANEL: &str = "
+ALTER TABLE asks ADD COLUMN IF NOT EXISTS panel TEXT;
+";
+
+/// Columns a migration adds on SQLite, each only when missing: its
+/// version, the table, the column and its type.
+const SQLITE_COLUMNS: &[(i64, &str, &str, &str)] = &[(14, "asks", "panel", "TEXT")];
 
 /// Each call's record and each decision's audit entry is written into the
 /// indexes that find it again, and only those: most calls are reads that
@@ -314,6 +324,24 @@ pub(crate) async fn migrate(store: &Store) -> Result<(), Error> {
         };
         with_pool!(store, |pool| {
             let mut tx = pool.begin().await.map_err(|e| store.fail(e))?;
+            if let Pool::Sqlite(_) = store.pool {
+                for (_, table, column, kind) in SQLITE_COLUMNS.iter().filter(|c| c.0 == *version) {
+                    let has =
+                        sqlx::query("SELECT 1 AS has FROM pragma_table_info($1) WHERE name = $2")
+                            .bind(*table)
+                            .bind(*column)
+                            .fetch_optional(&mut *tx)
+                            .await
+                            .map_err(|e| store.fail(e))?;
+                    if has.is_none() {
+                        let add = format!("ALTER TABLE {table} ADD COLUMN {column} {kind}");
+                        sqlx::raw_sql(sqlx::AssertSqlSafe(add))
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(|e| store.fail(e))?;
+                    }
+                }
+            }
             for script in [common, specific] {
                 if !script.trim().is_empty() {
                     sqlx::raw_sql(*script)

@@ -25,6 +25,7 @@ use rmcp::model::{
 use rmcp::service::{ClientLifecycleMode, RequestContext, RoleClient, RoleServer, RunningService};
 use serde_json::{Value as Json, json};
 
+mod approvals;
 mod inbox;
 mod person;
 mod retries;
@@ -67,11 +68,17 @@ impl Server {
             .expect("a risk")
             .parse()
             .expect("a level");
+        // Under a team's rule (see the `approvals` module): who the agent
+        // acts for.
+        let approval = args.remove("acts_for").map(|acts_for| {
+            let acts_for: Vec<String> = serde_json::from_value(acts_for).expect("names");
+            approvals::two_of_the_team(risk, acts_for)
+        });
         let threshold = session_threshold(&cx, self.configured, false)?;
         let policy = Policy {
             threshold,
             caller_confirmed,
-            approval: None,
+            approval,
         };
         let call = Call {
             server: "files",

@@ -18,6 +18,8 @@ use reqwest::StatusCode;
 use reqwest::header::{COOKIE, ORIGIN};
 use serde_json::{Value as Json, json};
 
+/// Asks a team's rule decides, answered on their pages.
+mod approvals;
 mod pages;
 mod signing_in;
 mod visibility;

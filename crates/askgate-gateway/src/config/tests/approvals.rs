@@ -174,3 +174,73 @@ fn the_first_matching_rule_decides_who_approves_a_call() {
     assert!(deploy.acts_for.is_empty(), "stdio's caller acts for nobody");
     assert_eq!(deploy.client_person(), None);
 }
+
+#[test]
+fn the_readmes_team_of_three_loads_and_means_what_it_says() {
+    let readme = include_str!("../../../../../README.md");
+    let section = readme
+        .split("### Who approves what")
+        .nth(1)
+        .expect("the README's section");
+    let block = section
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("its TOML");
+    let tokens = [
+        "ana-token-0123456789",
+        "bo-token-01234567890",
+        "cy-token-01234567890",
+        "agent-token-0123456789",
+    ];
+    let mut text = block.to_owned();
+    for (placeholder, token) in [
+        "<32 random bytes, hex>",
+        "<another>",
+        "<another>",
+        "<another>",
+    ]
+    .into_iter()
+    .zip(tokens)
+    {
+        text = text.replacen(placeholder, token, 1);
+    }
+    let config = parse(&format!(
+        "store = \"sqlite:///tmp/askgate-test.db\"\n{text}\n\
+         [[upstreams]]\nname = \"deployer\"\ncommand = \"deployer-server\"\n"
+    ))
+    .expect("the README's example loads");
+    let ship = config
+        .approvals
+        .for_call(
+            "deployer",
+            "ship",
+            Risk::Destructive,
+            &args(json!({})),
+            "cy-agent",
+        )
+        .expect("the rule");
+    assert_eq!(ship.panel.who, "2 of sre");
+    assert!(
+        ship.panel.eligible("cy", false).is_err(),
+        "Cy's own agent asked"
+    );
+    assert!(ship.panel.eligible("bo", false).is_ok());
+    assert_eq!(
+        ship.panel.escalates_after(),
+        Some(jiff::SignedDuration::from_mins(30))
+    );
+    assert!(
+        config
+            .approvals
+            .for_call(
+                "deployer",
+                "status",
+                Risk::Read,
+                &args(json!({})),
+                "cy-agent"
+            )
+            .is_none(),
+        "reads are not under the rule"
+    );
+}

@@ -1,0 +1,121 @@
+//! A call under a team's approval rule: the client's answer counts as the
+//! agent's person's where the rule lets it, and the call waits for the
+//! rest of the quorum; where it does not, the client is never asked.
+
+use askgate_core::Risk;
+use askgate_core::approval::{Approval, Asked, Directory};
+use askgate_mcp::approvals::{Approving, settle_as_person};
+use askgate_store::{AskStatus, Decision, Settlement};
+use askgate_testkit::person::{accept, decline};
+use serde_json::json;
+
+use super::{Setup, form_client, last, pending, run};
+
+/// Two of Alice, Bob and Carol approve; the agent acts for `acts_for`,
+/// and its own people may answer (`not_requester = false`).
+pub(super) fn two_of_the_team(risk: Risk, acts_for: Vec<String>) -> Approving {
+    let team = Directory::new([
+        ("alice", vec!["team"]),
+        ("bob", vec!["team"]),
+        ("carol", vec!["team"]),
+    ])
+    .expect("a team");
+    let rule: Approval = serde_json::from_value(
+        json!({"quorum": {"of": "team", "need": 2}, "not_requester": false}),
+    )
+    .expect("a rule");
+    let asked = Asked {
+        risk,
+        requester_people: &acts_for,
+        escalated: false,
+    };
+    Approving {
+        panel: rule.panel("approvals[0]", &team, &asked),
+        acts_for,
+        expires: None,
+    }
+}
+
+fn yes(by: &str) -> Settlement {
+    Settlement {
+        status: AskStatus::Answered,
+        reply: json!({"action": "accept", "content": {"confirm": true}}),
+        outcome: json!(null),
+        answered_by: Some(by.to_owned()),
+        answered_via: "cli".to_owned(),
+    }
+}
+
+#[tokio::test]
+async fn the_clients_yes_counts_as_its_person_and_the_call_waits_for_the_second() {
+    let mut setup = Setup::new(form_client(), vec![accept(json!({"confirm": true}))]);
+    setup.inbox = true;
+    let h = setup.start().await;
+    let call = json!({"risk": "destructive", "acts_for": ["alice"]});
+    let verdict = run(&h.client, call.clone()).await;
+    assert_eq!(verdict["proceed"], false, "{verdict}");
+    assert_eq!(verdict["method"], "waiting");
+    let for_model = verdict["for_model"].as_str().expect("text");
+    assert!(for_model.contains("needs 1 more approval "), "{for_model}");
+    assert_eq!(h.person.messages().len(), 1, "the client was asked once");
+    let ask = pending(h.store.store()).await.remove(0);
+    let answers = h.store.store().answers(&ask.ask.id).await.expect("reads");
+    assert_eq!(answers.len(), 1);
+    assert_eq!(answers[0].answer.person, "alice");
+    assert_eq!(answers[0].answer.via, "mcp");
+
+    // Bob approves in the inbox: the quorum is met, the call runs, and the
+    // client is not asked again.
+    let now = jiff::Timestamp::now();
+    let row = settle_as_person(h.store.store(), &ask, &yes("bob"), "bob", now)
+        .await
+        .expect("counted");
+    assert_eq!(row.status, AskStatus::Answered);
+    assert_eq!(row.answered_by.as_deref(), Some("alice, bob"));
+    let verdict = run(&h.client, call).await;
+    assert_eq!(verdict["proceed"], true, "{verdict}");
+    assert_eq!(h.person.messages().len(), 1, "not asked again");
+    let entry = last(h.store.store()).await;
+    assert_eq!(entry.answered_by.as_deref(), Some("alice, bob"));
+}
+
+#[tokio::test]
+async fn the_clients_no_as_its_person_is_a_veto() {
+    let mut setup = Setup::new(form_client(), vec![decline()]);
+    setup.inbox = true;
+    let h = setup.start().await;
+    let verdict = run(
+        &h.client,
+        json!({"risk": "high_write", "acts_for": ["alice"]}),
+    )
+    .await;
+    assert_eq!(verdict["proceed"], false, "{verdict}");
+    assert_eq!(verdict["final"], true, "{verdict}");
+    let entry = last(h.store.store()).await;
+    assert_eq!(entry.decision, Decision::Blocked);
+    assert_eq!(entry.answered_by.as_deref(), Some("alice"));
+}
+
+#[tokio::test]
+async fn a_client_whose_answer_counts_for_nobody_is_not_asked_and_its_confirm_stands_in_for_nobody()
+{
+    let mut setup = Setup::new(form_client(), vec![accept(json!({"confirm": true}))]);
+    setup.inbox = true;
+    // Even where the operator lets the caller's word stand in.
+    setup.confirmations.caller_confirm = Some(Risk::Destructive);
+    let h = setup.start().await;
+    // The agent acts for two people: which one would the client be?
+    let call = json!({"risk": "medium_write", "acts_for": ["alice", "bob"], "confirm": true});
+    let verdict = run(&h.client, call).await;
+    assert_eq!(verdict["method"], "waiting", "{verdict}");
+    assert!(h.person.messages().is_empty(), "the client was not asked");
+    let ask = pending(h.store.store()).await.remove(0);
+    assert!(
+        h.store
+            .store()
+            .answers(&ask.ask.id)
+            .await
+            .expect("reads")
+            .is_empty()
+    );
+}
