@@ -298,7 +298,7 @@ pub(crate) fn form_ask(
     row: &AskRow,
     ask: &Ask,
     answering: &Answering<'_>,
-    standing: Option<&crate::approvals::Standing>,
+    standing: Option<&askgate_mcp::approvals::Standing>,
 ) -> Markup {
     let open: Vec<&Field> = ask
         .open_fields()

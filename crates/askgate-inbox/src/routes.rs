@@ -16,7 +16,7 @@ use super::auth::Session;
 use super::fields::{self, Posted};
 use super::pages::{self, Answering, ListQuery};
 use super::rejection::{AnswerRejection, AskRejection, InboxRejection, StoreRejection};
-use super::{approvals, signin, values};
+use super::{signin, values};
 
 /// How many asks a page lists.
 const PAGE: u32 = 50;
@@ -201,7 +201,7 @@ async fn show(
     match serde_json::from_value::<StoredRequest>(row.ask.request.clone()) {
         Ok(StoredRequest::Form { ask }) => match Ask::from_record(ask) {
             Ok(ask) => {
-                let standing = approvals::standing(inbox.store(), row, inbox.now())
+                let standing = askgate_mcp::approvals::standing(inbox.store(), row, inbox.now())
                     .await
                     .map_err(|error| StoreRejection::new(Some(session), error))?;
                 Ok(pages::form_ask(

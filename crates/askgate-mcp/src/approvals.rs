@@ -236,3 +236,74 @@ fn via_of(answers: &[RecordedAnswer], by: &[String]) -> String {
     }
     surfaces.join(", ")
 }
+
+/// Where an ask a rule decides stands: what its page, `askgate asks show`
+/// and their JSON show.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Standing {
+    /// The rule, as the panel names it (`approvals[0]: 2 of sre`, and whom
+    /// it escalated to once it has).
+    pub rule: String,
+    /// Each answer so far, in order: who, and whether they approved.
+    pub answers: Vec<(String, bool)>,
+    /// Approvals still needed, while it waits.
+    pub needed: Option<u16>,
+    /// Who may still answer, by name, while it waits.
+    pub waiting_on: Vec<String>,
+}
+
+impl Standing {
+    /// The standing as lines of text.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = vec![format!("rule: {}", self.rule)];
+        for (person, approved) in &self.answers {
+            let said = if *approved { "approved" } else { "declined" };
+            lines.push(format!("  {person} {said}"));
+        }
+        if let Some(needed) = self.needed {
+            let s = if needed == 1 { "" } else { "s" };
+            lines.push(format!("needed: {needed} more approval{s}"));
+            if !self.waiting_on.is_empty() {
+                lines.push(format!("may still answer: {}", self.waiting_on.join(", ")));
+            }
+        }
+        lines
+    }
+}
+
+/// The standing of `row` at `now`, when a rule decides it.
+///
+/// # Errors
+/// The store failed reading its answers.
+pub async fn standing(
+    store: &Store,
+    row: &AskRow,
+    now: Timestamp,
+) -> Result<Option<Standing>, askgate_store::Error> {
+    let Ok(Some(panel)) = panel_of(row) else {
+        return Ok(None);
+    };
+    let answers = store.answers(&row.ask.id).await?;
+    let escalated = escalated(&panel, row, now);
+    let counted = counted(&answers);
+    let (needed, waiting_on) = match panel.tally(&counted, escalated) {
+        Progress::Waiting { accepts_needed, .. } if row.status == AskStatus::Pending => (
+            Some(accepts_needed),
+            panel
+                .yet_to_answer(&counted, escalated)
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+        ),
+        _ => (None, Vec::new()),
+    };
+    Ok(Some(Standing {
+        rule: format!("{}: {}", panel.rule, panel.describe(escalated)),
+        answers: counted
+            .into_iter()
+            .map(|a| (a.person, a.accepted))
+            .collect(),
+        needed,
+        waiting_on,
+    }))
+}

@@ -24,6 +24,7 @@ use askgate_mcp::stored::{self, Act};
 
 mod answerer;
 mod hidden;
+mod show;
 
 use askgate_gateway::Config;
 use askgate_inbox::Person;
@@ -158,7 +159,7 @@ pub(crate) fn run_asks(store: StoreArg, command: AsksCommand) -> ExitCode {
                 };
                 return list(&open(&url).await?, &filter, limit, after, json).await;
             }
-            AsksCommand::Show { id } => return show(&open(&url).await?, &id, json).await,
+            AsksCommand::Show { id } => return show::show(&open(&url).await?, &id, json).await,
             AsksCommand::Answer { id, content } => {
                 ("answer", id, Act::Answer(parse_object(&content)?))
             }
@@ -195,52 +196,6 @@ async fn list(
         }
     }
     Ok(DONE)
-}
-
-/// `asks show ID`: the ask, and the audit entries that name it.
-async fn show(store: &Store, id: &str, json: bool) -> Result<u8, Failure> {
-    match store
-        .ask(id)
-        .await
-        .map_err(Failure::from)?
-        .map(hidden::hide_sensitive)
-    {
-        Some(row) if json => {
-            let audit = store.audit_of_ask(id).await.map_err(Failure::from)?;
-            // The row, with the audit entries that name it.
-            let mut shown = serde_json::to_value(&row).map_err(Failure::malformed)?;
-            if let Json::Object(fields) = &mut shown {
-                fields.insert(
-                    "audit".into(),
-                    serde_json::to_value(&audit).map_err(Failure::malformed)?,
-                );
-            }
-            print_json(&shown).map(|()| DONE)
-        }
-        Some(row) => {
-            print_line(&summary(&row))?;
-            print_line(&format!("request: {}", row.ask.request))?;
-            if let Some(outcome) = &row.outcome {
-                print_line(&format!("outcome: {outcome}"))?;
-            }
-            for record in store.audit_of_ask(id).await.map_err(Failure::from)? {
-                print_line(&format!(
-                    "audit {}: {} {}",
-                    record.seq,
-                    serde_json::to_value(record.entry.decision)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_owned))
-                        .unwrap_or_default(),
-                    record.entry.reason
-                ))?;
-            }
-            Ok(DONE)
-        }
-        None => Err(Failure::new(
-            REFUSED,
-            format!("no ask {id} in {}", store.name()),
-        )),
-    }
 }
 
 pub(crate) fn run_audit(store: StoreArg, command: AuditCommand) -> ExitCode {

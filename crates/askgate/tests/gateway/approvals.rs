@@ -111,6 +111,15 @@ async fn a_quorum_call_runs_only_once_two_of_the_group_approved() {
         "{}",
         said(&one)
     );
+    let shown = said(&h.as_person(CAROL, &["show", &id]));
+    for line in [
+        "rule: approvals[0]: 2 of sre",
+        "  ana approved",
+        "needed: 1 more approval",
+        "may still answer: bo",
+    ] {
+        assert!(shown.contains(line), "asks show says {line:?}: {shown}");
+    }
     // Ana again is Ana once.
     let again = approve(&h, ANA, &id);
     assert!(!again.status.success());
