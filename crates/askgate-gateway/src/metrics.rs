@@ -1,7 +1,8 @@
 //! The gateway's Prometheus metrics, served at `/metrics` on its HTTP
 //! listeners as OpenMetrics text: the build, calls and decisions by kind,
 //! upstream latency, pending asks, how long asks waited for a person,
-//! failed webhook posts and cancelled calls. Labels are the version,
+//! failed webhook posts, cancelled calls, and people's answers to asks an
+//! approval rule decides. Labels are the version, rules' names,
 //! server names, tool-free outcomes, decision methods and webhook events
 //! — never arguments.
 //!
@@ -15,7 +16,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use askgate_inbox::notify::Event;
-use askgate_store::{AskParked, AskSettled, Store};
+use askgate_store::{AskAnswered, AskParked, AskSettled, Store};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -53,6 +54,12 @@ struct EventLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ApprovalLabels {
+    rule: String,
+    answer: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct StateLabels {
     state: String,
 }
@@ -76,6 +83,7 @@ struct Inner {
     pending: Gauge,
     cancelled: Family<ServerLabels, Counter>,
     webhook_failures: Family<EventLabels, Counter>,
+    approval_answers: Family<ApprovalLabels, Counter>,
     sessions: Family<StateLabels, Gauge>,
     waits: waits::Waits,
     /// Whether the store's news of asks is heard (see [`Metrics::watch`]).
@@ -118,6 +126,12 @@ impl Default for Metrics {
         );
         let pending = Gauge::default();
         registry.register("pending_asks", "Asks waiting for a person", pending.clone());
+        let approval_answers = Family::<ApprovalLabels, Counter>::default();
+        registry.register(
+            "approval_answers",
+            "People's answers to asks an [[approvals]] rule decides, counted in this process, by rule and answer (approved, declined)",
+            approval_answers.clone(),
+        );
         let waits = waits::Waits::new(&mut registry);
         let cancelled = Family::<ServerLabels, Counter>::default();
         registry.register(
@@ -148,6 +162,7 @@ impl Default for Metrics {
                 pending,
                 cancelled,
                 webhook_failures,
+                approval_answers,
                 sessions,
                 waits,
                 watching: AtomicBool::new(false),
@@ -246,6 +261,7 @@ impl Metrics {
         }
         let mut parked = store.parked();
         let mut settled = store.settlements();
+        let mut answered = store.answered();
         let (inner, store) = (Arc::downgrade(&self.inner), store.clone());
         tokio::spawn(async move {
             loop {
@@ -255,6 +271,7 @@ impl Metrics {
                     biased;
                     news = parked.recv() => news.map(Heard::Parked),
                     news = settled.recv() => news.map(Heard::Settled),
+                    news = answered.recv() => news.map(Heard::Answered),
                 };
                 match heard {
                     Ok(heard) => {
@@ -288,6 +305,7 @@ impl Metrics {
 enum Heard {
     Parked(AskParked),
     Settled(AskSettled),
+    Answered(AskAnswered),
 }
 
 /// Take in `heard`; `false` once the metrics are gone.
@@ -300,6 +318,27 @@ async fn hear(inner: &Weak<Inner>, store: &Store, heard: Heard) -> bool {
         Heard::Parked(AskParked { row: None, .. }) => {}
         Heard::Parked(AskParked { id, row: Some(row) }) => {
             inner.waits.parked(id, row.ask.created_at);
+        }
+        // Counted by another process: that one counts it.
+        Heard::Answered(AskAnswered { row: None, .. }) => {}
+        Heard::Answered(AskAnswered {
+            accepted,
+            row: Some(row),
+            ..
+        }) => {
+            let rule = row
+                .ask
+                .panel
+                .as_ref()
+                .and_then(|panel| panel.get("rule"))
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("?")
+                .to_owned();
+            let answer = if accepted { "approved" } else { "declined" }.to_owned();
+            inner
+                .approval_answers
+                .get_or_create(&ApprovalLabels { rule, answer })
+                .inc();
         }
         Heard::Settled(AskSettled { id, row }) => {
             if !inner.waits.is_parked_here(&id) {
@@ -377,4 +416,73 @@ fn refused() -> Response {
         HeaderValue::from_static("Bearer realm=\"askgate\""),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use askgate_store::{AskStatus, Count, NewAsk, PersonAnswer, Store};
+    use serde_json::json;
+
+    use super::Metrics;
+
+    #[tokio::test]
+    async fn each_answer_to_an_approval_rule_counted_here_is_counted_by_rule_and_answer() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let url = format!("sqlite://{}", dir.path().join("askgate.db").display());
+        let store = Store::open(&url).await.expect("opens");
+        let metrics = Metrics::default();
+        metrics.watch(&store);
+        let at = jiff::Timestamp::now();
+        let ask = NewAsk {
+            id: "ask_m1".into(),
+            resume_key: "test:ask_m1".into(),
+            call_key: None,
+            principal: "anonymous".into(),
+            request: json!({}),
+            server: Some("deployer".into()),
+            tool: Some("ship".into()),
+            risk: Some("destructive".into()),
+            created_at: at,
+            expires_at: None,
+            panel: Some(json!({"rule": "approvals[1]"})),
+        };
+        store.park(&ask).await.expect("parks");
+        for (person, accepted) in [("ana", true), ("bo", false)] {
+            let answer = PersonAnswer {
+                person: person.into(),
+                accepted,
+                reply: json!({}),
+                via: "web".into(),
+            };
+            store
+                .answer_as("ask_m1", &answer, at, |_, _| Count::Wait)
+                .await
+                .expect("counted");
+        }
+        let wanted = [
+            r#"askgate_approval_answers_total{rule="approvals[1]",answer="approved"} 1"#,
+            r#"askgate_approval_answers_total{rule="approvals[1]",answer="declined"} 1"#,
+        ];
+        let text = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+            loop {
+                let text = metrics.render(&store).await;
+                if wanted.iter().all(|line| text.contains(line)) {
+                    return text;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("both answers counted: {}", exposition_now(&metrics)));
+        assert!(text.contains("approval_answers"), "{text}");
+        let row = store.ask("ask_m1").await.expect("reads").expect("there");
+        assert_eq!(row.status, AskStatus::Pending);
+    }
+
+    /// What the metrics say now, for a failure's message.
+    fn exposition_now(metrics: &Metrics) -> String {
+        let mut text = String::new();
+        let _ = prometheus_client::encoding::text::encode(&mut text, &metrics.inner.registry);
+        text
+    }
 }

@@ -7,7 +7,7 @@ use sqlx::postgres::{PgConnection, PgPool};
 use sqlx::sqlite::{SqliteConnection, SqlitePool};
 use tokio::sync::broadcast;
 
-use crate::asks::{AskParked, AskSettled};
+use crate::asks::{AskAnswered, AskParked, AskSettled};
 use crate::error::{Error, Misuse};
 use crate::fault::classify;
 use crate::news::News;
@@ -157,6 +157,10 @@ pub(crate) const SETTLED_CHANNEL: &str = "askgate_settled";
 /// The channel PostgreSQL notifications of parked asks travel on.
 pub(crate) const PARKED_CHANNEL: &str = "askgate_parked";
 
+/// The channel PostgreSQL notifications of people's answers travel on:
+/// `{"id": ..., "person": ..., "verdict": "accept" | "decline"}`.
+pub(crate) const ANSWERED_CHANNEL: &str = "askgate_answered";
+
 /// Aborts a background task when dropped.
 #[derive(Debug)]
 pub(crate) struct AbortOnDrop(pub(crate) tokio::task::JoinHandle<()>);
@@ -202,6 +206,13 @@ impl Store {
     /// come twice (once with its row, once from the database without).
     pub fn parked(&self) -> broadcast::Receiver<AskParked> {
         self.news.subscribe_parked()
+    }
+
+    /// Each person's answer counted toward an ask's rule (see
+    /// [`Store::answer_as`]), in this process and — on PostgreSQL — in
+    /// every process sharing the database.
+    pub fn answered(&self) -> broadcast::Receiver<AskAnswered> {
+        self.news.subscribe_answered()
     }
 
     /// The store's name as shown in messages (no credentials).

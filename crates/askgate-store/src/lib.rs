@@ -64,8 +64,8 @@ mod tokens;
 mod writer;
 
 pub use asks::{
-    AskParked, AskRow, AskSettled, AskStatus, Count, Counted, NewAsk, Page, PersonAnswer,
-    RecordedAnswer, Settlement,
+    AskAnswered, AskParked, AskRow, AskSettled, AskStatus, Count, Counted, NewAsk, Page,
+    PersonAnswer, RecordedAnswer, Settlement,
 };
 pub use audit::{AuditEntry, AuditRecord, ChainBreak, Decision, Verification};
 pub use backend::Store;

@@ -1,10 +1,12 @@
 //! News of settled asks: to every subscriber of [`Store::settlements`], and
 //! to the waiters of that one ask only — a settlement wakes its own waiters,
 //! not every task waiting on some ask. News of parked asks: to every
-//! subscriber of [`Store::parked`].
+//! subscriber of [`Store::parked`]. News of a person's answer counted
+//! toward an ask's rule: to every subscriber of [`Store::answered`].
 //!
 //! [`Store::settlements`]: crate::Store::settlements
 //! [`Store::parked`]: crate::Store::parked
+//! [`Store::answered`]: crate::Store::answered
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::{broadcast, mpsc};
 
-use crate::asks::{AskParked, AskSettled};
+use crate::asks::{AskAnswered, AskParked, AskSettled};
 
 /// The waiters of each ask, by ask id: each a token and where to send.
 type Waiters = HashMap<Arc<str>, Vec<(u64, mpsc::UnboundedSender<AskSettled>)>>;
@@ -22,6 +24,7 @@ type Waiters = HashMap<Arc<str>, Vec<(u64, mpsc::UnboundedSender<AskSettled>)>>;
 pub(crate) struct News {
     all: broadcast::Sender<AskSettled>,
     parked: broadcast::Sender<AskParked>,
+    answered: broadcast::Sender<AskAnswered>,
     waiters: Mutex<Waiters>,
     next_waiter: AtomicU64,
 }
@@ -31,6 +34,7 @@ impl News {
         News {
             all: broadcast::channel(1024).0,
             parked: broadcast::channel(1024).0,
+            answered: broadcast::channel(1024).0,
             waiters: Mutex::new(HashMap::new()),
             next_waiter: AtomicU64::new(0),
         }
@@ -49,6 +53,16 @@ impl News {
     /// Tell every subscriber an ask was parked.
     pub(crate) fn announce_parked(&self, parked: AskParked) {
         let _ = self.parked.send(parked);
+    }
+
+    /// Tell every subscriber a person's answer was counted.
+    pub(crate) fn announce_answered(&self, answered: AskAnswered) {
+        let _ = self.answered.send(answered);
+    }
+
+    /// Every person's answer counted from now on.
+    pub(crate) fn subscribe_answered(&self) -> broadcast::Receiver<AskAnswered> {
+        self.answered.subscribe()
     }
 
     /// Every parked ask from now on.

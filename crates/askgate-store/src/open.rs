@@ -12,8 +12,10 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
 };
 
-use crate::asks::{AskParked, AskSettled};
-use crate::backend::{AbortOnDrop, PARKED_CHANNEL, Pool, SETTLED_CHANNEL, Store, Writer};
+use crate::asks::{AskAnswered, AskParked, AskSettled};
+use crate::backend::{
+    ANSWERED_CHANNEL, AbortOnDrop, PARKED_CHANNEL, Pool, SETTLED_CHANNEL, Store, Writer,
+};
 use crate::error::Error;
 use crate::fault::classify;
 use crate::news::News;
@@ -120,7 +122,7 @@ async fn listen(pool: &PgPool, name: &str, news: Arc<News>) -> Result<AbortOnDro
         .await
         .map_err(|e| classify(name, &e))?;
     listener
-        .listen_all([SETTLED_CHANNEL, PARKED_CHANNEL])
+        .listen_all([SETTLED_CHANNEL, PARKED_CHANNEL, ANSWERED_CHANNEL])
         .await
         .map_err(|e| classify(name, &e))?;
     let task = tokio::spawn(async move {
@@ -134,11 +136,16 @@ async fn listen(pool: &PgPool, name: &str, news: Arc<News>) -> Result<AbortOnDro
             match listener.recv().await {
                 Ok(notification) => {
                     backoff = Backoff::new();
-                    let id = Arc::from(notification.payload());
-                    if notification.channel() == PARKED_CHANNEL {
-                        news.announce_parked(AskParked { id, row: None });
-                    } else {
-                        news.announce(AskSettled { id, row: None });
+                    let payload = notification.payload();
+                    let id = Arc::from(payload);
+                    match notification.channel() {
+                        PARKED_CHANNEL => news.announce_parked(AskParked { id, row: None }),
+                        ANSWERED_CHANNEL => {
+                            if let Some(answered) = answered_news(payload) {
+                                news.announce_answered(answered);
+                            }
+                        }
+                        _ => news.announce(AskSettled { id, row: None }),
                     }
                 }
                 Err(sqlx::Error::PoolClosed) => break,
@@ -147,6 +154,18 @@ async fn listen(pool: &PgPool, name: &str, news: Arc<News>) -> Result<AbortOnDro
         }
     });
     Ok(AbortOnDrop(task))
+}
+
+/// The news of a notification on [`ANSWERED_CHANNEL`]; `None` for one
+/// that is not its shape.
+fn answered_news(payload: &str) -> Option<AskAnswered> {
+    let said: serde_json::Value = serde_json::from_str(payload).ok()?;
+    Some(AskAnswered {
+        id: Arc::from(said.get("id")?.as_str()?),
+        person: Arc::from(said.get("person")?.as_str()?),
+        accepted: said.get("verdict")?.as_str()? == "accept",
+        row: None,
+    })
 }
 
 /// The URL without a password.

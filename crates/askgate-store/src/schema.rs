@@ -68,8 +68,20 @@ CREATE TABLE IF NOT EXISTS ask_answers (
 );
 ";
 
+/// On PostgreSQL, each person's answer is news to every process (as a
+/// parked or settled ask is), as `{"id", "person", "verdict"}`.
 const V14_POSTGRES_PANEL: &str = "
 ALTER TABLE asks ADD COLUMN IF NOT EXISTS panel TEXT;
+CREATE OR REPLACE FUNCTION askgate_announce_answered() RETURNS trigger AS $$
+BEGIN
+    PERFORM pg_notify('askgate_answered',
+        json_build_object('id', NEW.ask_id, 'person', NEW.person, 'verdict', NEW.verdict)::text);
+    RETURN NULL;
+END
+$$ LANGUAGE plpgsql;
+DROP TRIGGER IF EXISTS ask_answered ON ask_answers;
+CREATE TRIGGER ask_answered AFTER INSERT ON ask_answers FOR EACH ROW
+    EXECUTE FUNCTION askgate_announce_answered();
 ";
 
 /// Columns a migration adds on SQLite, each only when missing: its

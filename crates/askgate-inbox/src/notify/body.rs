@@ -15,8 +15,13 @@ use serde_json::{Value as Json, json};
 pub enum Event {
     /// A new ask waits for a person.
     Parked,
-    /// An ask settled: answered, declined, skipped, cancelled or expired.
+    /// One person answered an ask a team's rule decides; it may wait for
+    /// more answers (`needed`).
+    Answered,
+    /// An ask settled: answered, declined, skipped or cancelled.
     Settled,
+    /// An ask expired before enough answers came.
+    Expired,
 }
 
 impl Event {
@@ -24,7 +29,9 @@ impl Event {
     pub fn as_str(self) -> &'static str {
         match self {
             Event::Parked => "parked",
+            Event::Answered => "answered",
             Event::Settled => "settled",
+            Event::Expired => "expired",
         }
     }
 }
@@ -49,8 +56,16 @@ pub(crate) struct Facts {
     /// Its inbox page; `None` where no inbox page is served (it is
     /// answered with `askgate asks`).
     pub(crate) link: Option<String>,
-    /// When it was parked (`parked`) or settled (`settled`).
+    /// When it was parked (`parked`), answered by the person (`answered`)
+    /// or settled (`settled`, `expired`).
     pub(crate) at: Timestamp,
+    /// Who answered (`answered`): a name, never what they answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) person: Option<String>,
+    /// How many more approvals the ask waits for (`answered`, while it
+    /// waits).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) needed: Option<u16>,
 }
 
 impl Facts {
@@ -58,7 +73,8 @@ impl Facts {
     pub(crate) fn of(event: Event, row: &AskRow, link: Option<String>) -> Facts {
         let at = match event {
             Event::Parked => row.ask.created_at,
-            Event::Settled => row.settled_at.unwrap_or_else(Timestamp::now),
+            Event::Answered => Timestamp::now(),
+            Event::Settled | Event::Expired => row.settled_at.unwrap_or_else(Timestamp::now),
         };
         Facts {
             event,
@@ -70,6 +86,8 @@ impl Facts {
             status: row.status.as_str(),
             link,
             at,
+            person: None,
+            needed: None,
         }
     }
 
@@ -82,9 +100,15 @@ impl Facts {
     /// Slack's incoming-webhook body: `text` (the notification) and
     /// `blocks` (what the channel shows).
     pub(crate) fn slack(&self) -> Json {
-        let what = match self.event {
-            Event::Parked => "An ask waits for a person".to_owned(),
-            Event::Settled => format!("An ask was {}", self.status),
+        let what = match (self.event, &self.person, self.needed) {
+            (Event::Parked, ..) => "An ask waits for a person".to_owned(),
+            (Event::Answered, Some(person), Some(needed)) => {
+                let s = if needed == 1 { "" } else { "s" };
+                format!("{person} answered an ask; it waits for {needed} more approval{s}")
+            }
+            (Event::Answered, Some(person), None) => format!("{person} answered an ask"),
+            (Event::Answered, None, _) => "A person answered an ask".to_owned(),
+            (Event::Settled | Event::Expired, ..) => format!("An ask was {}", self.status),
         };
         let origin = match (&self.server, &self.tool) {
             (Some(server), Some(tool)) => format!("{server}/{tool}"),
@@ -156,6 +180,8 @@ mod tests {
             status: "pending",
             link: None,
             at: Timestamp::UNIX_EPOCH,
+            person: None,
+            needed: None,
         };
         let body = facts.slack();
         let escaped = "Deploy &lt;!channel&gt; &lt;https://evil.example|the runbook&gt; &amp; more";

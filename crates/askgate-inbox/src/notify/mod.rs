@@ -1,5 +1,7 @@
-//! Webhook notifications: a post when an ask is parked and when it
-//! settles, so a person hears that something waits for them.
+//! Webhook notifications: a post when an ask is parked, when a person
+//! answers an ask a team's rule decides (`answered`, with who and how many
+//! approvals it still needs), and when it settles (`settled`, or
+//! `expired`), so a person hears that something waits for them.
 //!
 //! - The body is the ask's facts (`body::Facts`: title, origin, risk,
 //!   status, inbox link), as generic JSON or in Slack's incoming-webhook
@@ -272,15 +274,19 @@ impl Notifier {
     pub fn listen(&self) -> tokio::task::JoinHandle<()> {
         let mut parked = self.inner.store.parked();
         let mut settled = self.inner.store.settlements();
+        let mut answered = self.inner.store.answered();
         let notifier = self.clone();
         tokio::spawn(async move {
             loop {
                 let (event, heard) = tokio::select! {
-                    news = parked.recv() => (Event::Parked, news.map(|n| (n.id, n.row))),
-                    news = settled.recv() => (Event::Settled, news.map(|n| (n.id, n.row))),
+                    news = parked.recv() => (Event::Parked, news.map(|n| (n.id, n.row, None))),
+                    news = settled.recv() => (Event::Settled, news.map(|n| (n.id, n.row, None))),
+                    news = answered.recv() => {
+                        (Event::Answered, news.map(|n| (n.id, n.row, Some(n.person))))
+                    }
                 };
                 match heard {
-                    Ok((id, row)) => notifier.post_id(event, &id, row),
+                    Ok((id, row, person)) => notifier.post_id(event, &id, row, person),
                     Err(broadcast::error::RecvError::Lagged(missed)) => {
                         tracing::warn!(
                             event = event.as_str(),
@@ -297,7 +303,7 @@ impl Notifier {
     /// Post `event` for the ask `row`, on a task of its own: this returns
     /// at once.
     pub fn post(&self, event: Event, row: &AskRow) {
-        self.post_id(event, &row.ask.id, Some(Arc::new(row.clone())));
+        self.post_id(event, &row.ask.id, Some(Arc::new(row.clone())), None);
     }
 
     /// Wait until every post in flight has ended, for at most `within`.
@@ -315,17 +321,23 @@ impl Notifier {
         webhook.timeout * webhook.tries + waits
     }
 
-    fn post_id(&self, event: Event, id: &str, row: Option<Arc<AskRow>>) {
+    fn post_id(&self, event: Event, id: &str, row: Option<Arc<AskRow>>, person: Option<Arc<str>>) {
         self.inner.in_flight.send_modify(|n| *n += 1);
         let notifier = self.clone();
         let id = id.to_owned();
         tokio::spawn(async move {
-            notifier.claim_and_post(event, &id, row).await;
+            notifier.claim_and_post(event, &id, row, person).await;
             notifier.inner.in_flight.send_modify(|n| *n -= 1);
         });
     }
 
-    async fn claim_and_post(&self, event: Event, id: &str, row: Option<Arc<AskRow>>) {
+    async fn claim_and_post(
+        &self,
+        event: Event,
+        id: &str,
+        row: Option<Arc<AskRow>>,
+        person: Option<Arc<str>>,
+    ) {
         let store = &self.inner.store;
         let row = match row {
             Some(row) => row,
@@ -340,11 +352,20 @@ impl Notifier {
                 }
             },
         };
+        // An ask that settled by expiring is its own event.
+        let event = match event {
+            Event::Settled if row.status == askgate_store::AskStatus::Expired => Event::Expired,
+            other => other,
+        };
         let now = self.clock.now();
         let keep = now
             .checked_add(jiff::SignedDuration::from_hours(24 * CLAIM_DAYS))
             .unwrap_or(Timestamp::MAX);
-        let claim = format!("notify:{id}:{}", event.as_str());
+        let claim = match &person {
+            // Each person's answer is posted once.
+            Some(person) => format!("notify:{id}:{}:{person}", event.as_str()),
+            None => format!("notify:{id}:{}", event.as_str()),
+        };
         match store.consume_token(&claim, keep, now).await {
             Ok(true) => {}
             // Another process (or an earlier piece of the same news) posts it.
@@ -364,7 +385,15 @@ impl Notifier {
                 return;
             }
         }
-        let facts = Facts::of(event, &row, self.inner.inbox.page(id));
+        let mut facts = Facts::of(event, &row, self.inner.inbox.page(id));
+        if let Some(person) = person {
+            facts.person = Some(person.to_string());
+            facts.needed = askgate_mcp::approvals::standing(store, &row, now)
+                .await
+                .ok()
+                .flatten()
+                .and_then(|standing| standing.needed);
+        }
         let body = match self.inner.webhook.preset {
             Preset::Generic => facts.generic(),
             Preset::Slack => facts.slack(),

@@ -138,6 +138,21 @@ pub struct AskParked {
     pub row: Option<Arc<AskRow>>,
 }
 
+/// News that a person's answer to an ask a panel decides was counted
+/// (see [`Store::answer_as`](crate::Store::answer_as)).
+#[derive(Debug, Clone)]
+pub struct AskAnswered {
+    /// The ask's id.
+    pub id: Arc<str>,
+    /// Who answered.
+    pub person: Arc<str>,
+    /// Whether they approved (else they declined).
+    pub accepted: bool,
+    /// The ask after the answer, when it was counted in this process;
+    /// `None` when the news came from another process (read the ask).
+    pub row: Option<Arc<AskRow>>,
+}
+
 /// An answer to apply to a pending ask.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settlement {

@@ -13,7 +13,10 @@ use serde_json::Value as Json;
 
 use super::moves::settling;
 use super::moves::{Attempt, attempted};
-use super::{AskRow, AskSettled, AskStatus, BY_ID, LOCK_BY_ID, NewAsk, SETTLE_COUNTED, Settlement};
+use super::{
+    AskAnswered, AskRow, AskSettled, AskStatus, BY_ID, LOCK_BY_ID, NewAsk, SETTLE_COUNTED,
+    Settlement,
+};
 use crate::backend::{Store, Writer, body_in, with_pool};
 use crate::columns::{Columns, Fields, Stored, micros};
 use crate::error::{Error, Misuse, SettleError};
@@ -197,6 +200,14 @@ impl Store {
                 counted
             }
         };
+        if let Ok(counted) = &counted {
+            self.news.announce_answered(AskAnswered {
+                id: Arc::from(id),
+                person: Arc::from(answer.person.as_str()),
+                accepted: answer.accepted,
+                row: Some(Arc::new(counted.row.clone())),
+            });
+        }
         if let Ok(counted) = &counted
             && counted.row.status != AskStatus::Pending
         {

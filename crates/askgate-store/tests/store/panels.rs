@@ -5,8 +5,8 @@
 use askgate_core::Risk;
 use askgate_core::approval::{Answer, Approval, Asked, Directory, Panel, Progress};
 use askgate_store::{
-    AskRow, AskStatus, Count, Counted, NewAsk, PersonAnswer, RecordedAnswer, SettleError,
-    Settlement, Store,
+    AskAnswered, AskRow, AskStatus, Count, Counted, NewAsk, PersonAnswer, RecordedAnswer,
+    SettleError, Settlement, Store,
 };
 use serde_json::json;
 
@@ -317,4 +317,59 @@ async fn two_replicas_answering_one_quorum_at_the_same_instant_settle_it_once() 
         let row = two.ask(&id).await.expect("reads").expect("exists");
         assert_eq!(row.status, AskStatus::Pending, "one person is no quorum");
     }
+}
+
+/// The first news on `news` of a person's answer to the ask `id`; the
+/// test fails after 30 s without it.
+async fn answered_news(
+    news: &mut tokio::sync::broadcast::Receiver<AskAnswered>,
+    id: &str,
+) -> AskAnswered {
+    tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        loop {
+            match news.recv().await {
+                Ok(heard) if &*heard.id == id => return heard,
+                Ok(_) => {}
+                Err(error) => panic!("{error}"),
+            }
+        }
+    })
+    .await
+    .expect("news of the answer")
+}
+
+#[tokio::test]
+async fn each_counted_answer_is_news_here_and_to_other_replicas() {
+    for store in stores().await {
+        let mut news = store.answered();
+        store
+            .park(&governed("n1", TWO_OF_SRE))
+            .await
+            .expect("parks");
+        answer_as(&store, "n1", "ana", true, 1)
+            .await
+            .expect("counted");
+        let heard = answered_news(&mut news, "n1").await;
+        assert_eq!(&*heard.person, "ana");
+        assert!(heard.accepted);
+        let row = heard.row.expect("counted here: the ask as it stands");
+        assert_eq!(row.status, AskStatus::Pending);
+    }
+    let Some(url) = postgres().await else {
+        return;
+    };
+    let one = Store::open(&url).await.expect("replica 1 opens");
+    let two = Store::open(&url).await.expect("replica 2 opens");
+    let mut news = two.answered();
+    one.park(&governed("n2", TWO_OF_SRE)).await.expect("parks");
+    answer_as(&one, "n2", "bo", false, 1)
+        .await
+        .expect("counted");
+    let heard = answered_news(&mut news, "n2").await;
+    assert_eq!(&*heard.person, "bo", "through LISTEN/NOTIFY");
+    assert!(!heard.accepted, "bo declined");
+    assert!(
+        heard.row.is_none(),
+        "another process's news names the ask only"
+    );
 }
