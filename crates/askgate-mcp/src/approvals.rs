@@ -89,6 +89,23 @@ pub fn progress_of(
     panel.tally(&counted(answers), escalated(panel, row, now))
 }
 
+/// How many more approvals `row` waited for just after `person`'s answer
+/// (read in order from `answers`), at `now`: `None` once that answer
+/// settled it (or when `person` has not answered).
+pub fn needed_after(
+    panel: &Panel,
+    row: &AskRow,
+    answers: &[RecordedAnswer],
+    person: &str,
+    now: Timestamp,
+) -> Option<u16> {
+    let upto = answers.iter().position(|a| a.answer.person == person)? + 1;
+    match progress_of(panel, row, &answers[..upto], now) {
+        Progress::Waiting { accepts_needed, .. } => Some(accepts_needed),
+        _ => None,
+    }
+}
+
 /// Apply `settlement`, `person`'s answer to `row`, at `now`: the ask
 /// settled by it (first answer wins) when no panel decides it; else the
 /// person's answer recorded, and the ask settled when its panel says so.

@@ -18,6 +18,9 @@ pub enum Event {
     /// One person answered an ask a team's rule decides; it may wait for
     /// more answers (`needed`).
     Answered,
+    /// An ask a team's rule decides waited as long as its rule's
+    /// `escalate.after`: those it escalates to may answer it now.
+    Escalated,
     /// An ask settled: answered, declined, skipped or cancelled.
     Settled,
     /// An ask expired before enough answers came.
@@ -30,6 +33,7 @@ impl Event {
         match self {
             Event::Parked => "parked",
             Event::Answered => "answered",
+            Event::Escalated => "escalated",
             Event::Settled => "settled",
             Event::Expired => "expired",
         }
@@ -66,6 +70,9 @@ pub(crate) struct Facts {
     /// waits).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) needed: Option<u16>,
+    /// The group or person it escalated to (`escalated`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) escalated_to: Option<String>,
 }
 
 impl Facts {
@@ -73,7 +80,7 @@ impl Facts {
     pub(crate) fn of(event: Event, row: &AskRow, link: Option<String>) -> Facts {
         let at = match event {
             Event::Parked => row.ask.created_at,
-            Event::Answered => Timestamp::now(),
+            Event::Answered | Event::Escalated => Timestamp::now(),
             Event::Settled | Event::Expired => row.settled_at.unwrap_or_else(Timestamp::now),
         };
         Facts {
@@ -88,6 +95,7 @@ impl Facts {
             at,
             person: None,
             needed: None,
+            escalated_to: None,
         }
     }
 
@@ -108,6 +116,10 @@ impl Facts {
             }
             (Event::Answered, Some(person), None) => format!("{person} answered an ask"),
             (Event::Answered, None, _) => "A person answered an ask".to_owned(),
+            (Event::Escalated, ..) => match &self.escalated_to {
+                Some(to) => format!("An ask escalated: {to} may answer it now"),
+                None => "An ask escalated".to_owned(),
+            },
             (Event::Settled | Event::Expired, ..) => format!("An ask was {}", self.status),
         };
         let origin = match (&self.server, &self.tool) {
@@ -182,6 +194,7 @@ mod tests {
             at: Timestamp::UNIX_EPOCH,
             person: None,
             needed: None,
+            escalated_to: None,
         };
         let body = facts.slack();
         let escaped = "Deploy &lt;!channel&gt; &lt;https://evil.example|the runbook&gt; &amp; more";

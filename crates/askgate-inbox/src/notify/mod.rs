@@ -1,6 +1,7 @@
 //! Webhook notifications: a post when an ask is parked, when a person
 //! answers an ask a team's rule decides (`answered`, with who and how many
-//! approvals it still needs), and when it settles (`settled`, or
+//! approvals it still needs), when such an ask escalates (`escalated`, see
+//! the `escalation` module), and when it settles (`settled`, or
 //! `expired`), so a person hears that something waits for them.
 //!
 //! - The body is the ask's facts (`body::Facts`: title, origin, risk,
@@ -29,7 +30,10 @@
 //! (the gateway counts them for `/metrics`), without this crate knowing
 //! of metrics.
 
+#[cfg(test)]
+mod approval_tests;
 mod body;
+mod escalation;
 #[cfg(test)]
 mod tests;
 mod title;
@@ -276,6 +280,8 @@ impl Notifier {
         let mut settled = self.inner.store.settlements();
         let mut answered = self.inner.store.answered();
         let notifier = self.clone();
+        let scanning = self.clone();
+        tokio::spawn(async move { scanning.watch_pending().await });
         tokio::spawn(async move {
             loop {
                 let (event, heard) = tokio::select! {
@@ -286,7 +292,12 @@ impl Notifier {
                     }
                 };
                 match heard {
-                    Ok((id, row, person)) => notifier.post_id(event, &id, row, person),
+                    Ok((id, row, person)) => {
+                        if event == Event::Parked {
+                            notifier.watch_escalation(&id, row.clone());
+                        }
+                        notifier.post_id(event, &id, row, person);
+                    }
                     Err(broadcast::error::RecvError::Lagged(missed)) => {
                         tracing::warn!(
                             event = event.as_str(),
@@ -386,13 +397,23 @@ impl Notifier {
             }
         }
         let mut facts = Facts::of(event, &row, self.inner.inbox.page(id));
-        if let Some(person) = person {
-            facts.person = Some(person.to_string());
-            facts.needed = askgate_mcp::approvals::standing(store, &row, now)
-                .await
+        if event == Event::Escalated {
+            facts.escalated_to = askgate_mcp::approvals::panel_of(&row)
                 .ok()
                 .flatten()
-                .and_then(|standing| standing.needed);
+                .and_then(|panel| panel.escalation)
+                .map(|escalation| escalation.to);
+        }
+        if let Some(person) = person {
+            // As it stood just after this answer, whatever came since.
+            if let (Ok(Some(panel)), Ok(answers)) = (
+                askgate_mcp::approvals::panel_of(&row),
+                store.answers(id).await,
+            ) {
+                facts.needed =
+                    askgate_mcp::approvals::needed_after(&panel, &row, &answers, &person, now);
+            }
+            facts.person = Some(person.to_string());
         }
         let body = match self.inner.webhook.preset {
             Preset::Generic => facts.generic(),

@@ -17,7 +17,7 @@ use super::{Delivery, Event, Notifier, Preset, Webhook};
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
-async fn sqlite() -> Store {
+pub(super) async fn sqlite() -> Store {
     let n = NEXT.fetch_add(1, Ordering::SeqCst);
     let dir = std::env::temp_dir().join(format!("askgate-notify-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -28,7 +28,7 @@ async fn sqlite() -> Store {
 }
 
 /// Fast tries, so a failing receiver does not hold a test up.
-fn webhook(receiver: &Receiver, preset: Preset) -> Webhook {
+pub(super) fn webhook(receiver: &Receiver, preset: Preset) -> Webhook {
     let mut headers = BTreeMap::new();
     headers.insert("authorization".to_owned(), "Bearer hook-token".to_owned());
     Webhook {
@@ -38,13 +38,13 @@ fn webhook(receiver: &Receiver, preset: Preset) -> Webhook {
     }
 }
 
-fn inbox() -> InboxLinks {
+pub(super) fn inbox() -> InboxLinks {
     InboxLinks::new("https://askgate.example/inbox/").expect("a valid URL")
 }
 
 /// A confirmation of a risky call, whose message carries an argument
 /// preview (which must never be posted).
-fn confirmation(id: &str) -> NewAsk {
+pub(super) fn confirmation(id: &str) -> NewAsk {
     let form = confirmation_form(&Call {
         server: "deploy",
         tool: "ship",
@@ -81,7 +81,7 @@ async fn answer(store: &Store, row: &AskRow, value: bool) -> AskRow {
 }
 
 /// The next post this notifier made (not the ones another claimed).
-async fn next_delivery(deliveries: &mut broadcast::Receiver<Delivery>) -> Delivery {
+pub(super) async fn next_delivery(deliveries: &mut broadcast::Receiver<Delivery>) -> Delivery {
     loop {
         let delivery = tokio::time::timeout(Duration::from_secs(60), deliveries.recv())
             .await
@@ -95,16 +95,16 @@ async fn next_delivery(deliveries: &mut broadcast::Receiver<Delivery>) -> Delive
 
 /// A notifier posting with a preset to a receiver that answers as told,
 /// listening to a fresh SQLite store: each delivery as it ends.
-struct Posting {
-    receiver: Receiver,
-    store: Store,
-    notifier: Notifier,
-    deliveries: broadcast::Receiver<Delivery>,
+pub(super) struct Posting {
+    pub(super) receiver: Receiver,
+    pub(super) store: Store,
+    pub(super) notifier: Notifier,
+    pub(super) deliveries: broadcast::Receiver<Delivery>,
     _listening: tokio::task::JoinHandle<()>,
 }
 
 impl Posting {
-    async fn start(answers: Vec<Reply>, preset: Preset) -> Self {
+    pub(super) async fn start(answers: Vec<Reply>, preset: Preset) -> Self {
         let receiver = Receiver::answering(answers).await;
         let store = sqlite().await;
         let notifier =
@@ -519,110 +519,4 @@ async fn two_replicas_on_one_postgres_post_each_event_once() {
     let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
         .execute(&admin)
         .await;
-}
-
-/// [`confirmation`], decided by two of Ana, Bo and Cy.
-fn governed(id: &str) -> NewAsk {
-    use askgate_core::approval::{Approval, Asked, Directory};
-    let team = Directory::new([
-        ("ana", vec!["sre"]),
-        ("bo", vec!["sre"]),
-        ("cy", vec!["sre"]),
-    ])
-    .expect("a team");
-    let rule: Approval =
-        serde_json::from_value(json!({"quorum": {"of": "sre", "need": 2}})).expect("a rule");
-    let asked = Asked {
-        risk: Risk::HighWrite,
-        requester_people: &[],
-        escalated: false,
-    };
-    let panel = rule.panel("approvals[0]", &team, &asked);
-    NewAsk {
-        panel: Some(serde_json::to_value(panel).expect("serializes")),
-        ..confirmation(id)
-    }
-}
-
-#[tokio::test]
-async fn each_persons_answer_is_posted_with_who_and_how_many_more_then_the_settlement() {
-    let mut posting = Posting::start(Vec::new(), Preset::Generic).await;
-    let row = posting
-        .store
-        .park(&governed("ask_q1"))
-        .await
-        .expect("parks");
-    next_delivery(&mut posting.deliveries).await;
-    for person in ["ana", "bo"] {
-        let mut content = serde_json::Map::new();
-        content.insert("confirm".into(), Json::Bool(true));
-        let settlement =
-            stored::settle(&row.ask.request, Act::Answer(content), person, Surface::Cli)
-                .expect("passes its checks");
-        let now = Timestamp::now();
-        askgate_mcp::approvals::settle_as_person(&posting.store, &row, &settlement, person, now)
-            .await
-            .expect("counted");
-    }
-    posting.receiver.at_least(4).await;
-    posting.notifier.flush(Duration::from_secs(10)).await;
-    let bodies = posting.receiver.bodies();
-    let said: Vec<(String, Json, Json)> = bodies
-        .iter()
-        .map(|b| {
-            (
-                b["event"].as_str().unwrap_or("").to_owned(),
-                b["person"].clone(),
-                b["needed"].clone(),
-            )
-        })
-        .collect();
-    assert!(
-        said.contains(&("answered".into(), json!("ana"), json!(1))),
-        "{said:?}"
-    );
-    assert!(
-        said.contains(&("answered".into(), json!("bo"), Json::Null)),
-        "{said:?}"
-    );
-    let settled = bodies
-        .iter()
-        .find(|b| b["event"] == "settled")
-        .expect("settled");
-    assert_eq!(settled["status"], "answered");
-    assert_eq!(bodies.len(), 4, "parked, two answers, settled: {bodies:?}");
-    for body in &bodies {
-        assert!(
-            body.get("confirm").is_none() && !body.to_string().contains("content"),
-            "{body}"
-        );
-    }
-}
-
-#[tokio::test]
-async fn an_ask_that_expires_is_posted_as_expired() {
-    let mut posting = Posting::start(Vec::new(), Preset::Slack).await;
-    let past = Timestamp::now() - jiff::SignedDuration::from_secs(60);
-    let ask = NewAsk {
-        expires_at: Some(past),
-        ..confirmation("ask_x1")
-    };
-    posting.store.park(&ask).await.expect("parks");
-    next_delivery(&mut posting.deliveries).await;
-    posting
-        .store
-        .expire_due(Timestamp::now())
-        .await
-        .expect("expires");
-    let delivery = next_delivery(&mut posting.deliveries).await;
-    assert_eq!((delivery.event, delivery.delivered), (Event::Expired, true));
-    posting.notifier.flush(Duration::from_secs(10)).await;
-    let last = posting.receiver.bodies().pop().expect("a post");
-    assert!(
-        last["text"]
-            .as_str()
-            .unwrap_or("")
-            .starts_with("An ask was expired"),
-        "{last}"
-    );
 }
