@@ -1,5 +1,6 @@
 //! The gateway over Streamable HTTP: each request is authenticated (a
-//! principal's bearer token, or — with no principals configured — the
+//! principal's bearer token, an OAuth access token when `[listen.oauth]`
+//! says whose (see the `oauth` module), or — with neither configured — the
 //! loopback user), each session is bound to the principal that opened it,
 //! and Host and Origin are checked against DNS rebinding and cross-site
 //! requests (rmcp's checks: the loopback names and the listening address
@@ -29,6 +30,7 @@ use crate::error::ServeError;
 mod carrying;
 #[cfg(all(unix, not(askgate_portable)))]
 mod express;
+mod oauth;
 #[cfg(all(unix, not(askgate_portable)))]
 mod screening;
 mod sessions;
@@ -42,11 +44,14 @@ struct Gate {
     /// Session id -> whose it is (forgotten as the session ends: see
     /// [`sessions::Sessions`]).
     sessions: sessions::Owners,
+    /// OAuth access tokens, when `[listen.oauth]` says whose.
+    oauth: Option<Arc<oauth::ResourceServer>>,
 }
 
 impl Gate {
-    fn new(principals: &[config::Principal]) -> Gate {
+    fn new(principals: &[config::Principal], oauth: Option<&config::OAuth>) -> Gate {
         Gate {
+            oauth: oauth.cloned().map(oauth::ResourceServer::new),
             tokens: Arc::new(
                 principals
                     .iter()
@@ -99,16 +104,33 @@ fn refuse(status: StatusCode, message: &str) -> Response {
 
 /// Authenticate, bind sessions to principals, mark the request's principal.
 async fn authenticate(State(gate): State<Gate>, mut request: Request, next: Next) -> Response {
-    let principal = if gate.tokens.is_empty() {
+    let principal = if gate.tokens.is_empty() && gate.oauth.is_none() {
         "local".to_owned()
     } else {
         let token = request
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        match token.and_then(|t| gate.principal(t.trim())) {
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim);
+        match token.and_then(|t| gate.principal(t)) {
             Some(name) => name,
+            None if gate.oauth.is_some() => match (&gate.oauth, token) {
+                (Some(server), Some(token)) => match server.check(token).await {
+                    oauth::Checked::Principal(name) => name,
+                    refused => {
+                        match &refused {
+                            oauth::Checked::Invalid(why) => {
+                                tracing::warn!(%why, "refused an access token");
+                            }
+                            _ => tracing::warn!("refused an access token without a needed scope"),
+                        }
+                        return server.refuse(Some(&refused));
+                    }
+                },
+                (Some(server), None) => return server.refuse(None),
+                (None, _) => return refuse(StatusCode::UNAUTHORIZED, "askgate: no token"),
+            },
             None => {
                 tracing::warn!("refused a request without a known token");
                 return refuse(
@@ -155,6 +177,19 @@ async fn authenticate(State(gate): State<Gate>, mut request: Request, next: Next
     response
 }
 
+/// The Protected Resource Metadata of `server`, at each of its paths.
+fn metadata_routes(server: Arc<oauth::ResourceServer>) -> axum::Router {
+    let mut routes = axum::Router::new();
+    for path in server.metadata_paths() {
+        let server = Arc::clone(&server);
+        routes = routes.route(
+            &path,
+            axum::routing::get(move || async move { axum::Json(server.metadata()) }),
+        );
+    }
+    routes
+}
+
 /// Whether `headers` carry an operator's token of `people` as
 /// `Authorization: Bearer <token>` (what reads `/metrics`; a principal's
 /// token is not one).
@@ -192,7 +227,8 @@ pub(crate) async fn serve(
     }
     let scraped = gateway.clone();
     let inbox = config.inbox.clone();
-    let gate = Gate::new(&config.principals);
+    let gate = Gate::new(&config.principals, listen.oauth.as_ref());
+    let resource_metadata = gate.oauth.clone();
     let sessions = Arc::new(sessions::Sessions::new(
         Arc::clone(&gate.sessions),
         config.limits.sessions,
@@ -248,7 +284,9 @@ pub(crate) async fn serve(
                     || super::metrics::bearer(headers).is_some_and(|t| inbox.is_metrics_token(t))
             },
         ))
-        .merge(super::health::routes(&scraped));
+        .merge(super::health::routes(&scraped))
+        // Where a client learns how to get a token: open to all.
+        .merge(resource_metadata.map_or_else(axum::Router::new, metadata_routes));
     let listen = |source| ServeError::Listen { addr, source };
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(listen)?;
     let bound = listener.local_addr().map_err(listen)?;

@@ -18,8 +18,8 @@ use super::trusting::{
     MOST_RETRY_WINDOW, MOST_STOP_GRACE, Trusting, check_confirmations, duration,
 };
 use super::{
-    Config, DEFAULT_INBOX, Http, Inbox, Intake, Listen, MAX_NAME, Stdio, StoreUrl, Transport,
-    Upstream, UpstreamProtocol, default_inbox, parse_threshold,
+    Config, DEFAULT_INBOX, Http, Inbox, Intake, MAX_NAME, Stdio, StoreUrl, Transport, Upstream,
+    UpstreamProtocol, default_inbox, parse_threshold,
 };
 use crate::rules::{ArgumentPath, Pattern, Rule, Rules};
 use askgate_inbox::notify::{Preset, Webhook};
@@ -77,7 +77,7 @@ pub(super) fn check(mut file: File, src: &Source<'_>, path: &Path) -> Result<Con
         .transpose()?;
     let listen = file
         .listen
-        .map(|listen| check_listen(listen, principals.is_empty(), src))
+        .map(|listen| super::listen::check_listen(listen, principals.is_empty(), src))
         .transpose()?;
     let (limits, most_pending) = super::limits::check_limits(file.limits, src)?;
     let notify = file
@@ -184,61 +184,6 @@ fn check_inbox(
             .token
             .map(|token| inbox_token(token, src))
             .transpose()?,
-    })
-}
-
-/// The address the gateway serves Streamable HTTP on: only a loopback
-/// one when no principal needs a token (`no_principals`).
-fn check_listen(
-    listen: super::file::ListenFile,
-    no_principals: bool,
-    src: &Source<'_>,
-) -> Result<Listen, ConfigError> {
-    let addr = &listen.addr;
-    let parsed = socket_addr(addr, src)?;
-    if !parsed.ip().is_loopback() && no_principals {
-        return Err(src.at(
-            addr.span(),
-            format!(
-                "{parsed} is reachable from other machines and no [[principals]] are \
-                 configured, so anyone who can reach it could call the tools; listen \
-                 on a loopback address (127.0.0.1) or add principals with tokens"
-            ),
-        ));
-    }
-    if let Some(why) = super::plain_http_refused(parsed, listen.allow_plain_http, "[listen]") {
-        return Err(src.at(addr.span(), why));
-    }
-    let allowed_origins = listen
-        .allowed_origins
-        .into_iter()
-        .map(|origin| match origin_problem(origin.get_ref()) {
-            None => Ok(origin.into_inner()),
-            Some(problem) => Err(src.at(origin.span(), problem)),
-        })
-        .collect::<Result<_, _>>()?;
-    Ok(Listen {
-        addr: parsed,
-        allowed_origins,
-        allow_plain_http: listen.allow_plain_http,
-    })
-}
-
-/// What is wrong with an allowed origin, if anything: it is
-/// `http(s)://host[:port]` (`:*` for any port), with no path.
-fn origin_problem(origin: &str) -> Option<String> {
-    let rest = origin
-        .strip_prefix("https://")
-        .or_else(|| origin.strip_prefix("http://"));
-    let host_ok = rest.is_some_and(|rest| {
-        !rest.is_empty() && !rest.contains(['/', '?', '#', '@', ' ']) && !rest.starts_with(':')
-    });
-    (!host_ok).then(|| {
-        format!(
-            "invalid allowed origin {origin:?}; expected how a browser names a page's origin: \
-             http:// or https://, a host and a port or :* for any (\"https://app.example.com:443\"), \
-             with no path"
-        )
     })
 }
 
@@ -582,7 +527,10 @@ fn check_intake(
     })
 }
 
-fn socket_addr(addr: &Spanned<String>, src: &Source<'_>) -> Result<SocketAddr, ConfigError> {
+pub(super) fn socket_addr(
+    addr: &Spanned<String>,
+    src: &Source<'_>,
+) -> Result<SocketAddr, ConfigError> {
     addr.get_ref().parse().map_err(|_| {
         src.at(
             addr.span(),

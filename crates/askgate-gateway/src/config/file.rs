@@ -195,6 +195,19 @@ pub(super) struct ListenFile {
     pub(super) allowed_origins: Vec<Spanned<String>>,
     #[serde(default)]
     pub(super) allow_plain_http: bool,
+    pub(super) oauth: Option<OAuthFile>,
+}
+
+/// `[listen.oauth]`: MCP authorization by an OAuth authorization server.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct OAuthFile {
+    pub(super) issuer: Spanned<String>,
+    pub(super) resource: Spanned<String>,
+    pub(super) jwks_url: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(super) scopes: Vec<String>,
+    pub(super) principal_claim: Option<String>,
 }
 
 /// `[notify]`: the webhook posted when an ask is parked and when it settles.

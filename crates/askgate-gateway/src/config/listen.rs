@@ -3,6 +3,12 @@
 
 use std::net::SocketAddr;
 
+use toml::Spanned;
+
+use super::check::socket_addr;
+use super::error::{ConfigError, Source};
+use super::file::OAuthFile;
+
 /// The Streamable HTTP listener for clients.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listen {
@@ -18,6 +24,30 @@ pub struct Listen {
     /// (`allow_plain_http`; `--allow-plain-http`): askgate serves plain
     /// HTTP, so the operator says TLS is terminated in front of it.
     pub allow_plain_http: bool,
+    /// MCP authorization: OAuth access tokens from an authorization
+    /// server (`[listen.oauth]`), besides the principals' static tokens.
+    pub oauth: Option<OAuth>,
+}
+
+/// `[listen.oauth]`: askgate as an OAuth 2.1 resource server for MCP
+/// clients (the MCP authorization spec; RFC 9728's metadata, RFC 9068's
+/// JWT access tokens).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuth {
+    /// The authorization server, as its tokens name it (`iss`); its keys
+    /// are found through its metadata.
+    pub issuer: String,
+    /// askgate's MCP endpoint as the authorization server knows it: the
+    /// audience (`aud`) a token must be minted for.
+    pub resource: String,
+    /// The issuer's key set, when its metadata does not say where it is.
+    pub jwks_url: Option<String>,
+    /// The scopes every token must grant (none: any token of the issuer
+    /// for this resource).
+    pub scopes: Vec<String>,
+    /// The claim that names the principal (default: `client_id`, else
+    /// `sub`).
+    pub principal_claim: Option<String>,
 }
 
 /// The origins always allowed on the listener: pages on this machine.
@@ -37,6 +67,7 @@ impl Listen {
             addr,
             allowed_origins: Vec::new(),
             allow_plain_http: false,
+            oauth: None,
         }
     }
 
@@ -48,4 +79,98 @@ impl Listen {
             .chain(self.allowed_origins.iter().cloned())
             .collect()
     }
+}
+
+/// The address the gateway serves Streamable HTTP on: only a loopback
+/// one when no principal needs a token (`no_principals`).
+pub(super) fn check_listen(
+    listen: super::file::ListenFile,
+    no_principals: bool,
+    src: &Source<'_>,
+) -> Result<Listen, ConfigError> {
+    let addr = &listen.addr;
+    let parsed = socket_addr(addr, src)?;
+    let oauth = listen
+        .oauth
+        .map(|oauth| check_oauth(oauth, src))
+        .transpose()?;
+    if !parsed.ip().is_loopback() && no_principals && oauth.is_none() {
+        return Err(src.at(
+            addr.span(),
+            format!(
+                "{parsed} is reachable from other machines and no [[principals]] are \
+                 configured, so anyone who can reach it could call the tools; listen \
+                 on a loopback address (127.0.0.1), add principals with tokens, or \
+                 [listen.oauth]"
+            ),
+        ));
+    }
+    if let Some(why) = super::plain_http_refused(parsed, listen.allow_plain_http, "[listen]") {
+        return Err(src.at(addr.span(), why));
+    }
+    let allowed_origins = listen
+        .allowed_origins
+        .into_iter()
+        .map(|origin| match origin_problem(origin.get_ref()) {
+            None => Ok(origin.into_inner()),
+            Some(problem) => Err(src.at(origin.span(), problem)),
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Listen {
+        addr: parsed,
+        allowed_origins,
+        allow_plain_http: listen.allow_plain_http,
+        oauth,
+    })
+}
+
+/// What is wrong with an allowed origin, if anything: it is
+/// `http(s)://host[:port]` (`:*` for any port), with no path.
+fn origin_problem(origin: &str) -> Option<String> {
+    let rest = origin
+        .strip_prefix("https://")
+        .or_else(|| origin.strip_prefix("http://"));
+    let host_ok = rest.is_some_and(|rest| {
+        !rest.is_empty() && !rest.contains(['/', '?', '#', '@', ' ']) && !rest.starts_with(':')
+    });
+    (!host_ok).then(|| {
+        format!(
+            "invalid allowed origin {origin:?}; expected how a browser names a page's origin: \
+             http:// or https://, a host and a port or :* for any (\"https://app.example.com:443\"), \
+             with no path"
+        )
+    })
+}
+
+/// `[listen.oauth]`, each URL checked.
+fn check_oauth(oauth: OAuthFile, src: &Source<'_>) -> Result<OAuth, ConfigError> {
+    let url = |value: Spanned<String>, key: &str| -> Result<String, ConfigError> {
+        let text = value.get_ref().trim().to_owned();
+        match url::Url::parse(&text) {
+            Ok(parsed) if parsed.scheme() == "https" => Ok(text),
+            Ok(parsed)
+                if parsed.scheme() == "http"
+                    && matches!(parsed.host_str(), Some("localhost" | "127.0.0.1" | "[::1]")) =>
+            {
+                Ok(text)
+            }
+            _ => Err(src.at(
+                value.span(),
+                format!(
+                    "{key} = {text:?}: expected an https:// URL (http:// only on this machine: \
+                     localhost, 127.0.0.1, [::1])"
+                ),
+            )),
+        }
+    };
+    Ok(OAuth {
+        issuer: url(oauth.issuer, "issuer")?,
+        resource: url(oauth.resource, "resource")?,
+        jwks_url: oauth
+            .jwks_url
+            .map(|jwks| url(jwks, "jwks_url"))
+            .transpose()?,
+        scopes: oauth.scopes,
+        principal_claim: oauth.principal_claim,
+    })
 }

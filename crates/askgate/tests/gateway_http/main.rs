@@ -29,6 +29,10 @@ mod sessions;
 /// An upstream's ask outside any call, and an intake.
 mod later;
 
+/// MCP authorization: OAuth access tokens from a local authorization
+/// server.
+mod oauth;
+
 const ALICE: &str = "alice-token-0123456789";
 const BOB: &str = "bob-token-0123456789ab";
 /// What the example upstream writes once its ask outside any call ended

@@ -212,3 +212,31 @@ fn the_limits_have_defaults_and_take_what_limits_sets() {
     assert_eq!(small.limits.serving.connections_per_peer, 100);
     assert_eq!(small.limits.held_calls_per_principal, 50);
 }
+
+#[test]
+fn listen_oauth_needs_https_urls_and_stands_in_for_static_tokens() {
+    let listen = "[listen]\naddr = \"0.0.0.0:8080\"\nallow_plain_http = true\n\n[listen.oauth]\n";
+    let config = with_upstream(&format!(
+        "{listen}issuer = \"https://idp.example\"\nresource = \"https://askgate.example/mcp\"\n\
+         scopes = [\"askgate:call\"]\n"
+    ))
+    .expect("no principals needed: the authorization server names them");
+    let oauth = config
+        .listen
+        .and_then(|l| l.oauth)
+        .expect("[listen.oauth] is read");
+    assert_eq!(oauth.issuer, "https://idp.example");
+    assert_eq!(oauth.resource, "https://askgate.example/mcp");
+    assert_eq!(oauth.scopes, ["askgate:call"]);
+    assert_eq!(oauth.principal_claim, None);
+    let said = match with_upstream(&format!(
+        "{listen}issuer = \"http://idp.example\"\nresource = \"https://askgate.example/mcp\"\n"
+    )) {
+        Ok(_) => "(parsed)".to_owned(),
+        Err(error) => error.to_string(),
+    };
+    assert_eq!(
+        said,
+        r#"askgate.toml:10: listen.oauth.issuer: issuer = "http://idp.example": expected an https:// URL (http:// only on this machine: localhost, 127.0.0.1, [::1])"#
+    );
+}

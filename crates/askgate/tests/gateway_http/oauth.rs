@@ -1,0 +1,234 @@
+//! MCP authorization on `--listen`: askgate as an OAuth resource server
+//! for a local authorization server (its metadata and JWKS served here,
+//! its tokens signed with a test key). A client without a token learns
+//! where to get one; a token for another audience, an expired one, one
+//! signed by a stranger or with a shared secret is refused 401; one
+//! without the needed scope 403; a good one names the principal its asks
+//! are for. Static tokens still work beside it.
+
+use askgate_testkit::Person;
+use askgate_testkit::gateway::Listening;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use reqwest::StatusCode;
+use serde_json::{Value as Json, json};
+
+use super::{ALICE, connect};
+
+const RESOURCE: &str = "http://localhost/mcp";
+const SCOPE: &str = "askgate:call";
+const ISSUER_KEY: &str = include_str!("../support/oauth/issuer-key.pem");
+const ISSUER_JWK: &str = include_str!("../support/oauth/issuer-jwk.json");
+const STRANGER_KEY: &str = include_str!("../support/oauth/stranger-key.pem");
+
+/// A local authorization server: its OpenID metadata and its key set.
+async fn authorization_server() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let url = format!(
+        "http://127.0.0.1:{}",
+        listener.local_addr().expect("bound").port()
+    );
+    let issuer = url.clone();
+    let jwk: Json = serde_json::from_str(ISSUER_JWK).expect("a JWK");
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/openid-configuration",
+            axum::routing::get(move || async move {
+                axum::Json(json!({"issuer": issuer, "jwks_uri": format!("{issuer}/jwks")}))
+            }),
+        )
+        .route(
+            "/jwks",
+            axum::routing::get(move || async move { axum::Json(json!({"keys": [jwk]})) }),
+        );
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    url
+}
+
+/// A gateway whose `[listen.oauth]` trusts `issuer`, beside the
+/// principals alice and bob.
+async fn gateway(issuer: &str) -> Listening {
+    super::setup(&format!(
+        "[listen]\naddr = \"127.0.0.1:0\"\n\n[listen.oauth]\nissuer = {issuer:?}\n\
+         resource = {RESOURCE:?}\nscopes = [{SCOPE:?}]\n"
+    ))
+    .listen()
+    .await
+}
+
+/// A token signed with `key` (as `kid`), with `claims` over a good base.
+fn token(key: &str, kid: &str, issuer: &str, claims: Json) -> String {
+    let now = jiff::Timestamp::now().as_second();
+    let mut all = json!({
+        "iss": issuer, "aud": RESOURCE, "client_id": "ci-agent", "sub": "svc-1",
+        "scope": format!("openid {SCOPE}"), "iat": now, "exp": now + 300,
+    });
+    if let (Json::Object(all), Json::Object(claims)) = (&mut all, claims) {
+        all.extend(claims);
+    }
+    let mut header = Header::new(Algorithm::RS256);
+    header.kid = Some(kid.to_owned());
+    let key = EncodingKey::from_rsa_pem(key.as_bytes()).expect("a PEM key");
+    jsonwebtoken::encode(&header, &all, &key).expect("signs")
+}
+
+/// `initialize` posted with `token`, if any.
+async fn initialize(url: &str, token: Option<&str>) -> reqwest::Response {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "oauth-test", "version": "1"}}}),
+        );
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    request.send().await.expect("answers")
+}
+
+fn challenge(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get("www-authenticate")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+const METADATA: &str =
+    "resource_metadata=\"http://localhost/.well-known/oauth-protected-resource/mcp\"";
+
+#[tokio::test]
+async fn a_client_without_a_token_is_told_where_to_get_one() {
+    let issuer = authorization_server().await;
+    let h = gateway(&issuer).await;
+    let refused = initialize(&h.url, None).await;
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(challenge(&refused), format!("Bearer {METADATA}"));
+    let base = h.url.trim_end_matches("/mcp");
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let metadata: Json = reqwest::get(format!("{base}{path}"))
+            .await
+            .expect("answers")
+            .json()
+            .await
+            .expect("JSON");
+        assert_eq!(metadata["resource"], RESOURCE, "{path}");
+        assert_eq!(metadata["authorization_servers"], json!([issuer]));
+        assert_eq!(metadata["scopes_supported"], json!([SCOPE]));
+    }
+}
+
+#[tokio::test]
+async fn tokens_that_do_not_fit_are_refused_with_the_right_challenge() {
+    let issuer = authorization_server().await;
+    let h = gateway(&issuer).await;
+    let an_hour_ago = jiff::Timestamp::now().as_second() - 3600;
+    let invalid = [
+        (
+            "expired",
+            token(ISSUER_KEY, "issuer-1", &issuer, json!({"exp": an_hour_ago})),
+        ),
+        (
+            "another audience",
+            token(
+                ISSUER_KEY,
+                "issuer-1",
+                &issuer,
+                json!({"aud": "https://other.example/mcp"}),
+            ),
+        ),
+        (
+            "another issuer",
+            token(
+                ISSUER_KEY,
+                "issuer-1",
+                &issuer,
+                json!({"iss": "https://evil.example"}),
+            ),
+        ),
+        (
+            "a stranger's key",
+            token(STRANGER_KEY, "issuer-1", &issuer, json!({})),
+        ),
+        (
+            "a key the issuer does not list",
+            token(STRANGER_KEY, "stranger-1", &issuer, json!({})),
+        ),
+        (
+            "a reserved principal",
+            token(
+                ISSUER_KEY,
+                "issuer-1",
+                &issuer,
+                json!({"client_id": "anonymous"}),
+            ),
+        ),
+        ("a shared secret", {
+            let claims = json!({"iss": issuer, "aud": RESOURCE, "client_id": "x", "scope": SCOPE,
+                                "exp": jiff::Timestamp::now().as_second() + 300});
+            jsonwebtoken::encode(
+                &Header::new(Algorithm::HS256),
+                &claims,
+                &EncodingKey::from_secret(b"guess"),
+            )
+            .expect("signs")
+        }),
+        ("not a JWT", "opaque-0123456789".to_owned()),
+    ];
+    for (what, token) in invalid {
+        let refused = initialize(&h.url, Some(&token)).await;
+        assert_eq!(refused.status(), StatusCode::UNAUTHORIZED, "{what}");
+        assert_eq!(
+            challenge(&refused),
+            format!("Bearer error=\"invalid_token\", {METADATA}"),
+            "{what}"
+        );
+    }
+    let narrow = token(ISSUER_KEY, "issuer-1", &issuer, json!({"scope": "openid"}));
+    let refused = initialize(&h.url, Some(&narrow)).await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert_eq!(
+        challenge(&refused),
+        format!("Bearer error=\"insufficient_scope\", scope=\"{SCOPE}\", {METADATA}")
+    );
+    let log = h.log().all().join("\n");
+    assert!(!log.contains(&narrow), "a token never reaches the log");
+}
+
+#[tokio::test]
+async fn a_good_token_names_the_principal_its_asks_are_for_and_static_tokens_still_work() {
+    let issuer = authorization_server().await;
+    let h = gateway(&issuer).await;
+    let good = token(ISSUER_KEY, "issuer-1", &issuer, json!({}));
+    let person = Person::with_forms();
+    let client = connect(&h.url, &good, &person).await;
+    let tools = client.list_all_tools().await.expect("lists tools");
+    assert!(tools.iter().any(|t| t.name == "write_note"), "{tools:?}");
+    // An ask of this client's waits for the principal the token names.
+    let _ = client
+        .call_tool(askgate_testkit::mcp::call(
+            "write_note",
+            json!({"name": "n", "text": "t"}),
+        ))
+        .await;
+    let store = askgate_store::Store::open(h.store_url())
+        .await
+        .expect("opens");
+    let asks = store.pending(10, None).await.expect("lists").asks;
+    assert!(
+        asks.iter().any(|a| a.ask.principal == "ci-agent"),
+        "{:?}",
+        asks.iter().map(|a| &a.ask.principal).collect::<Vec<_>>()
+    );
+    let alice = initialize(&h.url, Some(ALICE)).await;
+    assert_eq!(alice.status(), StatusCode::OK, "a principal's static token");
+}
