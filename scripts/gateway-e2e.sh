@@ -50,6 +50,14 @@
 #               zero-config `askgate gateway -- node .../index.js stdio` (a
 #               store of its own; the call confirmed by the client's person,
 #               before the task exists), held against the direct run.
+# - oauth:      oauth_python.py, MCP authorization on `--listen`: npm
+#               `oidc-provider` (oauth_provider.mjs, a certified OpenID
+#               Provider) issues client-credentials JWT access tokens on
+#               loopback; the Python SDK's ClientCredentialsOAuthProvider
+#               finds it from askgate's 401 (Protected Resource Metadata),
+#               gets a token and calls tools as its principal; tokens for
+#               another audience, without the scope, or expired are
+#               refused with the right challenge.
 #
 # Every suite's CLI answers come from the config's person, their token in
 # ASKGATE_TOKEN for the CLI only: the clients take it out of the environment
@@ -75,6 +83,7 @@ PY_MCP=2.3.0
 TS_SDK=1.32.2
 SERVER_EVERYTHING=2026.8.31
 SERVER_FILESYSTEM=2026.8.31
+OIDC_PROVIDER=9.13.3
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -123,6 +132,15 @@ if [ ! -f "$node_stamp" ]; then
         "@modelcontextprotocol/server-everything@$SERVER_EVERYTHING" \
         "@modelcontextprotocol/server-filesystem@$SERVER_FILESYSTEM"
     touch "$node_stamp"
+fi
+# The authorization server of the oauth suite, in a prefix of its own.
+oidc_prefix="$out/oidc"
+if [ ! -f "$oidc_prefix/.askgate-oidc-provider-$OIDC_PROVIDER" ]; then
+    echo "gateway-e2e: installing oidc-provider@$OIDC_PROVIDER into $oidc_prefix" >&2
+    rm -rf "$oidc_prefix"
+    mkdir -p "$oidc_prefix"
+    npm install --prefix "$oidc_prefix" --save-exact --no-audit --no-fund --silent "oidc-provider@$OIDC_PROVIDER"
+    touch "$oidc_prefix/.askgate-oidc-provider-$OIDC_PROVIDER"
 fi
 everything="$node_prefix/node_modules/.bin/mcp-server-everything"
 filesystem="$node_prefix/node_modules/.bin/mcp-server-filesystem"
@@ -287,6 +305,10 @@ tasks() {
         --out "$gateway.json" --log "$gateway.log" -- "$askgate" gateway -- node "$everything_js" stdio
 }
 suite tasks-typescript tasks
+
+suite oauth "$venv/bin/python" interop/gateway/oauth_python.py --askgate "$askgate" --example "$example" \
+    --provider interop/gateway/oauth_provider.mjs --modules "$oidc_prefix/node_modules" \
+    --dir "$scratch/oauth" --logs "$logs"
 
 finished=$(date +%s)
 echo "gateway-e2e: install $((installed - started))s, build $((built - installed))s, run $((finished - built))s (logs in $logs)" >&2

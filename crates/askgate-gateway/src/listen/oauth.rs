@@ -38,8 +38,9 @@ const KEYS_FRESH: Duration = Duration::from_secs(10 * 60);
 /// again: a stream of forged key ids does not become a stream of fetches.
 const REFETCH_AFTER: Duration = Duration::from_secs(30);
 
-/// How far a token's times may be off askgate's clock.
-const LEEWAY_SECS: u64 = 30;
+/// How far a token's times may be off askgate's clock (issuers and
+/// resource servers keep time by NTP; a token is short-lived).
+const LEEWAY_SECS: u64 = 10;
 
 /// The resource server: its settings, and the issuer's keys as last
 /// fetched.
