@@ -29,6 +29,9 @@ mod sessions;
 /// An upstream's ask outside any call, and an intake.
 mod later;
 
+/// Who approves what, where an agent acts for a person.
+mod approvals;
+
 /// MCP authorization: OAuth access tokens from a local authorization
 /// server.
 mod oauth;

@@ -1,0 +1,66 @@
+//! `[[approvals]]` over `--listen`, where an agent acts for a person
+//! (`[[principals]] acts_for`): that agent's client's answer counts as its
+//! person's, and the call waits for the rest of the quorum in the inbox.
+
+use askgate_store::{AskStatus, Store};
+use askgate_testkit::gateway::Setup;
+use askgate_testkit::person::accept;
+use askgate_testkit::{Manner, Person, binaries};
+use rmcp::model::CallToolRequestParams;
+use serde_json::json;
+
+use super::{ALICE, connect};
+
+const AL: &str = "al-token-0123456789abcdef";
+const BO: &str = "bo-token-0123456789abcdef";
+
+#[tokio::test]
+async fn an_agents_client_answers_as_its_person_and_the_quorum_waits_for_the_second() {
+    let gateway = Setup::new(binaries!())
+        .config("")
+        .tables(&format!(
+            "[[principals]]\nname = \"alice\"\ntoken = {ALICE:?}\nacts_for = [\"al\"]\n\n\
+             [[people]]\nname = \"al\"\ntoken = {AL:?}\nanswers_for = [\"*\"]\ngroups = [\"sre\"]\n\n\
+             [[people]]\nname = \"bo\"\ntoken = {BO:?}\nanswers_for = [\"*\"]\ngroups = [\"sre\"]\n\n\
+             [[approvals]]\ntool = \"write_note\"\nquorum = {{ of = \"sre\", need = 2 }}\n\
+             not_requester = false\n\n[inbox]\nlisten = \"127.0.0.1:0\"\n"
+        ))
+        .logging("askgate_mcp=info")
+        .listen()
+        .await;
+    let person = Person::with_forms()
+        .named("al-client")
+        .in_manner(Manner::Person)
+        .otherwise(accept(json!({"confirm": true})));
+    let alice = connect(&gateway.url, ALICE, &person).await;
+    let mut params = CallToolRequestParams::new("write_note");
+    params.arguments = json!({"name": "plan", "text": "ship"}).as_object().cloned();
+    let first = alice.call_tool(params.clone()).await.expect("a result");
+    assert_eq!(first.is_error, Some(true), "one of two: {first:?}");
+    assert_eq!(person.messages().len(), 1, "Al's client was asked, as Al");
+    let store = Store::open(gateway.store_url()).await.expect("opens");
+    let ask = store
+        .pending(10, None)
+        .await
+        .expect("pending")
+        .asks
+        .remove(0);
+    let answers = store.answers(&ask.ask.id).await.expect("reads");
+    let who: Vec<(&str, &str)> = answers
+        .iter()
+        .map(|a| (a.answer.person.as_str(), a.answer.via.as_str()))
+        .collect();
+    assert_eq!(who, [("al", "mcp")]);
+
+    let bo = gateway.as_person(
+        BO,
+        &["answer", &ask.ask.id, "--content", r#"{"confirm": true}"#],
+    );
+    assert!(bo.status.success(), "{bo:?}");
+    let row = store.ask(&ask.ask.id).await.expect("reads").expect("there");
+    assert_eq!(row.status, AskStatus::Answered);
+    assert_eq!(row.answered_by.as_deref(), Some("al, bo"));
+    let second = alice.call_tool(params).await.expect("a result");
+    assert_ne!(second.is_error, Some(true), "{second:?}");
+    assert_eq!(person.messages().len(), 1, "not asked again");
+}
