@@ -16,6 +16,7 @@
 //! wait ends on the news it waits for, and fails the test — naming what
 //! it waited for — if that news does not come within [`wait::PATIENCE`].
 
+pub mod approvals;
 pub mod clock;
 pub mod gateway;
 #[cfg(feature = "in-process")]

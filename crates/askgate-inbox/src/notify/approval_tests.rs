@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use askgate_core::approval::{Approval, Asked, Directory};
 use askgate_core::{Risk, Surface};
 use askgate_mcp::stored::{self, Act};
 use askgate_store::NewAsk;
@@ -22,20 +21,13 @@ fn governed(id: &str) -> NewAsk {
 /// [`confirmation`], decided by `rule` over Ana, Bo and Cy (SRE) and Di
 /// (on call).
 fn governed_by(id: &str, rule: Json) -> NewAsk {
-    let team = Directory::new([
-        ("ana", vec!["sre"]),
-        ("bo", vec!["sre"]),
-        ("cy", vec!["sre"]),
-        ("di", vec!["oncall"]),
-    ])
-    .expect("a team");
-    let rule: Approval = serde_json::from_value(rule).expect("a rule");
-    let asked = Asked {
-        risk: Risk::HighWrite,
-        requester_people: &[],
-        escalated: false,
-    };
-    let panel = rule.panel("approvals[0]", &team, &asked);
+    let team: &[(&str, &[&str])] = &[
+        ("ana", &["sre"]),
+        ("bo", &["sre"]),
+        ("cy", &["sre"]),
+        ("di", &["oncall"]),
+    ];
+    let panel = askgate_testkit::approvals::panel(rule, team, Risk::HighWrite, &[]);
     NewAsk {
         panel: Some(serde_json::to_value(panel).expect("serializes")),
         ..confirmation(id)

@@ -3,9 +3,9 @@
 //! rest of the quorum; where it does not, the client is never asked.
 
 use askgate_core::Risk;
-use askgate_core::approval::{Approval, Asked, Directory};
 use askgate_mcp::approvals::{Approving, settle_as_person};
 use askgate_store::{AskStatus, Decision, Settlement};
+use askgate_testkit::approvals::TEAM;
 use askgate_testkit::person::{accept, decline};
 use serde_json::json;
 
@@ -14,23 +14,9 @@ use super::{Setup, form_client, last, pending, run};
 /// Two of Alice, Bob and Carol approve; the agent acts for `acts_for`,
 /// and its own people may answer (`not_requester = false`).
 pub(super) fn two_of_the_team(risk: Risk, acts_for: Vec<String>) -> Approving {
-    let team = Directory::new([
-        ("alice", vec!["team"]),
-        ("bob", vec!["team"]),
-        ("carol", vec!["team"]),
-    ])
-    .expect("a team");
-    let rule: Approval = serde_json::from_value(
-        json!({"quorum": {"of": "team", "need": 2}, "not_requester": false}),
-    )
-    .expect("a rule");
-    let asked = Asked {
-        risk,
-        requester_people: &acts_for,
-        escalated: false,
-    };
+    let rule = json!({"quorum": {"of": "team", "need": 2}, "not_requester": false});
     Approving {
-        panel: rule.panel("approvals[0]", &team, &asked),
+        panel: askgate_testkit::approvals::panel(rule, TEAM, risk, &acts_for),
         acts_for,
         expires: None,
     }

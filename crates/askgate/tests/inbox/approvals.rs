@@ -3,9 +3,9 @@
 //! approval leaves it waiting; the second settles it, naming both; a
 //! person the rule does not name is refused on the page, saying why.
 
-use askgate_core::approval::{Approval, Asked, Directory};
 use askgate_core::{Ask, Call, Risk, confirmation_form};
 use askgate_store::{AskStatus, NewAsk};
+use askgate_testkit::approvals::TEAM;
 use askgate_testkit::page::hidden;
 use jiff::Timestamp;
 use reqwest::StatusCode;
@@ -16,23 +16,9 @@ use super::{ALICE, CAROL, Server, asked_of, get, post_answer, row_of, sign_in, s
 /// A confirmation for alice's agent that two of alice, bob and carol
 /// approve (alice may: `not_requester = false`).
 async fn park_governed(server: &Server, id: &str) -> askgate_store::Store {
-    let team = Directory::new([
-        ("alice", vec!["team"]),
-        ("bob", vec!["team"]),
-        ("carol", vec!["team"]),
-    ])
-    .expect("a team");
-    let rule: Approval = serde_json::from_value(
-        json!({"quorum": {"of": "team", "need": 2}, "not_requester": false}),
-    )
-    .expect("a rule");
+    let rule = json!({"quorum": {"of": "team", "need": 2}, "not_requester": false});
     let alice = ["alice".to_owned()];
-    let asked = Asked {
-        risk: Risk::HighWrite,
-        requester_people: &alice,
-        escalated: false,
-    };
-    let panel = rule.panel("approvals[0]", &team, &asked);
+    let panel = askgate_testkit::approvals::panel(rule, TEAM, Risk::HighWrite, &alice);
     let call = Call {
         server: "deployer",
         tool: "deploy",
