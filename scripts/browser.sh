@@ -20,6 +20,11 @@
 #                  MCP call completes (the note is written)
 # - link-reused:   the same link opened again is refused (410)
 # - sign-out, no-script-errors
+#
+# interop/browser/oidc.mjs then signs people in with an OpenID provider
+# (npm oidc-provider, oidc_provider.mjs, on 127.0.0.2): an outsider
+# refused, ana and bo through the provider's real sign-in, a quorum of two
+# of their group approving one call, the provider's redirect not reusable.
 # Screenshots go to target/browser/out/ (FAIL-NAME.png for a failed check).
 #
 # A check listed in interop/browser/expected-failures.txt (a known inbox
@@ -37,6 +42,7 @@ set -euo pipefail
 
 PLAYWRIGHT_CORE=1.65.1
 TS_SDK=1.32.2
+OIDC_PROVIDER=9.13.3
 CHROMIUM=/usr/bin/chromium
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -96,6 +102,16 @@ if [ ! -f "$node_stamp" ]; then
         "@modelcontextprotocol/sdk@$TS_SDK"
     touch "$node_stamp"
 fi
+# npm oidc-provider, for the OIDC checks: in a prefix of its own (it
+# pins its own dependencies), installed once per pin.
+oidc_prefix="$out/oidc"
+if [ ! -f "$oidc_prefix/.askgate-oidc-provider-$OIDC_PROVIDER" ]; then
+    echo "browser: installing oidc-provider@$OIDC_PROVIDER into $oidc_prefix" >&2
+    rm -rf "$oidc_prefix"
+    mkdir -p "$oidc_prefix"
+    npm install --prefix "$oidc_prefix" --save-exact --no-audit --no-fund --silent "oidc-provider@$OIDC_PROVIDER"
+    touch "$oidc_prefix/.askgate-oidc-provider-$OIDC_PROVIDER"
+fi
 installed=$(date +%s)
 
 cargo build --quiet -p askgate -p askgate-conformance --bins
@@ -110,6 +126,16 @@ node interop/browser/inbox.mjs \
     --upstream "$target/debug/askgate-example-upstream" \
     --chromium "$CHROMIUM" \
     --modules "$node_prefix/node_modules" \
+    --scratch "$scratch" \
+    --shots "$shots" \
+    --logs "$logs" || status=$?
+
+node interop/browser/oidc.mjs \
+    --askgate "$target/debug/askgate" \
+    --upstream "$target/debug/askgate-example-upstream" \
+    --chromium "$CHROMIUM" \
+    --modules "$node_prefix/node_modules" \
+    --oidc-modules "$oidc_prefix/node_modules" \
     --scratch "$scratch" \
     --shots "$shots" \
     --logs "$logs" || status=$?

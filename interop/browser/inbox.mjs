@@ -52,6 +52,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
+import { Failed, check, watchScripts, within } from './support.mjs';
+
 const EXPECTED_FAILURES = fileURLToPath(new URL('expected-failures.txt', import.meta.url));
 
 const { values: args } = parseArgs({
@@ -98,12 +100,6 @@ const CHROMIUM_ARGS = [
 /** How long a step may wait for the page or the gateway. */
 const WAIT_MS = 10_000;
 
-class Failed extends Error {}
-
-function check(condition, message) {
-    if (!condition) throw new Failed(message);
-}
-
 /** A promise with its resolve, to be settled from elsewhere. */
 function deferred() {
     let resolve;
@@ -113,14 +109,6 @@ function deferred() {
         reject = no;
     });
     return { promise, resolve, reject };
-}
-
-function within(promise, ms, what) {
-    let timer;
-    const timeout = new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Failed(`${what}: nothing within ${ms / 1000}s`)), ms);
-    });
-    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** `askgate asks show ID --json`: the ask as the store has it. */
@@ -188,15 +176,7 @@ writeFileSync(
 /** What went wrong in the pages' scripts: errors, CSP violations. */
 const scriptErrors = [];
 function watch(page, name) {
-    page.on('pageerror', error => scriptErrors.push(`${name}: ${error.message}`));
-    page.on('console', message => {
-        if (message.type() !== 'error') return;
-        const text = message.text();
-        // A 4xx page (422, 403, 410) is logged by Chromium as a failed load: expected here.
-        if (/^Failed to load resource: the server responded with a status of 4\d\d/.test(text)) return;
-        scriptErrors.push(`${name}: ${text}`);
-    });
-    return page;
+    return watchScripts(page, name, scriptErrors);
 }
 
 /** Click the form's `action` button: the status the post was answered

@@ -50,6 +50,7 @@ pub struct Directory {
     people: BTreeMap<String, BTreeSet<String>>,
     /// Each group's people, by the group's name.
     groups: BTreeMap<String, BTreeSet<String>>,
+    signed_in: BTreeSet<String>,
 }
 
 impl Directory {
@@ -103,6 +104,34 @@ impl Directory {
         Ok(directory)
     }
 
+    /// Add groups whose members are whoever sign-in says belongs to them
+    /// (the groups claim of an OpenID provider's id token): a rule may name
+    /// them though no person of the directory is in them, and a person
+    /// signed in with one of them may answer what the rule lets that group
+    /// answer.
+    ///
+    /// # Errors
+    /// [`PolicyError::Ambiguous`] when one has a person's name.
+    pub fn with_signed_in_groups<G: Into<String>>(
+        mut self,
+        groups: impl IntoIterator<Item = G>,
+    ) -> Result<Directory, PolicyError> {
+        for group in groups {
+            let group = group.into();
+            if self.people.contains_key(&group) {
+                return Err(PolicyError::Ambiguous { name: group });
+            }
+            self.signed_in.insert(group);
+        }
+        Ok(self)
+    }
+
+    /// Whether sign-in says who is in `group` (see
+    /// [`Directory::with_signed_in_groups`]).
+    pub fn is_signed_in_group(&self, group: &str) -> bool {
+        self.signed_in.contains(group)
+    }
+
     /// Whether `name` is a person here.
     pub fn is_person(&self, name: &str) -> bool {
         self.people.contains_key(name)
@@ -121,7 +150,7 @@ impl Directory {
         if let Some((person, _)) = self.people.get_key_value(name) {
             return Ok(BTreeSet::from([person.as_str()]));
         }
-        if self.groups.contains_key(name) {
+        if self.groups.contains_key(name) || self.signed_in.contains(name) {
             return Ok(self.members(name).collect());
         }
         Err(PolicyError::Unknown {
@@ -129,6 +158,11 @@ impl Directory {
             known: self
                 .groups
                 .keys()
+                .chain(
+                    self.signed_in
+                        .iter()
+                        .filter(|g| !self.groups.contains_key(*g)),
+                )
                 .chain(self.people.keys())
                 .cloned()
                 .collect(),
@@ -354,7 +388,8 @@ impl Approval {
             Approvers::Quorum { need: 0, .. } => return Err(PolicyError::ZeroQuorum),
             Approvers::Quorum { of, need } => {
                 let have = directory.resolve(of)?.len();
-                if usize::from(*need) > have {
+                // Who is in a signed-in group is known only as they sign in.
+                if usize::from(*need) > have && !directory.is_signed_in_group(of) {
                     return Err(PolicyError::QuorumTooLarge {
                         of: of.clone(),
                         need: *need,
@@ -469,6 +504,19 @@ impl Approval {
             .collect()
     }
 
+    /// The groups the rule names whose members sign-in says.
+    fn signed_in_groups(&self, directory: &Directory) -> BTreeSet<String> {
+        let names: Vec<&String> = match &self.approvers {
+            Approvers::AnyOf(names) => names.iter().collect(),
+            Approvers::Quorum { of, .. } => vec![of],
+        };
+        names
+            .into_iter()
+            .filter(|name| directory.is_signed_in_group(name))
+            .cloned()
+            .collect()
+    }
+
     /// Who may answer, as the rule says it.
     fn describe(&self) -> String {
         match &self.approvers {
@@ -478,5 +526,7 @@ impl Approval {
     }
 }
 
+#[cfg(test)]
+mod signed_in_tests;
 #[cfg(test)]
 mod tests;

@@ -120,9 +120,12 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
             let people =
                 askgate_inbox::people(config.inbox.token.as_deref(), &config.people, &key_file)?;
             let base = base.as_deref().unwrap_or(DEFAULT_INBOX_BASE);
-            let page = askgate_inbox::Inbox::new(store.clone(), people, links, base)?
+            let mut page = askgate_inbox::Inbox::new(store.clone(), people, links, base)?
                 .with_clock(std::sync::Arc::clone(&clock))
                 .with_most_live_pages(config.limits.live_pages);
+            if let Some(oidc) = &config.inbox.oidc {
+                page = page.with_oidc(oidc.clone());
+            }
             Some(InboxPage { page, listener })
         }
         None => None,

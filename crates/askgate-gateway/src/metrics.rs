@@ -453,6 +453,7 @@ mod tests {
                 accepted,
                 reply: json!({}),
                 via: "web".into(),
+                groups: Vec::new(),
             };
             store
                 .answer_as("ask_m1", &answer, at, |_, _| Count::Wait)

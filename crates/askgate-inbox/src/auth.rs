@@ -43,6 +43,10 @@ pub struct Person {
     pub answers_for: Vec<String>,
     /// Sees and answers every ask, and may scrape `/metrics`.
     pub operator: bool,
+    /// The groups their sign-in put them in (an OpenID provider's groups
+    /// claim, those of `[inbox.oidc] groups`); empty for a token's person,
+    /// whose groups are the config's.
+    pub groups: Vec<String>,
 }
 
 /// Whose asks a person's listing holds.
@@ -61,6 +65,7 @@ impl Person {
             name: name.to_owned(),
             answers_for: Vec::new(),
             operator: true,
+            groups: Vec::new(),
         }
     }
 
@@ -313,6 +318,7 @@ mod tests {
             name: name.into(),
             answers_for: principals.iter().map(|p| (*p).to_owned()).collect(),
             operator: false,
+            groups: Vec::new(),
         }
     }
 

@@ -37,9 +37,11 @@ mod error;
 mod events;
 pub mod expiry;
 mod fields;
+pub mod issuer;
 mod link;
 mod listed;
 pub mod notify;
+mod oidc;
 mod operator;
 mod pages;
 pub mod rejection;
@@ -62,6 +64,7 @@ use askgate_store::Store;
 
 pub use auth::{People, Person, Session};
 pub use error::{Error, Misuse, TokenFile};
+pub use oidc::OidcSettings;
 pub use session::Operator;
 
 /// The inbox: what every request of its page shares.
@@ -85,6 +88,8 @@ struct Inner {
     secure: bool,
     /// The live pages open, and their one look at the store.
     events: events::Hub,
+    /// Sign-in with an OpenID provider, when configured.
+    oidc: std::sync::OnceLock<oidc::SignIn>,
 }
 
 impl Inbox {
@@ -122,6 +127,7 @@ impl Inbox {
                 origin: url.origin().ascii_serialization(),
                 secure,
                 events: events::Hub::default(),
+                oidc: std::sync::OnceLock::new(),
             }),
             clock: Arc::new(askgate_mcp::SystemClock),
         })
@@ -135,6 +141,23 @@ impl Inbox {
     pub fn with_clock(mut self, clock: Arc<dyn askgate_mcp::Clock>) -> Inbox {
         self.clock = clock;
         self
+    }
+
+    /// People sign in with the OpenID provider `settings` name, besides
+    /// their tokens (see `oidc.rs`). Set once: a second call changes
+    /// nothing.
+    #[must_use]
+    pub fn with_oidc(self, settings: OidcSettings) -> Inbox {
+        let _ = self.inner.oidc.set(oidc::SignIn::new(settings));
+        self
+    }
+
+    /// What the sign-in page offers.
+    pub(crate) fn sign_in_page(&self) -> pages::SignInPage {
+        pages::SignInPage {
+            secure: self.inner.secure,
+            oidc: self.inner.oidc.get().is_some(),
+        }
     }
 
     /// Serve at most `most` live pages (`/events` streams) at once
@@ -308,6 +331,7 @@ fn people_with(
                 name: person.name.clone(),
                 answers_for: person.answers_for.clone(),
                 operator: person.operator,
+                groups: Vec::new(),
             },
         );
     }

@@ -71,6 +71,7 @@ fn start_for(inbox: &Inbox, row: &AskRow) -> Result<Response, ()> {
         name: format!("link:{}", row.ask.principal),
         answers_for: vec![row.ask.principal.clone()],
         operator: false,
+        groups: Vec::new(),
     };
     let id = &row.ask.id;
     let session = inbox

@@ -50,7 +50,7 @@ pub(crate) fn layout(title: &str, session: Option<&Session>, body: Markup) -> Ma
 }
 
 /// The sign-in page.
-pub(crate) fn login(csrf: &str, next: &str, problem: Option<&str>) -> Markup {
+pub(crate) fn login(csrf: &str, next: &str, problem: Option<&str>, oidc: bool) -> Markup {
     layout(
         "Sign in",
         None,
@@ -58,6 +58,14 @@ pub(crate) fn login(csrf: &str, next: &str, problem: Option<&str>) -> Markup {
             h1 { "Sign in" }
             p { "Paste your inbox token: the operator's (in the file askgate named when it first started, or set in the config), or your own, from the config's [[people]]. An agent's token does not sign in." }
             @if let Some(problem) = problem { p.error.banner role="alert" { (problem) } }
+            @if oidc {
+                p.provider {
+                    a.button href=(format!("/login/oidc?next={}", url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>())) {
+                        "Sign in with your organization's account"
+                    }
+                }
+                p { "Or with a token:" }
+            }
             form method="post" action="/login" {
                 input type="hidden" name="csrf" value=(csrf);
                 input type="hidden" name="next" value=(next);
@@ -69,11 +77,19 @@ pub(crate) fn login(csrf: &str, next: &str, problem: Option<&str>) -> Markup {
     )
 }
 
+/// What the sign-in page offers: the inbox is served over https (its
+/// cookies are `Secure`), and people may sign in with an OpenID provider.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SignInPage {
+    pub(crate) secure: bool,
+    pub(crate) oidc: bool,
+}
+
 /// The sign-in page as a response: with `status`, a fresh CSRF token (and
 /// its cookie, `Secure` when `secure`), coming back to `next`, and why the
 /// last try was refused, if it was.
 pub(crate) fn sign_in_form(
-    secure: bool,
+    page: SignInPage,
     status: StatusCode,
     next: &str,
     problem: Option<&str>,
@@ -85,11 +101,11 @@ pub(crate) fn sign_in_form(
         )
             .into_response();
     };
-    let cookie = auth::set_cookie(LOGIN_COOKIE, &csrf, secure, Some(600));
+    let cookie = auth::set_cookie(LOGIN_COOKIE, &csrf, page.secure, Some(600));
     (
         status,
         [(header::SET_COOKIE, cookie)],
-        login(&csrf, next, problem),
+        login(&csrf, next, problem, page.oidc),
     )
         .into_response()
 }
@@ -304,6 +320,15 @@ pub(crate) fn form_ask(
         .open_fields()
         .filter_map(|id| ask.form().fields.iter().find(|f| f.id == id))
         .collect();
+    // A person answers a rule's ask once: theirs is counted, the form is
+    // for the others.
+    let mine = standing.and_then(|standing| {
+        standing
+            .answers
+            .iter()
+            .find(|(person, _)| *person == session.person.name)
+            .map(|(_, approved)| *approved)
+    });
     layout(
         &title_of(row),
         Some(session),
@@ -313,12 +338,16 @@ pub(crate) fn form_ask(
             @for line in ask.form().message.lines().skip(1) { p.message { (line) } }
             (answering.banner())
             @if let Some(standing) = standing { (crate::approvals::section(standing)) }
-            form.answer method="post" action=(format!("/asks/{}", row.ask.id)) novalidate {
-                input type="hidden" name="csrf" value=(session.csrf);
-                @for field in &open { (fields::field(field, answering.posted, answering.error_of(&field.id))) }
-                div.actions {
-                    button type="submit" name="action" value="accept" { "Accept" }
-                    button type="submit" name="action" value="decline" formnovalidate { "Decline" }
+            @if let Some(approved) = mine {
+                p.yours { "You " (if approved { "approved" } else { "declined" }) " this ask; your answer is counted. It waits for the others." }
+            } @else {
+                form.answer method="post" action=(format!("/asks/{}", row.ask.id)) novalidate {
+                    input type="hidden" name="csrf" value=(session.csrf);
+                    @for field in &open { (fields::field(field, answering.posted, answering.error_of(&field.id))) }
+                    div.actions {
+                        button type="submit" name="action" value="accept" { "Accept" }
+                        button type="submit" name="action" value="decline" formnovalidate { "Decline" }
+                    }
                 }
             }
             (zones())

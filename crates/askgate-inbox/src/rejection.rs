@@ -126,7 +126,7 @@ impl IntoResponse for PostRejection {
 pub struct SignInRejection {
     problem: SignInProblem,
     next: String,
-    secure: bool,
+    page: pages::SignInPage,
 }
 
 #[derive(Debug, Clone)]
@@ -138,27 +138,27 @@ enum SignInProblem {
 }
 
 impl SignInRejection {
-    pub(crate) fn cross_origin(problem: CrossOrigin, next: &str, secure: bool) -> Self {
-        Self::new(SignInProblem::Origin(problem), next, secure)
+    pub(crate) fn cross_origin(problem: CrossOrigin, next: &str, page: pages::SignInPage) -> Self {
+        Self::new(SignInProblem::Origin(problem), next, page)
     }
 
-    pub(crate) fn csrf(next: &str, secure: bool) -> Self {
-        Self::new(SignInProblem::Csrf, next, secure)
+    pub(crate) fn csrf(next: &str, page: pages::SignInPage) -> Self {
+        Self::new(SignInProblem::Csrf, next, page)
     }
 
-    pub(crate) fn unknown_token(next: &str, secure: bool) -> Self {
-        Self::new(SignInProblem::UnknownToken, next, secure)
+    pub(crate) fn unknown_token(next: &str, page: pages::SignInPage) -> Self {
+        Self::new(SignInProblem::UnknownToken, next, page)
     }
 
-    pub(crate) fn no_randomness(next: &str, secure: bool) -> Self {
-        Self::new(SignInProblem::NoRandomness, next, secure)
+    pub(crate) fn no_randomness(next: &str, page: pages::SignInPage) -> Self {
+        Self::new(SignInProblem::NoRandomness, next, page)
     }
 
-    fn new(problem: SignInProblem, next: &str, secure: bool) -> Self {
+    fn new(problem: SignInProblem, next: &str, page: pages::SignInPage) -> Self {
         SignInRejection {
             problem,
             next: next.to_owned(),
-            secure,
+            page,
         }
     }
 
@@ -191,7 +191,7 @@ impl SignInRejection {
 impl IntoResponse for SignInRejection {
     fn into_response(self) -> Response {
         let problem = self.body_text();
-        pages::sign_in_form(self.secure, self.status(), &self.next, Some(&problem))
+        pages::sign_in_form(self.page, self.status(), &self.next, Some(&problem))
     }
 }
 

@@ -25,6 +25,8 @@ pub(super) fn router(inbox: Inbox) -> Router {
     Router::new()
         .route("/", get(list))
         .route("/login", get(signin::page).post(signin::post))
+        .route("/login/oidc", get(super::oidc::start))
+        .route(super::oidc::CALLBACK, get(super::oidc::callback))
         .route("/logout", axum::routing::post(signin::sign_out))
         .route("/asks/{id}", get(ask_page).post(answer))
         .route("/events", get(super::events::stream))
@@ -256,9 +258,10 @@ async fn apply(
         Ok(settlement) => settlement,
         Err(reasons) => return Err(again(inbox, session, &row, posted, &reasons).await),
     };
-    let person = &session.person.name;
+    let (person, groups) = (&session.person.name, &session.person.groups);
     let now = inbox.now();
-    match askgate_mcp::approvals::settle_as_person(inbox.store(), &row, &settlement, person, now)
+    let store = inbox.store();
+    match askgate_mcp::approvals::settle_as_person(store, &row, &settlement, person, groups, now)
         .await
     {
         Ok(settled) => {

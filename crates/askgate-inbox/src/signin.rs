@@ -21,7 +21,7 @@ pub(crate) struct Next {
 /// `/` and holds printable ASCII only, no `\`: browsers drop tabs and
 /// line breaks from a URL and read `\` as `/`, so `/<tab>/evil.example`
 /// would lead to another host.
-fn safe_next(next: Option<&str>) -> String {
+pub(crate) fn safe_next(next: Option<&str>) -> String {
     let printable = |c: char| c.is_ascii_graphic() && c != '\\';
     match next {
         Some(next)
@@ -36,7 +36,7 @@ fn safe_next(next: Option<&str>) -> String {
 /// `GET /login`: the sign-in form.
 pub(crate) async fn page(State(inbox): State<Inbox>, Query(next): Query<Next>) -> Response {
     pages::sign_in_form(
-        inbox.inner.secure,
+        inbox.sign_in_page(),
         StatusCode::OK,
         &safe_next(next.next.as_deref()),
         None,
@@ -63,12 +63,13 @@ pub(crate) async fn post(
 ) -> Result<Response, SignInRejection> {
     let next = safe_next(form.next.as_deref());
     let secure = inbox.inner.secure;
+    let page = inbox.sign_in_page();
     if let Some(problem) = auth::origin_problem(&headers, &inbox.inner.origin) {
-        return Err(SignInRejection::cross_origin(problem, &next, secure));
+        return Err(SignInRejection::cross_origin(problem, &next, page));
     }
     let expected = auth::cookie(&headers, LOGIN_COOKIE);
     if !auth::login_csrf_ok(expected.as_deref(), form.csrf.as_deref()) {
-        return Err(SignInRejection::csrf(&next, secure));
+        return Err(SignInRejection::csrf(&next, page));
     }
     let Some(person) = form
         .token
@@ -77,11 +78,11 @@ pub(crate) async fn post(
         .cloned()
     else {
         tracing::warn!("inbox: a sign-in with an unknown token was refused");
-        return Err(SignInRejection::unknown_token(&next, secure));
+        return Err(SignInRejection::unknown_token(&next, page));
     };
     let name = person.name.clone();
     let Ok(id) = inbox.inner.sessions.start(person, None) else {
-        return Err(SignInRejection::no_randomness(&next, secure));
+        return Err(SignInRejection::no_randomness(&next, page));
     };
     tracing::info!(person = %name, "inbox: signed in");
     let session = auth::set_cookie(SESSION_COOKIE, &id, secure, None);

@@ -169,6 +169,7 @@ fn answering_for(name: &str, principals: &[&str]) -> Person {
         name: name.to_owned(),
         answers_for: principals.iter().map(|p| (*p).to_owned()).collect(),
         operator: false,
+        groups: Vec::new(),
     }
 }
 

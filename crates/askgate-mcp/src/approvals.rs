@@ -106,7 +106,9 @@ pub fn needed_after(
     }
 }
 
-/// Apply `settlement`, `person`'s answer to `row`, at `now`: the ask
+/// Apply `settlement`, `person`'s answer to `row`, at `now` — their
+/// sign-in having put them in `groups` (an OpenID provider's groups claim;
+/// none for a person of the config): the ask
 /// settled by it (first answer wins) when no panel decides it; else the
 /// person's answer recorded, and the ask settled when its panel says so.
 /// The ask as it stands afterwards, pending while the panel waits on
@@ -121,6 +123,7 @@ pub async fn settle_as_person(
     row: &AskRow,
     settlement: &Settlement,
     person: &str,
+    groups: &[String],
     now: Timestamp,
 ) -> Result<AskRow, SettleError> {
     let id = &row.ask.id;
@@ -132,6 +135,7 @@ pub async fn settle_as_person(
         accepted: accepts(settlement),
         reply: settlement.reply.clone(),
         via: settlement.answered_via.clone(),
+        groups: groups.to_vec(),
     };
     let counted: Counted = store.answer_as(id, &answer, now, count_at(now)).await?;
     let entry = answer_entry(&counted, &answer, now);
@@ -193,7 +197,8 @@ pub fn count_at(now: Timestamp) -> impl FnOnce(&AskRow, &[RecordedAnswer]) -> Co
         let Some(newest) = answers.last() else {
             return Count::Wait;
         };
-        if let Err(why) = panel.eligible(&newest.answer.person, escalated) {
+        let (person, groups) = (&newest.answer.person, &newest.answer.groups);
+        if let Err(why) = panel.eligible_in(person, groups, escalated) {
             return Count::Refuse(why.to_string());
         }
         let (status, by) = match panel.tally(&counted(answers), escalated) {
@@ -238,6 +243,7 @@ fn counted(answers: &[RecordedAnswer]) -> Vec<Answer> {
         .map(|a| Answer {
             person: a.answer.person.clone(),
             accepted: a.answer.accepted,
+            groups: a.answer.groups.clone(),
         })
         .collect()
 }
@@ -310,6 +316,11 @@ pub async fn standing(
                 .yet_to_answer(&counted, escalated)
                 .into_iter()
                 .map(str::to_owned)
+                .chain(
+                    panel
+                        .signed_in(escalated)
+                        .map(|group| format!("anyone signed in as {group}")),
+                )
                 .collect(),
         ),
         _ => (None, Vec::new()),

@@ -7,7 +7,7 @@ use crate::backend::{Pool, Store, with_pool};
 use crate::error::Error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 14;
+pub const SCHEMA_VERSION: i64 = 15;
 
 /// The SQL of a PostgreSQL trigger function `$function` that notifies the
 /// channel `$channel` with the ask's id.
@@ -47,6 +47,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     (12, V12_WAITING, "", ""),
     (13, V13_LOOKED_UP_ONLY, "", ""),
     (14, V14_PANELS, "", V14_POSTGRES_PANEL),
+    (15, "", "", V15_POSTGRES_ANSWER_GROUPS),
 ];
 
 /// An ask a panel decides (a team's approval rule: a quorum, who may
@@ -84,9 +85,20 @@ CREATE TRIGGER ask_answered AFTER INSERT ON ask_answers FOR EACH ROW
     EXECUTE FUNCTION askgate_announce_answered();
 ";
 
+/// A person's answer keeps the groups their sign-in gave them (an OpenID
+/// provider's groups claim), as a JSON array: what made them eligible, for
+/// every later count and for the record. On SQLite the column is added by
+/// [`SQLITE_COLUMNS`].
+const V15_POSTGRES_ANSWER_GROUPS: &str = "
+ALTER TABLE ask_answers ADD COLUMN IF NOT EXISTS groups TEXT;
+";
+
 /// Columns a migration adds on SQLite, each only when missing: its
 /// version, the table, the column and its type.
-const SQLITE_COLUMNS: &[(i64, &str, &str, &str)] = &[(14, "asks", "panel", "TEXT")];
+const SQLITE_COLUMNS: &[(i64, &str, &str, &str)] = &[
+    (14, "asks", "panel", "TEXT"),
+    (15, "ask_answers", "groups", "TEXT"),
+];
 
 /// Each call's record and each decision's audit entry is written into the
 /// indexes that find it again, and only those: most calls are reads that

@@ -21,6 +21,7 @@ pub mod clock;
 pub mod gateway;
 #[cfg(feature = "in-process")]
 pub mod in_process;
+pub mod issuer;
 pub mod mcp;
 pub mod own_postgres;
 pub mod page;

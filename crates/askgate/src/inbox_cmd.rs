@@ -81,9 +81,12 @@ async fn serve_alone(args: InboxArgs) -> Result<(), Failure> {
         .unwrap_or_else(|| format!("http://{bound}/"));
     let people = askgate_inbox::people(config.inbox.token.as_deref(), &config.people, &key_file)
         .map_err(Failure::stopped)?;
-    let inbox = Inbox::new(store, people, keys.links(), &base)
+    let mut inbox = Inbox::new(store, people, keys.links(), &base)
         .map_err(Failure::stopped)?
         .with_most_live_pages(config.limits.live_pages);
+    if let Some(oidc) = &config.inbox.oidc {
+        inbox = inbox.with_oidc(oidc.clone());
+    }
     askgate_inbox::say::say(&format!(
         "askgate inbox: serving {base} over {store_url_shown}",
         store_url_shown = inbox.store().name()

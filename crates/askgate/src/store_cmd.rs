@@ -453,7 +453,7 @@ async fn settle_as(
         }
     };
     let now = Timestamp::now();
-    match askgate_mcp::approvals::settle_as_person(store, &row, &settlement, &person.name, now)
+    match askgate_mcp::approvals::settle_as_person(store, &row, &settlement, &person.name, &[], now)
         .await
     {
         Ok(row) if json => print_json(&row).map(|()| DONE),

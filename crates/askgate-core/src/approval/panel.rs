@@ -45,6 +45,11 @@ pub struct Panel {
     pub block: u16,
     /// The people who may answer from the start.
     pub approvers: BTreeSet<String>,
+    /// The groups that may answer from the start whose members sign-in
+    /// says (see [`Directory::with_signed_in_groups`]): a person whose
+    /// sign-in puts them in one of them may answer too.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub groups: BTreeSet<String>,
     /// Who else may answer once the ask has waited long enough.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalation: Option<PanelEscalation>,
@@ -65,6 +70,9 @@ pub struct PanelEscalation {
     pub to: String,
     /// Their people.
     pub people: BTreeSet<String>,
+    /// The group escalated to, when sign-in says who is in it.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub groups: BTreeSet<String>,
 }
 
 impl Approval {
@@ -89,10 +97,15 @@ impl Approval {
             need: self.need(),
             block: self.declines_to_block(),
             approvers: owned(self.approvers(directory)),
+            groups: self.signed_in_groups(directory),
             escalation: self.escalate.as_ref().map(|escalation| PanelEscalation {
                 after: escalation.after,
                 to: escalation.to.clone(),
                 people: owned(directory.resolve(&escalation.to).unwrap_or_default()),
+                groups: Some(escalation.to.clone())
+                    .filter(|to| directory.is_signed_in_group(to))
+                    .into_iter()
+                    .collect(),
             }),
             kept_out,
             risk: asked.risk,
@@ -106,13 +119,30 @@ impl Panel {
     /// # Errors
     /// [`Ineligible`], naming what excludes them.
     pub fn eligible(&self, person: &str, escalated: bool) -> Result<(), Ineligible> {
+        self.eligible_in(person, &[], escalated)
+    }
+
+    /// Whether `person`, whose sign-in puts them in `groups`, may answer,
+    /// the ask `escalated` or not.
+    ///
+    /// # Errors
+    /// [`Ineligible`], naming what excludes them.
+    pub fn eligible_in(
+        &self,
+        person: &str,
+        groups: &[String],
+        escalated: bool,
+    ) -> Result<(), Ineligible> {
         if self.kept_out.contains(person) {
             return Err(Ineligible::Requester {
                 person: person.to_owned(),
                 risk: self.risk,
             });
         }
-        if self.approvers.contains(person) || self.escalated_to(escalated).any(|p| p == person) {
+        if self.approvers.contains(person)
+            || self.escalated_to(escalated).any(|p| p == person)
+            || self.signed_in(escalated).any(|g| groups.contains(g))
+        {
             return Ok(());
         }
         Err(Ineligible::NotAnApprover {
@@ -170,10 +200,14 @@ impl Panel {
     pub fn tally(&self, answers: &[Answer], escalated: bool) -> Progress {
         let (need, block) = (self.need, self.block);
         let eligible = self.people(escalated);
+        // Who is in a signed-in group is known only as they sign in: an
+        // ask they may answer is never given up as out of reach.
+        let open = self.signed_in(escalated).next().is_some();
         let mut heard = BTreeSet::new();
         let (mut accepted, mut declined) = (Vec::new(), Vec::new());
-        let reachable =
-            |declined: &Vec<String>| eligible.len() - declined.len() >= usize::from(need);
+        let reachable = |declined: &Vec<String>| {
+            open || eligible.len().saturating_sub(declined.len()) >= usize::from(need)
+        };
         if !reachable(&declined) {
             return Progress::Unreachable {
                 declined_by: declined,
@@ -181,7 +215,8 @@ impl Panel {
         }
         for answer in answers {
             let person = answer.person.as_str();
-            if !eligible.contains(person) || !heard.insert(person) {
+            let counts = self.eligible_in(person, &answer.groups, escalated).is_ok();
+            if !counts || !heard.insert(person) {
                 continue;
             }
             if answer.accepted {
@@ -216,6 +251,18 @@ impl Panel {
             .map(String::as_str)
             .filter(|person| !self.kept_out.contains(*person))
             .collect()
+    }
+
+    /// The groups whose members sign-in says that may answer, and once
+    /// `escalated` the one escalated to: see
+    /// [`Directory::with_signed_in_groups`].
+    pub fn signed_in(&self, escalated: bool) -> impl Iterator<Item = &String> {
+        self.groups.iter().chain(
+            self.escalation
+                .iter()
+                .filter(move |_| escalated)
+                .flat_map(|e| e.groups.iter()),
+        )
     }
 
     /// The people escalated to, once `escalated`.

@@ -9,6 +9,9 @@ pub struct Answer {
     pub person: String,
     /// Whether they accepted (else they declined).
     pub accepted: bool,
+    /// The groups their sign-in put them in when they answered (an OpenID
+    /// provider's groups claim); empty for a person of the directory.
+    pub groups: Vec<String>,
 }
 
 impl Answer {
@@ -17,6 +20,7 @@ impl Answer {
         Answer {
             person: person.into(),
             accepted: true,
+            groups: Vec::new(),
         }
     }
 
@@ -25,7 +29,15 @@ impl Answer {
         Answer {
             person: person.into(),
             accepted: false,
+            groups: Vec::new(),
         }
+    }
+
+    /// This answer, given by someone their sign-in puts in `groups`.
+    #[must_use]
+    pub fn in_groups<G: Into<String>>(mut self, groups: impl IntoIterator<Item = G>) -> Answer {
+        self.groups = groups.into_iter().map(Into::into).collect();
+        self
     }
 }
 

@@ -378,6 +378,7 @@ fn answers() -> impl Strategy<Value = Vec<Answer>> {
             .map(|(person, accepted)| Answer {
                 person: person.to_owned(),
                 accepted,
+                groups: Vec::new(),
             })
             .collect()
     })

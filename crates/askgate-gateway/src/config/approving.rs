@@ -91,6 +91,9 @@ pub(super) struct Named {
     pub(super) people: Vec<(Spanned<String>, Vec<Spanned<String>>)>,
     /// Each principal's name and the people it acts for.
     pub(super) acts_for: Vec<(String, Vec<Spanned<String>>)>,
+    /// The groups whose members an OpenID provider names
+    /// (`[inbox.oidc] groups`).
+    pub(super) signed_in: Vec<String>,
 }
 
 /// Check the `[[approvals]]` entries against the people and groups
@@ -137,22 +140,24 @@ fn directory(named: &Named, src: &Source<'_>) -> Result<Directory, ConfigError> 
         let groups: Vec<&str> = groups.iter().map(|g| g.get_ref().as_str()).collect();
         (name.get_ref().as_str(), groups)
     });
-    Directory::new(people).map_err(|error| {
-        // Point at the group that bears a person's name, or the person.
-        let span = match &error {
-            PolicyError::Ambiguous { name } => named
-                .people
-                .iter()
-                .flat_map(|(_, groups)| groups)
-                .find(|group| group.get_ref() == name)
-                .map(Spanned::span),
-            _ => None,
-        };
-        match span {
-            Some(span) => src.at(span, error.to_string()),
-            None => src.at_key(None, "people", error.to_string()),
-        }
-    })
+    Directory::new(people)
+        .and_then(|directory| directory.with_signed_in_groups(named.signed_in.iter().cloned()))
+        .map_err(|error| {
+            // Point at the group that bears a person's name, or the person.
+            let span = match &error {
+                PolicyError::Ambiguous { name } => named
+                    .people
+                    .iter()
+                    .flat_map(|(_, groups)| groups)
+                    .find(|group| group.get_ref() == name)
+                    .map(Spanned::span),
+                _ => None,
+            };
+            match span {
+                Some(span) => src.at(span, error.to_string()),
+                None => src.at_key(None, "people", error.to_string()),
+            }
+        })
 }
 
 fn check_rule(

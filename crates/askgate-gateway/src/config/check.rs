@@ -50,7 +50,13 @@ pub(super) fn check(mut file: File, src: &Source<'_>, path: &Path) -> Result<Con
         .into_iter()
         .map(|intake| check_intake(intake, &names, src))
         .collect::<Result<Vec<_>, _>>()?;
+    let mut inbox = check_inbox(file.inbox, src)?;
     let named = Named {
+        signed_in: inbox
+            .oidc
+            .as_ref()
+            .map(|oidc| oidc.groups.clone())
+            .unwrap_or_default(),
         people: file
             .people
             .iter_mut()
@@ -68,7 +74,6 @@ pub(super) fn check(mut file: File, src: &Source<'_>, path: &Path) -> Result<Con
             })
             .collect(),
     };
-    let mut inbox = check_inbox(file.inbox, src)?;
     let principals = check_principals(file.principals, inbox.token.as_deref(), src)?;
     let people = check_people(file.people, &principals, inbox.token.as_deref(), src)?;
     let approvals = check_approvals(file.approvals, named, &names, src)?;
@@ -177,6 +182,10 @@ fn check_inbox(
     };
     Ok(Inbox {
         listen,
+        oidc: inbox
+            .oidc
+            .map(|oidc| super::inbox::check_oidc(oidc, src))
+            .transpose()?,
         metrics_token: None,
         allow_plain_http: inbox.allow_plain_http,
         base_url: inbox.base_url.map(|url| http_url(url, src)).transpose()?,
@@ -542,7 +551,7 @@ pub(super) fn socket_addr(
     })
 }
 
-fn http_url(url: Spanned<String>, src: &Source<'_>) -> Result<String, ConfigError> {
+pub(super) fn http_url(url: Spanned<String>, src: &Source<'_>) -> Result<String, ConfigError> {
     let text = url.get_ref();
     let rest = text
         .strip_prefix("https://")

@@ -119,6 +119,22 @@ pub(super) struct InboxFile {
     pub(super) metrics_token: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) allow_plain_http: bool,
+    pub(super) oidc: Option<Spanned<OidcFile>>,
+}
+
+/// `[inbox.oidc]`: people sign in with an OpenID provider.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct OidcFile {
+    pub(super) issuer: Spanned<String>,
+    pub(super) client_id: Spanned<String>,
+    pub(super) client_secret: Spanned<String>,
+    #[serde(default)]
+    pub(super) scopes: Vec<String>,
+    pub(super) name_claim: Option<String>,
+    pub(super) groups_claim: Option<String>,
+    pub(super) groups: Spanned<Vec<Spanned<String>>>,
+    pub(super) answers_for: Option<Vec<String>>,
 }
 
 /// `[[principals]]`: agents and their MCP bearer tokens.

@@ -3,6 +3,12 @@
 use std::fmt;
 use std::net::SocketAddr;
 
+use askgate_inbox::OidcSettings;
+use toml::Spanned;
+
+use super::error::{ConfigError, Source};
+use super::file::OidcFile;
+
 /// The inbox's web page.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Inbox {
@@ -23,6 +29,8 @@ pub struct Inbox {
     /// (`allow_plain_http`): askgate serves plain HTTP, so the operator
     /// says TLS is terminated in front of it.
     pub allow_plain_http: bool,
+    /// People sign in with this OpenID provider (`[inbox.oidc]`).
+    pub oidc: Option<OidcSettings>,
 }
 
 impl Inbox {
@@ -34,6 +42,7 @@ impl Inbox {
             token: None,
             metrics_token: None,
             allow_plain_http: false,
+            oidc: None,
         }
     }
 }
@@ -49,6 +58,7 @@ impl fmt::Debug for Inbox {
                 &self.metrics_token.as_ref().map(|_| "<redacted>"),
             )
             .field("allow_plain_http", &self.allow_plain_http)
+            .field("oidc", &self.oidc)
             .finish()
     }
 }
@@ -80,5 +90,58 @@ pub(crate) fn plain_http_refused(addr: SocketAddr, allowed: bool, table: &str) -
              (a reverse proxy) and set allow_plain_http = true in {table}, or listen on a loopback \
              address (127.0.0.1)"
         )
+    })
+}
+
+/// `[inbox.oidc]` checked: an http(s) issuer, a client, at least one group
+/// whose members may sign in, none of them blank.
+pub(super) fn check_oidc(
+    file: Spanned<OidcFile>,
+    src: &Source<'_>,
+) -> Result<OidcSettings, ConfigError> {
+    let span = file.span();
+    let file = file.into_inner();
+    let issuer = super::check::http_url(file.issuer, src)?;
+    let filled = |value: Spanned<String>, what: &str| {
+        if value.get_ref().trim().is_empty() {
+            Err(src.at(value.span(), format!("[inbox.oidc] {what} is blank")))
+        } else {
+            Ok(value.into_inner())
+        }
+    };
+    let client_id = filled(file.client_id, "client_id")?;
+    let client_secret = filled(file.client_secret, "client_secret")?;
+    let groups_span = file.groups.span();
+    let groups = file
+        .groups
+        .into_inner()
+        .into_iter()
+        .map(|group| filled(group, "a group"))
+        .collect::<Result<Vec<_>, _>>()?;
+    if groups.is_empty() {
+        return Err(src.at(
+            groups_span,
+            "[inbox.oidc] groups names nobody; name the groups whose members may sign in \
+             (as the provider's groups claim names them)",
+        ));
+    }
+    let answers_for = file.answers_for.unwrap_or_else(|| vec!["*".to_owned()]);
+    if answers_for.is_empty() {
+        return Err(src.at(
+            span,
+            "[inbox.oidc] answers_for is empty: its people would see no ask; name principals, or \"*\"",
+        ));
+    }
+    Ok(OidcSettings {
+        issuer,
+        client_id,
+        client_secret,
+        scopes: file.scopes,
+        name_claim: file
+            .name_claim
+            .unwrap_or_else(|| "preferred_username".to_owned()),
+        groups_claim: file.groups_claim.unwrap_or_else(|| "groups".to_owned()),
+        groups,
+        answers_for,
     })
 }

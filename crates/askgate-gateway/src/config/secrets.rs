@@ -10,7 +10,7 @@ const SHORTEST: usize = 8;
 
 impl Config {
     /// Every secret in the config: tokens (principals', people's, the
-    /// operator's), HTTP upstreams' header values and the query strings of
+    /// operator's), the OpenID client secret, HTTP upstreams' header values and the query strings of
     /// their URLs, stdio upstreams' `env` values, the store URL's
     /// password, the webhook's URL path and header values.
     pub fn secrets(&self) -> Vec<String> {
@@ -18,6 +18,12 @@ impl Config {
         found.extend(self.principals.iter().map(|p| p.token.clone()));
         found.extend(self.people.iter().map(|p| p.token.clone()));
         found.extend(self.inbox.token.iter().cloned());
+        found.extend(
+            self.inbox
+                .oidc
+                .iter()
+                .map(|oidc| oidc.client_secret.clone()),
+        );
         for upstream in &self.upstreams {
             match &upstream.transport {
                 Transport::Http(http) => {

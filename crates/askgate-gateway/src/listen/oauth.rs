@@ -12,48 +12,28 @@
 //!   `error="insufficient_scope"` with the scopes.
 //! - An access token is a JWT signed by one of the issuer's keys (its
 //!   JWKS, found through the issuer's metadata unless `jwks_url` names it,
-//!   fetched again for a key it does not know yet): its signature, issuer,
-//!   audience (askgate's resource URL, so a token minted for another
-//!   service is refused), expiry and not-before are checked. Symmetric
-//!   algorithms are refused: the key would be a shared secret.
+//!   fetched again for a key it does not know yet; see
+//!   [`askgate_inbox::issuer`]): its signature, issuer, audience
+//!   (askgate's resource URL, so a token minted for another service is
+//!   refused), expiry and not-before are checked. Symmetric algorithms
+//!   are refused: the key would be a shared secret.
 //! - The principal is the token's `client_id` (RFC 9068), else its `sub`
 //!   (`principal_claim` names another); tokens are never passed upstream.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
+use askgate_inbox::issuer::Issuer;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use jsonwebtoken::jwk::JwkSet;
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value as Json, json};
-use tokio::sync::RwLock;
 
 use crate::config::OAuth as Settings;
 
-/// How long a fetched key set is used before it is fetched again.
-const KEYS_FRESH: Duration = Duration::from_secs(10 * 60);
-
-/// How soon a token with an unknown key makes askgate fetch the keys
-/// again: a stream of forged key ids does not become a stream of fetches.
-const REFETCH_AFTER: Duration = Duration::from_secs(30);
-
-/// How far a token's times may be off askgate's clock (issuers and
-/// resource servers keep time by NTP; a token is short-lived).
-const LEEWAY_SECS: u64 = 10;
-
-/// The resource server: its settings, and the issuer's keys as last
-/// fetched.
+/// The resource server: its settings, and its authorization server as
+/// askgate reads it (metadata and keys, see [`Issuer`]).
 pub(super) struct ResourceServer {
     settings: Settings,
-    http: reqwest::Client,
-    keys: RwLock<Option<Fetched>>,
-}
-
-/// The issuer's keys, and when they were fetched.
-struct Fetched {
-    keys: JwkSet,
-    at: Instant,
+    issuer: Issuer,
 }
 
 /// What a token came to.
@@ -68,39 +48,15 @@ pub(super) enum Checked {
 
 impl ResourceServer {
     pub(super) fn new(settings: Settings) -> Arc<ResourceServer> {
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(10))
-            .build()
-            .unwrap_or_default();
-        Arc::new(ResourceServer {
-            settings,
-            http,
-            keys: RwLock::new(None),
-        })
+        let issuer = Issuer::new(settings.issuer.clone(), settings.jwks_url.clone());
+        Arc::new(ResourceServer { settings, issuer })
     }
 
     /// Check the bearer `token`.
     pub(super) async fn check(&self, token: &str) -> Checked {
-        let header = match jsonwebtoken::decode_header(token) {
-            Ok(header) => header,
-            Err(error) => return Checked::Invalid(format!("not a JWT: {error}")),
-        };
-        if !asymmetric(header.alg) {
-            return Checked::Invalid(format!("{:?} is not an asymmetric algorithm", header.alg));
-        }
-        let key = match self.key(header.kid.as_deref()).await {
-            Ok(key) => key,
+        let claims = match self.issuer.verify(token, &[&self.settings.resource]).await {
+            Ok(claims) => claims,
             Err(why) => return Checked::Invalid(why),
-        };
-        let mut validation = Validation::new(header.alg);
-        validation.leeway = LEEWAY_SECS;
-        validation.validate_nbf = true;
-        validation.set_issuer(&[&self.settings.issuer]);
-        validation.set_audience(&[&self.settings.resource]);
-        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
-        let claims = match jsonwebtoken::decode::<Map<String, Json>>(token, &key, &validation) {
-            Ok(data) => data.claims,
-            Err(error) => return Checked::Invalid(error.to_string()),
         };
         let granted = scopes_of(&claims);
         if !self
@@ -125,89 +81,6 @@ impl ResourceServer {
             Some(name) if !name.trim().is_empty() => Checked::Principal(name),
             _ => Checked::Invalid("the token names no principal".into()),
         }
-    }
-
-    /// The key `kid` names (the only key, when the token names none).
-    async fn key(&self, kid: Option<&str>) -> Result<DecodingKey, String> {
-        let found = |set: &JwkSet| match kid {
-            Some(kid) => set.find(kid).cloned(),
-            None if set.keys.len() == 1 => set.keys.first().cloned(),
-            None => None,
-        };
-        {
-            let keys = self.keys.read().await;
-            if let Some(fetched) = keys.as_ref()
-                && fetched.at.elapsed() < KEYS_FRESH
-            {
-                if let Some(jwk) = found(&fetched.keys) {
-                    return DecodingKey::from_jwk(&jwk).map_err(|e| e.to_string());
-                }
-                if fetched.at.elapsed() < REFETCH_AFTER {
-                    return Err("signed by a key the issuer does not list".into());
-                }
-            }
-        }
-        let mut keys = self.keys.write().await;
-        let set = self.fetch_keys().await?;
-        let jwk = found(&set);
-        *keys = Some(Fetched {
-            keys: set,
-            at: Instant::now(),
-        });
-        let jwk = jwk.ok_or("signed by a key the issuer does not list")?;
-        DecodingKey::from_jwk(&jwk).map_err(|e| e.to_string())
-    }
-
-    /// The issuer's key set: from `jwks_url`, else from the `jwks_uri` of
-    /// its metadata (OAuth 2.0 Authorization Server Metadata, else OpenID
-    /// Connect Discovery).
-    async fn fetch_keys(&self) -> Result<JwkSet, String> {
-        let url = match &self.settings.jwks_url {
-            Some(url) => url.clone(),
-            None => self.discover_jwks_url().await?,
-        };
-        let set = self.get_json(&url).await?;
-        serde_json::from_value(set).map_err(|e| format!("the issuer's key set is not a JWKS: {e}"))
-    }
-
-    async fn discover_jwks_url(&self) -> Result<String, String> {
-        let issuer = self.settings.issuer.trim_end_matches('/');
-        let mut last = String::new();
-        for well_known in ["oauth-authorization-server", "openid-configuration"] {
-            match self
-                .get_json(&format!("{issuer}/.well-known/{well_known}"))
-                .await
-            {
-                Ok(metadata) => {
-                    if let Some(url) = metadata.get("jwks_uri").and_then(Json::as_str) {
-                        return Ok(url.to_owned());
-                    }
-                    last = format!("the issuer's {well_known} has no jwks_uri");
-                }
-                Err(why) => last = why,
-            }
-        }
-        Err(last)
-    }
-
-    async fn get_json(&self, url: &str) -> Result<Json, String> {
-        let response = self
-            .http
-            .get(url)
-            .send()
-            .await
-            .map_err(|e| format!("the issuer could not be reached: {e}"))?;
-        if !response.status().is_success() {
-            return Err(format!(
-                "the issuer answered {} for {url}",
-                response.status()
-            ));
-        }
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| format!("the issuer's answer broke off: {e}"))?;
-        serde_json::from_slice(&body).map_err(|e| format!("the issuer's answer is not JSON: {e}"))
     }
 
     /// The Protected Resource Metadata.
@@ -291,9 +164,4 @@ fn scopes_of(claims: &Map<String, Json>) -> Vec<String> {
         (_, Some(Json::String(scp))) => scp.split_whitespace().map(str::to_owned).collect(),
         _ => Vec::new(),
     }
-}
-
-/// Whether `alg` is signed with a key pair (never a shared secret).
-fn asymmetric(alg: Algorithm) -> bool {
-    !matches!(alg, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512)
 }

@@ -50,9 +50,16 @@ async fn each_persons_answer_is_posted_with_who_and_how_many_more_then_the_settl
             stored::settle(&row.ask.request, Act::Answer(content), person, Surface::Cli)
                 .expect("passes its checks");
         let now = Timestamp::now();
-        askgate_mcp::approvals::settle_as_person(&posting.store, &row, &settlement, person, now)
-            .await
-            .expect("counted");
+        askgate_mcp::approvals::settle_as_person(
+            &posting.store,
+            &row,
+            &settlement,
+            person,
+            &[],
+            now,
+        )
+        .await
+        .expect("counted");
     }
     posting.receiver.at_least(4).await;
     posting.notifier.flush(Duration::from_secs(10)).await;

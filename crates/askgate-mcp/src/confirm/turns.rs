@@ -278,7 +278,7 @@ impl Round {
         };
         let store = self.rounds().store();
         let now = self.rounds().now();
-        match crate::approvals::settle_as_person(store, &row, &settlement, person, now).await {
+        match crate::approvals::settle_as_person(store, &row, &settlement, person, &[], now).await {
             Ok(row) => {
                 tracing::info!(ask = %row.ask.id, person, status = row.status.as_str(), "the client's answer counted toward the call's approval rule");
             }

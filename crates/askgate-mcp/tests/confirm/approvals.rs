@@ -53,7 +53,7 @@ async fn the_clients_yes_counts_as_its_person_and_the_call_waits_for_the_second(
     // Bob approves in the inbox: the quorum is met, the call runs, and the
     // client is not asked again.
     let now = jiff::Timestamp::now();
-    let row = settle_as_person(h.store.store(), &ask, &yes("bob"), "bob", now)
+    let row = settle_as_person(h.store.store(), &ask, &yes("bob"), "bob", &[], now)
         .await
         .expect("counted");
     assert_eq!(row.status, AskStatus::Answered);

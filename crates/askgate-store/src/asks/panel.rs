@@ -23,7 +23,7 @@ use crate::error::{Error, Misuse, SettleError};
 use crate::statement::Statement;
 
 /// A person's answers to an ask, in the order they were recorded.
-const ANSWERS: &str = "SELECT person, verdict, reply, via, at FROM ask_answers \
+const ANSWERS: &str = "SELECT person, verdict, reply, via, groups, at FROM ask_answers \
      WHERE ask_id = $1 ORDER BY at, person";
 
 /// One person's answer to an ask.
@@ -37,6 +37,10 @@ pub struct PersonAnswer {
     pub reply: Json,
     /// Through which surface (`web`, `cli`, `mcp`, ...).
     pub via: String,
+    /// The groups their sign-in gave them when they answered (an OpenID
+    /// provider's groups claim); empty for a person of the config.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
 }
 
 /// A person's answer as recorded.
@@ -241,8 +245,8 @@ impl Store {
 /// The statement that records `answer` to the ask `id` at `now`.
 fn answered(id: &str, answer: &PersonAnswer, now: Timestamp) -> Statement {
     Statement::new(
-        "INSERT INTO ask_answers (ask_id, person, verdict, reply, via, at) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO ask_answers (ask_id, person, verdict, reply, via, groups, at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
         id,
     )
     .text(id)
@@ -250,6 +254,11 @@ fn answered(id: &str, answer: &PersonAnswer, now: Timestamp) -> Statement {
     .text(if answer.accepted { "accept" } else { "decline" })
     .text(answer.reply.to_string())
     .text(answer.via.as_str())
+    .opt_text(
+        (!answer.groups.is_empty())
+            .then(|| Json::from(answer.groups.clone()).to_string())
+            .as_deref(),
+    )
     .int(micros(now))
 }
 
@@ -313,6 +322,11 @@ impl Stored for RecordedAnswer {
                     .json("reply")?
                     .ok_or_else(|| row.corrupt("reply is empty".into()))?,
                 via: required("via")?,
+                groups: match row.json("groups")? {
+                    None => Vec::new(),
+                    Some(groups) => serde_json::from_value(groups)
+                        .map_err(|e| row.corrupt(format!("groups is not a list of names: {e}")))?,
+                },
             },
             at: row
                 .time("at")?

@@ -3,7 +3,7 @@
 //! and on two replicas answering at the same instant.
 
 use askgate_core::Risk;
-use askgate_core::approval::{Answer, Panel, Progress};
+use askgate_core::approval::{Answer, Approval, Asked, Directory, Panel, Progress};
 use askgate_store::{
     AskAnswered, AskRow, AskStatus, Count, Counted, NewAsk, PersonAnswer, RecordedAnswer,
     SettleError, Settlement, Store,
@@ -41,6 +41,7 @@ fn says(person: &str, accepted: bool) -> PersonAnswer {
         accepted,
         reply: json!({"action": action}),
         via: "web".to_owned(),
+        groups: Vec::new(),
     }
 }
 
@@ -49,8 +50,9 @@ fn says(person: &str, accepted: bool) -> PersonAnswer {
 fn by_panel(row: &AskRow, answers: &[RecordedAnswer]) -> Count {
     let panel: Panel = serde_json::from_value(row.ask.panel.clone().expect("a governed ask"))
         .expect("the kept panel reads back");
-    let newest = &answers.last().expect("this answer").answer.person;
-    if let Err(why) = panel.eligible(newest, false) {
+    let newest = answers.last().expect("this answer");
+    let (newest, groups) = (&newest.answer.person, &newest.answer.groups);
+    if let Err(why) = panel.eligible_in(newest, groups, false) {
         return Count::Refuse(why.to_string());
     }
     let answers: Vec<Answer> = answers
@@ -58,6 +60,7 @@ fn by_panel(row: &AskRow, answers: &[RecordedAnswer]) -> Count {
         .map(|a| Answer {
             person: a.answer.person.clone(),
             accepted: a.answer.accepted,
+            groups: a.answer.groups.clone(),
         })
         .collect();
     let (status, by) = match panel.tally(&answers, false) {
@@ -369,4 +372,52 @@ async fn each_counted_answer_is_news_here_and_to_other_replicas() {
         heard.row.is_none(),
         "another process's news names the ask only"
     );
+}
+
+#[tokio::test]
+async fn the_groups_a_sign_in_gave_are_kept_with_the_answer_and_count_again_later() {
+    let team = Directory::new(Vec::<(&str, Vec<&str>)>::new())
+        .and_then(|d| d.with_signed_in_groups(["sre"]))
+        .expect("a team");
+    let rule: Approval = serde_json::from_str(TWO_OF_SRE).expect("a rule");
+    let asked = Asked {
+        risk: Risk::Destructive,
+        requester_people: &[],
+        escalated: false,
+    };
+    let panel = rule.panel("approvals[0]", &team, &asked);
+    for store in stores().await {
+        let name = store.name().to_owned();
+        let ask = NewAsk {
+            panel: Some(serde_json::to_value(&panel).expect("a panel serializes")),
+            ..new_ask("g1", 0, Some(3600))
+        };
+        store.park(&ask).await.expect("parks");
+        let signed_in = |person: &str, groups: &[&str]| PersonAnswer {
+            groups: groups.iter().map(|g| (*g).to_owned()).collect(),
+            ..says(person, true)
+        };
+        let outsider = store
+            .answer_as("g1", &signed_in("lou", &["dev"]), at(1), by_panel)
+            .await;
+        assert!(
+            matches!(outsider, Err(SettleError::Ineligible { .. })),
+            "{name}: {outsider:?}"
+        );
+        let first = store
+            .answer_as("g1", &signed_in("kim", &["sre", "dev"]), at(2), by_panel)
+            .await
+            .expect("counted");
+        assert_eq!(first.row.status, AskStatus::Pending, "{name}");
+        // Kim's groups come back from the store with her answer: the
+        // second count still counts her.
+        let second = store
+            .answer_as("g1", &signed_in("max", &["sre"]), at(3), by_panel)
+            .await
+            .expect("counted");
+        assert_eq!(second.row.status, AskStatus::Answered, "{name}");
+        assert_eq!(second.row.answered_by.as_deref(), Some("kim, max"));
+        let kept = store.answers("g1").await.expect("reads");
+        assert_eq!(kept[0].answer.groups, ["sre", "dev"], "{name}");
+    }
 }

@@ -8,6 +8,7 @@
 
 use askgate_testkit::Person;
 use askgate_testkit::gateway::Listening;
+use askgate_testkit::issuer::{self, ISSUER_KEY, STRANGER_KEY};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use reqwest::StatusCode;
 use serde_json::{Value as Json, json};
@@ -16,36 +17,9 @@ use super::{ALICE, connect};
 
 const RESOURCE: &str = "http://localhost/mcp";
 const SCOPE: &str = "askgate:call";
-const ISSUER_KEY: &str = include_str!("../support/oauth/issuer-key.pem");
-const ISSUER_JWK: &str = include_str!("../support/oauth/issuer-jwk.json");
-const STRANGER_KEY: &str = include_str!("../support/oauth/stranger-key.pem");
-
 /// A local authorization server: its OpenID metadata and its key set.
 async fn authorization_server() -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let url = format!(
-        "http://127.0.0.1:{}",
-        listener.local_addr().expect("bound").port()
-    );
-    let issuer = url.clone();
-    let jwk: Json = serde_json::from_str(ISSUER_JWK).expect("a JWK");
-    let app = axum::Router::new()
-        .route(
-            "/.well-known/openid-configuration",
-            axum::routing::get(move || async move {
-                axum::Json(json!({"issuer": issuer, "jwks_uri": format!("{issuer}/jwks")}))
-            }),
-        )
-        .route(
-            "/jwks",
-            axum::routing::get(move || async move { axum::Json(json!({"keys": [jwk]})) }),
-        );
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    url
+    issuer::serve(|_| axum::Router::new()).await
 }
 
 /// A gateway whose `[listen.oauth]` trusts `issuer`, beside the
@@ -69,10 +43,7 @@ fn token(key: &str, kid: &str, issuer: &str, claims: Json) -> String {
     if let (Json::Object(all), Json::Object(claims)) = (&mut all, claims) {
         all.extend(claims);
     }
-    let mut header = Header::new(Algorithm::RS256);
-    header.kid = Some(kid.to_owned());
-    let key = EncodingKey::from_rsa_pem(key.as_bytes()).expect("a PEM key");
-    jsonwebtoken::encode(&header, &all, &key).expect("signs")
+    issuer::signed(key, kid, &all)
 }
 
 /// `initialize` posted with `token`, if any.

@@ -177,16 +177,7 @@ fn the_first_matching_rule_decides_who_approves_a_call() {
 
 #[test]
 fn the_readmes_team_of_three_loads_and_means_what_it_says() {
-    let readme = include_str!("../../../../../README.md");
-    let section = readme
-        .split("### Who approves what")
-        .nth(1)
-        .expect("the README's section");
-    let block = section
-        .split("```toml\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```").next())
-        .expect("its TOML");
+    let block = readme_toml("### Who approves what");
     let tokens = [
         "ana-token-0123456789",
         "bo-token-01234567890",

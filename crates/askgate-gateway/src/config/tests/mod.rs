@@ -16,6 +16,17 @@ fn parse(text: &str) -> Result<Config, ConfigError> {
     Config::parse(Path::new("askgate.toml"), text)
 }
 
+/// The first TOML block of the README's section `heading`.
+fn readme_toml(heading: &str) -> &'static str {
+    let readme = include_str!("../../../../../README.md");
+    readme
+        .split(heading)
+        .nth(1)
+        .and_then(|section| section.split("```toml\n").nth(1))
+        .and_then(|rest| rest.split("```").next())
+        .unwrap_or_else(|| panic!("no TOML under the README's {heading:?}"))
+}
+
 /// A config with one stdio upstream, `files`, and `rest`.
 fn with_upstream(rest: &str) -> Result<Config, ConfigError> {
     parse(&format!(
@@ -512,5 +523,6 @@ fn with_top(top: &str) -> Result<Config, ConfigError> {
 mod approvals;
 mod environment;
 mod namespaces;
+mod oidc;
 mod people;
 mod settings;
