@@ -2,10 +2,13 @@
 // scripts/gateway-e2e.sh: npm `oidc-provider` (a certified OpenID
 // Provider) on 127.0.0.1, issuing client-credentials access tokens as JWTs
 // (RFC 9068) for the resource it is told of, signed with a key made at
-// start. Three clients:
-//   ci-agent  scope askgate:call, tokens for 5 minutes
-//   brief     scope askgate:call, tokens for 1 second (to expire)
-//   narrow    scope other only (no askgate:call)
+// start, and opaque tokens for one client, which askgate asks the provider
+// about (token introspection, RFC 7662). Clients:
+//   ci-agent      scope askgate:call, tokens for 5 minutes
+//   brief         scope askgate:call, tokens for 1 second (to expire)
+//   narrow        scope other only (no askgate:call)
+//   opaque-agent  scope askgate:call, opaque tokens
+//   askgate-rs    askgate itself, introspecting opaque tokens
 //
 //   node oauth_provider.mjs PORT NODE_MODULES
 // Prints "ready" once it listens.
@@ -34,12 +37,19 @@ const client = (id, scope) => ({
 });
 
 const provider = new Provider(issuer, {
-  clients: [client("ci-agent", "askgate:call"), client("brief", "askgate:call"), client("narrow", "other")],
+  clients: [
+    client("ci-agent", "askgate:call"),
+    client("brief", "askgate:call"),
+    client("narrow", "other"),
+    client("opaque-agent", "askgate:call"),
+    client("askgate-rs", "other"),
+  ],
   jwks: { keys: [key] },
   scopes: ["askgate:call", "other"],
   features: {
     devInteractions: { enabled: false },
     clientCredentials: { enabled: true },
+    introspection: { enabled: true },
     resourceIndicators: {
       enabled: true,
       defaultResource: () => undefined,
@@ -48,7 +58,7 @@ const provider = new Provider(issuer, {
         scope: "askgate:call other",
         audience: resource,
         accessTokenTTL: client.clientId === "brief" ? 1 : 300,
-        accessTokenFormat: "jwt",
+        accessTokenFormat: client.clientId === "opaque-agent" ? "opaque" : "jwt",
         jwt: { sign: { alg: "RS256" } },
       }),
     },

@@ -11,7 +11,10 @@ official Python SDK's OAuth support.
   gets a token and calls a tool, whose ask is the client's principal's;
 - tokens got by hand are refused as the spec says: for another audience
   (401 invalid_token), without the scope (403 insufficient_scope), expired
-  (401 invalid_token); a request without a token is told where to get one.
+  (401 invalid_token); a request without a token is told where to get one;
+- an opaque token (not a JWT) is taken as the provider's introspection
+  endpoint says, askgate signing in there as its own client; one for
+  another audience is refused.
 
   python oauth_python.py --askgate BIN --example BIN --provider oauth_provider.mjs \
       --modules NODE_MODULES --dir SCRATCH --logs DIR
@@ -187,8 +190,27 @@ async def run(args: argparse.Namespace, url: str, issuer: str) -> None:
         and answer.headers.get("www-authenticate") == f'Bearer error="invalid_token", {metadata}',
         f"{answer.status_code} {answer.headers.get('www-authenticate')}",
     )
+    opaque = await token(issuer, "opaque-agent", url, SCOPE)
+    answer = await initialize(url, opaque)
+    check(
+        "an-opaque-token-is-introspected",
+        opaque.count(".") != 2 and answer.status_code == 200,
+        f"{opaque.count('.')} dots, {answer.status_code} {answer.text[:200]}",
+    )
+    elsewhere = await token(issuer, "opaque-agent", "http://127.0.0.1:1/mcp", SCOPE)
+    answer = await initialize(url, elsewhere)
+    check(
+        "an-opaque-token-for-another-audience-is-refused",
+        answer.status_code == 401
+        and answer.headers.get("www-authenticate") == f'Bearer error="invalid_token", {metadata}',
+        f"{answer.status_code} {answer.headers.get('www-authenticate')}",
+    )
     log = Path(args.logs, "oauth-gateway.log").read_text()
-    check("no-token-in-the-log", brief not in log and narrow not in log, "a token was logged")
+    check(
+        "no-token-in-the-log",
+        all(t not in log for t in [brief, narrow, opaque, secret("askgate-rs")]),
+        "a token or a secret was logged",
+    )
 
 
 def main() -> int:
@@ -207,6 +229,7 @@ def main() -> int:
         f'store = "sqlite://{args.dir}/askgate.db"\n\n'
         f'[listen]\naddr = "127.0.0.1:{gateway_port}"\n\n'
         f'[listen.oauth]\nissuer = "{issuer}"\nresource = "{url}"\nscopes = ["{SCOPE}"]\n\n'
+        f'[listen.oauth.introspection]\nclient_id = "askgate-rs"\nclient_secret = "{secret("askgate-rs")}"\n\n'
         f'[[upstreams]]\nname = "notes"\ncommand = "{args.example}"\nargs = ["--dir", "{args.dir}/notes"]\n\n'
         '[[rules]]\ntool = "read_note"\nrisk = "read"\n'
     )

@@ -40,7 +40,7 @@ use file::File;
 pub use inbox::Inbox;
 pub(crate) use inbox::plain_http_refused;
 pub use limits::Limits;
-pub use listen::{LOOPBACK_ORIGINS, Listen, OAuth};
+pub use listen::{Introspection, LOOPBACK_ORIGINS, Listen, OAuth};
 use naming::server_name;
 pub(crate) use naming::{MODEL_NAME_LIMIT, Namespace, usable_name};
 pub use store_place::{NoStoreDir, store_url};

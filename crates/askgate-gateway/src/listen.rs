@@ -30,6 +30,7 @@ use crate::error::ServeError;
 mod carrying;
 #[cfg(all(unix, not(askgate_portable)))]
 mod express;
+mod introspect;
 mod oauth;
 #[cfg(all(unix, not(askgate_portable)))]
 mod screening;

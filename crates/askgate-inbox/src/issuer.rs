@@ -203,7 +203,7 @@ impl Issuer {
 /// # Errors
 /// Its status, when it failed (with the OAuth `error` it names, if any),
 /// or why the body is not JSON.
-pub(crate) async fn json_of(response: reqwest::Response) -> Result<Json, String> {
+pub async fn json_of(response: reqwest::Response) -> Result<Json, String> {
     let status = response.status();
     let url = response.url().clone();
     let body = response
@@ -218,6 +218,12 @@ pub(crate) async fn json_of(response: reqwest::Response) -> Result<Json, String>
         return Err(format!("the issuer answered {status}{error} for {url}"));
     }
     serde_json::from_slice(&body).map_err(|e| format!("the issuer's answer is not JSON: {e}"))
+}
+
+/// Whether `token` has a JWT's shape (a header that reads): else it is
+/// an opaque token, for the issuer to say what it is.
+pub fn is_jwt(token: &str) -> bool {
+    jsonwebtoken::decode_header(token).is_ok()
 }
 
 /// Whether `alg` is signed with a key pair (never a shared secret).

@@ -15,7 +15,8 @@ pub const STRANGER_KEY: &str = include_str!("../keys/stranger-key.pem");
 
 /// Serve an issuer on 127.0.0.1: its metadata at
 /// `/.well-known/openid-configuration` (`authorization_endpoint`
-/// `/authorize`, `token_endpoint` `/token`, `jwks_uri` `/jwks`) and its key
+/// `/authorize`, `token_endpoint` `/token`, `introspection_endpoint`
+/// `/introspect`, `jwks_uri` `/jwks`) and its key
 /// set, beside the routes `more` makes given the issuer's URL. The URL.
 ///
 /// # Panics
@@ -38,6 +39,7 @@ pub async fn serve(more: impl FnOnce(String) -> axum::Router) -> String {
                     "issuer": issuer,
                     "authorization_endpoint": format!("{issuer}/authorize"),
                     "token_endpoint": format!("{issuer}/token"),
+                    "introspection_endpoint": format!("{issuer}/introspect"),
                     "jwks_uri": format!("{issuer}/jwks"),
                 }))
             }),

@@ -551,7 +551,7 @@ pub(super) fn socket_addr(
     })
 }
 
-pub(super) fn http_url(url: Spanned<String>, src: &Source<'_>) -> Result<String, ConfigError> {
+fn http_url(url: Spanned<String>, src: &Source<'_>) -> Result<String, ConfigError> {
     let text = url.get_ref();
     let rest = text
         .strip_prefix("https://")

@@ -224,6 +224,18 @@ pub(super) struct OAuthFile {
     #[serde(default)]
     pub(super) scopes: Vec<String>,
     pub(super) principal_claim: Option<String>,
+    pub(super) introspection: Option<Spanned<IntrospectionFile>>,
+    #[serde(default)]
+    pub(super) scope_principals: BTreeMap<String, Spanned<String>>,
+}
+
+/// `[listen.oauth.introspection]`: opaque tokens, checked by the issuer.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct IntrospectionFile {
+    pub(super) client_id: Spanned<String>,
+    pub(super) client_secret: Spanned<String>,
+    pub(super) url: Option<Spanned<String>>,
 }
 
 /// `[notify]`: the webhook posted when an ask is parked and when it settles.

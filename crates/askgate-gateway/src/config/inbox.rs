@@ -93,7 +93,7 @@ pub(crate) fn plain_http_refused(addr: SocketAddr, allowed: bool, table: &str) -
     })
 }
 
-/// `[inbox.oidc]` checked: an http(s) issuer, a client, at least one group
+/// `[inbox.oidc]` checked: an https issuer (http on this machine only), a client, at least one group
 /// whose members may sign in, none of them blank.
 pub(super) fn check_oidc(
     file: Spanned<OidcFile>,
@@ -101,7 +101,7 @@ pub(super) fn check_oidc(
 ) -> Result<OidcSettings, ConfigError> {
     let span = file.span();
     let file = file.into_inner();
-    let issuer = super::check::http_url(file.issuer, src)?;
+    let issuer = super::listen::issuer_url(file.issuer, "issuer", src)?;
     let filled = |value: Spanned<String>, what: &str| {
         if value.get_ref().trim().is_empty() {
             Err(src.at(value.span(), format!("[inbox.oidc] {what} is blank")))

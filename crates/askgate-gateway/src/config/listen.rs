@@ -1,13 +1,15 @@
 //! `[listen]`: the Streamable HTTP listener for clients, and the origins
 //! a browser's request to it may come from.
 
+use std::collections::BTreeMap;
+use std::fmt;
 use std::net::SocketAddr;
 
 use toml::Spanned;
 
 use super::check::socket_addr;
 use super::error::{ConfigError, Source};
-use super::file::OAuthFile;
+use super::file::{IntrospectionFile, OAuthFile};
 
 /// The Streamable HTTP listener for clients.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +50,35 @@ pub struct OAuth {
     /// The claim that names the principal (default: `client_id`, else
     /// `sub`).
     pub principal_claim: Option<String>,
+    /// Opaque (non-JWT) tokens are checked at the issuer's introspection
+    /// endpoint (RFC 7662), askgate signing in as this client; without it
+    /// only JWTs are taken.
+    pub introspection: Option<Introspection>,
+    /// Principals by scope (`scope_principals`): a token that grants one of
+    /// these scopes acts as its principal, whoever it was issued to.
+    pub scope_principals: BTreeMap<String, String>,
+}
+
+/// `[listen.oauth.introspection]`: how askgate asks the issuer about an
+/// opaque token.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Introspection {
+    /// askgate's client id at the issuer.
+    pub client_id: String,
+    /// Its secret. Never logged: `Debug` redacts it.
+    pub client_secret: String,
+    /// The endpoint, when the issuer's metadata does not name one.
+    pub url: Option<String>,
+}
+
+impl fmt::Debug for Introspection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Introspection")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &"<redacted>")
+            .field("url", &self.url)
+            .finish()
+    }
 }
 
 /// The origins always allowed on the listener: pages on this machine.
@@ -142,27 +173,54 @@ fn origin_problem(origin: &str) -> Option<String> {
     })
 }
 
+/// An issuer's URL (`key = value`): https, or http on this machine only
+/// (localhost, 127.0.0.0/8, [::1]): tokens, codes and secrets cross it.
+pub(super) fn issuer_url(
+    value: Spanned<String>,
+    key: &str,
+    src: &Source<'_>,
+) -> Result<String, ConfigError> {
+    let text = value.get_ref().trim().to_owned();
+    let on_this_machine = |url: &url::Url| match url.host() {
+        Some(url::Host::Domain(name)) => name == "localhost",
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    match url::Url::parse(&text) {
+        Ok(parsed) if parsed.scheme() == "https" && parsed.host().is_some() => Ok(text),
+        Ok(parsed) if parsed.scheme() == "http" && on_this_machine(&parsed) => Ok(text),
+        _ => Err(src.at(
+            value.span(),
+            format!(
+                "{key} = {text:?}: expected an https:// URL (http:// only on this machine: \
+                 localhost, 127.0.0.1, [::1])"
+            ),
+        )),
+    }
+}
+
 /// `[listen.oauth]`, each URL checked.
 fn check_oauth(oauth: OAuthFile, src: &Source<'_>) -> Result<OAuth, ConfigError> {
-    let url = |value: Spanned<String>, key: &str| -> Result<String, ConfigError> {
-        let text = value.get_ref().trim().to_owned();
-        match url::Url::parse(&text) {
-            Ok(parsed) if parsed.scheme() == "https" => Ok(text),
-            Ok(parsed)
-                if parsed.scheme() == "http"
-                    && matches!(parsed.host_str(), Some("localhost" | "127.0.0.1" | "[::1]")) =>
-            {
-                Ok(text)
-            }
-            _ => Err(src.at(
-                value.span(),
+    let url = |value: Spanned<String>, key: &str| issuer_url(value, key, src);
+    let introspection = oauth
+        .introspection
+        .map(|file| check_introspection(file, src))
+        .transpose()?;
+    let mut scope_principals = BTreeMap::new();
+    for (scope, principal) in oauth.scope_principals {
+        let name = principal.get_ref().trim();
+        if name.is_empty() || ["local", "anonymous", "*"].contains(&name) {
+            return Err(src.at(
+                principal.span(),
                 format!(
-                    "{key} = {text:?}: expected an https:// URL (http:// only on this machine: \
-                     localhost, 127.0.0.1, [::1])"
+                    "scope_principals: {scope:?} names {name:?}, which is no agent's name \
+                     (\"local\", \"anonymous\" and \"*\" are askgate's own)"
                 ),
-            )),
+            ));
         }
-    };
+        scope_principals.insert(scope, name.to_owned());
+    }
     Ok(OAuth {
         issuer: url(oauth.issuer, "issuer")?,
         resource: url(oauth.resource, "resource")?,
@@ -172,5 +230,33 @@ fn check_oauth(oauth: OAuthFile, src: &Source<'_>) -> Result<OAuth, ConfigError>
             .transpose()?,
         scopes: oauth.scopes,
         principal_claim: oauth.principal_claim,
+        introspection,
+        scope_principals,
+    })
+}
+
+/// `[listen.oauth.introspection]`: a client id and secret, not blank.
+fn check_introspection(
+    file: Spanned<IntrospectionFile>,
+    src: &Source<'_>,
+) -> Result<Introspection, ConfigError> {
+    let file = file.into_inner();
+    let filled = |value: Spanned<String>, key: &str| {
+        if value.get_ref().trim().is_empty() {
+            Err(src.at(
+                value.span(),
+                format!("[listen.oauth.introspection] {key} is blank"),
+            ))
+        } else {
+            Ok(value.into_inner())
+        }
+    };
+    Ok(Introspection {
+        client_id: filled(file.client_id, "client_id")?,
+        client_secret: filled(file.client_secret, "client_secret")?,
+        url: file
+            .url
+            .map(|url| issuer_url(url, "url", src))
+            .transpose()?,
     })
 }

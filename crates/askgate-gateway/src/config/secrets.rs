@@ -10,7 +10,7 @@ const SHORTEST: usize = 8;
 
 impl Config {
     /// Every secret in the config: tokens (principals', people's, the
-    /// operator's), the OpenID client secret, HTTP upstreams' header values and the query strings of
+    /// operator's), the OpenID and introspection client secrets, HTTP upstreams' header values and the query strings of
     /// their URLs, stdio upstreams' `env` values, the store URL's
     /// password, the webhook's URL path and header values.
     pub fn secrets(&self) -> Vec<String> {
@@ -23,6 +23,13 @@ impl Config {
                 .oidc
                 .iter()
                 .map(|oidc| oidc.client_secret.clone()),
+        );
+        found.extend(
+            self.listen
+                .iter()
+                .filter_map(|listen| listen.oauth.as_ref())
+                .filter_map(|oauth| oauth.introspection.as_ref())
+                .map(|introspection| introspection.client_secret.clone()),
         );
         for upstream in &self.upstreams {
             match &upstream.transport {

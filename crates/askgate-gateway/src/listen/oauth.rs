@@ -17,16 +17,24 @@
 //!   (askgate's resource URL, so a token minted for another service is
 //!   refused), expiry and not-before are checked. Symmetric algorithms
 //!   are refused: the key would be a shared secret.
-//! - The principal is the token's `client_id` (RFC 9068), else its `sub`
-//!   (`principal_claim` names another); tokens are never passed upstream.
+//! - An opaque token (not a JWT) is checked by the issuer, when
+//!   `[listen.oauth.introspection]` says how (see [`introspect`]).
+//! - The principal is the principal of a scope the token grants
+//!   (`scope_principals`), else the token's `client_id` (RFC 9068), else
+//!   its `sub` (`principal_claim` names another claim); tokens are never
+//!   passed upstream.
+//!
+//! [`introspect`]: super::introspect
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use askgate_inbox::issuer::Issuer;
+use askgate_inbox::issuer::{self, Issuer};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value as Json, json};
 
+use super::introspect::Introspector;
 use crate::config::OAuth as Settings;
 
 /// The resource server: its settings, and its authorization server as
@@ -34,6 +42,7 @@ use crate::config::OAuth as Settings;
 pub(super) struct ResourceServer {
     settings: Settings,
     issuer: Issuer,
+    introspector: Option<Introspector>,
 }
 
 /// What a token came to.
@@ -49,12 +58,27 @@ pub(super) enum Checked {
 impl ResourceServer {
     pub(super) fn new(settings: Settings) -> Arc<ResourceServer> {
         let issuer = Issuer::new(settings.issuer.clone(), settings.jwks_url.clone());
-        Arc::new(ResourceServer { settings, issuer })
+        let introspector = settings
+            .introspection
+            .clone()
+            .map(|introspection| Introspector::new(introspection, settings.resource.clone()));
+        Arc::new(ResourceServer {
+            settings,
+            issuer,
+            introspector,
+        })
     }
 
     /// Check the bearer `token`.
     pub(super) async fn check(&self, token: &str) -> Checked {
-        let claims = match self.issuer.verify(token, &[&self.settings.resource]).await {
+        let claims = match (issuer::is_jwt(token), &self.introspector) {
+            (true, _) => self.issuer.verify(token, &[&self.settings.resource]).await,
+            (false, Some(introspector)) => introspector.claims(&self.issuer, token).await,
+            (false, None) => {
+                Err("not a JWT, and [listen.oauth.introspection] is not set".to_owned())
+            }
+        };
+        let claims = match claims {
             Ok(claims) => claims,
             Err(why) => return Checked::Invalid(why),
         };
@@ -67,10 +91,22 @@ impl ResourceServer {
         {
             return Checked::Insufficient;
         }
+        let mapped: BTreeSet<&String> = granted
+            .iter()
+            .filter_map(|scope| self.settings.scope_principals.get(scope))
+            .collect();
         let named = |claim: &str| claims.get(claim).and_then(Json::as_str).map(str::to_owned);
-        let principal = match &self.settings.principal_claim {
-            Some(claim) => named(claim),
-            None => named("client_id").or_else(|| named("sub")),
+        let principal = match (mapped.len(), &self.settings.principal_claim) {
+            (1, _) => mapped.into_iter().next().cloned(),
+            (0, Some(claim)) => named(claim),
+            (0, None) => named("client_id").or_else(|| named("sub")),
+            _ => {
+                let names: Vec<&str> = mapped.iter().map(|s| s.as_str()).collect();
+                return Checked::Invalid(format!(
+                    "the token grants the scopes of several principals ({})",
+                    names.join(", ")
+                ));
+            }
         };
         match principal {
             // askgate's own principals ("local", "anonymous") and "*" are

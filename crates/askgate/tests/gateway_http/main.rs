@@ -36,6 +36,9 @@ mod approvals;
 /// server.
 mod oauth;
 
+/// Opaque tokens checked by the issuer, and principals named by scopes.
+mod introspection;
+
 const ALICE: &str = "alice-token-0123456789";
 const BOB: &str = "bob-token-0123456789ab";
 /// What the example upstream writes once its ask outside any call ended

@@ -15,8 +15,8 @@ use serde_json::{Value as Json, json};
 
 use super::{ALICE, connect};
 
-const RESOURCE: &str = "http://localhost/mcp";
-const SCOPE: &str = "askgate:call";
+pub(super) const RESOURCE: &str = "http://localhost/mcp";
+pub(super) const SCOPE: &str = "askgate:call";
 /// A local authorization server: its OpenID metadata and its key set.
 async fn authorization_server() -> String {
     issuer::serve(|_| axum::Router::new()).await
@@ -34,7 +34,7 @@ async fn gateway(issuer: &str) -> Listening {
 }
 
 /// A token signed with `key` (as `kid`), with `claims` over a good base.
-fn token(key: &str, kid: &str, issuer: &str, claims: Json) -> String {
+pub(super) fn token(key: &str, kid: &str, issuer: &str, claims: Json) -> String {
     let now = jiff::Timestamp::now().as_second();
     let mut all = json!({
         "iss": issuer, "aud": RESOURCE, "client_id": "ci-agent", "sub": "svc-1",
@@ -47,7 +47,7 @@ fn token(key: &str, kid: &str, issuer: &str, claims: Json) -> String {
 }
 
 /// `initialize` posted with `token`, if any.
-async fn initialize(url: &str, token: Option<&str>) -> reqwest::Response {
+pub(super) async fn initialize(url: &str, token: Option<&str>) -> reqwest::Response {
     let mut request = reqwest::Client::new()
         .post(url)
         .header("accept", "application/json, text/event-stream")
@@ -62,7 +62,7 @@ async fn initialize(url: &str, token: Option<&str>) -> reqwest::Response {
     request.send().await.expect("answers")
 }
 
-fn challenge(response: &reqwest::Response) -> String {
+pub(super) fn challenge(response: &reqwest::Response) -> String {
     response
         .headers()
         .get("www-authenticate")
@@ -71,7 +71,7 @@ fn challenge(response: &reqwest::Response) -> String {
         .to_owned()
 }
 
-const METADATA: &str =
+pub(super) const METADATA: &str =
     "resource_metadata=\"http://localhost/.well-known/oauth-protected-resource/mcp\"";
 
 #[tokio::test]
