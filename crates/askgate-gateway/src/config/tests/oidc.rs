@@ -79,7 +79,11 @@ fn an_oidc_table_that_could_not_sign_anyone_in_is_refused_at_its_line() {
         ),
         (
             "[inbox.oidc]\nissuer = \"idp.example.com\"\nclient_id = \"a\"\nclient_secret = \"s3cret-0123456789\"\ngroups = [\"sre\"]\n".to_owned(),
-            "invalid URL \"idp.example.com\"",
+            "expected an https:// URL",
+        ),
+        (
+            "[inbox.oidc]\nissuer = \"http://idp.example.com\"\nclient_id = \"a\"\nclient_secret = \"s3cret-0123456789\"\ngroups = [\"sre\"]\n".to_owned(),
+            "http:// only on this machine",
         ),
     ];
     for (text, expected) in cases {
