@@ -43,7 +43,7 @@ pub use limits::Limits;
 pub use listen::{Introspection, LOOPBACK_ORIGINS, Listen, OAuth};
 use naming::server_name;
 pub(crate) use naming::{MODEL_NAME_LIMIT, Namespace, usable_name};
-pub use store_place::{NoStoreDir, store_url};
+pub use store_place::{NoStoreDir, store_url, store_url_made_or_not};
 
 use super::rules::{Pattern, Rules};
 

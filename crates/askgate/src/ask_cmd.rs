@@ -65,12 +65,13 @@ const WAIT_CHUNK: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// `askgate ask FORM.json`.
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Exit codes: 0 answered (or parked, without --wait); 2 malformed input \
+#[command(after_help = "Examples:\n  \
+    askgate ask deploy.json --wait --timeout 2h\n  \
+    askgate ask deploy.json --json --principal release-bot --key deploy-4711\n\n\
+    Exit codes: 0 answered (or parked, without --wait); 2 malformed input \
     or a store that cannot be used; 3 declined; 4 skipped; 5 expired (the timeout passed, the \
     ask is expired in the store); 6 cancelled; 130 interrupted by Ctrl-C (the ask stays pending: \
-    run again with the same --key to wait on it again)."
-)]
+    run again with the same --key to wait on it again).")]
 pub(crate) struct AskArgs {
     /// The form file (JSON): a form (`message`, `fields`), or a question set
     /// (`questions`, `preamble`); `-` for standard input.

@@ -25,11 +25,16 @@ const REFUSED: u8 = 1;
 #[derive(Debug, Subcommand)]
 pub(crate) enum FormCommand {
     /// Print the `elicitation/create` params for a form, as JSON.
+    #[command(after_help = "Examples:\n  askgate form schema deploy.json\n  \
+        askgate form schema deploy.json --revision 2025-06-18")]
     Schema(SchemaArgs),
     /// Settle an answer against a form; print the outcome or the re-ask as JSON.
     ///
     /// Exit codes: 0 settled (accepted, declined, cancelled, gave up),
     /// 1 refused (the re-ask is printed), 2 malformed input.
+    #[command(after_help = "Examples:\n  \
+        askgate form check deploy.json --content '{\"replicas\": 3}'\n  \
+        askgate form check deploy.json --action decline")]
     Check(CheckArgs),
 }
 

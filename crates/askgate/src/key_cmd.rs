@@ -13,12 +13,14 @@ use crate::store_cmd::StoreArg;
 #[derive(Debug, Subcommand)]
 pub(crate) enum KeyCommand {
     /// Where the key is, its fingerprint, and the store's.
+    #[command(after_help = "Example:\n  askgate key show --config askgate.toml")]
     Show,
     /// Make a new key: the current one is kept as `<key file>.previous`, so
     /// request state sealed and inbox links signed before still open (the
     /// one before it is dropped); the store records the new key's
     /// fingerprint, and a replica or inbox still holding the old key alone
     /// is refused at start until both files are copied to it.
+    #[command(after_help = "Example:\n  askgate key rotate --config askgate.toml")]
     Rotate,
 }
 

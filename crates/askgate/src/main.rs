@@ -16,7 +16,7 @@ mod store_cmd;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Human-in-the-loop for MCP: typed, validated asks a person can answer.
 #[derive(Debug, Parser)]
@@ -29,9 +29,14 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Work with form files: print their MCP wire form, settle answers.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = "Example:\n  askgate form schema deploy.json")]
     Form(form_cmd::FormCommand),
-    /// Pending and settled asks in the store: list, show, answer, decline, skip.
+    /// Pending and settled asks in the store: list, show, answer, approve,
+    /// deny, decline, skip.
+    #[command(
+        after_help = "Examples:\n  askgate asks list --config askgate.toml\n  \
+        askgate asks show ask_01J9ZC5W6M\n  askgate asks approve ask_01J9ZC5W6M"
+    )]
     Asks {
         #[command(flatten)]
         store: store_cmd::StoreArg,
@@ -42,20 +47,42 @@ enum Command {
     /// link, and (with --wait) print the settled outcome as JSON.
     Ask(ask_cmd::AskArgs),
     /// Put an MCP server behind typed, durable, audited confirmation.
+    #[command(after_help = "Examples:\n  \
+        askgate gateway -- npx -y @modelcontextprotocol/server-filesystem ~/projects\n  \
+        askgate gateway --config askgate.toml\n  \
+        askgate gateway --config askgate.toml --listen 127.0.0.1:8080")]
     Gateway(gateway_cmd::GatewayArgs),
     /// Serve the inbox page on its own, over a store.
+    #[command(after_help = "Examples:\n  askgate inbox --config askgate.toml\n  \
+        askgate inbox --store postgres://askgate@db/askgate")]
     Inbox(inbox_cmd::InboxArgs),
     /// Every upstream tool with its risk, the rule that gave it, and what a
     /// call would do now (the operator's dry run).
+    #[command(after_help = "Examples:\n  askgate tools --config askgate.toml\n  \
+        askgate tools -- npx -y @modelcontextprotocol/server-filesystem ~/projects")]
     Tools(gateway_cmd::ToolsArgs),
     /// The audit log: list entries, verify the hash chain.
+    #[command(
+        after_help = "Examples:\n  askgate audit verify --config askgate.toml\n  \
+        askgate audit list"
+    )]
     Audit {
         #[command(flatten)]
         store: store_cmd::StoreArg,
         #[command(subcommand)]
         command: store_cmd::AuditCommand,
     },
+    /// Print a shell's completions for askgate.
+    #[command(after_help = "Examples:\n  \
+        askgate completions bash > ~/.local/share/bash-completion/completions/askgate\n  \
+        askgate completions zsh > ~/.zfunc/_askgate\n  \
+        askgate completions fish > ~/.config/fish/completions/askgate.fish")]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
     /// The deployment's key: where it is, its fingerprint; rotate it.
+    #[command(after_help = "Example:\n  askgate key show --config askgate.toml")]
     Key {
         #[command(flatten)]
         store: store_cmd::StoreArg,
@@ -75,5 +102,14 @@ fn main() -> ExitCode {
         Command::Asks { store, command } => store_cmd::run_asks(store, command),
         Command::Audit { store, command } => store_cmd::run_audit(store, command),
         Command::Key { store, command } => key_cmd::run(store, command),
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "askgate",
+                &mut std::io::stdout(),
+            );
+            ExitCode::SUCCESS
+        }
     }
 }

@@ -23,8 +23,13 @@ use serde_json::{Map, Value as Json};
 use askgate_mcp::stored::{self, Act};
 
 mod answerer;
+mod audit;
 mod hidden;
+mod prompt;
 mod show;
+mod table;
+
+pub(crate) use audit::{AuditCommand, run_audit};
 
 use askgate_gateway::Config;
 use askgate_inbox::Person;
@@ -54,9 +59,13 @@ pub(crate) struct StoreArg {
 #[derive(Debug, Subcommand)]
 pub(crate) enum AsksCommand {
     /// List asks, newest first: pending ones unless --status says otherwise.
+    #[command(after_help = "Examples:\n  \
+        askgate asks list\n  \
+        askgate asks list --status settled --server github --limit 20\n  \
+        askgate asks list --risk destructive --json --config askgate.toml")]
     List {
-        /// How many on a page.
-        #[arg(long, default_value_t = 50)]
+        /// How many on a page (1 to 1000).
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1000))]
         limit: u32,
         /// The `next` cursor of the previous page.
         #[arg(long)]
@@ -69,7 +78,7 @@ pub(crate) enum AsksCommand {
         tool: Option<String>,
         /// Only asks of this risk (read, low_write, medium_write,
         /// high_write, destructive).
-        #[arg(long)]
+        #[arg(long, value_parser = risk_level)]
         risk: Option<String>,
         /// Only asks for this principal.
         #[arg(long)]
@@ -79,60 +88,60 @@ pub(crate) enum AsksCommand {
         #[arg(long, default_value = "pending")]
         status: String,
     },
-    /// Show one ask: its request, and its outcome once settled.
+    /// Show one ask: what it asks, where it stands, who decided, its audit.
+    #[command(after_help = "Examples:\n  \
+        askgate asks show ask_01J9ZC5W6M\n  \
+        askgate asks show ask_01J9ZC5W6M --json")]
     Show {
         /// The ask's id.
         id: String,
     },
     /// Answer an ask, as the person whose token is in $ASKGATE_TOKEN (or
     /// typed at the prompt); the answer goes through the same checks as
-    /// any other surface.
+    /// any other surface. Without --content, each field is asked for at the
+    /// terminal.
+    #[command(after_help = "Examples:\n  \
+        askgate asks answer ask_01J9ZC5W6M          # each field asked for here\n  \
+        askgate asks answer ask_01J9ZC5W6M --content '{\"replicas\": 3}'")]
     Answer {
         /// The ask's id.
         id: String,
-        /// The answer as a JSON object: form properties, or question id -> values.
+        /// The answer as a JSON object: form properties, or question id ->
+        /// values. Without it, each open field is prompted on the terminal.
         #[arg(long)]
-        content: String,
+        content: Option<String>,
+    },
+    /// Run the call a confirmation asks about ("Allow files to run
+    /// delete?"), as the person whose token is in $ASKGATE_TOKEN (or typed
+    /// at the prompt).
+    #[command(
+        after_help = "Example:\n  ASKGATE_TOKEN=... askgate asks approve ask_01J9ZC5W6M --config askgate.toml"
+    )]
+    Approve {
+        /// The ask's id.
+        id: String,
+    },
+    /// Don't run the call a confirmation asks about: the model is told a
+    /// person said no.
+    #[command(after_help = "Example:\n  askgate asks deny ask_01J9ZC5W6M --config askgate.toml")]
+    Deny {
+        /// The ask's id.
+        id: String,
     },
     /// Decline an ask, as the person whose token is in $ASKGATE_TOKEN (or
     /// typed at the prompt).
+    #[command(after_help = "Example:\n  askgate asks decline ask_01J9ZC5W6M")]
     Decline {
         /// The ask's id.
         id: String,
     },
     /// Skip a question set: proceed on the pre-picked answers (as the
     /// person whose token is in $ASKGATE_TOKEN, or typed at the prompt).
+    #[command(after_help = "Example:\n  askgate asks skip ask_01J9ZC5W6M")]
     Skip {
         /// The ask's id.
         id: String,
     },
-}
-
-/// `askgate audit ...`
-#[derive(Debug, Subcommand)]
-pub(crate) enum AuditCommand {
-    /// List audit entries, oldest first.
-    List,
-    /// Check the hash chain and its signed head with the deployment's
-    /// key; exit 1 and name the entry when it is broken.
-    Verify {
-        /// Also check the chain against a checkpoint `askgate audit
-        /// export` wrote: exit 1 when the chain was cut below it, or
-        /// changed up to it.
-        #[arg(long, conflicts_with = "structure")]
-        checkpoint: Option<std::path::PathBuf>,
-        /// Without the key: check only that each entry hashes the one
-        /// before it and that the head record names the newest (an edited,
-        /// moved or deleted entry shows; a head rebuilt by someone without
-        /// the key does not).
-        #[arg(long)]
-        structure: bool,
-    },
-    /// Print a checkpoint of the chain's head (JSON), signed with the
-    /// deployment's key: keep it where the store's writer cannot reach it,
-    /// and `verify --checkpoint FILE` proves later that nothing up to it
-    /// was changed or deleted. Refused over a broken chain.
-    Export,
 }
 
 pub(crate) fn run_asks(store: StoreArg, command: AsksCommand) -> ExitCode {
@@ -157,20 +166,61 @@ pub(crate) fn run_asks(store: StoreArg, command: AsksCommand) -> ExitCode {
                     tool,
                     risk,
                 };
-                return list(&open(&url).await?, &filter, limit, after, json).await;
+                let Some(store) = open_existing(&url).await? else {
+                    return table::nothing_stored(&url, &filter, json);
+                };
+                return list(&store, &filter, limit, after, json).await;
             }
-            AsksCommand::Show { id } => return show::show(&open(&url).await?, &id, json).await,
-            AsksCommand::Answer { id, content } => {
-                ("answer", id, Act::Answer(parse_object(&content)?))
+            AsksCommand::Show { id } => {
+                return show::show(&existing(&url, &id).await?, &id, json).await;
             }
-            AsksCommand::Decline { id } => ("decline", id, Act::Decline),
-            AsksCommand::Skip { id } => ("skip", id, Act::Skip),
+            AsksCommand::Answer {
+                id,
+                content: Some(content),
+            } => (
+                "answer",
+                id,
+                Answering::Act(Act::Answer(parse_object(&content)?)),
+            ),
+            AsksCommand::Answer { id, content: None } => ("answer", id, Answering::AtTerminal),
+            AsksCommand::Approve { id } => ("approve", id, Answering::Confirm(true)),
+            AsksCommand::Deny { id } => ("deny", id, Answering::Confirm(false)),
+            AsksCommand::Decline { id } => ("decline", id, Answering::Act(Act::Decline)),
+            AsksCommand::Skip { id } => ("skip", id, Answering::Act(Act::Skip)),
         };
         // Who answers is known before the store is opened: without a
         // person's credential nothing is read.
         let person = answerer::answerer(verb, config.as_ref(), &url)?;
-        settle_as(&open(&url).await?, &id, act, &person, json).await
+        let store = existing(&url, &id).await?;
+        let act = match act {
+            Answering::Act(act) => act,
+            Answering::AtTerminal | Answering::Confirm(_) => {
+                let row = visible_to(&store, &id, &person).await?;
+                match act {
+                    Answering::Confirm(run) => prompt::confirmation(&row, run)?,
+                    _ => prompt::at_terminal(&row).await?,
+                }
+            }
+        };
+        settle_as(&store, &id, act, &person, json).await
     })
+}
+
+/// How a person's answer is had.
+enum Answering {
+    /// As given on the command line.
+    Act(Act),
+    /// Each open field prompted at the terminal.
+    AtTerminal,
+    /// A confirmation: run the call (`true`) or not.
+    Confirm(bool),
+}
+
+/// `--risk`: one of the risk levels.
+fn risk_level(text: &str) -> Result<String, String> {
+    text.parse::<askgate_core::Risk>()
+        .map(|_| text.to_owned())
+        .map_err(|_| "expected read, low_write, medium_write, high_write or destructive".to_owned())
 }
 
 /// `asks list`: a page of the asks `filter` holds.
@@ -188,209 +238,8 @@ async fn list(
     if json {
         print_json(&page)?;
     } else {
-        for row in &page.asks {
-            print_line(&summary(row))?;
-        }
-        if let Some(next) = &page.next {
-            print_line(&format!("(more: --after {next})"))?;
-        }
+        table::print(&page, filter)?;
     }
-    Ok(DONE)
-}
-
-pub(crate) fn run_audit(store: StoreArg, command: AuditCommand) -> ExitCode {
-    runtime(|| async move {
-        let json = store.json;
-        let config = load(store.config.as_deref())?;
-        let url = resolve_store(store.store, config.as_ref())?;
-        let store = open(&url).await?;
-        match command {
-            AuditCommand::Export => export_checkpoint(&store, &url).await,
-            AuditCommand::List => {
-                let entries = store.audit_entries().await.map_err(Failure::from)?;
-                if json {
-                    print_json(&entries)?;
-                } else {
-                    for record in &entries {
-                        let e = &record.entry;
-                        let who = match (&e.answered_by, &e.answered_via) {
-                            (Some(by), Some(via)) => format!(" by {by} via {via}"),
-                            (None, Some(via)) => format!(" via {via}"),
-                            _ => String::new(),
-                        };
-                        print_line(&format!(
-                            "{:>5}  {}  {:<16} {}/{} ({}){who}: {}",
-                            record.seq,
-                            e.at,
-                            serde_json::to_value(e.decision)
-                                .ok()
-                                .and_then(|v| v.as_str().map(str::to_owned))
-                                .unwrap_or_default(),
-                            e.server,
-                            e.tool,
-                            e.risk,
-                            e.reason
-                        ))?;
-                    }
-                }
-                Ok(DONE)
-            }
-            AuditCommand::Verify {
-                checkpoint,
-                structure,
-            } => {
-                let keys = if structure {
-                    Vec::new()
-                } else {
-                    deployment_keys_needed(&url)?
-                };
-                let verification = store
-                    .verify_audit_signed(&keys)
-                    .await
-                    .map_err(Failure::from)?;
-                if verification.broken.is_none()
-                    && let Some(file) = checkpoint
-                {
-                    return check_checkpoint(&store, &url, &file, &verification).await;
-                }
-                if json {
-                    print_json(&verification)?;
-                } else {
-                    match &verification.broken {
-                        None if structure => print_line(&format!(
-                            "audit chain intact in structure: {} entries, head {} (its head's \
-                             signature was not checked: that needs the deployment's key)",
-                            verification.entries, verification.head
-                        ))?,
-                        None => print_line(&format!(
-                            "audit chain intact: {} entries, head {}",
-                            verification.entries, verification.head
-                        ))?,
-                        Some(broken) => print_line(&format!("audit chain broken: {broken}"))?,
-                    }
-                }
-                Ok(if verification.broken.is_some() {
-                    REFUSED
-                } else {
-                    DONE
-                })
-            }
-        }
-    })
-}
-
-/// The deployment's key, read (never made) from beside the store.
-fn deployment_key(url: &str) -> Result<Vec<u8>, Failure> {
-    let path = askgate_gateway::keys::key_path(url);
-    std::fs::read(&path).map_err(|e| {
-        Failure::malformed(format!(
-            "cannot read the deployment's key at {} ({e}): checkpoints are signed with it",
-            path.display()
-        ))
-    })
-}
-
-/// The deployment's keys that can be read: the current one, and the one
-/// rotated out (a head record is signed with the key in use when it was
-/// written). None is refused: verifying the head's signature needs one.
-fn deployment_keys_needed(url: &str) -> Result<Vec<Vec<u8>>, Failure> {
-    let path = askgate_gateway::keys::key_path(url);
-    let keys: Vec<Vec<u8>> = [path.clone(), askgate_gateway::keys::previous_path(&path)]
-        .iter()
-        .filter_map(|file| std::fs::read(file).ok())
-        .collect();
-    if keys.is_empty() {
-        return Err(Failure::malformed(format!(
-            "no deployment key at {} (or ASKGATE_KEY_FILE): the chain's head is signed with it, so \
-             verifying needs it; askgate audit verify --structure checks the chain's links alone",
-            path.display()
-        )));
-    }
-    Ok(keys)
-}
-
-/// `audit export`: the chain's head, signed.
-async fn export_checkpoint(store: &Store, url: &str) -> Result<u8, Failure> {
-    let verification = store
-        .verify_audit_signed(&deployment_keys_needed(url)?)
-        .await
-        .map_err(Failure::from)?;
-    if let Some(broken) = &verification.broken {
-        print_line(&format!(
-            "audit chain broken: {broken}; no checkpoint is signed over a broken chain"
-        ))?;
-        return Ok(REFUSED);
-    }
-    let key = deployment_key(url)?;
-    let seq = i64::try_from(verification.entries).unwrap_or(i64::MAX);
-    let checkpoint =
-        askgate_core::Checkpoint::signed(&key, seq, &verification.head, jiff::Timestamp::now());
-    print_json(&checkpoint).map(|()| DONE)
-}
-
-/// `audit verify --checkpoint FILE` over a chain that holds: whether it
-/// still holds the checkpointed head.
-async fn check_checkpoint(
-    store: &Store,
-    url: &str,
-    file: &std::path::Path,
-    verification: &askgate_store::Verification,
-) -> Result<u8, Failure> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| Failure::malformed(format!("cannot read {}: {e}", file.display())))?;
-    let checkpoint: askgate_core::Checkpoint = serde_json::from_str(&text).map_err(|e| {
-        Failure::malformed(format!(
-            "{} is not a checkpoint of `askgate audit export`: {e}",
-            file.display()
-        ))
-    })?;
-    // One exported before the key was rotated was signed with the key
-    // rotated out, kept beside it.
-    let previous = std::fs::read(askgate_gateway::keys::previous_path(
-        &askgate_gateway::keys::key_path(url),
-    ))
-    .ok();
-    let current = deployment_key(url)?;
-    if !std::iter::once(&current)
-        .chain(&previous)
-        .any(|key| checkpoint.is_signed_with(key))
-    {
-        print_line(&format!(
-            "the checkpoint {} is not signed with this deployment's key, or was changed",
-            file.display()
-        ))?;
-        return Ok(REFUSED);
-    }
-    let at = checkpoint.at;
-    let held = if checkpoint.seq == 0 {
-        true
-    } else {
-        let hash = store
-            .audit_hash_at(checkpoint.seq)
-            .await
-            .map_err(Failure::from)?;
-        match hash {
-            Some(hash) => hash == checkpoint.hash,
-            None => {
-                print_line(&format!(
-                    "audit chain cut: it ends at entry {}, and the checkpoint of {at} names entry {} (the newest entries were deleted)",
-                    verification.entries, checkpoint.seq
-                ))?;
-                return Ok(REFUSED);
-            }
-        }
-    };
-    if !held {
-        print_line(&format!(
-            "audit chain changed: entry {} is not the entry the checkpoint of {at} names (the chain up to it was rewritten)",
-            checkpoint.seq
-        ))?;
-        return Ok(REFUSED);
-    }
-    print_line(&format!(
-        "audit chain intact: {} entries, head {}; it holds the checkpoint of {at} (entry {})",
-        verification.entries, verification.head, checkpoint.seq
-    ))?;
     Ok(DONE)
 }
 
@@ -414,18 +263,14 @@ fn resolve_store(flag: Option<String>, config: Option<&Config>) -> Result<String
     match (flag, config) {
         (Some(url), _) => Ok(url),
         (None, Some(config)) => Ok(config.store.expose().to_owned()),
-        (None, None) => store_url(None).map_err(Failure::malformed),
+        (None, None) => {
+            askgate_gateway::config::store_url_made_or_not(None).map_err(Failure::malformed)
+        }
     }
 }
 
-/// Settle ask `id` by `act`, as `person`, if they may answer it.
-async fn settle_as(
-    store: &Store,
-    id: &str,
-    act: Act,
-    person: &Person,
-    json: bool,
-) -> Result<u8, Failure> {
+/// The ask `id`, when `person` may answer it.
+async fn visible_to(store: &Store, id: &str, person: &Person) -> Result<AskRow, Failure> {
     let row = store
         .ask(id)
         .await
@@ -441,6 +286,18 @@ async fn settle_as(
             ),
         ));
     }
+    Ok(row)
+}
+
+/// Settle ask `id` by `act`, as `person`, if they may answer it.
+async fn settle_as(
+    store: &Store,
+    id: &str,
+    act: Act,
+    person: &Person,
+    json: bool,
+) -> Result<u8, Failure> {
+    let row = visible_to(store, id, person).await?;
     let settlement = match stored::settle(&row.ask.request, act, &person.name, Surface::Cli) {
         Ok(settlement) => settlement,
         Err(refused) => {
@@ -494,31 +351,48 @@ fn statuses(status: &str) -> Result<Vec<AskStatus>, Failure> {
     })
 }
 
-fn summary(row: &AskRow) -> String {
-    let origin = match (&row.ask.server, &row.ask.tool) {
-        (Some(server), Some(tool)) => format!("{server}/{tool}"),
-        _ => "-".into(),
-    };
-    let expires = row
-        .ask
-        .expires_at
-        .map(|at| format!(" expires {at}"))
-        .unwrap_or_default();
-    format!(
-        "{}  {}  {:<9} {origin} risk {} for {}{expires}",
-        row.ask.id,
-        row.ask.created_at,
-        row.status.as_str(),
-        row.ask.risk.as_deref().unwrap_or("-"),
-        row.ask.principal
-    )
-}
-
 /// The store URL: the flag, `$ASKGATE_STORE`, or the default file.
 pub(crate) fn store_url(
     flag: Option<String>,
 ) -> Result<String, askgate_gateway::config::NoStoreDir> {
     askgate_gateway::config::store_url(flag)
+}
+
+/// The file a `sqlite:` URL names (not `:memory:`).
+fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next()?;
+    (!path.is_empty() && !path.starts_with(":memory:")).then(|| path.into())
+}
+
+/// Why there is nothing at `url`: no store file yet.
+pub(crate) fn no_store(url: &str) -> Option<String> {
+    sqlite_file(url).filter(|file| !file.exists()).map(|file| {
+        format!(
+            "no store at {} yet: nothing was asked there (the gateway makes it when it first \
+             starts; --config or --store names another)",
+            file.display()
+        )
+    })
+}
+
+/// The store at `url` when it exists: a command that reads or answers
+/// never makes one (see [`open`]).
+async fn open_existing(url: &str) -> Result<Option<Store>, Failure> {
+    match no_store(url) {
+        Some(_) => Ok(None),
+        None => open(url).await.map(Some),
+    }
+}
+
+/// The store at `url`, which must exist: the ask `id` is not anywhere else.
+async fn existing(url: &str, id: &str) -> Result<Store, Failure> {
+    match no_store(url) {
+        Some(why) => Err(Failure::new(REFUSED, format!("no ask {id}: {why}"))),
+        None => open(url).await,
+    }
 }
 
 /// The store at `url`, its overdue asks expired first (as the gateway's

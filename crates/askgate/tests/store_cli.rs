@@ -351,10 +351,11 @@ async fn the_old_as_flag_is_gone() {
     assert_eq!(status_of(&store, "a1").await, AskStatus::Pending);
 }
 
-#[test]
-fn the_config_names_the_store_for_asks_and_audit() {
+#[tokio::test]
+async fn the_config_names_the_store_for_asks_and_audit() {
     let (_dir, url) = store_url();
     let config = config(&url);
+    park(&url, "a1", form_request()).await.close().await;
     let listed = Command::new(binaries!().askgate)
         .args(["asks", "list", "--json", "--config"])
         .arg(&config)
@@ -362,7 +363,8 @@ fn the_config_names_the_store_for_asks_and_audit() {
         .output()
         .expect("runs");
     says(&listed, 0, "");
-    assert!(db_path(&url).exists(), "the config's store was opened");
+    let listed: Json = serde_json::from_slice(&listed.stdout).expect("JSON");
+    assert_eq!(listed["asks"][0]["id"], "a1", "the config's store was read");
     let verified = Command::new(binaries!().askgate)
         .args(["audit", "verify", "--structure", "--json", "--config"])
         .arg(&config)
@@ -687,17 +689,32 @@ async fn a_checkpoint_shows_the_newest_entries_were_deleted_where_the_chain_cann
 fn the_default_store_and_its_folder_are_their_owners_only() {
     use std::os::unix::fs::PermissionsExt;
     let home = Scratch::new();
-    let listed = Command::new(binaries!().askgate)
-        .args(["asks", "list"])
-        .env("XDG_DATA_HOME", home.path())
-        .env("HOME", home.path())
-        .env_remove("ASKGATE_STORE")
-        .env("ASKGATE_LOG", "warn")
-        .stdin(Stdio::null())
-        .output()
-        .expect("runs");
-    says(&listed, 0, "");
+    let form = home.path().join("form.json");
+    std::fs::write(
+        &form,
+        r#"{"message": "Go?", "fields": [{"id": "go", "title": "Go", "type": "boolean"}]}"#,
+    )
+    .expect("writes the form");
+    let run = |args: &[&str]| {
+        Command::new(binaries!().askgate)
+            .args(args)
+            .env("XDG_DATA_HOME", home.path())
+            .env("HOME", home.path())
+            .env_remove("ASKGATE_STORE")
+            .env("ASKGATE_LOG", "warn")
+            .stdin(Stdio::null())
+            .output()
+            .expect("runs")
+    };
     let folder = home.path().join("askgate");
+    // Listing makes nothing; the first ask makes the store.
+    says(&run(&["asks", "list"]), 0, "");
+    assert!(
+        !folder.join("askgate.db").exists(),
+        "a listing made a store"
+    );
+    let form = form.display().to_string();
+    says(&run(&["ask", &form, "--json"]), 0, "");
     for (path, kind) in [
         (folder.clone(), "folder"),
         (folder.join("askgate.db"), "store"),

@@ -12,9 +12,7 @@ pub fn store_url(flag: Option<String>) -> Result<String, NoStoreDir> {
     if let Some(url) = flag.or_else(|| std::env::var("ASKGATE_STORE").ok()) {
         return Ok(url);
     }
-    let dir: PathBuf = dirs::data_dir()
-        .ok_or(NoStoreDir::NoDataDir)?
-        .join("askgate");
+    let dir = default_dir()?;
     // Its store holds answers: a folder of its owner's only.
     let mut folder = std::fs::DirBuilder::new();
     folder.recursive(true);
@@ -28,6 +26,30 @@ pub fn store_url(flag: Option<String>) -> Result<String, NoStoreDir> {
         source,
     })?;
     Ok(format!("sqlite://{}", dir.join("askgate.db").display()))
+}
+
+/// The store's URL as [`store_url`] finds it, the default folder not
+/// made: for a command that only reads or answers, which never makes a
+/// store.
+///
+/// # Errors
+/// [`NoStoreDir::NoDataDir`] when no store is named and the platform has
+/// no data directory.
+pub fn store_url_made_or_not(flag: Option<String>) -> Result<String, NoStoreDir> {
+    if let Some(url) = flag.or_else(|| std::env::var("ASKGATE_STORE").ok()) {
+        return Ok(url);
+    }
+    Ok(format!(
+        "sqlite://{}",
+        default_dir()?.join("askgate.db").display()
+    ))
+}
+
+/// The platform's data folder for askgate.
+fn default_dir() -> Result<PathBuf, NoStoreDir> {
+    Ok(dirs::data_dir()
+        .ok_or(NoStoreDir::NoDataDir)?
+        .join("askgate"))
 }
 
 /// Why no store was named and the default place cannot hold one.
