@@ -362,6 +362,15 @@ impl Config {
         self.rules.default_risk()
     }
 
+    /// This config, a tool's `readOnlyHint: true` taken at its word (a
+    /// tool that says it only reads is `read`, unless a rule says
+    /// otherwise): `--trust-read-only-hints`.
+    #[must_use]
+    pub fn trusting_read_only_hints(mut self) -> Config {
+        self.rules = self.rules.trusting_read_only_hints();
+        self
+    }
+
     /// Whether a tool's `readOnlyHint` is taken at its word.
     pub fn trusts_read_only_hints(&self) -> bool {
         self.rules.trusts_read_only_hints()

@@ -357,6 +357,12 @@ impl Rules {
         self.default
     }
 
+    /// These rules, `readOnlyHint: true` believed.
+    pub(crate) fn trusting_read_only_hints(mut self) -> Rules {
+        self.trust_read_only_hints = true;
+        self
+    }
+
     /// Whether `readOnlyHint: true` lowers a tool's risk to `read`.
     pub(crate) fn trusts_read_only_hints(&self) -> bool {
         self.trust_read_only_hints

@@ -260,6 +260,12 @@ impl std::fmt::Debug for Credential {
     }
 }
 
+/// Where the generated operator token is kept beside the deployment's
+/// key file (readable by its owner only).
+pub fn operator_token_path(key_file: &std::path::Path) -> std::path::PathBuf {
+    operator::token_path(key_file)
+}
+
 /// Who may sign in to the inbox: the operator — with `operator_token` (the
 /// config's `[inbox] token`), or without one a token generated on first
 /// start beside `key_file` (written to a file only its owner can read) — and every one of `people`, with their token. An agent's

@@ -69,6 +69,11 @@ struct Setup {
     /// With a config file, its `inherit_env` says it per upstream.
     #[arg(long = "inherit-env", value_name = "NAME")]
     inherit_env: Vec<String>,
+    /// Believe a tool's `readOnlyHint: true`: a tool that says it only
+    /// reads runs without asking (unless a rule gives it a risk). The
+    /// config's `trust_read_only_hints = true` does the same.
+    #[arg(long)]
+    trust_read_only_hints: bool,
     /// The stdio MCP server to wrap (without `--config`), after `--`.
     #[arg(last = true)]
     command: Vec<String>,
@@ -119,6 +124,9 @@ impl Setup {
             .map_err(Failure::stopped)?;
         if let Some(risk) = self.auto_approve {
             config.auto_approve = Some(risk);
+        }
+        if self.trust_read_only_hints {
+            config = config.trusting_read_only_hints();
         }
         if let Some(addr) = self.listen {
             if !addr.ip().is_loopback() && config.principals.is_empty() {

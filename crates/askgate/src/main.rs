@@ -10,6 +10,7 @@ mod failure;
 mod form_cmd;
 mod gateway_cmd;
 mod inbox_cmd;
+mod init_cmd;
 mod key_cmd;
 mod logs;
 mod store_cmd;
@@ -46,6 +47,9 @@ enum Command {
     /// Put a typed ask to a person from a script: park it, print its inbox
     /// link, and (with --wait) print the settled outcome as JSON.
     Ask(ask_cmd::AskArgs),
+    /// Set up a gateway for an MCP server: its tools and their risks, a
+    /// config, the key and the operator's token, the desktop client's JSON.
+    Init(init_cmd::InitArgs),
     /// Put an MCP server behind typed, durable, audited confirmation.
     #[command(after_help = "Examples:\n  \
         askgate gateway -- npx -y @modelcontextprotocol/server-filesystem ~/projects\n  \
@@ -97,6 +101,7 @@ fn main() -> ExitCode {
         Command::Form(command) => form_cmd::run(command),
         Command::Ask(args) => ask_cmd::run(args),
         Command::Gateway(args) => gateway_cmd::run(args),
+        Command::Init(args) => init_cmd::run(args),
         Command::Tools(args) => gateway_cmd::tools(args),
         Command::Inbox(args) => inbox_cmd::run(args),
         Command::Asks { store, command } => store_cmd::run_asks(store, command),

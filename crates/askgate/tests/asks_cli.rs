@@ -277,6 +277,7 @@ fn completions_are_printed_for_bash_zsh_and_fish() {
 fn every_command_shows_an_example_in_its_help() {
     let commands: &[&[&str]] = &[
         &["ask"],
+        &["init"],
         &["gateway"],
         &["inbox"],
         &["tools"],
