@@ -21,6 +21,13 @@
 # - link-reused:   the same link opened again is refused (410)
 # - sign-out, no-script-errors
 #
+# interop/browser/pages.mjs checks the pages as a person sees them: axe-core
+# (npm) finds 0 serious or critical violations in light, dark and on a
+# phone (screenshots of each), nothing is wider than 320 px, a confirmation
+# is one decision ("Run TOOL" / "Don't run"), a form is answered with the
+# keyboard alone, its pre-filled defaults (an instant in its zone) sent
+# unchanged.
+#
 # interop/browser/oidc.mjs then signs people in with an OpenID provider
 # (npm oidc-provider, oidc_provider.mjs, on 127.0.0.2): an outsider
 # refused, ana and bo through the provider's real sign-in, a quorum of two
@@ -42,6 +49,7 @@ set -euo pipefail
 
 PLAYWRIGHT_CORE=1.65.1
 TS_SDK=1.32.2
+AXE_CORE=4.14.1
 OIDC_PROVIDER=9.13.3
 CHROMIUM=/usr/bin/chromium
 
@@ -92,14 +100,15 @@ fi
 # Node: playwright-core (the library only: it downloads no browser) and the
 # MCP SDK, in a prefix of their own, installed once per pin.
 node_prefix="$out/node"
-node_stamp="$node_prefix/.askgate-playwright-core-$PLAYWRIGHT_CORE-sdk-$TS_SDK"
+node_stamp="$node_prefix/.askgate-playwright-core-$PLAYWRIGHT_CORE-sdk-$TS_SDK-axe-$AXE_CORE"
 if [ ! -f "$node_stamp" ]; then
-    echo "browser: installing playwright-core@$PLAYWRIGHT_CORE and @modelcontextprotocol/sdk@$TS_SDK into $node_prefix" >&2
+    echo "browser: installing playwright-core@$PLAYWRIGHT_CORE, @modelcontextprotocol/sdk@$TS_SDK and axe-core@$AXE_CORE into $node_prefix" >&2
     rm -rf "$node_prefix"
     mkdir -p "$node_prefix"
     PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --prefix "$node_prefix" --save-exact --no-audit --no-fund --silent \
         "playwright-core@$PLAYWRIGHT_CORE" \
-        "@modelcontextprotocol/sdk@$TS_SDK"
+        "@modelcontextprotocol/sdk@$TS_SDK" \
+        "axe-core@$AXE_CORE"
     touch "$node_stamp"
 fi
 # npm oidc-provider, for the OIDC checks: in a prefix of its own (it
@@ -124,6 +133,14 @@ status=0
 node interop/browser/inbox.mjs \
     --askgate "$target/debug/askgate" \
     --upstream "$target/debug/askgate-example-upstream" \
+    --chromium "$CHROMIUM" \
+    --modules "$node_prefix/node_modules" \
+    --scratch "$scratch" \
+    --shots "$shots" \
+    --logs "$logs" || status=$?
+
+node interop/browser/pages.mjs \
+    --askgate "$target/debug/askgate" \
     --chromium "$CHROMIUM" \
     --modules "$node_prefix/node_modules" \
     --scratch "$scratch" \

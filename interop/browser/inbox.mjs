@@ -494,10 +494,9 @@ async function main() {
             check(page.url() === `${base}asks/${id}`, `the link led to ${page.url()}, expected the ask's page`);
             const text = await page.locator('main').innerText();
             check(text.includes('write_note') && text.includes('notes'), 'the confirmation does not show the server and tool');
-            const confirm = page.locator('input[type=checkbox][name="f.confirm"]');
-            check((await confirm.count()) === 1, 'no confirm checkbox');
+            const decide = page.locator('button[name=action][value=accept]');
+            check((await decide.innerText()).trim() === 'Run write_note', `the decision says ${JSON.stringify(await decide.innerText())}`);
             await shoot(page, 'confirm-form');
-            await confirm.check();
             const status = await submit(page, 'accept');
             check(status === 303, `accepting the confirmation got ${status}, expected 303: ${JSON.stringify(await banner(page))}`);
             const outcome = await page.locator('p.outcome').innerText();

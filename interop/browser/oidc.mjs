@@ -129,10 +129,9 @@ async function signInWithProvider(browser, base, login) {
     return { context, page, callback };
 }
 
-/** Approve the ask `id` in `page` (tick the confirmation, Accept): the post's status. */
+/** Approve the ask `id` in `page` (its "Run write_note"): the post's status. */
 async function approve(page, base, id) {
     await page.goto(`${base}asks/${id}`);
-    await page.locator('input[type=checkbox][name="f.confirm"]').check();
     const [posted] = await Promise.all([
         page.waitForResponse(r => r.request().method() === 'POST' && r.url() === `${base}asks/${id}`),
         page.click('button[name=action][value=accept]')

@@ -133,7 +133,39 @@ impl Shown<'_> {
     }
 }
 
-/// A datetime-local input's value from an RFC 3339 or local default.
+/// A datetime-local input's value: what was posted (a local time
+/// already), else the default instant as the local time in `zone` (UTC
+/// without one) — so that a default sent back unchanged is the same
+/// instant.
+fn local_value(
+    shown: &Shown<'_>,
+    name: &str,
+    default: Option<&Json>,
+    zone: Option<&str>,
+) -> String {
+    if shown.posted.is_some() {
+        return local_input(&shown.text(name, None, false));
+    }
+    let Some(text) = default.and_then(Json::as_str) else {
+        return String::new();
+    };
+    let tz = zone
+        .and_then(|zone| jiff::tz::TimeZone::get(zone).ok())
+        .unwrap_or(jiff::tz::TimeZone::UTC);
+    match text.parse::<jiff::Timestamp>() {
+        Ok(at) => tz.to_datetime(at).strftime("%Y-%m-%dT%H:%M").to_string(),
+        // A civil time already.
+        Err(_) => local_input(text),
+    }
+}
+
+/// The zone picker's value when a default instant is shown in UTC (the
+/// field names no zone): UTC.
+fn utc_when(default: Option<&Json>, zone: Option<&str>) -> Option<Json> {
+    (zone.is_none() && default.is_some()).then(|| Json::String("UTC".into()))
+}
+
+/// A datetime-local input's value from an RFC 3339 or local text.
 fn local_input(text: &str) -> String {
     // `2026-12-01T10:00:00+01:00` -> `2026-12-01T10:00`
     text.get(..16).unwrap_or(text).to_owned()
@@ -243,9 +275,9 @@ fn inputs(kind: &FieldKind, input: &Input<'_>) -> Markup {
                     (options(name, &spec.options, false, !spec.strict, shown, input.default))
                 } @else {
                     input id=(name) type="datetime-local" name=(name)
-                        value=(local_input(&input.text()))
+                        value=(local_value(shown, name, input.default, spec.zone.as_deref()))
                         required[required] aria-describedby=(error_id);
-                    (zone_of(name, spec.zone.as_deref(), shown))
+                    (zone_of(name, spec.zone.as_deref(), shown, utc_when(input.default, spec.zone.as_deref())))
                 }
             }
             FieldKind::Zone(spec) => {
@@ -302,7 +334,7 @@ fn range_input(zone: Option<&str>, input: &Input<'_>) -> Markup {
     );
     let end = |which: &str, default: Option<&Json>| {
         let end = format!("{name}.{which}");
-        let value = local_input(&input.shown.text(&end, default, input.secret));
+        let value = local_value(&input.shown, &end, default, zone);
         (end, value)
     };
     let (from_name, from_value) = end("from", from);
@@ -316,7 +348,7 @@ fn range_input(zone: Option<&str>, input: &Input<'_>) -> Markup {
                 value=(to_value)
                 required[input.required]; }
         }
-        (zone_of(name, zone, &input.shown))
+        (zone_of(name, zone, &input.shown, utc_when(input.default, zone)))
         p.hint { "From is included, to is not; from comes first." }
     }
 }
@@ -333,13 +365,13 @@ fn bounds(min: Option<String>, max: Option<String>) -> Markup {
 }
 
 /// The zone a local time is read in: the field's (shown), or a picker.
-fn zone_of(name: &str, zone: Option<&str>, shown: &Shown<'_>) -> Markup {
+fn zone_of(name: &str, zone: Option<&str>, shown: &Shown<'_>, fallback: Option<Json>) -> Markup {
     let picker = format!("{name}.zone");
     html! {
         @match zone {
             Some(zone) => p.zone { "Time zone: " strong { (zone) } },
             None => label.zone { "Time zone "
-                input type="text" name=(picker) list="zones" value=(shown.text(&picker, None, false))
+                input type="text" name=(picker) list="zones" value=(shown.text(&picker, fallback.as_ref(), false))
                     placeholder="UTC" autocomplete="off" data-local-zone;
             },
         }
@@ -519,78 +551,4 @@ pub(crate) fn read_questions(set: &QuestionSet, posted: &Posted) -> Map<String, 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn form(json: Json) -> Vec<Field> {
-        serde_json::from_value(json).expect("fields")
-    }
-
-    #[test]
-    fn a_posted_form_reads_back_into_each_fields_shape() {
-        let fields = form(serde_json::json!([
-            {"id": "replicas", "title": "Replicas", "type": "integer"},
-            {"id": "ok", "title": "OK", "type": "boolean"},
-            {"id": "env", "title": "Env", "type": "choice", "options": [{"value": "prod", "label": "Prod"}]},
-            {"id": "tags", "title": "Tags", "type": "choice", "multiple": true, "strict": false,
-             "options": [{"value": "a", "label": "A"}, {"value": "b", "label": "B"}]},
-            {"id": "at", "title": "At", "type": "instant"},
-            {"id": "window", "title": "Window", "type": "time_range", "zone": "Europe/Paris"},
-            {"id": "note", "title": "Note", "type": "text", "required": false}
-        ]));
-        let refs: Vec<&Field> = fields.iter().collect();
-        let posted = Posted::from(
-            [
-                ("f.replicas", "3"),
-                ("f.ok.shown", "1"),
-                ("f.env", "prod"),
-                ("f.tags", "a"),
-                ("f.tags", "b"),
-                ("f.tags.other", "c"),
-                ("f.at", "2026-12-01T10:00"),
-                ("f.at.zone", "Asia/Tokyo"),
-                ("f.window.from", "2026-12-01T09:00"),
-                ("f.window.to", "2026-12-01T17:00"),
-                ("f.note", "  "),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            .collect::<Vec<_>>(),
-        );
-        let values = read_form(&refs, &posted);
-        assert_eq!(
-            Json::Object(values),
-            serde_json::json!({
-                "replicas": 3,
-                "ok": false,
-                "env": "prod",
-                "tags": ["a", "b", "c"],
-                "at": "2026-12-01T10:00[Asia/Tokyo]",
-                "window": {"from": "2026-12-01T09:00", "to": "2026-12-01T17:00"}
-            })
-        );
-    }
-
-    #[test]
-    fn a_sensitive_field_is_never_shown_back() {
-        let fields = form(serde_json::json!([
-            {"id": "token", "title": "Token", "type": "text", "sensitive": true}
-        ]));
-        let posted = Posted::from(vec![("f.token".into(), "s3cret-value".into())]);
-        let html = field(&fields[0], Some(&posted), Some("Token: too short")).into_string();
-        assert!(html.contains("type=\"password\""), "{html}");
-        assert!(!html.contains("s3cret-value"), "{html}");
-        assert!(html.contains("Token: too short"), "{html}");
-        // Marked, so that a page keeping an answer leaves it out.
-        assert!(html.contains("name=\"f.token.secret\""), "{html}");
-        let kept = Posted::from(vec![
-            ("f.token".into(), "s3cret-value".into()),
-            ("f.token.secret".into(), "1".into()),
-            ("f.tokens".into(), "plain".into()),
-            ("csrf".into(), "c".into()),
-        ]);
-        let pairs: Vec<(&str, &str)> = kept.pairs_but_secrets().collect();
-        assert_eq!(pairs, [("csrf", "c"), ("f.tokens", "plain")]);
-        assert!(kept.has_secrets());
-    }
-}
+mod tests;

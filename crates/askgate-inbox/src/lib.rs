@@ -32,6 +32,7 @@
 
 mod approvals;
 mod auth;
+mod decision;
 pub mod deployment;
 mod error;
 mod events;

@@ -200,7 +200,7 @@ pub(crate) fn list(session: &Session, query: &ListQuery, page: &Page) -> Markup 
                 a href="/" aria-current=[(!settled).then_some("page")] { "Pending" }
                 a href="/?status=settled" aria-current=[settled.then_some("page")] { "Settled" }
             }
-            form.filters method="get" action="/" {
+            form.filters method="get" action="/" aria-label="Filters" {
                 @if settled { input type="hidden" name="status" value="settled"; }
                 label { "Server " input type="text" name="server" value=[query.server.as_deref()]; }
                 label { "Tool " input type="text" name="tool" value=[query.tool.as_deref()]; }
@@ -224,9 +224,11 @@ pub(crate) fn table(query: &ListQuery, page: &Page) -> Markup {
     html! {
         div #asks data-live=(if query.after.is_none() { "1" } else { "0" }) {
             @if page.asks.is_empty() {
-                p.empty { "Nothing here." }
+                p.empty {
+                    @if query.settled() { "No settled asks yet." } @else { "No pending asks: nothing waits for a person." }
+                }
             } @else {
-                table {
+                div.table-wrap { table {
                     thead { tr { th { "Asked" } th { "What" } th { "From" } th { "Risk" } th { "For" } th { "Status" } } }
                     tbody {
                         @for row in &page.asks {
@@ -240,7 +242,7 @@ pub(crate) fn table(query: &ListQuery, page: &Page) -> Markup {
                             }
                         }
                     }
-                }
+                } }
             }
             @if let Some(next) = &page.next {
                 p { a.next href=(query.with_after(next)) { "Older asks →" } }
@@ -340,6 +342,8 @@ pub(crate) fn form_ask(
             @if let Some(standing) = standing { (crate::approvals::section(standing)) }
             @if let Some(approved) = mine {
                 p.yours { "You " (if approved { "approved" } else { "declined" }) " this ask; your answer is counted. It waits for the others." }
+            } @else if crate::decision::is_confirmation(ask) {
+                (crate::decision::form(session, row))
             } @else {
                 form.answer method="post" action=(format!("/asks/{}", row.ask.id)) novalidate {
                     input type="hidden" name="csrf" value=(session.csrf);
@@ -444,7 +448,7 @@ pub(crate) fn settled(
 /// Who and what an ask is about: server, tool, risk, for whom, expiry.
 fn heading(row: &AskRow) -> Markup {
     html! {
-        h1 { (title_of(row)) }
+        h1 class=(format!("title {}", crate::decision::risk_class(row))) { (title_of(row)) }
         dl.about {
             @if let Some(server) = &row.ask.server { dt { "Server" } dd { (server) } }
             @if let Some(tool) = &row.ask.tool { dt { "Tool" } dd { (tool) } }
