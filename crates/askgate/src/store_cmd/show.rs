@@ -139,14 +139,15 @@ fn readable(row: &AskRow) -> Vec<String> {
         lines.push(String::new());
         lines.push("Answer".into());
         for (id, value) in values {
-            let shown = value
-                .get("value")
-                .map_or_else(|| "-".to_owned(), Json::to_string);
-            let source = value
-                .get("source")
-                .and_then(Json::as_str)
-                .unwrap_or("given");
-            lines.push(format!("  {id} = {shown} ({source})"));
+            match (
+                value.get("value"),
+                value.get("source").and_then(Json::as_str),
+            ) {
+                (Some(shown), Some(source)) => lines.push(format!("  {id} = {shown} ({source})")),
+                (Some(shown), None) => lines.push(format!("  {id} = {shown}")),
+                // A sensitive field's value stands as `(hidden)`.
+                (None, _) => lines.push(format!("  {id} = {}", value.as_str().unwrap_or("-"))),
+            }
         }
     }
     lines
