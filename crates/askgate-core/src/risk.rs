@@ -180,6 +180,9 @@ pub struct Call<'a> {
     pub tool: &'a str,
     /// Its risk.
     pub risk: Risk,
+    /// What gave it that risk, in words (`rules[0]: tool = "delete_*"`),
+    /// if the caller says: the person sees why they are asked.
+    pub why: Option<&'a str>,
     /// A redacted preview of the arguments, if the caller has one (never
     /// secrets: this is shown to the person).
     pub preview: Option<&'a str>,
@@ -220,6 +223,11 @@ pub fn confirmation_form(call: &Call<'_>) -> Form {
         call.tool,
         call.risk.as_str().replace('_', " ")
     );
+    if let Some(why) = call.why {
+        message.push_str("\nRisk from: ");
+        message.push_str(why);
+        message.push('.');
+    }
     if let Some(preview) = call.preview {
         message.push_str("\nArguments: ");
         message.push_str(preview);

@@ -278,7 +278,7 @@ impl Verdict {
 /// use std::time::Duration;
 /// use askgate_core::{Answered, Call, Channel, Earlier, Facts, Heard, Reach, Risk, Ruling, Trust, rule};
 ///
-/// let call = Call { server: "files", tool: "delete_tree", risk: Risk::Destructive, preview: None, may_have_run: None };
+/// let call = Call { server: "files", tool: "delete_tree", risk: Risk::Destructive, why: None, preview: None, may_have_run: None };
 /// let reach = Reach { form: true, url: false, inbox: true };
 /// let mut facts = Facts {
 ///     call: &call, trust: Trust::DEFAULT, reach, caller_confirmed: true,

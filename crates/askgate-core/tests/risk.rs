@@ -12,6 +12,7 @@ fn call(risk: Risk) -> Call<'static> {
         server: "files",
         tool: "delete_tree",
         risk,
+        why: None,
         preview: Some("{\"path\": \"/srv/www\"}"),
         may_have_run: None,
     }
@@ -87,4 +88,23 @@ fn the_confirmation_is_one_pre_ticked_checkbox_that_settles_on_accept() {
             true
         );
     }
+}
+
+#[test]
+fn a_confirmation_says_what_gave_the_call_its_risk() {
+    let why = r#"rules[0] (tool = "delete_*")"#;
+    let form = confirmation_form(&Call {
+        why: Some(why),
+        ..call(Risk::Destructive)
+    });
+    let lines: Vec<&str> = form.message.lines().collect();
+    assert_eq!(
+        lines[0],
+        "Allow files to run delete_tree? Risk: destructive."
+    );
+    assert_eq!(lines[1], r#"Risk from: rules[0] (tool = "delete_*")."#);
+    assert!(lines[2].starts_with("Arguments: "));
+    // Without a reason, no line for it.
+    let plain = confirmation_form(&call(Risk::Destructive));
+    assert!(!plain.message.contains("Risk from"));
 }

@@ -20,6 +20,7 @@ fn call(risk: Risk) -> Call<'static> {
         server: "files",
         tool: "delete_tree",
         risk,
+        why: None,
         preview: None,
         may_have_run: None,
     }

@@ -309,6 +309,21 @@ pub(crate) enum RuleRef {
     Default,
 }
 
+impl RuleRef {
+    /// What gave the risk, in words for the person asked (the
+    /// confirmation's "Risk from:" line).
+    pub(crate) fn for_people(&self) -> String {
+        match self {
+            RuleRef::Rule { index, conditions } => format!("rules[{index}] ({conditions})"),
+            RuleRef::DestructiveHint => "the tool's own destructiveHint".to_owned(),
+            RuleRef::ReadOnlyHint => {
+                "the tool's own readOnlyHint, trusted by the config".to_owned()
+            }
+            RuleRef::Default => "no rule names this tool: askgate's default risk".to_owned(),
+        }
+    }
+}
+
 impl fmt::Display for RuleRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

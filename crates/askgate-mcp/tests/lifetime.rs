@@ -30,6 +30,7 @@ fn server(rounds: Rounds) -> Tools {
                 server: "files",
                 tool: "delete",
                 risk: Risk::Destructive,
+                why: None,
                 preview: None,
                 may_have_run: None,
             };

@@ -54,6 +54,7 @@ fn confirmation() -> Json {
         server: "files",
         tool: "delete",
         risk: Risk::Destructive,
+        why: None,
         preview: None,
         may_have_run: None,
     };

@@ -92,7 +92,8 @@ impl Gateway {
             Intake::NotDue => None,
         };
         let shown = preview(&target.arguments);
-        let mut call = target.call((!shown.is_empty()).then_some(shown.as_str()));
+        let why = target.rule.for_people();
+        let mut call = target.call((!shown.is_empty()).then_some(shown.as_str()), Some(&why));
         call.may_have_run = earlier.as_ref().map(|earlier| earlier.at);
         let approval = settings.approvals.for_call(
             &target.server,

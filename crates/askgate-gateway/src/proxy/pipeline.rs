@@ -18,7 +18,7 @@ use super::catalogue::Found;
 use super::preview::take_confirm;
 use crate::lifecycle::{Decision, Effect, Lifecycle, Recorded, when_recorded};
 use crate::record::{End, Ending};
-use crate::rules::Judged;
+use crate::rules::{Judged, RuleRef};
 
 /// A `tools/call` found in the catalogue and judged: what every path
 /// decides on.
@@ -35,18 +35,22 @@ pub(crate) struct Target {
     pub(crate) arguments: JsonObject,
     /// Whether the caller said `confirm: true`.
     pub(crate) caller_confirmed: bool,
-    /// The call's risk (the rule that gave it is logged).
+    /// The call's risk.
     pub(crate) risk: Risk,
+    /// What gave it that risk.
+    pub(crate) rule: RuleRef,
 }
 
 impl Target {
     /// The call as the person's ask and the audit see it, with `preview`
-    /// of its arguments (see [`super::preview::preview`]).
-    pub(crate) fn call<'a>(&'a self, preview: Option<&'a str>) -> Call<'a> {
+    /// of its arguments (see [`super::preview::preview`]) and `why` it has
+    /// its risk (see [`RuleRef::for_people`]).
+    pub(crate) fn call<'a>(&'a self, preview: Option<&'a str>, why: Option<&'a str>) -> Call<'a> {
         Call {
             server: &self.server,
             tool: &self.tool.name,
             risk: self.risk,
+            why,
             preview,
             may_have_run: None,
         }
@@ -89,6 +93,7 @@ impl Gateway {
             arguments,
             caller_confirmed,
             risk,
+            rule,
         }
     }
 
@@ -133,7 +138,7 @@ impl Gateway {
         }
         let target = self.target(found, arguments);
         let decided = settings.rounds.decide_unattended(
-            &target.call(None),
+            &target.call(None, None),
             threshold,
             principal,
             &target.arguments,

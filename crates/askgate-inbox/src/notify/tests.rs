@@ -49,6 +49,7 @@ pub(super) fn confirmation(id: &str) -> NewAsk {
         server: "deploy",
         tool: "ship",
         risk: Risk::HighWrite,
+        why: None,
         preview: Some("{\"target\": \"ARGUMENT-VALUE\"}"),
         may_have_run: None,
     });

@@ -84,6 +84,7 @@ impl Server {
             server: "files",
             tool: "delete",
             risk,
+            why: None,
             preview: Some("path: /srv/data"),
             may_have_run: doubt
                 .then(|| jiff::Timestamp::from_second(1_800_000_000).expect("in range")),

@@ -64,6 +64,8 @@ async fn a_confirmed_call_runs_once_and_is_audited_and_ledgered() {
         message.contains("append_note") && message.contains("medium write"),
         "{message}"
     );
+    // The person is told what gave the call its risk.
+    assert!(message.contains("\nRisk from: "), "{message}");
     let store = h.store().await;
     let audit = store.audit_entries().await.expect("audit");
     assert_eq!(audit.len(), 1);

@@ -23,6 +23,7 @@ async fn park_governed(server: &Server, id: &str) -> askgate_store::Store {
         server: "deployer",
         tool: "deploy",
         risk: Risk::HighWrite,
+        why: None,
         preview: None,
         may_have_run: None,
     };
