@@ -23,8 +23,9 @@
 #
 # interop/browser/pages.mjs checks the pages as a person sees them: axe-core
 # (npm) finds 0 serious or critical violations in light, dark and on a
-# phone (screenshots of each), nothing is wider than 320 px, a confirmation
-# is one decision ("Run TOOL" / "Don't run"), a form is answered with the
+# phone (screenshots of each; settled pages too), nothing is wider than 320
+# px, a confirmation is one decision ("Run TOOL" / "Don't run", or its key
+# y / n), a form is answered with the
 # keyboard alone, its pre-filled defaults (an instant in its zone) sent
 # unchanged.
 #

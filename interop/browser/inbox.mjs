@@ -495,7 +495,7 @@ async function main() {
             const text = await page.locator('main').innerText();
             check(text.includes('write_note') && text.includes('notes'), 'the confirmation does not show the server and tool');
             const decide = page.locator('button[name=action][value=accept]');
-            check((await decide.innerText()).trim() === 'Run write_note', `the decision says ${JSON.stringify(await decide.innerText())}`);
+            check((await decide.innerText()).trim().startsWith('Run write_note'), `the decision says ${JSON.stringify(await decide.innerText())}`);
             await shoot(page, 'confirm-form');
             const status = await submit(page, 'accept');
             check(status === 303, `accepting the confirmation got ${status}, expected 303: ${JSON.stringify(await banner(page))}`);

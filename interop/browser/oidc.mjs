@@ -32,14 +32,13 @@
 
 import { execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-import { Failed, check, watchScripts, within } from './support.mjs';
+import { Checks, check, freePort, watchScripts, within } from './support.mjs';
 
 const { values: args } = parseArgs({
     options: Object.fromEntries(
@@ -61,18 +60,6 @@ const storeUrl = `sqlite://${join(scratch, 'oidc.db')}`;
 const WAIT_MS = 15_000;
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
-/** A port free on `host` now. */
-function freePort(host) {
-    return new Promise((yes, no) => {
-        const server = createServer();
-        server.once('error', no);
-        server.listen(0, host, () => {
-            const { port } = server.address();
-            server.close(() => yes(port));
-        });
-    });
-}
-
 /** `askgate asks show ID --json`. */
 function shown(id) {
     return JSON.parse(execFileSync(askgate, ['asks', 'show', id, '--store', storeUrl, '--json'], { encoding: 'utf8', timeout: 30_000 }));
@@ -85,22 +72,9 @@ function watch(page, name) {
     return watchScripts(page, name, scriptErrors, () => new URL(page.url()).hostname === '127.0.0.1');
 }
 
-const results = { passed: 0, failed: 0 };
+const checks = new Checks('browser-oidc', shots);
+const run = (name, body) => checks.run(name, body);
 const found = {};
-let onPage = null;
-async function run(name, body) {
-    onPage = null;
-    try {
-        await body();
-        results.passed++;
-        console.log(`ok ${name}`);
-    } catch (error) {
-        results.failed++;
-        const why = (error instanceof Failed ? error.message : `${error?.name}: ${error?.message ?? error}`).split('\n')[0];
-        console.log(`FAIL ${name}: ${why}`);
-        if (onPage) await onPage.screenshot({ path: join(shots, `FAIL-oidc-${name}.png`), fullPage: true }).catch(() => {});
-    }
-}
 function needs(key, from) {
     check(found[key] !== undefined, `needs ${from}, which failed`);
     return found[key];
@@ -113,7 +87,7 @@ async function signInWithProvider(browser, base, login) {
     const context = await browser.newContext();
     context.setDefaultTimeout(WAIT_MS);
     const page = watch(await context.newPage(), login);
-    onPage = page;
+    checks.page = page;
     await page.goto(`${base}login`);
     await page.click('a[href^="/login/oidc"]');
     await page.waitForSelector('input[name=login]');
@@ -222,7 +196,7 @@ quorum = { of = "sre", need = 2 }
 
         await run('first-approval', async () => {
             const { page } = needs('ana', 'sign-in');
-            onPage = page;
+            checks.page = page;
             const id = found.id;
             const status = await approve(page, base, id);
             check(status === 303, `ana's approval got ${status}, expected 303`);
@@ -239,7 +213,7 @@ quorum = { of = "sre", need = 2 }
 
         await run('callback-reused', async () => {
             const { page } = needs('ana', 'sign-in');
-            onPage = page;
+            checks.page = page;
             const again = await page.goto(needs('anaCallback', 'sign-in'));
             check(again.status() === 403, `the used callback got ${again.status()}, expected 403`);
             check(/used already/.test(await page.locator('main').innerText()), 'the page does not say the sign-in was used');
@@ -271,14 +245,6 @@ quorum = { of = "sre", need = 2 }
         await client.close().catch(() => {});
         provider.kill();
     }
-    console.log(`browser-oidc: ${results.passed} passed, ${results.failed} failed`);
-    process.exit(results.failed ? 1 : 0);
 }
 
-try {
-    await main();
-} catch (error) {
-    console.log(`FAIL setup: ${error?.message ?? error}`);
-    console.log(`browser-oidc: ${results.passed} passed, ${results.failed + 1} failed`);
-    process.exit(1);
-}
+await checks.main(main);

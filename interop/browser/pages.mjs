@@ -1,7 +1,8 @@
 // The inbox's pages as a person sees them (issue 21): each page checked
 // by axe-core (0 serious or critical violations) in light, dark and on a
-// phone, with screenshots; nothing wider than a 320 px screen; a
-// confirmation decided with one button; a form answered with the keyboard
+// phone, with screenshots, pending and settled; nothing wider than a 320
+// px screen; a confirmation decided with one button, or its key (y / n);
+// a form answered with the keyboard
 // alone, its pre-filled defaults (an integer, an instant in its zone)
 // submitted unchanged. Served by `askgate inbox` over a store the asks are
 // parked in with `askgate ask`.
@@ -14,12 +15,11 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
-import { Failed, check, watchScripts, within } from './support.mjs';
+import { Checks, check, freePort, watchScripts, within } from './support.mjs';
 
 const { values: args } = parseArgs({
     options: Object.fromEntries(['askgate', 'chromium', 'modules', 'scratch', 'shots', 'logs'].map(k => [k, { type: 'string' }]))
@@ -42,17 +42,6 @@ const LOOKS = {
     mobile: { viewport: { width: 390, height: 844 }, colorScheme: 'light', isMobile: true, hasTouch: true }
 };
 
-function freePort() {
-    return new Promise((yes, no) => {
-        const server = createServer();
-        server.once('error', no);
-        server.listen(0, '127.0.0.1', () => {
-            const { port } = server.address();
-            server.close(() => yes(port));
-        });
-    });
-}
-
 /** Park `form` with `askgate ask` as a call of `tool`: its id. */
 function park(name, form, tool, risk) {
     const file = join(scratch, `${name}.json`);
@@ -70,20 +59,8 @@ function shown(id) {
 }
 
 const scriptErrors = [];
-const results = { passed: 0, failed: 0 };
-let onPage = null;
-async function run(name, body) {
-    onPage = null;
-    try {
-        await body();
-        results.passed++;
-        console.log(`ok ${name}`);
-    } catch (error) {
-        results.failed++;
-        console.log(`FAIL ${name}: ${(error instanceof Failed ? error.message : `${error?.name}: ${error?.message ?? error}`).split('\n')[0]}`);
-        if (onPage) await onPage.screenshot({ path: join(shots, `FAIL-pages-${name}.png`), fullPage: true }).catch(() => {});
-    }
-}
+const checks = new Checks('browser-pages', shots);
+const run = (name, body) => checks.run(name, body);
 
 /** axe-core's serious and critical violations on `page`, a line each. */
 async function violations(page) {
@@ -126,7 +103,7 @@ async function main() {
         const pages = { 'sign-in': 'login' };
         await run('empty-list', async () => {
             const { context, page } = await signedIn(browser, base, 'light');
-            onPage = page;
+            checks.page = page;
             check(/No pending asks/.test(await page.locator('#asks').innerText()), 'the empty list says nothing');
             await page.screenshot({ path: join(shots, 'pages-empty-light.png'), fullPage: true });
             await context.close();
@@ -144,6 +121,10 @@ async function main() {
                     { value: 'staging', label: 'Staging', hotkey: 's' }, { value: 'prod', label: 'Production', hotkey: 'p' }] }
             ]
         }, 'deploy', 'high_write');
+        const stop = park('stop', {
+            message: 'Allow deployer to run drop_db? Risk: destructive.',
+            fields: [{ id: 'confirm', title: 'Run drop_db', type: 'boolean', default: true }]
+        }, 'drop_db', 'destructive');
         Object.assign(pages, { list: '', confirmation: `asks/${confirm}`, form: `asks/${form}` });
 
         for (const look of Object.keys(LOOKS)) {
@@ -151,7 +132,7 @@ async function main() {
                 const { context, page } = await signedIn(browser, base, look);
                 const found = [];
                 for (const [name, path] of Object.entries(pages)) {
-                    onPage = page;
+                    checks.page = page;
                     await page.goto(`${base}${path}`);
                     await page.screenshot({ path: join(shots, `pages-${name}-${look}.png`), fullPage: true });
                     for (const v of await violations(page)) found.push(`${name}: ${v}`);
@@ -169,7 +150,7 @@ async function main() {
             await Promise.all([page.waitForURL(base), page.click('main form button[type=submit]')]);
             const wide = [];
             for (const [name, path] of Object.entries(pages)) {
-                onPage = page;
+                checks.page = page;
                 await page.goto(`${base}${path}`);
                 const width = await page.evaluate(() => document.documentElement.scrollWidth);
                 if (width > 320) wide.push(`${name}: ${width}px`);
@@ -180,7 +161,7 @@ async function main() {
 
         await run('defaults-pre-filled', async () => {
             const { context, page } = await signedIn(browser, base, 'light');
-            onPage = page;
+            checks.page = page;
             await page.goto(`${base}asks/${form}`);
             check((await page.inputValue('input[name="f.replicas"]')) === '2', 'the integer default is not in its input');
             // 21:00 UTC is 22:00 in Paris that day.
@@ -192,7 +173,7 @@ async function main() {
 
         await run('keyboard-only-form', async () => {
             const { context, page } = await signedIn(browser, base, 'light');
-            onPage = page;
+            checks.page = page;
             await page.goto(`${base}asks/${form}`);
             // Tab from the top of the page to the first field, then Enter:
             // the form is sent as it was filled in.
@@ -221,12 +202,12 @@ async function main() {
 
         await run('confirmation-one-decision', async () => {
             const { context, page } = await signedIn(browser, base, 'light');
-            onPage = page;
+            checks.page = page;
             await page.goto(`${base}asks/${confirm}`);
             check((await page.locator('input[type=checkbox]').count()) === 0, 'a checkbox beside the decision');
             const run = page.locator('button[name=action][value=accept]');
-            check((await run.innerText()).trim() === 'Run ship', `the button says ${JSON.stringify(await run.innerText())}`);
-            check((await page.locator('button[name=action][value=decline]').innerText()).trim() === "Don't run", 'no "Don\'t run"');
+            check(/^Run ship\s+y$/.test((await run.innerText()).trim()), `the button says ${JSON.stringify(await run.innerText())}`);
+            check(/^Don't run\s+n$/.test((await page.locator('button[name=action][value=decline]').innerText()).trim()), 'no "Don\'t run" with its key');
             check(/not sent; the agent is told a person said no/.test(await page.locator('ul.next').innerText()), 'what happens next is not said');
             await run.focus();
             await Promise.all([
@@ -238,6 +219,35 @@ async function main() {
             await context.close();
         });
 
+        await run('confirmation-hotkey', async () => {
+            const { context, page } = await signedIn(browser, base, 'light');
+            checks.page = page;
+            await page.goto(`${base}asks/${stop}`);
+            await Promise.all([
+                page.waitForResponse(r => r.request().method() === 'POST' && r.url() === `${base}asks/${stop}`),
+                page.keyboard.press('n')
+            ]);
+            const row = shown(stop);
+            check(row.status === 'declined', `after n the confirmation is ${row.status}`);
+            await context.close();
+        });
+
+        for (const look of ['light', 'dark']) {
+            await run(`axe-settled-${look}`, async () => {
+                const { context, page } = await signedIn(browser, base, look);
+                const found = [];
+                const settled = { answered: `asks/${form}`, declined: `asks/${stop}`, 'settled-tab': '?status=settled' };
+                for (const [name, path] of Object.entries(settled)) {
+                    checks.page = page;
+                    await page.goto(`${base}${path}`);
+                    await page.screenshot({ path: join(shots, `pages-${name}-${look}.png`), fullPage: true });
+                    for (const v of await violations(page)) found.push(`${name}: ${v}`);
+                }
+                check(found.length === 0, found.join(' | '));
+                await context.close();
+            });
+        }
+
         await run('no-script-errors', async () => {
             check(scriptErrors.length === 0, scriptErrors.join(' | '));
         });
@@ -245,14 +255,6 @@ async function main() {
         await browser.close().catch(() => {});
         inbox.kill();
     }
-    console.log(`browser-pages: ${results.passed} passed, ${results.failed} failed`);
-    process.exit(results.failed ? 1 : 0);
 }
 
-try {
-    await main();
-} catch (error) {
-    console.log(`FAIL setup: ${error?.message ?? error}`);
-    console.log(`browser-pages: ${results.passed} passed, ${results.failed + 1} failed`);
-    process.exit(1);
-}
+await checks.main(main);

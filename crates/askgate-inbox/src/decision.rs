@@ -35,10 +35,12 @@ pub(crate) fn form(session: &Session, row: &AskRow) -> Markup {
                 li { strong { "Don't run" } ": the call is not sent; the agent is told a person said no." }
             }
             div.actions {
-                button type="submit" name="action" value="accept" class=(format!("run {}", risk_class(row))) {
-                    "Run " (tool)
+                button type="submit" name="action" value="accept" class=(format!("run {}", risk_class(row)))
+                    data-hotkey="y" aria-keyshortcuts="y" {
+                    "Run " (tool) " " kbd { "y" }
                 }
-                button type="submit" name="action" value="decline" formnovalidate class="stop" { "Don't run" }
+                button type="submit" name="action" value="decline" formnovalidate class="stop"
+                    data-hotkey="n" aria-keyshortcuts="n" { "Don't run " kbd { "n" } }
             }
         }
     }

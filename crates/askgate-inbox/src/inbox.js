@@ -1,4 +1,4 @@
-// askgate inbox: live updates of the listing, hotkeys for options, and the
+// askgate inbox: live updates of the listing, hotkeys for options and a confirmation's decision, and the
 // browser's time zone as the default zone. Everything works without it.
 (function () {
   "use strict";
@@ -33,8 +33,12 @@
     }
     var key = event.key;
     if (!key || key.length !== 1) { return; }
-    var option = document.querySelector('input[data-hotkey="' + CSS.escape(key) + '"]');
-    if (option) { option.click(); option.focus(); event.preventDefault(); }
+    var option = document.querySelector('[data-hotkey="' + CSS.escape(key) + '"]');
+    if (!option) { return; }
+    event.preventDefault();
+    // A decision's button sends the form; an option is picked.
+    if (option.tagName === "BUTTON") { option.click(); return; }
+    option.click(); option.focus();
   });
   var zone = "";
   try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { zone = ""; }

@@ -352,6 +352,7 @@ pub(crate) fn form_ask(
                         button type="submit" name="action" value="accept" { "Accept" }
                         button type="submit" name="action" value="decline" formnovalidate { "Decline" }
                     }
+                    p.hint { "Enter in a field sends the form as Accept; a choice's key picks it." }
                 }
             }
             (zones())
