@@ -139,6 +139,7 @@ client_id = "askgate-inbox"
 client_secret = "askgate-inbox-secret-0123456789abcdef"
 scopes = ["profile"]
 groups = ["sre", "oncall"]
+answers_for = ["*"]
 
 [[upstreams]]
 name = "notes"

@@ -121,6 +121,11 @@ impl Directory {
             if self.people.contains_key(&group) {
                 return Err(PolicyError::Ambiguous { name: group });
             }
+            // A person of the config who also signs in with the provider
+            // (under another name) would count twice in one group.
+            if self.groups.contains_key(&group) {
+                return Err(PolicyError::SignedInAndConfigured { name: group });
+            }
             self.signed_in.insert(group);
         }
         Ok(self)
@@ -329,6 +334,14 @@ pub enum PolicyError {
         name: String,
         /// The groups and people there are.
         known: Vec<String>,
+    },
+    /// A group both of the config's people and signed in.
+    #[error(
+        "{name:?} is both a group of [[people]] and a group the provider names ([inbox.oidc] groups): a person who also signs in with the provider could count twice in it; keep it in one of them"
+    )]
+    SignedInAndConfigured {
+        /// The group.
+        name: String,
     },
     /// `any_of` with nobody in it.
     #[error("any_of names nobody; name at least one group or person")]

@@ -117,6 +117,11 @@ impl People {
         self.by_digest.is_empty()
     }
 
+    /// Whether someone signing in with a token is named `name`.
+    pub fn has_name(&self, name: &str) -> bool {
+        self.by_digest.iter().any(|(_, person)| person.name == name)
+    }
+
     /// Who `token` signs in, if anyone.
     pub fn find(&self, token: &str) -> Option<&Person> {
         let given = digest(token);

@@ -395,15 +395,20 @@ async fn signed_in(
         .verify(id_token, &[&settings.client_id])
         .await
         .map_err(|why| Refusal::provider(format!("the id token was refused: {why}")))?;
-    check_claims(settings, &claims, &under_way.nonce)
+    check_claims(settings, &claims, &under_way.nonce, &|name| {
+        inbox.inner.people.has_name(name)
+    })
 }
 
 /// The person `claims` name, when they are this sign-in's (`nonce`) and
-/// for askgate alone, and the person may sign in.
+/// for askgate alone, and the person may sign in. A name someone signs in
+/// with a token under (`taken`) is refused: the provider's claim is not
+/// that person's proof, and their answers would count as theirs.
 fn check_claims(
     settings: &OidcSettings,
     claims: &Map<String, Json>,
     nonce: &str,
+    taken: &dyn Fn(&str) -> bool,
 ) -> Result<Person, Refusal> {
     if claims.get("nonce").and_then(Json::as_str) != Some(nonce) {
         return Err(Refusal::provider(
@@ -431,6 +436,15 @@ fn check_claims(
             message: format!("The sign-in provider did not say who you are (no {claim} claim); ask the operator to set [inbox.oidc] name_claim."),
             log: format!("the id token has no {claim} claim"),
         })?;
+    if taken(name) {
+        return Err(Refusal {
+            status: StatusCode::FORBIDDEN,
+            message: format!(
+                "{name:?} is a person of askgate's config, who signs in with their token; the provider does not sign them in."
+            ),
+            log: format!("the id token names {name:?}, a person of the config"),
+        });
+    }
     if name == "operator" || name.starts_with("link:") {
         return Err(Refusal {
             status: StatusCode::FORBIDDEN,

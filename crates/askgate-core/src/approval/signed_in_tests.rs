@@ -3,10 +3,10 @@
 
 use super::*;
 
-/// Ana is on call in the config; `sre` and `oncall` are also groups whose
+/// Ana is a DBA in the config; `sre` and `oncall` are groups whose
 /// members the provider names.
 fn team() -> Directory {
-    Directory::new([("ana", vec!["oncall"])])
+    Directory::new([("ana", vec!["dba"])])
         .and_then(|d| d.with_signed_in_groups(["sre", "oncall"]))
         .expect("a valid team")
 }
@@ -127,5 +127,18 @@ fn the_panel_of_a_signed_in_group_is_kept_and_read_back_alike() {
     assert_eq!(
         read.signed_in(true).cloned().collect::<Vec<_>>(),
         ["sre", "oncall"]
+    );
+}
+
+#[test]
+fn a_group_both_of_the_config_and_signed_in_is_refused() {
+    // bo with his token, and again as bo.k through the provider, would be
+    // two approvals of one sre.
+    let both = Directory::new([("bo", vec!["sre"])])
+        .expect("a team")
+        .with_signed_in_groups(["sre"]);
+    assert_eq!(
+        both,
+        Err(PolicyError::SignedInAndConfigured { name: "sre".into() })
     );
 }

@@ -125,7 +125,13 @@ pub(super) fn check_oidc(
              (as the provider's groups claim names them)",
         ));
     }
-    let answers_for = file.answers_for.unwrap_or_else(|| vec!["*".to_owned()]);
+    let Some(answers_for) = file.answers_for else {
+        return Err(src.at(
+            span,
+            "[inbox.oidc] needs answers_for: the principals whose asks its people see and answer \
+             (\"*\" for every one), as a [[people]] entry does",
+        ));
+    };
     if answers_for.is_empty() {
         return Err(src.at(
             span,

@@ -102,6 +102,13 @@ impl Gateway {
             &target.arguments,
             principal,
         );
+        // A request may raise its own threshold (allow_session_raise), but
+        // never past a rule that names who must approve: the agent does not
+        // choose to skip its approvers.
+        let threshold = match &approval {
+            Some(_) => threshold.min(settings.threshold),
+            None => threshold,
+        };
         let policy = Policy {
             threshold,
             caller_confirmed: target.caller_confirmed,

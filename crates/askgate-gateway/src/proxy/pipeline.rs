@@ -137,6 +137,23 @@ impl Gateway {
             return None;
         }
         let target = self.target(found, arguments);
+        // A raised threshold never skips the approvers a rule names (see
+        // `call`).
+        let governed = settings
+            .approvals
+            .for_call(
+                &target.server,
+                &target.tool.name,
+                target.risk,
+                &target.arguments,
+                principal,
+            )
+            .is_some();
+        let threshold = if governed {
+            threshold.min(settings.threshold)
+        } else {
+            threshold
+        };
         let decided = settings.rounds.decide_unattended(
             &target.call(None, None),
             threshold,

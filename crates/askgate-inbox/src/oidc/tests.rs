@@ -22,8 +22,17 @@ fn claims(value: Json) -> Map<String, Json> {
     }
 }
 
+/// `check_claims` with nobody of the config signing in with a token.
+fn check_claims_free(
+    settings: &OidcSettings,
+    claims: &Map<String, Json>,
+    nonce: &str,
+) -> Result<Person, Refusal> {
+    check_claims(settings, claims, nonce, &|_| false)
+}
+
 fn refused(claims: &Map<String, Json>, nonce: &str) -> Refusal {
-    match check_claims(&settings(), claims, nonce) {
+    match check_claims_free(&settings(), claims, nonce) {
         Err(refusal) => refusal,
         Ok(person) => panic!("signed in {person:?}"),
     }
@@ -47,14 +56,14 @@ fn a_person_of_a_configured_group_signs_in_with_those_groups_only() {
         "nonce": "n-1", "aud": "askgate", "preferred_username": "ana",
         "groups": ["sre", "payroll"],
     }));
-    let person = check_claims(&settings(), &ana, "n-1").expect("signs in");
+    let person = check_claims_free(&settings(), &ana, "n-1").expect("signs in");
     assert_eq!(person.name, "ana");
     assert_eq!(person.groups, ["sre"]);
     assert_eq!(person.answers_for, ["*"]);
     assert!(!person.operator);
     // A groups claim given as words separated by spaces.
     let bo = claims(json!({"nonce": "n-2", "preferred_username": "bo", "groups": "oncall sre"}));
-    let person = check_claims(&settings(), &bo, "n-2").expect("signs in");
+    let person = check_claims_free(&settings(), &bo, "n-2").expect("signs in");
     assert_eq!(person.groups, ["sre", "oncall"]);
 }
 
@@ -77,7 +86,7 @@ fn an_id_token_for_several_audiences_must_have_been_issued_to_askgate() {
         "nonce": "n", "aud": ["askgate", "other"], "azp": "askgate",
         "preferred_username": "ana", "groups": ["sre"],
     }));
-    assert!(check_claims(&settings(), &ours, "n").is_ok());
+    assert!(check_claims_free(&settings(), &ours, "n").is_ok());
 }
 
 #[test]
@@ -124,4 +133,17 @@ fn the_state_cookie_comes_back_from_the_provider_to_the_callback_only() {
 fn the_client_secret_is_never_in_debug_output() {
     let shown = format!("{:?}", settings());
     assert!(!shown.contains("s3cret"), "{shown}");
+}
+
+#[test]
+fn a_name_of_a_person_of_the_config_is_not_the_providers_to_sign_in() {
+    let ana = claims(json!({"nonce": "n", "preferred_username": "ana", "groups": ["sre"]}));
+    let refusal = check_claims(&settings(), &ana, "n", &|name| name == "ana")
+        .expect_err("ana signs in with her token");
+    assert_eq!(refusal.status, StatusCode::FORBIDDEN);
+    assert!(
+        refusal.message.contains("a person of askgate's config"),
+        "{}",
+        refusal.message
+    );
 }

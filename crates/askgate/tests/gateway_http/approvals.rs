@@ -2,13 +2,14 @@
 //! (`[[principals]] acts_for`): that agent's client's answer counts as its
 //! person's, and the call waits for the rest of the quorum in the inbox.
 
-use askgate_store::{AskStatus, Store};
+use askgate_store::{AskStatus, Decision, Store};
 use askgate_testkit::gateway::Setup;
 use askgate_testkit::person::accept;
 use askgate_testkit::{Manner, Person, binaries};
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 
+use super::http_session::{HttpSession, message_of};
 use super::{ALICE, connect};
 
 const AL: &str = "al-token-0123456789abcdef";
@@ -63,4 +64,53 @@ async fn an_agents_client_answers_as_its_person_and_the_quorum_waits_for_the_sec
     let second = alice.call_tool(params).await.expect("a result");
     assert_ne!(second.is_error, Some(true), "{second:?}");
     assert_eq!(person.messages().len(), 1, "not asked again");
+}
+
+#[tokio::test]
+async fn a_raised_session_threshold_does_not_skip_the_approvers_a_rule_names() {
+    // The agent may raise its own threshold (allow_session_raise), and does,
+    // to destructive: the quorum still decides, on rmcp's path and the lane.
+    let gateway = Setup::new(binaries!())
+        .config("allow_session_raise = true\n")
+        .tables(&format!(
+            "[[principals]]\nname = \"alice\"\ntoken = {ALICE:?}\n\n\
+             [[people]]\nname = \"al\"\ntoken = {AL:?}\nanswers_for = [\"*\"]\ngroups = [\"sre\"]\n\n\
+             [[people]]\nname = \"bo\"\ntoken = {BO:?}\nanswers_for = [\"*\"]\ngroups = [\"sre\"]\n\n\
+             [[rules]]\ntool = \"read_note\"\nrisk = \"high_write\"\n\n\
+             [[approvals]]\ntool = \"*_note\"\nquorum = {{ of = \"sre\", need = 2 }}\n\n\
+             [inbox]\nlisten = \"127.0.0.1:0\"\n"
+        ))
+        .listen()
+        .await;
+    let session = HttpSession::open(&gateway.url, ALICE, "2025-06-18", json!({})).await;
+    let raised = [("askgate-auto-approve-risk", "destructive")];
+    for (id, tool, arguments) in [
+        (2, "write_note", json!({"name": "plan", "text": "ship"})),
+        (3, "read_note", json!({"name": "plan"})),
+    ] {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                          "params": {"name": tool, "arguments": arguments}});
+        let answer = message_of(session.post_with(&call, Some("2025-06-18"), &raised).await).await;
+        let result = &answer["result"];
+        assert_eq!(
+            result["isError"], true,
+            "{tool} ran on a raised threshold: {answer}"
+        );
+        assert!(
+            result.to_string().contains("needs 2 more approvals"),
+            "{tool}: {answer}"
+        );
+    }
+    let store = Store::open(gateway.store_url()).await.expect("opens");
+    let pending = store.pending(10, None).await.expect("pending").asks;
+    assert_eq!(pending.len(), 2, "both wait for the quorum");
+    let decisions: Vec<Decision> = askgate_testkit::audited(&store)
+        .await
+        .into_iter()
+        .map(|entry| entry.decision)
+        .collect();
+    assert!(
+        !decisions.contains(&Decision::AutoApproved),
+        "{decisions:?}"
+    );
 }

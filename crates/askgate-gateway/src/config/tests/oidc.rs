@@ -78,6 +78,10 @@ fn an_oidc_table_that_could_not_sign_anyone_in_is_refused_at_its_line() {
             "unknown field `claims`",
         ),
         (
+            table("client_secret = \"s3cret-0123456789\"\ngroups = [\"sre\"]\n"),
+            "[inbox.oidc] needs answers_for",
+        ),
+        (
             "[inbox.oidc]\nissuer = \"idp.example.com\"\nclient_id = \"a\"\nclient_secret = \"s3cret-0123456789\"\ngroups = [\"sre\"]\n".to_owned(),
             "expected an https:// URL",
         ),
@@ -97,7 +101,8 @@ fn an_oidc_table_that_could_not_sign_anyone_in_is_refused_at_its_line() {
 #[test]
 fn a_signed_in_group_named_like_a_person_and_a_rule_naming_another_group_are_refused() {
     let oidc = "[inbox.oidc]\nissuer = \"https://idp.example.com\"\nclient_id = \"askgate\"\n\
-                client_secret = \"s3cret-0123456789\"\ngroups = [\"sre\", \"ana\"]\n";
+                client_secret = \"s3cret-0123456789\"\ngroups = [\"sre\", \"ana\"]\n\
+                answers_for = [\"*\"]\n";
     let person =
         "people = [{ name = \"ana\", token = \"ana-token-0123456789\", answers_for = [\"*\"] }]\n";
     let error = with_top(person, oidc).expect_err("ambiguous").to_string();
@@ -113,6 +118,13 @@ fn a_signed_in_group_named_like_a_person_and_a_rule_naming_another_group_are_ref
     .to_string();
     assert!(
         error.contains("\"dba\" is neither a person nor a group; known: sre"),
+        "{error}"
+    );
+    // A group both of [[people]] and the provider's: refused.
+    let bo = "people = [{ name = \"bo\", token = \"bo-token-01234567890\", answers_for = [\"*\"], groups = [\"sre\"] }]\n";
+    let error = with_top(bo, &oidc).expect_err("both").to_string();
+    assert!(
+        error.contains("\"sre\" is both a group of [[people]]"),
         "{error}"
     );
 }
