@@ -72,6 +72,21 @@ async function violations(page) {
     return found.filter(v => v.impact === 'serious' || v.impact === 'critical').map(v => `${v.id} (${v.impact}) at ${v.nodes.join(', ')}`);
 }
 
+/** Each of `pages` (name -> path) in `look`, screenshot and checked by
+ * axe-core: none may have a serious or critical violation. */
+async function checkLooks(browser, base, look, pages) {
+    const { context, page } = await signedIn(browser, base, look);
+    const found = [];
+    for (const [name, path] of Object.entries(pages)) {
+        checks.page = page;
+        await page.goto(`${base}${path}`);
+        await page.screenshot({ path: join(shots, `pages-${name}-${look}.png`), fullPage: true });
+        for (const v of await violations(page)) found.push(`${name}: ${v}`);
+    }
+    check(found.length === 0, found.join(' | '));
+    await context.close();
+}
+
 async function signedIn(browser, base, look) {
     // axe-core is injected as a script: the inbox's own CSP would refuse it.
     const context = await browser.newContext({ ...LOOKS[look], bypassCSP: true });
@@ -128,18 +143,7 @@ async function main() {
         Object.assign(pages, { list: '', confirmation: `asks/${confirm}`, form: `asks/${form}` });
 
         for (const look of Object.keys(LOOKS)) {
-            await run(`axe-${look}`, async () => {
-                const { context, page } = await signedIn(browser, base, look);
-                const found = [];
-                for (const [name, path] of Object.entries(pages)) {
-                    checks.page = page;
-                    await page.goto(`${base}${path}`);
-                    await page.screenshot({ path: join(shots, `pages-${name}-${look}.png`), fullPage: true });
-                    for (const v of await violations(page)) found.push(`${name}: ${v}`);
-                }
-                check(found.length === 0, found.join(' | '));
-                await context.close();
-            });
+            await run(`axe-${look}`, () => checkLooks(browser, base, look, pages));
         }
 
         await run('narrow-screen', async () => {
@@ -233,19 +237,8 @@ async function main() {
         });
 
         for (const look of ['light', 'dark']) {
-            await run(`axe-settled-${look}`, async () => {
-                const { context, page } = await signedIn(browser, base, look);
-                const found = [];
-                const settled = { answered: `asks/${form}`, declined: `asks/${stop}`, 'settled-tab': '?status=settled' };
-                for (const [name, path] of Object.entries(settled)) {
-                    checks.page = page;
-                    await page.goto(`${base}${path}`);
-                    await page.screenshot({ path: join(shots, `pages-${name}-${look}.png`), fullPage: true });
-                    for (const v of await violations(page)) found.push(`${name}: ${v}`);
-                }
-                check(found.length === 0, found.join(' | '));
-                await context.close();
-            });
+            const settled = { answered: `asks/${form}`, declined: `asks/${stop}`, 'settled-tab': '?status=settled' };
+            await run(`axe-settled-${look}`, () => checkLooks(browser, base, look, settled));
         }
 
         await run('no-script-errors', async () => {

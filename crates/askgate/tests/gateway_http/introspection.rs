@@ -6,7 +6,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use askgate_testkit::Person;
 use askgate_testkit::gateway::Listening;
 use askgate_testkit::issuer::{self, ISSUER_KEY};
 use axum::http::{HeaderMap, StatusCode as Status};
@@ -15,8 +14,7 @@ use base64::engine::general_purpose::STANDARD;
 use reqwest::StatusCode;
 use serde_json::json;
 
-use super::connect;
-use super::oauth::{METADATA, RESOURCE, SCOPE, challenge, initialize, token};
+use super::oauth::{METADATA, RESOURCE, SCOPE, challenge, initialize, principals_asked, token};
 
 /// An issuer whose introspection endpoint knows three opaque tokens, and
 /// counts the questions it was asked.
@@ -107,20 +105,11 @@ async fn a_scope_names_the_principal_a_token_acts_as_and_two_such_scopes_are_ref
         &issuer,
         json!({"scope": format!("{SCOPE} askgate:deploy")}),
     );
-    let person = Person::with_forms();
-    let client = connect(&h.url, &deploy, &person).await;
-    let _ = client
-        .call_tool(askgate_testkit::mcp::call(
-            "write_note",
-            json!({"name": "n", "text": "t"}),
-        ))
-        .await;
-    let store = askgate_store::Store::open(h.store_url())
-        .await
-        .expect("opens");
-    let asks = store.pending(10, None).await.expect("lists").asks;
-    let principals: Vec<&str> = asks.iter().map(|a| a.ask.principal.as_str()).collect();
-    assert_eq!(principals, ["deploy-bot"], "not the token's client_id");
+    assert_eq!(
+        principals_asked(&h, &deploy).await,
+        ["deploy-bot"],
+        "not the token's client_id"
+    );
     let both = token(
         ISSUER_KEY,
         "issuer-1",

@@ -71,6 +71,24 @@ pub(super) fn challenge(response: &reqwest::Response) -> String {
         .to_owned()
 }
 
+/// The principals of the asks pending after a gated call (`write_note`)
+/// made with `token`: whose asks its calls are.
+pub(super) async fn principals_asked(h: &Listening, token: &str) -> Vec<String> {
+    let person = Person::with_forms();
+    let client = connect(&h.url, token, &person).await;
+    let _ = client
+        .call_tool(askgate_testkit::mcp::call(
+            "write_note",
+            json!({"name": "n", "text": "t"}),
+        ))
+        .await;
+    let store = askgate_store::Store::open(h.store_url())
+        .await
+        .expect("opens");
+    let asks = store.pending(10, None).await.expect("lists").asks;
+    asks.into_iter().map(|a| a.ask.principal).collect()
+}
+
 pub(super) const METADATA: &str =
     "resource_metadata=\"http://localhost/.well-known/oauth-protected-resource/mcp\"";
 
@@ -184,22 +202,9 @@ async fn a_good_token_names_the_principal_its_asks_are_for_and_static_tokens_sti
     let client = connect(&h.url, &good, &person).await;
     let tools = client.list_all_tools().await.expect("lists tools");
     assert!(tools.iter().any(|t| t.name == "write_note"), "{tools:?}");
+    drop(client);
     // An ask of this client's waits for the principal the token names.
-    let _ = client
-        .call_tool(askgate_testkit::mcp::call(
-            "write_note",
-            json!({"name": "n", "text": "t"}),
-        ))
-        .await;
-    let store = askgate_store::Store::open(h.store_url())
-        .await
-        .expect("opens");
-    let asks = store.pending(10, None).await.expect("lists").asks;
-    assert!(
-        asks.iter().any(|a| a.ask.principal == "ci-agent"),
-        "{:?}",
-        asks.iter().map(|a| &a.ask.principal).collect::<Vec<_>>()
-    );
+    assert_eq!(principals_asked(&h, &good).await, ["ci-agent"]);
     let alice = initialize(&h.url, Some(ALICE)).await;
     assert_eq!(alice.status(), StatusCode::OK, "a principal's static token");
 }
