@@ -153,7 +153,7 @@ async def run(args: argparse.Namespace, url: str, issuer: str) -> None:
         capture_output=True,
         text=True,
     )
-    check("ask-is-the-tokens-principal", '"principal": "ci-agent"' in listed.stdout.replace('":"', '": "'), listed.stdout[:400])
+    check("ask-is-the-tokens-principal", '"principal": "oauth:ci-agent"' in listed.stdout.replace('":"', '": "'), listed.stdout[:400])
 
     answer = await initialize(url, None)
     check(

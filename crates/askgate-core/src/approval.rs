@@ -30,6 +30,7 @@
 //! Like the rest of this crate it has no clock: how long an ask has waited
 //! is passed in ([`Asked::escalated`]).
 
+mod names;
 mod panel;
 mod tally;
 
@@ -40,7 +41,8 @@ use serde::Deserialize;
 
 use crate::risk::Risk;
 
-pub use panel::{Panel, PanelEscalation};
+pub use names::name_problem;
+pub use panel::{Panel, PanelEscalation, Unanswerable};
 pub use tally::{Answer, Progress};
 
 /// The people who may answer asks, with the groups each belongs to.
@@ -83,6 +85,14 @@ impl Directory {
         for (name, groups) in people {
             let name = name.into();
             let groups: BTreeSet<String> = groups.into_iter().map(Into::into).collect();
+            for named in std::iter::once(&name).chain(&groups) {
+                if let Some(why) = name_problem(named) {
+                    return Err(PolicyError::BadName {
+                        name: named.clone(),
+                        why,
+                    });
+                }
+            }
             for group in &groups {
                 directory
                     .groups
@@ -118,6 +128,9 @@ impl Directory {
     ) -> Result<Directory, PolicyError> {
         for group in groups {
             let group = group.into();
+            if let Some(why) = name_problem(&group) {
+                return Err(PolicyError::BadName { name: group, why });
+            }
             if self.people.contains_key(&group) {
                 return Err(PolicyError::Ambiguous { name: group });
             }
@@ -302,6 +315,15 @@ pub enum Ineligible {
         /// The risk of the call.
         risk: Risk,
     },
+    /// The rule keeps the requester's people out, but the agent that
+    /// asked acts for nobody askgate knows: anyone could be its person.
+    #[error(
+        "the agent that asked acts for nobody askgate knows, and the rule keeps its own people from answering its {risk} ask: nobody can be told apart from them (give the agent acts_for in the config)"
+    )]
+    RequesterUnknown {
+        /// The risk of the call.
+        risk: Risk,
+    },
     /// Not a person of this deployment.
     #[error("{person} is not a person askgate knows")]
     Unknown {
@@ -320,6 +342,14 @@ pub enum PolicyError {
     DuplicatePerson {
         /// The name.
         name: String,
+    },
+    /// A name that cannot be told apart in a list or a log line.
+    #[error("{name:?} cannot be a person's or a group's name: {why}")]
+    BadName {
+        /// The name.
+        name: String,
+        /// What is wrong with it.
+        why: &'static str,
     },
     /// A group with a person's name.
     #[error("{name:?} names both a person and a group; rename one of them")]
@@ -465,6 +495,13 @@ impl Approval {
         self.not_requester
             .or(self.not.map(|Excluded::Requester| true))
             .unwrap_or(risk >= Risk::HighWrite)
+    }
+
+    /// Whether the rule itself says the requester's people are kept out
+    /// (`not = "requester"` or `not_requester = true`), rather than the
+    /// default at `high_write` and above.
+    pub fn excludes_requester_by_name(&self) -> bool {
+        self.not_requester == Some(true) || self.not.is_some()
     }
 
     /// Whether `person` may answer `asked`.

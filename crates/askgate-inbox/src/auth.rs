@@ -89,6 +89,9 @@ impl Person {
 #[derive(Default)]
 pub struct People {
     by_digest: Vec<([u8; 32], Person)>,
+    /// The people an OpenID provider signs in as themselves: their name by
+    /// their subject there (`sub`).
+    subjects: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for People {
@@ -110,6 +113,23 @@ impl People {
     pub fn with_digest(mut self, digest: [u8; 32], person: Person) -> People {
         self.by_digest.push((digest, person));
         self
+    }
+
+    /// Let the person named `name` also sign in with the OpenID provider,
+    /// whose subject `sub` is theirs: that sign-in is theirs, under their
+    /// name (an agent's person kept out of its asks stays out).
+    pub fn with_subject(mut self, sub: &str, name: &str) -> People {
+        self.subjects.push((sub.to_owned(), name.to_owned()));
+        self
+    }
+
+    /// The person whose subject at the OpenID provider is `sub`, if one is.
+    pub fn by_subject(&self, sub: &str) -> Option<&Person> {
+        let (_, name) = self.subjects.iter().find(|(s, _)| s == sub)?;
+        self.by_digest
+            .iter()
+            .map(|(_, person)| person)
+            .find(|person| &person.name == name)
     }
 
     /// Whether nobody may sign in.

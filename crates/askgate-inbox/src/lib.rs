@@ -248,6 +248,9 @@ pub struct Credential {
     pub answers_for: Vec<String>,
     /// Sees and answers every ask, and may scrape `/metrics`.
     pub operator: bool,
+    /// Their subject (`sub`) at the OpenID provider (`[inbox.oidc]`), when
+    /// they may also sign in there: as themselves.
+    pub oidc_sub: Option<String>,
 }
 
 impl std::fmt::Debug for Credential {
@@ -341,6 +344,9 @@ fn people_with(
                 groups: Vec::new(),
             },
         );
+        if let Some(sub) = &person.oidc_sub {
+            people = people.with_subject(sub, &person.name);
+        }
     }
     Ok(people)
 }
@@ -355,6 +361,7 @@ mod tests {
             token: token.to_owned(),
             answers_for: vec![name.to_owned()],
             operator: false,
+            oidc_sub: None,
         }
     }
 
@@ -377,5 +384,16 @@ mod tests {
         );
         let error = people_known(Some(""), &[], key).expect_err("a blank operator token");
         assert!(matches!(error, Error::Misuse(Misuse::BlankToken { .. })));
+    }
+
+    #[test]
+    fn a_person_with_an_oidc_sub_is_found_by_that_subject_alone() {
+        let key = std::path::Path::new("/nonexistent/s.db.key");
+        let mut cy = credential("cy", "cy-token-0123456789abcdef");
+        cy.oidc_sub = Some("8c1f".to_owned());
+        let people = people_known(Some("operator-token-0123456789"), &[cy], key).expect("people");
+        let found = people.by_subject("8c1f").map(|p| p.name.as_str());
+        assert_eq!(found, Some("cy"));
+        assert!(people.by_subject("cy").is_none(), "a name is no subject");
     }
 }

@@ -395,20 +395,21 @@ async fn signed_in(
         .verify(id_token, &[&settings.client_id])
         .await
         .map_err(|why| Refusal::provider(format!("the id token was refused: {why}")))?;
-    check_claims(settings, &claims, &under_way.nonce, &|name| {
-        inbox.inner.people.has_name(name)
-    })
+    check_claims(settings, &claims, &under_way.nonce, &inbox.inner.people)
 }
 
 /// The person `claims` name, when they are this sign-in's (`nonce`) and
-/// for askgate alone, and the person may sign in. A name someone signs in
-/// with a token under (`taken`) is refused: the provider's claim is not
-/// that person's proof, and their answers would count as theirs.
+/// for askgate alone, and the person may sign in. A subject (`sub`) that
+/// a person of the config is known by there signs in as that person,
+/// under their name, with the provider's groups besides theirs (`people`,
+/// their `oidc_sub`). Otherwise a name someone signs in with a token under
+/// is refused: the provider's claim is not that person's proof, and their
+/// answers would count as theirs.
 fn check_claims(
     settings: &OidcSettings,
     claims: &Map<String, Json>,
     nonce: &str,
-    taken: &dyn Fn(&str) -> bool,
+    people: &crate::People,
 ) -> Result<Person, Refusal> {
     if claims.get("nonce").and_then(Json::as_str) != Some(nonce) {
         return Err(Refusal::provider(
@@ -425,6 +426,23 @@ fn check_claims(
             "the id token has several audiences and was not issued to askgate (azp)".into(),
         ));
     }
+    let said = groups_of(claims.get(&settings.groups_claim));
+    let groups: Vec<String> = settings
+        .groups
+        .iter()
+        .filter(|group| said.contains(group))
+        .cloned()
+        .collect();
+    if let Some(person) = claims
+        .get("sub")
+        .and_then(Json::as_str)
+        .and_then(|sub| people.by_subject(sub))
+    {
+        return Ok(Person {
+            groups,
+            ..person.clone()
+        });
+    }
     let claim = &settings.name_claim;
     let name = claims
         .get(claim)
@@ -436,7 +454,7 @@ fn check_claims(
             message: format!("The sign-in provider did not say who you are (no {claim} claim); ask the operator to set [inbox.oidc] name_claim."),
             log: format!("the id token has no {claim} claim"),
         })?;
-    if taken(name) {
+    if people.has_name(name) {
         return Err(Refusal {
             status: StatusCode::FORBIDDEN,
             message: format!(
@@ -452,13 +470,15 @@ fn check_claims(
             log: format!("the id token names the reserved person {name:?}"),
         });
     }
-    let said = groups_of(claims.get(&settings.groups_claim));
-    let groups: Vec<String> = settings
-        .groups
-        .iter()
-        .filter(|group| said.contains(group))
-        .cloned()
-        .collect();
+    if let Some(why) = askgate_core::approval::name_problem(name) {
+        return Err(Refusal {
+            status: StatusCode::FORBIDDEN,
+            message: format!(
+                "The sign-in provider names you {name:?}, which askgate cannot record on an answer: {why}."
+            ),
+            log: format!("the id token's name cannot be a person's: {why}"),
+        });
+    }
     if groups.is_empty() {
         return Err(Refusal {
             status: StatusCode::FORBIDDEN,

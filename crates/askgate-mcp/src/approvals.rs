@@ -147,6 +147,56 @@ pub async fn settle_as_person(
     Ok(counted.row)
 }
 
+/// Carry the no's given to the earlier asks of `row`'s call (withdrawn,
+/// and asked again as `row`) over to `row`, at `now`: a person's no counts
+/// whatever it was asked with, so with `veto = false` the no's a quorum
+/// had gathered still count. Yes's are not carried: they were given to
+/// another question. Each carried no is its own audit entry. The ask as
+/// it stands after them, when any was carried.
+///
+/// # Errors
+/// The store failed reading or writing.
+pub async fn carry_noes(
+    store: &Store,
+    row: &AskRow,
+    now: Timestamp,
+) -> Result<Option<AskRow>, askgate_store::Error> {
+    let Some(call_key) = &row.ask.call_key else {
+        return Ok(None);
+    };
+    let mut noes: Vec<PersonAnswer> = Vec::new();
+    for earlier in store.asks_of_call(call_key, 16).await? {
+        if earlier.ask.id == row.ask.id || earlier.ask.panel.is_none() {
+            continue;
+        }
+        for recorded in store.answers(&earlier.ask.id).await? {
+            let answer = recorded.answer;
+            if !answer.accepted && !noes.iter().any(|no| no.person == answer.person) {
+                noes.push(answer);
+            }
+        }
+    }
+    let mut after = None;
+    for no in noes {
+        match store.answer_as(&row.ask.id, &no, now, count_at(now)).await {
+            Ok(counted) => {
+                let mut entry = answer_entry(&counted, &no, now);
+                entry.reason = format!(
+                    "{} (carried over from the call's earlier ask)",
+                    entry.reason
+                );
+                store.append_audit(&entry).await?;
+                after = Some(counted.row);
+            }
+            // Answered here already, no longer eligible, or settled by the
+            // no's carried so far: nothing more to carry.
+            Err(SettleError::Store(error)) => return Err(error),
+            Err(_) => {}
+        }
+    }
+    Ok(after)
+}
+
 /// The audit entry of `answer`, counted at `now` as `counted` says: who,
 /// through which surface, yes or no, and what the ask waits for now.
 fn answer_entry(counted: &Counted, answer: &PersonAnswer, now: Timestamp) -> AuditEntry {

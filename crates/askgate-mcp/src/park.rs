@@ -169,6 +169,14 @@ impl Round {
             .await
             .map_err(RoundError::Store)?;
         tracing::info!(ask = %row.ask.id, "ask parked in the inbox");
+        if earlier > 0 && row.ask.panel.is_some() {
+            // The call was asked before (its ask withdrawn): a person's no
+            // counts whatever it was asked with, and is not lost.
+            let carried = crate::approvals::carry_noes(store, &row, self.rounds().now())
+                .await
+                .map_err(RoundError::Store)?;
+            return Ok(carried.unwrap_or(row));
+        }
         Ok(row)
     }
 

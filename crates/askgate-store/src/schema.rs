@@ -7,7 +7,7 @@ use crate::backend::{Pool, Store, with_pool};
 use crate::error::Error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 15;
+pub const SCHEMA_VERSION: i64 = 16;
 
 /// The SQL of a PostgreSQL trigger function `$function` that notifies the
 /// channel `$channel` with the ask's id.
@@ -48,7 +48,43 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     (13, V13_LOOKED_UP_ONLY, "", ""),
     (14, V14_PANELS, "", V14_POSTGRES_PANEL),
     (15, "", "", V15_POSTGRES_ANSWER_GROUPS),
+    (16, "", V16_SQLITE_COUNTED, V16_POSTGRES_COUNTED),
 ];
+
+/// An ask a panel decides is approved only by its count: the store itself
+/// refuses to settle it `answered` (or `skipped`) before as many people's
+/// yes's as its panel needs are recorded with it. The new askgate settles
+/// such an ask in the write that records the answer that completes the
+/// count; an askgate from before panels, still running beside it during a
+/// rolling upgrade, would settle it on one answer — now refused. Declines,
+/// withdrawals and expiry are let through: none of them runs the call.
+const V16_SQLITE_COUNTED: &str = "
+CREATE TRIGGER IF NOT EXISTS asks_approved_by_count BEFORE UPDATE OF status ON asks
+FOR EACH ROW WHEN OLD.panel IS NOT NULL AND OLD.status = 'pending'
+    AND NEW.status IN ('answered', 'skipped')
+    AND (SELECT COUNT(*) FROM ask_answers WHERE ask_id = OLD.id AND verdict = 'accept')
+        < COALESCE(json_extract(OLD.panel, '$.need'), 1)
+BEGIN
+    SELECT RAISE(ABORT, 'askgate: an ask its approval rule decides settles only when its people''s answers are counted (is an older askgate still running? upgrade it)');
+END;
+";
+
+/// [`V16_SQLITE_COUNTED`] on PostgreSQL.
+const V16_POSTGRES_COUNTED: &str = "
+CREATE OR REPLACE FUNCTION askgate_approved_by_count() RETURNS trigger AS $$
+BEGIN
+    IF (SELECT COUNT(*) FROM ask_answers WHERE ask_id = OLD.id AND verdict = 'accept')
+        < COALESCE((OLD.panel::json->>'need')::int, 1) THEN
+        RAISE EXCEPTION 'askgate: an ask its approval rule decides settles only when its people''s answers are counted (is an older askgate still running? upgrade it)';
+    END IF;
+    RETURN NEW;
+END
+$$ LANGUAGE plpgsql;
+DROP TRIGGER IF EXISTS asks_approved_by_count ON asks;
+CREATE TRIGGER asks_approved_by_count BEFORE UPDATE OF status ON asks FOR EACH ROW
+    WHEN (OLD.panel IS NOT NULL AND OLD.status = 'pending' AND NEW.status IN ('answered', 'skipped'))
+    EXECUTE FUNCTION askgate_approved_by_count();
+";
 
 /// An ask a panel decides (a team's approval rule: a quorum, who may
 /// answer) keeps its panel with it, and each person's answer is its own

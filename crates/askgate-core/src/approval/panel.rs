@@ -56,6 +56,12 @@ pub struct Panel {
     /// The requester's own people, kept from answering.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub kept_out: BTreeSet<String>,
+    /// The rule says the requester's people are kept out (`not =
+    /// "requester"`, `not_requester = true`), but the agent that asked acts
+    /// for nobody askgate knows: nobody can be told apart from its person,
+    /// so nobody may answer (see [`Panel::unanswerable`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub requester_unknown: bool,
     /// The risk of the call asked about.
     pub risk: Risk,
 }
@@ -86,7 +92,8 @@ impl Approval {
         directory: &Directory,
         asked: &Asked<'_>,
     ) -> Panel {
-        let kept_out = if self.excludes_requester(asked.risk) {
+        let excludes = self.excludes_requester(asked.risk);
+        let kept_out = if excludes {
             asked.requester_people.iter().cloned().collect()
         } else {
             BTreeSet::new()
@@ -108,9 +115,49 @@ impl Approval {
                     .collect(),
             }),
             kept_out,
+            // Kept out by the rule's own word, and nobody to tell apart:
+            // the rule cannot be kept. (By default, at high_write and up,
+            // an agent that acts for nobody has nobody to keep out.)
+            requester_unknown: excludes
+                && self.excludes_requester_by_name()
+                && asked.requester_people.is_empty(),
             risk: asked.risk,
         }
     }
+}
+
+/// Why nobody could ever settle an ask of a panel by approving it: the
+/// call is refused before anyone is asked (see [`Panel::unanswerable`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unanswerable {
+    /// The rule keeps the requester's people out, and the agent acts for
+    /// nobody askgate knows.
+    #[error(
+        "{rule} ({who}) keeps the requesting agent's own people from approving its {risk} calls, but this agent acts for nobody in [[people]], so anyone who answered could be its person; give the agent acts_for (on its [[principals]] entry, or the top-level acts_for for a caller without a token)"
+    )]
+    RequesterUnknown {
+        /// The rule, by its name in the config.
+        rule: String,
+        /// Who may answer, as the rule says it.
+        who: String,
+        /// The risk of the call.
+        risk: Risk,
+    },
+    /// Fewer people may ever answer than must approve.
+    #[error(
+        "{rule} ({who}) needs {need} approvals, but only {have} of its people may answer this agent's calls (its own people are kept out)"
+    )]
+    TooFew {
+        /// The rule, by its name in the config.
+        rule: String,
+        /// Who may answer, as the rule says it.
+        who: String,
+        /// Approvals needed.
+        need: u16,
+        /// The people who may ever answer.
+        have: usize,
+    },
 }
 
 impl Panel {
@@ -133,6 +180,9 @@ impl Panel {
         groups: &[String],
         escalated: bool,
     ) -> Result<(), Ineligible> {
+        if self.requester_unknown {
+            return Err(Ineligible::RequesterUnknown { risk: self.risk });
+        }
         if self.kept_out.contains(person) {
             return Err(Ineligible::Requester {
                 person: person.to_owned(),
@@ -148,6 +198,29 @@ impl Panel {
         Err(Ineligible::NotAnApprover {
             person: person.to_owned(),
             approvers: self.describe(escalated),
+        })
+    }
+
+    /// Why no answers could ever approve an ask of this panel, if none
+    /// could: then the call is refused before anyone is asked. Counts the
+    /// people escalated to, and never gives up on a group whose members
+    /// sign-in says.
+    pub fn unanswerable(&self) -> Option<Unanswerable> {
+        if self.requester_unknown {
+            return Some(Unanswerable::RequesterUnknown {
+                rule: self.rule.clone(),
+                who: self.who.clone(),
+                risk: self.risk,
+            });
+        }
+        let have = self.people(true).len();
+        (self.signed_in(true).next().is_none() && have < usize::from(self.need)).then(|| {
+            Unanswerable::TooFew {
+                rule: self.rule.clone(),
+                who: self.describe(true),
+                need: self.need,
+                have,
+            }
         })
     }
 
@@ -199,10 +272,18 @@ impl Panel {
     /// changes that.
     pub fn tally(&self, answers: &[Answer], escalated: bool) -> Progress {
         let (need, block) = (self.need, self.block);
-        let eligible = self.people(escalated);
+        if self.requester_unknown {
+            return Progress::Unreachable {
+                declined_by: Vec::new(),
+            };
+        }
+        // Out of reach only when nobody is left to come: while an
+        // escalation is ahead, its people may still approve.
+        let ahead = escalated || self.escalation.is_some();
+        let eligible = self.people(ahead);
         // Who is in a signed-in group is known only as they sign in: an
         // ask they may answer is never given up as out of reach.
-        let open = self.signed_in(escalated).next().is_some();
+        let open = self.signed_in(ahead).next().is_some();
         let mut heard = BTreeSet::new();
         let (mut accepted, mut declined) = (Vec::new(), Vec::new());
         let reachable = |declined: &Vec<String>| {

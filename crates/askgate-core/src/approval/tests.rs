@@ -454,3 +454,111 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn an_agent_acting_for_nobody_has_no_approvable_ask_where_the_rule_keeps_its_people_out() {
+    let team = team();
+    let rule = rule(r#"{"any_of": ["sre"], "not": "requester"}"#);
+    let panel = rule.panel("approvals[0]", &team, &asked(Risk::MediumWrite, &[]));
+    // Anyone could be its person: nobody may answer, and the call is
+    // refused before anyone is asked.
+    assert!(panel.requester_unknown);
+    assert_eq!(
+        panel.eligible("ana", false),
+        Err(Ineligible::RequesterUnknown {
+            risk: Risk::MediumWrite
+        })
+    );
+    assert!(matches!(
+        panel.unanswerable(),
+        Some(Unanswerable::RequesterUnknown { .. })
+    ));
+    assert_eq!(
+        panel.tally(&said("+ana"), false),
+        Progress::Unreachable {
+            declined_by: Vec::new()
+        }
+    );
+    // The same said as not_requester = true.
+    let named = self::rule(r#"{"any_of": ["sre"], "not_requester": true}"#);
+    let panel_named = named.panel("approvals[0]", &team, &asked(Risk::LowWrite, &[]));
+    assert!(panel_named.unanswerable().is_some());
+    // By default (from high_write on), an agent that acts for nobody has
+    // nobody to keep out.
+    let default = self::rule(r#"{"any_of": ["sre"]}"#);
+    let above = default.panel("approvals[0]", &team, &asked(Risk::Destructive, &[]));
+    assert_eq!(above.unanswerable(), None);
+    assert_eq!(above.eligible("ana", false), Ok(()));
+    // An agent that acts for someone is answerable, its person kept out.
+    let cy = names(&["cy"]);
+    let known = rule.panel("approvals[0]", &team, &asked(Risk::HighWrite, &cy));
+    assert_eq!(known.unanswerable(), None);
+    assert!(known.eligible("cy", false).is_err());
+    // The panel kept with the ask says so, and reads back alike.
+    let kept = serde_json::to_value(&panel).expect("serializes");
+    assert_eq!(kept["requester_unknown"], true);
+    let back: Panel = serde_json::from_value(kept).expect("reads back");
+    assert_eq!(back, panel);
+}
+
+#[test]
+fn a_quorum_short_of_people_waits_while_an_escalation_is_ahead() {
+    let team = team();
+    let cy = names(&["cy"]);
+    // 3 of sre, Cy kept out: Ana and Bo alone cannot; Di (on call) can
+    // once it escalates.
+    let rule = rule(
+        r#"{"quorum": {"of": "sre", "need": 3}, "escalate": {"after": "30m", "to": "oncall"}, "expires": "2h"}"#,
+    );
+    let panel = rule.panel("approvals[0]", &team, &asked(Risk::Destructive, &cy));
+    assert_eq!(panel.unanswerable(), None);
+    assert_eq!(panel.tally(&said("+ana"), false), waiting(2, 1));
+    assert_eq!(
+        panel.tally(&said("+ana +bo +di"), true),
+        accepted(&["ana", "bo", "di"])
+    );
+    // Without the escalation, out of reach from the start, and said so.
+    let short = self::rule(r#"{"quorum": {"of": "sre", "need": 3}}"#);
+    let panel = short.panel("approvals[1]", &team, &asked(Risk::Destructive, &cy));
+    assert_eq!(
+        panel.unanswerable(),
+        Some(Unanswerable::TooFew {
+            rule: "approvals[1]".into(),
+            who: "3 of sre".into(),
+            need: 3,
+            have: 2
+        })
+    );
+    assert_eq!(
+        panel.unanswerable().map(|why| why.to_string()),
+        Some(
+            "approvals[1] (3 of sre) needs 3 approvals, but only 2 of its people may answer this \
+             agent's calls (its own people are kept out)"
+                .into()
+        )
+    );
+}
+
+#[test]
+fn names_that_a_list_or_a_log_line_would_garble_are_refused() {
+    for (name, ok) in [
+        ("ana", true),
+        ("Ana Lopez", true),
+        ("ana@corp.example", true),
+        ("ana, bo", false),
+        ("ana\nINFO bo approved", false),
+        ("ana\t", false),
+        (" ana", false),
+        ("", false),
+    ] {
+        assert_eq!(name_problem(name).is_none(), ok, "{name:?}");
+        let directory = Directory::new([(name, vec!["sre"])]);
+        assert_eq!(directory.is_ok(), ok, "{name:?}");
+        let group = Directory::new([("zed", vec![name])]);
+        assert_eq!(group.is_ok(), ok, "group {name:?}");
+    }
+    assert!(matches!(
+        Directory::default().with_signed_in_groups(["sre,dba"]),
+        Err(PolicyError::BadName { .. })
+    ));
+}

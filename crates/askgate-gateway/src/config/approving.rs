@@ -7,7 +7,7 @@
 //! agents act for people (`[[principals]] acts_for`). Every name is
 //! checked at load: a rule that could never settle is refused, saying why.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use askgate_core::Risk;
 use askgate_core::approval::{
@@ -94,6 +94,8 @@ pub(super) struct Named {
     /// The groups whose members an OpenID provider names
     /// (`[inbox.oidc] groups`).
     pub(super) signed_in: Vec<String>,
+    /// The people the provider knows by their subject (`oidc_sub`).
+    pub(super) subjects: BTreeSet<String>,
 }
 
 /// Check the `[[approvals]]` entries against the people and groups
@@ -105,16 +107,43 @@ pub(super) fn check_approvals(
     src: &Source<'_>,
 ) -> Result<Approvals, ConfigError> {
     let directory = directory(&named, src)?;
+    // Whether a rule lets people signed in with the provider answer.
+    let signs_in = files.iter().any(|file| {
+        let file = file.get_ref();
+        let quorum = file.quorum.as_ref().map(|q| &q.get_ref().of);
+        file.any_of
+            .iter()
+            .flat_map(|names| names.get_ref())
+            .chain(quorum)
+            .chain(file.escalate.as_ref().map(|e| &e.get_ref().to))
+            .any(|name| directory.is_signed_in_group(name))
+    });
     let mut acts_for = BTreeMap::new();
     for (principal, people) in named.acts_for {
         let mut names = Vec::with_capacity(people.len());
         for person in people {
+            let agent = match principal.as_str() {
+                "anonymous" | "local" => "the caller without a token (acts_for)".to_owned(),
+                name => format!("principal {name:?}"),
+            };
             if !directory.is_person(person.get_ref()) {
                 return Err(src.at(
                     person.span(),
                     format!(
-                        "principal {principal:?} acts for {:?}, who is not in [[people]]",
+                        "{agent} acts for {:?}, who is not in [[people]]",
                         person.get_ref()
+                    ),
+                ));
+            }
+            if signs_in && !named.subjects.contains(person.get_ref()) {
+                return Err(src.at(
+                    person.span(),
+                    format!(
+                        "{agent} acts for {name:?}, and [[approvals]] let people signed in with \
+                         [inbox.oidc] answer: {name:?} could sign in there under another name and \
+                         approve the agent's own asks; give {name:?} oidc_sub = \"...\" (their \
+                         subject at the provider), so that their sign-in is theirs",
+                        name = person.get_ref()
                     ),
                 ));
             }
@@ -145,11 +174,12 @@ fn directory(named: &Named, src: &Source<'_>) -> Result<Directory, ConfigError> 
         .map_err(|error| {
             // Point at the group that bears a person's name, or the person.
             let span = match &error {
-                PolicyError::Ambiguous { name } => named
+                PolicyError::Ambiguous { name } | PolicyError::BadName { name, .. } => named
                     .people
                     .iter()
                     .flat_map(|(_, groups)| groups)
-                    .find(|group| group.get_ref() == name)
+                    .chain(named.people.iter().map(|(person, _)| person))
+                    .find(|named| named.get_ref() == name)
                     .map(Spanned::span),
                 _ => None,
             };

@@ -72,10 +72,26 @@ pub(super) fn check(mut file: File, src: &Source<'_>, path: &Path) -> Result<Con
                 let p = p.get_mut();
                 (p.name.get_ref().clone(), std::mem::take(&mut p.acts_for))
             })
+            // The caller no token names: stdio's, a loopback listener's.
+            .chain(["anonymous", "local"].map(|caller| (caller.to_owned(), file.acts_for.clone())))
+            .collect(),
+        subjects: file
+            .people
+            .iter()
+            .filter_map(|p| {
+                let p = p.get_ref();
+                p.oidc_sub.as_ref().map(|_| p.name.get_ref().clone())
+            })
             .collect(),
     };
     let principals = check_principals(file.principals, inbox.token.as_deref(), src)?;
-    let people = check_people(file.people, &principals, inbox.token.as_deref(), src)?;
+    let people = check_people(
+        file.people,
+        &principals,
+        inbox.token.as_deref(),
+        inbox.oidc.is_some(),
+        src,
+    )?;
     let approvals = check_approvals(file.approvals, named, &names, src)?;
     inbox.metrics_token = metrics_token
         .map(|token| metrics_token_of(token, &inbox, &principals, &people, src))

@@ -53,6 +53,16 @@ pub(super) fn check_principals(
                  principal; give this agent a name of its own",
             ));
         }
+        if name.starts_with("oauth:") {
+            return Err(src.at(
+                principal.name.span(),
+                format!(
+                    "the principal name {name:?} starts with \"oauth:\", which askgate gives the \
+                     agents an OAuth token names by its client_id or sub ([listen.oauth]); give \
+                     this agent a name without it (scope_principals maps a scope to it)"
+                ),
+            ));
+        }
         if RESERVED_PRINCIPALS.contains(&name.as_str()) {
             return Err(src.at(
                 principal.name.span(),
@@ -167,6 +177,7 @@ pub(super) fn check_people(
     people: Vec<Spanned<PersonFile>>,
     principals: &[Principal],
     inbox_token: Option<&str>,
+    oidc: bool,
     src: &Source<'_>,
 ) -> Result<Vec<Person>, ConfigError> {
     let mut out: Vec<Person> = Vec::with_capacity(people.len());
@@ -205,6 +216,10 @@ pub(super) fn check_people(
         if let Some(problem) = taken.problem(&this, token) {
             return Err(src.at(person.token.span(), problem));
         }
+        let oidc_sub = person
+            .oidc_sub
+            .map(|sub| oidc_subject(sub, oidc, &out, src))
+            .transpose()?;
         let answers_for = answers_for(person.answers_for, src)?;
         if !person.operator && answers_for.is_empty() {
             return Err(src.at_key(
@@ -222,9 +237,43 @@ pub(super) fn check_people(
             token: token.clone(),
             answers_for,
             operator: person.operator,
+            oidc_sub,
         });
     }
     Ok(out)
+}
+
+/// A person's subject at the OpenID provider: there is one, and it is
+/// nobody else's.
+fn oidc_subject(
+    sub: Spanned<String>,
+    oidc: bool,
+    people: &[Person],
+    src: &Source<'_>,
+) -> Result<String, ConfigError> {
+    if !oidc {
+        return Err(src.at(
+            sub.span(),
+            "oidc_sub is a person's subject at the OpenID provider of [inbox.oidc], and there \
+             is no [inbox.oidc]: remove it, or configure the provider",
+        ));
+    }
+    if sub.get_ref().trim().is_empty() {
+        return Err(src.at(sub.span(), "an empty oidc_sub"));
+    }
+    if let Some(other) = people
+        .iter()
+        .find(|p| p.oidc_sub.as_deref() == Some(sub.get_ref()))
+    {
+        return Err(src.at(
+            sub.span(),
+            format!(
+                "{:?} has this oidc_sub too: a subject at the provider is one person's",
+                other.name
+            ),
+        ));
+    }
+    Ok(sub.into_inner())
 }
 
 /// What is wrong with a person's name, if anything: empty, or one the
@@ -233,6 +282,10 @@ pub(super) fn check_people(
 fn person_name_problem(name: &str) -> Option<String> {
     if name.trim().is_empty() {
         Some("an empty person name".into())
+    } else if let Some(why) = askgate_core::approval::name_problem(name) {
+        Some(format!(
+            "the person name {name:?} cannot be recorded on answers: {why}"
+        ))
     } else if name == "operator" || name.starts_with("link:") {
         Some(format!(
             "the name {name:?} is the inbox's own (\"operator\" is whoever signs in with \

@@ -32,6 +32,10 @@ pub(super) struct File {
     pub(super) inbox: Option<InboxFile>,
     #[serde(default)]
     pub(super) principals: Vec<Spanned<PrincipalFile>>,
+    /// The people the caller no token names acts for (stdio's client, a
+    /// loopback listener's without principals).
+    #[serde(default)]
+    pub(super) acts_for: Vec<Spanned<String>>,
     #[serde(default)]
     pub(super) people: Vec<Spanned<PersonFile>>,
     #[serde(default)]
@@ -164,6 +168,8 @@ pub(super) struct PersonFile {
     /// The groups they belong to, as `[[approvals]]` name them.
     #[serde(default)]
     pub(super) groups: Vec<Spanned<String>>,
+    /// Their subject at the OpenID provider (`[inbox.oidc]`).
+    pub(super) oidc_sub: Option<Spanned<String>>,
 }
 
 /// `[[approvals]]`: which calls (matched as `[[rules]]` are, and by

@@ -95,7 +95,17 @@ impl ResourceServer {
             .iter()
             .filter_map(|scope| self.settings.scope_principals.get(scope))
             .collect();
-        let named = |claim: &str| claims.get(claim).and_then(Json::as_str).map(str::to_owned);
+        // A principal a claim names is the issuer's, not the config's: it
+        // is kept apart from [[principals]] (whose acts_for it would
+        // otherwise take on) under `oauth:`. Only scope_principals name a
+        // principal of the config.
+        let named = |claim: &str| {
+            claims
+                .get(claim)
+                .and_then(Json::as_str)
+                .filter(|name| !name.trim().is_empty())
+                .map(|name| format!("oauth:{name}"))
+        };
         let principal = match (mapped.len(), &self.settings.principal_claim) {
             (1, _) => mapped.into_iter().next().cloned(),
             (0, Some(claim)) => named(claim),

@@ -28,7 +28,7 @@ fn check_claims_free(
     claims: &Map<String, Json>,
     nonce: &str,
 ) -> Result<Person, Refusal> {
-    check_claims(settings, claims, nonce, &|_| false)
+    check_claims(settings, claims, nonce, &crate::People::default())
 }
 
 fn refused(claims: &Map<String, Json>, nonce: &str) -> Refusal {
@@ -138,7 +138,7 @@ fn the_client_secret_is_never_in_debug_output() {
 #[test]
 fn a_name_of_a_person_of_the_config_is_not_the_providers_to_sign_in() {
     let ana = claims(json!({"nonce": "n", "preferred_username": "ana", "groups": ["sre"]}));
-    let refusal = check_claims(&settings(), &ana, "n", &|name| name == "ana")
+    let refusal = check_claims(&settings(), &ana, "n", &config_people())
         .expect_err("ana signs in with her token");
     assert_eq!(refusal.status, StatusCode::FORBIDDEN);
     assert!(
@@ -146,4 +146,47 @@ fn a_name_of_a_person_of_the_config_is_not_the_providers_to_sign_in() {
         "{}",
         refusal.message
     );
+}
+
+/// Ana and Cy sign in with tokens; Cy is also `cy-sub` at the provider.
+fn config_people() -> crate::People {
+    let person = |name: &str| Person {
+        name: name.to_owned(),
+        answers_for: vec!["bot".to_owned()],
+        operator: false,
+        groups: Vec::new(),
+    };
+    crate::People::default()
+        .with_token("ana-token-0123456789", person("ana"))
+        .with_token("cy-token-0123456789a", person("cy"))
+        .with_subject("cy-sub", "cy")
+}
+
+#[test]
+fn a_person_the_config_knows_by_their_subject_signs_in_as_themselves_under_any_name() {
+    // Cy, whose agent asks, signs in with the provider as "cy@corp": it
+    // is Cy's sign-in all the same, so Cy stays kept out of its asks.
+    let cy = claims(json!({
+        "nonce": "n", "sub": "cy-sub", "preferred_username": "cy@corp", "groups": ["sre"]
+    }));
+    let person = check_claims(&settings(), &cy, "n", &config_people()).expect("signs in");
+    assert_eq!(person.name, "cy");
+    assert_eq!(person.answers_for, ["bot"]);
+    assert_eq!(person.groups, ["sre"]);
+    // Another subject under that name is somebody else.
+    let other = claims(json!({
+        "nonce": "n", "sub": "other", "preferred_username": "cy@corp", "groups": ["sre"]
+    }));
+    let person = check_claims(&settings(), &other, "n", &config_people()).expect("signs in");
+    assert_eq!(person.name, "cy@corp");
+}
+
+#[test]
+fn a_name_no_answer_could_record_plainly_signs_nobody_in() {
+    for name in ["ana, bo", "ana\nINFO approved"] {
+        let token = claims(json!({"nonce": "n", "preferred_username": name, "groups": ["sre"]}));
+        let refusal = check_claims_free(&settings(), &token, "n").expect_err(name);
+        assert_eq!(refusal.status, StatusCode::FORBIDDEN, "{name:?}");
+        assert!(!refusal.log.contains("INFO"), "{}", refusal.log);
+    }
 }

@@ -203,6 +203,16 @@ impl Round {
         {
             return Ok(Some(self.decided(key, call, verdict, Answerer::Nobody)));
         }
+        // A rule nobody's answers could satisfy: refused before anyone is
+        // asked, saying why (it is the config's to change, not a person's).
+        if let Some(why) = policy
+            .approval
+            .as_ref()
+            .and_then(|approving| approving.panel.unanswerable())
+        {
+            let verdict = unanswerable(call, &why);
+            return Ok(Some(self.decided(key, call, verdict, Answerer::Nobody)));
+        }
         self.about(call.server, call.tool, call.risk.as_str());
         let ask = Ask::new(confirmation_form(call)).map_err(RoundError::unsendable)?;
         let mut found = Found {
@@ -459,5 +469,21 @@ fn decision(method: Method) -> Decision {
         Method::NotRequired => Decision::NotRequired,
         Method::Blocked => Decision::Blocked,
         Method::Waiting => Decision::Waiting,
+    }
+}
+
+/// The verdict on `call` when no answers could approve it under its rule
+/// (`why`): not run, and not a person's no — the operator can change it.
+fn unanswerable(call: &Call<'_>, why: &askgate_core::approval::Unanswerable) -> Verdict {
+    Verdict {
+        proceed: false,
+        method: Method::Blocked,
+        final_no: false,
+        for_model: format!(
+            "Not run: nobody may approve this call to {} on {} as askgate is configured ({why}). \
+             Do not retry it; tell the user, whose operator can change the approval rule.",
+            call.tool, call.server
+        ),
+        for_audit: format!("no approval possible: {why}"),
     }
 }

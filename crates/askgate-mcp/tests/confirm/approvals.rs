@@ -105,3 +105,65 @@ async fn a_client_whose_answer_counts_for_nobody_is_not_asked_and_its_confirm_st
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn a_no_given_to_a_withdrawn_ask_still_counts_for_the_calls_next_ask() {
+    // Two no's block it (veto = false). Alice said no; the call's ask was
+    // then withdrawn and asked again (its question changed): her no is
+    // carried over, so Bob's no is the second.
+    let store = askgate_testkit::TempStore::open().await;
+    let rule = json!({"quorum": {"of": "team", "need": 2}, "veto": false});
+    let panel = askgate_testkit::approvals::panel(rule, TEAM, Risk::HighWrite, &[]);
+    let now = jiff::Timestamp::now();
+    let ask = |id: &str, resume_key: &str| askgate_store::NewAsk {
+        id: id.to_owned(),
+        resume_key: resume_key.to_owned(),
+        call_key: Some("call-1".to_owned()),
+        principal: "agent".to_owned(),
+        request: json!({"message": "Run deploy?", "fields": []}),
+        server: Some("ops".to_owned()),
+        tool: Some("deploy".to_owned()),
+        risk: Some("high_write".to_owned()),
+        created_at: now,
+        expires_at: None,
+        panel: Some(serde_json::to_value(&panel).expect("serializes")),
+    };
+    let first = store.park(&ask("ask-1", "call-1")).await.expect("parks");
+    let no = Settlement {
+        status: AskStatus::Declined,
+        reply: json!({"action": "decline"}),
+        outcome: json!(null),
+        answered_by: None,
+        answered_via: "web".to_owned(),
+    };
+    let row = settle_as_person(&store, &first, &no, "alice", &[], now)
+        .await
+        .expect("counted");
+    assert_eq!(row.status, AskStatus::Pending, "one no of two");
+    store.expire("ask-1", now).await.expect("withdrawn");
+    let second = store.park(&ask("ask-2", "call-1#2")).await.expect("parks");
+    let carried = askgate_mcp::approvals::carry_noes(&store, &second, now)
+        .await
+        .expect("carries")
+        .expect("a no was carried");
+    assert_eq!(carried.status, AskStatus::Pending);
+    let answers = store.answers("ask-2").await.expect("reads");
+    let said: Vec<(&str, bool)> = answers
+        .iter()
+        .map(|a| (a.answer.person.as_str(), a.answer.accepted))
+        .collect();
+    assert_eq!(said, [("alice", false)]);
+    let row = settle_as_person(&store, &carried, &no, "bob", &[], now)
+        .await
+        .expect("counted");
+    assert_eq!(row.status, AskStatus::Declined, "two no's block it");
+    assert_eq!(row.answered_by.as_deref(), Some("alice, bob"));
+    // The carried no is its own audit entry, saying so.
+    let entries = askgate_testkit::audited(&store).await;
+    assert!(
+        entries.iter().any(|e| e
+            .reason
+            .contains("carried over from the call's earlier ask")),
+        "{entries:?}"
+    );
+}

@@ -73,7 +73,7 @@ async fn an_older_store_is_migrated_on_open() {
     let url = urls().await.remove(0);
     Store::open(&url).await.expect("creates").close().await;
     // Take the store back to schema 1, as an older askgate left it.
-    let downgrade = "DROP TABLE audit_head; DROP TABLE owners; DROP TABLE calls; DROP TABLE tasks; DROP TABLE deployment; \
+    let downgrade = "DROP TRIGGER asks_approved_by_count; DROP TABLE audit_head; DROP TABLE owners; DROP TABLE calls; DROP TABLE tasks; DROP TABLE deployment; \
         DROP INDEX audit_decision_key; ALTER TABLE audit DROP COLUMN decision_key; \
         DROP INDEX asks_call_key; ALTER TABLE asks DROP COLUMN call_key; \
         DROP TABLE ask_answers; ALTER TABLE asks DROP COLUMN panel; \

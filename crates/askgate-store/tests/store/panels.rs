@@ -380,9 +380,10 @@ async fn the_groups_a_sign_in_gave_are_kept_with_the_answer_and_count_again_late
         .and_then(|d| d.with_signed_in_groups(["sre"]))
         .expect("a team");
     let rule: Approval = serde_json::from_str(TWO_OF_SRE).expect("a rule");
+    // The agent acts for Lee, who is no one signed in here.
     let asked = Asked {
         risk: Risk::Destructive,
-        requester_people: &[],
+        requester_people: &["lee".to_owned()],
         escalated: false,
     };
     let panel = rule.panel("approvals[0]", &team, &asked);
@@ -419,5 +420,74 @@ async fn the_groups_a_sign_in_gave_are_kept_with_the_answer_and_count_again_late
         assert_eq!(second.row.answered_by.as_deref(), Some("kim, max"));
         let kept = store.answers("g1").await.expect("reads");
         assert_eq!(kept[0].answer.groups, ["sre", "dev"], "{name}");
+    }
+}
+
+/// `sql` run on `store` as another program would, past askgate's own
+/// statements: the error it gets, if any.
+async fn raw(store: &askgate_testkit::TempStore, sql: &str) -> Option<String> {
+    let sql = sqlx::AssertSqlSafe(sql.to_owned());
+    let done = if store.url().starts_with("postgres") {
+        let pool = sqlx::postgres::PgPool::connect(store.url())
+            .await
+            .expect("connects");
+        sqlx::raw_sql(sql).execute(&pool).await.map(drop)
+    } else {
+        let pool = sqlx::sqlite::SqlitePool::connect(store.url())
+            .await
+            .expect("connects");
+        sqlx::raw_sql(sql).execute(&pool).await.map(drop)
+    };
+    done.err().map(|e| e.to_string())
+}
+
+#[tokio::test]
+async fn an_askgate_that_knows_no_panels_cannot_approve_a_governed_ask_on_one_answer() {
+    // An askgate from before panels, still running beside the new one in a
+    // rolling upgrade, settles an ask with its one statement: the store
+    // refuses it until the count is there.
+    let old_settle = "UPDATE asks SET status = 'answered', answered_by = 'mallory', \
+                      answered_via = 'web' WHERE id = 'q9' AND status = 'pending'";
+    for store in stores().await {
+        let name = store.name().to_owned();
+        store
+            .park(&governed("q9", TWO_OF_SRE))
+            .await
+            .expect("parks");
+        let refused = raw(&store, old_settle).await;
+        assert!(
+            refused
+                .as_deref()
+                .is_some_and(|e| e.contains("settles only when its people's answers are counted")),
+            "{name}: {refused:?}"
+        );
+        answer_as(&store, "q9", "ana", true, 1)
+            .await
+            .expect("counted");
+        assert!(
+            raw(&store, old_settle).await.is_some(),
+            "{name}: one of two"
+        );
+        let row = store.ask("q9").await.expect("reads").expect("exists");
+        assert_eq!(row.status, AskStatus::Pending, "{name}");
+        // Withdrawing and declining run nothing: let through.
+        let withdraw = "UPDATE asks SET status = 'cancelled' WHERE id = 'q9'";
+        assert_eq!(raw(&store, withdraw).await, None, "{name}");
+        // The count itself settles it, as before.
+        store
+            .park(&governed("q10", TWO_OF_SRE))
+            .await
+            .expect("parks");
+        answer_as(&store, "q10", "ana", true, 1)
+            .await
+            .expect("counted");
+        let second = answer_as(&store, "q10", "bo", true, 2)
+            .await
+            .expect("counted");
+        assert_eq!(second.row.status, AskStatus::Answered, "{name}");
+        // An ask without a panel settles on one answer, as ever.
+        store.park(&new_ask("plain", 0, None)).await.expect("parks");
+        let plain = "UPDATE asks SET status = 'answered' WHERE id = 'plain'";
+        assert_eq!(raw(&store, plain).await, None, "{name}");
     }
 }

@@ -114,3 +114,61 @@ async fn a_raised_session_threshold_does_not_skip_the_approvers_a_rule_names() {
         "{decisions:?}"
     );
 }
+
+#[tokio::test]
+async fn a_call_no_answer_could_approve_is_refused_before_anyone_is_asked() {
+    // The rule keeps the requester's people out, and "alice" acts for
+    // nobody: anyone who answered could be her person. And a quorum of 3
+    // of a group of 2 once Al (whom "carol" acts for) is kept out.
+    let gateway = Setup::new(binaries!())
+        .config("")
+        .tables(&format!(
+            "[[principals]]\nname = \"alice\"\ntoken = {ALICE:?}\n\n\
+             [[principals]]\nname = \"carol\"\ntoken = \"carol-token-0123456789\"\nacts_for = [\"al\"]\n\n\
+             [[people]]\nname = \"al\"\ntoken = {AL:?}\nanswers_for = [\"*\"]\ngroups = [\"sre\"]\n\n\
+             [[people]]\nname = \"bo\"\ntoken = {BO:?}\nanswers_for = [\"*\"]\ngroups = [\"sre\"]\n\n\
+             [[people]]\nname = \"cy\"\ntoken = \"cy-token-0123456789abc\"\nanswers_for = [\"*\"]\ngroups = [\"sre\"]\n\n\
+             [[approvals]]\ntool = \"write_note\"\nany_of = [\"sre\"]\nnot = \"requester\"\n\n\
+             [[approvals]]\ntool = \"delete_all_notes\"\nquorum = {{ of = \"sre\", need = 3 }}\nnot = \"requester\"\n\n\
+             [inbox]\nlisten = \"127.0.0.1:0\"\n"
+        ))
+        .listen()
+        .await;
+    let person = Person::with_forms()
+        .in_manner(Manner::Person)
+        .otherwise(accept(json!({"confirm": true})));
+    for (token, tool, says) in [
+        (
+            ALICE,
+            "write_note",
+            "this agent acts for nobody in [[people]]",
+        ),
+        (
+            "carol-token-0123456789",
+            "delete_all_notes",
+            "needs 3 approvals, but only 2 of its people may answer",
+        ),
+    ] {
+        let agent = connect(&gateway.url, token, &person).await;
+        let mut params = CallToolRequestParams::new(tool);
+        params.arguments = json!({"name": "plan", "text": "ship"}).as_object().cloned();
+        let result = agent.call_tool(params).await.expect("a result");
+        assert_eq!(result.is_error, Some(true), "{tool} ran: {result:?}");
+        let text = format!("{result:?}");
+        assert!(
+            text.contains("Not run: nobody may approve this call"),
+            "{text}"
+        );
+        assert!(text.contains(says), "{text}");
+    }
+    assert!(person.messages().is_empty(), "nobody was asked");
+    let store = Store::open(gateway.store_url()).await.expect("opens");
+    let pending = store.pending(10, None).await.expect("pending").asks;
+    assert!(pending.is_empty(), "no ask parked: {pending:?}");
+    let blocked = askgate_testkit::audited(&store)
+        .await
+        .into_iter()
+        .filter(|entry| entry.decision == Decision::Blocked)
+        .count();
+    assert_eq!(blocked, 2);
+}

@@ -152,15 +152,6 @@ async fn tokens_that_do_not_fit_are_refused_with_the_right_challenge() {
             "a key the issuer does not list",
             token(STRANGER_KEY, "stranger-1", &issuer, json!({})),
         ),
-        (
-            "a reserved principal",
-            token(
-                ISSUER_KEY,
-                "issuer-1",
-                &issuer,
-                json!({"client_id": "anonymous"}),
-            ),
-        ),
         ("a shared secret", {
             let claims = json!({"iss": issuer, "aud": RESOURCE, "client_id": "x", "scope": SCOPE,
                                 "exp": jiff::Timestamp::now().as_second() + 300});
@@ -204,7 +195,35 @@ async fn a_good_token_names_the_principal_its_asks_are_for_and_static_tokens_sti
     assert!(tools.iter().any(|t| t.name == "write_note"), "{tools:?}");
     drop(client);
     // An ask of this client's waits for the principal the token names.
-    assert_eq!(principals_asked(&h, &good).await, ["ci-agent"]);
+    assert_eq!(principals_asked(&h, &good).await, ["oauth:ci-agent"]);
+    // A client named like a principal of the config ("alice"), or like
+    // askgate's own stdio caller, is neither: the issuer's names are kept
+    // apart, so it takes on no one's acts_for and no one's asks.
+    let mut asked = principals_asked(
+        &h,
+        &token(
+            ISSUER_KEY,
+            "issuer-1",
+            &issuer,
+            json!({"client_id": "alice"}),
+        ),
+    )
+    .await;
+    asked.extend(
+        principals_asked(
+            &h,
+            &token(
+                ISSUER_KEY,
+                "issuer-1",
+                &issuer,
+                json!({"client_id": "anonymous"}),
+            ),
+        )
+        .await,
+    );
+    asked.sort();
+    asked.dedup();
+    assert_eq!(asked, ["oauth:alice", "oauth:anonymous", "oauth:ci-agent"]);
     let alice = initialize(&h.url, Some(ALICE)).await;
     assert_eq!(alice.status(), StatusCode::OK, "a principal's static token");
 }

@@ -235,3 +235,64 @@ fn the_readmes_team_of_three_loads_and_means_what_it_says() {
         "reads are not under the rule"
     );
 }
+
+#[test]
+fn the_caller_without_a_token_acts_for_whom_the_top_level_acts_for_says() {
+    let rule = "[[approvals]]\nany_of = [\"sre\"]\nnot = \"requester\"\n";
+    let config = above("acts_for = [\"cy\"]\n", &format!("{TEAM}{rule}")).expect("loads");
+    let none = Map::new();
+    for caller in ["anonymous", "local"] {
+        let approving = config
+            .approvals
+            .for_call("files", "x", Risk::LowWrite, &none, caller)
+            .expect("the rule");
+        assert_eq!(approving.acts_for, ["cy"], "{caller}");
+        assert_eq!(approving.panel.unanswerable(), None);
+        assert!(approving.panel.eligible("cy", false).is_err(), "{caller}");
+    }
+    // Unknown people are refused at their line.
+    let error = refused_top("acts_for = [\"zed\"]\n");
+    assert!(
+        error.contains(
+            "the caller without a token (acts_for) acts for \"zed\", who is not in [[people]]"
+        ),
+        "{error}"
+    );
+    // Without it, not = "requester" cannot be kept for that caller: its
+    // calls under the rule are refused before anyone is asked.
+    let config = with_upstream(&format!("{TEAM}{rule}")).expect("loads");
+    let anonymous = config
+        .approvals
+        .for_call("files", "x", Risk::LowWrite, &none, "anonymous")
+        .expect("the rule");
+    let why = anonymous
+        .panel
+        .unanswerable()
+        .expect("unanswerable")
+        .to_string();
+    assert!(
+        why.contains("this agent acts for nobody in [[people]]"),
+        "{why}"
+    );
+}
+
+/// The error of `top` above the team's config.
+fn refused_top(top: &str) -> String {
+    match above(top, TEAM) {
+        Ok(_) => "(parsed)".into(),
+        Err(error) => error.to_string(),
+    }
+}
+
+#[test]
+fn names_an_answer_list_or_a_log_line_would_garble_and_oauths_prefix_are_refused() {
+    let comma = "people = [{ name = \"ana, bo\", token = \"ab-token-0123456789\", answers_for = [\"*\"] }]\n";
+    let error = above(comma, "").expect_err("comma").to_string();
+    assert!(error.contains("it holds a comma"), "{error}");
+    let group = "people = [{ name = \"al\", token = \"al-token-0123456789\", answers_for = [\"*\"], groups = [\"sre\\n\"] }]\n";
+    let error = above(group, "").expect_err("control").to_string();
+    assert!(error.contains("control character"), "{error}");
+    let oauth = "principals = [{ name = \"oauth:ci\", token = \"agent-token-0123456789\" }]\n";
+    let error = above(oauth, "").expect_err("prefix").to_string();
+    assert!(error.contains("starts with \"oauth:\""), "{error}");
+}

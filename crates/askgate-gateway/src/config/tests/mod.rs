@@ -28,6 +28,13 @@ fn readme_toml(heading: &str) -> &'static str {
 }
 
 /// A config with one stdio upstream, `files`, and `rest`.
+/// A config of top-level keys `top`, the `files` upstream, then `tables`.
+fn above(top: &str, tables: &str) -> Result<Config, ConfigError> {
+    parse(&format!(
+        "store = \"sqlite:///tmp/askgate-test.db\"\n{top}{UPSTREAM}{tables}"
+    ))
+}
+
 fn with_upstream(rest: &str) -> Result<Config, ConfigError> {
     parse(&format!(
         "store = \"sqlite:///tmp/askgate-test.db\"\n{UPSTREAM}{rest}"

@@ -9,13 +9,6 @@ fn readme_example() -> String {
     block.replace("<from the provider>", "provider-secret-0123456789")
 }
 
-/// A config of top-level keys `top`, the `files` upstream, then `tables`.
-fn with_top(top: &str, tables: &str) -> Result<Config, ConfigError> {
-    parse(&format!(
-        "store = \"sqlite:///tmp/askgate-test.db\"\n{top}{UPSTREAM}{tables}"
-    ))
-}
-
 #[test]
 fn the_readme_example_loads_and_its_rule_counts_the_providers_sre_group() {
     let config = with_upstream(&readme_example()).expect("the README's example loads");
@@ -105,7 +98,7 @@ fn a_signed_in_group_named_like_a_person_and_a_rule_naming_another_group_are_ref
                 answers_for = [\"*\"]\n";
     let person =
         "people = [{ name = \"ana\", token = \"ana-token-0123456789\", answers_for = [\"*\"] }]\n";
-    let error = with_top(person, oidc).expect_err("ambiguous").to_string();
+    let error = above(person, oidc).expect_err("ambiguous").to_string();
     assert!(
         error.contains("\"ana\" names both a person and a group"),
         "{error}"
@@ -122,9 +115,66 @@ fn a_signed_in_group_named_like_a_person_and_a_rule_naming_another_group_are_ref
     );
     // A group both of [[people]] and the provider's: refused.
     let bo = "people = [{ name = \"bo\", token = \"bo-token-01234567890\", answers_for = [\"*\"], groups = [\"sre\"] }]\n";
-    let error = with_top(bo, &oidc).expect_err("both").to_string();
+    let error = above(bo, &oidc).expect_err("both").to_string();
     assert!(
         error.contains("\"sre\" is both a group of [[people]]"),
         "{error}"
     );
+}
+
+/// `[inbox.oidc]` signing in `sre`, and a rule that lets `sre` answer.
+const SRE_SIGNS_IN: &str = "[inbox.oidc]\nissuer = \"https://idp.example.com\"\n\
+    client_id = \"askgate\"\nclient_secret = \"s3cret-0123456789\"\ngroups = [\"sre\"]\n\
+    answers_for = [\"*\"]\n[[approvals]]\nquorum = { of = \"sre\", need = 2 }\n";
+
+#[test]
+fn an_agents_person_must_be_known_to_the_provider_when_its_sign_ins_may_approve() {
+    // Cy's agent asks; Cy could sign in with the provider as "cy@corp" and
+    // approve it: refused until the config knows Cy's subject there.
+    let cy = |extra: &str| {
+        format!(
+            "people = [{{ name = \"cy\", token = \"cy-token-01234567890\", answers_for = [\"*\"]{extra} }}]\n\
+             principals = [{{ name = \"cy-agent\", token = \"agent-token-0123456789\", acts_for = [\"cy\"] }}]\n"
+        )
+    };
+    let error = above(&cy(""), SRE_SIGNS_IN)
+        .expect_err("cy unknown to the provider")
+        .to_string();
+    assert!(
+        error.contains("principal \"cy-agent\" acts for \"cy\", and [[approvals]] let people signed in with [inbox.oidc] answer"),
+        "{error}"
+    );
+    assert!(error.contains("give \"cy\" oidc_sub"), "{error}");
+    // The same for the caller without a token (stdio's).
+    let top = "acts_for = [\"cy\"]\npeople = [{ name = \"cy\", token = \"cy-token-01234567890\", answers_for = [\"*\"] }]\n";
+    let error = above(top, SRE_SIGNS_IN).expect_err("stdio").to_string();
+    assert!(
+        error.contains("the caller without a token (acts_for) acts for \"cy\""),
+        "{error}"
+    );
+    // Known by her subject: it loads, and the inbox signs that subject in
+    // as Cy.
+    let config = above(&cy(", oidc_sub = \"8c1f\""), SRE_SIGNS_IN).expect("loads");
+    let person = config.people.iter().find(|p| p.name == "cy").expect("cy");
+    assert_eq!(person.oidc_sub.as_deref(), Some("8c1f"));
+    // A rule no sign-in may answer needs no subject.
+    let tokens_only = SRE_SIGNS_IN
+        .replace("of = \"sre\"", "of = \"cy\"")
+        .replace("need = 2", "need = 1");
+    above(&cy(""), &tokens_only).expect("no provider's person may answer");
+}
+
+#[test]
+fn an_oidc_sub_is_one_persons_and_needs_a_provider() {
+    let two = "people = [\
+        { name = \"ana\", token = \"ana-token-0123456789\", answers_for = [\"*\"], oidc_sub = \"x1\" },\
+        { name = \"bo\", token = \"bo-token-01234567890\", answers_for = [\"*\"], oidc_sub = \"x1\" }]\n";
+    let error = above(two, SRE_SIGNS_IN).expect_err("shared").to_string();
+    assert!(
+        error.contains("\"ana\" has this oidc_sub too: a subject at the provider is one person's"),
+        "{error}"
+    );
+    let one = "people = [{ name = \"ana\", token = \"ana-token-0123456789\", answers_for = [\"*\"], oidc_sub = \"x1\" }]\n";
+    let error = above(one, "").expect_err("no provider").to_string();
+    assert!(error.contains("there is no [inbox.oidc]"), "{error}");
 }
