@@ -175,6 +175,7 @@ fn local_input(text: &str) -> String {
 pub(crate) fn field(field: &Field, posted: Option<&Posted>, error: Option<&str>) -> Markup {
     let input = Input {
         name: format!("f.{}", field.id),
+        title: &field.title,
         default: field.default.as_ref(),
         secret: field.sensitive,
         required: field.required,
@@ -200,6 +201,8 @@ pub(crate) fn field(field: &Field, posted: Option<&Posted>, error: Option<&str>)
 struct Input<'a> {
     /// The input's name, `f.<id>`.
     name: String,
+    /// The field's title.
+    title: &'a str,
     default: Option<&'a Json>,
     /// Sensitive: never shown back.
     secret: bool,
@@ -230,6 +233,8 @@ fn title_of(field: &Field, input: &Input<'_>) -> Markup {
                     " " (field.title)
                 }
             }
+            // The group of options is named by its legend.
+            kind if has_options(kind) => {}
             _ => {
                 label for=(name) { (field.title) @if input.required { span.required title="required" { " *" } } }
             }
@@ -256,7 +261,7 @@ fn inputs(kind: &FieldKind, input: &Input<'_>) -> Markup {
             }
             FieldKind::Boolean(_) => {}
             FieldKind::Choice(spec) => {
-                (options(name, &spec.options, spec.multiple, !spec.strict, shown, input.default))
+                (options(name, &spec.options, spec.multiple, !spec.strict, shown, input.default, legend(input)))
                 @if spec.multiple {
                     @match (spec.min_items, spec.max_items) {
                         (Some(min), Some(max)) => p.hint { "Pick " (min) " to " (max) "." },
@@ -272,7 +277,7 @@ fn inputs(kind: &FieldKind, input: &Input<'_>) -> Markup {
             }
             FieldKind::Instant(spec) => {
                 @if !spec.options.is_empty() {
-                    (options(name, &spec.options, false, !spec.strict, shown, input.default))
+                    (options(name, &spec.options, false, !spec.strict, shown, input.default, legend(input)))
                 } @else {
                     input id=(name) type="datetime-local" name=(name)
                         value=(local_value(shown, name, input.default, spec.zone.as_deref()))
@@ -282,7 +287,7 @@ fn inputs(kind: &FieldKind, input: &Input<'_>) -> Markup {
             }
             FieldKind::Zone(spec) => {
                 @if !spec.options.is_empty() {
-                    (options(name, &spec.options, false, !spec.strict, shown, input.default))
+                    (options(name, &spec.options, false, !spec.strict, shown, input.default, legend(input)))
                 } @else {
                     input id=(name) type="text" name=(name) list="zones" value=(input.text())
                         placeholder="Europe/Paris" autocomplete="off" required[required] aria-describedby=(error_id);
@@ -378,8 +383,27 @@ fn zone_of(name: &str, zone: Option<&str>, shown: &Shown<'_>, fallback: Option<J
     }
 }
 
+/// Whether a field of `kind` is answered by picking among options (a
+/// group of radio buttons or checkboxes, named by its `legend`).
+fn has_options(kind: &FieldKind) -> bool {
+    match kind {
+        FieldKind::Choice(_) => true,
+        FieldKind::Instant(spec) => !spec.options.is_empty(),
+        FieldKind::Zone(spec) => !spec.options.is_empty(),
+        _ => false,
+    }
+}
+
+/// The legend of a field's group of options: its title, marked required.
+fn legend(input: &Input<'_>) -> Markup {
+    html! {
+        legend { (input.title) @if input.required { span.required title="required" { " *" } } }
+    }
+}
+
 /// Options as radio buttons (one) or checkboxes (several), each with its
-/// label and hotkey; free entry beside them when allowed.
+/// label and hotkey, in a group named by `legend`; free entry beside them
+/// when allowed.
 fn options(
     name: &str,
     options: &[ChoiceOption],
@@ -387,11 +411,13 @@ fn options(
     free: bool,
     shown: &Shown<'_>,
     default: Option<&Json>,
+    legend: Markup,
 ) -> Markup {
     let kind = if multiple { "checkbox" } else { "radio" };
     let other = format!("{name}.other");
     html! {
         fieldset.options {
+            (legend)
             @for option in options {
                 label.option {
                     input type=(kind) name=(name) value=(option.value)
@@ -509,10 +535,12 @@ pub(crate) fn question(
     let default = (!question.defaults.is_empty()).then_some(&defaults);
     html! {
         div.field data-field=(question.id) {
-            label for=(name) { (question.prompt) }
+            @if question.options.is_empty() {
+                label for=(name) { (question.prompt) }
+            }
             @if let Some(description) = &question.description { p.hint { (description) } }
             @if !question.options.is_empty() {
-                (options(&name, &question.options, question.multiple, question.allow_free_text, &shown, default))
+                (options(&name, &question.options, question.multiple, question.allow_free_text, &shown, default, html! { legend { (question.prompt) } }))
             } @else {
                 @let kind = match &question.input {
                     Some(FieldKind::Date(_)) => "date",

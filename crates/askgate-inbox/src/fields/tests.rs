@@ -93,3 +93,31 @@ fn an_instants_default_is_shown_in_its_zone_and_sent_back_as_the_same_instant() 
         "{html}"
     );
 }
+
+#[test]
+fn a_group_of_options_is_named_by_its_legend_and_no_label_points_at_nothing() {
+    let fields = form(serde_json::json!([
+        {"id": "env", "title": "Environment", "type": "choice",
+         "options": [{"value": "prod", "label": "Prod"}, {"value": "dev", "label": "Dev"}]},
+        {"id": "zone", "title": "Your zone", "type": "zone", "required": false,
+         "options": [{"value": "Europe/Paris", "label": "Paris"}]},
+        {"id": "note", "title": "Note", "type": "text"}
+    ]));
+    for (field, title, required) in [
+        (&fields[0], "Environment", true),
+        (&fields[1], "Your zone", false),
+    ] {
+        let page = super::field(field, None, None).into_string();
+        let legend = format!("<fieldset class=\"options\"><legend>{title}");
+        assert!(page.contains(&legend), "{page}");
+        assert_eq!(page.contains("title=\"required\""), required, "{page}");
+        assert!(
+            !page.contains("<label for="),
+            "a label for no input: {page}"
+        );
+    }
+    // A field with its own input keeps its label for it.
+    let note = super::field(&fields[2], None, None).into_string();
+    assert!(note.contains("<label for=\"f.note\">Note"), "{note}");
+    assert!(note.contains("id=\"f.note\""), "{note}");
+}
