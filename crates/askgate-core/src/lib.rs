@@ -76,6 +76,7 @@ mod reply;
 mod revision;
 mod risk;
 mod seal;
+mod sealed_arguments;
 mod time;
 mod trust;
 mod typed;
@@ -105,6 +106,7 @@ pub use risk::{
     may_have_run_note, threshold,
 };
 pub use seal::{Binding, Opened, Sealer, StateError};
+pub use sealed_arguments::{ArgumentSeal, NONCE_LEN, SealError};
 pub use trust::{
     Answered, Channel, Earlier, Facts, Heard, Reach, Ruling, Said, Trust, Verdict, Waiting, rule,
     withdrawn,

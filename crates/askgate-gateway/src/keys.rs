@@ -166,6 +166,16 @@ impl Keys {
         )
     }
 
+    /// Parked calls' arguments open under either key; new ones are sealed
+    /// under the current one.
+    pub fn argument_seal(&self) -> askgate_core::ArgumentSeal {
+        let seal = askgate_core::ArgumentSeal::new(&self.current);
+        match &self.previous {
+            Some(previous) => seal.with_previous(previous),
+            None => seal,
+        }
+    }
+
     /// Inbox links open under either key; new ones are signed with the
     /// current one.
     pub fn links(&self) -> askgate_core::LinkSigner {

@@ -122,7 +122,8 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
             let base = base.as_deref().unwrap_or(DEFAULT_INBOX_BASE);
             let mut page = askgate_inbox::Inbox::new(store.clone(), people, links, base)?
                 .with_clock(std::sync::Arc::clone(&clock))
-                .with_most_live_pages(config.limits.live_pages);
+                .with_most_live_pages(config.limits.live_pages)
+                .with_argument_seal(keys.argument_seal());
             if let Some(oidc) = &config.inbox.oidc {
                 page = page.with_oidc(oidc.clone());
             }

@@ -31,6 +31,7 @@
 //! gateway's config.
 
 mod approvals;
+mod arguments;
 mod auth;
 mod decision;
 pub mod deployment;
@@ -91,6 +92,9 @@ struct Inner {
     events: events::Hub,
     /// Sign-in with an OpenID provider, when configured.
     oidc: std::sync::OnceLock<oidc::SignIn>,
+    /// Opens the arguments the gateway kept sealed with a parked call's
+    /// ask, when the inbox holds the deployment key.
+    argument_seal: std::sync::OnceLock<askgate_core::ArgumentSeal>,
 }
 
 impl Inbox {
@@ -129,6 +133,7 @@ impl Inbox {
                 secure,
                 events: events::Hub::default(),
                 oidc: std::sync::OnceLock::new(),
+                argument_seal: std::sync::OnceLock::new(),
             }),
             clock: Arc::new(askgate_mcp::SystemClock),
         })
@@ -151,6 +156,21 @@ impl Inbox {
     pub fn with_oidc(self, settings: OidcSettings) -> Inbox {
         let _ = self.inner.oidc.set(oidc::SignIn::new(settings));
         self
+    }
+
+    /// Open the arguments the gateway keeps sealed with a parked call's ask
+    /// with `seal` (the deployment key's), to show them in full on its page
+    /// to the people who may answer it. Without it the page shows the
+    /// call's one-line preview. Set once.
+    #[must_use]
+    pub fn with_argument_seal(self, seal: askgate_core::ArgumentSeal) -> Inbox {
+        let _ = self.inner.argument_seal.set(seal);
+        self
+    }
+
+    /// The seal that opens parked calls' arguments, if the inbox holds it.
+    pub(crate) fn argument_seal(&self) -> Option<&askgate_core::ArgumentSeal> {
+        self.inner.argument_seal.get()
     }
 
     /// What the sign-in page offers.

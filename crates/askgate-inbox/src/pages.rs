@@ -310,14 +310,24 @@ impl Answering<'_> {
     }
 }
 
+/// What a pending ask's page shows besides its form.
+#[derive(Default)]
+pub(crate) struct Context<'a> {
+    /// Where a rule's ask stands.
+    pub(crate) standing: Option<&'a askgate_mcp::approvals::Standing>,
+    /// The call's arguments in full, for someone who may answer.
+    pub(crate) arguments: Option<&'a serde_json::Map<String, serde_json::Value>>,
+}
+
 /// An ask with a form of typed fields, to answer.
 pub(crate) fn form_ask(
     session: &Session,
     row: &AskRow,
     ask: &Ask,
     answering: &Answering<'_>,
-    standing: Option<&askgate_mcp::approvals::Standing>,
+    context: &Context<'_>,
 ) -> Markup {
+    let standing = context.standing;
     let open: Vec<&Field> = ask
         .open_fields()
         .filter_map(|id| ask.form().fields.iter().find(|f| f.id == id))
@@ -339,6 +349,7 @@ pub(crate) fn form_ask(
             // The first line is the heading already.
             @for line in ask.form().message.lines().skip(1) { p.message { (line) } }
             (answering.banner())
+            @if let Some(arguments) = context.arguments { (crate::arguments::section(arguments)) }
             @if let Some(standing) = standing { (crate::approvals::section(standing)) }
             @if let Some(approved) = mine {
                 p.yours { "You " (if approved { "approved" } else { "declined" }) " this ask; your answer is counted. It waits for the others." }
@@ -419,6 +430,10 @@ pub(crate) fn settled(
                 "."
             }
             @if row.status == AskStatus::Expired { p { "Nobody answered in time; no default was applied." } }
+            @if row.ask.server.is_some() {
+                @for line in asked_lines(row) { p.message { (line) } }
+                (crate::arguments::erased())
+            }
             @if !shown.is_empty() {
                 dl.values { @for shown in shown { dt { (shown.name) } dd { (shown.value) } } }
             }
@@ -444,6 +459,27 @@ pub(crate) fn settled(
             p { a href="/" { "Back to the inbox" } }
         },
     )
+}
+
+/// What a call's confirmation said, past its first line (the title):
+/// the arguments' preview and where the risk came from, as the person was
+/// asked.
+fn asked_lines(row: &AskRow) -> Vec<String> {
+    let Ok(askgate_mcp::stored::StoredRequest::Form { ask }) =
+        serde_json::from_value(row.ask.request.clone())
+    else {
+        return Vec::new();
+    };
+    Ask::from_record(ask)
+        .map(|ask| {
+            ask.form()
+                .message
+                .lines()
+                .skip(1)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Who and what an ask is about: server, tool, risk, for whom, expiry.

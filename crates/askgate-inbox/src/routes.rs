@@ -206,12 +206,18 @@ async fn show(
                 let standing = askgate_mcp::approvals::standing(inbox.store(), row, inbox.now())
                     .await
                     .map_err(|error| StoreRejection::new(Some(session), error))?;
+                let arguments = crate::arguments::opened(inbox, session, row)
+                    .await
+                    .map_err(|error| StoreRejection::new(Some(session), error))?;
                 Ok(pages::form_ask(
                     session,
                     row,
                     &ask,
                     answering,
-                    standing.as_ref(),
+                    &pages::Context {
+                        standing: standing.as_ref(),
+                        arguments: arguments.as_ref(),
+                    },
                 ))
             }
             Err(error) => Err(unreadable(error.to_string()).into()),

@@ -152,20 +152,29 @@ impl Round {
             0 => call_key.clone(),
             n => format!("{call_key}#{}", n + 1),
         };
+        let ask_id = format!("ask_{}", URL_SAFE_NO_PAD.encode(id));
+        let sealed = self
+            .arguments()
+            .map(|arguments| self.rounds().seal_arguments(&ask_id, arguments))
+            .transpose()
+            .map_err(RoundError::Random)?;
         let row = store
-            .park(&NewAsk {
-                id: format!("ask_{}", URL_SAFE_NO_PAD.encode(id)),
-                resume_key,
-                call_key: Some(call_key),
-                principal: binding.principal.clone(),
-                request: StoredRequest::form(ask).to_json(),
-                server,
-                tool: Some(tool),
-                risk,
-                created_at: self.rounds().now(),
-                expires_at,
-                panel: self.approving().map(Approving::kept),
-            })
+            .park_with_arguments(
+                &NewAsk {
+                    id: ask_id,
+                    resume_key,
+                    call_key: Some(call_key),
+                    principal: binding.principal.clone(),
+                    request: StoredRequest::form(ask).to_json(),
+                    server,
+                    tool: Some(tool),
+                    risk,
+                    created_at: self.rounds().now(),
+                    expires_at,
+                    panel: self.approving().map(Approving::kept),
+                },
+                sealed.as_deref(),
+            )
             .await
             .map_err(RoundError::Store)?;
         tracing::info!(ask = %row.ask.id, "ask parked in the inbox");

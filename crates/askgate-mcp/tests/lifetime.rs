@@ -38,6 +38,7 @@ fn server(rounds: Rounds) -> Tools {
                 threshold: None,
                 caller_confirmed: false,
                 approval: None,
+                arguments: None,
             };
             let Some(verdict) = round.confirm("confirm", &call, policy).await? else {
                 return Ok(round.respond()?);

@@ -7,7 +7,7 @@ use crate::backend::{Pool, Store, with_pool};
 use crate::error::Error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 16;
+pub const SCHEMA_VERSION: i64 = 17;
 
 /// The SQL of a PostgreSQL trigger function `$function` that notifies the
 /// channel `$channel` with the ask's id.
@@ -49,7 +49,18 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     (14, V14_PANELS, "", V14_POSTGRES_PANEL),
     (15, "", "", V15_POSTGRES_ANSWER_GROUPS),
     (16, "", V16_SQLITE_COUNTED, V16_POSTGRES_COUNTED),
+    (17, "", "", V17_POSTGRES_SEALED_ARGUMENTS),
 ];
+
+/// A parked call's arguments, sealed (askgate-core's `ArgumentSeal`: AEAD
+/// under a key derived from the deployment key, bound to the ask's id),
+/// kept while the ask waits so that its page can show the people who may
+/// answer it what they approve; every statement that settles or expires an
+/// ask sets it back to NULL. On SQLite the column is added by
+/// [`SQLITE_COLUMNS`].
+const V17_POSTGRES_SEALED_ARGUMENTS: &str = "
+ALTER TABLE asks ADD COLUMN IF NOT EXISTS sealed_arguments TEXT;
+";
 
 /// An ask a panel decides is approved only by its count: the store itself
 /// refuses to settle it `answered` (or `skipped`) before as many people's
@@ -134,6 +145,7 @@ ALTER TABLE ask_answers ADD COLUMN IF NOT EXISTS groups TEXT;
 const SQLITE_COLUMNS: &[(i64, &str, &str, &str)] = &[
     (14, "asks", "panel", "TEXT"),
     (15, "ask_answers", "groups", "TEXT"),
+    (17, "asks", "sealed_arguments", "TEXT"),
 ];
 
 /// Each call's record and each decision's audit entry is written into the

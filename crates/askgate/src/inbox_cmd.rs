@@ -83,7 +83,8 @@ async fn serve_alone(args: InboxArgs) -> Result<(), Failure> {
         .map_err(Failure::stopped)?;
     let mut inbox = Inbox::new(store, people, keys.links(), &base)
         .map_err(Failure::stopped)?
-        .with_most_live_pages(config.limits.live_pages);
+        .with_most_live_pages(config.limits.live_pages)
+        .with_argument_seal(keys.argument_seal());
     if let Some(oidc) = &config.inbox.oidc {
         inbox = inbox.with_oidc(oidc.clone());
     }

@@ -113,6 +113,8 @@ impl Gateway {
             threshold,
             caller_confirmed: target.caller_confirmed,
             approval,
+            // Kept sealed with the ask if it is parked: its page shows them.
+            arguments: Some(serde_json::Value::Object(target.arguments.clone())),
         };
         let Some(decided) = round.decide(CONFIRM, &call, policy).await? else {
             return Ok(round.respond()?);

@@ -112,6 +112,10 @@ pub struct Policy {
     /// stands in, and the client is asked only where its answer counts as
     /// a person's (see [`Approving`]).
     pub approval: Option<Approving>,
+    /// The call's arguments, when its ask, if parked, is to keep them
+    /// sealed for its page (the people who may answer it see what they
+    /// approve; erased when it settles).
+    pub arguments: Option<Json>,
 }
 
 /// How many turns of the rule one decision may take (ask, wait, find an
@@ -187,6 +191,10 @@ impl Round {
             reach.url = false;
         }
         self.set_approving(policy.approval.clone());
+        self.set_arguments(match &policy.arguments {
+            Some(Json::Object(arguments)) => Some(arguments.clone()),
+            _ => None,
+        });
         let judge = |earlier: &Earlier, answered: Option<&Answered>, reach: Reach| {
             rule(&Facts {
                 call,

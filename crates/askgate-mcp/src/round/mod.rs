@@ -129,6 +129,9 @@ pub struct Round {
     /// The approval rule the call being decided is under, if one is: its
     /// ask is parked with the rule's panel.
     approving: Option<crate::approvals::Approving>,
+    /// The arguments of the call being decided, when its ask is to keep
+    /// them (sealed) for its page.
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// How long the asks read ahead of a decision ([`Round::look_ahead`]) are
@@ -247,6 +250,18 @@ impl Round {
 
     pub(crate) fn set_approving(&mut self, approving: Option<crate::approvals::Approving>) {
         self.approving = approving;
+    }
+
+    /// The arguments of the call being decided, kept sealed with its ask.
+    pub(crate) fn arguments(&self) -> Option<&serde_json::Map<String, serde_json::Value>> {
+        self.arguments.as_ref()
+    }
+
+    pub(crate) fn set_arguments(
+        &mut self,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    ) {
+        self.arguments = arguments;
     }
 
     /// The client's request this round belongs to, the same in every

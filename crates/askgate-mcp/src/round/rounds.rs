@@ -29,6 +29,9 @@ pub struct Rounds {
 #[derive(Debug, Clone)]
 pub(super) struct Settings {
     pub(super) sealer: Sealer,
+    /// Seals the arguments of a call whose ask is parked (see
+    /// [`askgate_core::ArgumentSeal`]).
+    pub(super) argument_seal: askgate_core::ArgumentSeal,
     pub(super) digest_key: DigestKey,
     /// The digest keys of keys rotated out: a state they sealed binds its
     /// arguments under them.
@@ -54,6 +57,7 @@ impl Rounds {
         store.sign_audit_head(&key);
         Rounds {
             inner: Arc::new(Settings {
+                argument_seal: askgate_core::ArgumentSeal::new(&key),
                 sealer: Sealer::new(key),
                 digest_key,
                 previous_digest_keys: Vec::new(),
@@ -83,6 +87,7 @@ impl Rounds {
         let key = key.into();
         let inner = Arc::make_mut(&mut self.inner);
         inner.previous_digest_keys.push(digest_key_of(&key));
+        inner.argument_seal = inner.argument_seal.clone().with_previous(&key);
         inner.sealer = inner.sealer.clone().with_previous(key);
         self
     }
@@ -144,6 +149,21 @@ impl Rounds {
     /// The inbox, if any.
     pub fn inbox(&self) -> Option<&InboxLinks> {
         self.inner.inbox.as_ref()
+    }
+
+    /// `arguments` of the call whose ask `ask_id` is parked, sealed for
+    /// the store with a fresh random nonce.
+    ///
+    /// # Errors
+    /// The system's random source failed.
+    pub(crate) fn seal_arguments(
+        &self,
+        ask_id: &str,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<String, getrandom::Error> {
+        let mut nonce = [0u8; askgate_core::NONCE_LEN];
+        getrandom::fill(&mut nonce)?;
+        Ok(self.inner.argument_seal.seal(ask_id, arguments, nonce))
     }
 
     /// The store single use is enforced in.
@@ -246,6 +266,7 @@ impl Rounds {
             origin: None,
             looked_ahead: None,
             approving: None,
+            arguments: None,
         };
         if mode == Mode::Classic {
             return Ok(round);
@@ -329,6 +350,7 @@ impl Rounds {
             origin: None,
             looked_ahead: None,
             approving: None,
+            arguments: None,
         }
     }
 }

@@ -79,6 +79,7 @@ impl Server {
             threshold,
             caller_confirmed,
             approval,
+            arguments: Some(serde_json::Value::Object(args.clone())),
         };
         let call = Call {
             server: "files",

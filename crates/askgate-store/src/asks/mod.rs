@@ -202,33 +202,34 @@ const BY_CALL_KEY: &str = concat!(
 );
 
 const PARK: &str = concat!(
-    "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, panel, status) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending') ON CONFLICT DO NOTHING RETURNING ",
+    "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, panel, sealed_arguments, status) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'pending') ON CONFLICT DO NOTHING RETURNING ",
     ask_columns!()
 );
 
 const SETTLE: &str = concat!(
-    "UPDATE asks SET status = $1, reply = $2, outcome = $3, answered_by = $4, answered_via = $5, settled_at = $6 \
+    "UPDATE asks SET status = $1, reply = $2, outcome = $3, answered_by = $4, answered_via = $5, settled_at = $6, \
+     sealed_arguments = NULL \
      WHERE id = $7 AND status = 'pending' AND (expires_at IS NULL OR expires_at > $6) \
      AND (panel IS NULL OR $1 = 'cancelled') RETURNING ",
     ask_columns!()
 );
 
 /// [`PARK`] returning only the id: an ask it returns is stored as given.
-const PARK_NEW: &str = "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, panel, status) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending') ON CONFLICT DO NOTHING RETURNING id";
+const PARK_NEW: &str = "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, panel, sealed_arguments, status) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'pending') ON CONFLICT DO NOTHING RETURNING id";
 
 /// [`PARK_NEW`] for many asks at once (PostgreSQL): one array per parameter.
-const PARK_MANY: &str = "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, panel, status) \
-     SELECT id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, panel, 'pending' \
+const PARK_MANY: &str = "INSERT INTO asks (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, panel, sealed_arguments, status) \
+     SELECT id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, panel, sealed_arguments, 'pending' \
      FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
-     $8::int8[], $9::int8[], $10::text[], $11::text[]) AS p (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, panel) \
+     $8::int8[], $9::int8[], $10::text[], $11::text[], $12::text[]) AS p (id, resume_key, principal, request, server, tool, risk, created_at, expires_at, call_key, panel, sealed_arguments) \
      ON CONFLICT DO NOTHING RETURNING id";
 
 /// [`SETTLE`] for many asks at once (PostgreSQL): one array per parameter.
 const SETTLE_MANY: &str = concat!(
     "UPDATE asks SET status = s.new_status, reply = s.new_reply, outcome = s.new_outcome, \
-     answered_by = s.new_by, answered_via = s.new_via, settled_at = s.new_at \
+     answered_by = s.new_by, answered_via = s.new_via, settled_at = s.new_at, sealed_arguments = NULL \
      FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int8[], $7::text[]) \
      AS s (new_status, new_reply, new_outcome, new_by, new_via, new_at, target) \
      WHERE asks.id = s.target AND asks.status = 'pending' \
@@ -249,13 +250,14 @@ const LOCK_BY_ID: &str = concat!(
 /// [`SETTLE`] for the ask a panel's count settled (see `panel`), in the
 /// write that counted it.
 const SETTLE_COUNTED: &str = concat!(
-    "UPDATE asks SET status = $1, reply = $2, outcome = $3, answered_by = $4, answered_via = $5, settled_at = $6 \
-     WHERE id = $7 AND status = 'pending' RETURNING ",
+    "UPDATE asks SET status = $1, reply = $2, outcome = $3, answered_by = $4, answered_via = $5, settled_at = $6, \
+     sealed_arguments = NULL WHERE id = $7 AND status = 'pending' RETURNING ",
     ask_columns!()
 );
 
 const EXPIRE_ONE: &str = concat!(
-    "UPDATE asks SET status = 'expired', settled_at = $1 WHERE id = $2 AND status = 'pending' \
+    "UPDATE asks SET status = 'expired', settled_at = $1, sealed_arguments = NULL \
+     WHERE id = $2 AND status = 'pending' \
      RETURNING ",
     ask_columns!()
 );

@@ -25,8 +25,23 @@ impl Store {
     /// [`Error`] when the store fails; [`Misuse::IdTaken`] when the id is
     /// taken by an ask with another resume key.
     pub async fn park(&self, ask: &NewAsk) -> Result<AskRow, Error> {
+        self.park_with_arguments(ask, None).await
+    }
+
+    /// [`Store::park`], keeping the call's arguments `sealed` (askgate-core's
+    /// `ArgumentSeal`, bound to the ask's id) with the ask while it waits:
+    /// what its page shows the people who may answer it. They are erased
+    /// when the ask settles or expires (see [`Store::sealed_arguments`]).
+    ///
+    /// # Errors
+    /// As [`Store::park`].
+    pub async fn park_with_arguments(
+        &self,
+        ask: &NewAsk,
+        sealed: Option<&str>,
+    ) -> Result<AskRow, Error> {
         // The common case, a new ask, is one statement: batched with others.
-        let statement = parking(PARK_NEW, ask).many(PARK_MANY);
+        let statement = parking(PARK_NEW, ask, sealed).many(PARK_MANY);
         let parked = write_statement!(self, statement, |_row| Ok::<_, Error>(()))?;
         if parked.is_some() {
             let row = AskRow {
@@ -43,7 +58,7 @@ impl Store {
         }
         // Parked before (or its id taken): the whole write, which says which.
         let (row, new) = with_writer!(self, |conn| {
-            let inserted = parking(PARK, ask)
+            let inserted = parking(PARK, ask, sealed)
                 .fetch_optional(&mut *conn)
                 .await
                 .map_err(|e| self.fail(e))?;
@@ -214,6 +229,30 @@ impl Store {
         })
     }
 
+    /// The arguments kept sealed with the pending ask `id` (see
+    /// [`Store::park_with_arguments`]); `None` once it settled or expired
+    /// (they are erased then), or when none were kept.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn sealed_arguments(&self, id: &str) -> Result<Option<String>, Error> {
+        with_pool!(self, |pool| {
+            let row = sqlx::query(
+                "SELECT sealed_arguments FROM asks WHERE id = $1 AND status = 'pending'",
+            )
+            .bind(id)
+            .fetch_optional(pool)
+            .await
+            .map_err(|e| self.fail(e))?;
+            match row {
+                Some(row) => row
+                    .try_get::<Option<String>, _>("sealed_arguments")
+                    .map_err(|e| self.fail(e)),
+                None => Ok(None),
+            }
+        })
+    }
+
     /// How many answers to this ask were refused (conflict or gone).
     ///
     /// # Errors
@@ -235,7 +274,7 @@ impl Store {
     /// # Errors
     /// [`Error`] when the store fails.
     pub async fn expire_due(&self, now: Timestamp) -> Result<Vec<String>, Error> {
-        let sql = "UPDATE asks SET status = 'expired', settled_at = $1 \
+        let sql = "UPDATE asks SET status = 'expired', settled_at = $1, sealed_arguments = NULL \
              WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= $1 RETURNING id";
         let ids: Vec<String> = with_writer!(self, |conn| {
             let rows = sqlx::query(sql)
@@ -336,7 +375,7 @@ impl Store {
 }
 
 /// The statement that parks `ask` with `sql` ([`PARK`] or [`PARK_NEW`]).
-fn parking(sql: &'static str, ask: &NewAsk) -> Statement {
+fn parking(sql: &'static str, ask: &NewAsk, sealed: Option<&str>) -> Statement {
     Statement::new(sql, &ask.id)
         .text(ask.id.as_str())
         .text(ask.resume_key.as_str())
@@ -349,6 +388,7 @@ fn parking(sql: &'static str, ask: &NewAsk) -> Statement {
         .opt_int(ask.expires_at.map(micros))
         .opt_text(ask.call_key.as_deref())
         .opt_text(ask.panel.as_ref().map(Json::to_string).as_deref())
+        .opt_text(sealed)
 }
 
 /// The statement that applies `settlement` to the ask `id` at `now`

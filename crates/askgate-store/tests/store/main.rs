@@ -12,6 +12,7 @@ mod ledger;
 mod opening;
 mod outage;
 mod panels;
+mod sealed;
 mod tasks;
 
 /// What these tests say when PostgreSQL is not configured.

@@ -52,6 +52,23 @@ async fn an_agents_client_answers_as_its_person_and_the_quorum_waits_for_the_sec
         .map(|a| (a.answer.person.as_str(), a.answer.via.as_str()))
         .collect();
     assert_eq!(who, [("al", "mcp")]);
+    // The call's arguments wait with it, sealed under the deployment key
+    // for its page, and nowhere readable.
+    let sealed = store
+        .sealed_arguments(&ask.ask.id)
+        .await
+        .expect("reads")
+        .expect("kept with the ask");
+    assert!(!sealed.contains("plan"), "{sealed}");
+    let keys = askgate_gateway::keys::Keys::load_or_create(&askgate_gateway::keys::key_path(
+        gateway.store_url(),
+    ))
+    .expect("the gateway's key");
+    let opened = keys
+        .argument_seal()
+        .open(&ask.ask.id, &sealed)
+        .expect("opens for its ask");
+    assert_eq!(Some(opened), params.arguments.clone());
 
     let bo = gateway.as_person(
         BO,
@@ -61,6 +78,11 @@ async fn an_agents_client_answers_as_its_person_and_the_quorum_waits_for_the_sec
     let row = store.ask(&ask.ask.id).await.expect("reads").expect("there");
     assert_eq!(row.status, AskStatus::Answered);
     assert_eq!(row.answered_by.as_deref(), Some("al, bo"));
+    assert_eq!(
+        store.sealed_arguments(&ask.ask.id).await.expect("reads"),
+        None,
+        "erased when the quorum settled it"
+    );
     let second = alice.call_tool(params).await.expect("a result");
     assert_ne!(second.is_error, Some(true), "{second:?}");
     assert_eq!(person.messages().len(), 1, "not asked again");

@@ -20,6 +20,7 @@ use serde_json::{Value as Json, json};
 
 /// Asks a team's rule decides, answered on their pages.
 mod approvals;
+mod arguments;
 mod pages;
 mod signing_in;
 mod visibility;
