@@ -43,12 +43,12 @@ const LOOKS = {
 };
 
 /** Park `form` with `askgate ask` as a call of `tool`: its id. */
-function park(name, form, tool, risk) {
+function park(name, form, tool, risk, more = []) {
     const file = join(scratch, `${name}.json`);
     writeFileSync(file, JSON.stringify(form));
     const printed = execFileSync(
         askgate,
-        ['ask', file, '--store', storeUrl, '--json', '--principal', 'ci', '--server', 'deployer', '--tool', tool, '--risk', risk],
+        ['ask', file, '--store', storeUrl, '--json', '--principal', 'ci', '--server', 'deployer', '--tool', tool, '--risk', risk, ...more],
         { encoding: 'utf8', timeout: 30_000 }
     );
     return JSON.parse(printed).id;
@@ -140,6 +140,11 @@ async function main() {
             message: 'Allow deployer to run drop_db? Risk: destructive.',
             fields: [{ id: 'confirm', title: 'Run drop_db', type: 'boolean', default: true }]
         }, 'drop_db', 'destructive');
+        // Nobody answers it: expired by the time the settled pages are read.
+        const late = park('late', {
+            message: 'Allow deployer to run rotate_keys? Risk: high write.',
+            fields: [{ id: 'confirm', title: 'Run rotate_keys', type: 'boolean', default: true }]
+        }, 'rotate_keys', 'high_write', ['--timeout', '1s']);
         Object.assign(pages, { list: '', confirmation: `asks/${confirm}`, form: `asks/${form}` });
 
         for (const look of Object.keys(LOOKS)) {
@@ -236,8 +241,19 @@ async function main() {
             await context.close();
         });
 
+        await run('expired-read-only', async () => {
+            const { context, page } = await signedIn(browser, base, 'light');
+            checks.page = page;
+            await page.goto(`${base}asks/${late}`);
+            const text = await page.locator('main').innerText();
+            check(/This ask is expired/.test(text), `the late ask's page: ${text.slice(0, 200)}`);
+            check(await page.locator('main form.answer, main button[type=submit]').count() === 0, 'an expired ask offers no answer');
+            check(shown(late).status === 'expired', `the store says ${shown(late).status}`);
+            await context.close();
+        });
+
         for (const look of ['light', 'dark']) {
-            const settled = { answered: `asks/${form}`, declined: `asks/${stop}`, 'settled-tab': '?status=settled' };
+            const settled = { answered: `asks/${form}`, declined: `asks/${stop}`, expired: `asks/${late}`, 'settled-tab': '?status=settled' };
             await run(`axe-settled-${look}`, () => checkLooks(browser, base, look, settled));
         }
 

@@ -29,6 +29,7 @@ pub mod person;
 pub mod postgres;
 pub mod process;
 pub mod scratch;
+pub mod terminal;
 pub mod wait;
 pub mod webhook;
 

@@ -313,3 +313,41 @@ fn every_command_shows_an_example_in_its_help() {
         assert!(said.contains("askgate "), "{said}");
     }
 }
+
+#[tokio::test]
+async fn at_a_terminal_each_field_is_prompted_checked_as_typed_and_answered() {
+    let dir = Scratch::new();
+    let store = park(&dir, "f1", two_fields(), 0).await;
+    park(&dir, "f2", two_fields(), 1).await;
+    let config = dir.path().join("askgate.toml");
+    // The config, as `askgate` above writes it.
+    askgate(&dir, None, &["asks", "list"]);
+    let at_terminal = |id: &str, input: &str| {
+        askgate_testkit::terminal::typed(
+            binaries!().askgate,
+            &["asks", "answer", id, "--config", &config.display().to_string()],
+            &[("ASKGATE_TOKEN", ALICE)],
+            input,
+        )
+    };
+    // 9 is past the maximum: said, and asked again.
+    let Some(answered) = at_terminal("f1", "9\n3\nship it\n") else {
+        return;
+    };
+    let shown = text(&answered.stdout);
+    assert_eq!(answered.status.code(), Some(0), "{shown}");
+    assert!(shown.contains("Replicas (required)"), "{shown}");
+    assert!(shown.contains("too large: at most 5"), "{shown}");
+    let row = store.ask("f1").await.expect("reads").expect("exists");
+    assert_eq!(row.status, AskStatus::Answered);
+    assert_eq!(
+        row.reply.as_ref().map(|r| r["content"].clone()),
+        Some(json!({"replicas": 3, "note": "ship it"}))
+    );
+    assert_eq!(row.answered_via.as_deref(), Some("cli"));
+    // !decline says no.
+    let declined = at_terminal("f2", "!decline\n").expect("script is there");
+    assert_eq!(declined.status.code(), Some(0), "{}", text(&declined.stdout));
+    let row = store.ask("f2").await.expect("reads").expect("exists");
+    assert_eq!(row.status, AskStatus::Declined);
+}

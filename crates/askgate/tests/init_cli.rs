@@ -144,3 +144,43 @@ fn zero_config_trusts_read_only_hints_only_when_told() {
     assert_eq!(risk_of_read_note(false), "medium_write");
     assert_eq!(risk_of_read_note(true), "read");
 }
+
+#[test]
+fn at_a_terminal_init_asks_for_the_server_and_whether_to_trust_its_hints() {
+    let dir = Scratch::new();
+    let config = dir.path().join("askgate.toml");
+    let store = format!("sqlite://{}", dir.path().join("askgate.db").display());
+    let notes = dir.path().join("notes").display().to_string();
+    let upstream = binaries!().upstream.display().to_string();
+    let config_arg = config.display().to_string();
+    let typed = format!("{upstream} --dir {notes}\ny\n");
+    let Some(made) = askgate_testkit::terminal::typed(
+        binaries!().askgate,
+        &["init", "--config", &config_arg, "--store", &store],
+        &[("ASKGATE_LOG", "warn")],
+        &typed,
+    ) else {
+        return;
+    };
+    let shown = text(&made.stdout);
+    assert_eq!(made.status.code(), Some(0), "{shown}");
+    assert!(shown.contains("The MCP server to put behind askgate"), "{shown}");
+    assert!(shown.contains("Trust these hints"), "{shown}");
+    let written = std::fs::read_to_string(&config).expect("written");
+    assert!(written.contains("trust_read_only_hints = true"), "{written}");
+    assert!(written.contains(&upstream), "{written}");
+    // No to the hints: not trusted.
+    let other = dir.path().join("other.toml").display().to_string();
+    let store = format!("sqlite://{}", dir.path().join("other.db").display());
+    let typed = format!("{upstream} --dir {notes}\n\n");
+    let made = askgate_testkit::terminal::typed(
+        binaries!().askgate,
+        &["init", "--config", &other, "--store", &store],
+        &[("ASKGATE_LOG", "warn")],
+        &typed,
+    )
+    .expect("script is there");
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made.stdout));
+    let written = std::fs::read_to_string(&other).expect("written");
+    assert!(!written.contains("trust_read_only_hints = true"), "{written}");
+}
