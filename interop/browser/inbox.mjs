@@ -494,6 +494,10 @@ async function main() {
             check(page.url() === `${base}asks/${id}`, `the link led to ${page.url()}, expected the ask's page`);
             const text = await page.locator('main').innerText();
             check(text.includes('write_note') && text.includes('notes'), 'the confirmation does not show the server and tool');
+            // What it runs with, in full: every argument the agent sent.
+            const args = await page.locator('section.arguments').innerText().catch(() => '');
+            check(args.includes('What it runs with') && args.includes('from-browser') && args.includes('written after a yes in the inbox'),
+                `the page does not show the call's arguments: ${JSON.stringify(args)}`);
             const decide = page.locator('button[name=action][value=accept]');
             check((await decide.innerText()).trim().startsWith('Run write_note'), `the decision says ${JSON.stringify(await decide.innerText())}`);
             await shoot(page, 'confirm-form');
@@ -501,6 +505,11 @@ async function main() {
             check(status === 303, `accepting the confirmation got ${status}, expected 303: ${JSON.stringify(await banner(page))}`);
             const outcome = await page.locator('p.outcome').innerText();
             check(/answered/.test(outcome) && /via web/.test(outcome), `the page says ${JSON.stringify(outcome)}`);
+            const after = await page.locator('main').innerText();
+            // The tree is gone with the sealed arguments; the preview it was
+            // asked with stays.
+            check(/arguments were erased/.test(after) && await page.locator('section.arguments').count() === 0,
+                `the settled page: ${JSON.stringify(after.slice(0, 400))}`);
             await shoot(page, 'settled');
             const result = await within(found.call, WAIT_MS, 'the waiting write_note call');
             const said = (result.content ?? []).map(c => c.text ?? '').join('\n');

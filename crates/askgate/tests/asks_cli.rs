@@ -325,7 +325,13 @@ async fn at_a_terminal_each_field_is_prompted_checked_as_typed_and_answered() {
     let at_terminal = |id: &str, input: &str| {
         askgate_testkit::terminal::typed(
             binaries!().askgate,
-            &["asks", "answer", id, "--config", &config.display().to_string()],
+            &[
+                "asks",
+                "answer",
+                id,
+                "--config",
+                &config.display().to_string(),
+            ],
             &[("ASKGATE_TOKEN", ALICE)],
             input,
         )
@@ -347,7 +353,12 @@ async fn at_a_terminal_each_field_is_prompted_checked_as_typed_and_answered() {
     assert_eq!(row.answered_via.as_deref(), Some("cli"));
     // !decline says no.
     let declined = at_terminal("f2", "!decline\n").expect("script is there");
-    assert_eq!(declined.status.code(), Some(0), "{}", text(&declined.stdout));
+    assert_eq!(
+        declined.status.code(),
+        Some(0),
+        "{}",
+        text(&declined.stdout)
+    );
     let row = store.ask("f2").await.expect("reads").expect("exists");
     assert_eq!(row.status, AskStatus::Declined);
 }

@@ -164,10 +164,16 @@ fn at_a_terminal_init_asks_for_the_server_and_whether_to_trust_its_hints() {
     };
     let shown = text(&made.stdout);
     assert_eq!(made.status.code(), Some(0), "{shown}");
-    assert!(shown.contains("The MCP server to put behind askgate"), "{shown}");
+    assert!(
+        shown.contains("The MCP server to put behind askgate"),
+        "{shown}"
+    );
     assert!(shown.contains("Trust these hints"), "{shown}");
     let written = std::fs::read_to_string(&config).expect("written");
-    assert!(written.contains("trust_read_only_hints = true"), "{written}");
+    assert!(
+        written.contains("trust_read_only_hints = true"),
+        "{written}"
+    );
     assert!(written.contains(&upstream), "{written}");
     // No to the hints: not trusted.
     let other = dir.path().join("other.toml").display().to_string();
@@ -182,5 +188,8 @@ fn at_a_terminal_init_asks_for_the_server_and_whether_to_trust_its_hints() {
     .expect("script is there");
     assert_eq!(made.status.code(), Some(0), "{}", text(&made.stdout));
     let written = std::fs::read_to_string(&other).expect("written");
-    assert!(!written.contains("trust_read_only_hints = true"), "{written}");
+    assert!(
+        !written.contains("trust_read_only_hints = true"),
+        "{written}"
+    );
 }
