@@ -437,9 +437,13 @@ fn check_claims(
         .get("sub")
         .and_then(Json::as_str)
         .and_then(|sub| people.by_subject(sub))
+        && !groups.is_empty()
     {
+        // Their name and whose asks they answer; never the operator's
+        // rights, which only their token gives.
         return Ok(Person {
             groups,
+            operator: false,
             ..person.clone()
         });
     }

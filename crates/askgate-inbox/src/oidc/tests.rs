@@ -150,10 +150,11 @@ fn a_name_of_a_person_of_the_config_is_not_the_providers_to_sign_in() {
 
 /// Ana and Cy sign in with tokens; Cy is also `cy-sub` at the provider.
 fn config_people() -> crate::People {
+    // Cy is an operator by her token; a provider's sign-in is not.
     let person = |name: &str| Person {
         name: name.to_owned(),
         answers_for: vec!["bot".to_owned()],
-        operator: false,
+        operator: name == "cy",
         groups: Vec::new(),
     };
     crate::People::default()
@@ -173,6 +174,14 @@ fn a_person_the_config_knows_by_their_subject_signs_in_as_themselves_under_any_n
     assert_eq!(person.name, "cy");
     assert_eq!(person.answers_for, ["bot"]);
     assert_eq!(person.groups, ["sre"]);
+    assert!(!person.operator, "the provider never gives operator rights");
+    // Out of every group that may sign in: refused, as anyone would be.
+    let left = claims(json!({
+        "nonce": "n", "sub": "cy-sub", "preferred_username": "cy@corp", "groups": ["dev"]
+    }));
+    let refusal =
+        check_claims(&settings(), &left, "n", &config_people()).expect_err("in none of the groups");
+    assert_eq!(refusal.status, StatusCode::FORBIDDEN);
     // Another subject under that name is somebody else.
     let other = claims(json!({
         "nonce": "n", "sub": "other", "preferred_username": "cy@corp", "groups": ["sre"]
