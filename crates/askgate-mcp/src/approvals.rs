@@ -164,18 +164,46 @@ pub async fn carry_noes(
     let Some(call_key) = &row.ask.call_key else {
         return Ok(None);
     };
-    let mut noes: Vec<PersonAnswer> = Vec::new();
-    for earlier in store.asks_of_call(call_key, 16).await? {
-        if earlier.ask.id == row.ask.id || earlier.ask.panel.is_none() {
-            continue;
-        }
-        for recorded in store.answers(&earlier.ask.id).await? {
-            let answer = recorded.answer;
-            if !answer.accepted && !noes.iter().any(|no| no.person == answer.person) {
-                noes.push(answer);
-            }
-        }
+    let Ok(Some(panel)) = panel_of(row) else {
+        return Ok(None);
+    };
+    let Some(earlier) = store
+        .asks_of_call(call_key, 2)
+        .await?
+        .into_iter()
+        .find(|earlier| earlier.ask.id != row.ask.id)
+    else {
+        return Ok(None);
+    };
+    // Only from the ask withdrawn for this one while it was live (its
+    // question changed, its caller gave up): never from one answered,
+    // declined or run out of time — a no stands for its ask's lifetime.
+    let live_then = match (earlier.settled_at, earlier.ask.expires_at) {
+        (Some(settled), Some(expires)) => settled < expires,
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    let withdrawn = matches!(earlier.status, AskStatus::Expired | AskStatus::Cancelled)
+        && earlier.ask.panel.is_some()
+        && live_then;
+    if !withdrawn {
+        return Ok(None);
     }
+    let escalated = escalated(&panel, row, now);
+    let noes: Vec<PersonAnswer> = store
+        .answers(&earlier.ask.id)
+        .await?
+        .into_iter()
+        .map(|recorded| recorded.answer)
+        // Those who may answer this ask now: nothing is recorded as an
+        // attempt nobody made.
+        .filter(|answer| {
+            !answer.accepted
+                && panel
+                    .eligible_in(&answer.person, &answer.groups, escalated)
+                    .is_ok()
+        })
+        .collect();
     let mut after = None;
     for no in noes {
         match store.answer_as(&row.ask.id, &no, now, count_at(now)).await {

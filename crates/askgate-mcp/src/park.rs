@@ -161,7 +161,7 @@ impl Round {
         let row = store
             .park_with_arguments(
                 &NewAsk {
-                    id: ask_id,
+                    id: ask_id.clone(),
                     resume_key,
                     call_key: Some(call_key),
                     principal: binding.principal.clone(),
@@ -178,7 +178,8 @@ impl Round {
             .await
             .map_err(RoundError::Store)?;
         tracing::info!(ask = %row.ask.id, "ask parked in the inbox");
-        if earlier > 0 && row.ask.panel.is_some() {
+        // Parked now (not found parked by another try of the call).
+        if earlier > 0 && row.ask.panel.is_some() && row.ask.id == ask_id {
             // The call was asked before (its ask withdrawn): a person's no
             // counts whatever it was asked with, and is not lost.
             let carried = crate::approvals::carry_noes(store, &row, self.rounds().now())

@@ -158,6 +158,14 @@ async fn a_no_given_to_a_withdrawn_ask_still_counts_for_the_calls_next_ask() {
         .expect("counted");
     assert_eq!(row.status, AskStatus::Declined, "two no's block it");
     assert_eq!(row.answered_by.as_deref(), Some("alice, bob"));
+    // A no that declined an ask stands for that ask's lifetime: the call
+    // asked again after it is asked afresh, nothing carried.
+    let third = store.park(&ask("ask-3", "call-1#3")).await.expect("parks");
+    let carried = askgate_mcp::approvals::carry_noes(&store, &third, now)
+        .await
+        .expect("reads");
+    assert_eq!(carried, None, "a declined ask's no's are not carried");
+    assert!(store.answers("ask-3").await.expect("reads").is_empty());
     // The carried no is its own audit entry, saying so.
     let entries = askgate_testkit::audited(&store).await;
     assert!(
