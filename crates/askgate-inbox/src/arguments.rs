@@ -106,6 +106,10 @@ fn object(map: &Map<String, Json>, depth: usize) -> Markup {
 }
 
 fn value_of(key: Option<&str>, value: &Json, depth: usize) -> Markup {
+    // Whatever sits under a key that names a secret, string or not.
+    if key.is_some_and(names_secret) {
+        return html! { span.hidden { "(hidden: under a key that names a secret)" } };
+    }
     match value {
         Json::Object(map) if depth < MOST_DEPTH && !map.is_empty() => object(map, depth),
         Json::Array(items) if depth < MOST_DEPTH && !items.is_empty() => html! {
@@ -113,10 +117,14 @@ fn value_of(key: Option<&str>, value: &Json, depth: usize) -> Markup {
                 @for item in items { li { (value_of(key, item, depth + 1)) } }
             }
         },
-        Json::String(text) if key.is_some_and(names_secret) || looks_secret(text) => html! {
+        Json::String(text) if looks_secret(text) => html! {
             span.hidden { "(hidden: looks like a secret, " (text.chars().count()) " characters)" }
         },
         Json::String(text) => string(text),
+        // Nested past reading: not shown, so nothing in it goes unmasked.
+        Json::Object(_) | Json::Array(_) if depth >= MOST_DEPTH => html! {
+            span.hidden { "(nested too deep to show)" }
+        },
         other => html! { code { (other.to_string()) } },
     }
 }
@@ -179,7 +187,28 @@ mod tests {
         for hidden in ["plain-looking", "sk-live-0123456789"] {
             assert!(!page.contains(hidden), "{hidden} shown: {page}");
         }
-        assert_eq!(page.matches("(hidden: looks like a secret").count(), 2);
+        assert_eq!(page.matches("(hidden: looks like a secret").count(), 1);
+        assert_eq!(
+            page.matches("(hidden: under a key that names a secret)")
+                .count(),
+            1
+        );
+        // A number or an object under such a key, and a token hidden past
+        // the deepest nesting shown: none of them on the page.
+        let mut deep = json!({"token": "sk-live-0123456789abcdefABCDEF"});
+        for _ in 0..40 {
+            deep = json!({"inner": deep});
+        }
+        let Json::Object(more) =
+            json!({"pin_password": 123456, "credentials": {"user": "ana"}, "deep": deep})
+        else {
+            unreachable!("an object")
+        };
+        let page = section(&more).into_string();
+        for hidden in ["123456", "ana", "sk-live"] {
+            assert!(!page.contains(hidden), "{hidden} shown: {page}");
+        }
+        assert!(page.contains("(nested too deep to show)"), "{page}");
         assert!(!page.contains("<script>"), "{page}");
     }
 }
