@@ -9,7 +9,7 @@
 //! Unknown keys are errors that list the keys accepted there.
 
 mod approving;
-pub(crate) use approving::Approvals;
+pub(crate) use approving::{Approvals, OAUTH_AGENT};
 mod check;
 mod credentials;
 mod error;

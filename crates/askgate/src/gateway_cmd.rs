@@ -94,6 +94,9 @@ impl Setup {
         };
         crate::logs::hide(config.secrets());
         crate::logs::hide_url_password(&store_url);
+        for notice in config.notices() {
+            tracing::warn!("config: {notice}");
+        }
         askgate_gateway::start(config, &store_url, serve_inbox)
             .await
             .map_err(Failure::stopped)

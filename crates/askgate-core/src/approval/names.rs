@@ -3,8 +3,10 @@
 /// What is wrong with `name` as a person's or a group's name, if
 /// anything: it is recorded on answers, listed with others
 /// (`answered_by = "ana, bo"`) and logged, so it may not be empty, start or
-/// end with a space, or hold a comma or a control character (a line break
-/// would forge a log line; a comma, a second approver).
+/// end with a space, or hold a comma, a control character or a character
+/// that moves text about (a line break, U+2028 or U+2029 would forge a log
+/// line; a bidirectional control, reorder what is shown around it; a comma,
+/// a second approver).
 ///
 /// # Example
 /// ```
@@ -12,10 +14,17 @@
 /// assert_eq!(name_problem("ana"), None);
 /// assert!(name_problem("ana, bo").is_some());
 /// assert!(name_problem("ana\nINFO approved").is_some());
+/// assert!(name_problem("ana\u{202E}ob").is_some());
 /// ```
 pub fn name_problem(name: &str) -> Option<&'static str> {
     if name.chars().any(char::is_control) {
         Some("it holds a control character (a line break, a tab)")
+    } else if name.chars().any(moves_text) {
+        Some(
+            "it holds a line or paragraph separator (U+2028, U+2029) or a bidirectional \
+             control (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069), which change how \
+             the text around it is shown",
+        )
     } else if name.trim().is_empty() {
         Some("it is empty")
     } else if name.trim() != name {
@@ -24,5 +33,37 @@ pub fn name_problem(name: &str) -> Option<&'static str> {
         Some("it holds a comma, which separates the names of several approvers")
     } else {
         None
+    }
+}
+
+/// Whether `c` breaks a line or reorders the text shown around it without
+/// being a control character (Unicode's `Cc`).
+fn moves_text(c: char) -> bool {
+    matches!(
+        c,
+        '\u{2028}' | '\u{2029}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}'
+            | '\u{2066}'..='\u{2069}' | '\u{061C}'
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_problem;
+
+    #[test]
+    fn a_name_that_breaks_a_line_or_reorders_text_is_refused() {
+        for name in [
+            "ana\u{2028}bo",
+            "ana\u{2029}",
+            "\u{202E}ana",
+            "ana\u{2066}x\u{2069}",
+            "a\u{200F}b",
+        ] {
+            let why = name_problem(name).unwrap_or_else(|| panic!("{name:?} was taken"));
+            assert!(why.contains("bidirectional"), "{why}");
+        }
+        for name in ["ana", "José María", "李雷", "o'brien"] {
+            assert_eq!(name_problem(name), None, "{name:?}");
+        }
     }
 }

@@ -56,10 +56,12 @@ pub struct Panel {
     /// The requester's own people, kept from answering.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub kept_out: BTreeSet<String>,
-    /// The rule says the requester's people are kept out (`not =
-    /// "requester"`, `not_requester = true`), but the agent that asked acts
-    /// for nobody askgate knows: nobody can be told apart from its person,
-    /// so nobody may answer (see [`Panel::unanswerable`]).
+    /// The requester's people are kept out — by the rule's own word (`not =
+    /// "requester"`, `not_requester = true`), or by default for an agent
+    /// the deployment does not know at all (the gateway's OAuth agents) —
+    /// but the agent that asked acts for nobody askgate knows: nobody can
+    /// be told apart from its person, so nobody may answer (see
+    /// [`Panel::unanswerable`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub requester_unknown: bool,
     /// The risk of the call asked about.
@@ -134,7 +136,7 @@ pub enum Unanswerable {
     /// The rule keeps the requester's people out, and the agent acts for
     /// nobody askgate knows.
     #[error(
-        "{rule} ({who}) keeps the requesting agent's own people from approving its {risk} calls, but this agent acts for nobody in [[people]], so anyone who answered could be its person; give the agent acts_for (on its [[principals]] entry, or the top-level acts_for for a caller without a token)"
+        "{rule} ({who}) keeps the requesting agent's own people from approving its {risk} calls, but this agent acts for nobody in [[people]], so anyone who answered could be its person; give the agent acts_for (on its [[principals]] entry; in [listen.oauth.acts_for] for an agent an OAuth token names; or the top-level acts_for for a caller without a token)"
     )]
     RequesterUnknown {
         /// The rule, by its name in the config.

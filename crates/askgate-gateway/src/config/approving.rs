@@ -23,6 +23,10 @@ use super::file::ApprovalFile;
 use super::trusting::duration;
 use crate::rules::{ArgumentPath, Pattern, arguments_hold, names_hold};
 
+/// How the principal an OAuth token names by its claim begins (see
+/// `listen::oauth`).
+pub(crate) const OAUTH_AGENT: &str = "oauth:";
+
 /// The longest an approval rule's ask may wait (`expires`) or wait
 /// before it escalates.
 const MOST_WAIT: jiff::SignedDuration = jiff::SignedDuration::from_hours(30 * 24);
@@ -70,13 +74,25 @@ impl Approvals {
                     .is_none_or(|risks| risks.contains(&risk))
                 && arguments_hold(&rule.arguments, arguments)
         })?;
-        let acts_for = self.acts_for.get(principal).cloned().unwrap_or_default();
+        let declared = self.acts_for.get(principal);
+        let acts_for = declared.cloned().unwrap_or_default();
         let asked = Asked {
             risk,
             requester_people: &acts_for,
             escalated: false,
         };
-        let panel = rule.approval.panel(&rule.name, &self.directory, &asked);
+        let mut panel = rule.approval.panel(&rule.name, &self.directory, &asked);
+        // An agent an OAuth token names by its claim, of whom the config
+        // says nothing: any client of the issuer, run by anyone. Where the
+        // rule keeps the requester's people out (by default from
+        // high_write), its person cannot be told apart, so nobody may
+        // answer until [listen.oauth.acts_for] says whom it acts for.
+        if declared.is_none()
+            && principal.starts_with(OAUTH_AGENT)
+            && rule.approval.excludes_requester(risk)
+        {
+            panel.requester_unknown = true;
+        }
         Some(Approving {
             panel,
             acts_for,
@@ -85,12 +101,15 @@ impl Approvals {
     }
 }
 
+/// An agent's name and the people it acts for, as written.
+pub(super) type ActsFor = (String, Vec<Spanned<String>>);
+
 /// The people's groups and the agents' people, as the file gives them.
 pub(super) struct Named {
     /// Each person's name and groups.
     pub(super) people: Vec<(Spanned<String>, Vec<Spanned<String>>)>,
     /// Each principal's name and the people it acts for.
-    pub(super) acts_for: Vec<(String, Vec<Spanned<String>>)>,
+    pub(super) acts_for: Vec<ActsFor>,
     /// The groups whose members an OpenID provider names
     /// (`[inbox.oidc] groups`).
     pub(super) signed_in: Vec<String>,
@@ -124,6 +143,9 @@ pub(super) fn check_approvals(
         for person in people {
             let agent = match principal.as_str() {
                 "anonymous" | "local" => "the caller without a token (acts_for)".to_owned(),
+                name if name.starts_with(OAUTH_AGENT) => {
+                    format!("[listen.oauth.acts_for] {name:?}")
+                }
                 name => format!("principal {name:?}"),
             };
             if !directory.is_person(person.get_ref()) {

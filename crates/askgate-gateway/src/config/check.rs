@@ -13,6 +13,7 @@ use super::approving::{Named, check_approvals};
 use super::credentials::{check_people, check_principals, inbox_token, metrics_token_of};
 use super::error::{ConfigError, Source};
 use super::file::{File, IntakeFile, NotifyFile, RuleFile, UpstreamFile};
+use super::listen::oauth_acts_for;
 use super::naming;
 use super::trusting::{
     MOST_RETRY_WINDOW, MOST_STOP_GRACE, Trusting, check_confirmations, duration,
@@ -51,6 +52,7 @@ pub(super) fn check(mut file: File, src: &Source<'_>, path: &Path) -> Result<Con
         .map(|intake| check_intake(intake, &names, src))
         .collect::<Result<Vec<_>, _>>()?;
     let mut inbox = check_inbox(file.inbox, src)?;
+    let oauth_agents = oauth_acts_for(file.listen.as_mut(), &file.principals, src)?;
     let named = Named {
         signed_in: inbox
             .oidc
@@ -74,6 +76,7 @@ pub(super) fn check(mut file: File, src: &Source<'_>, path: &Path) -> Result<Con
             })
             // The caller no token names: stdio's, a loopback listener's.
             .chain(["anonymous", "local"].map(|caller| (caller.to_owned(), file.acts_for.clone())))
+            .chain(oauth_agents)
             .collect(),
         subjects: file
             .people

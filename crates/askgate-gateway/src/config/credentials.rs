@@ -53,13 +53,20 @@ pub(super) fn check_principals(
                  principal; give this agent a name of its own",
             ));
         }
+        if let Some(why) = askgate_core::approval::name_problem(name) {
+            return Err(src.at(
+                principal.name.span(),
+                format!("the principal name {name:?} is not usable: {why}"),
+            ));
+        }
         if name.starts_with("oauth:") {
             return Err(src.at(
                 principal.name.span(),
                 format!(
                     "the principal name {name:?} starts with \"oauth:\", which askgate gives the \
-                     agents an OAuth token names by its client_id or sub ([listen.oauth]); give \
-                     this agent a name without it (scope_principals maps a scope to it)"
+                     agents an OAuth token names by its client_id or sub ([listen.oauth]; say \
+                     whom such an agent acts for in [listen.oauth.acts_for]); give this agent a \
+                     name without it (scope_principals maps a scope to it)"
                 ),
             ));
         }
@@ -370,4 +377,42 @@ fn answers_for(
         }
     }
     Ok(answers_for)
+}
+
+impl super::Config {
+    /// What the config allows but likely does not mean, one sentence each,
+    /// for the log at start (nothing secret: names only).
+    ///
+    /// With `[listen.oauth]`, a person's `answers_for` naming a principal
+    /// no agent has: an agent a token's claim names is `"oauth:<name>"`,
+    /// so `answers_for = ["ci"]` does not reach the OAuth client `ci` (an
+    /// ask `askgate ask --principal` parks is the one thing it reaches).
+    pub fn notices(&self) -> Vec<String> {
+        let Some(oauth) = self
+            .listen
+            .as_ref()
+            .and_then(|listen| listen.oauth.as_ref())
+        else {
+            return Vec::new();
+        };
+        let known = |name: &str| {
+            ["*", "local", "anonymous"].contains(&name)
+                || name.starts_with(super::OAUTH_AGENT)
+                || self.principals.iter().any(|p| p.name == name)
+                || oauth.scope_principals.values().any(|p| p == name)
+        };
+        let mut notices = Vec::new();
+        for person in &self.people {
+            for name in person.answers_for.iter().filter(|name| !known(name)) {
+                notices.push(format!(
+                    "{:?} answers for {name:?}, which is no [[principals]] entry nor a principal \
+                     of scope_principals: an agent an OAuth token names by its claim is \
+                     \"oauth:{name}\" (write that in answers_for, and say whom it acts for in \
+                     [listen.oauth.acts_for]), or map a scope to {name:?} with scope_principals",
+                    person.name
+                ));
+            }
+        }
+        notices
+    }
 }

@@ -233,6 +233,10 @@ pub(super) struct OAuthFile {
     pub(super) introspection: Option<Spanned<IntrospectionFile>>,
     #[serde(default)]
     pub(super) scope_principals: BTreeMap<String, Spanned<String>>,
+    /// The people each agent a token names acts for, by the agent's
+    /// principal name (`"oauth:<claim>"`, or a scope's principal).
+    #[serde(default)]
+    pub(super) acts_for: BTreeMap<String, Spanned<Vec<Spanned<String>>>>,
 }
 
 /// `[listen.oauth.introspection]`: opaque tokens, checked by the issuer.

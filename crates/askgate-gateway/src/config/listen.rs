@@ -1,7 +1,7 @@
 //! `[listen]`: the Streamable HTTP listener for clients, and the origins
 //! a browser's request to it may come from.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::net::SocketAddr;
 
@@ -9,7 +9,10 @@ use toml::Spanned;
 
 use super::check::socket_addr;
 use super::error::{ConfigError, Source};
-use super::file::{IntrospectionFile, OAuthFile};
+use askgate_core::approval::name_problem;
+
+use super::approving::{ActsFor, OAUTH_AGENT};
+use super::file::{IntrospectionFile, ListenFile, OAuthFile, PrincipalFile};
 
 /// The Streamable HTTP listener for clients.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -219,6 +222,14 @@ fn check_oauth(oauth: OAuthFile, src: &Source<'_>) -> Result<OAuth, ConfigError>
                 ),
             ));
         }
+        if let Some(why) = name_problem(name).or(name.starts_with(OAUTH_AGENT).then_some(
+            "it starts with \"oauth:\", which askgate gives agents by their token's claim",
+        )) {
+            return Err(src.at(
+                principal.span(),
+                format!("scope_principals: {scope:?} names {name:?}, which cannot be an agent's name: {why}"),
+            ));
+        }
         scope_principals.insert(scope, name.to_owned());
     }
     Ok(OAuth {
@@ -259,4 +270,58 @@ fn check_introspection(
             .map(|url| issuer_url(url, "url", src))
             .transpose()?,
     })
+}
+
+/// `[listen.oauth.acts_for]`, taken from the file: whom each agent a token
+/// names acts for, by the agent's principal name. That is
+/// `"oauth:<client_id or sub>"` for an agent its token's claim names, or a
+/// principal of `scope_principals` no `[[principals]]` entry declares (an
+/// entry's own `acts_for` says it). Without it, an agent named by its
+/// claim acts for nobody the config knows, and a rule that keeps the
+/// requester's people out refuses its calls (see `Approvals::for_call`).
+pub(super) fn oauth_acts_for(
+    listen: Option<&mut ListenFile>,
+    principals: &[Spanned<PrincipalFile>],
+    src: &Source<'_>,
+) -> Result<Vec<ActsFor>, ConfigError> {
+    let Some(oauth) = listen.and_then(|listen| listen.oauth.as_mut()) else {
+        return Ok(Vec::new());
+    };
+    let scoped: BTreeSet<String> = oauth
+        .scope_principals
+        .values()
+        .map(|name| name.get_ref().trim().to_owned())
+        .collect();
+    let mut agents = Vec::with_capacity(oauth.acts_for.len());
+    for (agent, people) in std::mem::take(&mut oauth.acts_for) {
+        let declared = principals
+            .iter()
+            .any(|p| p.get_ref().name.get_ref() == &agent);
+        let problem = match agent.strip_prefix(OAUTH_AGENT) {
+            Some(claim) => name_problem(claim).map(|why| format!("the name after \"oauth:\" is not usable: {why}")),
+            None if declared => Some(
+                "it is a [[principals]] entry's name: say whom it acts for with that entry's acts_for"
+                    .to_owned(),
+            ),
+            None if scoped.contains(&agent) => None,
+            None => Some(format!(
+                "no token names an agent so: write \"oauth:<client_id>\" (or \"oauth:<sub>\", or the \
+                 claim principal_claim names) for an agent its token's claim names, or a principal \
+                 of scope_principals{}",
+                if scoped.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", scoped.iter().cloned().collect::<Vec<_>>().join(", "))
+                }
+            )),
+        };
+        if let Some(why) = problem {
+            return Err(src.at(
+                people.span(),
+                format!("[listen.oauth.acts_for] names the agent {agent:?}: {why}"),
+            ));
+        }
+        agents.push((agent, people.into_inner()));
+    }
+    Ok(agents)
 }

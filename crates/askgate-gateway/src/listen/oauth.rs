@@ -29,12 +29,14 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use askgate_core::approval::name_problem;
 use askgate_inbox::issuer::{self, Issuer};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value as Json, json};
 
 use super::introspect::Introspector;
+use crate::config::OAUTH_AGENT;
 use crate::config::OAuth as Settings;
 
 /// The resource server: its settings, and its authorization server as
@@ -98,16 +100,20 @@ impl ResourceServer {
         // A principal a claim names is the issuer's, not the config's: it
         // is kept apart from [[principals]] (whose acts_for it would
         // otherwise take on) under `oauth:`. Only scope_principals name a
-        // principal of the config.
+        // principal of the config. A name that would break a log line or
+        // an approver list is no principal's: the token is refused.
         let named = |claim: &str| {
             claims
                 .get(claim)
                 .and_then(Json::as_str)
                 .filter(|name| !name.trim().is_empty())
-                .map(|name| format!("oauth:{name}"))
+                .map(|name| match name_problem(name) {
+                    None => Ok(format!("{OAUTH_AGENT}{name}")),
+                    Some(why) => Err(format!("the token's {claim} is no usable name: {why}")),
+                })
         };
         let principal = match (mapped.len(), &self.settings.principal_claim) {
-            (1, _) => mapped.into_iter().next().cloned(),
+            (1, _) => mapped.into_iter().next().cloned().map(Ok),
             (0, Some(claim)) => named(claim),
             (0, None) => named("client_id").or_else(|| named("sub")),
             _ => {
@@ -118,6 +124,14 @@ impl ResourceServer {
                 ));
             }
         };
+        match principal.transpose() {
+            Err(why) => Checked::Invalid(why),
+            Ok(principal) => Self::principal(principal),
+        }
+    }
+
+    /// What the principal a token names comes to.
+    fn principal(principal: Option<String>) -> Checked {
         match principal {
             // askgate's own principals ("local", "anonymous") and "*" are
             // no token's: its asks would be theirs.

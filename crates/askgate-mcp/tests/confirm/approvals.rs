@@ -12,9 +12,10 @@ use serde_json::json;
 use super::{Setup, form_client, last, pending, run};
 
 /// Two of Alice, Bob and Carol approve; the agent acts for `acts_for`,
-/// and its own people may answer (`not_requester = false`).
-pub(super) fn two_of_the_team(risk: Risk, acts_for: Vec<String>) -> Approving {
-    let rule = json!({"quorum": {"of": "team", "need": 2}, "not_requester": false});
+/// and its own people may answer (`not_requester = false`); one no blocks
+/// it if `veto`, else two.
+pub(super) fn two_of_the_team(risk: Risk, acts_for: Vec<String>, veto: bool) -> Approving {
+    let rule = json!({"quorum": {"of": "team", "need": 2}, "not_requester": false, "veto": veto});
     Approving {
         panel: askgate_testkit::approvals::panel(rule, TEAM, risk, &acts_for),
         acts_for,
@@ -174,4 +175,56 @@ async fn a_no_given_to_a_withdrawn_ask_still_counts_for_the_calls_next_ask() {
             .contains("carried over from the call's earlier ask")),
         "{entries:?}"
     );
+}
+
+#[tokio::test]
+async fn a_no_given_before_the_calls_question_changed_counts_for_the_ask_it_is_asked_again_with() {
+    // The agent acts for nobody: its client is not asked, the ask waits
+    // in the inbox. Two no's block it.
+    let mut setup = Setup::new(form_client(), vec![]);
+    setup.inbox = true;
+    let h = setup.start().await;
+    let store = h.store.store();
+    let call = json!({"risk": "high_write", "acts_for": [], "veto": false});
+    let verdict = run(&h.client, call.clone()).await;
+    assert_eq!(verdict["method"], "waiting", "{verdict}");
+    let first = pending(store).await.remove(0);
+    let now = jiff::Timestamp::now();
+    let row = settle_as_person(store, &first, &no(), "alice", &[], now)
+        .await
+        .expect("counted");
+    assert_eq!(row.status, AskStatus::Pending, "one no of two");
+    // The call comes again, and may have run meanwhile: its question
+    // changed, so its ask is withdrawn and it is asked again.
+    let mut again = call.clone();
+    again["doubt"] = json!(true);
+    let verdict = run(&h.client, again.clone()).await;
+    assert_eq!(verdict["method"], "waiting", "{verdict}");
+    let second = pending(store).await.remove(0);
+    assert_ne!(second.ask.id, first.ask.id, "asked again");
+    let answers = store.answers(&second.ask.id).await.expect("reads");
+    let said: Vec<(&str, bool)> = answers
+        .iter()
+        .map(|a| (a.answer.person.as_str(), a.answer.accepted))
+        .collect();
+    assert_eq!(said, [("alice", false)], "Alice's no is carried over");
+    // Bob's no is the second: the call is blocked, by both.
+    let row = settle_as_person(store, &second, &no(), "bob", &[], now)
+        .await
+        .expect("counted");
+    assert_eq!(row.status, AskStatus::Declined);
+    assert_eq!(row.answered_by.as_deref(), Some("alice, bob"));
+    let verdict = run(&h.client, again).await;
+    assert_eq!(verdict["proceed"], false, "{verdict}");
+    assert_eq!(verdict["final"], true, "{verdict}");
+}
+
+fn no() -> Settlement {
+    Settlement {
+        status: AskStatus::Declined,
+        reply: json!({"action": "decline"}),
+        outcome: json!(null),
+        answered_by: None,
+        answered_via: "web".to_owned(),
+    }
 }

@@ -70,9 +70,11 @@ impl Server {
             .expect("a level");
         // Under a team's rule (see the `approvals` module): who the agent
         // acts for.
+        // `veto: false`: two no's block it, not one.
+        let veto = args.remove("veto") != Some(json!(false));
         let approval = args.remove("acts_for").map(|acts_for| {
             let acts_for: Vec<String> = serde_json::from_value(acts_for).expect("names");
-            approvals::two_of_the_team(risk, acts_for)
+            approvals::two_of_the_team(risk, acts_for, veto)
         });
         let threshold = session_threshold(&cx, self.configured, false)?;
         let policy = Policy {

@@ -163,6 +163,26 @@ async fn tokens_that_do_not_fit_are_refused_with_the_right_challenge() {
             .expect("signs")
         }),
         ("not a JWT", "opaque-0123456789".to_owned()),
+        // A name that would reorder what a log line or a page shows, or
+        // list two approvers, is no agent's.
+        (
+            "a client named with a bidirectional control",
+            token(
+                ISSUER_KEY,
+                "issuer-1",
+                &issuer,
+                json!({"client_id": "ci\u{202E}tnega"}),
+            ),
+        ),
+        (
+            "a client named with a comma",
+            token(
+                ISSUER_KEY,
+                "issuer-1",
+                &issuer,
+                json!({"client_id": "ci, cd"}),
+            ),
+        ),
     ];
     for (what, token) in invalid {
         let refused = initialize(&h.url, Some(&token)).await;
@@ -226,4 +246,78 @@ async fn a_good_token_names_the_principal_its_asks_are_for_and_static_tokens_sti
     assert_eq!(asked, ["oauth:alice", "oauth:anonymous", "oauth:ci-agent"]);
     let alice = initialize(&h.url, Some(ALICE)).await;
     assert_eq!(alice.status(), StatusCode::OK, "a principal's static token");
+}
+
+#[tokio::test]
+async fn an_oauth_agent_no_one_said_whom_it_acts_for_has_its_risky_calls_refused_until_told() {
+    let issuer = authorization_server().await;
+    // Cy runs the OAuth client ci-agent; sre approves every call, and (by
+    // default, from high_write) keeps the requester's people out.
+    let team = |acts_for: &str| {
+        format!(
+            "[listen]\naddr = \"127.0.0.1:0\"\n\n[listen.oauth]\nissuer = {issuer:?}\n\
+             resource = {RESOURCE:?}\nscopes = [{SCOPE:?}]\n{acts_for}\n\
+             [[people]]\nname = \"ana\"\ntoken = \"ana-token-0123456789ab\"\nanswers_for = [\"*\"]\ngroups = [\"sre\"]\n\n\
+             [[people]]\nname = \"cy\"\ntoken = \"cy-token-0123456789abc\"\nanswers_for = [\"*\"]\ngroups = [\"sre\"]\n\n\
+             [[approvals]]\nany_of = [\"sre\"]\n"
+        )
+    };
+    let good = token(ISSUER_KEY, "issuer-1", &issuer, json!({}));
+    let person = Person::with_forms()
+        .in_manner(askgate_testkit::Manner::Person)
+        .otherwise(askgate_testkit::person::accept(json!({"confirm": true})));
+    let call = |h: &Listening| {
+        let (url, good, person) = (h.url.clone(), good.clone(), person.clone());
+        async move {
+            let client = connect(&url, &good, &person).await;
+            client
+                .call_tool(rmcp::model::CallToolRequestParams::new("delete_all_notes"))
+                .await
+                .expect("a result")
+        }
+    };
+    let unknown = super::setup(&team("")).listen().await;
+    let refused = call(&unknown).await;
+    let said = format!("{refused:?}");
+    assert_eq!(refused.is_error, Some(true), "{said}");
+    assert!(
+        said.contains("Not run: nobody may approve this call"),
+        "{said}"
+    );
+    assert!(said.contains("[listen.oauth.acts_for]"), "{said}");
+    assert!(person.messages().is_empty(), "nobody was asked");
+    let store = askgate_store::Store::open(unknown.store_url())
+        .await
+        .expect("opens");
+    assert!(
+        store
+            .pending(10, None)
+            .await
+            .expect("lists")
+            .asks
+            .is_empty()
+    );
+    // Told that ci-agent acts for cy, the call is asked; cy's own client's
+    // yes is not cy's approval, so it waits for ana.
+    let told = super::setup(&team(
+        "\n[listen.oauth.acts_for]\n\"oauth:ci-agent\" = [\"cy\"]\n",
+    ))
+    .listen()
+    .await;
+    let waiting = call(&told).await;
+    assert_eq!(waiting.is_error, Some(true), "waits for ana: {waiting:?}");
+    let store = askgate_store::Store::open(told.store_url())
+        .await
+        .expect("opens");
+    let pending = store.pending(10, None).await.expect("lists").asks;
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert_eq!(pending[0].ask.principal, "oauth:ci-agent");
+    assert!(
+        store
+            .answers(&pending[0].ask.id)
+            .await
+            .expect("reads")
+            .is_empty(),
+        "the requester's client counted for nobody"
+    );
 }

@@ -530,6 +530,7 @@ fn with_top(top: &str) -> Result<Config, ConfigError> {
 mod approvals;
 mod environment;
 mod namespaces;
+mod oauth_agents;
 mod oidc;
 mod people;
 mod settings;
