@@ -2,8 +2,9 @@
 //!
 //! The gateway keeps a parked call's arguments sealed with its ask
 //! (askgate-core's `ArgumentSeal`, under the deployment key, bound to the
-//! ask's id); the store erases them when the ask settles or expires. The
-//! page opens them only for someone who may answer the ask — anyone who
+//! ask's id); the store erases them when the ask settles or expires, and
+//! its page then says so — only when there were some to erase. The page
+//! opens them only for someone who may answer the ask — anyone who
 //! may see an ask no rule decides; for a rule's ask, the people it lets
 //! answer — and shows them as a tree: every key and value, long strings
 //! folded (a file's content opens in place), values that look like
@@ -11,7 +12,7 @@
 //! hidden. Nothing here is logged.
 
 use askgate_core::{looks_secret, names_secret};
-use askgate_store::{AskRow, AskStatus};
+use askgate_store::{AskRow, AskStatus, SealedArguments};
 use maud::{Markup, html};
 use serde_json::{Map, Value as Json};
 
@@ -42,7 +43,7 @@ pub(crate) async fn opened(
     if row.status != AskStatus::Pending || !may_answer(session, row, inbox.now()) {
         return Ok(None);
     }
-    let Some(sealed) = inbox.store().sealed_arguments(&row.ask.id).await? else {
+    let SealedArguments::Held(sealed) = inbox.store().sealed_arguments(&row.ask.id).await? else {
         return Ok(None);
     };
     match seal.open(&row.ask.id, &sealed) {
@@ -85,7 +86,20 @@ pub(crate) fn section(arguments: &Map<String, Json>) -> Markup {
     }
 }
 
-/// What a settled or expired call's page says of its arguments.
+/// Whether the settled or expired ask `row` had its call's arguments kept
+/// with it, erased as it ended: what its page says of them. An ask that
+/// never had any (parked before they were kept, or by `askgate ask`) says
+/// nothing of them.
+///
+/// # Errors
+/// The store failed reading them.
+pub(crate) async fn were_erased(inbox: &Inbox, row: &AskRow) -> Result<bool, askgate_store::Error> {
+    let kept = inbox.store().sealed_arguments(&row.ask.id).await?;
+    Ok(kept == SealedArguments::Erased)
+}
+
+/// What a settled or expired call's page says of its arguments, when they
+/// were erased (see [`were_erased`]).
 pub(crate) fn erased() -> Markup {
     html! {
         p.hint.arguments-erased {

@@ -398,13 +398,15 @@ pub(crate) fn question_ask(
     )
 }
 
-/// A settled ask: its outcome and its audit entries.
+/// A settled ask: its outcome and its audit entries, and, when its call's
+/// arguments were `erased` as it ended, that they were.
 pub(crate) fn settled(
     session: &Session,
     row: &AskRow,
     shown: &[Shown],
     audit: &[AuditRecord],
     answering: &Answering<'_>,
+    erased: bool,
 ) -> Markup {
     let typed: Vec<(&str, &str)> = answering.posted.map(Posted::typed).unwrap_or_default();
     layout(
@@ -432,8 +434,8 @@ pub(crate) fn settled(
             @if row.status == AskStatus::Expired { p { "Nobody answered in time; no default was applied." } }
             @if row.ask.server.is_some() {
                 @for line in asked_lines(row) { p.message { (line) } }
-                (crate::arguments::erased())
             }
+            @if erased { (crate::arguments::erased()) }
             @if !shown.is_empty() {
                 dl.values { @for shown in shown { dt { (shown.name) } dd { (shown.value) } } }
             }

@@ -191,12 +191,16 @@ async fn show(
             .audit_of_ask(&row.ask.id)
             .await
             .map_err(|error| StoreRejection::new(Some(session), error))?;
+        let erased = crate::arguments::were_erased(inbox, row)
+            .await
+            .map_err(|error| StoreRejection::new(Some(session), error))?;
         return Ok(pages::settled(
             session,
             row,
             &values::of(row),
             &audit,
             answering,
+            erased,
         ));
     }
     let unreadable = |detail: String| AskRejection::unreadable(session, detail);

@@ -65,7 +65,7 @@ mod writer;
 
 pub use asks::{
     AskAnswered, AskParked, AskRow, AskSettled, AskStatus, Count, Counted, NewAsk, Page,
-    PersonAnswer, RecordedAnswer, Settlement,
+    PersonAnswer, RecordedAnswer, SealedArguments, Settlement,
 };
 pub use audit::{AuditEntry, AuditRecord, ChainBreak, Decision, Verification};
 pub use backend::Store;

@@ -7,7 +7,7 @@ use crate::backend::{Pool, Store, with_pool};
 use crate::error::Error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 17;
+pub const SCHEMA_VERSION: i64 = 18;
 
 /// The SQL of a PostgreSQL trigger function `$function` that notifies the
 /// channel `$channel` with the ask's id.
@@ -50,13 +50,62 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     (15, "", "", V15_POSTGRES_ANSWER_GROUPS),
     (16, "", V16_SQLITE_COUNTED, V16_POSTGRES_COUNTED),
     (17, "", "", V17_POSTGRES_SEALED_ARGUMENTS),
+    (18, V18_ERASED, V18_SQLITE_ERASED, V18_POSTGRES_ERASED),
 ];
+
+/// A call's sealed arguments are erased by the store itself as its ask
+/// leaves `pending`, whoever writes the status: askgate's own statements
+/// leave the column alone, and an askgate from before v17, still running
+/// beside this one during a rolling upgrade, settles asks without knowing
+/// the column is there. Erased is `''`, not NULL: the ask had arguments
+/// (NULL, it never had any — parked before v17, or by `askgate ask`), so
+/// its page says they were erased only when they were. A write that sets
+/// the column to NULL as the ask ends (an askgate of v17) keeps the mark
+/// too. Asks that ended before, their arguments still there, are erased
+/// now. Like v12, it runs again harmlessly on a store whose recorded
+/// version was set back.
+const V18_ERASED: &str = "
+UPDATE asks SET sealed_arguments = ''
+    WHERE status <> 'pending' AND sealed_arguments IS NOT NULL AND sealed_arguments <> '';
+";
+
+/// [`V18_ERASED`]'s trigger on SQLite, which cannot change the row being
+/// written before it is: the row is written again, in the same statement.
+/// That write ends the chain: it leaves `''`, which the trigger skips
+/// (and recursive triggers are off anyway).
+const V18_SQLITE_ERASED: &str = "
+CREATE TRIGGER IF NOT EXISTS asks_erase_arguments
+AFTER UPDATE OF status, sealed_arguments ON asks
+FOR EACH ROW WHEN NEW.status <> 'pending'
+    AND COALESCE(NEW.sealed_arguments, OLD.sealed_arguments) IS NOT NULL
+    AND NEW.sealed_arguments IS NOT ''
+BEGIN
+    UPDATE asks SET sealed_arguments = '' WHERE id = NEW.id;
+END;
+";
+
+/// [`V18_ERASED`]'s trigger on PostgreSQL: the row is erased as it is
+/// written.
+const V18_POSTGRES_ERASED: &str = "
+CREATE OR REPLACE FUNCTION askgate_erase_arguments() RETURNS trigger AS $$
+BEGIN
+    NEW.sealed_arguments := '';
+    RETURN NEW;
+END
+$$ LANGUAGE plpgsql;
+DROP TRIGGER IF EXISTS asks_erase_arguments ON asks;
+CREATE TRIGGER asks_erase_arguments BEFORE UPDATE OF status, sealed_arguments ON asks FOR EACH ROW
+    WHEN (NEW.status <> 'pending'
+        AND COALESCE(NEW.sealed_arguments, OLD.sealed_arguments) IS NOT NULL
+        AND NEW.sealed_arguments IS DISTINCT FROM '')
+    EXECUTE FUNCTION askgate_erase_arguments();
+";
 
 /// A parked call's arguments, sealed (askgate-core's `ArgumentSeal`: AEAD
 /// under a key derived from the deployment key, bound to the ask's id),
 /// kept while the ask waits so that its page can show the people who may
-/// answer it what they approve; every statement that settles or expires an
-/// ask sets it back to NULL. On SQLite the column is added by
+/// answer it what they approve; erased when the ask ends (since v18 by
+/// the store itself, see [`V18_ERASED`]). On SQLite the column is added by
 /// [`SQLITE_COLUMNS`].
 const V17_POSTGRES_SEALED_ARGUMENTS: &str = "
 ALTER TABLE asks ADD COLUMN IF NOT EXISTS sealed_arguments TEXT;

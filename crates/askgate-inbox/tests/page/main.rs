@@ -18,6 +18,8 @@ use jiff::Timestamp;
 use serde_json::json;
 use tower::ServiceExt;
 
+mod arguments;
+
 /// Where the inbox is served from, as its pages' posts say.
 const BASE: &str = "http://127.0.0.1:7878";
 const OPERATOR: &str = "operator-token-0123456789abcdef";

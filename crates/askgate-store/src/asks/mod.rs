@@ -13,6 +13,19 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
+/// What the store holds of the arguments of the call an ask was parked
+/// for (see [`Store::park_with_arguments`](crate::Store::park_with_arguments)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SealedArguments {
+    /// Kept while the ask is pending: the sealed text, for its page.
+    Held(String),
+    /// The ask had them, and they were erased when it settled or expired.
+    Erased,
+    /// None were kept with it (parked before they were, or by `askgate
+    /// ask`), or there is no such ask.
+    None,
+}
+
 /// Where an ask stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -207,9 +220,11 @@ const PARK: &str = concat!(
     ask_columns!()
 );
 
+/// Settle an ask. This statement, like every one that ends an ask, leaves
+/// its sealed arguments to the store, which erases them as the status
+/// leaves `pending` (schema v18).
 const SETTLE: &str = concat!(
-    "UPDATE asks SET status = $1, reply = $2, outcome = $3, answered_by = $4, answered_via = $5, settled_at = $6, \
-     sealed_arguments = NULL \
+    "UPDATE asks SET status = $1, reply = $2, outcome = $3, answered_by = $4, answered_via = $5, settled_at = $6 \
      WHERE id = $7 AND status = 'pending' AND (expires_at IS NULL OR expires_at > $6) \
      AND (panel IS NULL OR $1 = 'cancelled') RETURNING ",
     ask_columns!()
@@ -229,7 +244,7 @@ const PARK_MANY: &str = "INSERT INTO asks (id, resume_key, principal, request, s
 /// [`SETTLE`] for many asks at once (PostgreSQL): one array per parameter.
 const SETTLE_MANY: &str = concat!(
     "UPDATE asks SET status = s.new_status, reply = s.new_reply, outcome = s.new_outcome, \
-     answered_by = s.new_by, answered_via = s.new_via, settled_at = s.new_at, sealed_arguments = NULL \
+     answered_by = s.new_by, answered_via = s.new_via, settled_at = s.new_at \
      FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int8[], $7::text[]) \
      AS s (new_status, new_reply, new_outcome, new_by, new_via, new_at, target) \
      WHERE asks.id = s.target AND asks.status = 'pending' \
@@ -250,13 +265,14 @@ const LOCK_BY_ID: &str = concat!(
 /// [`SETTLE`] for the ask a panel's count settled (see `panel`), in the
 /// write that counted it.
 const SETTLE_COUNTED: &str = concat!(
-    "UPDATE asks SET status = $1, reply = $2, outcome = $3, answered_by = $4, answered_via = $5, settled_at = $6, \
-     sealed_arguments = NULL WHERE id = $7 AND status = 'pending' RETURNING ",
+    "UPDATE asks SET status = $1, reply = $2, outcome = $3, answered_by = $4, answered_via = $5, settled_at = $6 \
+     WHERE id = $7 AND status = 'pending' RETURNING ",
     ask_columns!()
 );
 
+/// Expire an ask (its sealed arguments erased by the store, see [`SETTLE`]).
 const EXPIRE_ONE: &str = concat!(
-    "UPDATE asks SET status = 'expired', settled_at = $1, sealed_arguments = NULL \
+    "UPDATE asks SET status = 'expired', settled_at = $1 \
      WHERE id = $2 AND status = 'pending' \
      RETURNING ",
     ask_columns!()

@@ -9,7 +9,7 @@ use sqlx::Row;
 
 use super::{
     AskParked, AskRow, AskSettled, AskStatus, BY_CALL_KEY, BY_ID, BY_RESUME_KEY, EXPIRE_ONE,
-    NewAsk, PARK, PARK_MANY, PARK_NEW, Page, SETTLE, SETTLE_MANY, Settlement,
+    NewAsk, PARK, PARK_MANY, PARK_NEW, Page, SETTLE, SETTLE_MANY, SealedArguments, Settlement,
 };
 use crate::backend::{Store, with_pool, with_writer, write_statement};
 use crate::columns::{Stored, micros};
@@ -30,8 +30,9 @@ impl Store {
 
     /// [`Store::park`], keeping the call's arguments `sealed` (askgate-core's
     /// `ArgumentSeal`, bound to the ask's id) with the ask while it waits:
-    /// what its page shows the people who may answer it. They are erased
-    /// when the ask settles or expires (see [`Store::sealed_arguments`]).
+    /// what its page shows the people who may answer it. The store erases
+    /// them as the ask settles or expires, whoever ends it (see
+    /// [`Store::sealed_arguments`]).
     ///
     /// # Errors
     /// As [`Store::park`].
@@ -40,6 +41,8 @@ impl Store {
         ask: &NewAsk,
         sealed: Option<&str>,
     ) -> Result<AskRow, Error> {
+        // Sealed text is never empty: empty is what erased arguments leave.
+        let sealed = sealed.filter(|text| !text.is_empty());
         // The common case, a new ask, is one statement: batched with others.
         let statement = parking(PARK_NEW, ask, sealed).many(PARK_MANY);
         let parked = write_statement!(self, statement, |_row| Ok::<_, Error>(()))?;
@@ -229,27 +232,35 @@ impl Store {
         })
     }
 
-    /// The arguments kept sealed with the pending ask `id` (see
-    /// [`Store::park_with_arguments`]); `None` once it settled or expired
-    /// (they are erased then), or when none were kept.
+    /// What the store holds of the arguments kept sealed with the ask `id`
+    /// (see [`Store::park_with_arguments`]): the sealed text while it is
+    /// pending, [`SealedArguments::Erased`] once it settled or expired
+    /// (the store erases them then, whoever ends it), or
+    /// [`SealedArguments::None`] when none were kept. An erased value is
+    /// never mistaken for sealed text.
     ///
     /// # Errors
     /// [`Error`] when the store fails.
-    pub async fn sealed_arguments(&self, id: &str) -> Result<Option<String>, Error> {
+    pub async fn sealed_arguments(&self, id: &str) -> Result<SealedArguments, Error> {
         with_pool!(self, |pool| {
-            let row = sqlx::query(
-                "SELECT sealed_arguments FROM asks WHERE id = $1 AND status = 'pending'",
-            )
-            .bind(id)
-            .fetch_optional(pool)
-            .await
-            .map_err(|e| self.fail(e))?;
-            match row {
-                Some(row) => row
-                    .try_get::<Option<String>, _>("sealed_arguments")
-                    .map_err(|e| self.fail(e)),
-                None => Ok(None),
-            }
+            let row = sqlx::query("SELECT status, sealed_arguments FROM asks WHERE id = $1")
+                .bind(id)
+                .fetch_optional(pool)
+                .await
+                .map_err(|e| self.fail(e))?;
+            let Some(row) = row else {
+                return Ok(SealedArguments::None);
+            };
+            let status: String = row.try_get("status").map_err(|e| self.fail(e))?;
+            let sealed: Option<String> =
+                row.try_get("sealed_arguments").map_err(|e| self.fail(e))?;
+            Ok(match sealed {
+                None => SealedArguments::None,
+                Some(text) if text.is_empty() || status != AskStatus::Pending.as_str() => {
+                    SealedArguments::Erased
+                }
+                Some(text) => SealedArguments::Held(text),
+            })
         })
     }
 
@@ -274,7 +285,7 @@ impl Store {
     /// # Errors
     /// [`Error`] when the store fails.
     pub async fn expire_due(&self, now: Timestamp) -> Result<Vec<String>, Error> {
-        let sql = "UPDATE asks SET status = 'expired', settled_at = $1, sealed_arguments = NULL \
+        let sql = "UPDATE asks SET status = 'expired', settled_at = $1 \
              WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= $1 RETURNING id";
         let ids: Vec<String> = with_writer!(self, |conn| {
             let rows = sqlx::query(sql)

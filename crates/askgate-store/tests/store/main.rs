@@ -35,6 +35,24 @@ async fn postgres() -> Option<Fresh> {
     urls().await.into_iter().find(|u| u.starts_with("postgres"))
 }
 
+/// `sql` run on `store` as another program would, past askgate's own
+/// statements: the error it gets, if any.
+async fn raw(store: &TempStore, sql: &str) -> Option<String> {
+    let sql = sqlx::AssertSqlSafe(sql.to_owned());
+    let done = if store.url().starts_with("postgres") {
+        let pool = sqlx::postgres::PgPool::connect(store.url())
+            .await
+            .expect("connects");
+        sqlx::raw_sql(sql).execute(&pool).await.map(drop)
+    } else {
+        let pool = sqlx::sqlite::SqlitePool::connect(store.url())
+            .await
+            .expect("connects");
+        sqlx::raw_sql(sql).execute(&pool).await.map(drop)
+    };
+    done.err().map(|e| e.to_string())
+}
+
 fn at(seconds: i64) -> Timestamp {
     Timestamp::from_second(1_800_000_000 + seconds).expect("in range")
 }

@@ -10,7 +10,7 @@ use askgate_store::{
 };
 use serde_json::json;
 
-use super::{answer, at, new_ask, postgres, stores};
+use super::{answer, at, new_ask, postgres, raw, stores};
 
 /// Ana, Bo and Cy are SRE; Di is on call.
 const TEAM: &[(&str, &[&str])] = &[
@@ -22,7 +22,7 @@ const TEAM: &[(&str, &[&str])] = &[
 
 /// An ask decided by `rule` (an `[[approvals]]` entry's approval part),
 /// asked by Cy's agent about a destructive call.
-fn governed(id: &str, rule: &str) -> NewAsk {
+pub(super) fn governed(id: &str, rule: &str) -> NewAsk {
     let rule = serde_json::from_str(rule).expect("JSON");
     let cy = ["cy".to_owned()];
     let panel = askgate_testkit::approvals::panel(rule, TEAM, Risk::Destructive, &cy);
@@ -32,7 +32,7 @@ fn governed(id: &str, rule: &str) -> NewAsk {
     }
 }
 
-const TWO_OF_SRE: &str = r#"{"quorum": {"of": "sre", "need": 2}}"#;
+pub(super) const TWO_OF_SRE: &str = r#"{"quorum": {"of": "sre", "need": 2}}"#;
 
 fn says(person: &str, accepted: bool) -> PersonAnswer {
     let action = if accepted { "accept" } else { "decline" };
@@ -78,7 +78,7 @@ fn by_panel(row: &AskRow, answers: &[RecordedAnswer]) -> Count {
     })
 }
 
-async fn answer_as(
+pub(super) async fn answer_as(
     store: &Store,
     id: &str,
     person: &str,
@@ -421,24 +421,6 @@ async fn the_groups_a_sign_in_gave_are_kept_with_the_answer_and_count_again_late
         let kept = store.answers("g1").await.expect("reads");
         assert_eq!(kept[0].answer.groups, ["sre", "dev"], "{name}");
     }
-}
-
-/// `sql` run on `store` as another program would, past askgate's own
-/// statements: the error it gets, if any.
-async fn raw(store: &askgate_testkit::TempStore, sql: &str) -> Option<String> {
-    let sql = sqlx::AssertSqlSafe(sql.to_owned());
-    let done = if store.url().starts_with("postgres") {
-        let pool = sqlx::postgres::PgPool::connect(store.url())
-            .await
-            .expect("connects");
-        sqlx::raw_sql(sql).execute(&pool).await.map(drop)
-    } else {
-        let pool = sqlx::sqlite::SqlitePool::connect(store.url())
-            .await
-            .expect("connects");
-        sqlx::raw_sql(sql).execute(&pool).await.map(drop)
-    };
-    done.err().map(|e| e.to_string())
 }
 
 #[tokio::test]

@@ -2,7 +2,7 @@
 //! (`[[principals]] acts_for`): that agent's client's answer counts as its
 //! person's, and the call waits for the rest of the quorum in the inbox.
 
-use askgate_store::{AskStatus, Decision, Store};
+use askgate_store::{AskStatus, Decision, SealedArguments, Store};
 use askgate_testkit::gateway::Setup;
 use askgate_testkit::person::accept;
 use askgate_testkit::{Manner, Person, binaries};
@@ -54,11 +54,10 @@ async fn an_agents_client_answers_as_its_person_and_the_quorum_waits_for_the_sec
     assert_eq!(who, [("al", "mcp")]);
     // The call's arguments wait with it, sealed under the deployment key
     // for its page, and nowhere readable.
-    let sealed = store
-        .sealed_arguments(&ask.ask.id)
-        .await
-        .expect("reads")
-        .expect("kept with the ask");
+    let SealedArguments::Held(sealed) = store.sealed_arguments(&ask.ask.id).await.expect("reads")
+    else {
+        panic!("kept with the ask")
+    };
     assert!(!sealed.contains("plan"), "{sealed}");
     let keys = askgate_gateway::keys::Keys::load_or_create(&askgate_gateway::keys::key_path(
         gateway.store_url(),
@@ -80,7 +79,7 @@ async fn an_agents_client_answers_as_its_person_and_the_quorum_waits_for_the_sec
     assert_eq!(row.answered_by.as_deref(), Some("al, bo"));
     assert_eq!(
         store.sealed_arguments(&ask.ask.id).await.expect("reads"),
-        None,
+        SealedArguments::Erased,
         "erased when the quorum settled it"
     );
     let second = alice.call_tool(params).await.expect("a result");

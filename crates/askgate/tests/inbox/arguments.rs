@@ -2,7 +2,7 @@
 //! the people who may answer it only; erased once it is answered.
 
 use askgate_core::{ArgumentSeal, Ask, Call, NONCE_LEN, Risk, confirmation_form};
-use askgate_store::{NewAsk, Store};
+use askgate_store::{NewAsk, SealedArguments, Store};
 use askgate_testkit::approvals::TEAM;
 use askgate_testkit::page::hidden;
 use jiff::Timestamp;
@@ -85,7 +85,10 @@ async fn the_person_who_may_answer_sees_every_argument_and_nothing_is_left_once_
         status.is_success() || status.is_redirection(),
         "{status}: {settled}"
     );
-    assert_eq!(store.sealed_arguments("call-1").await.expect("reads"), None);
+    assert_eq!(
+        store.sealed_arguments("call-1").await.expect("reads"),
+        SealedArguments::Erased
+    );
     let (_, page) = get(&server, &alice, "/asks/call-1").await;
     assert!(!page.contains(DEEP), "{page}");
     assert!(page.contains("arguments were erased"), "{page}");
