@@ -60,6 +60,9 @@ async fn serve_alone(args: InboxArgs) -> Result<(), Failure> {
     };
     crate::logs::hide(config.secrets());
     crate::logs::hide_url_password(&store_url);
+    for notice in config.notices() {
+        tracing::warn!("config: {notice}");
+    }
     let store = Store::open(&store_url).await.map_err(Failure::stopped)?;
     let key_file = askgate_gateway::keys::key_path(&store_url);
     let keys = askgate_gateway::keys::Keys::load_or_create(&key_file).map_err(Failure::stopped)?;

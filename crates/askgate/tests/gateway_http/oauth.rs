@@ -259,6 +259,7 @@ async fn an_oauth_agent_no_one_said_whom_it_acts_for_has_its_risky_calls_refused
              resource = {RESOURCE:?}\nscopes = [{SCOPE:?}]\n{acts_for}\n\
              [[people]]\nname = \"ana\"\ntoken = \"ana-token-0123456789ab\"\nanswers_for = [\"*\"]\ngroups = [\"sre\"]\n\n\
              [[people]]\nname = \"cy\"\ntoken = \"cy-token-0123456789abc\"\nanswers_for = [\"*\"]\ngroups = [\"sre\"]\n\n\
+             [[people]]\nname = \"di\"\ntoken = \"di-token-0123456789abc\"\nanswers_for = [\"ci-agent\"]\n\n\
              [[approvals]]\nany_of = [\"sre\"]\n"
         )
     };
@@ -296,6 +297,12 @@ async fn an_oauth_agent_no_one_said_whom_it_acts_for_has_its_risky_calls_refused
             .expect("lists")
             .asks
             .is_empty()
+    );
+    // Di answers for "ci-agent", which the client is not: said at start.
+    let log = unknown.log().all().join("\n");
+    assert!(
+        log.contains(r#"config: "di" answers for "ci-agent", which is no [[principals]] entry"#),
+        "{log}"
     );
     // Told that ci-agent acts for cy, the call is asked; cy's own client's
     // yes is not cy's approval, so it waits for ana.
