@@ -50,7 +50,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     (15, "", "", V15_POSTGRES_ANSWER_GROUPS),
     (16, "", V16_SQLITE_COUNTED, V16_POSTGRES_COUNTED),
     (17, "", "", V17_POSTGRES_SEALED_ARGUMENTS),
-    (18, V18_ERASED, V18_SQLITE_ERASED, V18_POSTGRES_ERASED),
+    (18, "", V18_SQLITE_ERASED, V18_POSTGRES_ERASED),
 ];
 
 /// A call's sealed arguments are erased by the store itself as its ask
@@ -64,13 +64,9 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
 /// too. Asks that ended before, their arguments still there, are erased
 /// now. Like v12, it runs again harmlessly on a store whose recorded
 /// version was set back.
-const V18_ERASED: &str = "
-UPDATE asks SET sealed_arguments = ''
-    WHERE status <> 'pending' AND sealed_arguments IS NOT NULL AND sealed_arguments <> '';
-";
-
-/// [`V18_ERASED`]'s trigger on SQLite, which cannot change the row being
-/// written before it is: the row is written again, in the same statement.
+///
+/// The trigger on SQLite, which cannot change the row being written
+/// before it is: the row is written again, in the same statement.
 /// That write ends the chain: it leaves `''`, which the trigger skips
 /// (and recursive triggers are off anyway).
 const V18_SQLITE_ERASED: &str = "
@@ -82,10 +78,14 @@ FOR EACH ROW WHEN NEW.status <> 'pending'
 BEGIN
     UPDATE asks SET sealed_arguments = '' WHERE id = NEW.id;
 END;
+UPDATE asks SET sealed_arguments = ''
+    WHERE status <> 'pending' AND sealed_arguments IS NOT NULL AND sealed_arguments <> '';
 ";
 
-/// [`V18_ERASED`]'s trigger on PostgreSQL: the row is erased as it is
-/// written.
+/// [`V18_SQLITE_ERASED`]'s trigger on PostgreSQL: the row is erased as it
+/// is written. The trigger is made before the asks that ended are erased:
+/// its lock on the table holds off an older askgate's settling until the
+/// migration commits, so none ends between the two unerased.
 const V18_POSTGRES_ERASED: &str = "
 CREATE OR REPLACE FUNCTION askgate_erase_arguments() RETURNS trigger AS $$
 BEGIN
@@ -99,14 +99,16 @@ CREATE TRIGGER asks_erase_arguments BEFORE UPDATE OF status, sealed_arguments ON
         AND COALESCE(NEW.sealed_arguments, OLD.sealed_arguments) IS NOT NULL
         AND NEW.sealed_arguments IS DISTINCT FROM '')
     EXECUTE FUNCTION askgate_erase_arguments();
+UPDATE asks SET sealed_arguments = ''
+    WHERE status <> 'pending' AND sealed_arguments IS NOT NULL AND sealed_arguments <> '';
 ";
 
 /// A parked call's arguments, sealed (askgate-core's `ArgumentSeal`: AEAD
 /// under a key derived from the deployment key, bound to the ask's id),
 /// kept while the ask waits so that its page can show the people who may
 /// answer it what they approve; erased when the ask ends (since v18 by
-/// the store itself, see [`V18_ERASED`]). On SQLite the column is added by
-/// [`SQLITE_COLUMNS`].
+/// the store itself, see [`V18_SQLITE_ERASED`]). On SQLite the column is
+/// added by [`SQLITE_COLUMNS`].
 const V17_POSTGRES_SEALED_ARGUMENTS: &str = "
 ALTER TABLE asks ADD COLUMN IF NOT EXISTS sealed_arguments TEXT;
 ";

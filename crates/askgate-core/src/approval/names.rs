@@ -3,10 +3,11 @@
 /// What is wrong with `name` as a person's or a group's name, if
 /// anything: it is recorded on answers, listed with others
 /// (`answered_by = "ana, bo"`) and logged, so it may not be empty, start or
-/// end with a space, or hold a comma, a control character or a character
-/// that moves text about (a line break, U+2028 or U+2029 would forge a log
-/// line; a bidirectional control, reorder what is shown around it; a comma,
-/// a second approver).
+/// end with a space, or hold a comma, a control character, a line or
+/// paragraph separator, or a formatting character (a line break, U+2028 or
+/// U+2029 would forge a log line; a bidirectional control reorder what is
+/// shown around it; a zero-width space or joiner make one name look like
+/// another; a comma, a second approver).
 ///
 /// # Example
 /// ```
@@ -19,11 +20,11 @@
 pub fn name_problem(name: &str) -> Option<&'static str> {
     if name.chars().any(char::is_control) {
         Some("it holds a control character (a line break, a tab)")
-    } else if name.chars().any(moves_text) {
+    } else if name.chars().any(unseen) {
         Some(
-            "it holds a line or paragraph separator (U+2028, U+2029) or a bidirectional \
-             control (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069), which change how \
-             the text around it is shown",
+            "it holds a line or paragraph separator (U+2028, U+2029) or an invisible formatting \
+             character (a bidirectional control such as U+202E, a zero-width space or joiner, \
+             U+FEFF), which changes how the name or the text around it is shown",
         )
     } else if name.trim().is_empty() {
         Some("it is empty")
@@ -36,13 +37,17 @@ pub fn name_problem(name: &str) -> Option<&'static str> {
     }
 }
 
-/// Whether `c` breaks a line or reorders the text shown around it without
-/// being a control character (Unicode's `Cc`).
-fn moves_text(c: char) -> bool {
+/// Whether `c` breaks a line or is not shown as itself: Unicode's line
+/// and paragraph separators (`Zl`, `Zp`) and format characters (`Cf`:
+/// bidirectional controls, zero-width spaces and joiners, the byte order
+/// mark, tags).
+fn unseen(c: char) -> bool {
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
     matches!(
-        c,
-        '\u{2028}' | '\u{2029}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}'
-            | '\u{2066}'..='\u{2069}' | '\u{061C}'
+        c.general_category(),
+        GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator
+            | GeneralCategory::Format
     )
 }
 

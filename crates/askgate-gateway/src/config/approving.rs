@@ -38,6 +38,9 @@ pub(crate) struct Approvals {
     directory: Directory,
     /// The people each principal (agent) acts for, by its name.
     acts_for: BTreeMap<String, Vec<String>>,
+    /// The principals whoever holds one of the issuer's scopes acts as
+    /// (`scope_principals`).
+    anybodys: BTreeSet<String>,
 }
 
 /// One `[[approvals]]` entry.
@@ -74,21 +77,22 @@ impl Approvals {
                     .is_none_or(|risks| risks.contains(&risk))
                 && arguments_hold(&rule.arguments, arguments)
         })?;
-        let declared = self.acts_for.get(principal);
-        let acts_for = declared.cloned().unwrap_or_default();
+        let acts_for = self.acts_for.get(principal).cloned().unwrap_or_default();
         let asked = Asked {
             risk,
             requester_people: &acts_for,
             escalated: false,
         };
         let mut panel = rule.approval.panel(&rule.name, &self.directory, &asked);
-        // An agent an OAuth token names by its claim, of whom the config
-        // says nothing: any client of the issuer, run by anyone. Where the
-        // rule keeps the requester's people out (by default from
-        // high_write), its person cannot be told apart, so nobody may
-        // answer until [listen.oauth.acts_for] says whom it acts for.
-        if declared.is_none()
-            && principal.starts_with(OAUTH_AGENT)
+        // An agent an OAuth token names — by its claim, or by a scope
+        // whoever holds it acts as — for whom the config names nobody: any
+        // client of the issuer, run by anyone. Where the rule keeps the
+        // requester's people out (by default from high_write), its person
+        // cannot be told apart, so nobody may answer until
+        // [listen.oauth.acts_for] (or its [[principals]] entry) says whom
+        // it acts for.
+        if acts_for.is_empty()
+            && (principal.starts_with(OAUTH_AGENT) || self.anybodys.contains(principal))
             && rule.approval.excludes_requester(risk)
         {
             panel.requester_unknown = true;
@@ -115,6 +119,8 @@ pub(super) struct Named {
     pub(super) signed_in: Vec<String>,
     /// The people the provider knows by their subject (`oidc_sub`).
     pub(super) subjects: BTreeSet<String>,
+    /// The principals of `scope_principals`.
+    pub(super) anybodys: BTreeSet<String>,
 }
 
 /// Check the `[[approvals]]` entries against the people and groups
@@ -182,6 +188,7 @@ pub(super) fn check_approvals(
         rules,
         directory,
         acts_for,
+        anybodys: named.anybodys,
     })
 }
 

@@ -54,6 +54,7 @@ pub(super) fn check(mut file: File, src: &Source<'_>, path: &Path) -> Result<Con
     let mut inbox = check_inbox(file.inbox, src)?;
     let oauth_agents = oauth_acts_for(file.listen.as_mut(), &file.principals, src)?;
     let named = Named {
+        anybodys: oauth_agents.scoped,
         signed_in: inbox
             .oidc
             .as_ref()
@@ -76,7 +77,7 @@ pub(super) fn check(mut file: File, src: &Source<'_>, path: &Path) -> Result<Con
             })
             // The caller no token names: stdio's, a loopback listener's.
             .chain(["anonymous", "local"].map(|caller| (caller.to_owned(), file.acts_for.clone())))
-            .chain(oauth_agents)
+            .chain(oauth_agents.acts_for)
             .collect(),
         subjects: file
             .people

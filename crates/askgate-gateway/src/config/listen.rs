@@ -283,9 +283,9 @@ pub(super) fn oauth_acts_for(
     listen: Option<&mut ListenFile>,
     principals: &[Spanned<PrincipalFile>],
     src: &Source<'_>,
-) -> Result<Vec<ActsFor>, ConfigError> {
+) -> Result<OAuthAgents, ConfigError> {
     let Some(oauth) = listen.and_then(|listen| listen.oauth.as_mut()) else {
-        return Ok(Vec::new());
+        return Ok(OAuthAgents::default());
     };
     let scoped: BTreeSet<String> = oauth
         .scope_principals
@@ -321,7 +321,31 @@ pub(super) fn oauth_acts_for(
                 format!("[listen.oauth.acts_for] names the agent {agent:?}: {why}"),
             ));
         }
+        if people.get_ref().is_empty() {
+            return Err(src.at(
+                people.span(),
+                format!(
+                    "[listen.oauth.acts_for] says the agent {agent:?} acts for nobody: a token's \
+                     agent is anybody's until the config names its people, so its calls are \
+                     refused wherever a rule keeps the requester's people out; name them, or \
+                     leave it out"
+                ),
+            ));
+        }
         agents.push((agent, people.into_inner()));
     }
-    Ok(agents)
+    Ok(OAuthAgents {
+        acts_for: agents,
+        scoped,
+    })
+}
+
+/// What `[listen.oauth]` says of the agents its tokens name.
+#[derive(Default)]
+pub(super) struct OAuthAgents {
+    /// Whom each acts for (`[listen.oauth.acts_for]`).
+    pub(super) acts_for: Vec<ActsFor>,
+    /// The principals of `scope_principals`: whoever holds the scope, an
+    /// agent of the issuer's, not one token the operator handed out.
+    pub(super) scoped: BTreeSet<String>,
 }

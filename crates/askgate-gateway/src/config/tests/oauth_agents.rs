@@ -80,6 +80,17 @@ fn an_oauth_agent_the_config_does_not_know_cannot_have_its_risky_calls_approved_
         let said = panel.unanswerable().expect("refused").to_string();
         assert!(said.contains("[listen.oauth.acts_for]"), "{said}");
     }
+    // Nor may anyone approve for whoever holds a scope its principal is
+    // for, while nobody is named as that agent's person.
+    let scoped = config
+        .approvals
+        .for_call("files", "delete_file", Risk::Destructive, &none, "deployer")
+        .expect("matches")
+        .panel;
+    assert!(matches!(
+        scoped.unanswerable(),
+        Some(Unanswerable::RequesterUnknown { .. })
+    ));
     // Below it nobody is kept out, so nobody need be told apart.
     let medium = unknown(Risk::MediumWrite);
     assert_eq!(medium.unanswerable(), None);
@@ -147,6 +158,10 @@ fn an_acts_for_entry_no_token_could_name_is_refused_at_its_line() {
         (
             "\"oauth:a,b\" = [\"cy\"]\n",
             r#"askgate.toml:40: listen.oauth.acts_for."oauth:a,b": [listen.oauth.acts_for] names the agent "oauth:a,b": the name after "oauth:" is not usable: it holds a comma, which separates the names of several approvers"#,
+        ),
+        (
+            "\"oauth:ci-agent\" = []\n",
+            r#"askgate.toml:40: listen.oauth.acts_for."oauth:ci-agent": [listen.oauth.acts_for] says the agent "oauth:ci-agent" acts for nobody: a token's agent is anybody's until the config names its people, so its calls are refused wherever a rule keeps the requester's people out; name them, or leave it out"#,
         ),
         (
             "\"oauth:ci-agent\" = [\"zed\"]\n",
