@@ -33,11 +33,19 @@ pub struct Approving {
     /// How long its ask waits for its answers before it expires, when the
     /// rule says (else the confirmations' `ask_lifetime`).
     pub expires: Option<std::time::Duration>,
+    /// Whether the agent's own client speaks for its person: not for an
+    /// agent whose name many people's clients may share (an OAuth
+    /// client's id, a scope whoever holds it acts as). Then the client is
+    /// not asked, and its person answers where they sign in as themselves.
+    pub client_speaks: bool,
 }
 
 impl Approving {
     /// The person the client's answer counts as, if it counts at all.
     pub fn client_person(&self) -> Option<&str> {
+        if !self.client_speaks {
+            return None;
+        }
         self.panel.elicitation_counts_as(&self.acts_for, false)
     }
 

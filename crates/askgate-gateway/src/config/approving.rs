@@ -20,6 +20,7 @@ use toml::Spanned;
 use super::check::{argument_conditions, server_glob};
 use super::error::{ConfigError, Source};
 use super::file::ApprovalFile;
+use super::listen::OAuthNaming;
 use super::trusting::duration;
 use crate::rules::{ArgumentPath, Pattern, arguments_hold, names_hold};
 
@@ -38,9 +39,8 @@ pub(crate) struct Approvals {
     directory: Directory,
     /// The people each principal (agent) acts for, by its name.
     acts_for: BTreeMap<String, Vec<String>>,
-    /// The principals whoever holds one of the issuer's scopes acts as
-    /// (`scope_principals`).
-    anybodys: BTreeSet<String>,
+    /// How OAuth tokens name their agents.
+    oauth: OAuthNaming,
 }
 
 /// One `[[approvals]]` entry.
@@ -91,16 +91,20 @@ impl Approvals {
         // cannot be told apart, so nobody may answer until
         // [listen.oauth.acts_for] (or its [[principals]] entry) says whom
         // it acts for.
-        if acts_for.is_empty()
-            && (principal.starts_with(OAUTH_AGENT) || self.anybodys.contains(principal))
-            && rule.approval.excludes_requester(risk)
-        {
+        let scoped = self.oauth.scoped.contains(principal);
+        let by_token = principal.starts_with(OAUTH_AGENT);
+        if acts_for.is_empty() && (by_token || scoped) && rule.approval.excludes_requester(risk) {
             panel.requester_unknown = true;
         }
+        // Whose client answers: an agent's name shared by the clients of
+        // many people (its application's client_id, a scope) tells none
+        // of them apart, so none of their answers is its person's.
+        let client_speaks = !scoped && (!by_token || self.oauth.names_users);
         Some(Approving {
             panel,
             acts_for,
             expires: rule.expires,
+            client_speaks,
         })
     }
 }
@@ -119,8 +123,8 @@ pub(super) struct Named {
     pub(super) signed_in: Vec<String>,
     /// The people the provider knows by their subject (`oidc_sub`).
     pub(super) subjects: BTreeSet<String>,
-    /// The principals of `scope_principals`.
-    pub(super) anybodys: BTreeSet<String>,
+    /// How OAuth tokens name their agents.
+    pub(super) oauth: OAuthNaming,
 }
 
 /// Check the `[[approvals]]` entries against the people and groups
@@ -188,7 +192,7 @@ pub(super) fn check_approvals(
         rules,
         directory,
         acts_for,
-        anybodys: named.anybodys,
+        oauth: named.oauth,
     })
 }
 

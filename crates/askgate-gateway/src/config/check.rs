@@ -54,7 +54,7 @@ pub(super) fn check(mut file: File, src: &Source<'_>, path: &Path) -> Result<Con
     let mut inbox = check_inbox(file.inbox, src)?;
     let oauth_agents = oauth_acts_for(file.listen.as_mut(), &file.principals, src)?;
     let named = Named {
-        anybodys: oauth_agents.scoped,
+        oauth: oauth_agents.naming,
         signed_in: inbox
             .oidc
             .as_ref()

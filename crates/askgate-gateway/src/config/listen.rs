@@ -334,9 +334,16 @@ pub(super) fn oauth_acts_for(
         }
         agents.push((agent, people.into_inner()));
     }
+    let names_users = oauth
+        .principal_claim
+        .as_deref()
+        .is_some_and(|claim| claim != "client_id");
     Ok(OAuthAgents {
         acts_for: agents,
-        scoped,
+        naming: OAuthNaming {
+            scoped,
+            names_users,
+        },
     })
 }
 
@@ -345,7 +352,20 @@ pub(super) fn oauth_acts_for(
 pub(super) struct OAuthAgents {
     /// Whom each acts for (`[listen.oauth.acts_for]`).
     pub(super) acts_for: Vec<ActsFor>,
-    /// The principals of `scope_principals`: whoever holds the scope, an
-    /// agent of the issuer's, not one token the operator handed out.
-    pub(super) scoped: BTreeSet<String>,
+    /// How its tokens name their agents.
+    pub(super) naming: OAuthNaming,
+}
+
+/// How the tokens of `[listen.oauth]` name their agents: what an agent's
+/// name says of who runs it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OAuthNaming {
+    /// The principals of `scope_principals`: whoever holds the scope acts
+    /// as one, an agent of the issuer's, not one token the operator
+    /// handed out.
+    pub(crate) scoped: BTreeSet<String>,
+    /// Whether a token's agent is named by a claim of its user
+    /// (`principal_claim`, such as `sub`), not by its application's
+    /// `client_id`, which all the application's users share.
+    pub(crate) names_users: bool,
 }

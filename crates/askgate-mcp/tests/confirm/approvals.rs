@@ -20,6 +20,7 @@ pub(super) fn two_of_the_team(risk: Risk, acts_for: Vec<String>, veto: bool) -> 
         panel: askgate_testkit::approvals::panel(rule, TEAM, risk, &acts_for),
         acts_for,
         expires: None,
+        client_speaks: true,
     }
 }
 

@@ -260,7 +260,8 @@ async fn an_oauth_agent_no_one_said_whom_it_acts_for_has_its_risky_calls_refused
              [[people]]\nname = \"ana\"\ntoken = \"ana-token-0123456789ab\"\nanswers_for = [\"*\"]\ngroups = [\"sre\"]\n\n\
              [[people]]\nname = \"cy\"\ntoken = \"cy-token-0123456789abc\"\nanswers_for = [\"*\"]\ngroups = [\"sre\"]\n\n\
              [[people]]\nname = \"di\"\ntoken = \"di-token-0123456789abc\"\nanswers_for = [\"ci-agent\"]\n\n\
-             [[approvals]]\nany_of = [\"sre\"]\n"
+             [[approvals]]\nany_of = [\"sre\"]\n\n\
+             [[rules]]\ntool = \"write_note\"\nrisk = \"medium_write\"\n"
         )
     };
     let good = token(ISSUER_KEY, "issuer-1", &issuer, json!({}));
@@ -327,4 +328,14 @@ async fn an_oauth_agent_no_one_said_whom_it_acts_for_has_its_risky_calls_refused
             .is_empty(),
         "the requester's client counted for nobody"
     );
+    // A medium write, which Cy may approve: the client is still not asked,
+    // since an application's client_id is no one person's; the ask waits
+    // for Cy (or Ana) in the inbox.
+    let client = connect(&told.url, &good, &person).await;
+    let mut params = rmcp::model::CallToolRequestParams::new("write_note");
+    params.arguments = json!({"name": "n", "text": "t"}).as_object().cloned();
+    let waiting = client.call_tool(params).await.expect("a result");
+    assert_eq!(waiting.is_error, Some(true), "waits: {waiting:?}");
+    assert!(person.messages().is_empty(), "the client was not asked");
+    assert_eq!(store.pending(10, None).await.expect("lists").asks.len(), 2);
 }

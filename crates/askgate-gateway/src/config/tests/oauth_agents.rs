@@ -225,3 +225,31 @@ fn a_person_answering_for_a_name_no_agent_has_is_noticed_at_start() {
             .is_empty()
     );
 }
+
+#[test]
+fn an_oauth_agents_client_speaks_for_its_person_only_when_tokens_name_their_users() {
+    let acts_for =
+        "\n[listen.oauth.acts_for]\n\"oauth:ci-agent\" = [\"cy\"]\ndeployer = [\"bo\"]\n";
+    let none = args(json!({}));
+    let client_person = |config: &Config, principal: &str| {
+        config
+            .approvals
+            .for_call("files", "write_file", Risk::MediumWrite, &none, principal)
+            .expect("matches")
+            .client_person()
+            .map(str::to_owned)
+    };
+    // Named by its application's client_id, which all its users share:
+    // whoever's client said yes, it was not told apart as Cy's.
+    let by_client = oauth(acts_for).expect("parses");
+    assert_eq!(client_person(&by_client, "oauth:ci-agent"), None);
+    // Nor whoever holds the deployer scope.
+    assert_eq!(client_person(&by_client, "deployer"), None);
+    // Named by its user (principal_claim = "sub"): its client is Cy's.
+    let by_user = oauth(&format!("principal_claim = \"sub\"\n{acts_for}")).expect("parses");
+    assert_eq!(
+        client_person(&by_user, "oauth:ci-agent").as_deref(),
+        Some("cy")
+    );
+    assert_eq!(client_person(&by_user, "deployer"), None);
+}
