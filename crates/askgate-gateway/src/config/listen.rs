@@ -5,13 +5,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::net::SocketAddr;
 
+use askgate_core::approval::name_problem;
 use toml::Spanned;
 
+use super::approving::{ActsFor, OAUTH_AGENT};
 use super::check::socket_addr;
 use super::error::{ConfigError, Source};
-use askgate_core::approval::name_problem;
-
-use super::approving::{ActsFor, OAUTH_AGENT};
 use super::file::{IntrospectionFile, ListenFile, OAuthFile, PrincipalFile};
 
 /// The Streamable HTTP listener for clients.
