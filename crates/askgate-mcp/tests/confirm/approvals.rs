@@ -131,13 +131,7 @@ async fn a_no_given_to_a_withdrawn_ask_still_counts_for_the_calls_next_ask() {
         panel: Some(serde_json::to_value(&panel).expect("serializes")),
     };
     let first = store.park(&ask("ask-1", "call-1")).await.expect("parks");
-    let no = Settlement {
-        status: AskStatus::Declined,
-        reply: json!({"action": "decline"}),
-        outcome: json!(null),
-        answered_by: None,
-        answered_via: "web".to_owned(),
-    };
+    let no = no();
     let row = settle_as_person(&store, &first, &no, "alice", &[], now)
         .await
         .expect("counted");
