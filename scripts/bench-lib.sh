@@ -47,3 +47,63 @@ risk = "read"
 listen = "127.0.0.1:0"
 EOF
 }
+
+# The HTTP peers issue 19 names besides the npm ones, installed once under
+# $prefix: the Rust `mcp-proxy` 0.6.0 (tower-mcp; `cargo install`, a few
+# minutes the first time) and IBM's ContextForge `mcpgateway.translate`
+# (PyPI `mcp-contextforge-gateway`, in a venv of its own: it pins its own
+# `mcp`). Sets $http_peers to the gateway_peers.py arguments that add
+# them: `mcp-proxy-rs` and `contextforge`. ASKGATE_PEERS_HTTP=0 leaves them
+# out (then $http_peers is empty).
+bench_http_peers() {
+    http_peers=()
+    if [ "${ASKGATE_PEERS_HTTP:-1}" = 0 ]; then
+        return
+    fi
+    local rs="$prefix/mcp-proxy-rs" cf="$prefix/contextforge"
+    if [ ! -x "$rs/bin/mcp-proxy" ]; then
+        echo "bench: installing the Rust mcp-proxy 0.6.0 under $rs (once)" >&2
+        cargo install --quiet --locked --version 0.6.0 --root "$rs" mcp-proxy
+    fi
+    if [ ! -x "$cf/bin/python" ]; then
+        echo "bench: installing ContextForge's mcpgateway under $cf (once)" >&2
+        python3 -m venv "$cf"
+        "$cf/bin/python" -m pip install --quiet "mcp-contextforge-gateway==1.0.7.post20260921"
+    fi
+    local dir=$1 port
+    # mcp-proxy takes its port from its config, not its command line: one
+    # free now (each round starts it again on the same port).
+    port=$("$prefix/venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    cat > "$dir/mcp-proxy-rs.toml" <<TOML
+[proxy]
+name = "bench"
+separator = "__"
+
+[proxy.listen]
+host = "127.0.0.1"
+port = $port
+
+[[backends]]
+name = "everything"
+transport = "stdio"
+command = "node"
+args = ["$everything", "stdio"]
+TOML
+    # ContextForge refuses to start without secrets of its own; these
+    # are the bench's, random each run, never used for anything.
+    secret() { "$prefix/venv/bin/python" -c 'import secrets; print(secrets.token_urlsafe(48))'; }
+    cat > "$dir/contextforge.sh" <<SH
+#!/bin/sh
+export JWT_SECRET_KEY=$(secret) AUTH_ENCRYPTION_SECRET=$(secret)
+export PLATFORM_ADMIN_PASSWORD="Pw9-$(secret)" BASIC_AUTH_PASSWORD="Pw8-$(secret)"
+exec "$cf/bin/python" -m mcpgateway.translate --stdio "node $everything stdio" \
+    --expose-streamable-http --port "\$1" --logLevel error
+SH
+    chmod +x "$dir/contextforge.sh"
+    http_peers=(
+        --http-candidate "mcp-proxy-rs=$rs/bin/mcp-proxy --config $dir/mcp-proxy-rs.toml"
+        --url "http://127.0.0.1:$port/"
+        --http-candidate "contextforge=$dir/contextforge.sh {PORT}"
+        --url "http://127.0.0.1:{PORT}/mcp"
+    )
+}
