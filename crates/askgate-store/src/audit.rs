@@ -230,6 +230,67 @@ struct StoredEntry {
     text: String,
 }
 
+/// Where the chain stands for an entry about to be appended: the columns
+/// of one row, `$key` the placeholder of the entry's decision key (`"$1"`).
+/// The entry already recorded under the key (`key_seq`, `key_prev`,
+/// `key_hash`: NULL when none is) and the chain's head (`head_seq`,
+/// `head_hash`: NULL when the chain is empty). [`place_in!`] reads them.
+/// The call ledger reads them in the `RETURNING` of the insert that begins
+/// a call's record, saving the append a statement of its own (a trip to
+/// SQLite's thread).
+macro_rules! place_columns {
+    ($key:literal) => {
+        concat!(
+            "(SELECT seq FROM audit WHERE decision_key = ",
+            $key,
+            ") AS key_seq, \
+             (SELECT prev_hash FROM audit WHERE decision_key = ",
+            $key,
+            ") AS key_prev, \
+             (SELECT hash FROM audit WHERE decision_key = ",
+            $key,
+            ") AS key_hash, \
+             (SELECT seq FROM audit ORDER BY seq DESC LIMIT 1) AS head_seq, \
+             (SELECT hash FROM audit ORDER BY seq DESC LIMIT 1) AS head_hash"
+        )
+    };
+}
+pub(crate) use place_columns;
+
+/// Where an entry goes in the chain, as read in the writer's transaction.
+#[derive(Debug)]
+pub(crate) enum Place {
+    /// Already recorded under its decision key: its link.
+    Recorded(Link),
+    /// After the head, `(seq, hash)`; first, when the chain is empty.
+    After(Option<(i64, String)>),
+}
+
+/// The [`Place`] in `$row`, a row with [`place_columns!`].
+macro_rules! place_in {
+    ($store:expr, $row:expr) => {{
+        let row = $row;
+        let column = |name: &str| row.try_get::<Option<String>, _>(name);
+        let number = |name: &str| row.try_get::<Option<i64>, _>(name);
+        let read = || -> Result<$crate::audit::Place, sqlx::Error> {
+            Ok(
+                match (number("key_seq")?, column("key_prev")?, column("key_hash")?) {
+                    (Some(seq), Some(prev_hash), Some(hash)) => {
+                        $crate::audit::Place::Recorded($crate::audit::Link {
+                            seq,
+                            prev_hash,
+                            hash,
+                        })
+                    }
+                    _ => $crate::audit::Place::After(number("head_seq")?.zip(column("head_hash")?)),
+                },
+            )
+        };
+        read().map_err(|e| $store.fail(e))
+    }};
+}
+pub(crate) use place_in;
+
 /// Append the entry `$text` (keyed by `$key`, an `Option<&str>`) to the
 /// chain on `$conn`, inside a `with_writer!` body: the [`Link`] of the entry
 /// already recorded under the key, or of the new entry.
@@ -240,36 +301,30 @@ struct StoredEntry {
 macro_rules! append_entry {
     ($store:expr, $conn:ident, $text:expr, $key:expr) => {
         async {
+            let key: Option<&str> = $key;
+            let found = sqlx::query(concat!("SELECT ", $crate::audit::place_columns!("$1")))
+                .bind(key)
+                .fetch_one(&mut *$conn)
+                .await
+                .map_err(|e| $store.fail(e))?;
+            let place = $crate::audit::place_in!($store, &found)?;
+            $crate::audit::append_at!($store, $conn, $text, key, place)
+        }
+        .await
+    };
+}
+pub(crate) use append_entry;
+
+/// [`append_entry!`] at `$place`, the [`Place`] read for it in the same
+/// write.
+macro_rules! append_at {
+    ($store:expr, $conn:ident, $text:expr, $key:expr, $place:expr) => {
+        async {
             let (text, key): (&str, Option<&str>) = ($text, $key);
-            // The entry already recorded under the key (kind 0), and the
-            // chain's head (kind 1): one statement, one trip to the
-            // connection's thread on SQLite.
-            let found = sqlx::query(
-                "SELECT 0 AS kind, seq, prev_hash, hash FROM audit WHERE decision_key = $1 \
-                 UNION ALL \
-                 SELECT 1 AS kind, seq, '' AS prev_hash, hash \
-                 FROM (SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1) AS head",
-            )
-            .bind(key)
-            .fetch_all(&mut *$conn)
-            .await
-            .map_err(|e| $store.fail(e))?;
-            let mut last = None;
-            for row in found {
-                let kind = row.try_get::<i32, _>("kind").map_err(|e| $store.fail(e))?;
-                let seq = row.try_get::<i64, _>("seq").map_err(|e| $store.fail(e))?;
-                let hash = row.try_get::<String, _>("hash").map_err(|e| $store.fail(e))?;
-                if kind == 0 {
-                    return Ok::<_, Error>($crate::audit::Link {
-                        seq,
-                        prev_hash: row
-                            .try_get::<String, _>("prev_hash")
-                            .map_err(|e| $store.fail(e))?,
-                        hash,
-                    });
-                }
-                last = Some((seq, hash));
-            }
+            let last = match $place {
+                $crate::audit::Place::Recorded(link) => return Ok::<_, Error>(link),
+                $crate::audit::Place::After(last) => last,
+            };
             let (seq, prev) = match last {
                 Some((seq, hash)) => (seq + 1, hash),
                 None => (1, $crate::audit::GENESIS.to_owned()),
@@ -323,7 +378,7 @@ macro_rules! append_entry {
         .await
     };
 }
-pub(crate) use append_entry;
+pub(crate) use append_at;
 
 impl Store {
     /// Append an entry to the chain. An entry whose `decision_key` is

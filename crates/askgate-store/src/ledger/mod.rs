@@ -186,14 +186,21 @@ pub struct RecordedCall {
     pub call: CallRow,
 }
 
+/// The ledger's insert of a new call (13 parameters), returning the call.
+macro_rules! insert_call {
+    () => {
+        concat!(
+            "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, marker, \
+             prepared_at, sent_at, finished_at, result, principal, request) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+             ON CONFLICT DO NOTHING RETURNING ",
+            call_columns!()
+        )
+    };
+}
+
 /// The ledger's insert of a new call.
-const INSERT_CALL: &str = concat!(
-    "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, marker, \
-     prepared_at, sent_at, finished_at, result, principal, request) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
-     ON CONFLICT DO NOTHING RETURNING ",
-    call_columns!()
-);
+const INSERT_CALL: &str = insert_call!();
 
 const CALL_BY_ID: &str = concat!("SELECT ", call_columns!(), " FROM calls WHERE id = $1");
 

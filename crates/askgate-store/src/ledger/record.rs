@@ -6,7 +6,7 @@ use jiff::Timestamp;
 use sqlx::Row;
 
 use super::{CallEnd, CallRow, CallState, EndedCall, NewCall, RecordedCall, by_id, insertion};
-use crate::audit::{AuditEntry, append_entry};
+use crate::audit::{AuditEntry, append_at, append_entry, place_columns, place_in};
 use crate::backend::{Store, Writer, with_writer};
 use crate::columns::Stored;
 use crate::columns::micros;
@@ -40,6 +40,14 @@ impl<'a> Recording<'a> {
         }
     }
 }
+
+/// The insert of a call recorded with its decision's entry: its
+/// `RETURNING` says too where the audit chain stands for the entry ($14:
+/// its decision key), so the append reads nothing of its own. On SQLite
+/// the whole record is then three trips to the connection's thread (the
+/// batch's `BEGIN` with this insert, the entry with the chain head's move,
+/// `COMMIT`), not four.
+const INSERT_CALL_AT_CHAIN: &str = concat!(insert_call!(), ", ", place_columns!("$14"));
 
 /// The most calls [`Store::record_ended_calls`] writes in one statement
 /// (13 values each, well under SQLite's 32,766).
@@ -125,10 +133,20 @@ impl Store {
         // itself, a retry after a lost race for the chain's next place
         // finds the call recorded and appends the entry once. On SQLite
         // its insert begins the batch, in one trip to the connection.
-        let insert = insertion(call, state, Some(marker), Some(sent_at), end);
+        let mut insert = insertion(call, state, Some(marker), Some(sent_at), end).opt_text(key);
+        insert.sql = INSERT_CALL_AT_CHAIN;
         with_writer!(self, lead = insert, |conn, inserted| {
+            // Inserted now, the chain's place came with it; recorded
+            // before (a retry), it is read.
+            let place = inserted
+                .as_ref()
+                .map(|row| place_in!(self, row))
+                .transpose()?;
             let row = inserted_call!(self, conn, inserted, &call.id).await?;
-            let chained = append_entry!(self, conn, text, key)?;
+            let chained = match place {
+                Some(place) => append_at!(self, conn, text, key, place)?,
+                None => append_entry!(self, conn, text, key)?,
+            };
             Ok::<_, Error>(RecordedCall {
                 audit: chained.record(entry),
                 call: row,

@@ -110,6 +110,46 @@ async fn a_decision_reached_twice_is_audited_once() {
     }
 }
 
+#[tokio::test]
+async fn a_call_recorded_with_a_decision_already_audited_keeps_its_entry() {
+    for store in stores().await {
+        let mut decided = entry("deploy");
+        decided.decision_key = Some("request-7:confirm".into());
+        let first = store.append_audit(&decided).await.expect("appends");
+        // The handler ran again on a retry: a new call, the same decision.
+        let again = store
+            .record_sent_call(&decided, &super::call("c2", "gw-1"), "m-2", super::at(1))
+            .await
+            .expect("records");
+        assert_eq!(
+            (
+                again.audit.seq,
+                &again.audit.hash,
+                again.call.call.id.as_str()
+            ),
+            (first.seq, &first.hash, "c2"),
+            "{}",
+            store.name()
+        );
+        // The next call's entry links to the chain's head.
+        let next = store
+            .record_sent_call(
+                &entry("next"),
+                &super::call("c3", "gw-1"),
+                "m-3",
+                super::at(2),
+            )
+            .await
+            .expect("records");
+        assert_eq!(
+            (next.audit.seq, &next.audit.prev_hash),
+            (first.seq + 1, &first.hash)
+        );
+        let verified = store.verify_audit().await.expect("verifies");
+        assert_eq!((verified.entries, verified.broken), (2, None));
+    }
+}
+
 /// The deployment key the signed stores here are given.
 const KEY: [u8; 32] = [5; 32];
 
