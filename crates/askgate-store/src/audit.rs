@@ -315,10 +315,28 @@ macro_rules! append_entry {
 }
 pub(crate) use append_entry;
 
+/// SQLite's append: the entry ($1 seq, $4 text, $5 previous hash, $2
+/// hash, $6 decision key) and the head's move ($3 its tag).
+macro_rules! append_sql {
+    () => {
+        concat!(
+            "INSERT INTO audit (seq, entry, prev_hash, hash, decision_key) \
+             VALUES ($1, $4, $5, $2, $6);\n",
+            $crate::audit_head::move_head_sql!()
+        )
+    };
+}
+pub(crate) use append_sql;
+
 /// [`append_entry!`] at `$place`, the [`Place`] read for it in the same
-/// write.
+/// write. With `commit = true` (SQLite, a writer alone in its batch: see
+/// `with_writer!`), the command that appends ends with `COMMIT`, when
+/// `$place` is [`Place::After`] (a [`Place::Recorded`] runs nothing).
 macro_rules! append_at {
     ($store:expr, $conn:ident, $text:expr, $key:expr, $place:expr) => {
+        $crate::audit::append_at!($store, $conn, $text, $key, $place, commit = false)
+    };
+    ($store:expr, $conn:ident, $text:expr, $key:expr, $place:expr, commit = $commit:expr) => {
         async {
             let (text, key): (&str, Option<&str>) = ($text, $key);
             let last = match $place {
@@ -353,12 +371,13 @@ macro_rules! append_at {
             } else {
                 // The entry and the head's move in one command (two
                 // statements, one trip to the connection's thread), in the
-                // writer's transaction.
-                sqlx::query(concat!(
-                    "INSERT INTO audit (seq, entry, prev_hash, hash, decision_key) \
-                     VALUES ($1, $4, $5, $2, $6);\n",
-                    $crate::audit_head::move_head_sql!(),
-                ))
+                // writer's transaction — and its commit, when asked.
+                let sql = if $commit {
+                    concat!($crate::audit::append_sql!(), ";\nCOMMIT")
+                } else {
+                    $crate::audit::append_sql!()
+                };
+                sqlx::query(sql)
                 .bind(seq)
                 .bind(&hash)
                 .bind($store.head_tag(seq, &hash))

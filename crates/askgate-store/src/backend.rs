@@ -35,8 +35,33 @@ pub(crate) use with_pool;
 /// With `lead = $statement`, the write's first statement (a
 /// [`Statement`](crate::statement::Statement)) runs before `$body`, which
 /// reads its first row as `$led`: on SQLite in the command that begins the
-/// batch, one trip to the connection's thread fewer.
+/// batch, one trip to the connection's thread fewer. With `lead =
+/// $statement, $write`, `$body` is given the write itself (`$write.conn()`
+/// for the connection): a body whose last command may end with `COMMIT`
+/// when `$write.alone()`, and then says so with `$write.committed()`,
+/// saving the commit its own trip (PostgreSQL's writes are never alone).
 macro_rules! with_writer {
+    ($store:expr, lead = $lead:expr, $write:ident, |$led:ident| $body:expr) => {
+        match &$store.writer {
+            $crate::backend::Writer::Sqlite(writer) => {
+                let (mut $write, $led) = writer.begin_with($lead).await?;
+                let result = async { $body }.await;
+                $write.finish(result).await
+            }
+            $crate::backend::Writer::Postgres { pool, .. } => {
+                let mut $write = $crate::writer::PgWrite::begin(pool, &$store.name).await?;
+                let result = async {
+                    let $led = $lead
+                        .fetch_optional(&mut *$write.conn()?)
+                        .await
+                        .map_err(|e| $store.fail(e))?;
+                    $body
+                }
+                .await;
+                $write.finish(result).await
+            }
+        }
+    };
     ($store:expr, lead = $lead:expr, |$conn:ident, $led:ident| $body:expr) => {
         match &$store.writer {
             $crate::backend::Writer::Sqlite(writer) => {

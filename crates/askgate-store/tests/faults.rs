@@ -11,7 +11,7 @@
 
 use std::process::Command;
 
-use askgate_store::{AskStatus, Error, NewAsk, Store};
+use askgate_store::{AskStatus, AuditEntry, Decision, Error, NewAsk, NewCall, Store};
 use askgate_testkit::Scratch;
 use jiff::Timestamp;
 use serde_json::json;
@@ -26,6 +26,37 @@ fn main() {
     eprintln!("ok: a locked file is a clear error and writes nothing");
     runtime.block_on(a_full_disk_is_a_clear_error_and_writes_nothing());
     eprintln!("ok: a full disk is a clear error and writes nothing");
+}
+
+/// A call to record, and the audit entry of its decision, `reason_bytes`
+/// long.
+fn call(id: &str, reason_bytes: usize) -> (NewCall, AuditEntry) {
+    let at = Timestamp::from_second(1_800_000_000).expect("in range");
+    let call = NewCall {
+        id: id.to_owned(),
+        owner: "faults".into(),
+        server: "files".into(),
+        tool: "delete".into(),
+        arguments_digest: None,
+        principal: None,
+        request: None,
+        at,
+    };
+    let entry = AuditEntry {
+        at,
+        server: "files".into(),
+        tool: "delete".into(),
+        risk: "destructive".into(),
+        decision: Decision::Elicited,
+        reason: "x".repeat(reason_bytes),
+        answered_by: Some("alice".into()),
+        principal: None,
+        answered_via: Some("mcp".into()),
+        arguments_digest: None,
+        ask_id: None,
+        decision_key: None,
+    };
+    (call, entry)
 }
 
 fn ask(id: &str, body_bytes: usize) -> NewAsk {
@@ -126,12 +157,39 @@ async fn a_full_disk_is_a_clear_error_and_writes_nothing() {
         store.ask(failed).await.expect("reads").is_none(),
         "the write that ran out of space left nothing"
     );
+    // Nor did the call's record refused then: neither its ledger row nor
+    // its entry (whose command commits the write when it is alone in its
+    // batch, as here), and the chain holds what was acknowledged.
+    let recorded: Vec<&str> = stdout
+        .lines()
+        .filter_map(|line| line.strip_prefix("recorded "))
+        .collect();
+    let unrecorded = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("unrecorded "))
+        .expect("the child's record ran out of space");
+    for id in &recorded {
+        assert!(store.call(id).await.expect("reads").is_some(), "{id} kept");
+    }
+    assert!(store.call(unrecorded).await.expect("reads").is_none());
+    let chain = store.verify_audit().await.expect("verifies");
+    assert_eq!((chain.entries, chain.broken), (recorded.len() as u64, None));
     let integrity: String = askgate_testkit::sqlite_value(&url, "PRAGMA integrity_check").await;
     assert_eq!(integrity, "ok");
     store
         .park(&ask("after", 10))
         .await
         .expect("writes go through again");
+    let (after, entry) = call("after", 10);
+    store
+        .record_sent_call(&entry, &after, "m-after", after.at)
+        .await
+        .expect("records go through again");
+    let chain = store.verify_audit().await.expect("verifies");
+    assert_eq!(
+        (chain.entries, chain.broken),
+        (recorded.len() as u64 + 1, None)
+    );
     store.close().await;
 }
 
@@ -157,10 +215,33 @@ async fn fill_until_full(url: &str) {
                 // The store still answers reads while the disk is full.
                 let first = store.ask("fill-0").await;
                 assert!(matches!(first, Ok(Some(_))), "reads still work: {first:?}");
+                record_until_full(&store, url).await;
                 store.close().await;
                 return;
             }
         }
     }
     panic!("the file-size limit was never reached");
+}
+
+/// The child, once the disk is full: record calls, each with a large audit
+/// entry, until one is refused (a park's refusal may leave room for a
+/// smaller write), and check the refusal.
+async fn record_until_full(store: &Store, url: &str) {
+    for i in 0..10_000 {
+        let id = format!("call-{i}");
+        let (call, entry) = call(&id, 8 * 1024);
+        match store.record_sent_call(&entry, &call, "m", call.at).await {
+            Ok(_) => println!("recorded {id}"),
+            Err(error) => {
+                assert!(
+                    matches!(error, Error::NoSpace { .. }),
+                    "expected Error::NoSpace for {url}, got {error:?}"
+                );
+                println!("unrecorded {id}");
+                return;
+            }
+        }
+    }
+    panic!("the file-size limit was never reached by records");
 }

@@ -6,7 +6,7 @@ use jiff::Timestamp;
 use sqlx::Row;
 
 use super::{CallEnd, CallRow, CallState, EndedCall, NewCall, RecordedCall, by_id, insertion};
-use crate::audit::{AuditEntry, append_at, append_entry, place_columns, place_in};
+use crate::audit::{AuditEntry, Place, append_at, append_entry, place_columns, place_in};
 use crate::backend::{Store, Writer, with_writer};
 use crate::columns::Stored;
 use crate::columns::micros;
@@ -135,7 +135,9 @@ impl Store {
         // its insert begins the batch, in one trip to the connection.
         let mut insert = insertion(call, state, Some(marker), Some(sent_at), end).opt_text(key);
         insert.sql = INSERT_CALL_AT_CHAIN;
-        with_writer!(self, lead = insert, |conn, inserted| {
+        with_writer!(self, lead = insert, write, |inserted| {
+            let alone = write.alone();
+            let conn = write.conn()?;
             // Inserted now, the chain's place came with it; recorded
             // before (a retry), it is read.
             let place = inserted
@@ -143,10 +145,16 @@ impl Store {
                 .map(|row| place_in!(self, row))
                 .transpose()?;
             let row = inserted_call!(self, conn, inserted, &call.id).await?;
+            // Alone in its batch, the write ends with the append's command
+            // (which then commits), when it appends.
+            let commits = alone && matches!(place, Some(Place::After(_)));
             let chained = match place {
-                Some(place) => append_at!(self, conn, text, key, place)?,
+                Some(place) => append_at!(self, conn, text, key, place, commit = commits)?,
                 None => append_entry!(self, conn, text, key)?,
             };
+            if commits {
+                write.committed();
+            }
             Ok::<_, Error>(RecordedCall {
                 audit: chained.record(entry),
                 call: row,

@@ -34,6 +34,7 @@ where
         Ok(Write {
             owner: self,
             state: Some(state),
+            committed: false,
         })
     }
 
@@ -83,6 +84,7 @@ where
                 let write = Write {
                     owner: self,
                     state: Some(state),
+                    committed: false,
                 };
                 return Ok((write, row));
             }
@@ -106,6 +108,8 @@ where
 pub(crate) struct Write<'a, C: Connection> {
     owner: &'a GroupCommit<C>,
     state: Option<MutexGuard<'a, State<C>>>,
+    /// The body's last command committed the batch ([`Write::committed`]).
+    committed: bool,
 }
 
 impl<C> Write<'_, C>
@@ -122,6 +126,33 @@ where
             .ok_or_else(|| owner.lost())
     }
 
+    /// Whether this writer may end its body's last command with `COMMIT`
+    /// (see [`Write::committed`]): no other body writer waits to join the
+    /// batch and no one-statement write is queued for it, so `finish`
+    /// would commit it at once anyway. (One queued after this look goes
+    /// in the next batch, as it would after any commit.)
+    pub(crate) fn alone(&self) -> bool {
+        let owner = self.owner;
+        owner.waiting.load(Ordering::Acquire) == 0
+            && owner.queue().is_empty()
+            && self.state.as_ref().is_some_and(|state| !state.abandoned)
+    }
+
+    /// The body's last command, run when [`Write::alone`], ended with
+    /// `COMMIT` and succeeded: the batch is durable, its other writes are
+    /// told so, and `finish` has nothing left to commit — the commit's
+    /// trip to the connection's thread saved. (A command that failed
+    /// before or at its `COMMIT` returns the error instead: the body fails
+    /// and `finish` rolls the batch back, as for any failed body.)
+    pub(crate) fn committed(&mut self) {
+        let owner = self.owner;
+        if let Some(state) = self.state.as_mut() {
+            state.open = false;
+            owner.publish(state, Ok(()));
+            self.committed = true;
+        }
+    }
+
     /// Keep the statements (`Ok`) and wait for the batch to commit, or roll
     /// the batch back (`Err`). `Ok` is returned only once the write is
     /// durable.
@@ -133,6 +164,10 @@ where
         let Some(mut state) = self.state.take() else {
             return Err(owner.lost().into());
         };
+        if self.committed {
+            // Durable already; nothing of it is left to undo.
+            return result;
+        }
         if result.is_err() {
             owner.roll_back_batch(&mut state, another_failed()).await;
             return result;
@@ -181,7 +216,9 @@ impl Drop for Waiting<'_> {
 
 impl<C: Connection> Drop for Write<'_, C> {
     fn drop(&mut self) {
-        if let Some(state) = self.state.as_mut() {
+        // Dropped half-way, its statements must not be kept; committed,
+        // there is nothing left to undo.
+        if let (Some(state), false) = (self.state.as_mut(), self.committed) {
             state.abandoned = true;
         }
     }
@@ -207,6 +244,14 @@ impl PgWrite {
     pub(crate) fn conn(&mut self) -> Result<&mut sqlx::PgConnection, Error> {
         Ok(&mut self.conn)
     }
+
+    /// Never: each statement commits by itself (see [`Write::alone`]).
+    pub(crate) fn alone(&self) -> bool {
+        false
+    }
+
+    /// Nothing to do: [`PgWrite::alone`] never lets a body commit.
+    pub(crate) fn committed(&mut self) {}
 
     /// The write's result: its statement committed as it ran.
     pub(crate) async fn finish<T, E>(self, result: Result<T, E>) -> Result<T, E> {
