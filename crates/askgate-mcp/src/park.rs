@@ -42,7 +42,7 @@ const URL_WAIT: Duration = Duration::from_secs(3600);
 /// How many of a call's asks are read to learn where it stands: the newest
 /// decides, and a call is rarely asked more often than this in an ask's
 /// lifetime.
-const ASKS_OF_A_CALL: u32 = 16;
+pub(crate) const ASKS_OF_A_CALL: u32 = 16;
 
 impl Round {
     /// The key of the call `key`'s asks are about: the same for every try

@@ -61,6 +61,7 @@ mod statement;
 mod stats;
 mod tasks;
 mod tokens;
+mod tries;
 mod writer;
 
 pub use asks::{
@@ -78,3 +79,4 @@ pub use listing::AskFilter;
 pub use outage::Backoff;
 pub use schema::SCHEMA_VERSION;
 pub use tasks::{NewTask, TaskAnswered, TaskEnd, TaskRow, TaskStatus};
+pub use tries::RetryOf;

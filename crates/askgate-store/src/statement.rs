@@ -354,31 +354,37 @@ fn mixed() -> sqlx::Error {
 fn repeated(sql: &str, copies: usize, params: usize) -> String {
     let mut text = String::with_capacity((sql.len() + 8) * copies);
     for copy in 0..copies {
-        let offset = copy * params;
-        let mut quoted = false;
-        let mut chars = sql.chars().peekable();
-        while let Some(c) = chars.next() {
-            text.push(c);
-            match c {
-                '\'' => quoted = !quoted,
-                '$' if !quoted => {
-                    let mut number = 0;
-                    let mut digits = 0;
-                    while let Some(digit) = chars.peek().and_then(|d| d.to_digit(10)) {
-                        number = number * 10 + digit as usize;
-                        digits += 1;
-                        chars.next();
-                    }
-                    if digits > 0 {
-                        text.push_str(&(number + offset).to_string());
-                    }
-                }
-                _ => {}
-            }
-        }
+        push_shifted(&mut text, sql, copy * params);
         text.push_str(";\n");
     }
     text
+}
+
+/// Push `sql` onto `text`, its `$k` placeholders renumbered to
+/// `$(k + offset)` (quoted text left alone): a statement whose parameters
+/// follow `offset` others in one command of several.
+pub(crate) fn push_shifted(text: &mut String, sql: &str, offset: usize) {
+    let mut quoted = false;
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        text.push(c);
+        match c {
+            '\'' => quoted = !quoted,
+            '$' if !quoted => {
+                let mut number = 0;
+                let mut digits = 0;
+                while let Some(digit) = chars.peek().and_then(|d| d.to_digit(10)) {
+                    number = number * 10 + digit as usize;
+                    digits += 1;
+                    chars.next();
+                }
+                if digits > 0 {
+                    text.push_str(&(number + offset).to_string());
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 
 use askgate_core::{Gate, Method, gate};
 use askgate_mcp::{Policy, Request, RoundError, session_threshold};
+use askgate_store::RetryOf;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ContentBlock};
 use rmcp::service::{RequestContext, RoleServer};
@@ -16,6 +17,7 @@ use super::forward::Approved;
 use super::intake::Intake;
 use super::pipeline::Target;
 use super::preview::preview;
+use super::retries::unread;
 use crate::holds::HELD;
 use crate::lifecycle::{Decision, Lifecycle};
 use crate::questions;
@@ -70,15 +72,31 @@ impl Gateway {
         }
         // The same call may have run before askgate stopped: the person
         // is told, or it is not sent again. When a person may decide, the
-        // call's asks are read beside the ledger: one visit to the store
-        // for both.
+        // call's asks are read with the ledger: one visit to the store for
+        // both (on SQLite one trip to its thread).
         let asked = !matches!(gate(target.risk, threshold), Gate::Proceed(_));
         let earlier = match resumed {
             None if asked => {
-                let ledger = self.earlier_run(&target, principal, cx.ct.cancelled());
-                let (earlier, looked) = tokio::join!(ledger, round.look_ahead(CONFIRM));
-                looked?;
-                earlier?
+                let retry = self.retry_of(&target, principal);
+                let (store, owner, asked) = (self.store(), &settings.owner, retry.as_ref());
+                let found = round
+                    .look_ahead_with(CONFIRM, |asks, limit| async move {
+                        let of = asked.map(|asked| RetryOf {
+                            retry: asked.retry(),
+                            since: asked.since,
+                            me: owner,
+                        });
+                        store.tries_of_call(of, &asks, limit).await
+                    })
+                    .await
+                    .map_err(|e| unread(&target, &e))?;
+                match &retry {
+                    Some(asked) => {
+                        self.earlier_found(&target, asked, found, cx.ct.cancelled())
+                            .await?
+                    }
+                    None => None,
+                }
             }
             None => {
                 self.earlier_run(&target, principal, cx.ct.cancelled())

@@ -15,7 +15,7 @@
 use std::time::Duration;
 
 use askgate_core::{Risk, may_have_run_note};
-use askgate_store::{CallRow, CallState, Retry};
+use askgate_store::{CallRow, CallState, Retried, Retry};
 use jiff::Timestamp;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
@@ -42,6 +42,43 @@ pub(crate) struct EarlierRun {
     pub(crate) at: Timestamp,
 }
 
+/// What the ledger is asked of an earlier try of a call (see
+/// [`Gateway::retry_of`]).
+pub(crate) struct RetryAsked<'a> {
+    target: &'a Target,
+    principal: &'a str,
+    /// The arguments' digest under the key in use.
+    digest: String,
+    /// Under the keys in use before it.
+    earlier_digests: Vec<String>,
+    /// The start of the retry window.
+    pub(crate) since: Timestamp,
+}
+
+impl RetryAsked<'_> {
+    /// The call, as the ledger's retry names it.
+    pub(crate) fn retry(&self) -> Retry<'_> {
+        Retry {
+            principal: self.principal,
+            server: &self.target.server,
+            tool: &self.target.tool.name,
+            arguments_digest: &self.digest,
+            earlier_digests: &self.earlier_digests,
+        }
+    }
+}
+
+/// The error for a call whose earlier tries could not be read: not sent.
+pub(crate) fn unread(target: &Target, e: &askgate_store::Error) -> ErrorData {
+    ErrorData::internal_error(
+        format!(
+            "the ledger could not be read for an earlier try of the call to {} on {}: {e}; the call was not sent",
+            target.tool.name, target.server
+        ),
+        None,
+    )
+}
+
 impl Gateway {
     /// The earlier try of `target` by `principal` that may have run and
     /// whose retry was not told so yet, within `retry_window`: a call left
@@ -58,45 +95,64 @@ impl Gateway {
         principal: &str,
         cancelled: impl std::future::Future<Output = ()>,
     ) -> Result<Option<EarlierRun>, ErrorData> {
-        let settings = &self.inner.settings;
-        // A read runs again harmlessly.
-        if target.risk <= Risk::Read || settings.retry_window.is_zero() {
+        let Some(asked) = self.retry_of(target, principal) else {
             return Ok(None);
+        };
+        let found = self
+            .store()
+            .may_have_run(&asked.retry(), asked.since, &self.inner.settings.owner)
+            .await
+            .map_err(|e| unread(target, &e))?;
+        self.earlier_found(target, &asked, found, cancelled).await
+    }
+
+    /// What the ledger is asked of an earlier try of `target` by
+    /// `principal` ([`Gateway::earlier_run`]); `None` when none matters: a
+    /// read runs again harmlessly, and a `retry_window` of zero looks for
+    /// none.
+    pub(crate) fn retry_of<'a>(
+        &self,
+        target: &'a Target,
+        principal: &'a str,
+    ) -> Option<RetryAsked<'a>> {
+        let settings = &self.inner.settings;
+        if target.risk <= Risk::Read || settings.retry_window.is_zero() {
+            return None;
         }
         let window = jiff::SignedDuration::try_from(settings.retry_window)
             .unwrap_or(jiff::SignedDuration::MAX);
-        let since = self.now().checked_sub(window).unwrap_or(Timestamp::MIN);
-        let store = self.store();
-        let unread = |e: askgate_store::Error| {
-            ErrorData::internal_error(
-                format!(
-                    "the ledger could not be read for an earlier try of the call to {} on {}: {e}; the call was not sent",
-                    target.tool.name, target.server
-                ),
-                None,
-            )
-        };
-        let owner = &settings.owner;
         // Under the key in use, or (a call sent before the last rotation)
         // one before it: one query.
-        let digests = settings.ledger.digests(&target.arguments);
-        let Some((digest, earlier_digests)) = digests.split_first() else {
-            return Ok(None);
-        };
-        let retry = Retry {
+        let mut digests = settings.ledger.digests(&target.arguments).into_iter();
+        Some(RetryAsked {
+            target,
             principal,
-            server: &target.server,
-            tool: &target.tool.name,
-            arguments_digest: digest,
-            earlier_digests,
-        };
-        let Some(found) = store
-            .may_have_run(&retry, since, owner)
-            .await
-            .map_err(unread)?
-        else {
+            digest: digests.next()?,
+            earlier_digests: digests.collect(),
+            since: self.now().checked_sub(window).unwrap_or(Timestamp::MIN),
+        })
+    }
+
+    /// [`Gateway::earlier_run`] once the ledger answered `asked` with
+    /// `found`: a call `sent` by a process that beat lately is waited on
+    /// until that process is due to beat again.
+    ///
+    /// # Errors
+    /// The store failed: the call is not sent.
+    pub(crate) async fn earlier_found(
+        &self,
+        target: &Target,
+        asked: &RetryAsked<'_>,
+        found: Option<Retried>,
+        cancelled: impl std::future::Future<Output = ()>,
+    ) -> Result<Option<EarlierRun>, ErrorData> {
+        let Some(found) = found else {
             return Ok(None);
         };
+        let (store, owner) = (self.store(), &self.inner.settings.owner);
+        let retry = asked.retry();
+        let since = asked.since;
+        let unread = |e: askgate_store::Error| unread(target, &e);
         let beat = found
             .owner_beat
             .filter(|_| found.call.state == CallState::Sent);

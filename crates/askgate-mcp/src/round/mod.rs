@@ -180,6 +180,26 @@ impl Round {
         Ok(())
     }
 
+    /// [`Round::look_ahead`], the asks read by the caller's `read` together
+    /// with what else it reads before deciding, in one visit to the store
+    /// (the gateway's ledger: [`askgate_store::Store::tries_of_call`]).
+    /// `read` is given the store's key of the asks of the call `key` is
+    /// about, and how many to read (newest first); it returns what it read
+    /// besides them, which this returns.
+    ///
+    /// # Errors
+    /// `read`'s.
+    pub async fn look_ahead_with<T, E, F, Fut>(&mut self, key: &str, read: F) -> Result<T, E>
+    where
+        F: FnOnce(String, u32) -> Fut,
+        Fut: std::future::Future<Output = Result<(T, Vec<askgate_store::AskRow>), E>>,
+    {
+        let (besides, asks) = read(self.call_key(key), crate::park::ASKS_OF_A_CALL).await?;
+        let at = tokio::time::Instant::now();
+        self.looked_ahead = Some((key.to_owned(), at, asks));
+        Ok(besides)
+    }
+
     /// The asks [`Round::look_ahead`] read for `key`, once, while fresh;
     /// else read now.
     pub(crate) async fn asks_looked_ahead(

@@ -208,7 +208,7 @@ const BY_RESUME_KEY: &str = concat!(
     " FROM asks WHERE resume_key = $1"
 );
 
-const BY_CALL_KEY: &str = concat!(
+pub(crate) const BY_CALL_KEY: &str = concat!(
     "SELECT ",
     ask_columns!(),
     " FROM asks WHERE call_key = $1 ORDER BY created_at DESC, id DESC LIMIT $2"

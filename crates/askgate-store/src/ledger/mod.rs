@@ -244,6 +244,7 @@ mod owners;
 mod record;
 mod retries;
 
+pub(crate) use retries::may_have_run_sql;
 pub use retries::{Retried, Retry};
 
 /// What [`Store::queue_finish_call`] returns: the move's outcome, once the

@@ -12,11 +12,11 @@
 //! a further call is the caller's informed choice, and goes as any call.
 
 use jiff::Timestamp;
-use sqlx::{AssertSqlSafe, Row};
+use sqlx::AssertSqlSafe;
 
 use super::CallRow;
 use crate::backend::{Store, with_pool, with_writer};
-use crate::columns::{Stored, micros};
+use crate::columns::{Fields, Stored, micros};
 use crate::error::Error;
 
 /// A call as a retry names it again.
@@ -73,7 +73,7 @@ const MAY_HAVE_RUN_ORDER: &str =
 
 /// [`MAY_HAVE_RUN`] for `earlier` digests besides the one in use: one
 /// statement, one visit to the store, however many keys there were.
-fn may_have_run_sql(earlier: usize) -> String {
+pub(crate) fn may_have_run_sql(earlier: usize) -> String {
     let mut sql = String::from(MAY_HAVE_RUN);
     for n in 0..earlier {
         sql.push_str(&format!(", ${}", 7 + n));
@@ -118,22 +118,24 @@ impl Store {
                 query = query.bind(digest.as_str());
             }
             let row = query.fetch_optional(pool).await.map_err(|e| self.fail(e))?;
-            let Some(row) = row else {
-                return Ok(None);
-            };
-            let beat: Option<i64> = row.try_get("owner_beat").map_err(|e| self.fail(e))?;
-            let owner_beat = beat
-                .map(Timestamp::from_microsecond)
-                .transpose()
-                .map_err(|e| Error::Corrupt {
-                    store: self.name.to_string(),
-                    what: "owner",
-                    detail: e.to_string(),
-                })?;
-            Ok(Some(Retried {
-                call: CallRow::read(self, &row)?,
-                owner_beat,
-            }))
+            row.map(|row| self.retried(&row)).transpose()
+        })
+    }
+
+    /// The [`Retried`] in `row`, a row of [`MAY_HAVE_RUN`].
+    pub(crate) fn retried<R: Fields>(&self, row: &R) -> Result<Retried, Error> {
+        let beat = row.number("owner_beat").map_err(|e| self.fail(e))?;
+        let owner_beat = beat
+            .map(Timestamp::from_microsecond)
+            .transpose()
+            .map_err(|e| Error::Corrupt {
+                store: self.name.to_string(),
+                what: "owner",
+                detail: e.to_string(),
+            })?;
+        Ok(Retried {
+            call: CallRow::read(self, row)?,
+            owner_beat,
         })
     }
 

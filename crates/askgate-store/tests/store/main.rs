@@ -14,6 +14,7 @@ mod outage;
 mod panels;
 mod sealed;
 mod tasks;
+mod tries;
 
 /// What these tests say when PostgreSQL is not configured.
 const POSTGRES_HALF: &str = "the PostgreSQL half of these tests";

@@ -1,0 +1,95 @@
+//! A call's earlier tries, read in one visit before a person is asked
+//! about it: a call the same as it that may have run
+//! ([`Store::may_have_run`]) and the asks its tries parked
+//! ([`Store::asks_of_call`]).
+
+use std::future::poll_fn;
+
+use jiff::Timestamp;
+use sqlx::{AssertSqlSafe, Either, Executor};
+
+use crate::asks::{AskRow, BY_CALL_KEY};
+use crate::backend::{Pool, Store};
+use crate::columns::{Stored, micros};
+use crate::error::Error;
+use crate::ledger::{Retried, Retry, may_have_run_sql};
+use crate::statement::push_shifted;
+
+/// What [`Store::may_have_run`] is asked: the retry, when the window
+/// began, and the process asking (its own calls in flight are not in
+/// doubt).
+#[derive(Debug, Clone, Copy)]
+pub struct RetryOf<'a> {
+    /// The call, as a retry names it.
+    pub retry: Retry<'a>,
+    /// The start of the retry window.
+    pub since: Timestamp,
+    /// This process, the ledger's owner of the calls it sends.
+    pub me: &'a str,
+}
+
+impl Store {
+    /// [`Store::may_have_run`] for `ledger`, when given, and
+    /// [`Store::asks_of_call`] for `call_key` (at most `limit`, newest
+    /// first), read together. On SQLite in one command to one reading
+    /// connection: one trip to its thread. Side by side, each read wakes a
+    /// thread of its own, and on a 2-core machine the two took longer than
+    /// both one after the other (a confirmed call's reads: 152 µs side by
+    /// side, 78 µs the asks alone). On PostgreSQL side by side, on two
+    /// connections.
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails or a row is unreadable.
+    pub async fn tries_of_call(
+        &self,
+        ledger: Option<RetryOf<'_>>,
+        call_key: &str,
+        limit: u32,
+    ) -> Result<(Option<Retried>, Vec<AskRow>), Error> {
+        let Some(of) = ledger else {
+            return Ok((None, self.asks_of_call(call_key, limit).await?));
+        };
+        let pool = match &self.pool {
+            Pool::Sqlite(pool) => pool,
+            Pool::Postgres(_) => {
+                let (found, asks) = tokio::join!(
+                    self.may_have_run(&of.retry, of.since, of.me),
+                    self.asks_of_call(call_key, limit)
+                );
+                return Ok((found?, asks?));
+            }
+        };
+        let earlier = of.retry.earlier_digests;
+        let mut sql = may_have_run_sql(earlier.len());
+        sql.push_str(";\n");
+        // The asks' parameters follow the ledger's six and its digests.
+        push_shifted(&mut sql, BY_CALL_KEY, 6 + earlier.len());
+        // Built from constants and placeholder numbers only.
+        let mut query = sqlx::query(AssertSqlSafe(sql))
+            .bind(of.retry.arguments_digest)
+            .bind(of.retry.principal)
+            .bind(of.retry.server)
+            .bind(of.retry.tool)
+            .bind(micros(of.since))
+            .bind(of.me);
+        for digest in earlier {
+            query = query.bind(digest.as_str());
+        }
+        let query = query.bind(call_key).bind(i64::from(limit));
+        // Each statement yields its rows, then its count of changed rows.
+        let mut results = pool.fetch_many(query);
+        let (mut found, mut asks, mut statement) = (None, Vec::new(), 0);
+        while let Some(result) = poll_fn(|cx| results.as_mut().poll_next(cx)).await {
+            match result.map_err(|e| self.fail(e))? {
+                Either::Left(_) => statement += 1,
+                Either::Right(row) if statement == 0 => {
+                    if found.is_none() {
+                        found = Some(self.retried(&row)?);
+                    }
+                }
+                Either::Right(row) => asks.push(AskRow::read(self, &row)?),
+            }
+        }
+        Ok((found, asks))
+    }
+}

@@ -1,0 +1,89 @@
+//! A call's earlier tries read in one visit: the ledger's call that may
+//! have run and the call's asks, as each read alone finds them.
+
+use askgate_store::{Retry, RetryOf, Store};
+
+use super::{at, call, entry, new_ask, stores};
+
+/// The asks `mcp:k:confirm` (two, the newest second) and another call's.
+async fn park_asks(store: &Store) {
+    for (id, key, created) in [
+        ("first", "mcp:k:confirm", 1),
+        ("other", "mcp:other:confirm", 2),
+        ("second", "mcp:k:confirm", 3),
+    ] {
+        let mut ask = new_ask(id, created, None);
+        ask.call_key = Some(key.to_owned());
+        store.park(&ask).await.expect("parks");
+    }
+}
+
+#[tokio::test]
+async fn a_calls_tries_read_together_are_what_each_read_finds() {
+    for store in stores().await {
+        park_asks(&store).await;
+        store
+            .record_sent_call(&entry("delete"), &call("c1", "gw-1"), "m-1", at(1))
+            .await
+            .expect("records");
+        let digest = call("c1", "gw-1").arguments_digest.expect("a digest");
+        let retry = Retry {
+            principal: "anonymous",
+            server: "files",
+            tool: "delete",
+            arguments_digest: &digest,
+            earlier_digests: &[],
+        };
+        // Under a key rotated in since, with digests under two before it:
+        // the asks' parameters follow every digest's.
+        let earlier = ["hmac-sha256:older".to_owned(), digest.clone()];
+        let rotated = Retry {
+            arguments_digest: "hmac-sha256:newest",
+            earlier_digests: &earlier,
+            ..retry
+        };
+        let other = Retry {
+            tool: "list",
+            ..retry
+        };
+        for (asked, sent) in [(retry, Some("c1")), (rotated, Some("c1")), (other, None)] {
+            let of = RetryOf {
+                retry: asked,
+                since: at(0),
+                me: "gw-2",
+            };
+            let (found, asks) = store
+                .tries_of_call(Some(of), "mcp:k:confirm", 10)
+                .await
+                .expect("reads");
+            let alone = store
+                .may_have_run(&asked, at(0), "gw-2")
+                .await
+                .expect("reads");
+            assert_eq!(found, alone, "{}: {asked:?}", store.name());
+            assert_eq!(found.map(|f| f.call.call.id).as_deref(), sent);
+            let ids: Vec<&str> = asks.iter().map(|row| row.ask.id.as_str()).collect();
+            assert_eq!(ids, ["second", "first"], "{}", store.name());
+        }
+        // No ledger asked (a read, or no retry window): the asks alone,
+        // at most as many as asked for.
+        let (found, asks) = store
+            .tries_of_call(None, "mcp:k:confirm", 1)
+            .await
+            .expect("reads");
+        assert!(found.is_none());
+        assert_eq!(asks.len(), 1);
+        assert_eq!(asks[0].ask.id, "second");
+        // A call with no asks and no earlier try: nothing either way.
+        let of = RetryOf {
+            retry: other,
+            since: at(0),
+            me: "gw-2",
+        };
+        let (found, asks) = store
+            .tries_of_call(Some(of), "mcp:none:confirm", 10)
+            .await
+            .expect("reads");
+        assert!(found.is_none() && asks.is_empty());
+    }
+}
