@@ -89,7 +89,11 @@ impl Gateway {
                         store.tries_of_call(of, &asks, limit).await
                     })
                     .await
-                    .map_err(|e| unread(&target, &e))?;
+                    .map_err(|e| match &retry {
+                        Some(_) => unread(&target, &e),
+                        // Only the call's asks were read.
+                        None => RoundError::Store(e).into(),
+                    })?;
                 match &retry {
                     Some(asked) => {
                         self.earlier_found(&target, asked, found, cx.ct.cancelled())

@@ -34,6 +34,7 @@ where
         Ok(Write {
             owner: self,
             state: Some(state),
+            began: false,
             committed: false,
         })
     }
@@ -84,6 +85,7 @@ where
                 let write = Write {
                     owner: self,
                     state: Some(state),
+                    began: begin,
                     committed: false,
                 };
                 return Ok((write, row));
@@ -108,6 +110,8 @@ where
 pub(crate) struct Write<'a, C: Connection> {
     owner: &'a GroupCommit<C>,
     state: Option<MutexGuard<'a, State<C>>>,
+    /// Its lead began the batch: nothing of another writer is in it.
+    began: bool,
     /// The body's last command committed the batch ([`Write::committed`]).
     committed: bool,
 }
@@ -127,15 +131,22 @@ where
     }
 
     /// Whether this writer may end its body's last command with `COMMIT`
-    /// (see [`Write::committed`]): no other body writer waits to join the
-    /// batch and no one-statement write is queued for it, so `finish`
-    /// would commit it at once anyway. (One queued after this look goes
-    /// in the next batch, as it would after any commit.)
+    /// (see [`Write::committed`]): its lead began the batch and nothing
+    /// else ran in it, no other body writer waits to join it and no
+    /// one-statement write is queued for it, so `finish` would commit it
+    /// at once anyway. (One queued after this look goes in the next
+    /// batch, as it would after any commit.) The batch holds this write
+    /// alone: if its future is dropped while that command runs, no other
+    /// writer waits on an outcome it could be told wrong.
     pub(crate) fn alone(&self) -> bool {
         let owner = self.owner;
-        owner.waiting.load(Ordering::Acquire) == 0
+        self.began
+            && owner.waiting.load(Ordering::Acquire) == 0
             && owner.queue().is_empty()
-            && self.state.as_ref().is_some_and(|state| !state.abandoned)
+            && self
+                .state
+                .as_ref()
+                .is_some_and(|state| !state.abandoned && state.ran.is_empty())
     }
 
     /// The body's last command, run when [`Write::alone`], ended with
@@ -165,7 +176,9 @@ where
             return Err(owner.lost().into());
         };
         if self.committed {
-            // Durable already; nothing of it is left to undo.
+            // Durable already; nothing of it is left to undo (`committed`
+            // is the body's last fallible step).
+            debug_assert!(result.is_ok(), "a body failed after it committed");
             return result;
         }
         if result.is_err() {
@@ -257,5 +270,67 @@ impl PgWrite {
     pub(crate) async fn finish<T, E>(self, result: Result<T, E>) -> Result<T, E> {
         drop(self.conn);
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+    use std::sync::Arc;
+
+    use sqlx::ConnectOptions;
+    use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
+
+    use crate::error::Error;
+    use crate::statement::Statement;
+    use crate::writer::{Connect, GroupCommit};
+
+    const INSERT: &str = "INSERT INTO t (id) VALUES ($1) RETURNING id";
+
+    fn insert(id: &str) -> Statement {
+        Statement::new(INSERT, id).text(id)
+    }
+
+    /// A writer folds its commit into its last command only in a batch of
+    /// its own: begun by its lead, nothing else in it or waiting for it.
+    #[tokio::test]
+    async fn a_writer_is_alone_only_in_a_batch_its_own_lead_began() {
+        let path = std::env::temp_dir().join(format!(
+            "askgate-alone-{}-{}.db",
+            std::process::id(),
+            jiff::Timestamp::now().as_nanosecond()
+        ));
+        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
+            .expect("options")
+            .create_if_missing(true);
+        let mut conn = options.connect().await.expect("opens");
+        sqlx::raw_sql("CREATE TABLE t (id TEXT PRIMARY KEY)")
+            .execute(&mut conn)
+            .await
+            .expect("creates");
+        let connect: Connect<SqliteConnection> = Box::new(move || {
+            let options = options.clone();
+            Box::pin(async move { options.connect().await })
+        });
+        let (writer, task) = GroupCommit::start(conn, connect, Arc::from("test"));
+
+        let (write, row) = writer.begin_with(insert("a")).await.expect("begins");
+        assert!(row.is_some());
+        assert!(write.alone(), "its lead began the batch");
+        // A one-statement write queued meanwhile belongs in this batch.
+        let queued = writer.submit(insert("b"));
+        assert!(!write.alone());
+        write.finish(Ok::<_, Error>(())).await.expect("commits");
+        assert!(queued.await.expect("kept").is_some());
+
+        // A body without a lead joins a batch it did not begin.
+        let write = writer.begin().await.expect("begins");
+        assert!(!write.alone());
+        write.finish(Ok::<_, Error>(())).await.expect("commits");
+
+        task.abort();
+        for end in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{end}", path.display()));
+        }
     }
 }
