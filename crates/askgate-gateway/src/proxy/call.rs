@@ -78,10 +78,10 @@ impl Gateway {
         let earlier = match resumed {
             None if asked => {
                 let retry = self.retry_of(&target, principal);
-                let (store, owner, asked) = (self.store(), &settings.owner, retry.as_ref());
+                let (store, owner, ledger) = (self.store(), &settings.owner, retry.as_ref());
                 let found = round
                     .look_ahead_with(CONFIRM, |asks, limit| async move {
-                        let of = asked.map(|asked| RetryOf {
+                        let of = ledger.map(|asked| RetryOf {
                             retry: asked.retry(),
                             since: asked.since,
                             me: owner,
