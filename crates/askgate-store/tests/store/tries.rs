@@ -18,6 +18,15 @@ async fn park_asks(store: &Store) {
     }
 }
 
+/// `retry` asked by the process `gw-2`, the window open since 0.
+fn asked_by_gw2(retry: Retry<'_>) -> RetryOf<'_> {
+    RetryOf {
+        retry,
+        since: at(0),
+        me: "gw-2",
+    }
+}
+
 #[tokio::test]
 async fn a_calls_tries_read_together_are_what_each_read_finds() {
     for store in stores().await {
@@ -47,13 +56,8 @@ async fn a_calls_tries_read_together_are_what_each_read_finds() {
             ..retry
         };
         for (asked, sent) in [(retry, Some("c1")), (rotated, Some("c1")), (other, None)] {
-            let of = RetryOf {
-                retry: asked,
-                since: at(0),
-                me: "gw-2",
-            };
             let (found, asks) = store
-                .tries_of_call(Some(of), "mcp:k:confirm", 10)
+                .tries_of_call(Some(asked_by_gw2(asked)), "mcp:k:confirm", 10)
                 .await
                 .expect("reads");
             let alone = store
@@ -75,13 +79,8 @@ async fn a_calls_tries_read_together_are_what_each_read_finds() {
         assert_eq!(asks.len(), 1);
         assert_eq!(asks[0].ask.id, "second");
         // A call with no asks and no earlier try: nothing either way.
-        let of = RetryOf {
-            retry: other,
-            since: at(0),
-            me: "gw-2",
-        };
         let (found, asks) = store
-            .tries_of_call(Some(of), "mcp:none:confirm", 10)
+            .tries_of_call(Some(asked_by_gw2(other)), "mcp:none:confirm", 10)
             .await
             .expect("reads");
         assert!(found.is_none() && asks.is_empty());
