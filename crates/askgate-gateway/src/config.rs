@@ -108,9 +108,12 @@ pub struct Config {
     /// replaying a read is harmless; a crash may lose the records of the
     /// reads of its last moments.
     pub(crate) durable_reads: bool,
-    /// Whether, on stdio, calls that need no person are relayed as bytes
-    /// (the express lane; DESIGN.md). Default `true`; `false` sends every
-    /// call through rmcp, for an operator who suspects the lane.
+    /// Whether calls to stdio upstreams take the express lane (DESIGN.md):
+    /// on stdio, the client's calls that need no person are relayed as
+    /// bytes, and the calls the gateway's handler sends (a call a person
+    /// confirmed) go as bytes to their upstream. Default `true`; `false`
+    /// sends every call through rmcp, for an operator who suspects the
+    /// lane.
     pub(crate) express_lane: bool,
     /// Serve Streamable HTTP downstream here; `None`: stdio.
     pub listen: Option<Listen>,

@@ -156,6 +156,7 @@ pub async fn start(config: Config, store_url: &str, serve_inbox: bool) -> Result
             hold_for: std::time::Duration::from_secs(60 * 60),
             most_held: holds::Most::of(&config.limits),
             durable_reads: config.durable_reads,
+            express_lane: config.express_lane,
             retry_window: config.retry_window,
             background: background::Background::default(),
             separator: config.separator.clone(),

@@ -220,6 +220,18 @@ impl Lane {
         }
     }
 
+    /// Its caller gave call `id` up (its client cancelled it): its server
+    /// is told to cancel it, and the call ends as one that may have run,
+    /// `why`.
+    pub(crate) fn give_up(&self, id: u64, why: &str) {
+        let pending = self.calls().remove(&id);
+        let Some(pending) = pending else {
+            return;
+        };
+        let _ = self.out.send(&cancel_line(id, None));
+        pending.settle(LaneEnd::Gone(why));
+    }
+
     /// The client cancelled call `id`: forget it, and tell the upstream.
     pub(crate) fn cancel(&self, id: u64, reason: Option<&RawValue>) {
         if self.calls().remove(&id).is_none() {
@@ -262,14 +274,8 @@ pub(crate) struct OnLane {
 
 /// A call on the lane, until its answer.
 pub(crate) struct Pending {
-    /// The client's request id.
-    pub(crate) client_id: Box<RawValue>,
-    /// The same, as a key of `calls`.
-    pub(crate) key: String,
-    /// Where its answer goes.
-    pub(crate) reply: ReplyTo,
-    /// The client's calls on the lanes.
-    pub(crate) calls: OnLanes,
+    /// Who its answer goes to.
+    pub(crate) answering: Answering,
     /// The upstream's name.
     pub(crate) server: String,
     /// The tool, by its upstream name.
@@ -287,6 +293,25 @@ pub(crate) struct Pending {
     pub(crate) idle: Idle,
     /// Its clock started again by its server's progress, while it runs.
     pub(crate) _watching: Option<Watching>,
+}
+
+/// Who the answer to a call on the lane goes to.
+pub(crate) enum Answering {
+    /// The client that made the call, its request relayed as bytes.
+    Client {
+        /// The client's request id.
+        id: Box<RawValue>,
+        /// The same, as a key of `calls`.
+        key: String,
+        /// The client's calls on the lanes.
+        calls: OnLanes,
+        /// Where the answer goes.
+        reply: ReplyTo,
+    },
+    /// The gateway's own handler of the call (one a person decided, see
+    /// [`crate::proxy::on_lane`]): the result as its server sent it, or
+    /// the error its client gets.
+    Handler(tokio::sync::oneshot::Sender<Result<Box<RawValue>, ErrorData>>),
 }
 
 /// Where the answer to a call on the lane goes.
@@ -322,13 +347,8 @@ enum LaneEnd<'a> {
 impl Pending {
     /// Answer the client, and record the end.
     fn settle(self, settled: LaneEnd<'_>) {
-        self.calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.key);
         let Pending {
-            client_id,
-            reply,
+            answering,
             server,
             tool,
             mut ending,
@@ -337,6 +357,12 @@ impl Pending {
             _in_flight: in_flight,
             ..
         } = self;
+        if let Answering::Client { key, calls, .. } = &answering {
+            calls
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(key);
+        }
         let (ended, result) = match settled {
             LaneEnd::Answered(Reply {
                 result: Some(result),
@@ -365,7 +391,7 @@ impl Pending {
             LaneEnd::Gone(why) => (Ended::Failed(why.to_owned()), None),
         };
         life.handle_ended(ended);
-        let mut line = None;
+        let mut answer = None;
         while let Some(effect) = life.poll() {
             match effect {
                 // Recorded before the answer goes: it does not wait for the
@@ -373,16 +399,31 @@ impl Pending {
                 // has its answer finds the record among the writes a clean
                 // stop keeps.
                 Effect::RecordEnd(ended) => ending.ended(&ended),
-                Effect::Answer(Answer::Result) => line = result.map(|r| result_line(&client_id, r)),
+                Effect::Answer(Answer::Result) => answer = result.map(Ok),
                 Effect::Answer(Answer::Failed(ended)) => {
-                    line = Some(error_line(&client_id, &ended, &server, &tool));
+                    let error = ended
+                        .client_error(&server, &tool)
+                        .unwrap_or_else(|| ErrorData::internal_error("the call failed", None));
+                    answer = Some(Err(error));
                 }
                 _ => {}
             }
         }
         debug_assert!(life.is_over(), "an ended call is over");
-        let Some(line) = line else {
+        let Some(answer) = answer else {
             return;
+        };
+        let (id, reply) = match answering {
+            Answering::Handler(handler) => {
+                // Its handler answers the client, and counts it in flight.
+                let _ = handler.send(answer.map(ToOwned::to_owned));
+                return;
+            }
+            Answering::Client { id, reply, .. } => (id, reply),
+        };
+        let line = match answer {
+            Ok(result) => result_line(&id, result),
+            Err(error) => error_response(&id, error),
         };
         let call = ending.id().to_owned();
         // Counted in flight until its answer is sent.
@@ -413,15 +454,6 @@ fn result_line(id: &RawValue, result: &RawValue) -> Vec<u8> {
     line.extend_from_slice(result.get().as_bytes());
     line.extend_from_slice(b"}\n");
     line
-}
-
-/// The JSON-RPC error response to the client's request `id` for a call of
-/// `server`'s `tool` that ended so.
-fn error_line(id: &RawValue, ended: &Ended, server: &str, tool: &str) -> Vec<u8> {
-    let error = ended
-        .client_error(server, tool)
-        .unwrap_or_else(|| ErrorData::internal_error("the call failed", None));
-    error_response(id, error)
 }
 
 /// The JSON-RPC response to request `id` that is `error`, as a line.

@@ -30,6 +30,7 @@
 //! side, which the stdio downstream offers every line, is
 //! `super::stdio::express`.
 
+pub(crate) mod decided;
 pub(crate) mod lane;
 pub(crate) mod take;
 

@@ -28,3 +28,13 @@ impl Lane {
         match **self {}
     }
 }
+
+impl Lane {
+    /// Send a call its handler decided on the lane: there is no lane.
+    pub(crate) fn send_decided(
+        self: &std::sync::Arc<Self>,
+        _call: crate::proxy::on_lane::LaneSend,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = crate::relay::Response> + Send>> {
+        match **self {}
+    }
+}

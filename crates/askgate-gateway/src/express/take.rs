@@ -11,7 +11,7 @@ use askgate_mcp::replay::MARKER_KEY;
 use serde_json::Value as Json;
 use serde_json::value::RawValue;
 
-use super::lane::{OnLane, OnLanes};
+use super::lane::{Answering, OnLane, OnLanes};
 use super::{CallParams, Cancelled, Params, Pending, ReplyTo};
 use crate::downstream::WriteLine;
 use crate::proxy::Gateway;
@@ -111,10 +111,12 @@ pub(crate) fn take(
     // Logged under the lane's own target, wherever its code lives.
     tracing::debug!(target: "askgate_gateway::express", call = %ending.id(), server = %plan.server, tool = %plan.tool, "on the express lane");
     let pending = Pending {
-        client_id: id.to_owned(),
-        key,
-        reply,
-        calls: Arc::clone(caller.calls),
+        answering: Answering::Client {
+            id: id.to_owned(),
+            key,
+            calls: Arc::clone(caller.calls),
+            reply,
+        },
         server: plan.server.clone(),
         tool: plan.tool.clone(),
         ending,
@@ -161,7 +163,7 @@ pub(crate) fn cancel(gateway: &Gateway, calls: &OnLanes, params: &RawValue) -> b
 
 /// The `_meta` of a call on the lane: the replay contract's `marker`, and
 /// the lane's progress `token`, when there are any.
-fn meta<'a>(
+pub(crate) fn meta<'a>(
     marker: Option<&'a str>,
     token: Option<&'a str>,
 ) -> Option<HashMap<&'static str, &'a str>> {

@@ -18,6 +18,7 @@ use serde_json::Value as Json;
 
 use super::Gateway;
 use super::call::CONFIRM;
+use super::on_lane::{LaneSend, Needs};
 use super::upstream_call::{Cancelled, UpstreamCall};
 use crate::downstream::Progress;
 use crate::holds::{HELD, RESUME};
@@ -30,6 +31,9 @@ use crate::tasks::Caller;
 /// call is cancelled meanwhile.
 type Recording =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), askgate_store::Error>> + Send>>;
+
+/// A call on its way upstream, through rmcp or on the express lane.
+type Running = std::pin::Pin<Box<dyn std::future::Future<Output = crate::relay::Response> + Send>>;
 
 /// How long a call's record is tried again while the store is out of
 /// reach before the call fails, not sent, with the outage named.
@@ -375,20 +379,47 @@ impl Gateway {
         if resumed.is_some() {
             tracing::info!(call = %call.id, server = %upstream.name, tool, "resuming a call held before a restart: sending its server's round again with the retry's answers");
         }
-        let running = UpstreamCall {
-            gateway: self.clone(),
-            index,
-            tool: tool.to_owned(),
-            ending,
-            life,
-            progress: behind.progress,
-            tasks: behind.tasks,
-            client: behind.client,
-            given: behind.given,
-            cancelled: behind.cancelled,
-            legacy_task: behind.legacy_task,
-        }
-        .run(arguments, marker, asks, entered, start);
+        let needs = Needs {
+            tasks: behind.tasks.is_some() || behind.legacy_task.is_some(),
+            input: behind.given.is_some() || start.is_some(),
+        };
+        let on_lane = self.lane_for(index, &needs).and_then(|lane| {
+            let progress = match &behind.progress {
+                Some(progress) => Some(self.lane_route(index, progress)?),
+                None => None,
+            };
+            Some((lane, progress))
+        });
+        let running: Running = match on_lane {
+            Some((lane, progress)) => lane.send_decided(LaneSend {
+                server: upstream.name.clone(),
+                tool: tool.to_owned(),
+                arguments,
+                marker: self.marks_calls().then_some(marker),
+                ending,
+                life,
+                entered,
+                progress,
+                cancelled: behind.cancelled,
+                gateway: self.clone(),
+            }),
+            None => Box::pin(
+                UpstreamCall {
+                    gateway: self.clone(),
+                    index,
+                    tool: tool.to_owned(),
+                    ending,
+                    life,
+                    progress: behind.progress,
+                    tasks: behind.tasks,
+                    client: behind.client,
+                    given: behind.given,
+                    cancelled: behind.cancelled,
+                    legacy_task: behind.legacy_task,
+                }
+                .run(arguments, marker, asks, entered, start),
+            ),
+        };
         let held = Held::new(running, asked);
         Ok(match resumed {
             Some(resumed) => held.with_keys(resumed.keys()),

@@ -18,6 +18,7 @@ pub(crate) mod catalogue;
 mod forward;
 mod intake;
 mod legacy_tasks;
+pub(crate) mod on_lane;
 mod passing;
 pub(crate) mod pipeline;
 pub(crate) mod preview;
@@ -96,6 +97,10 @@ pub(crate) struct Settings {
     /// Whether a `read` call waits for its audit and ledger record to be
     /// durable before it is sent, as calls above `read` always do.
     pub(crate) durable_reads: bool,
+    /// Whether calls to an upstream on stdio may take its express lane
+    /// (`express_lane` in the config): the client's that need no person,
+    /// and those the gateway's handler sends (see [`on_lane`]).
+    pub(crate) express_lane: bool,
     /// The store writes the answers do not wait for.
     pub(crate) background: Background,
     /// Between a namespace and a tool or prompt name.

@@ -75,12 +75,7 @@ async fn logged(
 
 #[tokio::test]
 async fn at_debug_the_log_holds_no_argument_value_and_no_upstream_message_on_either_path() {
-    if std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: python3 is not installed (CI has it)");
+    if super::python_missing() {
         return;
     }
     for lane in [true, false] {

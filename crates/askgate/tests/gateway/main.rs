@@ -31,6 +31,8 @@ mod asks;
 /// Requests that do not fit, answers too long: every one ends.
 mod bad_input;
 mod calls;
+/// A call a person confirmed, sent on the express lane by the handler.
+mod decided_lane;
 mod inbox_links;
 mod key_rotation;
 mod legacy_tasks;
@@ -46,6 +48,19 @@ mod stops;
 mod tasks;
 /// How long an upstream may take: its handshake, a call.
 mod timeouts;
+
+/// Whether `python3` is missing, said on stderr: a test whose upstream is
+/// a Python script is then skipped (CI has it).
+fn python_missing() -> bool {
+    let missing = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err();
+    if missing {
+        eprintln!("skipped: python3 is not installed (CI has it)");
+    }
+    missing
+}
 
 /// A gateway over the example upstream with no config file, on a store of
 /// its own.

@@ -4,7 +4,7 @@
 //! its client that it may have run — on the rmcp path and on the express
 //! lane alike.
 
-use askgate_testkit::gateway::ledger;
+use askgate_testkit::gateway::{Gateway, ledger};
 use askgate_testkit::mcp::call;
 use askgate_testkit::within;
 use rmcp::ServiceError;
@@ -156,12 +156,7 @@ for line in sys.stdin:
 
 #[tokio::test]
 async fn a_resource_read_past_its_timeout_is_given_up_and_its_server_told() {
-    if std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: python3 is not installed (CI has it)");
+    if super::python_missing() {
         return;
     }
     let h = setup()
@@ -270,28 +265,67 @@ for line in sys.stdin:
             "content": [{"type": "text", "text": "worked"}]}}), flush=True)
 "#;
 
+/// A gateway with `config` over `WORKING` (`working`, limited to one second
+/// a call), whose log says which path a call took, its client `person`.
+async fn over_working(config: &str, person: askgate_testkit::Person) -> Gateway {
+    setup()
+        .config(config)
+        .tables(&format!(
+            "[[upstreams]]\nname = \"working\"\ncommand = \"python3\"\nargs = [\"-c\", {WORKING:?}]\n\
+             call_timeout = \"1s\"\n"
+        ))
+        .logging("askgate_gateway::express=debug")
+        .connect(person)
+        .await
+}
+
+#[tokio::test]
+async fn a_confirmed_call_whose_server_tells_of_progress_on_the_lane_runs_past_its_limit_and_the_client_hears_it()
+ {
+    if super::python_missing() {
+        return;
+    }
+    let yes = askgate_testkit::person::accept(json!({"confirm": true}));
+    let h = over_working(
+        "[[rules]]\ntool = \"work\"\nrisk = \"medium_write\"",
+        person(json!({"elicitation": {"form": {}}}), vec![yes]),
+    )
+    .await;
+    let result = within(
+        "the call's end",
+        h.client.call_tool(call("working__work", json!({}))),
+    )
+    .await
+    .expect("a result, not a timeout");
+    assert_eq!(
+        result
+            .content
+            .first()
+            .and_then(|c| c.as_text())
+            .map(|t| t.text.as_str()),
+        Some("worked"),
+        "{result:?}"
+    );
+    assert!(
+        h.log
+            .has_line_with(&["sent on the express lane by its handler", "work"])
+    );
+    // Its server's five notifications, each under the client's own token,
+    // before the answer.
+    assert_eq!(h.person.progress.len(), 5);
+}
+
 #[tokio::test]
 async fn a_call_whose_server_tells_of_progress_runs_past_its_limit_on_either_path() {
-    if std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: python3 is not installed (CI has it)");
+    if super::python_missing() {
         return;
     }
     for lane in [true, false] {
-        let h = setup()
-            .config(&format!(
-                "express_lane = {lane}\n[[rules]]\ntool = \"work\"\nrisk = \"read\""
-            ))
-            .tables(&format!(
-                "[[upstreams]]\nname = \"working\"\ncommand = \"python3\"\nargs = [\"-c\", {WORKING:?}]\n\
-                 call_timeout = \"1s\"\n"
-            ))
-            .logging("askgate_gateway::express=debug")
-            .connect(person(json!({}), vec![]))
-            .await;
+        let h = over_working(
+            &format!("express_lane = {lane}\n[[rules]]\ntool = \"work\"\nrisk = \"read\""),
+            person(json!({}), vec![]),
+        )
+        .await;
         let result = within(
             "the call's end",
             h.client.call_tool(call("working__work", json!({}))),

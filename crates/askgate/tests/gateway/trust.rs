@@ -319,7 +319,7 @@ async fn a_mistyped_answer_is_refused_on_every_surface() {
 #[tokio::test]
 async fn a_confirmed_call_its_client_cancels_is_cancelled_at_its_server_and_its_retry_told_it_may_have_run()
  {
-    // A write the person confirms takes rmcp's path (not the express lane).
+    // A write the person confirms (sent on the express lane by its handler).
     let rules = "[[rules]]\ntool = \"wait_for_note\"\nrisk = \"medium_write\"";
     let h = setup()
         .config(&config(rules))

@@ -1,0 +1,118 @@
+//! The lane's side of a call its handler sends (see
+//! [`crate::proxy::on_lane`]): sent as bytes, its answer handed back to
+//! the handler.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use rmcp::ErrorData;
+use rmcp::model::CallToolResult;
+
+use super::lane::{Answering, Lane, Pending};
+use super::{Params, take};
+use crate::proxy::on_lane::LaneSend;
+use crate::relay;
+
+/// Why a call its client cancelled while its server worked on it ended
+/// so, as the rmcp path says it.
+const CANCELLED: &str = "its client cancelled it while its server worked on it";
+
+impl Lane {
+    /// Send `call` on the lane when first polled: its server's answer, as
+    /// the handler answers the client — or the error the call ended with.
+    pub(crate) fn send_decided(
+        self: &Arc<Self>,
+        call: LaneSend,
+    ) -> Pin<Box<dyn Future<Output = relay::Response> + Send>> {
+        let lane = Arc::clone(self);
+        Box::pin(async move {
+            let LaneSend {
+                server,
+                tool,
+                arguments,
+                marker,
+                ending,
+                life,
+                entered,
+                progress,
+                cancelled,
+                gateway,
+            } = call;
+            let (routed, token) = progress.unzip();
+            // A server that tells of progress is working: its idle clock
+            // starts again.
+            let _watching = token
+                .as_deref()
+                .map(|token| lane.watch_progress(token, entered.idle()));
+            let (handler, answered) = tokio::sync::oneshot::channel();
+            let id = lane.next.fetch_add(1, Ordering::Relaxed);
+            let call_id = ending.id().to_owned();
+            let pending = Pending {
+                answering: Answering::Handler(handler),
+                server: server.clone(),
+                tool: tool.clone(),
+                ending,
+                life,
+                progress: None,
+                // Its handler is counted in flight.
+                _in_flight: None,
+                idle: entered.idle().clone(),
+                _watching: None,
+            };
+            let params = Params {
+                name: &tool,
+                arguments: &arguments,
+                meta: take::meta(marker.as_deref(), token.as_deref()),
+            };
+            // Logged under the lane's own target, as the client's calls on it.
+            tracing::debug!(target: "askgate_gateway::express", call = %call_id, %server, %tool, "sent on the express lane by its handler");
+            lane.send(id, &params, pending);
+            let answered = match cancelled {
+                None => answered.await,
+                Some(cancelled) => {
+                    tokio::pin!(answered);
+                    tokio::select! {
+                        answered = &mut answered => answered,
+                        () = cancelled => {
+                            gateway.metrics().cancelled(&server);
+                            // Under the rmcp path's target: an operator's
+                            // filter finds it whichever path the call took.
+                            tracing::info!(target: "askgate_gateway::proxy::upstream_call", call = %call_id, %server, %tool, "cancelled by its client while its server worked on it; its server was told");
+                            lane.give_up(id, CANCELLED);
+                            answered.await
+                        }
+                    }
+                }
+            };
+            // Its server's asks no longer go to this call; the progress it
+            // told of before its answer reaches the client first.
+            drop(entered);
+            if let Some(routed) = &routed {
+                routed.settle().await;
+            }
+            match answered {
+                Ok(Ok(result)) => serde_json::from_str::<CallToolResult>(result.get())
+                    .map(relay::complete)
+                    .map_err(|error| {
+                        ErrorData::internal_error(
+                            format!(
+                                "{server} answered the call to {tool} with a result that is not a \
+                                 tool's result ({error})"
+                            ),
+                            None,
+                        )
+                    }),
+                Ok(Err(error)) => Err(error),
+                Err(_) => Err(ErrorData::internal_error(
+                    format!(
+                        "the call to {tool} on {server} ended without an answer (the gateway is \
+                         stopping); it may have run"
+                    ),
+                    None,
+                )),
+            }
+        })
+    }
+}

@@ -1,0 +1,206 @@
+//! The calls the gateway's handler sends — a call a person confirmed —
+//! on a stdio upstream's express lane: the client, the upstream and the
+//! records see what they see through rmcp (`express_lane = false`), and
+//! the gateway's log says which path the call took, so a call that fell
+//! back to rmcp cannot pass for the lane.
+
+use askgate_store::{Decision, Store};
+use askgate_testkit::gateway::{Gateway, ledger};
+use askgate_testkit::mcp::{call, send_call, text};
+use askgate_testkit::person::accept;
+use askgate_testkit::within;
+use rmcp::ServiceError;
+use rmcp::model::ElicitResult;
+use serde_json::json;
+
+use super::{person, setup};
+
+/// What the gateway logs (at debug) when its handler sends a call on the
+/// lane.
+const ON_THE_LANE: &str = "sent on the express lane by its handler";
+
+/// What the example upstream writes to stderr when a `wait_for_note`
+/// arrives, and when it is cancelled.
+const WAIT_ARRIVED: &str = "askgate-example-upstream: call wait_for_note";
+const WAIT_CANCELLED: &str = "askgate-example-upstream: wait_for_note cancelled";
+
+/// The example upstream's tools ruled so that a person confirms each call
+/// but a read.
+const CONFIRMED: &str = "[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n\n\
+                         [[rules]]\ntool = \"*\"\nrisk = \"medium_write\"\n";
+
+/// The same, every call through rmcp.
+fn through_rmcp() -> String {
+    format!("express_lane = false\n{CONFIRMED}")
+}
+
+/// A gateway with `config` and `upstream` (keys of `notes`' table), whose
+/// log says which path a call took; its client's person answers from
+/// `script`.
+async fn watched(config: &str, upstream: &str, script: Vec<ElicitResult>) -> Gateway {
+    setup()
+        .config(config)
+        .upstream_keys(upstream)
+        .logging("askgate_gateway::express=debug")
+        .connect(person(json!({"elicitation": {"form": {}}}), script))
+        .await
+}
+
+/// The person says yes to the call.
+fn yes() -> ElicitResult {
+    accept(json!({"confirm": true}))
+}
+
+/// Stop the gateway: its ledger's states, and the decisions of its audit
+/// chain (checked to verify).
+async fn records(h: Gateway) -> (Vec<String>, Vec<Decision>) {
+    let stopped = h.stop().await;
+    let url = stopped.store_url();
+    let store = Store::open(url).await.expect("the store opens");
+    let verification = store.verify_audit().await.expect("verifies");
+    assert_eq!(verification.broken, None, "the audit chain is unbroken");
+    let audited = askgate_testkit::audited(&store).await;
+    store.close().await;
+    (
+        ledger(url).await,
+        audited.into_iter().map(|e| e.decision).collect(),
+    )
+}
+
+/// What a client and the records see of a run: the answers' texts or
+/// errors, the ledger, the audited decisions.
+type Seen = (Vec<String>, Vec<String>, Vec<Decision>);
+
+#[tokio::test]
+async fn a_confirmed_call_goes_on_the_lane_and_neither_client_nor_records_can_tell() {
+    let mut seen: Vec<(bool, Seen)> = Vec::new();
+    for config in [CONFIRMED.to_owned(), through_rmcp()] {
+        // Yes to both writes.
+        let script = vec![yes(), yes()];
+        let h = watched(&config, "", script).await;
+        let mut answers = Vec::new();
+        let write = call("write_note", json!({"name": "todo", "text": "milk"}));
+        let written = within("the write", h.client.call_tool(write))
+            .await
+            .expect("the write answers");
+        answers.push(text(&written));
+        // The upstream's own error, on a call a person confirmed.
+        let bad = call("write_note", json!({"name": "../x", "text": "no"}));
+        let refused = within("the bad write", h.client.call_tool(bad)).await;
+        answers.push(match refused {
+            Ok(result) => text(&result),
+            Err(ServiceError::McpError(error)) => format!("{:?}: {}", error.code, error.message),
+            Err(other) => panic!("expected an answer or the upstream's error, got {other:?}"),
+        });
+        let read = call("read_note", json!({"name": "todo"}));
+        let read = within("the read", h.client.call_tool(read))
+            .await
+            .expect("the read answers");
+        answers.push(text(&read));
+        h.log
+            .line_with(&["askgate-example-upstream: call read_note"])
+            .await;
+        let lane = h.log.has_line_with(&[ON_THE_LANE, "write_note"]);
+        let (ledger, decisions) = records(h).await;
+        seen.push((lane, (answers, ledger, decisions)));
+    }
+    let (on, off) = (&seen[0], &seen[1]);
+    assert!(on.0, "the confirmed write took the lane");
+    assert!(!off.0, "express_lane = false: it went through rmcp");
+    assert_eq!(on.1, off.1, "the client and the records see the same");
+    let (answers, ledger, _) = &on.1;
+    assert!(
+        answers[2].contains("milk"),
+        "the write was done: {answers:?}"
+    );
+    assert!(
+        answers[1].contains("must be"),
+        "the upstream's error: {answers:?}"
+    );
+    let mut states = ledger.clone();
+    states.sort();
+    assert_eq!(states, ["answered", "answered", "failed"]);
+}
+
+/// Confirm a `wait_for_note` through a gateway with `config`, cancel it
+/// once its server works on it: whether it took the lane, and what the
+/// ledger and the audit chain say.
+async fn cancelled_while_it_runs(config: &str) -> (bool, Vec<String>, Vec<Decision>) {
+    let h = watched(config, "", vec![yes()]).await;
+    let waiting = call(
+        "wait_for_note",
+        json!({"name": "never", "wait_ms": 60 * 60 * 1000}),
+    );
+    let handle = send_call(h.client.peer(), waiting).await;
+    h.log.line_with(&[WAIT_ARRIVED]).await;
+    handle.cancel(None).await.expect("the cancel is sent");
+    // Its server was told, and stops waiting.
+    h.log.line_with(&[WAIT_CANCELLED]).await;
+    // The gateway goes on serving.
+    let later = call("read_note", json!({"name": "never"}));
+    let later = within("a later read", h.client.call_tool(later))
+        .await
+        .expect("a later read answers");
+    assert!(text(&later).contains("no note named"), "{}", text(&later));
+    let lane = h.log.has_line_with(&[ON_THE_LANE, "wait_for_note"]);
+    let (ledger, decisions) = records(h).await;
+    (lane, ledger, decisions)
+}
+
+#[tokio::test]
+async fn a_confirmed_call_its_client_cancels_while_it_runs_is_cancelled_at_its_server_on_either_path()
+ {
+    let on = cancelled_while_it_runs(CONFIRMED).await;
+    let off = cancelled_while_it_runs(&through_rmcp()).await;
+    assert!(on.0 && !off.0, "the lane, then rmcp: {} {}", on.0, off.0);
+    // Sent, and given up while its server worked on it: it may have run.
+    assert_eq!((&on.1, &on.2), (&off.1, &off.2));
+    assert_eq!(on.1[0], "may_have_run", "{:?}", on.1);
+}
+
+/// Confirm a `wait_for_note` through a gateway with `config`, its
+/// upstream limited to one second a call: the client's error, and whether
+/// the call took the lane.
+async fn past_its_timeout(config: &str) -> (bool, String, Vec<String>) {
+    let h = watched(config, "call_timeout = \"1s\"", vec![yes()]).await;
+    let waiting = call(
+        "wait_for_note",
+        json!({"name": "never", "wait_ms": 60 * 60 * 1000}),
+    );
+    let refused = within("the call's end", h.client.call_tool(waiting)).await;
+    let Err(ServiceError::McpError(error)) = refused else {
+        panic!("expected an error, got {refused:?}");
+    };
+    // Its server was told.
+    h.log.line_with(&[WAIT_CANCELLED]).await;
+    let lane = h.log.has_line_with(&[ON_THE_LANE, "wait_for_note"]);
+    let (ledger, _) = records(h).await;
+    (lane, error.message.to_string(), ledger)
+}
+
+#[tokio::test]
+async fn a_confirmed_call_past_its_timeout_is_given_up_the_same_way_on_the_lane() {
+    let on = past_its_timeout(CONFIRMED).await;
+    let off = past_its_timeout(&through_rmcp()).await;
+    assert!(on.0 && !off.0, "the lane, then rmcp: {} {}", on.0, off.0);
+    assert!(
+        on.1.contains("for 1s (its call_timeout)") && on.1.contains("may have run"),
+        "{}",
+        on.1
+    );
+    assert_eq!((&on.1, &on.2), (&off.1, &off.2));
+}
+
+#[tokio::test]
+async fn a_confirmed_call_whose_server_asks_the_person_on_the_lane_gets_the_answer() {
+    // Yes to the call, then the name its server asks for.
+    let script = vec![yes(), accept(json!({"name": "Ada"}))];
+    let h = watched(CONFIRMED, "", script).await;
+    let asked = within("the call", h.client.call_tool(call("ask_name", json!({}))))
+        .await
+        .expect("a result");
+    assert!(text(&asked).contains("Hello, Ada"), "{}", text(&asked));
+    assert!(h.log.has_line_with(&[ON_THE_LANE, "ask_name"]));
+    let (ledger, _) = records(h).await;
+    assert_eq!(ledger, ["answered"]);
+}
