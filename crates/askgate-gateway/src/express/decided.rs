@@ -76,11 +76,13 @@ impl Lane {
                     tokio::select! {
                         answered = &mut answered => answered,
                         () = cancelled => {
-                            gateway.metrics().cancelled(&server);
-                            // Under the rmcp path's target: an operator's
-                            // filter finds it whichever path the call took.
-                            tracing::info!(target: "askgate_gateway::proxy::upstream_call", call = %call_id, %server, %tool, "cancelled by its client while its server worked on it; its server was told");
-                            lane.give_up(id, CANCELLED);
+                            // Counted only when the cancel ended it.
+                            if lane.give_up(id, CANCELLED) {
+                                gateway.metrics().cancelled(&server);
+                                // Under the rmcp path's target: an operator's
+                                // filter finds it whichever path it took.
+                                tracing::info!(target: "askgate_gateway::proxy::upstream_call", call = %call_id, %server, %tool, "cancelled by its client while its server worked on it; its server was told");
+                            }
                             answered.await
                         }
                     }

@@ -177,10 +177,23 @@ impl Lane {
         }
     }
 
-    /// The gateway stops: every call in flight is left, ledgered as sent
-    /// (it may have run).
+    /// The gateway stops: every client's call in flight is left, ledgered
+    /// as sent (it may have run). A call a handler sent stays: its
+    /// handler, cancelled as the gateway stops, ends it as through rmcp
+    /// (its server told, its record ended), or its upstream's close does.
     pub(crate) fn abandon(&self) {
-        let calls: Vec<Pending> = self.calls().drain().map(|(_, p)| p).collect();
+        let calls: Vec<Pending> = {
+            let mut calls = self.calls();
+            let clients: Vec<u64> = calls
+                .iter()
+                .filter(|(_, pending)| matches!(pending.answering, Answering::Client { .. }))
+                .map(|(id, _)| *id)
+                .collect();
+            clients
+                .into_iter()
+                .filter_map(|id| calls.remove(&id))
+                .collect()
+        };
         drop(calls);
     }
 
@@ -222,14 +235,16 @@ impl Lane {
 
     /// Its caller gave call `id` up (its client cancelled it): its server
     /// is told to cancel it, and the call ends as one that may have run,
-    /// `why`.
-    pub(crate) fn give_up(&self, id: u64, why: &str) {
+    /// `why`. `false` when it had ended already (answered, past its
+    /// limit, its upstream gone): then nothing is told.
+    pub(crate) fn give_up(&self, id: u64, why: &str) -> bool {
         let pending = self.calls().remove(&id);
         let Some(pending) = pending else {
-            return;
+            return false;
         };
         let _ = self.out.send(&cancel_line(id, None));
         pending.settle(LaneEnd::Gone(why));
+        true
     }
 
     /// The client cancelled call `id`: forget it, and tell the upstream.

@@ -204,3 +204,43 @@ async fn a_confirmed_call_whose_server_asks_the_person_on_the_lane_gets_the_answ
     let (ledger, _) = records(h).await;
     assert_eq!(ledger, ["answered"]);
 }
+
+/// Confirm a `wait_for_note` through a gateway with `config`, its stop
+/// grace one second, and stop the gateway with SIGTERM while its server
+/// works on it: whether it took the lane, and what the ledger says of it
+/// once the gateway has exited.
+async fn stopped_while_it_runs(config: &str) -> (bool, Vec<String>) {
+    let h = watched(&format!("stop_grace = \"1s\"\n{config}"), "", vec![yes()]).await;
+    let waiting = call(
+        "wait_for_note",
+        json!({"name": "never", "wait_ms": 60 * 60 * 1000}),
+    );
+    let _handle = send_call(h.client.peer(), waiting).await;
+    h.log.line_with(&[WAIT_ARRIVED]).await;
+    let lane = h.log.has_line_with(&[ON_THE_LANE, "wait_for_note"]);
+    let signalled = std::process::Command::new("kill")
+        .args(["-TERM", &h.pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(signalled.success());
+    // Past its grace the call is cancelled; the gateway exits.
+    within("the gateway's exit", async {
+        while std::fs::read_to_string(format!("/proc/{}/stat", h.pid))
+            .is_ok_and(|stat| !stat.contains(") Z "))
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    (lane, h.ledger().await)
+}
+
+#[tokio::test]
+async fn a_confirmed_call_in_flight_past_the_stop_grace_ends_as_it_does_through_rmcp() {
+    let on = stopped_while_it_runs(CONFIRMED).await;
+    let off = stopped_while_it_runs(&through_rmcp()).await;
+    assert!(on.0 && !off.0, "the lane, then rmcp: {} {}", on.0, off.0);
+    // Given up as the gateway stopped: it may have run.
+    assert_eq!(on.1, off.1);
+    assert_eq!(on.1, ["may_have_run"]);
+}
