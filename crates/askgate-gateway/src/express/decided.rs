@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use rmcp::ErrorData;
-use rmcp::model::CallToolResult;
 
 use super::lane::{Answering, Lane, Pending};
 use super::{Params, take};
@@ -95,17 +94,7 @@ impl Lane {
                 routed.settle().await;
             }
             match answered {
-                Ok(Ok(result)) => serde_json::from_str::<CallToolResult>(result.get())
-                    .map(relay::complete)
-                    .map_err(|error| {
-                        ErrorData::internal_error(
-                            format!(
-                                "{server} answered the call to {tool} with a result that is not a \
-                                 tool's result ({error})"
-                            ),
-                            None,
-                        )
-                    }),
+                Ok(Ok(result)) => Ok(relay::complete(result)),
                 Ok(Err(error)) => Err(error),
                 Err(_) => Err(ErrorData::internal_error(
                     format!(

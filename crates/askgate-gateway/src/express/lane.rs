@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use rmcp::ErrorData;
+use rmcp::model::CallToolResult;
 use serde_json::value::RawValue;
 use serde_json::{Value as Json, json};
 
@@ -324,9 +325,9 @@ pub(crate) enum Answering {
         reply: ReplyTo,
     },
     /// The gateway's own handler of the call (one a person decided, see
-    /// [`crate::proxy::on_lane`]): the result as its server sent it, or
-    /// the error its client gets.
-    Handler(tokio::sync::oneshot::Sender<Result<Box<RawValue>, ErrorData>>),
+    /// [`crate::proxy::on_lane`]): its server's result, or the error its
+    /// client gets.
+    Handler(tokio::sync::oneshot::Sender<Result<CallToolResult, ErrorData>>),
 }
 
 /// Where the answer to a call on the lane goes.
@@ -378,6 +379,30 @@ impl Pending {
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(key);
         }
+        // A handler's call is answered with a tool's result, decoded here:
+        // an answer that is not one ends the call as failed, as through
+        // rmcp (which cannot decode it either).
+        let mut tool_result = None;
+        let not_a_result;
+        let settled = match settled {
+            LaneEnd::Answered(reply) if matches!(answering, Answering::Handler(_)) => {
+                match reply
+                    .result
+                    .map(|r| serde_json::from_str::<CallToolResult>(r.get()))
+                {
+                    Some(Ok(decoded)) => {
+                        tool_result = Some(decoded);
+                        LaneEnd::Answered(reply)
+                    }
+                    Some(Err(error)) => {
+                        not_a_result = format!("its answer is not a tool's result ({error})");
+                        LaneEnd::Gone(&not_a_result)
+                    }
+                    None => LaneEnd::Answered(reply),
+                }
+            }
+            settled => settled,
+        };
         let (ended, result) = match settled {
             LaneEnd::Answered(Reply {
                 result: Some(result),
@@ -431,7 +456,12 @@ impl Pending {
         let (id, reply) = match answering {
             Answering::Handler(handler) => {
                 // Its handler answers the client, and counts it in flight.
-                let _ = handler.send(answer.map(ToOwned::to_owned));
+                let answer = answer.and_then(|_| {
+                    tool_result.ok_or_else(|| {
+                        ErrorData::internal_error("the call's result was not kept", None)
+                    })
+                });
+                let _ = handler.send(answer);
                 return;
             }
             Answering::Client { id, reply, .. } => (id, reply),

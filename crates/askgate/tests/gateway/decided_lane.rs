@@ -244,3 +244,51 @@ async fn a_confirmed_call_in_flight_past_the_stop_grace_ends_as_it_does_through_
     assert_eq!(on.1, off.1);
     assert_eq!(on.1, ["may_have_run"]);
 }
+
+/// A stdio server whose one tool answers with what is not a tool's
+/// result (its `content` a string).
+const ODD: &str = r#"
+import json, sys
+answers = {
+    "initialize": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                   "serverInfo": {"name": "odd", "version": "1"}},
+    "tools/list": {"tools": [{"name": "odd", "inputSchema": {"type": "object"}}]},
+    "tools/call": {"content": "not a list"},
+    "ping": {},
+}
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" in message and message.get("method") in answers:
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"],
+                          "result": answers[message["method"]]}), flush=True)
+"#;
+
+#[tokio::test]
+async fn a_confirmed_calls_answer_that_is_not_a_tools_result_fails_it_on_either_path() {
+    if super::python_missing() {
+        return;
+    }
+    let mut seen = Vec::new();
+    for lane in [true, false] {
+        let h = setup()
+            .config(&format!(
+                "express_lane = {lane}\n[[rules]]\ntool = \"odd\"\nrisk = \"medium_write\""
+            ))
+            .tables(&format!(
+                "[[upstreams]]\nname = \"odd\"\ncommand = \"python3\"\nargs = [\"-c\", {ODD:?}]\n"
+            ))
+            .logging("askgate_gateway::express=debug")
+            .connect(person(json!({"elicitation": {"form": {}}}), vec![yes()]))
+            .await;
+        let answered = within("the call", h.client.call_tool(call("odd__odd", json!({})))).await;
+        let Err(ServiceError::McpError(error)) = answered else {
+            panic!("lane {lane}: expected an error, got {answered:?}");
+        };
+        assert_eq!(h.log.has_line_with(&[ON_THE_LANE, "odd"]), lane);
+        let (ledger, _) = records(h).await;
+        seen.push((error.code, ledger));
+    }
+    // The client is told it failed, and the ledger does not say answered.
+    assert_eq!(seen[0], seen[1]);
+    assert_ne!(seen[0].1, ["answered"]);
+}
