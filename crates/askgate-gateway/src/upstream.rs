@@ -508,6 +508,7 @@ pub(crate) async fn connect(
                 let (transport, child_lane) =
                     super::child::spawn(command, name, inflight.clone(), answer_size)
                         .map_err(|e| format!("upstream {name}: cannot start {program:?}: {e}"))?;
+                child_lane.herald(relay.downstream.notices.clone(), relay.number);
                 lane = Some(child_lane);
                 transport
             };

@@ -104,6 +104,9 @@ struct Route {
     token: ProgressToken,
     /// Notifications on their way to the client now.
     relaying: Arc<AtomicUsize>,
+    /// Notifications the upstream's pipe has carried that rmcp has yet to
+    /// hand over (see [`Notices::announce`]).
+    announced: Arc<AtomicUsize>,
 }
 
 #[derive(Debug)]
@@ -138,15 +141,18 @@ impl Progress {
     pub(crate) fn route(&self, upstream: u64, token: &ProgressToken) -> Routed {
         let key = (upstream, key_of(token));
         let relaying = Arc::new(AtomicUsize::new(0));
+        let announced = Arc::new(AtomicUsize::new(0));
         let route = Route {
             client: self.client.clone(),
             token: self.token.clone(),
             relaying: Arc::clone(&relaying),
+            announced: Arc::clone(&announced),
         };
         self.notices.state().progress.insert(key.clone(), route);
         Routed {
             key,
             relaying,
+            announced,
             notices: self.notices.clone(),
         }
     }
@@ -157,19 +163,25 @@ impl Progress {
 pub(crate) struct Routed {
     key: (u64, String),
     relaying: Arc<AtomicUsize>,
+    announced: Arc<AtomicUsize>,
     notices: Notices,
 }
 
 impl Routed {
     /// Let the progress the upstream sent before its answer reach the
     /// client first, as it would directly: rmcp hands each notification
-    /// to a task of its own, and the answer straight to its caller.
+    /// to a task of its own, and the answer straight to its caller — or,
+    /// on the express lane, the answer is read off the pipe while the
+    /// notifications before it are still on their way through rmcp (the
+    /// lane announces each as it passes them on).
     pub(crate) async fn settle(&self) {
         for _ in 0..SETTLE_YIELDS {
             tokio::task::yield_now().await;
         }
         for _ in 0..SETTLE_WAITS {
-            if self.relaying.load(Ordering::Acquire) == 0 {
+            if self.relaying.load(Ordering::Acquire) == 0
+                && self.announced.load(Ordering::Acquire) == 0
+            {
                 return;
             }
             tokio::task::yield_now().await;
@@ -230,6 +242,17 @@ impl Notices {
         self.next.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// The express lane of upstream `upstream` passed rmcp a progress
+    /// notification of `token` (a string, the lane's own): its route's
+    /// answer waits for it (see [`Routed::settle`]).
+    pub(crate) fn announce(&self, upstream: u64, token: &str) {
+        let token = ProgressToken(NumberOrString::String(token.into()));
+        let key = (upstream, key_of(&token));
+        if let Some(route) = self.state().progress.get(&key) {
+            route.announced.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
     /// Upstream `upstream`'s progress: to the client whose request it is,
     /// under its own token (progress of no request in flight is dropped).
     pub(crate) async fn progressed(&self, upstream: u64, mut progress: ProgressNotificationParam) {
@@ -239,6 +262,11 @@ impl Notices {
             return;
         };
         route.relaying.fetch_add(1, Ordering::AcqRel);
+        // Handed over: no longer only announced (never below none: a
+        // notification the lane did not see was not announced).
+        let _ = route
+            .announced
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
         progress.progress_token = route.token;
         route.client.progress(progress).await;
         route.relaying.fetch_sub(1, Ordering::AcqRel);

@@ -13,7 +13,8 @@ use rmcp::model::CallToolResult;
 use serde_json::value::RawValue;
 use serde_json::{Value as Json, json};
 
-use super::{ErrorResponse, FIRST_ID, Outgoing, Params, Reply, Summary, is_classic};
+use super::{ErrorResponse, FIRST_ID, Outgoing, Params, ProgressOf, Reply, Summary, is_classic};
+use crate::downstream::Notices;
 use crate::lifecycle::{Answer, Effect, Lifecycle};
 use crate::lines::Out;
 use crate::record::{Ended, Ending};
@@ -34,6 +35,9 @@ pub(crate) struct Lane {
     /// The upstream's requests in flight: their progress, and its asks
     /// that name no call.
     inflight: Inflight,
+    /// Where the progress notifications it passes to rmcp are announced,
+    /// and its upstream's relay number there (see [`Lane::herald`]).
+    herald: std::sync::OnceLock<(Notices, u64)>,
 }
 
 /// How often the calls of a lane with a time limit are looked at: a call
@@ -51,7 +55,35 @@ impl Lane {
             classic: AtomicBool::new(false),
             timeout: Mutex::new(None),
             inflight,
+            herald: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Announce to `notices` each progress notification of the upstream
+    /// (relay number `upstream`) the lane passes to rmcp: the answer it
+    /// reads off the pipe after them waits for them (see
+    /// [`crate::downstream::Routed::settle`]), so the client hears the
+    /// progress first, as it would directly.
+    pub(crate) fn herald(&self, notices: Notices, upstream: u64) {
+        let _ = self.herald.set((notices, upstream));
+    }
+
+    /// Announce `reply` if it is a progress notification of a string
+    /// token (the lane's are).
+    fn announce(&self, reply: &Reply<'_>) {
+        let Some((notices, upstream)) = self.herald.get() else {
+            return;
+        };
+        if reply.method.map(RawValue::get) != Some("\"notifications/progress\"") {
+            return;
+        }
+        let token = reply
+            .params
+            .and_then(|params| serde_json::from_str::<ProgressOf<'_>>(params.get()).ok())
+            .and_then(|progress| progress.token);
+        if let Some(token) = token {
+            notices.announce(*upstream, &token);
+        }
     }
 
     /// Start `idle`, a call's clock, again at each progress notification
@@ -153,6 +185,7 @@ impl Lane {
             return false;
         };
         if reply.method.is_some() {
+            self.announce(&reply);
             return false;
         }
         let Some(id) = reply.id.and_then(|id| id.get().parse::<u64>().ok()) else {

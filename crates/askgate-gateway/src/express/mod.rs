@@ -173,12 +173,23 @@ pub(crate) struct Reply<'a> {
     pub(crate) id: Option<&'a RawValue>,
     #[serde(borrow)]
     pub(crate) method: Option<&'a RawValue>,
+    /// A notification's or request's parameters.
+    #[serde(borrow)]
+    pub(crate) params: Option<&'a RawValue>,
     #[serde(borrow)]
     pub(crate) result: Option<&'a RawValue>,
     /// Read as an [`ErrorData`] when settled: a malformed one still
     /// settles its call.
     #[serde(borrow)]
     pub(crate) error: Option<&'a RawValue>,
+}
+
+/// What the lane reads of an upstream's progress notification: its token,
+/// when a string.
+#[derive(Deserialize)]
+pub(crate) struct ProgressOf<'a> {
+    #[serde(rename = "progressToken", borrow, default)]
+    pub(crate) token: Option<Cow<'a, str>>,
 }
 
 /// What the ledger keeps of a result.

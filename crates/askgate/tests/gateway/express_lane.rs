@@ -276,3 +276,70 @@ async fn with_the_lane_off_the_same_read_fails_the_same_way_through_rmcp() {
         "the client and the records cannot tell the two paths apart"
     );
 }
+
+/// A stdio server whose one tool, `chatty`, tells of its progress a
+/// thousand times and answers, all in one write: the lane reads the answer
+/// right behind the notifications, which reach the client through rmcp
+/// (before the lane announced them, about 600 of the thousand came after
+/// the answer).
+const CHATTY: &str = r#"
+import json, sys
+answers = {
+    "initialize": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                   "serverInfo": {"name": "chatty", "version": "1"}},
+    "tools/list": {"tools": [{"name": "chatty", "inputSchema": {"type": "object"}}]},
+    "ping": {},
+}
+for line in sys.stdin:
+    message = json.loads(line)
+    method = message.get("method")
+    if "id" in message and method in answers:
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"],
+                          "result": answers[method]}), flush=True)
+    elif method == "tools/call":
+        token = message["params"]["_meta"]["progressToken"]
+        lines = [json.dumps({"jsonrpc": "2.0", "method": "notifications/progress",
+                             "params": {"progressToken": token, "progress": n}})
+                 for n in range(1, 1001)]
+        lines.append(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
+            "content": [{"type": "text", "text": "done"}]}}))
+        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.flush()
+"#;
+
+#[tokio::test]
+async fn the_progress_a_server_sent_before_its_answer_reaches_the_client_first_on_the_lane() {
+    if super::python_missing() {
+        return;
+    }
+    let setup = setup()
+        .config("[[rules]]\ntool = \"chatty\"\nrisk = \"read\"")
+        .tables(&format!(
+            "[[upstreams]]\nname = \"chatty\"\ncommand = \"python3\"\nargs = [\"-c\", {CHATTY:?}]\n"
+        ));
+    let mut raw = super::raw::Raw::start(&setup).await;
+    for id in 10..20 {
+        let token = format!("p{id}");
+        raw.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+                "name": "chatty__chatty", "arguments": {}, "_meta": {"progressToken": token}}})
+            .to_string(),
+        )
+        .await;
+        let mut heard = 0;
+        loop {
+            let message = raw.next().await;
+            if message["method"] == "notifications/progress" {
+                assert_eq!(message["params"]["progressToken"], token.as_str());
+                heard += 1;
+            } else if message["id"] == id {
+                assert_eq!(message["result"]["content"][0]["text"], "done");
+                break;
+            }
+        }
+        assert_eq!(
+            heard, 1000,
+            "call {id}: every notification before the answer"
+        );
+    }
+}
