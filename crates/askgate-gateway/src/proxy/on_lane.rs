@@ -6,7 +6,7 @@
 //! once more, and cross two more tasks, than on the lane (see
 //! [`crate::express`]); for a call a person waits on, that is time between
 //! their yes and the answer. The lane sends the request as bytes and hands
-//! the answer to the handler as its server wrote it, decoded once there.
+//! the handler its server's result, decoded once (in the lane's settle).
 //! Everything else stays the handler's: the decision, the durable record
 //! before the send, the server's asks relayed to the client (the call is
 //! in flight on its upstream, [`crate::relay::Inflight`], as before), the

@@ -13,9 +13,9 @@
 use rmcp::ErrorData;
 use rmcp::ServiceError;
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, NumberOrString, ProgressToken, Reference,
-    ResourceTemplate, ResultType, ServerCapabilities, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, UnsubscribeRequestParams,
+    CompleteRequestParams, CompleteResult, ProgressToken, Reference, ResourceTemplate, ResultType,
+    ServerCapabilities, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+    TASKS_EXTENSION_ID, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use serde_json::{Map, Value as Json, json};
@@ -168,15 +168,12 @@ impl Gateway {
         token: ProgressToken,
         write: WriteLine,
     ) -> Option<(Routed, String)> {
-        let client = Told::Line(write);
-        let upstream = self.inner.upstreams.get(index)?;
-        let notices = &self.inner.downstream.notices;
-        let ours = format!("askgate-lane-{}", notices.relay_number());
-        let routed = notices.progress_of(client, token).route(
-            upstream.relay_number(),
-            &ProgressToken(NumberOrString::String(ours.clone().into())),
-        );
-        Some((routed, ours))
+        let progress = self
+            .inner
+            .downstream
+            .notices
+            .progress_of(Told::Line(write), token);
+        self.lane_route(index, &progress)
     }
 
     /// `logging/setLevel`: set on every upstream that logs.
