@@ -76,8 +76,13 @@ pub const LONG_NAMED: &str = "list_note_names_in_alphabetical_order";
 pub const ASKED_LATER: &str = "askgate-example-upstream: ask_name_later:";
 
 /// The line `wait_for_note` writes to stderr when its call is cancelled
-/// before the note exists (nothing else is written for it).
+/// before the note exists (besides the server's
+/// [`CANCELLED_BECAUSE`] line, which every cancel gets).
 pub const WAIT_CANCELLED: &str = "askgate-example-upstream: wait_for_note cancelled";
+
+/// What the server writes to stderr at each `notifications/cancelled`,
+/// before the reason it was given (quoted; empty when none).
+pub const CANCELLED_BECAUSE: &str = "askgate-example-upstream: cancelled because";
 
 /// The prompt that answers at once.
 pub const PROMPT: &str = "summarize_notes";
@@ -481,6 +486,18 @@ impl ServerHandler for Notes {
             return asks::ask_name_in_rounds(&params, &cx);
         }
         self.call(&params, &cx).await.map(Into::into)
+    }
+
+    async fn on_cancelled(
+        &self,
+        params: rmcp::model::CancelledNotificationParam,
+        _cx: rmcp::service::NotificationContext<RoleServer>,
+    ) {
+        // The reason is the canceller's text, never the person's data.
+        eprintln!(
+            "{CANCELLED_BECAUSE} {:?}",
+            params.reason.as_deref().unwrap_or("")
+        );
     }
 
     async fn list_prompts(

@@ -276,7 +276,11 @@ impl Lane {
         let Some(pending) = pending else {
             return false;
         };
-        let _ = self.out.send(&cancel_line(id, None));
+        // The reason the path through rmcp gives the server (see
+        // `relay::rounds`), so a server sees one text whichever way the
+        // call went.
+        let reason = serde_json::value::to_raw_value(crate::relay::rounds::ABANDONED).ok();
+        let _ = self.out.send(&cancel_line(id, reason.as_deref()));
         pending.settle(LaneEnd::Gone(why));
         true
     }

@@ -306,6 +306,11 @@ impl Sending<'_> {
     }
 }
 
+/// Why a request its caller gave up is cancelled, as its server is told
+/// (the text rmcp gives for the requests it sends itself; the express lane
+/// gives it too).
+pub(crate) const ABANDONED: &str = "request abandoned by the caller";
+
 /// `sending`, given up once its server has gone idle past `limit`
 /// (dropped: rmcp tells the server it is cancelled).
 async fn within<T>(
@@ -349,7 +354,7 @@ async fn sent(
     // the upstream is told, as rmcp does for the requests it sends itself.
     let (upstream, id) = (peer.clone(), handle.id.clone());
     let mut abandoned = CancelOnDrop::new(async move {
-        let reason = Some("request abandoned by the caller".to_owned());
+        let reason = Some(ABANDONED.to_owned());
         let _ = upstream
             .notify_cancelled(CancelledNotificationParam::new(Some(id), reason))
             .await;

@@ -23,6 +23,8 @@ const ON_THE_LANE: &str = "sent on the express lane by its handler";
 /// arrives, and when it is cancelled.
 const WAIT_ARRIVED: &str = "askgate-example-upstream: call wait_for_note";
 const WAIT_CANCELLED: &str = "askgate-example-upstream: wait_for_note cancelled";
+/// What it writes, with the reason it was given, at each cancel.
+const CANCELLED_BECAUSE: &str = askgate_conformance::example_upstream::CANCELLED_BECAUSE;
 
 /// The example upstream's tools ruled so that a person confirms each call
 /// but a read.
@@ -136,6 +138,12 @@ async fn cancelled_while_it_runs(config: &str) -> (bool, Vec<String>, Vec<Decisi
     handle.cancel(None).await.expect("the cancel is sent");
     // Its server was told, and stops waiting.
     h.log.line_with(&[WAIT_CANCELLED]).await;
+    // It was told why, as rmcp tells it of a request given up.
+    let told = h.log.line_with(&[CANCELLED_BECAUSE]).await;
+    assert!(
+        told.contains("\"request abandoned by the caller\""),
+        "{told}"
+    );
     // The gateway goes on serving.
     let later = call("read_note", json!({"name": "never"}));
     let later = within("a later read", h.client.call_tool(later))
