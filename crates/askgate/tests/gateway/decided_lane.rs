@@ -253,22 +253,11 @@ async fn a_confirmed_call_in_flight_past_the_stop_grace_ends_as_it_does_through_
     assert_eq!(on.1, ["may_have_run"]);
 }
 
-/// A stdio server whose one tool answers with what is not a tool's
-/// result (its `content` a string).
+/// What the one tool of a Python server (see `python_upstream`) does: it
+/// answers with what is not a tool's result (its `content` a string).
 const ODD: &str = r#"
-import json, sys
-answers = {
-    "initialize": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
-                   "serverInfo": {"name": "odd", "version": "1"}},
-    "tools/list": {"tools": [{"name": "odd", "inputSchema": {"type": "object"}}]},
-    "tools/call": {"content": "not a list"},
-    "ping": {},
-}
-for line in sys.stdin:
-    message = json.loads(line)
-    if "id" in message and message.get("method") in answers:
         print(json.dumps({"jsonrpc": "2.0", "id": message["id"],
-                          "result": answers[message["method"]]}), flush=True)
+                          "result": {"content": "not a list"}}), flush=True)
 "#;
 
 #[tokio::test]
@@ -282,9 +271,7 @@ async fn a_confirmed_calls_answer_that_is_not_a_tools_result_fails_it_on_either_
             .config(&format!(
                 "express_lane = {lane}\n[[rules]]\ntool = \"odd\"\nrisk = \"medium_write\""
             ))
-            .tables(&format!(
-                "[[upstreams]]\nname = \"odd\"\ncommand = \"python3\"\nargs = [\"-c\", {ODD:?}]\n"
-            ))
+            .tables(&super::python_upstream("odd", "odd", ODD))
             .logging("askgate_gateway::express=debug")
             .connect(person(json!({"elicitation": {"form": {}}}), vec![yes()]))
             .await;

@@ -277,26 +277,13 @@ async fn with_the_lane_off_the_same_read_fails_the_same_way_through_rmcp() {
     );
 }
 
-/// A stdio server whose one tool, `chatty`, tells of its progress a
-/// thousand times and answers, all in one write: the lane reads the answer
+/// What the one tool, `chatty`, of a Python server (see `python_upstream`)
+/// does: it tells of its progress a thousand times and answers, all in one
+/// write: the lane reads the answer
 /// right behind the notifications, which reach the client through rmcp
 /// (before the lane announced them, about 600 of the thousand came after
 /// the answer).
 const CHATTY: &str = r#"
-import json, sys
-answers = {
-    "initialize": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
-                   "serverInfo": {"name": "chatty", "version": "1"}},
-    "tools/list": {"tools": [{"name": "chatty", "inputSchema": {"type": "object"}}]},
-    "ping": {},
-}
-for line in sys.stdin:
-    message = json.loads(line)
-    method = message.get("method")
-    if "id" in message and method in answers:
-        print(json.dumps({"jsonrpc": "2.0", "id": message["id"],
-                          "result": answers[method]}), flush=True)
-    elif method == "tools/call":
         token = message["params"]["_meta"]["progressToken"]
         lines = [json.dumps({"jsonrpc": "2.0", "method": "notifications/progress",
                              "params": {"progressToken": token, "progress": n}})
@@ -314,9 +301,7 @@ async fn the_progress_a_server_sent_before_its_answer_reaches_the_client_first_o
     }
     let setup = setup()
         .config("[[rules]]\ntool = \"chatty\"\nrisk = \"read\"")
-        .tables(&format!(
-            "[[upstreams]]\nname = \"chatty\"\ncommand = \"python3\"\nargs = [\"-c\", {CHATTY:?}]\n"
-        ));
+        .tables(&super::python_upstream("chatty", "chatty", CHATTY));
     let mut raw = super::raw::Raw::start(&setup).await;
     for id in 10..20 {
         let token = format!("p{id}");

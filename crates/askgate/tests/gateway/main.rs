@@ -62,6 +62,35 @@ fn python_missing() -> bool {
     missing
 }
 
+/// The `[[upstreams]]` table of a stdio MCP server in Python named `name`,
+/// listing one tool, `tool`: it answers `initialize`, `tools/list` and
+/// `ping`, and runs `on_call` — Python, each line indented eight spaces,
+/// with the request as `message` and `json`, `sys` and `time` imported —
+/// for each `tools/call`. Other keys of the table may follow it.
+fn python_upstream(name: &str, tool: &str, on_call: &str) -> String {
+    let script = format!(
+        r#"
+import json, sys, time
+answers = {{
+    "initialize": {{"protocolVersion": "2025-06-18", "capabilities": {{"tools": {{}}}},
+                   "serverInfo": {{"name": "{name}", "version": "1"}}}},
+    "tools/list": {{"tools": [{{"name": "{tool}", "inputSchema": {{"type": "object"}}}}]}},
+    "ping": {{}},
+}}
+for line in sys.stdin:
+    message = json.loads(line)
+    method = message.get("method")
+    if "id" in message and method in answers:
+        print(json.dumps({{"jsonrpc": "2.0", "id": message["id"],
+                          "result": answers[method]}}), flush=True)
+    elif method == "tools/call":
+{on_call}"#
+    );
+    format!(
+        "[[upstreams]]\nname = \"{name}\"\ncommand = \"python3\"\nargs = [\"-c\", {script:?}]\n"
+    )
+}
+
 /// A gateway over the example upstream with no config file, on a store of
 /// its own.
 fn setup() -> Setup {

@@ -237,23 +237,9 @@ async fn a_call_on_the_express_lane_is_not_given_up_while_its_server_asks_the_pe
     answered_after_its_limit("[[rules]]\ntool = \"ask_name\"\nrisk = \"read\"", true).await;
 }
 
-/// A stdio server whose one tool works for 2.5 s, telling of progress
-/// every half second, then answers.
+/// What the one tool of a Python server (see `python_upstream`) does: it
+/// works for 2.5 s, telling of progress every half second, then answers.
 const WORKING: &str = r#"
-import json, sys, time
-answers = {
-    "initialize": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
-                   "serverInfo": {"name": "working", "version": "1"}},
-    "tools/list": {"tools": [{"name": "work", "inputSchema": {"type": "object"}}]},
-    "ping": {},
-}
-for line in sys.stdin:
-    message = json.loads(line)
-    method = message.get("method")
-    if "id" in message and method in answers:
-        print(json.dumps({"jsonrpc": "2.0", "id": message["id"],
-                          "result": answers[method]}), flush=True)
-    elif method == "tools/call":
         token = message["params"].get("_meta", {}).get("progressToken")
         for step in range(5):
             time.sleep(0.5)
@@ -271,8 +257,8 @@ async fn over_working(config: &str, person: askgate_testkit::Person) -> Gateway 
     setup()
         .config(config)
         .tables(&format!(
-            "[[upstreams]]\nname = \"working\"\ncommand = \"python3\"\nargs = [\"-c\", {WORKING:?}]\n\
-             call_timeout = \"1s\"\n"
+            "{}call_timeout = \"1s\"\n",
+            super::python_upstream("working", "work", WORKING)
         ))
         .logging("askgate_gateway::express=debug")
         .connect(person)
