@@ -347,6 +347,10 @@ pub(crate) struct Upstream {
     pub(crate) http_answer_size: Option<usize>,
 }
 
+/// Why a call ended when its upstream's connection closed before its
+/// answer came, on either path (rmcp's own words are "Transport closed").
+pub(crate) const CONNECTION_CLOSED: &str = "its connection closed";
+
 impl Upstream {
     /// Name it `name` from now on: the name rules and the ledger know it
     /// by, and its asks are told with.

@@ -207,7 +207,7 @@ impl Lane {
         self.classic.store(false, Ordering::Release);
         let calls: Vec<Pending> = self.calls().drain().map(|(_, p)| p).collect();
         for pending in calls {
-            pending.settle(LaneEnd::Gone("its connection closed"));
+            pending.settle(LaneEnd::Gone(crate::upstream::CONNECTION_CLOSED));
         }
     }
 
@@ -253,7 +253,7 @@ impl Lane {
         if !self.is_open() {
             let pending = self.calls().remove(&id);
             if let Some(pending) = pending {
-                pending.settle(LaneEnd::Gone("its connection closed"));
+                pending.settle(LaneEnd::Gone(crate::upstream::CONNECTION_CLOSED));
             }
             return;
         }

@@ -206,7 +206,10 @@ impl UpstreamCall {
                             Ended::Failed(crate::upstream::answer_not_arrived(most)),
                             None,
                         ),
-                        None => (Ended::Failed(error.to_string()), None),
+                        None => (
+                            Ended::Failed(crate::upstream::CONNECTION_CLOSED.into()),
+                            None,
+                        ),
                     },
                     other => (Ended::Failed(other.to_string()), None),
                 },
