@@ -493,7 +493,8 @@ impl ServerHandler for Notes {
         params: rmcp::model::CancelledNotificationParam,
         _cx: rmcp::service::NotificationContext<RoleServer>,
     ) {
-        // The reason is the canceller's text, never the person's data.
+        // The canceller's text (a client's, or a gateway's), written by
+        // this test server only: a server for real use would not log it.
         eprintln!(
             "{CANCELLED_BECAUSE} {:?}",
             params.reason.as_deref().unwrap_or("")

@@ -222,6 +222,13 @@ async fn settle<Q: Rounded>(
             format!("the request to {what} on {server} was cancelled"),
             None,
         )),
+        Sent::Unreachable => Err(ErrorData::internal_error(
+            format!(
+                "{server} could not be asked to {what}: {}",
+                crate::upstream::UNREACHABLE
+            ),
+            None,
+        )),
         Sent::KeptAsking => Err(ErrorData::internal_error(
             format!(
                 "{server} kept asking for input to {what}, past {} rounds; askgate stopped",

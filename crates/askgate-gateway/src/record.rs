@@ -48,6 +48,9 @@ pub(crate) enum Ended {
     NotSent(String),
     /// Its caller cancelled it before it was sent: it never ran.
     Cancelled,
+    /// Its server's connection had closed before it was sent: it never
+    /// left the gateway.
+    Unreachable,
 }
 
 /// Why a call the caller cancelled was not sent, as the ledger says it.
@@ -75,7 +78,7 @@ impl Ended {
         match self {
             Ended::Answered { .. } => "answered",
             Ended::Task(_) => "task",
-            Ended::NotSent(_) | Ended::Cancelled => "not_sent",
+            Ended::NotSent(_) | Ended::Cancelled | Ended::Unreachable => "not_sent",
             Ended::Failed(_) | Ended::Refused(_) | Ended::InputNotGiven(_) | Ended::KeptAsking => {
                 "failed"
             }
@@ -98,6 +101,7 @@ impl Ended {
             Ended::Task(task) => json!({"task": task}),
             Ended::NotSent(why) => json!({"not_sent": why}),
             Ended::Cancelled => json!({"not_sent": CANCELLED}),
+            Ended::Unreachable => json!({"not_sent": crate::upstream::UNREACHABLE}),
         }
     }
 
@@ -118,6 +122,10 @@ impl Ended {
                 None,
             ),
             Ended::Refused(error) => error.clone(),
+            Ended::Unreachable => ErrorData::internal_error(
+                failed_on(server, tool, crate::upstream::UNREACHABLE),
+                None,
+            ),
             Ended::InputNotGiven(why) => ErrorData::invalid_request(
                 format!(
                     "{server} asked for input to run {tool}, and askgate could not get it: {why}; the call did not complete"

@@ -351,6 +351,10 @@ pub(crate) struct Upstream {
 /// answer came, on either path (rmcp's own words are "Transport closed").
 pub(crate) const CONNECTION_CLOSED: &str = "its connection closed";
 
+/// Why a request was never sent: its upstream's connection had closed
+/// before it (the server stopped, or was stopped).
+pub(crate) const UNREACHABLE: &str = "its connection had closed, so nothing was sent";
+
 impl Upstream {
     /// Name it `name` from now on: the name rules and the ledger know it
     /// by, and its asks are told with.

@@ -38,6 +38,8 @@ pub(crate) struct Lane {
     /// Where the progress notifications it passes to rmcp are announced,
     /// and its upstream's relay number there (see [`Lane::herald`]).
     herald: std::sync::OnceLock<(Notices, u64)>,
+    /// Whether the upstream's output ended (see [`Lane::gone`]).
+    ended: AtomicBool,
 }
 
 /// How often the calls of a lane with a time limit are looked at: a call
@@ -52,6 +54,7 @@ impl Lane {
             out,
             next: AtomicU64::new(FIRST_ID),
             calls: Mutex::new(HashMap::new()),
+            ended: AtomicBool::new(false),
             classic: AtomicBool::new(false),
             timeout: Mutex::new(None),
             inflight,
@@ -174,6 +177,12 @@ impl Lane {
         self.classic.load(Ordering::Acquire)
     }
 
+    /// Whether the upstream's output ended: it takes nothing more, on the
+    /// lane or through rmcp (which learns of it a moment later).
+    pub(crate) fn has_ended(&self) -> bool {
+        self.ended.load(Ordering::Acquire)
+    }
+
     /// Offer a line the upstream sent: `true` when it answers a call on
     /// the lane (then it is settled here, not passed to rmcp).
     pub(crate) fn offer(&self, line: &[u8]) -> bool {
@@ -204,6 +213,7 @@ impl Lane {
 
     /// The upstream's connection ended: every call in flight fails.
     pub(crate) fn gone(&self) {
+        self.ended.store(true, Ordering::Release);
         self.classic.store(false, Ordering::Release);
         let calls: Vec<Pending> = self.calls().drain().map(|(_, p)| p).collect();
         for pending in calls {
@@ -276,9 +286,10 @@ impl Lane {
         let Some(pending) = pending else {
             return false;
         };
-        // The reason the path through rmcp gives the server (see
-        // `relay::rounds`), so a server sees one text whichever way the
-        // call went.
+        // The reason the path through rmcp gives the server for a call
+        // its handler gave up (see `relay::rounds`), so the server sees
+        // one text whichever way such a call went. (A client's own cancel
+        // of a read on the lane passes on the client's reason instead.)
         let reason = serde_json::value::to_raw_value(crate::relay::rounds::ABANDONED).ok();
         let _ = self.out.send(&cancel_line(id, reason.as_deref()));
         pending.settle(LaneEnd::Gone(why));

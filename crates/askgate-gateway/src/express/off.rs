@@ -13,6 +13,11 @@ impl Lane {
         match *self {}
     }
 
+    /// Whether the upstream's output ended: there is no lane to see it.
+    pub(crate) fn has_ended(&self) -> bool {
+        match *self {}
+    }
+
     /// Leave every call on the lane: there are none.
     pub(crate) fn abandon(&self) {
         match *self {}

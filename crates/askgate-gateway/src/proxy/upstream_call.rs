@@ -128,12 +128,20 @@ impl UpstreamCall {
         );
         // The client's cancel stops the wait; the request upstream, given
         // up, is cancelled there too (see `rounds`).
-        let sent = match self.cancelled.take() {
-            Some(cancelled) => tokio::select! {
-                sent = sending => sent,
-                () = cancelled => Sent::Cancelled,
-            },
-            None => sending.await,
+        // A child whose output ended takes nothing more: its lane sees it
+        // first, and rmcp (which `until_complete` asks) a moment later.
+        let ended = upstream.lane.as_ref().is_some_and(|lane| lane.has_ended());
+        let sent = if ended {
+            drop(sending);
+            Sent::Unreachable
+        } else {
+            match self.cancelled.take() {
+                Some(cancelled) => tokio::select! {
+                    sent = sending => sent,
+                    () = cancelled => Sent::Cancelled,
+                },
+                None => sending.await,
+            }
         };
         drop(entered);
         // Asked always: it forgets the call as it tells.
@@ -176,6 +184,7 @@ impl UpstreamCall {
                 None,
             ),
             Sent::KeptAsking => (Ended::KeptAsking, None),
+            Sent::Unreachable => (Ended::Unreachable, None),
             Sent::Cancelled => {
                 self.gateway.metrics().cancelled(&upstream.name);
                 tracing::info!(call = %self.ending.id(), server = %upstream.name, tool = %self.tool, "cancelled by its client while its server worked on it; its server was told");
