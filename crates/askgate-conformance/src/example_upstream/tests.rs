@@ -1,6 +1,7 @@
 //! The example upstream's own checks: its tools, their risks, its note
 //! names and its directory.
 
+use super::catalogue::tools;
 use super::*;
 
 #[test]

@@ -6,8 +6,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::time::Instant;
-
 use rmcp::ErrorData;
 use rmcp::model::CallToolResult;
 use serde_json::value::RawValue;
@@ -20,6 +18,8 @@ use crate::lines::Out;
 use crate::record::{Ended, Ending};
 use crate::relay::inflight::Watching;
 use crate::relay::{Idle, Inflight};
+
+mod limit;
 
 /// One upstream's side of the lane: its pipe, and its calls in flight.
 pub(crate) struct Lane {
@@ -41,10 +41,6 @@ pub(crate) struct Lane {
     /// Whether the upstream's output ended (see [`Lane::gone`]).
     ended: AtomicBool,
 }
-
-/// How often the calls of a lane with a time limit are looked at: a call
-/// is given up at most this much after its limit.
-const WATCH_EVERY: Duration = Duration::from_millis(250);
 
 impl Lane {
     /// A lane writing to the upstream through `out`, whose requests in
@@ -94,72 +90,6 @@ impl Lane {
     pub(crate) fn watch_progress(&self, token: &str, idle: &Idle) -> Watching {
         let token = rmcp::model::ProgressToken(rmcp::model::NumberOrString::String(token.into()));
         self.inflight.watch_progress(&token, idle)
-    }
-
-    /// Give up on each call whose server goes idle for `timeout` (the
-    /// upstream's `call_timeout`: no answer, no progress, no ask of its
-    /// waiting on a person; see [`crate::relay::idle`]): its server is
-    /// told to cancel it, and its client that it may have run. One task
-    /// watches the lane's calls for as long as the lane lives.
-    pub(crate) fn limit(self: &Arc<Self>, timeout: Option<Duration>) {
-        let Some(timeout) = timeout else {
-            return;
-        };
-        let first = self
-            .timeout
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .replace(timeout)
-            .is_none();
-        if !first {
-            return;
-        }
-        let lane = Arc::downgrade(self);
-        tokio::spawn(async move {
-            let mut every = tokio::time::interval(WATCH_EVERY);
-            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                every.tick().await;
-                let Some(lane) = lane.upgrade() else {
-                    return;
-                };
-                lane.give_up_late(Instant::now());
-            }
-        });
-    }
-
-    /// Give up on every call whose server has been idle past the limit.
-    fn give_up_late(&self, now: Instant) {
-        let Some(timeout) = *self.timeout.lock().unwrap_or_else(PoisonError::into_inner) else {
-            return;
-        };
-        // An ask of its server's that names no call may be for any of
-        // them: while one waits on a person, none is given up.
-        if !self.inflight.outside().is_idle_for(timeout, now) {
-            return;
-        }
-        let late: Vec<(u64, Pending)> = {
-            let mut calls = self.calls();
-            let ids: Vec<u64> = calls
-                .iter()
-                .filter(|(_, pending)| pending.idle.is_idle_for(timeout, now))
-                .map(|(id, _)| *id)
-                .collect();
-            ids.into_iter()
-                .filter_map(|id| calls.remove(&id).map(|pending| (id, pending)))
-                .collect()
-        };
-        for (id, pending) in late {
-            let why = format!(
-                "its server gave no answer and told of no progress for {} (its call_timeout), \
-                 and was told to cancel it",
-                jiff::SignedDuration::try_from(timeout)
-                    .map_or_else(|_| format!("{timeout:?}"), |d| format!("{d:#}"))
-            );
-            let reason = serde_json::value::to_raw_value(&why).ok();
-            let _ = self.out.send(&cancel_line(id, reason.as_deref()));
-            pending.settle(LaneEnd::Gone(&why));
-        }
     }
 
     fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Pending>> {
