@@ -1,5 +1,5 @@
-//! An express lane's `call_timeout`: one task a lane looks at its calls
-//! every [`WATCH_EVERY`] and gives up on each whose server went idle past
+//! An express lane's `call_timeout`: one task per lane looks at its calls
+//! every [`WATCH_EVERY`], and gives up on each whose server went idle past
 //! the limit, as rmcp's path does (see [`crate::relay::idle`]).
 
 use std::sync::{Arc, PoisonError};
