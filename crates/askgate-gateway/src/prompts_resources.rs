@@ -165,6 +165,7 @@ fn start<Q: Rounded>(
     let server = upstream.name.clone();
     let declared = upstream.declaring(cx.client_capabilities().as_ref(), false);
     let upstream_request = Upstreamed {
+        gone: upstream.has_gone(),
         peer,
         server,
         declared,
@@ -178,6 +179,8 @@ fn start<Q: Rounded>(
 
 /// Where a request goes upstream, and what it declares of its client.
 struct Upstreamed {
+    /// Whether its connection had closed (see [`Upstream::has_gone`]).
+    gone: bool,
     peer: Peer<RoleClient>,
     server: String,
     declared: Option<ClientCapabilities>,
@@ -196,6 +199,7 @@ async fn settle<Q: Rounded>(
 ) -> relay::Response<Q::Response> {
     let what = params.what();
     let Upstreamed {
+        gone,
         peer,
         server,
         declared,
@@ -210,7 +214,12 @@ async fn settle<Q: Rounded>(
         }),
         legacy_task: None,
     };
-    match rounds::until_complete(&peer, params, &asks, carried, sending, |_| Ok(())).await {
+    let sent = if gone {
+        Sent::Unreachable
+    } else {
+        rounds::until_complete(&peer, params, &asks, carried, sending, |_| Ok(())).await
+    };
+    match sent {
         Sent::Answered(response) => Ok(Q::complete(response)),
         Sent::Failed(error) => Err(crate::proxy::passed_on(&server, &what, error)),
         Sent::NotGiven(why) => Err(ErrorData::invalid_request(

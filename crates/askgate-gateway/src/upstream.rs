@@ -356,6 +356,17 @@ pub(crate) const CONNECTION_CLOSED: &str = "its connection closed";
 pub(crate) const UNREACHABLE: &str = "its connection had closed, so nothing was sent";
 
 impl Upstream {
+    /// Whether its connection had closed: it takes no more requests. rmcp
+    /// refuses one with the same error as a request whose answer never
+    /// came, so a request to a server long gone is looked at first and told
+    /// as never sent, not as one that may have run (one whose connection
+    /// closes in between is told it may have run). A child's lane sees its
+    /// output end a moment before rmcp does.
+    pub(crate) fn has_gone(&self) -> bool {
+        self.lane.as_ref().is_some_and(|lane| lane.has_ended())
+            || self.service.peer().is_transport_closed()
+    }
+
     /// Name it `name` from now on: the name rules and the ledger know it
     /// by, and its asks are told with.
     pub(crate) fn rename(&mut self, name: &str) {

@@ -128,10 +128,7 @@ impl UpstreamCall {
         );
         // The client's cancel stops the wait; the request upstream, given
         // up, is cancelled there too (see `rounds`).
-        // A child whose output ended takes nothing more: its lane sees it
-        // first, and rmcp (which `until_complete` asks) a moment later.
-        let ended = upstream.lane.as_ref().is_some_and(|lane| lane.has_ended());
-        let sent = if ended {
+        let sent = if upstream.has_gone() {
             drop(sending);
             Sent::Unreachable
         } else {

@@ -138,8 +138,8 @@ pub(crate) enum Sent<R> {
     /// Its client cancelled it before its server answered (set by the
     /// caller, which stopped waiting: the request upstream was cancelled).
     Cancelled,
-    /// Its server's connection had closed before the first send: it never
-    /// left the gateway.
+    /// Its server's connection had closed before the first send (see
+    /// [`crate::upstream::Upstream::has_gone`]): it never left the gateway.
     Unreachable,
 }
 
@@ -156,13 +156,6 @@ pub(crate) async fn until_complete<Q: Rounded>(
     sending: Sending<'_>,
     mut before_send: impl FnMut(&mut Q) -> Result<(), ServiceError> + Send,
 ) -> Sent<Q::Response> {
-    // rmcp refuses a request its closed connection cannot take with the
-    // same error as one whose answer never came: looked at first, a call
-    // to a server long gone is told as never sent, not as one that may
-    // have run. (One that closes in between is told it may have run.)
-    if peer.is_transport_closed() {
-        return Sent::Unreachable;
-    }
     let mut rounds = 0;
     loop {
         if let Some(needed) = needed.take() {

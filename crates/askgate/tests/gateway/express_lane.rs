@@ -165,6 +165,10 @@ async fn dies_mid_read(lane: bool) -> (Vec<String>, Vec<String>, Vec<Decision>) 
         lane,
         "the read took the lane only with express_lane on"
     );
+    // Its prompts listed while it lives: the gateway knows where they go.
+    guarded(h.client.list_all_prompts())
+        .await
+        .expect("prompts/list answers");
     kill_child(h.pid, &mark);
     let failed = guarded(waiting).await.expect("the read's task ends");
     let Err(ServiceError::McpError(error)) = failed else {
@@ -178,6 +182,14 @@ async fn dies_mid_read(lane: bool) -> (Vec<String>, Vec<String>, Vec<Decision>) 
         .expect_err("a read of a server gone fails");
     let ServiceError::McpError(after) = after else {
         panic!("expected an error naming the upstream, got {after:?}");
+    };
+    // Nor is a prompt it listed asked of it.
+    let prompt = rmcp::model::GetPromptRequestParams::new("notes__summarize_notes");
+    let prompt = guarded(h.client.get_prompt(prompt))
+        .await
+        .expect_err("a prompt of a server gone fails");
+    let ServiceError::McpError(prompt) = prompt else {
+        panic!("expected an error naming the upstream, got {prompt:?}");
     };
     // The gateway still lists tools, and the other upstream still answers.
     let tools = guarded(h.client.list_all_tools())
@@ -199,7 +211,11 @@ async fn dies_mid_read(lane: bool) -> (Vec<String>, Vec<String>, Vec<Decision>) 
         text(&answered)
     );
     let (ledger, decisions) = records(h).await;
-    let errors = vec![error.message.to_string(), after.message.to_string()];
+    let errors = vec![
+        error.message.to_string(),
+        after.message.to_string(),
+        prompt.message.to_string(),
+    ];
     (errors, ledger, decisions)
 }
 
@@ -215,7 +231,9 @@ async fn an_upstream_that_dies_mid_read_fails_the_read_as_one_that_may_have_run_
         [
             "notes failed on wait_for_note: its connection closed; it was sent and no answer \
              came back, so it may have run",
-            "notes failed on read_note: its connection had closed, so nothing was sent"
+            "notes failed on read_note: its connection had closed, so nothing was sent",
+            "notes could not be asked to get prompt summarize_notes: its connection had \
+             closed, so nothing was sent"
         ]
     );
     assert_eq!(
