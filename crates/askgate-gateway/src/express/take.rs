@@ -178,6 +178,6 @@ pub(crate) fn meta<'a>(
 }
 
 /// A request id as a key: its JSON, normalized.
-fn key_of(id: &RawValue) -> String {
+pub(crate) fn key_of(id: &RawValue) -> String {
     serde_json::from_str::<Json>(id.get()).map_or_else(|_| id.get().to_owned(), |v| v.to_string())
 }

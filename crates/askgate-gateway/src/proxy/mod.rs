@@ -129,7 +129,17 @@ pub(crate) struct Gateway {
     /// fields put back (see [`crate::legacy_tasks`]): only then does the
     /// gateway say it has them.
     legacy_tasks: Arc<std::sync::atomic::AtomicBool>,
+    /// Where this session's client peer is kept once its handshake is
+    /// answered, when something outside rmcp's loop needs it (stdio's tap,
+    /// which hands calls to the handler): none elsewhere, so a resting
+    /// HTTP session holds no peer.
+    client: Option<ClientSlot>,
 }
+
+/// Where a session's client peer is kept, once known (see
+/// [`Gateway::keeping_client`]).
+pub(crate) type ClientSlot =
+    Arc<std::sync::OnceLock<rmcp::service::Peer<rmcp::service::RoleServer>>>;
 
 struct Inner {
     settings: Settings,
@@ -170,6 +180,7 @@ impl Gateway {
             session: Arc::new(std::sync::RwLock::new(crate::ids::session())),
             handshaken: Arc::default(),
             legacy_tasks: Arc::default(),
+            client: None,
             inner: Arc::new(Inner {
                 settings,
                 upstreams,
@@ -221,7 +232,15 @@ impl Gateway {
             session: Arc::new(std::sync::RwLock::new(crate::ids::session())),
             handshaken: Arc::default(),
             legacy_tasks: Arc::default(),
+            client: None,
         }
+    }
+
+    /// This session, its client peer kept in `slot` when its handshake is
+    /// answered: before the client can send its first call.
+    pub(crate) fn keeping_client(mut self, slot: ClientSlot) -> Gateway {
+        self.client = Some(slot);
+        self
     }
 
     /// Note the client of this session, for `principal`: from now on an

@@ -91,6 +91,9 @@ impl ServerHandler for Gateway {
             ));
         }
         cx.peer.set_peer_info(request.clone());
+        if let Some(slot) = &self.client {
+            let _ = slot.set(cx.peer.clone());
+        }
         if !self.wakes(&cx) {
             self.client_known(Declared::of(&request.capabilities)).await;
         }

@@ -1,12 +1,15 @@
 //! The client's side of the express lane: every line the client sends on
 //! stdin is offered to it first; it takes a `tools/call` that needs no
-//! person (see [`crate::express`]) and leaves everything else to rmcp.
+//! person (see [`crate::express`]), hands a classic client's other calls
+//! to the gateway's handler itself (see [`super::handed`]), and leaves
+//! everything else to rmcp.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::value::RawValue;
 
+use super::handed::Handed;
 use crate::express::lane::OnLanes;
 use crate::express::take::{self, Caller};
 use crate::express::{Incoming, Initialize, ReplyTo, is_classic};
@@ -27,14 +30,18 @@ pub(crate) struct Express {
     initialized: bool,
     /// Calls on the lanes by the client's request id.
     calls: OnLanes,
+    /// Calls the lane leaves, handed to the gateway's handler.
+    handed: Handed,
 }
 
 impl Express {
-    /// The lane for the client writing to `reply`'s other end.
-    pub(crate) fn new(gateway: Gateway, reply: Arc<Out>) -> Express {
+    /// The lane for the client writing to `reply`'s other end, its calls
+    /// the lane leaves handed by `handed`.
+    pub(crate) fn new(gateway: Gateway, reply: Arc<Out>, handed: Handed) -> Express {
         Express {
             gateway,
             reply,
+            handed,
             classic: false,
             follows_tasks: false,
             initialized: false,
@@ -71,7 +78,10 @@ impl Express {
                 false
             }
             (Some("tools/call"), Some(id)) if self.classic => match request.params {
-                Some(params) => self.call(id, params),
+                Some(params) => {
+                    self.call(id, params)
+                        || (!self.follows_tasks && self.handed.take(line, id, params))
+                }
                 None => false,
             },
             (Some("notifications/cancelled"), None) => match request.params {
@@ -97,9 +107,10 @@ impl Express {
         take::take(&self.gateway, caller, id, params, reply)
     }
 
-    /// A client's cancel: taken when it names a call on the lane.
+    /// A client's cancel: taken when it names a call on the lane, or one
+    /// handed to the gateway's handler.
     fn cancel(&mut self, params: &RawValue) -> bool {
-        take::cancel(&self.gateway, &self.calls, params)
+        take::cancel(&self.gateway, &self.calls, params) || self.handed.cancel(params)
     }
 
     /// Writes a line to the client's pipe (a notification of the lane's).

@@ -10,6 +10,8 @@
 #[cfg(all(unix, not(askgate_portable)))]
 mod express;
 #[cfg(all(unix, not(askgate_portable)))]
+mod handed;
+#[cfg(all(unix, not(askgate_portable)))]
 pub(crate) mod screen;
 
 use rmcp::ServiceExt;
@@ -152,7 +154,21 @@ pub(crate) async fn serve(
     };
     let out = crate::lines::Out::new(writer);
     let (handover, rest) = crate::lines::handover();
-    let mut express = express::Express::new(gateway.clone(), std::sync::Arc::clone(&out));
+    // Calls handed to the handler end with the client's service, as rmcp's
+    // own do: when it returns, or when it is dropped (a stop).
+    let ended = tokio_util::sync::CancellationToken::new();
+    let _ended = ended.clone().drop_guard();
+    // The client's peer, kept by the handler when it answers the
+    // handshake: the tap hands calls to the handler from then on.
+    let peer = crate::proxy::ClientSlot::default();
+    let gateway = gateway.keeping_client(std::sync::Arc::clone(&peer));
+    let handed = handed::Handed::new(
+        gateway.clone(),
+        std::sync::Arc::clone(&out),
+        std::sync::Arc::clone(&peer),
+        ended,
+    );
+    let mut express = express::Express::new(gateway.clone(), std::sync::Arc::clone(&out), handed);
     let refuse = std::sync::Arc::clone(&out);
     let screened = std::sync::Arc::clone(&out);
     let routes = gateway.task_routes();

@@ -28,11 +28,11 @@ const CANCELLED_BECAUSE: &str = askgate_conformance::example_upstream::CANCELLED
 
 /// The example upstream's tools ruled so that a person confirms each call
 /// but a read.
-const CONFIRMED: &str = "[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n\n\
+pub(super) const CONFIRMED: &str = "[[rules]]\ntool = \"read_note\"\nrisk = \"read\"\n\n\
                          [[rules]]\ntool = \"*\"\nrisk = \"medium_write\"\n";
 
 /// The same, every call through rmcp.
-fn through_rmcp() -> String {
+pub(super) fn through_rmcp() -> String {
     format!("express_lane = false\n{CONFIRMED}")
 }
 
@@ -55,7 +55,7 @@ fn yes() -> ElicitResult {
 
 /// Stop the gateway: its ledger's states, and the decisions of its audit
 /// chain (checked to verify).
-async fn records(h: Gateway) -> (Vec<String>, Vec<Decision>) {
+pub(super) async fn records(h: Gateway) -> (Vec<String>, Vec<Decision>) {
     let stopped = h.stop().await;
     let url = stopped.store_url();
     let store = Store::open(url).await.expect("the store opens");
@@ -102,12 +102,16 @@ async fn a_confirmed_call_goes_on_the_lane_and_neither_client_nor_records_can_te
         h.log
             .line_with(&["askgate-example-upstream: call read_note"])
             .await;
-        let lane = h.log.has_line_with(&[ON_THE_LANE, "write_note"]);
+        // Taken from the client by the tap, and sent on the lane.
+        let lane = h.log.has_line_with(&[ON_THE_LANE, "write_note"])
+            && h.log.has_line_with(&[super::handed::HANDED, "write_note"]);
+        let through_rmcp = !h.log.has_line_with(&[super::handed::HANDED]);
         let (ledger, decisions) = records(h).await;
         seen.push((lane, (answers, ledger, decisions)));
+        assert_eq!(lane, !through_rmcp, "one path or the other, whole");
     }
     let (on, off) = (&seen[0], &seen[1]);
-    assert!(on.0, "the confirmed write took the lane");
+    assert!(on.0, "the confirmed write was handed and took the lane");
     assert!(!off.0, "express_lane = false: it went through rmcp");
     assert_eq!(on.1, off.1, "the client and the records see the same");
     let (answers, ledger, _) = &on.1;

@@ -33,6 +33,9 @@ mod bad_input;
 mod calls;
 /// A call a person confirmed, sent on the express lane by the handler.
 mod decided_lane;
+/// A classic client's call a person confirms, handed to the handler by
+/// the stdio tap rather than through rmcp's service loop.
+mod handed;
 mod inbox_links;
 mod key_rotation;
 mod legacy_tasks;

@@ -238,7 +238,7 @@ async fn a_call_approved_during_a_postgresql_outage_and_then_cancelled_never_run
     // meanwhile.
     let (h, store, went_down) = yes_during_an_outage(
         &server,
-        "askgate_gateway=info,askgate_mcp=info,rmcp::service=info",
+        "askgate_gateway=info,askgate_gateway::express=debug,askgate_mcp=info,rmcp::service=info",
     )
     .await;
     let handle = askgate_testkit::mcp::send_call(

@@ -296,6 +296,9 @@ async fn a_confirmed_call_whose_server_tells_of_progress_on_the_lane_runs_past_i
         h.log
             .has_line_with(&["sent on the express lane by its handler", "work"])
     );
+    // Handed to the handler by the tap: the progress goes to the client
+    // all the same.
+    assert!(h.log.has_line_with(&[super::handed::HANDED, "work"]));
     // Its server's five notifications, each under the client's own token
     // (the client handles each in a task of its own: they may still be on
     // their way when the answer is read).

@@ -380,7 +380,7 @@ async fn a_call_cancelled_while_the_store_is_locked_never_runs() {
         .config(&config(
             "caller_confirm = \"destructive\"\ndanger_caller_confirm_high_risk = true",
         ))
-        .logging("askgate_gateway=info,askgate_mcp=info,rmcp::service=info")
+        .logging("askgate_gateway=info,askgate_gateway::express=debug,askgate_mcp=info,rmcp::service=info")
         .connect(person(json!({}), vec![]))
         .await;
     let mut other = <sqlx::SqliteConnection as sqlx::Connection>::connect(h.store_url())
@@ -399,7 +399,7 @@ async fn a_call_cancelled_while_the_store_is_locked_never_runs() {
         .cancel(Some("stopped".into()))
         .await
         .expect("the cancel is sent");
-    // rmcp has heard the cancel while the store is still locked.
+    // The gateway has heard the cancel while the store is still locked.
     h.log.line_with(&["cancelled id=", "stopped"]).await;
     sqlx::raw_sql("ROLLBACK")
         .execute(&mut other)

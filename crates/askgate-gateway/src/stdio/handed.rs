@@ -1,0 +1,199 @@
+//! A `tools/call` the express lane leaves to a round (a person may be
+//! asked, an intake is due, a retry carries state), handed to the
+//! gateway's handler by the client's side itself rather than through
+//! rmcp's service loop.
+//!
+//! Through rmcp, such a call's line goes from the tap to rmcp's transport,
+//! from there to its service loop, which starts the handler; the answer
+//! goes back through the loop and a task of its own that writes it: four
+//! hops between tasks for nothing but carrying the call. Here the tap
+//! starts the handler with the request as rmcp reads it — the same types,
+//! the same `_meta` and extensions, the client's own peer, so the handler
+//! asks the person, reports progress and logs as before — and the handler
+//! writes its answer to the client's pipe itself. What rmcp's loop does for
+//! a request it does here too: a cancel from the client cancels the call's
+//! token and its answer is not sent; the token is cancelled once it is
+//! answered, and when the client's service ends.
+//!
+//! Only a classic client's calls are handed (see [`crate::express`]), and
+//! never one that may become a task (its client follows tasks, or declares
+//! capabilities in the request, or sends a 2025-11-25 `task`): those stay
+//! rmcp's, which follows them.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolResponse, ClientCapabilities, ClientJsonRpcMessage, ClientRequest, GetExtensions,
+    GetMeta, JsonRpcMessage, JsonRpcRequest, ServerJsonRpcMessage, ServerResult,
+};
+use rmcp::service::RequestContext;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
+use tokio_util::sync::CancellationToken;
+
+use crate::express::Cancelled;
+use crate::express::take::key_of;
+use crate::lines::Out;
+use crate::proxy::{ClientSlot, Gateway};
+
+/// The client's side of handed calls.
+pub(crate) struct Handed {
+    gateway: Gateway,
+    /// The client's pipe.
+    reply: Arc<Out>,
+    /// The client's peer, once its handshake is answered: until then,
+    /// every call is rmcp's.
+    peer: ClientSlot,
+    /// The calls handed and not yet answered, by the client's request id.
+    calls: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    /// Cancelled when the client's service ends: every handed call's token
+    /// is a child of it, as rmcp's are of its loop's.
+    ended: CancellationToken,
+}
+
+/// What the hand-off reads of a call's parameters besides rmcp.
+#[derive(Deserialize)]
+struct Besides {
+    /// A 2025-11-25 task request (renamed for askgate's own method).
+    task: Option<IgnoredAny>,
+    #[serde(rename = "_meta")]
+    meta: Option<MetaBesides>,
+}
+
+#[derive(Deserialize)]
+struct MetaBesides {
+    /// Capabilities declared in the request: its call may become a task.
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+    client_capabilities: Option<IgnoredAny>,
+}
+
+impl Handed {
+    /// The hand-off for the client writing to `reply`'s other end, its
+    /// peer in `peer` once known, its calls cancelled with `ended`.
+    pub(crate) fn new(
+        gateway: Gateway,
+        reply: Arc<Out>,
+        peer: ClientSlot,
+        ended: CancellationToken,
+    ) -> Handed {
+        Handed {
+            gateway,
+            reply,
+            peer,
+            calls: Arc::new(Mutex::new(HashMap::new())),
+            ended,
+        }
+    }
+
+    /// Hand the client's `tools/call` in `line` (its id `id`, its
+    /// parameters `params`) to the gateway's handler: `false` when it is
+    /// rmcp's (no peer yet, a call that may become a task, or a line rmcp
+    /// would not read as a call).
+    pub(crate) fn take(&self, line: &[u8], id: &RawValue, params: &RawValue) -> bool {
+        let Some(peer) = self.peer.get() else {
+            return false;
+        };
+        let Ok(besides) = serde_json::from_str::<Besides>(params.get()) else {
+            return false;
+        };
+        let declares = besides
+            .meta
+            .is_some_and(|meta| meta.client_capabilities.is_some());
+        if besides.task.is_some() || declares {
+            return false;
+        }
+        let Ok(JsonRpcMessage::Request(JsonRpcRequest {
+            id: request_id,
+            mut request,
+            ..
+        })) = serde_json::from_slice::<ClientJsonRpcMessage>(line)
+        else {
+            return false;
+        };
+        // As rmcp's loop does: the request's `_meta` and extensions move
+        // to the context.
+        let meta = std::mem::take(request.get_meta_mut());
+        let extensions = std::mem::take(request.extensions_mut());
+        let ClientRequest::CallToolRequest(call) = request else {
+            return false;
+        };
+        let key = key_of(id);
+        let ct = self.ended.child_token();
+        self.calls().insert(key.clone(), ct.clone());
+        let mut cx = RequestContext::new(request_id.clone(), peer.clone());
+        cx.ct = ct.clone();
+        cx.meta = meta;
+        cx.extensions = extensions;
+        tracing::debug!(target: "askgate_gateway::express", id = %request_id, tool = %call.params.name, "handed to its handler by the client's side");
+        let gateway = self.gateway.clone();
+        let reply = Arc::clone(&self.reply);
+        let calls = Arc::clone(&self.calls);
+        tokio::spawn(async move {
+            let declared_tasks = cx
+                .client_capabilities()
+                .is_some_and(|caps| caps.supports_tasks());
+            let result = gateway.call_tool_for(call.params, cx).await;
+            // Answered: whatever watched the call's token stops.
+            ct.cancel();
+            let cancelled = calls
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&key)
+                .is_none();
+            if cancelled {
+                tracing::debug!(id = %request_id, "the client cancelled this call: its answer is not sent");
+                return;
+            }
+            let message: ServerJsonRpcMessage = match result {
+                // As rmcp's handler refuses it: a client that did not
+                // declare tasks cannot read a task's handle.
+                Ok(CallToolResponse::Task(_)) if !declared_tasks => JsonRpcMessage::error(
+                    ErrorData::missing_required_client_capability(
+                        ClientCapabilities::builder().enable_tasks().build(),
+                    ),
+                    Some(request_id),
+                ),
+                Ok(response) => JsonRpcMessage::response(ServerResult::from(response), request_id),
+                Err(error) => JsonRpcMessage::error(error, Some(request_id)),
+            };
+            let mut line = match serde_json::to_vec(&message) {
+                Ok(line) => line,
+                Err(error) => {
+                    tracing::error!(%error, "a handed call's answer could not be written as JSON");
+                    return;
+                }
+            };
+            line.push(b'\n');
+            if let Err(error) = reply.send(&crate::legacy_tasks::restore_frame(&line)) {
+                tracing::debug!(%error, "the client went away before a handed call's answer");
+            }
+        });
+        true
+    }
+
+    /// A client's `notifications/cancelled` with `params`: `true` when it
+    /// names a handed call (then its token is cancelled, and its answer
+    /// will not be sent).
+    pub(crate) fn cancel(&self, params: &RawValue) -> bool {
+        let Ok(cancelled) = serde_json::from_str::<Cancelled<'_>>(params.get()) else {
+            return false;
+        };
+        match self.calls().remove(&key_of(cancelled.request_id)) {
+            Some(ct) => {
+                // As rmcp says of a cancel it hears.
+                let reason = cancelled.reason.map(RawValue::get);
+                tracing::debug!(target: "askgate_gateway::express", id = cancelled.request_id.get(), reason, "cancelled");
+                ct.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

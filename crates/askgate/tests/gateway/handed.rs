@@ -1,0 +1,70 @@
+//! A classic client's `tools/call` the express lane leaves — here, calls
+//! a person confirms — handed to the gateway's handler by the stdio tap
+//! rather than through rmcp's service loop: the client, the upstream and
+//! the records see what they see through rmcp (`express_lane = false`),
+//! and the gateway's log says which path the call took, so a call rmcp
+//! served cannot pass for a handed one.
+
+use askgate_store::Decision;
+use askgate_testkit::Manner;
+use askgate_testkit::mcp::{call, cancel_once_asked, send_call, text};
+use askgate_testkit::within;
+use serde_json::json;
+
+use super::decided_lane::{CONFIRMED, records, through_rmcp};
+use super::{person, setup};
+
+/// What the gateway logs (at debug) when the tap hands a call to the
+/// handler.
+pub(super) const HANDED: &str = "handed to its handler by the client's side";
+
+/// Through a gateway with `config`, a write its person is asked to
+/// confirm, cancelled by its client while the ask is up: whether it was
+/// handed, how many asks the client saw withdrawn, what a later read
+/// says, and the ledger and the audited decisions.
+async fn cancelled_while_asked(config: &str) -> (bool, usize, String, Vec<String>, Vec<Decision>) {
+    // A person who never answers: the ask stays up until it is withdrawn.
+    let away = person(json!({"elicitation": {"form": {}}}), vec![]).in_manner(Manner::Away);
+    let h = setup()
+        .config(config)
+        .logging("info,askgate_gateway::express=debug")
+        .connect(away)
+        .await;
+    let write = call("write_note", json!({"name": "todo", "text": "gone"}));
+    let handle = send_call(h.client.peer(), write).await;
+    // The Stop button once the person is asked: the ask is withdrawn from
+    // the client.
+    cancel_once_asked(&h.person, handle, Some("stopped".into())).await;
+    h.log.line_with(&["call decided", "blocked"]).await;
+    // The gateway goes on serving the client, and the write never ran.
+    let read = call("read_note", json!({"name": "todo"}));
+    let read = within("a later read", h.client.call_tool(read))
+        .await
+        .expect("the read answers");
+    let handed = h.log.has_line_with(&[HANDED, "write_note"]);
+    let withdrawn = h.person.withdrawn.all().len();
+    let (ledger, decisions) = records(h).await;
+    (handed, withdrawn, text(&read), ledger, decisions)
+}
+
+#[tokio::test]
+async fn a_confirmed_call_cancelled_while_its_person_is_asked_is_withdrawn_and_never_sent_on_either_path()
+ {
+    let on = cancelled_while_asked(CONFIRMED).await;
+    let off = cancelled_while_asked(&through_rmcp()).await;
+    assert!(on.0 && !off.0, "handed, then rmcp: {} {}", on.0, off.0);
+    assert_eq!(on.1, 1, "the one ask withdrawn");
+    assert!(
+        on.2.contains("no note named"),
+        "the write never ran: {}",
+        on.2
+    );
+    // Nothing ledgered (it was never sent) but the read; its decision
+    // audited as blocked, as through rmcp.
+    assert_eq!(on.3, ["answered"], "{:?}", on.3);
+    assert!(on.4.contains(&Decision::Blocked), "{:?}", on.4);
+    assert_eq!(
+        (&on.1, &on.2, &on.3, &on.4),
+        (&off.1, &off.2, &off.3, &off.4)
+    );
+}
