@@ -56,6 +56,16 @@ pub(crate) enum Ended {
 /// Why a call the caller cancelled was not sent, as the ledger says it.
 const CANCELLED: &str = "cancelled by the caller";
 
+/// Why a call its client cancelled once it was sent ended with no answer
+/// ([`Ended::Failed`]: it may have run), on every path.
+pub(crate) const CANCELLED_WHILE_RUNNING: &str =
+    "its client cancelled it while its server worked on it";
+
+/// What the gateway logs (at info) of such a call, on every path: its
+/// server was told.
+pub(crate) const CANCELLED_WHILE_RUNNING_LOG: &str =
+    "cancelled by its client while its server worked on it; its server was told";
+
 impl Ended {
     /// Whether the server answered.
     pub(crate) fn answered(&self) -> bool {

@@ -14,10 +14,6 @@ use super::{Params, take};
 use crate::proxy::on_lane::LaneSend;
 use crate::relay;
 
-/// Why a call its client cancelled while its server worked on it ended
-/// so, as the rmcp path says it.
-const CANCELLED: &str = "its client cancelled it while its server worked on it";
-
 impl Lane {
     /// Send `call` on the lane when first polled: its server's answer, as
     /// the handler answers the client — or the error the call ended with.
@@ -76,11 +72,11 @@ impl Lane {
                         answered = &mut answered => answered,
                         () = cancelled => {
                             // Counted only when the cancel ended it.
-                            if lane.give_up(id, CANCELLED) {
+                            if lane.give_up(id, crate::record::CANCELLED_WHILE_RUNNING) {
                                 gateway.metrics().cancelled(&server);
                                 // Under the rmcp path's target: an operator's
                                 // filter finds it whichever path it took.
-                                tracing::info!(target: "askgate_gateway::proxy::upstream_call", call = %call_id, %server, %tool, "cancelled by its client while its server worked on it; its server was told");
+                                tracing::info!(target: "askgate_gateway::proxy::upstream_call", call = %call_id, %server, %tool, "{}", crate::record::CANCELLED_WHILE_RUNNING_LOG);
                             }
                             answered.await
                         }

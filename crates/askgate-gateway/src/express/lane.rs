@@ -216,23 +216,37 @@ impl Lane {
         let Some(pending) = pending else {
             return false;
         };
-        // The reason the path through rmcp gives the server for a call
-        // its handler gave up (see `relay::rounds`), so the server sees
-        // one text whichever way such a call went. (A client's own cancel
-        // of a read on the lane passes on the client's reason instead.)
-        let reason = serde_json::value::to_raw_value(crate::relay::rounds::ABANDONED).ok();
-        let _ = self.out.send(&cancel_line(id, reason.as_deref()));
+        let _ = self.out.send(&abandoned(id));
         pending.settle(LaneEnd::Gone(why));
         true
     }
 
-    /// The client cancelled call `id`: forget it, and tell the upstream.
-    pub(crate) fn cancel(&self, id: u64, reason: Option<&RawValue>) {
-        if self.calls().remove(&id).is_none() {
-            return;
-        }
-        let _ = self.out.send(&cancel_line(id, reason));
+    /// The client cancelled call `id`, which its server works on: its
+    /// server is told, and the call ends as one that may have run, with no
+    /// answer (the client asked for none) — as through rmcp. `false` when
+    /// it had ended already.
+    pub(crate) fn cancel(&self, id: u64) -> bool {
+        let pending = self.calls().remove(&id);
+        let Some(pending) = pending else {
+            return false;
+        };
+        let _ = self.out.send(&abandoned(id));
+        // Under the rmcp path's target: an operator's filter finds it
+        // whichever path it took.
+        tracing::info!(target: "askgate_gateway::proxy::upstream_call", call = %pending.ending.id(), server = %pending.server, tool = %pending.tool, "{}", crate::record::CANCELLED_WHILE_RUNNING_LOG);
+        pending.settle(LaneEnd::Dropped(crate::record::CANCELLED_WHILE_RUNNING));
+        true
     }
+}
+
+/// The `notifications/cancelled` line for call `id` given up, with the
+/// reason the path through rmcp gives a server for a request its caller
+/// dropped (see `relay::rounds`): the server reads one text whichever way
+/// the call went, and a client's own reason — its words, perhaps about its
+/// user — stays with the gateway.
+fn abandoned(id: u64) -> Vec<u8> {
+    let reason = serde_json::value::to_raw_value(crate::relay::rounds::ABANDONED).ok();
+    cancel_line(id, reason.as_deref())
 }
 
 /// The `notifications/cancelled` line telling an upstream that call `id`
@@ -336,6 +350,9 @@ enum LaneEnd<'a> {
     Answered(Reply<'a>),
     /// It never will.
     Gone(&'a str),
+    /// Its caller dropped it: it ends as [`LaneEnd::Gone`], and nobody is
+    /// answered.
+    Dropped(&'a str),
 }
 
 impl Pending {
@@ -357,6 +374,7 @@ impl Pending {
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(key);
         }
+        let unanswered = matches!(settled, LaneEnd::Dropped(_));
         // A handler's call is answered with a tool's result, decoded here:
         // an answer that is not one ends the call as failed, as through
         // rmcp (which cannot decode it either).
@@ -406,7 +424,7 @@ impl Pending {
                 };
                 (Ended::Refused(error), None)
             }
-            LaneEnd::Gone(why) => (Ended::Failed(why.to_owned()), None),
+            LaneEnd::Gone(why) | LaneEnd::Dropped(why) => (Ended::Failed(why.to_owned()), None),
         };
         life.handle_ended(ended);
         let mut answer = None;
@@ -428,7 +446,7 @@ impl Pending {
             }
         }
         debug_assert!(life.is_over(), "an ended call is over");
-        let Some(answer) = answer else {
+        let Some(answer) = answer.filter(|_| !unanswered) else {
             return;
         };
         let (id, reply) = match answering {

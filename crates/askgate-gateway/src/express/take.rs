@@ -153,10 +153,13 @@ pub(crate) fn cancel(gateway: &Gateway, calls: &OnLanes, params: &RawValue) -> b
     let Some(on_lane) = on_lane else {
         return false;
     };
-    let server = gateway.upstream_name(on_lane.upstream);
-    gateway.metrics().cancelled(&server);
-    if let Some(lane) = gateway.lane(on_lane.upstream) {
-        lane.cancel(on_lane.id, cancelled.reason);
+    // Counted only when the cancel ended it, as through rmcp.
+    if gateway
+        .lane(on_lane.upstream)
+        .is_some_and(|lane| lane.cancel(on_lane.id))
+    {
+        let server = gateway.upstream_name(on_lane.upstream);
+        gateway.metrics().cancelled(&server);
     }
     true
 }

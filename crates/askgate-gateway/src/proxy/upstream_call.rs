@@ -184,9 +184,9 @@ impl UpstreamCall {
             Sent::Unreachable => (Ended::Unreachable, None),
             Sent::Cancelled => {
                 self.gateway.metrics().cancelled(&upstream.name);
-                tracing::info!(call = %self.ending.id(), server = %upstream.name, tool = %self.tool, "cancelled by its client while its server worked on it; its server was told");
+                tracing::info!(call = %self.ending.id(), server = %upstream.name, tool = %self.tool, "{}", crate::record::CANCELLED_WHILE_RUNNING_LOG);
                 (
-                    Ended::Failed("its client cancelled it while its server worked on it".into()),
+                    Ended::Failed(crate::record::CANCELLED_WHILE_RUNNING.into()),
                     None,
                 )
             }

@@ -30,6 +30,9 @@ const WAIT_ARRIVED: &str = "askgate-example-upstream: call wait_for_note";
 /// (`askgate_conformance::example_upstream::WAIT_CANCELLED`).
 const WAIT_CANCELLED: &str = "askgate-example-upstream: wait_for_note cancelled";
 
+/// What it writes, with the reason it was given, at each cancel.
+const CANCELLED_BECAUSE: &str = askgate_conformance::example_upstream::CANCELLED_BECAUSE;
+
 /// A wait that never ends by itself within a test: an hour.
 const FOREVER_MS: u64 = 60 * 60 * 1000;
 
@@ -110,32 +113,63 @@ async fn an_upstreams_error_on_a_read_reaches_the_client_as_it_gave_it_and_is_le
     );
 }
 
-#[tokio::test]
-async fn a_read_the_client_cancels_is_cancelled_upstream_and_left_unanswered() {
-    let h = watched(READS, "", vec![]).await;
+/// A read through a gateway with `express_lane = lane`, cancelled by its
+/// client with a reason of its own while its server works on it: whether
+/// it took the lane, the reason its server was given, and the ledger and
+/// the audited decisions once a later read is answered.
+async fn cancelled_mid_read(lane: bool) -> (bool, String, Vec<String>, Vec<Decision>) {
+    let h = watched(&format!("express_lane = {lane}\n{READS}"), "", vec![]).await;
     let waiting = on_notes(
         "wait_for_note",
         json!({"name": "never", "wait_ms": FOREVER_MS}),
     );
     let handle = send_call(h.client.peer(), waiting).await;
-    took_the_lane(&h, "wait_for_note").await;
     h.log.line_with(&[WAIT_ARRIVED]).await;
-    // Cancelled without a reason, as a client that just gives up.
-    handle.cancel(None).await.expect("the cancel is sent");
+    let took = h
+        .log
+        .has_line_with(&["on the express lane", "wait_for_note"]);
+    // The client's own words: the gateway's to read, not to pass on.
+    handle
+        .cancel(Some("the user pressed stop in project x".into()))
+        .await
+        .expect("the cancel is sent");
     // The upstream stops waiting: the cancel reached it.
     h.log.line_with(&[WAIT_CANCELLED]).await;
+    let told = h.log.line_with(&[CANCELLED_BECAUSE]).await;
     // The gateway goes on serving.
     let later = on_notes("read_note", json!({"name": "never"}));
     let later = guarded(h.client.call_tool(later))
         .await
         .expect("a later read answers");
     assert!(text(&later).contains("no note named"), "{}", text(&later));
-    // Sent, never answered: it may have run (a cancel is a request).
     let (ledger, decisions) = records(h).await;
+    (took, told, ledger, decisions)
+}
+
+#[tokio::test]
+async fn a_read_the_client_cancels_is_cancelled_upstream_for_the_same_reason_on_either_path() {
+    let on = cancelled_mid_read(true).await;
+    let off = cancelled_mid_read(false).await;
+    assert!(on.0 && !off.0, "the lane, then rmcp: {} {}", on.0, off.0);
+    // Its server is told the gateway gave the request up, in the words
+    // rmcp uses; the client's own reason stays with the gateway.
+    for told in [&on.1, &off.1] {
+        assert!(
+            told.contains("\"request abandoned by the caller\""),
+            "{told}"
+        );
+        assert!(!told.contains("project x"), "{told}");
+    }
+    // Sent, and given up while its server worked on it: it may have run.
+    // (Left at `sent`, the row would read as a call a crash cut off.)
     assert_eq!(
-        (ledger, decisions),
-        (vec!["sent".into(), "answered".into()], TWO_READS.into())
+        (&on.2, &on.3),
+        (
+            &vec!["may_have_run".to_owned(), "answered".to_owned()],
+            &TWO_READS.to_vec()
+        )
     );
+    assert_eq!((&on.2, &on.3), (&off.2, &off.3));
 }
 
 /// A read whose upstream dies while it waits, through a gateway with a
