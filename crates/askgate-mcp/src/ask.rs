@@ -11,6 +11,7 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, RequestContext, RoleServer};
 use serde_json::{Map, Value as Json};
 
+use crate::direct::DirectAsks;
 use crate::inbox::LinkFailed;
 use crate::input::{InputError, form_params};
 use crate::revision::revision_of;
@@ -198,6 +199,9 @@ pub(crate) async fn elicit(
     params: ElicitRequestParams,
     timeout: Option<Duration>,
 ) -> Result<ElicitResult, Unanswered> {
+    if let Some(direct) = cx.extensions.get::<DirectAsks>() {
+        return crate::direct::elicit(&*direct.0, &params, timeout, cx.ct.cancelled()).await;
+    }
     let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
     let mut options = PeerRequestOptions::no_options();
     options.timeout = timeout;
@@ -215,10 +219,7 @@ pub(crate) async fn elicit(
             Err(error) => Err(Unanswered::Failed(error)),
         },
         () = cx.ct.cancelled() => {
-            let notice = CancelledNotificationParam::new(
-                Some(id),
-                Some("the request this ask was for was cancelled".into()),
-            );
+            let notice = CancelledNotificationParam::new(Some(id), Some(WITHDRAWN.into()));
             if let Err(error) = cx.peer.notify_cancelled(notice).await {
                 tracing::debug!(%error, "could not withdraw an ask from the client");
             }
@@ -226,6 +227,9 @@ pub(crate) async fn elicit(
         }
     }
 }
+
+/// Why an ask is withdrawn from the client when its request is cancelled.
+pub(crate) const WITHDRAWN: &str = "the request this ask was for was cancelled";
 
 /// The person's response as askgate-core reads it. Content that is not an
 /// object is passed on as an empty answer, so the ask's checks refuse it and

@@ -37,6 +37,7 @@ pub mod client;
 mod clock;
 mod confirm;
 mod confirmations;
+pub mod direct;
 mod error;
 mod inbox;
 pub mod input;

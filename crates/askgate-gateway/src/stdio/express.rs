@@ -84,6 +84,8 @@ impl Express {
                 }
                 None => false,
             },
+            // An answer to an ask the gateway wrote itself.
+            (None, Some(id)) => self.handed.answered(id, line),
             (Some("notifications/cancelled"), None) => match request.params {
                 Some(params) => self.cancel(params),
                 None => false,

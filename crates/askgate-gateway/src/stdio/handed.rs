@@ -9,8 +9,10 @@
 //! hops between tasks for nothing but carrying the call. Here the tap
 //! starts the handler with the request as rmcp reads it — the same types,
 //! the same `_meta` and extensions, the client's own peer, so the handler
-//! asks the person, reports progress and logs as before — and the handler
-//! writes its answer to the client's pipe itself. What rmcp's loop does for
+//! reports progress and logs as before — and the handler writes its answer
+//! to the client's pipe itself. Its asks go the same way: written to the
+//! pipe, their answers taken from the client's lines by the tap (see
+//! [`super::asks`]). What rmcp's loop does for
 //! a request it does here too: a cancel from the client cancels the call's
 //! token and its answer is not sent; the token is cancelled once it is
 //! answered, and when the client's service ends.
@@ -34,6 +36,9 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
+use askgate_mcp::direct::{ClientLine, DirectAsks};
+
+use super::asks::ClientAsks;
 use crate::express::Cancelled;
 use crate::express::take::key_of;
 use crate::lines::Out;
@@ -52,6 +57,8 @@ pub(crate) struct Handed {
     /// Cancelled when the client's service ends: every handed call's token
     /// is a child of it, as rmcp's are of its loop's.
     ended: CancellationToken,
+    /// The handed calls' asks, written to the client by the gateway.
+    asks: Arc<ClientAsks>,
 }
 
 /// What the hand-off reads of a call's parameters besides rmcp.
@@ -81,10 +88,11 @@ impl Handed {
     ) -> Handed {
         Handed {
             gateway,
-            reply,
+            reply: Arc::clone(&reply),
             peer,
             calls: Arc::new(Mutex::new(HashMap::new())),
             ended,
+            asks: Arc::new(ClientAsks::new(Arc::clone(&reply))),
         }
     }
 
@@ -127,6 +135,9 @@ impl Handed {
         cx.ct = ct.clone();
         cx.meta = meta;
         cx.extensions = extensions;
+        // Its asks go to the client the same way its answer does.
+        let asks: Arc<dyn ClientLine> = self.asks.clone();
+        cx.extensions.insert(DirectAsks(asks));
         tracing::debug!(target: "askgate_gateway::express", id = %request_id, tool = %call.params.name, "handed to its handler by the client's side");
         let gateway = self.gateway.clone();
         let reply = Arc::clone(&self.reply);
@@ -191,6 +202,12 @@ impl Handed {
             }
             None => false,
         }
+    }
+
+    /// The client's `line`, an answer with `id`: `true` when it answers
+    /// an ask of a handed call (see [`super::asks`]).
+    pub(crate) fn answered(&self, id: &RawValue, line: &[u8]) -> bool {
+        self.asks.answered(id, line)
     }
 
     fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {

@@ -8,6 +8,8 @@
 //! platform without unix pipes.
 
 #[cfg(all(unix, not(askgate_portable)))]
+mod asks;
+#[cfg(all(unix, not(askgate_portable)))]
 mod express;
 #[cfg(all(unix, not(askgate_portable)))]
 mod handed;

@@ -18,6 +18,10 @@ use super::{person, setup};
 /// handler.
 pub(super) const HANDED: &str = "handed to its handler by the client's side";
 
+/// What it logs (at debug) when it writes a handed call's ask to the
+/// client itself.
+const ASK_WRITTEN: &str = "an ask of a handed call, written to the client";
+
 /// Through a gateway with `config`, a write its person is asked to
 /// confirm, cancelled by its client while the ask is up: whether it was
 /// handed, how many asks the client saw withdrawn, what a later read
@@ -41,7 +45,13 @@ async fn cancelled_while_asked(config: &str) -> (bool, usize, String, Vec<String
     let read = within("a later read", h.client.call_tool(read))
         .await
         .expect("the read answers");
-    let handed = h.log.has_line_with(&[HANDED, "write_note"]);
+    let handed =
+        h.log.has_line_with(&[HANDED, "write_note"]) && h.log.has_line_with(&[ASK_WRITTEN]);
+    assert_eq!(
+        handed,
+        h.log.has_line_with(&[ASK_WRITTEN]),
+        "the call and its ask took one path"
+    );
     let withdrawn = h.person.withdrawn.all().len();
     let (ledger, decisions) = records(h).await;
     (handed, withdrawn, text(&read), ledger, decisions)
@@ -52,7 +62,12 @@ async fn a_confirmed_call_cancelled_while_its_person_is_asked_is_withdrawn_and_n
  {
     let on = cancelled_while_asked(CONFIRMED).await;
     let off = cancelled_while_asked(&through_rmcp()).await;
-    assert!(on.0 && !off.0, "handed, then rmcp: {} {}", on.0, off.0);
+    assert!(
+        on.0 && !off.0,
+        "handed, its ask written by the gateway, then rmcp: {} {}",
+        on.0,
+        off.0
+    );
     assert_eq!(on.1, 1, "the one ask withdrawn");
     assert!(
         on.2.contains("no note named"),

@@ -1,0 +1,163 @@
+//! The asks of a handed call (see [`super::handed`]) written to the
+//! client's pipe by the gateway, and their answers taken from the client's
+//! lines by the tap: the ask's way to the person without rmcp's service
+//! loop (see [`askgate_mcp::direct`]).
+//!
+//! The asks are numbered from [`FIRST_ID`] up, far from the ids rmcp gives
+//! the gateway's other requests to the client (counted from 0 in 32 bits):
+//! an answer with one of those is rmcp's, and the tap passes it on.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use askgate_mcp::direct::{Answer, ClientLine};
+use rmcp::ErrorData;
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientResult, ElicitRequestParams, JsonRpcError, JsonRpcMessage,
+    JsonRpcResponse, NumberOrString, RequestId,
+};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use tokio::sync::oneshot;
+
+use crate::express::take::key_of;
+use crate::lines::Out;
+
+/// What the gateway logs (at debug) of each ask it writes itself.
+const WRITTEN: &str = "an ask of a handed call, written to the client";
+
+/// The id of the first ask the gateway writes itself.
+pub(crate) const FIRST_ID: u64 = 1 << 41;
+
+/// A client's asks in flight, written by the gateway.
+pub(crate) struct ClientAsks {
+    /// The client's pipe.
+    reply: Arc<Out>,
+    next: AtomicU64,
+    /// Where each ask's answer goes, by its id (as JSON).
+    waiting: Mutex<HashMap<String, oneshot::Sender<Result<ClientResult, ErrorData>>>>,
+}
+
+/// An ask as it goes to the client.
+#[derive(Serialize)]
+struct Request<'a> {
+    jsonrpc: &'static str,
+    id: u64,
+    method: &'static str,
+    params: &'a ElicitRequestParams,
+}
+
+/// A withdrawal as it goes to the client.
+#[derive(Serialize)]
+struct Withdrawal<'a> {
+    jsonrpc: &'static str,
+    method: &'static str,
+    params: Withdrawn<'a>,
+}
+
+#[derive(Serialize)]
+struct Withdrawn<'a> {
+    #[serde(rename = "requestId")]
+    request_id: &'a RequestId,
+    reason: &'a str,
+}
+
+impl ClientAsks {
+    /// The asks written to `reply`.
+    pub(crate) fn new(reply: Arc<Out>) -> ClientAsks {
+        ClientAsks {
+            reply,
+            next: AtomicU64::new(FIRST_ID),
+            waiting: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The client's `line`, an answer with `id`: `true` when it answers
+    /// one of these asks (then it goes to the ask's caller). One rmcp
+    /// could not read (an `error` that is no error object) ends the ask
+    /// with an error saying so, as the screen mends it for rmcp (see
+    /// [`super::screen`]): its call does not wait for ever.
+    pub(crate) fn answered(&self, id: &RawValue, line: &[u8]) -> bool {
+        let key = key_of(id);
+        if !self.waiting().contains_key(&key) {
+            return false;
+        }
+        let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+        let answer = match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
+            Ok(JsonRpcMessage::Response(JsonRpcResponse { result, .. })) => Ok(result),
+            Ok(JsonRpcMessage::Error(JsonRpcError { error, .. })) => Err(error),
+            // A request or a notification with the ask's id: not an answer.
+            Ok(_) => return false,
+            Err(error) => Err(ErrorData::internal_error(
+                format!("the client's answer could not be read: {error}"),
+                None,
+            )),
+        };
+        if let Some(waiting) = self.waiting().remove(&key) {
+            // Its caller may have stopped waiting (withdrawn): nothing to do.
+            let _ = waiting.send(answer);
+        }
+        true
+    }
+
+    fn waiting(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Result<ClientResult, ErrorData>>>>
+    {
+        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self, message: &impl Serialize) -> Result<(), String> {
+        let mut line = serde_json::to_vec(message).map_err(|e| e.to_string())?;
+        line.push(b'\n');
+        self.reply.send(&line).map_err(|e| e.to_string())
+    }
+}
+
+impl ClientLine for ClientAsks {
+    fn elicit(&self, params: &ElicitRequestParams) -> Result<(RequestId, Answer), String> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (sender, answer) = oneshot::channel();
+        self.waiting().insert(id.to_string(), sender);
+        let request = Request {
+            jsonrpc: "2.0",
+            id,
+            method: "elicitation/create",
+            params,
+        };
+        if let Err(why) = self.write(&request) {
+            self.waiting().remove(&id.to_string());
+            return Err(why);
+        }
+        tracing::debug!(target: "askgate_gateway::express", id, "{WRITTEN}");
+        let id = i64::try_from(id).map_or_else(
+            |_| NumberOrString::String(id.to_string().into()),
+            NumberOrString::Number,
+        );
+        Ok((id, answer))
+    }
+
+    fn withdraw(&self, id: RequestId, reason: &str) {
+        let key = match &id {
+            NumberOrString::Number(n) => n.to_string(),
+            NumberOrString::String(s) => serde_json::to_string(s.as_ref()).unwrap_or_default(),
+        };
+        // An answer that comes after all goes to rmcp, which drops it as
+        // it drops any answer it was not waiting for.
+        if self.waiting().remove(&key).is_none() {
+            return;
+        }
+        let withdrawal = Withdrawal {
+            jsonrpc: "2.0",
+            method: "notifications/cancelled",
+            params: Withdrawn {
+                request_id: &id,
+                reason,
+            },
+        };
+        if let Err(why) = self.write(&withdrawal) {
+            tracing::debug!(%why, "could not withdraw an ask from the client");
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! A request's asks sent to its client without rmcp's service loop in
+//! between, for a server that carries the client's messages itself.
+//!
+//! Through rmcp's [`Peer`](rmcp::service::Peer), an `elicitation/create`
+//! goes from the handler to the service loop, then to a task that writes
+//! it; its answer comes back from the transport to the loop, then to the
+//! handler. A server that reads and writes the client's pipe itself (the
+//! askgate gateway on stdio) can send the ask and hand the answer straight
+//! back. It puts a [`DirectAsks`] in the request's extensions
+//! ([`RequestContext::extensions`](rmcp::service::RequestContext)), and
+//! every ask made for that request ([`ask_person`](crate::ask_person), the
+//! rounds) goes that way, with the same timeout and the same withdrawal
+//! when the request is cancelled. A request without one asks through the
+//! peer, as before.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{ClientResult, ElicitRequestParams, ElicitResult, RequestId};
+use rmcp::service::{RequestHandle, RoleServer};
+use rmcp::{ErrorData, ServiceError};
+use tokio::sync::oneshot;
+
+use crate::ask::{Unanswered, WITHDRAWN};
+
+/// The client's answer to an ask sent directly, as rmcp reads it: its
+/// result, or the error response it gave. Dropped unsent when the client
+/// went away.
+pub type Answer = oneshot::Receiver<Result<ClientResult, ErrorData>>;
+
+/// What sends a request's asks to its client directly.
+pub trait ClientLine: Send + Sync {
+    /// Send `elicitation/create` with `params`: its request id (for
+    /// [`ClientLine::withdraw`]), and where its answer will come.
+    ///
+    /// # Errors
+    /// The ask could not be written (the client went away): why.
+    fn elicit(&self, params: &ElicitRequestParams) -> Result<(RequestId, Answer), String>;
+
+    /// Withdraw ask `id`, whose answer is no longer awaited: the client is
+    /// sent `notifications/cancelled` for it with `reason`, so it stops
+    /// showing it.
+    fn withdraw(&self, id: RequestId, reason: &str);
+}
+
+/// A request's way to its client for asks, in its extensions (see the
+/// module's docs).
+#[derive(Clone)]
+pub struct DirectAsks(pub Arc<dyn ClientLine>);
+
+impl std::fmt::Debug for DirectAsks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DirectAsks")
+    }
+}
+
+/// Send `elicitation/create` with `params` by `line` and wait for its
+/// answer, at most `timeout`, or until `cancelled` — then the ask is
+/// withdrawn from the client. The same answers, errors and withdrawals,
+/// with the same words, as through rmcp's peer.
+///
+/// # Errors
+/// As the peer's way: [`Unanswered::RequestCancelled`],
+/// [`Unanswered::TimedOut`], [`Unanswered::WrongResult`], or
+/// [`Unanswered::Failed`] for an error reply or a client gone.
+pub(crate) async fn elicit(
+    line: &dyn ClientLine,
+    params: &ElicitRequestParams,
+    timeout: Option<Duration>,
+    cancelled: impl Future<Output = ()>,
+) -> Result<ElicitResult, Unanswered> {
+    let (id, answer) = line.elicit(params).map_err(|why| {
+        tracing::debug!(%why, "an ask could not be sent to the client");
+        Unanswered::Failed(ServiceError::TransportClosed)
+    })?;
+    let answered = async {
+        match timeout {
+            Some(timeout) => tokio::time::timeout(timeout, answer)
+                .await
+                .map_err(|_| timeout),
+            None => Ok(answer.await),
+        }
+    };
+    tokio::select! {
+        answered = answered => match answered {
+            Ok(Ok(Ok(ClientResult::ElicitResult(result)))) => Ok(result),
+            Ok(Ok(Ok(_))) => Err(Unanswered::WrongResult),
+            Ok(Ok(Err(error))) => Err(Unanswered::Failed(ServiceError::McpError(error))),
+            Ok(Err(_)) => Err(Unanswered::Failed(ServiceError::TransportClosed)),
+            Err(timeout) => {
+                line.withdraw(id, RequestHandle::<RoleServer>::REQUEST_TIMEOUT_REASON);
+                Err(Unanswered::TimedOut(timeout))
+            }
+        },
+        () = cancelled => {
+            line.withdraw(id, WITHDRAWN);
+            Err(Unanswered::RequestCancelled)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
