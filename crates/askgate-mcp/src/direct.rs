@@ -8,10 +8,12 @@
 //! askgate gateway on stdio) can send the ask and hand the answer straight
 //! back. It puts a [`DirectAsks`] in the request's extensions
 //! ([`RequestContext::extensions`](rmcp::service::RequestContext)), and
-//! every ask made for that request ([`ask_person`](crate::ask_person), the
-//! rounds) goes that way, with the same timeout and the same withdrawal
-//! when the request is cancelled. A request without one asks through the
-//! peer, as before.
+//! the asks this crate makes for that request ([`ask_person`](crate::ask_person),
+//! a round's confirmation and questions) go that way, with the same
+//! timeout and the same withdrawal when the request is cancelled. A
+//! request without one asks through the peer, as before; so does anything
+//! that sends its own requests through the peer (the gateway's relay of an
+//! upstream's asks), whose answers the server leaves to rmcp.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -236,8 +236,9 @@ impl Gateway {
         }
     }
 
-    /// This session, its client peer kept in `slot` when its handshake is
-    /// answered: before the client can send its first call.
+    /// This session, its client peer kept in `slot` once its handshake is
+    /// negotiated, just before rmcp writes the answer: before the client
+    /// can say it is initialized.
     pub(crate) fn keeping_client(mut self, slot: ClientSlot) -> Gateway {
         self.client = Some(slot);
         self

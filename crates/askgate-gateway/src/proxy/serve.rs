@@ -91,13 +91,16 @@ impl ServerHandler for Gateway {
             ));
         }
         cx.peer.set_peer_info(request.clone());
-        if let Some(slot) = &self.client {
-            let _ = slot.set(cx.peer.clone());
-        }
         if !self.wakes(&cx) {
             self.client_known(Declared::of(&request.capabilities)).await;
         }
-        self.negotiate_initialize(&request)
+        let negotiated = self.negotiate_initialize(&request);
+        // Kept once the handshake is answered (for stdio's tap, which hands
+        // calls to the handler only once the client says it is initialized).
+        if let (Some(slot), Ok(_)) = (&self.client, &negotiated) {
+            let _ = slot.set(cx.peer.clone());
+        }
+        negotiated
     }
 
     /// A 2026-07-28 client's discovery: as `initialize`, its capabilities

@@ -101,6 +101,12 @@ impl ClientAsks {
         true
     }
 
+    /// The client's service ended: every ask still waiting fails as one
+    /// whose client went away (as rmcp's pending requests do).
+    pub(crate) fn close(&self) {
+        self.waiting().clear();
+    }
+
     fn waiting(
         &self,
     ) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Result<ClientResult, ErrorData>>>>

@@ -31,17 +31,21 @@ pub(crate) struct Express {
     /// Calls on the lanes by the client's request id.
     calls: OnLanes,
     /// Calls the lane leaves, handed to the gateway's handler.
-    handed: Handed,
+    handed: Arc<Handed>,
+    /// Whether the client said it is initialized: only then are its calls
+    /// handed (through rmcp, none is served before).
+    ready: bool,
 }
 
 impl Express {
     /// The lane for the client writing to `reply`'s other end, its calls
     /// the lane leaves handed by `handed`.
-    pub(crate) fn new(gateway: Gateway, reply: Arc<Out>, handed: Handed) -> Express {
+    pub(crate) fn new(gateway: Gateway, reply: Arc<Out>, handed: Arc<Handed>) -> Express {
         Express {
             gateway,
             reply,
             handed,
+            ready: false,
             classic: false,
             follows_tasks: false,
             initialized: false,
@@ -80,10 +84,14 @@ impl Express {
             (Some("tools/call"), Some(id)) if self.classic => match request.params {
                 Some(params) => {
                     self.call(id, params)
-                        || (!self.follows_tasks && self.handed.take(line, id, params))
+                        || (self.ready && !self.follows_tasks && self.handed.take(line, id, params))
                 }
                 None => false,
             },
+            (Some("notifications/initialized"), None) => {
+                self.ready = self.initialized;
+                false
+            }
             // An answer to an ask the gateway wrote itself.
             (None, Some(id)) => self.handed.answered(id, line),
             (Some("notifications/cancelled"), None) => match request.params {

@@ -7,15 +7,25 @@
 //! from there to its service loop, which starts the handler; the answer
 //! goes back through the loop and a task of its own that writes it: four
 //! hops between tasks for nothing but carrying the call. Here the tap
-//! starts the handler with the request as rmcp reads it — the same types,
-//! the same `_meta` and extensions, the client's own peer, so the handler
-//! reports progress and logs as before — and the handler writes its answer
-//! to the client's pipe itself. Its asks go the same way: written to the
-//! pipe, their answers taken from the client's lines by the tap (see
-//! [`super::asks`]). What rmcp's loop does for
-//! a request it does here too: a cancel from the client cancels the call's
-//! token and its answer is not sent; the token is cancelled once it is
-//! answered, and when the client's service ends.
+//! starts the handler itself, through rmcp's own dispatch
+//! ([`Service::handle_request`]: the request's revision checked, the result
+//! shaped for the client's, as through the loop), with the request as rmcp
+//! reads it — the same types, the same `_meta` and extensions, the client's
+//! own peer, so the handler reports progress and logs as before — and
+//! writes the answer to the client's pipe. Its asks go the same way:
+//! written to the pipe, their answers taken from the client's lines by the
+//! tap (see [`super::asks`]). What rmcp's loop does for a request is done
+//! here too:
+//!
+//! - nothing is handed before the client says it is initialized (rmcp
+//!   serves nothing before);
+//! - a cancel from the client cancels the call's token, and its answer is
+//!   not sent; the token is cancelled once the call is answered;
+//! - when the client's service ends, the calls still running are given
+//!   rmcp's grace to answer (5 s when the client closed its side, 2 s when
+//!   the service was cancelled), then cancelled; the asks they wait on fail
+//!   at once, the client gone. A stop past the gateway's own grace cancels
+//!   them at once.
 //!
 //! Only a classic client's calls are handed (see [`crate::express`]), and
 //! never one that may become a task (its client follows tasks, or declares
@@ -24,17 +34,18 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
-use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolResponse, ClientCapabilities, ClientJsonRpcMessage, ClientRequest, GetExtensions,
-    GetMeta, JsonRpcMessage, JsonRpcRequest, ServerJsonRpcMessage, ServerResult,
+    ClientJsonRpcMessage, ClientRequest, GetExtensions, GetMeta, JsonRpcMessage, JsonRpcRequest,
+    ServerJsonRpcMessage,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{QuitReason, RequestContext, RoleServer, Service};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use askgate_mcp::direct::{ClientLine, DirectAsks};
 
@@ -59,6 +70,8 @@ pub(crate) struct Handed {
     ended: CancellationToken,
     /// The handed calls' asks, written to the client by the gateway.
     asks: Arc<ClientAsks>,
+    /// The handed calls running.
+    running: TaskTracker,
 }
 
 /// What the hand-off reads of a call's parameters besides rmcp.
@@ -93,6 +106,7 @@ impl Handed {
             calls: Arc::new(Mutex::new(HashMap::new())),
             ended,
             asks: Arc::new(ClientAsks::new(Arc::clone(&reply))),
+            running: TaskTracker::new(),
         }
     }
 
@@ -121,13 +135,14 @@ impl Handed {
         else {
             return false;
         };
+        let ClientRequest::CallToolRequest(call) = &request else {
+            return false;
+        };
+        tracing::debug!(target: "askgate_gateway::express", id = %request_id, tool = %call.params.name, "handed to its handler by the client's side");
         // As rmcp's loop does: the request's `_meta` and extensions move
         // to the context.
         let meta = std::mem::take(request.get_meta_mut());
         let extensions = std::mem::take(request.extensions_mut());
-        let ClientRequest::CallToolRequest(call) = request else {
-            return false;
-        };
         let key = key_of(id);
         let ct = self.ended.child_token();
         self.calls().insert(key.clone(), ct.clone());
@@ -138,15 +153,14 @@ impl Handed {
         // Its asks go to the client the same way its answer does.
         let asks: Arc<dyn ClientLine> = self.asks.clone();
         cx.extensions.insert(DirectAsks(asks));
-        tracing::debug!(target: "askgate_gateway::express", id = %request_id, tool = %call.params.name, "handed to its handler by the client's side");
         let gateway = self.gateway.clone();
         let reply = Arc::clone(&self.reply);
         let calls = Arc::clone(&self.calls);
-        tokio::spawn(async move {
-            let declared_tasks = cx
-                .client_capabilities()
-                .is_some_and(|caps| caps.supports_tasks());
-            let result = gateway.call_tool_for(call.params, cx).await;
+        self.running.spawn(async move {
+            // rmcp's own dispatch of a request to a handler, with all it
+            // checks and mends on the way (the request's revision, the
+            // result's shape for the client's).
+            let result = Service::<RoleServer>::handle_request(&gateway, request, cx).await;
             // Answered: whatever watched the call's token stops.
             ct.cancel();
             let cancelled = calls
@@ -159,15 +173,7 @@ impl Handed {
                 return;
             }
             let message: ServerJsonRpcMessage = match result {
-                // As rmcp's handler refuses it: a client that did not
-                // declare tasks cannot read a task's handle.
-                Ok(CallToolResponse::Task(_)) if !declared_tasks => JsonRpcMessage::error(
-                    ErrorData::missing_required_client_capability(
-                        ClientCapabilities::builder().enable_tasks().build(),
-                    ),
-                    Some(request_id),
-                ),
-                Ok(response) => JsonRpcMessage::response(ServerResult::from(response), request_id),
+                Ok(result) => JsonRpcMessage::response(result, request_id),
                 Err(error) => JsonRpcMessage::error(error, Some(request_id)),
             };
             let mut line = match serde_json::to_vec(&message) {
@@ -183,6 +189,28 @@ impl Handed {
             }
         });
         true
+    }
+
+    /// The client's service ended `why`: the calls handed and still
+    /// running are given what rmcp's loop gives its own (5 s when the
+    /// client closed its side, 2 s when the service was cancelled) to
+    /// answer, then cancelled; the asks they wait on fail at once, the
+    /// client gone, as rmcp's pending requests do.
+    pub(crate) async fn end(&self, why: Option<&QuitReason>) {
+        self.asks.close();
+        let grace = match why {
+            Some(QuitReason::Closed) => Duration::from_secs(5),
+            Some(QuitReason::Cancelled) => Duration::from_secs(2),
+            _ => Duration::ZERO,
+        };
+        self.running.close();
+        if tokio::time::timeout(grace, self.running.wait())
+            .await
+            .is_err()
+        {
+            tracing::debug!("handed calls still running as the client's service ended: cancelled");
+        }
+        self.ended.cancel();
     }
 
     /// A client's `notifications/cancelled` with `params`: `true` when it

@@ -157,20 +157,27 @@ pub(crate) async fn serve(
     let out = crate::lines::Out::new(writer);
     let (handover, rest) = crate::lines::handover();
     // Calls handed to the handler end with the client's service, as rmcp's
-    // own do: when it returns, or when it is dropped (a stop).
+    // own do: when it returns (after a grace for them to answer, see
+    // `Handed::end`), or at once when it is dropped (a stop, past its own
+    // grace).
     let ended = tokio_util::sync::CancellationToken::new();
     let _ended = ended.clone().drop_guard();
     // The client's peer, kept by the handler when it answers the
-    // handshake: the tap hands calls to the handler from then on.
+    // handshake: the tap hands calls to the handler once the client says
+    // it is initialized.
     let peer = crate::proxy::ClientSlot::default();
     let gateway = gateway.keeping_client(std::sync::Arc::clone(&peer));
-    let handed = handed::Handed::new(
+    let handed = std::sync::Arc::new(handed::Handed::new(
         gateway.clone(),
         std::sync::Arc::clone(&out),
         std::sync::Arc::clone(&peer),
         ended,
+    ));
+    let mut express = express::Express::new(
+        gateway.clone(),
+        std::sync::Arc::clone(&out),
+        std::sync::Arc::clone(&handed),
     );
-    let mut express = express::Express::new(gateway.clone(), std::sync::Arc::clone(&out), handed);
     let refuse = std::sync::Arc::clone(&out);
     let screened = std::sync::Arc::clone(&out);
     let routes = gateway.task_routes();
@@ -222,7 +229,8 @@ pub(crate) async fn serve(
     .with_max_line_length(longest);
     let served = match gateway.clone().serve(transport).await {
         Ok(running) => {
-            let _ = running.waiting().await;
+            let quit = running.waiting().await;
+            handed.end(quit.as_ref().ok()).await;
             Ok(())
         }
         Err(e) => Err(e.into()),

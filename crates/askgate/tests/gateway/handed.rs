@@ -7,11 +7,13 @@
 
 use askgate_store::Decision;
 use askgate_testkit::Manner;
+use askgate_testkit::gateway::ledger;
 use askgate_testkit::mcp::{call, cancel_once_asked, send_call, text};
 use askgate_testkit::within;
-use serde_json::json;
+use serde_json::{Value as Json, json};
 
 use super::decided_lane::{CONFIRMED, records, through_rmcp};
+use super::raw::Raw;
 use super::{person, setup};
 
 /// What the gateway logs (at debug) when the tap hands a call to the
@@ -21,6 +23,9 @@ pub(super) const HANDED: &str = "handed to its handler by the client's side";
 /// What it logs (at debug) when it writes a handed call's ask to the
 /// client itself.
 const ASK_WRITTEN: &str = "an ask of a handed call, written to the client";
+
+/// The first id the gateway gives an ask it writes itself (2^41).
+const FIRST_ASK_ID: u64 = 1 << 41;
 
 /// Through a gateway with `config`, a write its person is asked to
 /// confirm, cancelled by its client while the ask is up: whether it was
@@ -81,5 +86,66 @@ async fn a_confirmed_call_cancelled_while_its_person_is_asked_is_withdrawn_and_n
     assert_eq!(
         (&on.1, &on.2, &on.3, &on.4),
         (&off.1, &off.2, &off.3, &off.4)
+    );
+}
+
+/// A gateway with `config` (a person confirms every write; a client's
+/// instant answer taken for a person's), spoken to by hand in 2025-06-18:
+/// a write, its ask answered yes and the client's stdin closed at once,
+/// as a client that is done does. The id of the ask, every message the
+/// client read until the gateway ended, and the ledger.
+async fn confirmed_then_hung_up(config: &str) -> (Json, Vec<Json>, Vec<String>) {
+    let setup = setup().config(&format!(
+        "min_answer_ms = 0\n{config}\n[inbox]\nlisten = \"127.0.0.1:0\"\n"
+    ));
+    let mut raw = Raw::start(&setup).await;
+    let write = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                       "params": {"name": "write_note",
+                                  "arguments": {"name": "todo", "text": "milk"}}});
+    raw.send(&write.to_string()).await;
+    let asked = loop {
+        let message = raw.next().await;
+        if message["method"] == "elicitation/create" {
+            break message;
+        }
+    };
+    let yes = json!({"jsonrpc": "2.0", "id": asked["id"],
+                     "result": {"action": "accept", "content": {"confirm": true}}});
+    raw.send(&yes.to_string()).await;
+    raw.hang_up();
+    let rest = raw.rest().await;
+    let ledger = ledger(setup.store_url()).await;
+    (asked["id"].clone(), rest, ledger)
+}
+
+#[tokio::test]
+async fn a_confirmed_call_whose_client_hangs_up_after_its_yes_is_answered_and_its_result_is_the_classic_one_on_either_path()
+ {
+    let on = confirmed_then_hung_up(CONFIRMED).await;
+    let off = confirmed_then_hung_up(&through_rmcp()).await;
+    // The ask written by the gateway (its ids far above rmcp's), then by
+    // rmcp.
+    let first = FIRST_ASK_ID;
+    assert!(on.0.as_u64().is_some_and(|id| id >= first), "{}", on.0);
+    assert!(off.0.as_u64().is_some_and(|id| id < first), "{}", off.0);
+    // The call goes on to its end once the client hung up (rmcp's loop
+    // gives its handlers a grace to answer), and the answer is written.
+    for (path, (_, rest, ledger)) in [("handed", &on), ("rmcp", &off)] {
+        assert_eq!(ledger, &["answered"], "{path}: {rest:?}");
+        let answer = rest
+            .iter()
+            .find(|m| m["id"] == 4)
+            .unwrap_or_else(|| panic!("{path}: no answer in {rest:?}"));
+        // A 2025-06-18 client's result carries no 2026-07-28 `resultType`.
+        assert!(
+            answer["result"].get("resultType").is_none(),
+            "{path}: {answer}"
+        );
+    }
+    let answer = |rest: &[Json]| rest.iter().find(|m| m["id"] == 4).cloned();
+    assert_eq!(
+        answer(&on.1),
+        answer(&off.1),
+        "the client reads the same answer"
     );
 }

@@ -14,7 +14,8 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 /// would.
 pub(crate) struct Raw {
     _child: Child,
-    stdin: ChildStdin,
+    /// None once the client hung up.
+    stdin: Option<ChildStdin>,
     stdout: tokio::io::Lines<BufReader<ChildStdout>>,
     /// The handshake's result.
     pub(crate) initialized: Json,
@@ -41,7 +42,7 @@ impl Raw {
         let stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
         let mut raw = Raw {
             _child: child,
-            stdin,
+            stdin: Some(stdin),
             stdout,
             initialized: Json::Null,
         };
@@ -62,9 +63,31 @@ impl Raw {
 
     pub(crate) async fn send(&mut self, line: &str) {
         self.stdin
+            .as_mut()
+            .expect("the client has not hung up")
             .write_all(format!("{line}\n").as_bytes())
             .await
             .expect("the gateway reads");
+    }
+
+    /// Close the gateway's stdin, as a client that is done does.
+    pub(crate) fn hang_up(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Every message the gateway writes until it closes its stdout.
+    pub(crate) async fn rest(&mut self) -> Vec<Json> {
+        let mut rest = Vec::new();
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(60), self.stdout.next_line())
+                .await
+                .expect("the gateway ends within a minute")
+                .expect("reads");
+            match line {
+                Some(line) => rest.push(serde_json::from_str(&line).expect("a JSON line")),
+                None => return rest,
+            }
+        }
     }
 
     /// The next message the gateway writes.
