@@ -8,7 +8,7 @@
 //! an answer with one of those is rmcp's, and the tap passes it on.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use askgate_mcp::direct::{Answer, ClientLine};
@@ -35,6 +35,8 @@ pub(crate) struct ClientAsks {
     /// The client's pipe.
     reply: Arc<Out>,
     next: AtomicU64,
+    /// Whether the client's service ended (see [`ClientAsks::mute`]).
+    muted: AtomicBool,
     /// Where each ask's answer goes, by its id (as JSON).
     waiting: Mutex<HashMap<String, oneshot::Sender<Result<ClientResult, ErrorData>>>>,
 }
@@ -69,6 +71,7 @@ impl ClientAsks {
         ClientAsks {
             reply,
             next: AtomicU64::new(FIRST_ID),
+            muted: AtomicBool::new(false),
             waiting: Mutex::new(HashMap::new()),
         }
     }
@@ -101,10 +104,11 @@ impl ClientAsks {
         true
     }
 
-    /// The client's service ended: every ask still waiting fails as one
-    /// whose client went away (as rmcp's pending requests do).
-    pub(crate) fn close(&self) {
-        self.waiting().clear();
+    /// The client's service ended: from now on nothing more is written
+    /// to it (a withdrawal included: rmcp's loop, ended, writes none
+    /// either), and a new ask fails as one whose client went away.
+    pub(crate) fn mute(&self) {
+        self.muted.store(true, Ordering::Release);
     }
 
     fn waiting(
@@ -115,6 +119,9 @@ impl ClientAsks {
     }
 
     fn write(&self, message: &impl Serialize) -> Result<(), String> {
+        if self.muted.load(Ordering::Acquire) {
+            return Err("the client's service has ended".into());
+        }
         let mut line = serde_json::to_vec(message).map_err(|e| e.to_string())?;
         line.push(b'\n');
         self.reply.send(&line).map_err(|e| e.to_string())

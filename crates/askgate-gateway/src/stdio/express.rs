@@ -33,7 +33,7 @@ pub(crate) struct Express {
     /// Calls the lane leaves, handed to the gateway's handler.
     handed: Arc<Handed>,
     /// Whether the client said it is initialized: only then are its calls
-    /// handed (through rmcp, none is served before).
+    /// handed (one sooner is rmcp's).
     ready: bool,
 }
 

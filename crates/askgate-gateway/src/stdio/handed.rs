@@ -17,15 +17,15 @@
 //! tap (see [`super::asks`]). What rmcp's loop does for a request is done
 //! here too:
 //!
-//! - nothing is handed before the client says it is initialized (rmcp
-//!   serves nothing before);
+//! - nothing is handed before the client says it is initialized (a
+//!   client that calls sooner is served by rmcp, as before);
 //! - a cancel from the client cancels the call's token, and its answer is
 //!   not sent; the token is cancelled once the call is answered;
 //! - when the client's service ends, the calls still running are given
 //!   rmcp's grace to answer (5 s when the client closed its side, 2 s when
-//!   the service was cancelled), then cancelled; the asks they wait on fail
-//!   at once, the client gone. A stop past the gateway's own grace cancels
-//!   them at once.
+//!   the service was cancelled), after rmcp's own drain, then cancelled,
+//!   the asks they wait on pending till then as rmcp's are. A stop past
+//!   the gateway's own grace cancels them at once.
 //!
 //! Only a classic client's calls are handed (see [`crate::express`]), and
 //! never one that may become a task (its client follows tasks, or declares
@@ -169,7 +169,7 @@ impl Handed {
                 .remove(&key)
                 .is_none();
             if cancelled {
-                tracing::debug!(id = %request_id, "the client cancelled this call: its answer is not sent");
+                tracing::debug!(id = %request_id, "the client cancelled this call, or its service ended: its answer is not sent");
                 return;
             }
             let message: ServerJsonRpcMessage = match result {
@@ -194,10 +194,11 @@ impl Handed {
     /// The client's service ended `why`: the calls handed and still
     /// running are given what rmcp's loop gives its own (5 s when the
     /// client closed its side, 2 s when the service was cancelled) to
-    /// answer, then cancelled; the asks they wait on fail at once, the
-    /// client gone, as rmcp's pending requests do.
+    /// answer, then cancelled. An ask they wait on stays pending through
+    /// that grace, as rmcp's do (so its call ends cancelled, not as one
+    /// whose client could not show it), and its withdrawal is not written
+    /// to a service that has ended.
     pub(crate) async fn end(&self, why: Option<&QuitReason>) {
-        self.asks.close();
         let grace = match why {
             Some(QuitReason::Closed) => Duration::from_secs(5),
             Some(QuitReason::Cancelled) => Duration::from_secs(2),
@@ -210,6 +211,11 @@ impl Handed {
         {
             tracing::debug!("handed calls still running as the client's service ended: cancelled");
         }
+        // Past the grace, what they say is not written (rmcp's loop, ended,
+        // writes nothing either): not their answers, not an ask's
+        // withdrawal.
+        self.calls().clear();
+        self.asks.mute();
         self.ended.cancel();
     }
 

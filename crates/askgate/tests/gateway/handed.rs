@@ -91,10 +91,11 @@ async fn a_confirmed_call_cancelled_while_its_person_is_asked_is_withdrawn_and_n
 
 /// A gateway with `config` (a person confirms every write; a client's
 /// instant answer taken for a person's), spoken to by hand in 2025-06-18:
-/// a write, its ask answered yes and the client's stdin closed at once,
-/// as a client that is done does. The id of the ask, every message the
-/// client read until the gateway ended, and the ledger.
-async fn confirmed_then_hung_up(config: &str) -> (Json, Vec<Json>, Vec<String>) {
+/// a write, then its ask answered yes (`answered`) or not, and the
+/// client's stdin closed at once, as a client that is done does. The id of
+/// the ask, every message the client read until the gateway ended, the
+/// ledger, and the audit's decisions with their reasons.
+async fn confirmed_then_hung_up(config: &str, answered: bool) -> HungUp {
     let setup = setup().config(&format!(
         "min_answer_ms = 0\n{config}\n[inbox]\nlisten = \"127.0.0.1:0\"\n"
     ));
@@ -109,20 +110,34 @@ async fn confirmed_then_hung_up(config: &str) -> (Json, Vec<Json>, Vec<String>) 
             break message;
         }
     };
-    let yes = json!({"jsonrpc": "2.0", "id": asked["id"],
-                     "result": {"action": "accept", "content": {"confirm": true}}});
-    raw.send(&yes.to_string()).await;
+    if answered {
+        let yes = json!({"jsonrpc": "2.0", "id": asked["id"],
+                         "result": {"action": "accept", "content": {"confirm": true}}});
+        raw.send(&yes.to_string()).await;
+    }
     raw.hang_up();
     let rest = raw.rest().await;
     let ledger = ledger(setup.store_url()).await;
-    (asked["id"].clone(), rest, ledger)
+    let store = askgate_store::Store::open(setup.store_url())
+        .await
+        .expect("the store opens");
+    let audited = askgate_testkit::audited(&store)
+        .await
+        .into_iter()
+        .map(|entry| (entry.decision, entry.reason))
+        .collect();
+    store.close().await;
+    (asked["id"].clone(), rest, ledger, audited)
 }
+
+/// What [`confirmed_then_hung_up`] saw.
+type HungUp = (Json, Vec<Json>, Vec<String>, Vec<(Decision, String)>);
 
 #[tokio::test]
 async fn a_confirmed_call_whose_client_hangs_up_after_its_yes_is_answered_and_its_result_is_the_classic_one_on_either_path()
  {
-    let on = confirmed_then_hung_up(CONFIRMED).await;
-    let off = confirmed_then_hung_up(&through_rmcp()).await;
+    let on = confirmed_then_hung_up(CONFIRMED, true).await;
+    let off = confirmed_then_hung_up(&through_rmcp(), true).await;
     // The ask written by the gateway (its ids far above rmcp's), then by
     // rmcp.
     let first = FIRST_ASK_ID;
@@ -130,7 +145,7 @@ async fn a_confirmed_call_whose_client_hangs_up_after_its_yes_is_answered_and_it
     assert!(off.0.as_u64().is_some_and(|id| id < first), "{}", off.0);
     // The call goes on to its end once the client hung up (rmcp's loop
     // gives its handlers a grace to answer), and the answer is written.
-    for (path, (_, rest, ledger)) in [("handed", &on), ("rmcp", &off)] {
+    for (path, (_, rest, ledger, _)) in [("handed", &on), ("rmcp", &off)] {
         assert_eq!(ledger, &["answered"], "{path}: {rest:?}");
         let answer = rest
             .iter()
@@ -148,4 +163,25 @@ async fn a_confirmed_call_whose_client_hangs_up_after_its_yes_is_answered_and_it
         answer(&off.1),
         "the client reads the same answer"
     );
+}
+
+#[tokio::test]
+async fn a_confirmed_call_whose_client_hangs_up_while_its_person_is_asked_ends_cancelled_on_either_path()
+ {
+    let on = confirmed_then_hung_up(CONFIRMED, false).await;
+    let off = confirmed_then_hung_up(&through_rmcp(), false).await;
+    let first = FIRST_ASK_ID;
+    assert!(on.0.as_u64().is_some_and(|id| id >= first), "{}", on.0);
+    assert!(off.0.as_u64().is_some_and(|id| id < first), "{}", off.0);
+    // Its ask stays up through the grace, then the call is given up as
+    // its client's: never sent, never sent to the inbox as one the client
+    // could not show, and nothing is answered to a client that has gone.
+    assert!(on.2.is_empty(), "nothing ran: {:?}", on.2);
+    assert!(
+        on.1.iter().all(|m| m["id"] != 4),
+        "no answer after the hang-up: {:?}",
+        on.1
+    );
+    assert_eq!((&on.2, &on.3), (&off.2, &off.3), "records alike");
+    assert_eq!(on.1, off.1, "the client reads nothing more on either path");
 }
