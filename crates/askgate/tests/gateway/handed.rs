@@ -133,16 +133,29 @@ async fn confirmed_then_hung_up(config: &str, answered: bool) -> HungUp {
 /// What [`confirmed_then_hung_up`] saw.
 type HungUp = (Json, Vec<Json>, Vec<String>, Vec<(Decision, String)>);
 
+/// [`confirmed_then_hung_up`] handed, then through rmcp, after checking
+/// that the ask took each path: written by the gateway (its ids far above
+/// rmcp's), then by rmcp.
+async fn on_either_path(answered: bool) -> (HungUp, HungUp) {
+    let on = confirmed_then_hung_up(CONFIRMED, answered).await;
+    let off = confirmed_then_hung_up(&through_rmcp(), answered).await;
+    assert!(
+        on.0.as_u64().is_some_and(|id| id >= FIRST_ASK_ID),
+        "{}",
+        on.0
+    );
+    assert!(
+        off.0.as_u64().is_some_and(|id| id < FIRST_ASK_ID),
+        "{}",
+        off.0
+    );
+    (on, off)
+}
+
 #[tokio::test]
 async fn a_confirmed_call_whose_client_hangs_up_after_its_yes_is_answered_and_its_result_is_the_classic_one_on_either_path()
  {
-    let on = confirmed_then_hung_up(CONFIRMED, true).await;
-    let off = confirmed_then_hung_up(&through_rmcp(), true).await;
-    // The ask written by the gateway (its ids far above rmcp's), then by
-    // rmcp.
-    let first = FIRST_ASK_ID;
-    assert!(on.0.as_u64().is_some_and(|id| id >= first), "{}", on.0);
-    assert!(off.0.as_u64().is_some_and(|id| id < first), "{}", off.0);
+    let (on, off) = on_either_path(true).await;
     // The call goes on to its end once the client hung up (rmcp's loop
     // gives its handlers a grace to answer), and the answer is written.
     for (path, (_, rest, ledger, _)) in [("handed", &on), ("rmcp", &off)] {
@@ -168,11 +181,7 @@ async fn a_confirmed_call_whose_client_hangs_up_after_its_yes_is_answered_and_it
 #[tokio::test]
 async fn a_confirmed_call_whose_client_hangs_up_while_its_person_is_asked_ends_cancelled_on_either_path()
  {
-    let on = confirmed_then_hung_up(CONFIRMED, false).await;
-    let off = confirmed_then_hung_up(&through_rmcp(), false).await;
-    let first = FIRST_ASK_ID;
-    assert!(on.0.as_u64().is_some_and(|id| id >= first), "{}", on.0);
-    assert!(off.0.as_u64().is_some_and(|id| id < first), "{}", off.0);
+    let (on, off) = on_either_path(false).await;
     // Its ask stays up through the grace, then the call is given up as
     // its client's: never sent, never sent to the inbox as one the client
     // could not show, and nothing is answered to a client that has gone.
