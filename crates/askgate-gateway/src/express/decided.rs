@@ -72,11 +72,8 @@ impl Lane {
                         answered = &mut answered => answered,
                         () = cancelled => {
                             // Counted only when the cancel ended it.
-                            if lane.give_up(id, crate::record::CANCELLED_WHILE_RUNNING) {
+                            if lane.cancel(id) {
                                 gateway.metrics().cancelled(&server);
-                                // Under the rmcp path's target: an operator's
-                                // filter finds it whichever path it took.
-                                tracing::info!(target: "askgate_gateway::proxy::upstream_call", call = %call_id, %server, %tool, "{}", crate::record::CANCELLED_WHILE_RUNNING_LOG);
                             }
                             answered.await
                         }

@@ -207,24 +207,12 @@ impl Lane {
         }
     }
 
-    /// Its caller gave call `id` up (its client cancelled it): its server
-    /// is told to cancel it, and the call ends as one that may have run,
-    /// `why`. `false` when it had ended already (answered, past its
-    /// limit, its upstream gone): then nothing is told.
-    pub(crate) fn give_up(&self, id: u64, why: &str) -> bool {
-        let pending = self.calls().remove(&id);
-        let Some(pending) = pending else {
-            return false;
-        };
-        let _ = self.out.send(&abandoned(id));
-        pending.settle(LaneEnd::Gone(why));
-        true
-    }
-
-    /// The client cancelled call `id`, which its server works on: its
-    /// server is told, and the call ends as one that may have run, with no
-    /// answer (the client asked for none) — as through rmcp. `false` when
-    /// it had ended already.
+    /// The client cancelled call `id`, which its server works on (on the
+    /// lane itself, or through the handler that sent it): its server is
+    /// told, and the call ends as one that may have run — the handler
+    /// told so, the client answered nothing (it asked for none) — as
+    /// through rmcp, and logged as there. `false` when it had ended already
+    /// (answered, past its limit, its upstream gone): then nothing is told.
     pub(crate) fn cancel(&self, id: u64) -> bool {
         let pending = self.calls().remove(&id);
         let Some(pending) = pending else {
@@ -234,7 +222,12 @@ impl Lane {
         // Under the rmcp path's target: an operator's filter finds it
         // whichever path it took.
         tracing::info!(target: "askgate_gateway::proxy::upstream_call", call = %pending.ending.id(), server = %pending.server, tool = %pending.tool, "{}", crate::record::CANCELLED_WHILE_RUNNING_LOG);
-        pending.settle(LaneEnd::Dropped(crate::record::CANCELLED_WHILE_RUNNING));
+        let why = crate::record::CANCELLED_WHILE_RUNNING;
+        let end = match pending.answering {
+            Answering::Handler(_) => LaneEnd::Gone(why),
+            Answering::Client { .. } => LaneEnd::Dropped(why),
+        };
+        pending.settle(end);
         true
     }
 }

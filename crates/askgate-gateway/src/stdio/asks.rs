@@ -8,7 +8,7 @@
 //! an answer with one of those is rmcp's, and the tap passes it on.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use askgate_mcp::direct::{Answer, ClientLine};
@@ -28,13 +28,13 @@ use crate::lines::Out;
 const WRITTEN: &str = "an ask of a handed call, written to the client";
 
 /// The id of the first ask the gateway writes itself.
-pub(crate) const FIRST_ID: u64 = 1 << 41;
+const FIRST_ID: i64 = 1 << 41;
 
 /// A client's asks in flight, written by the gateway.
 pub(crate) struct ClientAsks {
     /// The client's pipe.
     reply: Arc<Out>,
-    next: AtomicU64,
+    next: AtomicI64,
     /// Whether the client's service ended (see [`ClientAsks::mute`]).
     muted: AtomicBool,
     /// Where each ask's answer goes, by its id (as JSON).
@@ -45,7 +45,7 @@ pub(crate) struct ClientAsks {
 #[derive(Serialize)]
 struct Request<'a> {
     jsonrpc: &'static str,
-    id: u64,
+    id: i64,
     method: &'static str,
     params: &'a ElicitRequestParams,
 }
@@ -70,7 +70,7 @@ impl ClientAsks {
     pub(crate) fn new(reply: Arc<Out>) -> ClientAsks {
         ClientAsks {
             reply,
-            next: AtomicU64::new(FIRST_ID),
+            next: AtomicI64::new(FIRST_ID),
             muted: AtomicBool::new(false),
             waiting: Mutex::new(HashMap::new()),
         }
@@ -144,18 +144,15 @@ impl ClientLine for ClientAsks {
             return Err(why);
         }
         tracing::debug!(target: "askgate_gateway::express", id, "{WRITTEN}");
-        let id = i64::try_from(id).map_or_else(
-            |_| NumberOrString::String(id.to_string().into()),
-            NumberOrString::Number,
-        );
-        Ok((id, answer))
+        Ok((NumberOrString::Number(id), answer))
     }
 
     fn withdraw(&self, id: RequestId, reason: &str) {
-        let key = match &id {
-            NumberOrString::Number(n) => n.to_string(),
-            NumberOrString::String(s) => serde_json::to_string(s.as_ref()).unwrap_or_default(),
+        // Every ask here is numbered (see `elicit`).
+        let NumberOrString::Number(number) = &id else {
+            return;
         };
+        let key = number.to_string();
         // An answer that comes after all goes to rmcp, which drops it as
         // it drops any answer it was not waiting for.
         if self.waiting().remove(&key).is_none() {
