@@ -1,7 +1,8 @@
 """What the bench scripts read of a process from /proc: its CPU time, its
 resident memory, the bytes it wrote, and the gateway a script started.
-Imported by bench_confirm.py, bench_scale.py and bench_stdio_cpu.py (they
-run from this folder, so it is on their import path)."""
+Imported by bench_confirm.py, bench_confirm_cpu.py, bench_scale.py and
+bench_stdio_cpu.py (they run from this folder, so it is on their import
+path)."""
 
 import os
 
