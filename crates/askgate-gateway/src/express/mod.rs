@@ -138,6 +138,11 @@ pub(crate) struct CallMeta {
     /// request, or a classic one carrying the tasks extension's).
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
     pub(crate) client_capabilities: Option<IgnoredAny>,
+    /// The revision the request names for itself, if it does: rmcp checks
+    /// it against those the gateway speaks (and, for 2026-07-28, the
+    /// request's other metadata), so such a call is rmcp's.
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    pub(crate) protocol_version: Option<IgnoredAny>,
 }
 
 /// A client's `notifications/cancelled`.

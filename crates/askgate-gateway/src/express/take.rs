@@ -52,6 +52,14 @@ pub(crate) fn take(
         // requestState, inputResponses, task...: rmcp's.
         return false;
     }
+    // A request that names its own revision: rmcp checks it.
+    if params
+        .meta
+        .as_ref()
+        .is_some_and(|meta| meta.protocol_version.is_some())
+    {
+        return false;
+    }
     // A client that declares its capabilities per request (the tasks
     // extension, say): its call may become a task.
     let declares = params

@@ -1,6 +1,7 @@
 //! The express lane beyond the happy path: what a client sees when the
 //! upstream answers a read with an error, when the client cancels a read in
-//! flight, when the upstream dies mid-read, and when the answer is large.
+//! flight, when the upstream dies mid-read, when the answer is large, and
+//! when a read names a revision of its own (rmcp's to check).
 //!
 //! Every read here is ruled `read`, so it takes the lane; each test first
 //! checks that it did (the gateway's debug line "on the express lane"), so
@@ -410,4 +411,55 @@ async fn the_progress_a_server_sent_before_its_answer_reaches_the_client_first_o
             "call {id}: every notification before the answer"
         );
     }
+}
+
+/// A read whose `_meta` names a protocol revision: rmcp checks the
+/// revision against the gateway's (and a 2026-07-28 request's own
+/// metadata), so the lane leaves it to rmcp. Before, the lane served such
+/// a read where rmcp refuses it.
+#[tokio::test]
+async fn a_read_that_names_its_own_revision_is_checked_as_rmcp_checks_it_on_either_path() {
+    let off = format!("express_lane = false\n{READS}");
+    let mut seen = Vec::new();
+    for config in [READS.to_owned(), off] {
+        let h = watched(&config, "", vec![]).await;
+        let mut refusals = Vec::new();
+        for version in ["1999-01-01", "2026-07-28"] {
+            let mut call = on_notes("read_note", json!({"name": "todo"}));
+            call.meta = Some(
+                serde_json::from_value(json!({"io.modelcontextprotocol/protocolVersion": version}))
+                    .expect("a request's _meta"),
+            );
+            let refused = guarded(h.client.call_tool(call)).await;
+            let Err(ServiceError::McpError(error)) = refused else {
+                panic!("{version}: expected rmcp's refusal, got {refused:?}");
+            };
+            refusals.push((error.code, error.message, error.data));
+        }
+        // Served on the lane, a read logs it before its answer.
+        let lane = h.log.has_line_with(&["on the express lane"]);
+        h.stop().await;
+        seen.push((lane, refusals));
+    }
+    let (on, off) = (&seen[0], &seen[1]);
+    assert!(!on.0 && !off.0, "neither read took the lane");
+    assert_eq!(on.1, off.1, "the client cannot tell the two paths apart");
+    let (code, message, data) = &on.1[0];
+    assert_eq!(
+        (code.0, message.as_ref()),
+        (-32022, "Unsupported protocol version"),
+        "an unknown revision is refused as such"
+    );
+    assert!(
+        data.as_ref()
+            .is_some_and(|data| data.to_string().contains("1999-01-01")),
+        "the revision asked for is named: {data:?}"
+    );
+    assert!(
+        on.1[1]
+            .1
+            .contains("io.modelcontextprotocol/clientCapabilities"),
+        "a 2026-07-28 request's missing metadata is named: {:?}",
+        on.1[1]
+    );
 }
