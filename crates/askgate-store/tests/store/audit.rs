@@ -314,3 +314,73 @@ async fn an_unsigned_head_is_named_where_the_key_is_known_but_the_one_this_proce
     // With no key, the head is held to the chain only.
     assert_eq!(broken_after("UPDATE audit_head SET tag = NULL").await, None);
 }
+
+/// A gateway records its calls while another process on the same store
+/// (the inbox, a replica, the CLI) appends between them. Each record lands
+/// at the chain's end, says where it landed, keeps an entry the other
+/// process audited first under the same decision key, and the chain
+/// stays one.
+#[tokio::test]
+async fn records_and_another_process_appends_keep_one_chain_each_record_where_it_says() {
+    for url in super::urls().await {
+        let gateway = Store::open(&url).await.expect("opens");
+        let other = Store::open(&url).await.expect("opens again");
+        let record = |id: &str, tool: &str| {
+            let (gateway, id, tool) = (gateway.clone(), id.to_owned(), tool.to_owned());
+            async move {
+                gateway
+                    .record_sent_call(&entry(&tool), &super::call(&id, "gw-1"), "m", super::at(1))
+                    .await
+                    .expect("records")
+            }
+        };
+        let mut said = vec![record("c1", "one").await, record("c2", "two").await];
+        other
+            .append_audit(&entry("elsewhere"))
+            .await
+            .expect("appends");
+        said.push(record("c3", "three").await);
+        said.push(record("c4", "four").await);
+        // A decision the other process audited first: the record keeps it.
+        let mut decided = entry("decided");
+        decided.decision_key = Some("request-9:confirm".into());
+        let first = other.append_audit(&decided).await.expect("appends");
+        let again = gateway
+            .record_sent_call(&decided, &super::call("c5", "gw-1"), "m", super::at(1))
+            .await
+            .expect("records");
+        assert_eq!(
+            (again.audit.seq, &again.audit.hash),
+            (first.seq, &first.hash)
+        );
+        said.push(record("c6", "six").await);
+
+        let chain = other.audit_entries().await.expect("reads");
+        let tools: Vec<&str> = chain.iter().map(|r| r.entry.tool.as_str()).collect();
+        assert_eq!(
+            tools,
+            ["one", "two", "elsewhere", "three", "four", "decided", "six"],
+            "{url}"
+        );
+        for record in &said {
+            let stored = &chain[usize::try_from(record.audit.seq - 1).expect("from 1")];
+            assert_eq!(
+                (&stored.hash, &stored.prev_hash, &stored.entry),
+                (
+                    &record.audit.hash,
+                    &record.audit.prev_hash,
+                    &record.audit.entry
+                ),
+                "{url}: the record says where its entry is"
+            );
+        }
+        let verified = other.verify_audit().await.expect("verifies");
+        assert_eq!((verified.entries, verified.broken), (7, None), "{url}");
+        for id in ["c1", "c2", "c3", "c4", "c5", "c6"] {
+            assert!(
+                other.call(id).await.expect("reads").is_some(),
+                "{url}: {id} is recorded"
+            );
+        }
+    }
+}
