@@ -43,11 +43,13 @@ pub(crate) struct ClientAsks {
 
 /// An ask as it goes to the client.
 #[derive(Serialize)]
-struct Request<'a> {
+struct Request {
     jsonrpc: &'static str,
     id: i64,
     method: &'static str,
-    params: &'a ElicitRequestParams,
+    /// The ask's parameters, with a progress token in `_meta`, as rmcp's
+    /// peer gives every request it sends.
+    params: serde_json::Value,
 }
 
 /// A withdrawal as it goes to the client.
@@ -131,6 +133,17 @@ impl ClientAsks {
 impl ClientLine for ClientAsks {
     fn elicit(&self, params: &ElicitRequestParams) -> Result<(RequestId, Answer), String> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut params = serde_json::to_value(params).map_err(|e| e.to_string())?;
+        // rmcp's peer sets one on every request, over any the request had:
+        // here the ask's own id, which no token of rmcp's reaches.
+        if let Some(params) = params.as_object_mut() {
+            let meta = params
+                .entry("_meta")
+                .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+            if let Some(meta) = meta.as_object_mut() {
+                meta.insert("progressToken".into(), id.into());
+            }
+        }
         let (sender, answer) = oneshot::channel();
         self.waiting().insert(id.to_string(), sender);
         let request = Request {

@@ -93,8 +93,8 @@ async fn a_confirmed_call_cancelled_while_its_person_is_asked_is_withdrawn_and_n
 /// instant answer taken for a person's), spoken to by hand in 2025-06-18:
 /// a write, then its ask answered yes (`answered`) or not, and the
 /// client's stdin closed at once, as a client that is done does. The id of
-/// the ask, every message the client read until the gateway ended, the
-/// ledger, and the audit's decisions with their reasons.
+/// the ask as the client read it, every message the client read until the
+/// gateway ended, the ledger, and the audit's decisions with their reasons.
 async fn confirmed_then_hung_up(config: &str, answered: bool) -> HungUp {
     let setup = setup().config(&format!(
         "min_answer_ms = 0\n{config}\n[inbox]\nlisten = \"127.0.0.1:0\"\n"
@@ -127,7 +127,7 @@ async fn confirmed_then_hung_up(config: &str, answered: bool) -> HungUp {
         .map(|entry| (entry.decision, entry.reason))
         .collect();
     store.close().await;
-    (asked["id"].clone(), rest, ledger, audited)
+    (asked, rest, ledger, audited)
 }
 
 /// What [`confirmed_then_hung_up`] saw.
@@ -140,12 +140,12 @@ async fn on_either_path(answered: bool) -> (HungUp, HungUp) {
     let on = confirmed_then_hung_up(CONFIRMED, answered).await;
     let off = confirmed_then_hung_up(&through_rmcp(), answered).await;
     assert!(
-        on.0.as_u64().is_some_and(|id| id >= FIRST_ASK_ID),
+        on.0["id"].as_u64().is_some_and(|id| id >= FIRST_ASK_ID),
         "{}",
         on.0
     );
     assert!(
-        off.0.as_u64().is_some_and(|id| id < FIRST_ASK_ID),
+        off.0["id"].as_u64().is_some_and(|id| id < FIRST_ASK_ID),
         "{}",
         off.0
     );
@@ -176,6 +176,15 @@ async fn a_confirmed_call_whose_client_hangs_up_after_its_yes_is_answered_and_it
         answer(&off.1),
         "the client reads the same answer"
     );
+    // The ask is rmcp's on both paths, but for its id and its progress
+    // token (rmcp's peer gives every request one).
+    let (mut asked_on, mut asked_off) = (on.0.clone(), off.0.clone());
+    for asked in [&mut asked_on, &mut asked_off] {
+        let token = asked["params"]["_meta"]["progressToken"].take();
+        assert!(token.is_number(), "a progress token: {token}");
+        asked["id"].take();
+    }
+    assert_eq!(asked_on, asked_off, "the client reads the same ask");
 }
 
 #[tokio::test]
