@@ -1,7 +1,8 @@
 //! Store benchmark: durable park -> answer -> wake round trips per second,
-//! with p50/p99 latency, at 1 and 16 concurrent waiters, next to a raw
-//! single-row durable insert on the same database, measured in the same run;
-//! and the newest page of 100,000 pending asks.
+//! with p50/p99 latency, at 1 and 16 concurrent waiters, and a confirmed
+//! call's record (its ledger row and audit entry, its end queued after it),
+//! next to a raw single-row durable insert on the same database, measured
+//! in the same run; and the newest page of 100,000 pending asks.
 //!
 //! The machine is shared and its load varies, so the cases are measured in
 //! interleaved rounds (baseline, 1 waiter, 16 waiters, again...): load hits
@@ -23,7 +24,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use askgate_store::{AskStatus, NewAsk, Settlement, Store};
+use askgate_store::{
+    AskStatus, AuditEntry, CallOutcome, Decision, NewAsk, NewCall, Settlement, Store,
+};
 use jiff::Timestamp;
 use serde_json::json;
 
@@ -92,8 +95,15 @@ async fn round_trip_cases(backend: &str, url: &str, store: &Store) {
     let mut baseline = Case::default();
     let mut trips = [Case::default(), Case::default()];
     let mut transitions = [Case::default(), Case::default()];
+    let mut records = Case::default();
     for round in 0..ROUNDS {
         baseline.measure(|| raw.run(round)).await;
+        let cpu = cpu_time();
+        let latencies = call_records(store, round).await;
+        // Its rate is of the records' own time: the pauses between them
+        // (where a gateway asks the next call's person) are not counted.
+        let busy = latencies.iter().sum();
+        records.add(latencies, busy, cpu_time().saturating_sub(cpu));
         for (i, (waiters, count)) in [(1, PER_ROUND), (16, PER_ROUND_CONCURRENT)]
             .into_iter()
             .enumerate()
@@ -113,6 +123,53 @@ async fn round_trip_cases(backend: &str, url: &str, store: &Store) {
         report(backend, &case, &trips[i], Some(&baseline));
         report(backend, "  its transitions", &transitions[i], None);
     }
+    report(backend, "a confirmed call's record", &records, Some(&baseline));
+}
+
+/// A confirmed call's record as a gateway writes it, one call at a time:
+/// `record_sent_call` with its decision's entry (keyed, as the gateway
+/// keys it), timed; then its end queued and not waited for, and a pause
+/// of 400 µs, about what the gateway spends on the next call's reads and
+/// its person's answer, in which the end commits. The records' latencies.
+async fn call_records(store: &Store, round: usize) -> Vec<Duration> {
+    let mut latencies = Vec::with_capacity(PER_ROUND);
+    for i in 0..PER_ROUND {
+        let id = format!("call-{round}-{i}");
+        let entry = AuditEntry {
+            at: Timestamp::now(),
+            server: "bench".into(),
+            tool: "echo".into(),
+            risk: "medium_write".into(),
+            decision: Decision::Elicited,
+            reason: "confirmed by a person".into(),
+            answered_by: Some("client".into()),
+            principal: Some("bench".into()),
+            answered_via: Some("mcp".into()),
+            arguments_digest: Some("hmac-sha256:bench".into()),
+            ask_id: None,
+            decision_key: Some(format!("sent:{id}")),
+        };
+        let call = NewCall {
+            id: id.clone(),
+            owner: "bench".into(),
+            server: "bench".into(),
+            tool: "echo".into(),
+            arguments_digest: Some("hmac-sha256:bench".into()),
+            principal: Some("bench".into()),
+            request: None,
+            at: Timestamp::now(),
+        };
+        let t = Instant::now();
+        store
+            .record_sent_call(&entry, &call, "marker", Timestamp::now())
+            .await
+            .expect("records");
+        latencies.push(t.elapsed());
+        let ended = json!({"content": [{"type": "text", "text": "echo"}]});
+        drop(store.queue_finish_call(&id, CallOutcome::Answered, &ended, Timestamp::now()));
+        tokio::time::sleep(Duration::from_micros(400)).await;
+    }
+    latencies
 }
 
 /// The measurements of one case, round by round.
