@@ -123,7 +123,12 @@ async fn round_trip_cases(backend: &str, url: &str, store: &Store) {
         report(backend, &case, &trips[i], Some(&baseline));
         report(backend, "  its transitions", &transitions[i], None);
     }
-    report(backend, "a confirmed call's record", &records, Some(&baseline));
+    report(
+        backend,
+        "a confirmed call's record",
+        &records,
+        Some(&baseline),
+    );
 }
 
 /// A confirmed call's record as a gateway writes it, one call at a time:
