@@ -92,9 +92,9 @@ async fn a_confirmed_call_cancelled_while_its_person_is_asked_is_withdrawn_and_n
 /// A gateway with `config` (a person confirms every write; a client's
 /// instant answer taken for a person's), spoken to by hand in 2025-06-18:
 /// a write, then its ask answered yes (`answered`) or not, and the
-/// client's stdin closed at once, as a client that is done does. The id of
-/// the ask as the client read it, every message the client read until the
-/// gateway ended, the ledger, and the audit's decisions with their reasons.
+/// client's stdin closed at once, as a client that is done does. The ask
+/// as the client read it, every message the client read until the gateway
+/// ended, the ledger, and the audit's decisions with their reasons.
 async fn confirmed_then_hung_up(config: &str, answered: bool) -> HungUp {
     let setup = setup().config(&format!(
         "min_answer_ms = 0\n{config}\n[inbox]\nlisten = \"127.0.0.1:0\"\n"
