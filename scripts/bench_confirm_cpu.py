@@ -86,7 +86,9 @@ async def run(binary: str, config: str, n: int):
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--candidate", action="append", required=True, help="NAME=BINARY")
-    parser.add_argument("--config", required=True)
+    parser.add_argument("--config", required=True,
+                        help="the gateway's config; {name} in it is the candidate's name (a store each, "
+                        "when the candidates' schemas differ)")
     parser.add_argument("-n", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=4)
     args = parser.parse_args()
@@ -95,7 +97,7 @@ async def main() -> None:
     print("|---|---|---|---|---|---|")
     for round_ in range(args.rounds):
         for name, binary in candidates:
-            p50, cpu, switches, per_thread = await run(binary, args.config, args.n)
+            p50, cpu, switches, per_thread = await run(binary, args.config.replace("{name}", name), args.n)
             threads = "; ".join(
                 f"{thread} {s:.1f}, {t:.2f}" for thread, (s, t) in sorted(per_thread.items()) if s or t
             )

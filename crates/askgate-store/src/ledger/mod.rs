@@ -243,6 +243,8 @@ macro_rules! inserted_call {
 mod owners;
 mod record;
 mod retries;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use retries::may_have_run_sql;
 pub use retries::{Retried, Retry};

@@ -18,6 +18,19 @@ use crate::backend::{Store, with_writer};
 use crate::columns::{Stored, micros};
 use crate::error::Error;
 
+/// The calls `sent` by an owner whose beat lapsed (`$2`: alive since),
+/// found `may_have_run` at `$1`. Its `state IN` term is the one of the
+/// index of open calls (`calls_open`), word for word: SQLite uses a
+/// partial index only for a query that says so, and the ledger holds
+/// every call.
+pub(super) const RECOVER_LAPSED: &str = concat!(
+    "UPDATE calls SET state = 'may_have_run', finished_at = $1 \
+     WHERE state IN ('sent', 'may_have_run') AND state = 'sent' \
+     AND owner NOT IN (SELECT owner FROM owners WHERE beat_at >= $2) \
+     RETURNING ",
+    call_columns!()
+);
+
 impl Store {
     /// `owner` is alive at `now`.
     ///
@@ -69,14 +82,8 @@ impl Store {
     ) -> Result<Vec<CallRow>, Error> {
         let lapse = jiff::SignedDuration::try_from(lapse).unwrap_or(jiff::SignedDuration::MAX);
         let alive_since = micros(now.checked_sub(lapse).unwrap_or(Timestamp::MIN));
-        let sql = concat!(
-            "UPDATE calls SET state = 'may_have_run', finished_at = $1 \
-             WHERE state = 'sent' AND owner NOT IN (SELECT owner FROM owners WHERE beat_at >= $2) \
-             RETURNING ",
-            call_columns!()
-        );
         with_writer!(self, |conn| {
-            let rows = sqlx::query(sql)
+            let rows = sqlx::query(RECOVER_LAPSED)
                 .bind(micros(now))
                 .bind(alive_since)
                 .fetch_all(&mut *conn)

@@ -54,7 +54,7 @@ pub struct Retried {
 /// calls kept their principal matches any. Its digest is `$1` or one of
 /// the earlier digests, bound from `$7` on: the statement ends with their
 /// list (see [`may_have_run_sql`]). Its `state IN` term is the one of the
-/// index it is found by (`calls_in_doubt`), word for word: SQLite uses a
+/// index it is found by (`calls_open`), word for word: SQLite uses a
 /// partial index only for a query that says so.
 const MAY_HAVE_RUN: &str = concat!(
     "SELECT ",

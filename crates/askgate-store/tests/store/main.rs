@@ -11,6 +11,7 @@ mod audit;
 mod ledger;
 mod opening;
 mod outage;
+mod pages;
 mod panels;
 mod sealed;
 mod tasks;
