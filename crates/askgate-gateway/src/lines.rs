@@ -333,7 +333,8 @@ impl From<bool> for Offered {
 /// whether it is a request or an answer: see [`Envelope`]) and its length
 /// go to `too_long`, which answers for it — a line it returns is taken in
 /// the dropped one's place, as if the peer had sent it. `rest` is shut
-/// when `pipe` ends, so rmcp sees the end too.
+/// when `pipe` ends, so rmcp sees the end too. Returns which side ended
+/// first.
 pub(crate) async fn tap<T: Into<Offered>>(
     pipe: impl tokio::io::AsyncRead + Unpin,
     mut take: impl FnMut(&[u8]) -> T,
@@ -341,8 +342,9 @@ pub(crate) async fn tap<T: Into<Offered>>(
     peer: &str,
     longest: usize,
     mut too_long: impl FnMut(&Envelope, usize) -> Option<Vec<u8>>,
-) {
+) -> Tapped {
     let mut reader = BufReader::with_capacity(64 * 1024, pipe);
+    let mut tapped = Tapped::PipeEnded;
     let mut line = Vec::new();
     let mut oversized = false;
     let mut envelope = Envelope::default();
@@ -406,6 +408,7 @@ pub(crate) async fn tap<T: Into<Offered>>(
                 passed.push(b'\n');
                 if rest.write_all(&passed).await.is_err() {
                     // rmcp's side is gone: nobody reads the rest.
+                    tapped = Tapped::RestGone;
                     break;
                 }
             }
@@ -413,6 +416,16 @@ pub(crate) async fn tap<T: Into<Offered>>(
         line.clear();
     }
     let _ = rest.shutdown().await;
+    tapped
+}
+
+/// Why a [`tap`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tapped {
+    /// The pipe it read ended (or failed): its peer closed its side.
+    PipeEnded,
+    /// rmcp's side stopped reading.
+    RestGone,
 }
 
 /// In MiB, to one decimal.

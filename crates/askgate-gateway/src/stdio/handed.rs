@@ -23,9 +23,11 @@
 //!   not sent; the token is cancelled once the call is answered;
 //! - when the client's service ends, the calls still running are given
 //!   rmcp's grace to answer (5 s when the client closed its side, 2 s when
-//!   the service was cancelled), after rmcp's own drain, then cancelled,
-//!   the asks they wait on pending till then as rmcp's are. A stop past
-//!   the gateway's own grace cancels them at once.
+//!   the service was cancelled), then cancelled, the asks they wait on
+//!   pending till then as rmcp's are. When the client closed its side,
+//!   that grace starts as the tap reads the pipe's end, beside rmcp's
+//!   drain of its own calls, not after it: a hang-up ends within one
+//!   grace. A stop past the gateway's own grace cancels them at once.
 //!
 //! Only a classic client's calls are handed (see [`crate::express`]), and
 //! never one that may become a task (its client follows tasks, or declares

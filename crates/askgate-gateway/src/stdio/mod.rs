@@ -217,7 +217,7 @@ pub(crate) async fn serve(
             longest,
             refused,
         )
-        .await;
+        .await
     });
     // 2025-11-25's task fields, carried through rmcp, put back as the
     // client's revision writes them; askgate says it has them only here.
@@ -227,10 +227,22 @@ pub(crate) async fn serve(
         crate::lines::OutWriter::restoring(std::sync::Arc::clone(&out)),
     )
     .with_max_line_length(longest);
+    let mut tap = tap;
     let served = match gateway.clone().serve(transport).await {
         Ok(running) => {
-            let quit = running.waiting().await;
-            handed.end(quit.as_ref().ok()).await;
+            let quit = running.waiting();
+            tokio::pin!(quit);
+            tokio::select! {
+                biased;
+                quit = &mut quit => handed.end(quit.as_ref().ok()).await,
+                // The client closed its side (the tap read its end): the
+                // handed calls' grace runs beside rmcp's drain of its own
+                // calls, not after it, so a hang-up ends within one grace.
+                Ok(crate::lines::Tapped::PipeEnded) = &mut tap => {
+                    let closed = rmcp::service::QuitReason::Closed;
+                    let _ = tokio::join!(quit, handed.end(Some(&closed)));
+                }
+            }
             Ok(())
         }
         Err(e) => Err(e.into()),

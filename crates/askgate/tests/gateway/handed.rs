@@ -203,3 +203,61 @@ async fn a_confirmed_call_whose_client_hangs_up_while_its_person_is_asked_ends_c
     assert_eq!((&on.2, &on.3), (&off.2, &off.3), "records alike");
     assert_eq!(on.1, off.1, "the client reads nothing more on either path");
 }
+
+/// A client with a confirmed write waiting for its person (handed) and a
+/// resource read its server never answers (rmcp's own) hangs up. rmcp
+/// gives its read its grace to answer (5 s) while the write's grace (5 s,
+/// as rmcp's) runs beside it: the gateway ends after one grace. Run one
+/// after the other, as they were, it ended after both (10 s and more).
+#[tokio::test]
+async fn a_client_that_hangs_up_with_a_handed_call_and_one_of_rmcps_running_is_let_go_after_one_grace()
+ {
+    if super::python_missing() {
+        return;
+    }
+    let setup = setup()
+        .config(&format!("min_answer_ms = 0\n{CONFIRMED}"))
+        .tables(&format!(
+            "[[upstreams]]\nname = \"slow\"\ncommand = \"python3\"\nargs = [\"-c\", {:?}]\n",
+            super::timeouts::SLOW_READS
+        ))
+        .logging("info,askgate_gateway::express=debug");
+    let mut raw = Raw::start(&setup).await;
+    let write = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                       "params": {"name": "notes__write_note",
+                                  "arguments": {"name": "todo", "text": "milk"}}});
+    raw.send(&write.to_string()).await;
+    let asked = loop {
+        let message = raw.next().await;
+        assert_ne!(message["id"], 4, "the write is asked about: {message}");
+        if message["method"] == "elicitation/create" {
+            break message;
+        }
+    };
+    assert!(
+        asked["id"].as_u64().is_some_and(|id| id >= FIRST_ASK_ID),
+        "the write was handed: its ask written by the gateway: {asked}"
+    );
+    let read = json!({"jsonrpc": "2.0", "id": 5, "method": "resources/read",
+                      "params": {"uri": "slow://one"}});
+    raw.send(&read.to_string()).await;
+    // The read reaches its server (which then never answers) before the
+    // client goes.
+    let ping = json!({"jsonrpc": "2.0", "id": 6, "method": "ping"});
+    raw.send(&ping.to_string()).await;
+    raw.answer_to(6).await;
+    let hung_up = std::time::Instant::now();
+    raw.hang_up();
+    let rest = raw.rest().await;
+    let took = hung_up.elapsed();
+    // One grace is 5 s; two, 10. The slack is for a slow machine.
+    assert!(
+        took < std::time::Duration::from_secs(8),
+        "the gateway ended {took:?} after its client hung up"
+    );
+    assert!(
+        rest.iter().all(|m| m["id"] != 4),
+        "no answer to the write after the hang-up: {rest:?}"
+    );
+    assert!(ledger(setup.store_url()).await.is_empty(), "nothing ran");
+}

@@ -134,7 +134,7 @@ async fn a_server_that_never_answers_its_list_is_left_out_of_it_and_the_rest_lis
 }
 
 /// A stdio server that lists one resource and never answers its read.
-const SLOW_READS: &str = r#"
+pub(super) const SLOW_READS: &str = r#"
 import json, sys
 answers = {
     "initialize": {"protocolVersion": "2025-06-18", "capabilities": {"resources": {}},
