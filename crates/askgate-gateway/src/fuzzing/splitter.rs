@@ -64,7 +64,7 @@ pub(super) fn tapped(data: &[u8], cuts: &[usize], longest: usize) -> Tapped {
         );
         let mut read = Vec::new();
         let reading = rmcp.read_to_end(&mut read);
-        let ((), reading) = runtime.block_on(async { tokio::join!(tapping, reading) });
+        let (_, reading) = runtime.block_on(async { tokio::join!(tapping, reading) });
         reading.expect("an in-memory pipe reads to its end");
         read
     });
