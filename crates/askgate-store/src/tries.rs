@@ -83,9 +83,7 @@ impl Store {
             match result.map_err(|e| self.fail(e))? {
                 Either::Left(_) => statement += 1,
                 Either::Right(row) if statement == 0 => {
-                    if found.is_none() {
-                        found = Some(self.retried(&row)?);
-                    }
+                    found = Some(self.retried(&row)?.rather(found));
                 }
                 Either::Right(row) => asks.push(AskRow::read(self, &row)?),
             }

@@ -605,3 +605,54 @@ async fn a_call_sent_whose_answer_never_came_may_have_run_and_its_retry_finds_it
         }
     }
 }
+
+/// Of several calls a retry may be the same as, it is told of one found
+/// in doubt before one that may be live, and of the newest of those: read
+/// alone or with the call's asks, whatever order the store keeps them in.
+#[tokio::test]
+async fn a_retry_is_told_of_the_call_in_doubt_first_then_of_the_newest() {
+    for store in stores().await {
+        for (id, owner, made) in [("c1", "gw-1", 10), ("c2", "gw-2", 30), ("c3", "gw-3", 20)] {
+            let mut made_at = call(id, owner);
+            made_at.at = at(made);
+            store
+                .record_sent_call(&entry("delete"), &made_at, "m", at(made))
+                .await
+                .expect("records");
+        }
+        let digest = call("c1", "gw-1").arguments_digest.expect("a digest");
+        let retry = Retry {
+            principal: "anonymous",
+            server: "files",
+            tool: "delete",
+            arguments_digest: &digest,
+            earlier_digests: &[],
+        };
+        let found = |store: &Store| {
+            let store = store.clone();
+            async move {
+                let alone = in_doubt(&store, &retry, at(0), "gw-9").await;
+                let of = askgate_store::RetryOf {
+                    retry,
+                    since: at(0),
+                    me: "gw-9",
+                };
+                let (with_asks, _) = store
+                    .tries_of_call(Some(of), "call-key", 10)
+                    .await
+                    .expect("reads");
+                assert_eq!(alone, with_asks, "the same call either way");
+                alone.expect("a call").call.call.id
+            }
+        };
+        assert_eq!(found(&store).await, "c2", "the newest of the live ones");
+        // c1's owner lapses: c1 may have run, and comes first.
+        store.beat("gw-2", at(100)).await.expect("beats");
+        store.beat("gw-3", at(100)).await.expect("beats");
+        store
+            .recover_lapsed(at(100), std::time::Duration::from_secs(20))
+            .await
+            .expect("recovers");
+        assert_eq!(found(&store).await, "c1", "the one in doubt first");
+    }
+}
