@@ -7,7 +7,7 @@ use askgate_store::{
 };
 use serde_json::json;
 
-use super::{answer, at, call, entry, new_ask, stores, urls};
+use super::{answer, at, call, entry, new_ask, retry_of, stores, urls};
 
 #[tokio::test]
 async fn the_ledger_moves_a_call_only_forward() {
@@ -402,13 +402,7 @@ async fn a_retry_finds_the_call_that_may_have_run_until_it_is_told_once() {
             .await
             .expect("records");
         let digest = first.arguments_digest.clone().expect("a digest");
-        let retry = Retry {
-            principal: "anonymous",
-            server: "files",
-            tool: "delete",
-            arguments_digest: &digest,
-            earlier_digests: &[],
-        };
+        let retry = retry_of(&digest);
         // In flight in the process that sent it: its own calls are no retry.
         assert!(in_doubt(&store, &retry, at(0), "gw-1").await.is_none());
         // Another process sees it sent by one that never beat.
@@ -621,13 +615,7 @@ async fn a_retry_is_told_of_the_call_in_doubt_first_then_of_the_newest() {
                 .expect("records");
         }
         let digest = call("c1", "gw-1").arguments_digest.expect("a digest");
-        let retry = Retry {
-            principal: "anonymous",
-            server: "files",
-            tool: "delete",
-            arguments_digest: &digest,
-            earlier_digests: &[],
-        };
+        let retry = retry_of(&digest);
         let found = |store: &Store| {
             let store = store.clone();
             async move {

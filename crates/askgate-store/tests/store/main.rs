@@ -1,7 +1,7 @@
 //! One suite, run against every backend: SQLite always, PostgreSQL when
 //! `ASKGATE_TEST_POSTGRES_URL` is set (`.ci/run` sets it).
 
-use askgate_store::{AskStatus, AuditEntry, Decision, NewAsk, NewCall, Settlement};
+use askgate_store::{AskStatus, AuditEntry, Decision, NewAsk, NewCall, Retry, Settlement};
 use askgate_testkit::{Fresh, TempStore};
 use jiff::Timestamp;
 use serde_json::json;
@@ -99,6 +99,18 @@ fn entry(tool: &str) -> AuditEntry {
         arguments_digest: Some("hmac-sha256:ab12".into()),
         ask_id: Some("a1".into()),
         decision_key: None,
+    }
+}
+
+/// A retry of [`call`]'s call (its principal, server and tool) with
+/// arguments of `digest`.
+fn retry_of(digest: &str) -> Retry<'_> {
+    Retry {
+        principal: "anonymous",
+        server: "files",
+        tool: "delete",
+        arguments_digest: digest,
+        earlier_digests: &[],
     }
 }
 

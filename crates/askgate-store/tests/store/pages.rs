@@ -6,12 +6,12 @@
 use std::path::Path;
 use std::time::Duration;
 
-use askgate_store::{CallOutcome, CallState, Retry, Store};
+use askgate_store::{CallOutcome, CallState, Store};
 use askgate_testkit::Scratch;
 use serde_json::json;
 use sqlx::sqlite::SqlitePool;
 
-use super::{at, call, entry};
+use super::{at, call, entry, retry_of};
 
 /// The frames `store.db`'s WAL holds, by its length: a 32-byte header,
 /// then a 24-byte header and a page for each frame.
@@ -187,13 +187,7 @@ async fn a_store_from_before_v19_keeps_its_calls_and_its_chain_and_records_in_fe
         "the call in flight may have run; the ended one not"
     );
     let digest = in_flight.arguments_digest.clone().expect("a digest");
-    let retry = Retry {
-        principal: "anonymous",
-        server: "files",
-        tool: "delete",
-        arguments_digest: &digest,
-        earlier_digests: &[],
-    };
+    let retry = retry_of(&digest);
     let found = store
         .may_have_run(&retry, at(0), "gw-2")
         .await

@@ -3,7 +3,7 @@
 
 use askgate_store::{Retry, RetryOf, Store};
 
-use super::{at, call, entry, new_ask, stores};
+use super::{at, call, entry, new_ask, retry_of, stores};
 
 /// The asks `mcp:k:confirm` (two, the newest second) and another call's.
 async fn park_asks(store: &Store) {
@@ -36,13 +36,7 @@ async fn a_calls_tries_read_together_are_what_each_read_finds() {
             .await
             .expect("records");
         let digest = call("c1", "gw-1").arguments_digest.expect("a digest");
-        let retry = Retry {
-            principal: "anonymous",
-            server: "files",
-            tool: "delete",
-            arguments_digest: &digest,
-            earlier_digests: &[],
-        };
+        let retry = retry_of(&digest);
         // Under a key rotated in since, with digests under two before it:
         // the asks' parameters follow every digest's.
         let earlier = ["hmac-sha256:older".to_owned(), digest.clone()];
