@@ -55,6 +55,8 @@ mod listing;
 mod news;
 mod open;
 mod outage;
+#[cfg(test)]
+mod plans;
 mod private;
 mod schema;
 mod statement;

@@ -243,9 +243,11 @@ macro_rules! inserted_call {
 mod owners;
 mod record;
 mod retries;
-#[cfg(test)]
-mod tests;
 
+#[cfg(test)]
+pub(crate) use owners::RECOVER_LAPSED;
+#[cfg(test)]
+pub(crate) use retries::OF_REQUEST;
 pub(crate) use retries::may_have_run_sql;
 pub use retries::{Retried, Retry};
 

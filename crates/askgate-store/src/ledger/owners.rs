@@ -23,7 +23,7 @@ use crate::error::Error;
 /// index of open calls (`calls_open`), word for word: SQLite uses a
 /// partial index only for a query that says so, and the ledger holds
 /// every call.
-pub(super) const RECOVER_LAPSED: &str = concat!(
+pub(crate) const RECOVER_LAPSED: &str = concat!(
     "UPDATE calls SET state = 'may_have_run', finished_at = $1 \
      WHERE state IN ('sent', 'may_have_run') AND state = 'sent' \
      AND owner NOT IN (SELECT owner FROM owners WHERE beat_at >= $2) \

@@ -93,7 +93,7 @@ pub(crate) fn may_have_run_sql(earlier: usize) -> String {
 }
 
 /// The newest call made in a request.
-const OF_REQUEST: &str = concat!(
+pub(crate) const OF_REQUEST: &str = concat!(
     "SELECT ",
     call_columns!(),
     " FROM calls WHERE request = $1 ORDER BY prepared_at DESC LIMIT 1"

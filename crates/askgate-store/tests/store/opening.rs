@@ -75,7 +75,7 @@ async fn an_older_store_is_migrated_on_open() {
     // Take the store back to schema 1, as an older askgate left it.
     let downgrade = "DROP TRIGGER asks_approved_by_count; DROP TABLE audit_head; DROP TABLE owners; DROP TABLE calls; DROP TABLE tasks; DROP TABLE deployment; \
         DROP INDEX audit_decision_key; ALTER TABLE audit DROP COLUMN decision_key; \
-        DROP INDEX asks_call_key; ALTER TABLE asks DROP COLUMN call_key; \
+        DROP INDEX asks_of_call; ALTER TABLE asks DROP COLUMN call_key; \
         DROP TABLE ask_answers; ALTER TABLE asks DROP COLUMN panel; \
         UPDATE askgate_schema SET version = 1";
     run_sql(&url, downgrade).await;
