@@ -171,6 +171,9 @@ pub struct Store {
     /// (unsigned: no key is known then), to be signed once a key is
     /// ([`Store::sign_seeded_audit_head`]).
     pub(crate) seeded_head: Arc<std::sync::OnceLock<(i64, String)>>,
+    /// A SQLite file's connection for the reads a call waits on, run on
+    /// the caller's thread (see [`crate::inline`]).
+    pub(crate) inline: Option<Arc<crate::inline::Inline>>,
     /// Stops the committer, and the LISTEN task (PostgreSQL), when the last
     /// clone of the store is dropped.
     _background: Arc<[AbortOnDrop]>,
@@ -213,6 +216,7 @@ impl Store {
             news,
             audit_key: Arc::default(),
             seeded_head: Arc::default(),
+            inline: None,
             _background: Arc::from(background),
         }
     }

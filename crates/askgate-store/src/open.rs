@@ -18,6 +18,7 @@ use crate::backend::{
 };
 use crate::error::Error;
 use crate::fault::classify;
+use crate::inline::Inline;
 use crate::news::News;
 use crate::outage::Backoff;
 use crate::private;
@@ -44,10 +45,10 @@ impl Store {
             detail: e.to_string(),
         };
         let news = Arc::new(News::new());
-        let (pool, writer, task) = if let Some(path) = url
+        let sqlite_path = url
             .strip_prefix("sqlite://")
-            .or_else(|| url.strip_prefix("sqlite:"))
-        {
+            .or_else(|| url.strip_prefix("sqlite:"));
+        let (pool, writer, task) = if let Some(path) = sqlite_path {
             if let Some(file) = private::file_of(path) {
                 for exposed in private::guard(&name, file)? {
                     private::warn(&exposed);
@@ -109,8 +110,11 @@ impl Store {
                 store: name.to_string(),
             });
         };
-        let store = Store::assemble(pool, writer, name, news, task);
+        let mut store = Store::assemble(pool, writer, name, news, task);
         schema::migrate(&store).await?;
+        if let Some(file) = sqlite_path.and_then(private::file_of) {
+            store.inline = Inline::open(file).map(Arc::new);
+        }
         Ok(store)
     }
 }

@@ -12,6 +12,7 @@ use crate::asks::{AskRow, BY_CALL_KEY};
 use crate::backend::{Pool, Store};
 use crate::columns::{Stored, micros};
 use crate::error::Error;
+use crate::inline::{Bound, Inline};
 use crate::ledger::{Retried, Retry, may_have_run_sql};
 use crate::statement::push_shifted;
 
@@ -28,15 +29,21 @@ pub struct RetryOf<'a> {
     pub me: &'a str,
 }
 
+/// What [`Store::tries_of_call`] finds: the call that may have run, if
+/// the ledger was asked and has one, and the call's asks, newest first.
+pub type Tries = (Option<Retried>, Vec<AskRow>);
+
 impl Store {
     /// [`Store::may_have_run`] for `ledger`, when given, and
     /// [`Store::asks_of_call`] for `call_key` (at most `limit`, newest
-    /// first), read together. On SQLite in one command to one reading
-    /// connection: one trip to its thread. Side by side, each read wakes a
-    /// thread of its own, and on a 2-core machine the two took longer than
-    /// both one after the other (a confirmed call's reads: 152 µs side by
-    /// side, 78 µs the asks alone). On PostgreSQL side by side, on two
-    /// connections.
+    /// first), read together. On a SQLite file on the caller's thread, in
+    /// one read transaction (see the `inline` module); when that
+    /// connection is in use or the database busy, in one command to one
+    /// of sqlx's reading connections: one trip to its thread. Side by
+    /// side, each read wakes a thread of its own, and on a 2-core machine
+    /// the two took longer than both one after the other (a confirmed
+    /// call's reads: 152 µs side by side, 78 µs the asks alone). On
+    /// PostgreSQL side by side, on two connections.
     ///
     /// # Errors
     /// [`Error`] when the store fails or a row is unreadable.
@@ -45,7 +52,12 @@ impl Store {
         ledger: Option<RetryOf<'_>>,
         call_key: &str,
         limit: u32,
-    ) -> Result<(Option<Retried>, Vec<AskRow>), Error> {
+    ) -> Result<Tries, Error> {
+        if let Some(inline) = &self.inline
+            && let Some(read) = self.tries_inline(inline, ledger.as_ref(), call_key, limit)
+        {
+            return read;
+        }
         let Some(of) = ledger else {
             return Ok((None, self.asks_of_call(call_key, limit).await?));
         };
@@ -89,5 +101,45 @@ impl Store {
             }
         }
         Ok((found, asks))
+    }
+
+    /// [`Store::tries_of_call`] on the caller's thread; `None` when the
+    /// inline connection could not read (in use, or the database busy).
+    fn tries_inline(
+        &self,
+        inline: &Inline,
+        ledger: Option<&RetryOf<'_>>,
+        call_key: &str,
+        limit: u32,
+    ) -> Option<Result<Tries, Error>> {
+        let asks_bound = [Bound::Text(call_key), Bound::Number(i64::from(limit))];
+        let ledger_sql;
+        let mut ledger_bound = Vec::new();
+        let mut reads: Vec<(&str, &[Bound<'_>])> = Vec::with_capacity(2);
+        if let Some(of) = ledger {
+            ledger_sql = may_have_run_sql(of.retry.earlier_digests.len());
+            ledger_bound.extend([
+                Bound::Text(of.retry.arguments_digest),
+                Bound::Text(of.retry.principal),
+                Bound::Text(of.retry.server),
+                Bound::Text(of.retry.tool),
+                Bound::Number(micros(of.since)),
+                Bound::Text(of.me),
+            ]);
+            ledger_bound.extend(of.retry.earlier_digests.iter().map(|d| Bound::Text(d)));
+            reads.push((&ledger_sql, &ledger_bound));
+        }
+        reads.push((BY_CALL_KEY, &asks_bound));
+        let asks_at = reads.len() - 1;
+        let (mut found, mut asks) = (None, Vec::new());
+        let read = inline.read(&reads, |position, row| {
+            if position == asks_at {
+                asks.push(AskRow::read(self, row)?);
+            } else {
+                found = Some(self.retried(row)?.rather(found.take()));
+            }
+            Ok::<_, Error>(())
+        })?;
+        Some(read.map(|()| (found, asks)))
     }
 }

@@ -3,9 +3,10 @@
 
 use askgate_store::{Retry, RetryOf, Store};
 
-use super::{at, call, entry, new_ask, retry_of, stores};
+use super::{answer, at, call, entry, new_ask, retry_of, stores};
 
-/// The asks `mcp:k:confirm` (two, the newest second) and another call's.
+/// The asks `mcp:k:confirm` (two, the newest second, the first answered)
+/// and another call's.
 async fn park_asks(store: &Store) {
     for (id, key, created) in [
         ("first", "mcp:k:confirm", 1),
@@ -16,6 +17,10 @@ async fn park_asks(store: &Store) {
         ask.call_key = Some(key.to_owned());
         store.park(&ask).await.expect("parks");
     }
+    store
+        .settle("first", &answer("alice"), at(4))
+        .await
+        .expect("settles");
 }
 
 /// `retry` asked by the process `gw-2`, the window open since 0.
@@ -62,6 +67,15 @@ async fn a_calls_tries_read_together_are_what_each_read_finds() {
             assert_eq!(found.map(|f| f.call.call.id).as_deref(), sent);
             let ids: Vec<&str> = asks.iter().map(|row| row.ask.id.as_str()).collect();
             assert_eq!(ids, ["second", "first"], "{}", store.name());
+            // Every column as the asks' own read finds it, the answer's too
+            // (on SQLite the read before an ask runs on the caller's thread,
+            // the asks' own through sqlx).
+            let of_call = store
+                .asks_of_call("mcp:k:confirm", 10)
+                .await
+                .expect("reads");
+            assert_eq!(asks, of_call, "{}", store.name());
+            assert_eq!(asks[1].answered_by.as_deref(), Some("alice"));
         }
         // No ledger asked (a read, or no retry window): the asks alone,
         // at most as many as asked for.

@@ -1,0 +1,210 @@
+//! Reads a call waits on, run on the caller's own thread (SQLite).
+//!
+//! sqlx runs each SQLite connection on a thread of its own: a statement is
+//! sent there, and its rows and its end come back, each waking the thread
+//! that waits for them. On this project's 2-core VM such a trip costs some
+//! 60-100 µs, where the read itself takes 10-30 µs; and a confirmed call
+//! waits on one read before its person is asked. So the store keeps one
+//! read-only connection of SQLite's synchronous API (rusqlite, on the same
+//! libsqlite3 as sqlx's driver) and runs that read on the caller's thread.
+//! It never waits: a connection in use by another caller, or a read that
+//! finds the database busy (a checkpoint resetting the WAL), gives `None`,
+//! and the caller takes sqlx's way. Reads in WAL mode do not wait on the
+//! writer, so the thread is held for the read alone.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OpenFlags};
+
+use crate::columns::Fields;
+
+/// A read-only connection to a store's SQLite file, for reads on the
+/// caller's thread.
+pub(crate) struct Inline {
+    connection: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for Inline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Inline")
+    }
+}
+
+/// A parameter of an inline read.
+pub(crate) enum Bound<'a> {
+    /// Text.
+    Text(&'a str),
+    /// An integer.
+    Number(i64),
+}
+
+impl Inline {
+    /// A read-only connection to the store file `file`, or `None` when it
+    /// cannot be opened (the caller keeps sqlx's way for every read).
+    pub(crate) fn open(file: &Path) -> Option<Inline> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let connection = Connection::open_with_flags(file, flags).ok()?;
+        // Never wait for a lock: a busy database sends the read to sqlx.
+        connection.busy_timeout(std::time::Duration::ZERO).ok()?;
+        connection.set_prepared_statement_cache_capacity(16);
+        Some(Inline {
+            connection: Mutex::new(connection),
+        })
+    }
+
+    /// Run each of `reads` (a statement and its parameters) in one read
+    /// transaction, and hand each row to `row` with the read's position.
+    /// `None` when the connection is in use or the database busy, or any
+    /// statement fails: nothing was handed on then that counts, and the
+    /// caller reads the sqlx way.
+    pub(crate) fn read<T>(
+        &self,
+        reads: &[(&str, &[Bound<'_>])],
+        mut row: impl FnMut(usize, &InlineRow<'_>) -> Result<(), T>,
+    ) -> Option<Result<(), T>> {
+        let connection = self.connection.try_lock().ok()?;
+        let mut within = |connection: &Connection| -> Result<Result<(), T>, rusqlite::Error> {
+            for (position, (sql, bound)) in reads.iter().enumerate() {
+                let mut statement = connection.prepare_cached(sql)?;
+                // SQLite numbers `$N` parameters in the order they first
+                // appear; `$N` is the N-th value, as sqlx binds it.
+                for index in 1..=statement.parameter_count() {
+                    let value = statement
+                        .parameter_name(index)
+                        .and_then(|name| name.strip_prefix('$'))
+                        .and_then(|number| number.parse::<usize>().ok())
+                        .and_then(|number| bound.get(number.checked_sub(1)?))
+                        .ok_or(rusqlite::Error::InvalidParameterCount(index, bound.len()))?;
+                    match value {
+                        Bound::Text(text) => statement.raw_bind_parameter(index, text)?,
+                        Bound::Number(number) => statement.raw_bind_parameter(index, number)?,
+                    }
+                }
+                let mut rows = statement.raw_query();
+                while let Some(found) = rows.next()? {
+                    if let Err(e) = row(position, &InlineRow(found)) {
+                        return Ok(Err(e));
+                    }
+                }
+            }
+            Ok(Ok(()))
+        };
+        connection.execute_batch("BEGIN").ok()?;
+        let result = within(&connection);
+        let ended = connection.execute_batch("COMMIT");
+        match (result, ended) {
+            (Ok(handed), Ok(())) => Some(handed),
+            _ => {
+                let _ = connection.execute_batch("ROLLBACK");
+                None
+            }
+        }
+    }
+}
+
+/// A row of an inline read, read as the store reads sqlx's rows.
+pub(crate) struct InlineRow<'r>(&'r rusqlite::Row<'r>);
+
+impl Fields for InlineRow<'_> {
+    fn text(&self, column: &str) -> Result<Option<String>, sqlx::Error> {
+        self.0.get::<_, Option<String>>(column).map_err(decoding)
+    }
+
+    fn number(&self, column: &str) -> Result<Option<i64>, sqlx::Error> {
+        self.0.get::<_, Option<i64>>(column).map_err(decoding)
+    }
+}
+
+/// A column the inline read could not decode, as sqlx says it.
+fn decoding(error: rusqlite::Error) -> sqlx::Error {
+    sqlx::Error::Decode(Box::new(error))
+}
+
+#[cfg(test)]
+mod tests {
+    use jiff::Timestamp;
+    use serde_json::json;
+
+    use crate::backend::Pool;
+    use crate::{NewAsk, Store};
+
+    /// A SQLite store in a scratch folder of its own, one ask of the call
+    /// `mcp:k:confirm` parked in it, and the folder.
+    async fn store_with_an_ask(name: &str) -> (Store, std::path::PathBuf) {
+        let dir =
+            std::env::temp_dir().join(format!("askgate-inline-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a scratch folder");
+        let store = Store::open(&format!("sqlite://{}/store.db", dir.display()))
+            .await
+            .expect("opens");
+        let ask = NewAsk {
+            id: "a1".into(),
+            resume_key: "mcp:k:confirm".into(),
+            call_key: Some("mcp:k:confirm".into()),
+            principal: "alice".into(),
+            request: json!({"message": "Delete?", "fields": []}),
+            server: Some("files".into()),
+            tool: Some("delete".into()),
+            risk: Some("high_write".into()),
+            created_at: Timestamp::from_second(1).expect("an instant"),
+            expires_at: None,
+            panel: None,
+        };
+        store.park(&ask).await.expect("parks");
+        (store, dir)
+    }
+
+    /// A call's read before its ask takes none of the pool's connections:
+    /// with every one of them taken (the inbox listing asks, say), it
+    /// still reads. Through the pool it waited for one, and gave up after
+    /// five seconds.
+    #[tokio::test]
+    async fn a_calls_read_before_its_ask_reads_while_every_pool_connection_is_taken() {
+        let (store, dir) = store_with_an_ask("pool").await;
+        let Pool::Sqlite(pool) = &store.pool else {
+            panic!("a SQLite store");
+        };
+        let mut taken = Vec::new();
+        for _ in 0..pool.options().get_max_connections() {
+            taken.push(pool.acquire().await.expect("a connection"));
+        }
+        let (found, asks) = store
+            .tries_of_call(None, "mcp:k:confirm", 10)
+            .await
+            .expect("read without the pool");
+        assert!(found.is_none());
+        assert_eq!(asks.len(), 1, "the call's ask");
+        assert_eq!(asks[0].ask.id, "a1");
+        drop(taken);
+        store.close().await;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// When the caller's-thread connection is in use, the read goes the
+    /// sqlx way, and finds the same.
+    #[tokio::test]
+    #[expect(
+        clippy::await_holding_lock,
+        reason = "the connection is held in use while the store reads"
+    )]
+    async fn a_read_the_inline_connection_cannot_take_goes_through_sqlx_and_finds_the_same() {
+        let (store, dir) = store_with_an_ask("busy").await;
+        let inline = store.inline.clone().expect("a store file is read inline");
+        let (_, inline_read) = store
+            .tries_of_call(None, "mcp:k:confirm", 10)
+            .await
+            .expect("reads");
+        let in_use = inline.connection.lock().expect("not poisoned");
+        let (_, sqlx_read) = store
+            .tries_of_call(None, "mcp:k:confirm", 10)
+            .await
+            .expect("reads the sqlx way");
+        drop(in_use);
+        assert_eq!(inline_read.len(), 1);
+        assert_eq!(inline_read, sqlx_read);
+        store.close().await;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
