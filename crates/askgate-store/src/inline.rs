@@ -90,11 +90,13 @@ impl Inline {
             }
             Ok(Ok(()))
         };
-        connection.execute_batch("BEGIN").ok()?;
+        // Cached like the reads: `execute_batch` would parse them again.
+        let run = |sql: &str| connection.prepare_cached(sql)?.execute([]);
+        run("BEGIN").ok()?;
         let result = within(&connection);
-        let ended = connection.execute_batch("COMMIT");
+        let ended = run("COMMIT");
         match (result, ended) {
-            (Ok(handed), Ok(())) => Some(handed),
+            (Ok(handed), Ok(_)) => Some(handed),
             _ => {
                 let _ = connection.execute_batch("ROLLBACK");
                 None
