@@ -181,7 +181,7 @@ pub(crate) async fn serve(
     let refuse = std::sync::Arc::clone(&out);
     let screened = std::sync::Arc::clone(&out);
     let routes = gateway.task_routes();
-    let tap = tokio::spawn(async move {
+    let mut tap = tokio::spawn(async move {
         // A request too long to read is refused, naming its length, not
         // left unanswered.
         let refused = move |envelope: &crate::lines::Envelope, length: usize| {
@@ -227,7 +227,6 @@ pub(crate) async fn serve(
         crate::lines::OutWriter::restoring(std::sync::Arc::clone(&out)),
     )
     .with_max_line_length(longest);
-    let mut tap = tap;
     let served = match gateway.clone().serve(transport).await {
         Ok(running) => {
             let quit = running.waiting();

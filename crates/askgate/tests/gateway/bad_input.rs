@@ -169,12 +169,7 @@ async fn an_ask_the_client_answers_with_a_malformed_error_ends_its_call() {
         &json!({"name": "plan", "text": "ship it"}),
     ))
     .await;
-    let asked = loop {
-        let message = raw.next().await;
-        if message["method"] == "elicitation/create" {
-            break message;
-        }
-    };
+    let asked = raw.ask_about(4).await;
     // An error that is no error object: rmcp dropped it, and the call
     // waited for ever.
     raw.send(&format!(

@@ -104,12 +104,7 @@ async fn confirmed_then_hung_up(config: &str, answered: bool) -> HungUp {
                        "params": {"name": "write_note",
                                   "arguments": {"name": "todo", "text": "milk"}}});
     raw.send(&write.to_string()).await;
-    let asked = loop {
-        let message = raw.next().await;
-        if message["method"] == "elicitation/create" {
-            break message;
-        }
-    };
+    let asked = raw.ask_about(4).await;
     if answered {
         let yes = json!({"jsonrpc": "2.0", "id": asked["id"],
                          "result": {"action": "accept", "content": {"confirm": true}}});
@@ -227,13 +222,7 @@ async fn a_client_that_hangs_up_with_a_handed_call_and_one_of_rmcps_running_is_l
                        "params": {"name": "notes__write_note",
                                   "arguments": {"name": "todo", "text": "milk"}}});
     raw.send(&write.to_string()).await;
-    let asked = loop {
-        let message = raw.next().await;
-        assert_ne!(message["id"], 4, "the write is asked about: {message}");
-        if message["method"] == "elicitation/create" {
-            break message;
-        }
-    };
+    let asked = raw.ask_about(4).await;
     assert!(
         asked["id"].as_u64().is_some_and(|id| id >= FIRST_ASK_ID),
         "the write was handed: its ask written by the gateway: {asked}"

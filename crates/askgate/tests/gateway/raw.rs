@@ -100,6 +100,22 @@ impl Raw {
         serde_json::from_str(&line).expect("a JSON line")
     }
 
+    /// The next ask the gateway writes (`elicitation/create`), past any
+    /// other message; none of them may answer the call `call`, which the
+    /// ask is about.
+    pub(crate) async fn ask_about(&mut self, call: i64) -> Json {
+        loop {
+            let message = self.next().await;
+            assert!(
+                message["id"] != call || message.get("method").is_some(),
+                "call {call} is asked about before it is answered: {message}"
+            );
+            if message["method"] == "elicitation/create" {
+                return message;
+            }
+        }
+    }
+
     /// The next message answering request `id`, past any other.
     pub(crate) async fn answer_to(&mut self, id: i64) -> Json {
         loop {
