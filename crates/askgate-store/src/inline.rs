@@ -129,7 +129,7 @@ mod tests {
     use serde_json::json;
 
     use crate::backend::Pool;
-    use crate::{NewAsk, Store};
+    use crate::{AuditEntry, Decision, NewAsk, NewCall, Retry, Store};
 
     /// A SQLite store in a scratch folder of its own, one ask of the call
     /// `mcp:k:confirm` parked in it, and the folder.
@@ -184,8 +184,9 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
-    /// When the caller's-thread connection is in use, the read goes the
-    /// sqlx way, and finds the same.
+    /// When the caller's-thread connection is in use, the reads go the
+    /// sqlx way, and find the same: the call's asks, and a call that may
+    /// have run.
     #[tokio::test]
     #[expect(
         clippy::await_holding_lock,
@@ -193,18 +194,61 @@ mod tests {
     )]
     async fn a_read_the_inline_connection_cannot_take_goes_through_sqlx_and_finds_the_same() {
         let (store, dir) = store_with_an_ask("busy").await;
+        let call = NewCall {
+            id: "c1".into(),
+            owner: "gw-1".into(),
+            server: "files".into(),
+            tool: "delete".into(),
+            arguments_digest: Some("hmac-sha256:cd34".into()),
+            principal: Some("alice".into()),
+            request: Some("req-1".into()),
+            at: Timestamp::from_second(2).expect("an instant"),
+        };
+        let entry = AuditEntry {
+            at: call.at,
+            server: "files".into(),
+            tool: "delete".into(),
+            risk: "destructive".into(),
+            decision: Decision::Elicited,
+            reason: "confirmed by a person".into(),
+            answered_by: Some("alice".into()),
+            principal: Some("alice".into()),
+            answered_via: Some("mcp".into()),
+            arguments_digest: call.arguments_digest.clone(),
+            ask_id: Some("a1".into()),
+            decision_key: None,
+        };
+        store
+            .record_sent_call(&entry, &call, "m-1", call.at)
+            .await
+            .expect("records");
+        let retry = Retry {
+            principal: "alice",
+            server: "files",
+            tool: "delete",
+            arguments_digest: "hmac-sha256:cd34",
+            earlier_digests: &[],
+        };
+        let since = Timestamp::from_second(0).expect("an instant");
+        let reads = || async {
+            let found = store
+                .may_have_run(&retry, since, "gw-2")
+                .await
+                .expect("reads");
+            let (_, asks) = store
+                .tries_of_call(None, "mcp:k:confirm", 10)
+                .await
+                .expect("reads");
+            (found, asks)
+        };
+        let inline_read = reads().await;
         let inline = store.inline.clone().expect("a store file is read inline");
-        let (_, inline_read) = store
-            .tries_of_call(None, "mcp:k:confirm", 10)
-            .await
-            .expect("reads");
         let in_use = inline.connection.lock().expect("not poisoned");
-        let (_, sqlx_read) = store
-            .tries_of_call(None, "mcp:k:confirm", 10)
-            .await
-            .expect("reads the sqlx way");
+        let sqlx_read = reads().await;
         drop(in_use);
-        assert_eq!(inline_read.len(), 1);
+        assert_eq!(inline_read.1.len(), 1, "the call's ask");
+        let found = inline_read.0.as_ref().expect("the call sent by gw-1");
+        assert_eq!(found.call.marker.as_deref(), Some("m-1"));
         assert_eq!(inline_read, sqlx_read);
         store.close().await;
         let _ = std::fs::remove_dir_all(&dir);

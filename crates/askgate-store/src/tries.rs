@@ -54,7 +54,7 @@ impl Store {
         limit: u32,
     ) -> Result<Tries, Error> {
         if let Some(inline) = &self.inline
-            && let Some(read) = self.tries_inline(inline, ledger.as_ref(), call_key, limit)
+            && let Some(read) = self.tries_inline(inline, ledger.as_ref(), Some((call_key, limit)))
         {
             return read;
         }
@@ -103,16 +103,18 @@ impl Store {
         Ok((found, asks))
     }
 
-    /// [`Store::tries_of_call`] on the caller's thread; `None` when the
-    /// inline connection could not read (in use, or the database busy).
-    fn tries_inline(
+    /// [`Store::tries_of_call`] on the caller's thread (the ledger's look
+    /// for `ledger`, when given, and the asks of a call key, at most a
+    /// limit, when given); `None` when the inline connection could not
+    /// read (in use, or the database busy).
+    pub(crate) fn tries_inline(
         &self,
         inline: &Inline,
         ledger: Option<&RetryOf<'_>>,
-        call_key: &str,
-        limit: u32,
+        asks_of: Option<(&str, u32)>,
     ) -> Option<Result<Tries, Error>> {
-        let asks_bound = [Bound::Text(call_key), Bound::Number(i64::from(limit))];
+        let asks_bound = asks_of
+            .map(|(call_key, limit)| [Bound::Text(call_key), Bound::Number(i64::from(limit))]);
         let ledger_sql;
         let mut ledger_bound = Vec::new();
         let mut reads: Vec<(&str, &[Bound<'_>])> = Vec::with_capacity(2);
@@ -129,8 +131,10 @@ impl Store {
             ledger_bound.extend(of.retry.earlier_digests.iter().map(|d| Bound::Text(d)));
             reads.push((&ledger_sql, &ledger_bound));
         }
-        reads.push((BY_CALL_KEY, &asks_bound));
-        let asks_at = reads.len() - 1;
+        let asks_at = reads.len();
+        if let Some(bound) = &asks_bound {
+            reads.push((BY_CALL_KEY, bound));
+        }
         let (mut found, mut asks) = (None, Vec::new());
         let read = inline.read(&reads, |position, row| {
             if position == asks_at {

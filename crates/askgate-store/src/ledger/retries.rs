@@ -18,6 +18,7 @@ use super::{CallRow, CallState};
 use crate::backend::{Store, with_pool, with_writer};
 use crate::columns::{Fields, Stored, micros};
 use crate::error::Error;
+use crate::tries::RetryOf;
 
 /// A call as a retry names it again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,6 +115,17 @@ impl Store {
         since: Timestamp,
         me: &str,
     ) -> Result<Option<Retried>, Error> {
+        // On a SQLite file, on the caller's thread (see `inline`).
+        if let Some(inline) = &self.inline {
+            let of = RetryOf {
+                retry: *retry,
+                since,
+                me,
+            };
+            if let Some(read) = self.tries_inline(inline, Some(&of), None) {
+                return read.map(|(found, _)| found);
+            }
+        }
         let sql = may_have_run_sql(retry.earlier_digests.len());
         with_pool!(self, |pool| {
             // Built from constants and placeholder numbers only.

@@ -64,6 +64,13 @@ async fn a_calls_tries_read_together_are_what_each_read_finds() {
                 .await
                 .expect("reads");
             assert_eq!(found, alone, "{}: {asked:?}", store.name());
+            // Every column of the call as the ledger's read by id finds it
+            // (on SQLite both reads above run on the caller's thread, that
+            // one through sqlx).
+            if let Some(id) = sent {
+                let by_id = store.call(id).await.expect("reads");
+                assert_eq!(found.as_ref().map(|f| &f.call), by_id.as_ref());
+            }
             assert_eq!(found.map(|f| f.call.call.id).as_deref(), sent);
             let ids: Vec<&str> = asks.iter().map(|row| row.ask.id.as_str()).collect();
             assert_eq!(ids, ["second", "first"], "{}", store.name());
