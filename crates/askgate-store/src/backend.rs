@@ -256,6 +256,9 @@ impl Store {
             Writer::Sqlite(writer) => writer.close().await,
             Writer::Postgres { batches, .. } => batches.close().await,
         }
+        if let Some(inline) = &self.inline {
+            inline.close();
+        }
         with_pool!(self, |pool| pool.close().await)
     }
 

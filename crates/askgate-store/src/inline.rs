@@ -20,9 +20,9 @@ use rusqlite::{Connection, OpenFlags};
 use crate::columns::Fields;
 
 /// A read-only connection to a store's SQLite file, for reads on the
-/// caller's thread.
+/// caller's thread; `None` once the store is closed.
 pub(crate) struct Inline {
-    connection: Mutex<Connection>,
+    connection: Mutex<Option<Connection>>,
 }
 
 impl std::fmt::Debug for Inline {
@@ -49,8 +49,18 @@ impl Inline {
         connection.busy_timeout(std::time::Duration::ZERO).ok()?;
         connection.set_prepared_statement_cache_capacity(16);
         Some(Inline {
-            connection: Mutex::new(connection),
+            connection: Mutex::new(Some(connection)),
         })
+    }
+
+    /// Close the connection: reads from now on go the sqlx way (and find
+    /// the store closed).
+    pub(crate) fn close(&self) {
+        let mut connection = self
+            .connection
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *connection = None;
     }
 
     /// Run each of `reads` (a statement and its parameters) in one read
@@ -63,7 +73,8 @@ impl Inline {
         reads: &[(&str, &[Bound<'_>])],
         mut row: impl FnMut(usize, &InlineRow<'_>) -> Result<(), T>,
     ) -> Option<Result<(), T>> {
-        let connection = self.connection.try_lock().ok()?;
+        let guard = self.connection.try_lock().ok()?;
+        let connection = guard.as_ref()?;
         let mut within = |connection: &Connection| -> Result<Result<(), T>, rusqlite::Error> {
             for (position, (sql, bound)) in reads.iter().enumerate() {
                 let mut statement = connection.prepare_cached(sql)?;
@@ -93,7 +104,7 @@ impl Inline {
         // Cached like the reads: `execute_batch` would parse them again.
         let run = |sql: &str| connection.prepare_cached(sql)?.execute([]);
         run("BEGIN").ok()?;
-        let result = within(&connection);
+        let result = within(connection);
         let ended = run("COMMIT");
         match (result, ended) {
             (Ok(handed), Ok(_)) => Some(handed),
@@ -181,6 +192,9 @@ mod tests {
         assert_eq!(asks[0].ask.id, "a1");
         drop(taken);
         store.close().await;
+        // Closed, the store reads no more, on any thread.
+        let closed = store.tries_of_call(None, "mcp:k:confirm", 10).await;
+        assert!(closed.is_err(), "a closed store read: {closed:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
