@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use sqlx::Row;
 
 use crate::backend::{Store, with_pool, with_writer};
+use crate::columns::Fields;
 use crate::error::Error;
 
 /// The hash before the first entry.
@@ -266,28 +267,32 @@ pub(crate) enum Place {
     After(Option<(i64, String)>),
 }
 
+impl Place {
+    /// The place a row with [`place_columns!`] says, of either backend or
+    /// of the store's own SQLite thread.
+    pub(crate) fn of<R: Fields>(row: &R) -> Result<Place, sqlx::Error> {
+        Ok(
+            match (
+                row.number("key_seq")?,
+                row.text("key_prev")?,
+                row.text("key_hash")?,
+            ) {
+                (Some(seq), Some(prev_hash), Some(hash)) => Place::Recorded(Link {
+                    seq,
+                    prev_hash,
+                    hash,
+                }),
+                _ => Place::After(row.number("head_seq")?.zip(row.text("head_hash")?)),
+            },
+        )
+    }
+}
+
 /// The [`Place`] in `$row`, a row with [`place_columns!`].
 macro_rules! place_in {
-    ($store:expr, $row:expr) => {{
-        let row = $row;
-        let column = |name: &str| row.try_get::<Option<String>, _>(name);
-        let number = |name: &str| row.try_get::<Option<i64>, _>(name);
-        let read = || -> Result<$crate::audit::Place, sqlx::Error> {
-            Ok(
-                match (number("key_seq")?, column("key_prev")?, column("key_hash")?) {
-                    (Some(seq), Some(prev_hash), Some(hash)) => {
-                        $crate::audit::Place::Recorded($crate::audit::Link {
-                            seq,
-                            prev_hash,
-                            hash,
-                        })
-                    }
-                    _ => $crate::audit::Place::After(number("head_seq")?.zip(column("head_hash")?)),
-                },
-            )
-        };
-        read().map_err(|e| $store.fail(e))
-    }};
+    ($store:expr, $row:expr) => {
+        $crate::audit::Place::of($row).map_err(|e| $store.fail(e))
+    };
 }
 pub(crate) use place_in;
 
@@ -320,13 +325,23 @@ pub(crate) use append_entry;
 macro_rules! append_sql {
     () => {
         concat!(
-            "INSERT INTO audit (seq, entry, prev_hash, hash, decision_key) \
-             VALUES ($1, $4, $5, $2, $6);\n",
+            $crate::audit::append_entry_sql!(),
+            ";\n",
             $crate::audit_head::move_head_sql!()
         )
     };
 }
 pub(crate) use append_sql;
+
+/// The entry's insert of [`append_sql!`], by itself: its parameters are
+/// numbered as there.
+macro_rules! append_entry_sql {
+    () => {
+        "INSERT INTO audit (seq, entry, prev_hash, hash, decision_key) \
+         VALUES ($1, $4, $5, $2, $6)"
+    };
+}
+pub(crate) use append_entry_sql;
 
 /// [`append_entry!`] at `$place`, the [`Place`] read for it in the same
 /// write. With `commit = true` (SQLite, a writer alone in its batch: see

@@ -205,7 +205,7 @@ pub(crate) fn derive_key(key: &[u8], context: &[u8]) -> Vec<u8> {
 }
 
 /// The head record's signature: hex HMAC-SHA256 of the head under `key`.
-fn tag(key: &[u8], seq: i64, hash: &str) -> String {
+pub(crate) fn tag(key: &[u8], seq: i64, hash: &str) -> String {
     let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key)
         .expect("HMAC takes keys of any length, so new_from_slice cannot fail");
     mac.update(HEAD_CONTEXT);

@@ -174,6 +174,9 @@ pub struct Store {
     /// A SQLite file's connection for the reads a call waits on, run on
     /// the caller's thread (see [`crate::inline`]).
     pub(crate) inline: Option<Arc<crate::inline::Inline>>,
+    /// A SQLite file's thread for a write that has the writer to itself,
+    /// run in one trip (see [`crate::direct`]).
+    pub(crate) direct: Option<Arc<crate::direct::Direct>>,
     /// Stops the committer, and the LISTEN task (PostgreSQL), when the last
     /// clone of the store is dropped.
     _background: Arc<[AbortOnDrop]>,
@@ -217,6 +220,7 @@ impl Store {
             audit_key: Arc::default(),
             seeded_head: Arc::default(),
             inline: None,
+            direct: None,
             _background: Arc::from(background),
         }
     }
@@ -258,6 +262,9 @@ impl Store {
         }
         if let Some(inline) = &self.inline {
             inline.close();
+        }
+        if let Some(direct) = &self.direct {
+            direct.close().await;
         }
         with_pool!(self, |pool| pool.close().await)
     }

@@ -15,7 +15,8 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::types::ToSqlOutput;
+use rusqlite::{Connection, OpenFlags, ToSql};
 
 use crate::columns::Fields;
 
@@ -78,20 +79,7 @@ impl Inline {
         let mut within = |connection: &Connection| -> Result<Result<(), T>, rusqlite::Error> {
             for (position, (sql, bound)) in reads.iter().enumerate() {
                 let mut statement = connection.prepare_cached(sql)?;
-                // SQLite numbers `$N` parameters in the order they first
-                // appear; `$N` is the N-th value, as sqlx binds it.
-                for index in 1..=statement.parameter_count() {
-                    let value = statement
-                        .parameter_name(index)
-                        .and_then(|name| name.strip_prefix('$'))
-                        .and_then(|number| number.parse::<usize>().ok())
-                        .and_then(|number| bound.get(number.checked_sub(1)?))
-                        .ok_or(rusqlite::Error::InvalidParameterCount(index, bound.len()))?;
-                    match value {
-                        Bound::Text(text) => statement.raw_bind_parameter(index, text)?,
-                        Bound::Number(number) => statement.raw_bind_parameter(index, number)?,
-                    }
-                }
+                bind_numbered(&mut statement, bound)?;
                 let mut rows = statement.raw_query();
                 while let Some(found) = rows.next()? {
                     if let Err(e) = row(position, &InlineRow(found)) {
@@ -116,8 +104,39 @@ impl Inline {
     }
 }
 
+impl ToSql for Bound<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        match self {
+            Bound::Text(text) => text.to_sql(),
+            Bound::Number(number) => number.to_sql(),
+        }
+    }
+}
+
+/// Bind each `$N` parameter of `statement` to `values[N - 1]`, as sqlx
+/// binds them. SQLite numbers `$N` parameters in the order they first
+/// appear, not by `N`, so each is bound by its name.
+///
+/// # Errors
+/// A parameter that is not `$N`, or an `N` past `values`.
+pub(crate) fn bind_numbered<V: ToSql>(
+    statement: &mut rusqlite::Statement<'_>,
+    values: &[V],
+) -> rusqlite::Result<()> {
+    for index in 1..=statement.parameter_count() {
+        let value = statement
+            .parameter_name(index)
+            .and_then(|name| name.strip_prefix('$'))
+            .and_then(|number| number.parse::<usize>().ok())
+            .and_then(|number| values.get(number.checked_sub(1)?))
+            .ok_or(rusqlite::Error::InvalidParameterCount(index, values.len()))?;
+        statement.raw_bind_parameter(index, value)?;
+    }
+    Ok(())
+}
+
 /// A row of an inline read, read as the store reads sqlx's rows.
-pub(crate) struct InlineRow<'r>(&'r rusqlite::Row<'r>);
+pub(crate) struct InlineRow<'r>(pub(crate) &'r rusqlite::Row<'r>);
 
 impl Fields for InlineRow<'_> {
     fn text(&self, column: &str) -> Result<Option<String>, sqlx::Error> {

@@ -48,6 +48,7 @@ mod audit_head;
 mod backend;
 mod columns;
 mod deployment;
+mod direct;
 mod error;
 mod fault;
 mod inline;

@@ -16,6 +16,7 @@ use crate::asks::{AskAnswered, AskParked, AskSettled};
 use crate::backend::{
     ANSWERED_CHANNEL, AbortOnDrop, PARKED_CHANNEL, Pool, SETTLED_CHANNEL, Store, Writer,
 };
+use crate::direct::Direct;
 use crate::error::Error;
 use crate::fault::classify;
 use crate::inline::Inline;
@@ -114,6 +115,7 @@ impl Store {
         schema::migrate(&store).await?;
         if let Some(file) = sqlite_path.and_then(private::file_of) {
             store.inline = Inline::open(file).map(Arc::new);
+            store.direct = Direct::open(file).map(Arc::new);
         }
         Ok(store)
     }

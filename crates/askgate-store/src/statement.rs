@@ -34,7 +34,7 @@ pub(crate) struct Statement {
 }
 
 /// A parameter of a [`Statement`].
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Param {
     Text(Option<String>),
     Int(Option<i64>),

@@ -240,6 +240,7 @@ macro_rules! inserted_call {
     };
 }
 
+mod direct;
 mod owners;
 mod record;
 mod retries;

@@ -47,7 +47,7 @@ impl<'a> Recording<'a> {
 /// the whole record is then three trips to the connection's thread (the
 /// batch's `BEGIN` with this insert, the entry with the chain head's move,
 /// `COMMIT`), not four.
-const INSERT_CALL_AT_CHAIN: &str = concat!(insert_call!(), ", ", place_columns!("$14"));
+pub(super) const INSERT_CALL_AT_CHAIN: &str = concat!(insert_call!(), ", ", place_columns!("$14"));
 
 /// The most calls [`Store::record_ended_calls`] writes in one statement
 /// (13 values each, well under SQLite's 32,766).
@@ -135,6 +135,12 @@ impl Store {
         // its insert begins the batch, in one trip to the connection.
         let mut insert = insertion(call, state, Some(marker), Some(sent_at), end).opt_text(key);
         insert.sql = INSERT_CALL_AT_CHAIN;
+        if let Some((row, link)) = self.record_directly(&insert, text, key).await {
+            return Ok(RecordedCall {
+                audit: link.record(entry),
+                call: row,
+            });
+        }
         with_writer!(self, lead = insert, write, |inserted| {
             let alone = write.alone();
             let conn = write.conn()?;

@@ -5,6 +5,7 @@
 //! ([`Write::finish`]). On PostgreSQL such a write is a connection of the
 //! pool in autocommit ([`PgWrite`]).
 
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -102,6 +103,28 @@ where
         self.roll_back_batch(&mut state, another_failed()).await;
         drop_connection_if_broken(&mut state, &error);
         Err(self.fail(&error))
+    }
+
+    /// Run `write` — a write on another connection to the same database
+    /// (see [`crate::direct`]) — holding this writer's turn, when it has
+    /// the writer to itself: no batch open, no body writer holding or
+    /// waiting for the connection, no one-statement write queued. `None`,
+    /// `write` not run, otherwise: then it joins the others' batch the
+    /// usual way, where one commit serves them all. Writes that come
+    /// meanwhile wait their turn, and go in the next batch.
+    pub(crate) async fn alone<F: Future>(&self, write: impl FnOnce() -> F) -> Option<F::Output> {
+        let state = self.state.try_lock().ok()?;
+        let idle = !state.open
+            && !state.abandoned
+            && state.ran.is_empty()
+            && self.waiting.load(Ordering::Acquire) == 0
+            && self.queue().is_empty();
+        if !idle {
+            return None;
+        }
+        let done = write().await;
+        drop(state);
+        Some(done)
     }
 }
 

@@ -1,0 +1,343 @@
+//! A call's record with the writer to itself, in one trip to the store's
+//! own SQLite thread (see [`crate::direct`]): the call's insert, which
+//! reads where the audit chain stands; its decision's entry hashed onto
+//! the chain's head, and the head moved; the commit. The same statements
+//! as the sqlx way, in one job instead of two commands and a commit.
+
+use std::sync::{Arc, OnceLock};
+
+use rusqlite::Connection;
+
+use super::CallRow;
+use crate::audit::{GENESIS, Link, Place, append_entry_sql, chain_hash};
+use crate::audit_head::{move_head_sql, tag};
+use crate::backend::{Store, Writer};
+use crate::columns::{Columns, Stored};
+use crate::direct::Wanted;
+use crate::inline::{InlineRow, bind_numbered};
+use crate::statement::{Param, Statement};
+
+/// What the record's job needs, owned: it runs on another thread.
+struct Record {
+    /// The call's insert, returning the call and the chain's place.
+    insert: &'static str,
+    params: Vec<Param>,
+    /// The entry's text, as chained.
+    text: String,
+    decision_key: Option<String>,
+    audit_key: Arc<OnceLock<Vec<u8>>>,
+    store: Arc<str>,
+    wanted: Wanted,
+}
+
+impl Store {
+    /// Record the call of `insert` (the sqlx way's lead, its `RETURNING`
+    /// the call and the chain's place) with the entry `text` under
+    /// `decision_key`, in one trip to the store's own SQLite thread, when
+    /// the store has one and the writer is to itself. `None` when it did
+    /// not record it — another write is about; the call was recorded
+    /// before (a retry: the sqlx way reads it back); any statement failed
+    /// and was rolled back — and the caller records it the sqlx way.
+    pub(super) async fn record_directly(
+        &self,
+        insert: &Statement,
+        text: &str,
+        decision_key: Option<&str>,
+    ) -> Option<(CallRow, Link)> {
+        let (Writer::Sqlite(writer), Some(direct)) = (&self.writer, &self.direct) else {
+            return None;
+        };
+        let (wanted, withdraw) = Wanted::new();
+        let recorded = writer
+            .alone(|| {
+                let record = Record {
+                    insert: insert.sql,
+                    // Bound again the sqlx way if this way fails.
+                    params: insert.params.clone(),
+                    text: text.to_owned(),
+                    decision_key: decision_key.map(str::to_owned),
+                    audit_key: Arc::clone(&self.audit_key),
+                    store: Arc::clone(&self.name),
+                    wanted,
+                };
+                direct.run(move |connection| record.run(connection))
+            })
+            .await;
+        withdraw.disarm();
+        recorded.flatten().flatten()
+    }
+}
+
+impl Record {
+    /// Begin, write, commit: the call and the entry's link, once durable;
+    /// `None`, nothing kept, when anything went otherwise.
+    fn run(self, connection: &mut Connection) -> Option<(CallRow, Link)> {
+        let statement = |sql: &str| connection.prepare_cached(sql)?.execute([]);
+        statement("BEGIN IMMEDIATE").ok()?;
+        let written = self.write(connection);
+        if let (Some(_), true) = (&written, self.wanted.still())
+            && statement("COMMIT").is_ok()
+        {
+            return written;
+        }
+        // A commit that failed may leave the transaction open (a busy or
+        // full disk): end it.
+        let _ = connection.execute_batch("ROLLBACK");
+        None
+    }
+
+    /// The record's statements, in the transaction begun.
+    fn write(&self, connection: &Connection) -> Option<(CallRow, Link)> {
+        let (call, place) = {
+            let mut insert = connection.prepare_cached(self.insert).ok()?;
+            bind_numbered(&mut insert, &self.params).ok()?;
+            let mut rows = insert.raw_query();
+            // No row: the call was recorded before.
+            let row = InlineRow(rows.next().ok()??);
+            let columns = Columns::new(&row, &self.store, CallRow::WHAT);
+            (CallRow::from_columns(&columns).ok()?, Place::of(&row).ok()?)
+        };
+        let last = match place {
+            Place::Recorded(link) => return Some((call, link)),
+            Place::After(last) => last,
+        };
+        let (seq, prev_hash) =
+            last.map_or_else(|| (1, GENESIS.to_owned()), |(seq, hash)| (seq + 1, hash));
+        let hash = chain_hash(&prev_hash, seq, &self.text);
+        let signature = self.audit_key.get().map(|key| tag(key, seq, &hash));
+        // Numbered as the sqlx way's append binds them.
+        let values: [&dyn rusqlite::ToSql; 6] = [
+            &seq,
+            &hash,
+            &signature,
+            &self.text,
+            &prev_hash,
+            &self.decision_key,
+        ];
+        for sql in [append_entry_sql!(), move_head_sql!()] {
+            let mut statement = connection.prepare_cached(sql).ok()?;
+            bind_numbered(&mut statement, &values).ok()?;
+            statement.raw_execute().ok()?;
+        }
+        Some((
+            call,
+            Link {
+                seq,
+                prev_hash,
+                hash,
+            },
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use askgate_testkit::Scratch;
+    use jiff::Timestamp;
+
+    use super::Record;
+    use crate::backend::{Store, Writer};
+    use crate::direct::Wanted;
+    use crate::ledger::record::INSERT_CALL_AT_CHAIN;
+    use crate::ledger::{CallState, insertion};
+    use crate::{AuditEntry, Decision, NewCall, RecordedCall};
+
+    const KEY: &[u8] = b"the deployment's key";
+
+    fn call(id: &str) -> NewCall {
+        NewCall {
+            id: id.to_owned(),
+            owner: "gw-1".into(),
+            server: "files".into(),
+            tool: "delete".into(),
+            arguments_digest: Some(format!("hmac-sha256:{id}")),
+            principal: Some("alice".into()),
+            request: Some(format!("req-{id}")),
+            at: Timestamp::from_second(1_800_000_000).expect("an instant"),
+        }
+    }
+
+    fn entry(call: &NewCall, decision_key: Option<&str>) -> AuditEntry {
+        AuditEntry {
+            at: call.at,
+            server: call.server.clone(),
+            tool: call.tool.clone(),
+            risk: "destructive".into(),
+            decision: Decision::Elicited,
+            reason: format!("{} confirmed by a person", call.id),
+            answered_by: Some("alice".into()),
+            principal: call.principal.clone(),
+            answered_via: Some("mcp".into()),
+            arguments_digest: call.arguments_digest.clone(),
+            ask_id: None,
+            decision_key: decision_key.map(str::to_owned),
+        }
+    }
+
+    async fn record(store: &Store, id: &str, decision_key: Option<&str>) -> RecordedCall {
+        let call = call(id);
+        store
+            .record_sent_call(
+                &entry(&call, decision_key),
+                &call,
+                &format!("m-{id}"),
+                call.at,
+            )
+            .await
+            .expect("records")
+    }
+
+    /// The same store without its own thread: every write the sqlx way.
+    fn by_sqlx(store: &Store) -> Store {
+        let mut store = store.clone();
+        store.direct = None;
+        store
+    }
+
+    fn jobs(store: &Store) -> u64 {
+        store
+            .direct
+            .as_ref()
+            .expect("a store file has its thread")
+            .jobs_run()
+    }
+
+    /// A call's record with the writer to itself is one job on the
+    /// store's own thread, and records what the sqlx way records: the
+    /// call as read back, its entry chained and the head signed, the
+    /// chain taken up by either way where the other left it, an entry
+    /// kept once per decision key.
+    #[tokio::test]
+    async fn a_lone_calls_record_is_one_job_on_the_stores_thread_and_records_as_the_sqlx_way() {
+        let dir = Scratch::new();
+        let store = Store::open(&dir.store_url()).await.expect("opens");
+        store.sign_audit_head(KEY);
+        let sqlx_way = by_sqlx(&store);
+
+        let first = record(&store, "c1", None).await;
+        assert_eq!(jobs(&store), 1, "the record was one job");
+        let second = record(&sqlx_way, "c2", None).await;
+        let third = record(&store, "c3", Some("k")).await;
+        assert_eq!(jobs(&store), 2);
+        // The decision key's entry is kept once, whichever way.
+        let again = record(&store, "c4", Some("k")).await;
+        let again_by_sqlx = record(&sqlx_way, "c5", Some("k")).await;
+        assert_eq!(jobs(&store), 3);
+
+        let seqs: Vec<i64> = [&first, &second, &third, &again, &again_by_sqlx]
+            .iter()
+            .map(|recorded| recorded.audit.seq)
+            .collect();
+        assert_eq!(seqs, [1, 2, 3, 3, 3]);
+        // The record carries the caller's entry at the place kept.
+        let link = |recorded: &RecordedCall| {
+            let audit = &recorded.audit;
+            (audit.seq, audit.prev_hash.clone(), audit.hash.clone())
+        };
+        assert_eq!(link(&again), link(&third));
+        assert_eq!(link(&again_by_sqlx), link(&third));
+        let entries = store.audit_entries().await.expect("reads");
+        assert_eq!(
+            entries,
+            [
+                first.audit.clone(),
+                second.audit.clone(),
+                third.audit.clone()
+            ]
+        );
+        for recorded in [&first, &second, &third, &again, &again_by_sqlx] {
+            let stored = store.call(&recorded.call.call.id).await.expect("reads");
+            assert_eq!(stored.as_ref(), Some(&recorded.call), "as read back");
+            assert_eq!(recorded.call.state, CallState::Sent);
+        }
+        let verified = store
+            .verify_audit_signed(&[KEY.to_vec()])
+            .await
+            .expect("verifies");
+        assert_eq!((verified.entries, verified.broken), (3, None));
+        assert_eq!(verified.head, third.audit.hash);
+        store.close().await;
+    }
+
+    /// A call recorded before (a retry) comes back as recorded first: the
+    /// thread finds no row to insert, keeps nothing, and the sqlx way
+    /// reads the call back.
+    #[tokio::test]
+    async fn a_call_recorded_before_is_read_back_as_recorded_first() {
+        let dir = Scratch::new();
+        let store = Store::open(&dir.store_url()).await.expect("opens");
+        let first = record(&store, "c1", Some("k")).await;
+        let call = call("c1");
+        let retried = store
+            .record_sent_call(&entry(&call, Some("k")), &call, "m-other", call.at)
+            .await
+            .expect("records");
+        assert_eq!(jobs(&store), 2, "the retry went to the thread first");
+        assert_eq!(retried, first);
+        assert_eq!(retried.call.marker.as_deref(), Some("m-c1"));
+        assert_eq!(store.audit_entries().await.expect("reads").len(), 1);
+        store.close().await;
+    }
+
+    /// A record that finds another write holding the writer waits its
+    /// turn and joins the batch the sqlx way, not the thread's.
+    #[tokio::test]
+    async fn a_record_while_another_write_holds_the_writer_goes_the_sqlx_way() {
+        let dir = Scratch::new();
+        let store = Store::open(&dir.store_url()).await.expect("opens");
+        let Writer::Sqlite(writer) = &store.writer else {
+            panic!("a SQLite store");
+        };
+        let held = writer.begin().await.expect("takes the writer");
+        let recording = tokio::spawn({
+            let store = store.clone();
+            async move { record(&store, "c1", None).await }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(!recording.is_finished(), "the record waits for the writer");
+        held.finish(Ok::<_, crate::Error>(()))
+            .await
+            .expect("commits");
+        let recorded = recording.await.expect("records");
+        assert_eq!(jobs(&store), 0, "no job on the thread");
+        assert_eq!(store.call("c1").await.expect("reads"), Some(recorded.call));
+        store.close().await;
+    }
+
+    /// A record whose caller gave up waiting before its commit keeps
+    /// nothing: neither the call nor its entry.
+    #[tokio::test]
+    async fn a_record_its_caller_withdrew_keeps_nothing() {
+        let dir = Scratch::new();
+        let store = Store::open(&dir.store_url()).await.expect("opens");
+        let call = call("c1");
+        let insert =
+            insertion(&call, CallState::Sent, Some("m-1"), Some(call.at), None).opt_text(None);
+        let (wanted, withdraw) = Wanted::new();
+        drop(withdraw);
+        let record = Record {
+            insert: INSERT_CALL_AT_CHAIN,
+            params: insert.params,
+            text: store.audit_text(&entry(&call, None)).expect("a text"),
+            decision_key: None,
+            audit_key: Arc::clone(&store.audit_key),
+            store: Arc::clone(&store.name),
+            wanted,
+        };
+        let direct = store.direct.clone().expect("a store file has its thread");
+        let ran = direct.run(move |connection| record.run(connection)).await;
+        assert!(matches!(ran, Some(None)), "ran, and kept nothing");
+        assert_eq!(store.call("c1").await.expect("reads"), None);
+        assert!(store.audit_entries().await.expect("reads").is_empty());
+        // The thread is sound after the rollback.
+        record_then_read(&store).await;
+        store.close().await;
+    }
+
+    async fn record_then_read(store: &Store) {
+        let recorded = record(store, "c2", None).await;
+        assert_eq!(store.call("c2").await.expect("reads"), Some(recorded.call));
+    }
+}
