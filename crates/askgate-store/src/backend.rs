@@ -116,11 +116,13 @@ pub(crate) use with_writer;
 macro_rules! write_statement {
     ($store:expr, $statement:expr, |$row:ident| $read:expr) => {
         match &$store.writer {
-            $crate::backend::Writer::Sqlite(writer) => match writer.write($statement).await {
-                Ok(Some($row)) => $read.map(Some),
-                Ok(None) => Ok(None),
-                Err(e) => Err(e),
-            },
+            $crate::backend::Writer::Sqlite(writer) => {
+                match $store.submit_sqlite(writer, $statement).await {
+                    Ok(Some($row)) => $read.map(Some),
+                    Ok(None) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            }
             $crate::backend::Writer::Postgres { batches, .. } => {
                 match batches.write($statement).await {
                     Ok(Some($row)) => $read.map(Some),

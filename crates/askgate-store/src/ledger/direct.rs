@@ -47,24 +47,30 @@ impl Store {
         let (Writer::Sqlite(writer), Some(direct)) = (&self.writer, &self.direct) else {
             return None;
         };
+        if !direct.takes_jobs() {
+            return None;
+        }
+        let turn = writer.alone()?;
         let (wanted, withdraw) = Wanted::new();
-        let recorded = writer
-            .alone(|| {
-                let record = Record {
-                    insert: insert.sql,
-                    // Bound again the sqlx way if this way fails.
-                    params: insert.params.clone(),
-                    text: text.to_owned(),
-                    decision_key: decision_key.map(str::to_owned),
-                    audit_key: Arc::clone(&self.audit_key),
-                    store: Arc::clone(&self.name),
-                    wanted,
-                };
-                direct.run(move |connection| record.run(connection))
-            })
-            .await;
+        let record = Record {
+            insert: insert.sql,
+            // Bound again the sqlx way if this way fails.
+            params: insert.params.clone(),
+            text: text.to_owned(),
+            decision_key: decision_key.map(str::to_owned),
+            audit_key: Arc::clone(&self.audit_key),
+            store: Arc::clone(&self.name),
+            wanted,
+        };
+        // The turn is given back on the thread, once the record is done.
+        let answer = direct.start(move |connection| {
+            let recorded = record.run(connection);
+            drop(turn);
+            recorded
+        });
+        let recorded = answer.await;
         withdraw.disarm();
-        recorded.flatten().flatten()
+        recorded.ok().flatten()
     }
 }
 
@@ -134,75 +140,16 @@ impl Record {
 mod tests {
     use std::sync::Arc;
 
-    use askgate_testkit::Scratch;
-    use jiff::Timestamp;
-
     use super::Record;
-    use crate::backend::{Store, Writer};
     use crate::direct::Wanted;
+    use crate::direct::testing::{
+        by_sqlx, call, entry, jobs, record, scratch_store, sqlite_writer,
+    };
     use crate::ledger::record::INSERT_CALL_AT_CHAIN;
     use crate::ledger::{CallState, insertion};
-    use crate::{AuditEntry, Decision, NewCall, RecordedCall};
+    use crate::{RecordedCall, Store};
 
     const KEY: &[u8] = b"the deployment's key";
-
-    fn call(id: &str) -> NewCall {
-        NewCall {
-            id: id.to_owned(),
-            owner: "gw-1".into(),
-            server: "files".into(),
-            tool: "delete".into(),
-            arguments_digest: Some(format!("hmac-sha256:{id}")),
-            principal: Some("alice".into()),
-            request: Some(format!("req-{id}")),
-            at: Timestamp::from_second(1_800_000_000).expect("an instant"),
-        }
-    }
-
-    fn entry(call: &NewCall, decision_key: Option<&str>) -> AuditEntry {
-        AuditEntry {
-            at: call.at,
-            server: call.server.clone(),
-            tool: call.tool.clone(),
-            risk: "destructive".into(),
-            decision: Decision::Elicited,
-            reason: format!("{} confirmed by a person", call.id),
-            answered_by: Some("alice".into()),
-            principal: call.principal.clone(),
-            answered_via: Some("mcp".into()),
-            arguments_digest: call.arguments_digest.clone(),
-            ask_id: None,
-            decision_key: decision_key.map(str::to_owned),
-        }
-    }
-
-    async fn record(store: &Store, id: &str, decision_key: Option<&str>) -> RecordedCall {
-        let call = call(id);
-        store
-            .record_sent_call(
-                &entry(&call, decision_key),
-                &call,
-                &format!("m-{id}"),
-                call.at,
-            )
-            .await
-            .expect("records")
-    }
-
-    /// The same store without its own thread: every write the sqlx way.
-    fn by_sqlx(store: &Store) -> Store {
-        let mut store = store.clone();
-        store.direct = None;
-        store
-    }
-
-    fn jobs(store: &Store) -> u64 {
-        store
-            .direct
-            .as_ref()
-            .expect("a store file has its thread")
-            .jobs_run()
-    }
 
     /// A call's record with the writer to itself is one job on the
     /// store's own thread, and records what the sqlx way records: the
@@ -211,8 +158,7 @@ mod tests {
     /// kept once per decision key.
     #[tokio::test]
     async fn a_lone_calls_record_is_one_job_on_the_stores_thread_and_records_as_the_sqlx_way() {
-        let dir = Scratch::new();
-        let store = Store::open(&dir.store_url()).await.expect("opens");
+        let (_dir, store) = scratch_store().await;
         store.sign_audit_head(KEY);
         let sqlx_way = by_sqlx(&store);
 
@@ -266,8 +212,7 @@ mod tests {
     /// reads the call back.
     #[tokio::test]
     async fn a_call_recorded_before_is_read_back_as_recorded_first() {
-        let dir = Scratch::new();
-        let store = Store::open(&dir.store_url()).await.expect("opens");
+        let (_dir, store) = scratch_store().await;
         let first = record(&store, "c1", Some("k")).await;
         let call = call("c1");
         let retried = store
@@ -285,11 +230,8 @@ mod tests {
     /// turn and joins the batch the sqlx way, not the thread's.
     #[tokio::test]
     async fn a_record_while_another_write_holds_the_writer_goes_the_sqlx_way() {
-        let dir = Scratch::new();
-        let store = Store::open(&dir.store_url()).await.expect("opens");
-        let Writer::Sqlite(writer) = &store.writer else {
-            panic!("a SQLite store");
-        };
+        let (_dir, store) = scratch_store().await;
+        let writer = sqlite_writer(&store);
         let held = writer.begin().await.expect("takes the writer");
         let recording = tokio::spawn({
             let store = store.clone();
@@ -310,8 +252,7 @@ mod tests {
     /// nothing: neither the call nor its entry.
     #[tokio::test]
     async fn a_record_its_caller_withdrew_keeps_nothing() {
-        let dir = Scratch::new();
-        let store = Store::open(&dir.store_url()).await.expect("opens");
+        let (_dir, store) = scratch_store().await;
         let call = call("c1");
         let insert =
             insertion(&call, CallState::Sent, Some("m-1"), Some(call.at), None).opt_text(None);
@@ -327,8 +268,8 @@ mod tests {
             wanted,
         };
         let direct = store.direct.clone().expect("a store file has its thread");
-        let ran = direct.run(move |connection| record.run(connection)).await;
-        assert!(matches!(ran, Some(None)), "ran, and kept nothing");
+        let ran = direct.start(move |connection| record.run(connection)).await;
+        assert!(matches!(ran, Ok(None)), "ran, and kept nothing");
         assert_eq!(store.call("c1").await.expect("reads"), None);
         assert!(store.audit_entries().await.expect("reads").is_empty());
         // The thread is sound after the rollback.

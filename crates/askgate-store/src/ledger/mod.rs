@@ -383,7 +383,10 @@ impl Store {
         let store = self.clone();
         let id = id.to_owned();
         match &self.writer {
-            Writer::Sqlite(writer) => finishing(store, id, state, writer.submit(statement)),
+            Writer::Sqlite(writer) => {
+                let written = self.submit_sqlite(writer, statement);
+                finishing(store, id, state, written)
+            }
             Writer::Postgres { batches, .. } => {
                 finishing(store, id, state, batches.submit(statement))
             }

@@ -5,12 +5,11 @@
 //! ([`Write::finish`]). On PostgreSQL such a write is a connection of the
 //! pool in autocommit ([`PgWrite`]).
 
-use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sqlx::{Connection, Executor};
-use tokio::sync::MutexGuard;
+use tokio::sync::{MutexGuard, OwnedMutexGuard};
 
 use super::{GroupCommit, State, another_failed, drop_connection_if_broken};
 use crate::error::Error;
@@ -105,27 +104,34 @@ where
         Err(self.fail(&error))
     }
 
-    /// Run `write` — a write on another connection to the same database
-    /// (see [`crate::direct`]) — holding this writer's turn, when it has
-    /// the writer to itself: no batch open, no body writer holding or
-    /// waiting for the connection, no one-statement write queued. `None`,
-    /// `write` not run, otherwise: then it joins the others' batch the
-    /// usual way, where one commit serves them all. Writes that come
-    /// meanwhile wait their turn, and go in the next batch.
-    pub(crate) async fn alone<F: Future>(&self, write: impl FnOnce() -> F) -> Option<F::Output> {
-        let state = self.state.try_lock().ok()?;
+    /// The writer's turn, when it is to be had at once and the write
+    /// that takes it has the writer to itself: no batch open, no body
+    /// writer holding or waiting for the connection, no one-statement
+    /// write queued, and the committer's last batch was not of several
+    /// (writes that come together keep coming together: they stay on
+    /// the connection whose page cache they keep warm). `None` otherwise:
+    /// then the write joins the others' batch the usual way, where one
+    /// commit serves them all. A write on another connection to the same
+    /// database (see [`crate::direct`]) holds the turn while it runs, so
+    /// neither connection waits on SQLite's write lock for the other;
+    /// writes that come meanwhile wait their turn, and go in the next
+    /// batch.
+    pub(crate) fn alone(&self) -> Option<Turn<C>> {
+        let state = Arc::clone(&self.state).try_lock_owned().ok()?;
         let idle = !state.open
             && !state.abandoned
             && state.ran.is_empty()
             && self.waiting.load(Ordering::Acquire) == 0
+            && !self.crowded.load(Ordering::Relaxed)
             && self.queue().is_empty();
-        if !idle {
-            return None;
-        }
-        let done = write().await;
-        drop(state);
-        Some(done)
+        idle.then_some(Turn { _held: state })
     }
+}
+
+/// The writer's turn, held by a write elsewhere (see
+/// [`GroupCommit::alone`]); given back when dropped, on any thread.
+pub(crate) struct Turn<C: Connection> {
+    _held: OwnedMutexGuard<State<C>>,
 }
 
 /// One body writer's turn on the connection, in the open batch. End it with

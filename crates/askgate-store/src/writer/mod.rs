@@ -18,7 +18,12 @@
 //! PostgreSQL those writes stay one autocommitted statement each, on the
 //! pool.)
 //!
-//! Either way a write is acknowledged only once the batch it joined has
+//! On SQLite a write that finds the writer to itself — nothing queued,
+//! open or waiting — may take the writer's turn ([`GroupCommit::alone`])
+//! and run in one trip on the store's own thread instead (see
+//! [`crate::direct`]).
+//!
+//! Whichever way, a write is acknowledged only once the batch it joined has
 //! committed: an acknowledged write is durable, and a batch is all or
 //! nothing. A write that fails — or a body writer dropped half-way, its
 //! future cancelled — rolls the whole batch back: the failing write is told
@@ -42,7 +47,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};
 
 use sqlx::{Connection, Executor};
@@ -54,7 +59,7 @@ use crate::statement::{Backend, Command, Commands, Failure, Row, Statement};
 
 mod body;
 
-pub(crate) use body::PgWrite;
+pub(crate) use body::{PgWrite, Turn};
 
 /// How long the write connection may sit unused before a batch pings it:
 /// under load it is never idle that long, so writes pay nothing for it.
@@ -72,7 +77,9 @@ type Reply<C> = oneshot::Sender<Result<Option<Row<C>>, Error>>;
 
 /// One connection shared by all writers, committing in batches.
 pub(crate) struct GroupCommit<C: Connection> {
-    state: Mutex<State<C>>,
+    /// Shared, so that a write on the store's own SQLite thread can hold
+    /// the writer's turn there (see [`Turn`]).
+    state: Arc<Mutex<State<C>>>,
     /// One-statement writes waiting for the committer.
     queue: std::sync::Mutex<Vec<Job<C>>>,
     /// Rung by every write that joined or wants a batch.
@@ -80,6 +87,9 @@ pub(crate) struct GroupCommit<C: Connection> {
     /// Body writers waiting for the connection: while there are none, the
     /// body writer that has it commits its batch itself.
     waiting: AtomicUsize,
+    /// The committer's last batch held several one-statement writes:
+    /// writes come together, and share commits (see [`GroupCommit::alone`]).
+    crowded: AtomicBool,
     connect: Connect<C>,
     /// The store's name, for errors.
     name: Arc<str>,
@@ -134,7 +144,7 @@ where
         name: Arc<str>,
     ) -> (Arc<Self>, tokio::task::JoinHandle<()>) {
         let writer = Arc::new(GroupCommit {
-            state: Mutex::new(State {
+            state: Arc::new(Mutex::new(State {
                 conn: Some(conn),
                 open: false,
                 used: std::time::Instant::now(),
@@ -142,10 +152,11 @@ where
                 batch: watch::channel(None).0,
                 ran: Vec::new(),
                 commands: Commands::new(),
-            }),
+            })),
             queue: std::sync::Mutex::new(Vec::new()),
             pending: Notify::new(),
             waiting: AtomicUsize::new(0),
+            crowded: AtomicBool::new(false),
             connect,
             name,
         });
@@ -251,6 +262,7 @@ where
         if jobs.is_empty() {
             return;
         }
+        self.crowded.store(jobs.len() > 1, Ordering::Relaxed);
         self.clean_up(state).await;
         let runs = into_runs(jobs);
         let folds = C::FOLDS_BEGIN_AND_COMMIT;

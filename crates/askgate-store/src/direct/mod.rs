@@ -15,15 +15,22 @@
 //! a thread of its own (rusqlite, on the same libsqlite3 as sqlx's
 //! driver), and sends it a whole write as one job: the statements, the
 //! Rust between them and the commit run there, and one reply comes back.
-//! Such a write runs only when it has the writer to itself ([`alone`]:
-//! no batch open, no write queued or waiting), holding the group
-//! committer's turn meanwhile, so SQLite's one write lock never makes
-//! either connection wait for the other. With other writes about, a write
-//! joins their batch the sqlx way: one `fsync` shared by many is worth
-//! more than the trips.
+//! A write runs there only when it has the writer to itself
+//! ([`GroupCommit::alone`]: no batch open, no write queued or waiting),
+//! and its job holds the group committer's turn until it is done, so
+//! SQLite's one write lock never makes either connection wait for the
+//! other. With other writes about, a write joins their batch the sqlx
+//! way: one `fsync` shared by many is worth more than the trips.
 //!
-//! [`alone`]: crate::writer::GroupCommit::alone
+//! The call's record (`ledger::direct`) and the one-statement writes
+//! ([`statement`]: park, answer, end a call) go there, so that a
+//! confirmed call's writes, one after another, all run on this connection
+//! and find its page cache warm: a connection drops its cache after any
+//! other connection's commit.
+//!
+//! [`GroupCommit::alone`]: crate::writer::GroupCommit::alone
 
+use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
@@ -55,15 +62,17 @@ impl std::fmt::Debug for Direct {
 
 impl Direct {
     /// A read-write connection to the store file `file`, set up as sqlx's
-    /// writer is (full synchronous commits, foreign keys, a five-second
-    /// wait for the lock), on a thread of its own; `None` when it cannot
-    /// be opened (every write then goes the sqlx way).
+    /// writer is (full synchronous commits, foreign keys), on a thread of
+    /// its own; `None` when it cannot be opened (every write then goes the
+    /// sqlx way).
     pub(crate) fn open(file: &Path) -> Option<Direct> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut connection = Connection::open_with_flags(file, flags).ok()?;
-        // Another process writing the file (the inbox's CLI) is waited
-        // for, as sqlx's writer waits.
-        connection.busy_timeout(Duration::from_secs(5)).ok()?;
+        // Never wait for the lock: a write runs here only with the
+        // writer's turn, so what holds the lock is another process (the
+        // inbox's CLI). The write then goes the sqlx way, which waits for
+        // it and names the lock if it is not let go.
+        connection.busy_timeout(Duration::ZERO).ok()?;
         // Per connection: an acknowledged write survives a power cut.
         connection
             .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON")
@@ -74,7 +83,13 @@ impl Direct {
             .name("askgate-store-direct".into())
             .spawn(move || {
                 while let Ok(job) = queue.recv() {
-                    job(&mut connection);
+                    // A job that panics is told nothing (its caller sees
+                    // the thread's reply lost); the thread goes on. A
+                    // transaction it left open is rolled back.
+                    let ran = std::panic::catch_unwind(AssertUnwindSafe(|| job(&mut connection)));
+                    if ran.is_err() && !connection.is_autocommit() {
+                        let _ = connection.execute_batch("ROLLBACK");
+                    }
                 }
             })
             .ok()?;
@@ -85,13 +100,23 @@ impl Direct {
         })
     }
 
-    /// Run `job` on the thread's connection: its result, or `None` when
-    /// the thread is gone (closed, or a job panicked) and the caller
-    /// writes the sqlx way. A job must leave no transaction open.
-    pub(crate) async fn run<T: Send + 'static>(
+    /// Whether the thread takes jobs (the store is not closed).
+    pub(crate) fn takes_jobs(&self) -> bool {
+        self.jobs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+
+    /// Send `job` to the thread's connection now (it runs whether or not
+    /// its result is awaited), and what its result comes back on. That
+    /// errs, the job not run, when the store was closed since
+    /// [`Direct::takes_jobs`] said so. A job must leave no transaction
+    /// open.
+    pub(crate) fn start<T: Send + 'static>(
         &self,
         job: impl FnOnce(&mut Connection) -> T + Send + 'static,
-    ) -> Option<T> {
+    ) -> oneshot::Receiver<T> {
         let (reply, answer) = oneshot::channel();
         let done = Arc::clone(&self.done);
         let job: Job = Box::new(move |connection| {
@@ -99,13 +124,10 @@ impl Direct {
             done.fetch_add(1, Ordering::Relaxed);
             let _ = reply.send(result);
         });
-        self.jobs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()?
-            .send(job)
-            .ok()?;
-        answer.await.ok()
+        if let Some(jobs) = &*self.jobs.lock().unwrap_or_else(PoisonError::into_inner) {
+            let _ = jobs.send(job);
+        }
+        answer
     }
 
     /// How many jobs the thread has run, counted before each replies.
@@ -172,6 +194,13 @@ impl Drop for Withdraw {
         }
     }
 }
+
+mod rows;
+mod statement;
+#[cfg(test)]
+pub(crate) mod testing;
+
+pub(crate) use rows::{AnyRow, DirectRow};
 
 impl ToSql for Param {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
