@@ -71,7 +71,8 @@ impl Store {
 
 /// Run `statement` by itself in a transaction of its own, holding the
 /// writer's `turn`; if anything fails, roll back and queue it for sqlx's
-/// writer (the turn given back first).
+/// writer — before the turn is given back, so that whoever takes the
+/// turn next (a closing store committing what is queued) finds it.
 fn write(
     connection: &mut Connection,
     statement: Statement,
@@ -88,8 +89,9 @@ fn write(
         }
         let _ = connection.execute_batch("ROLLBACK");
     }
+    let queued = committer.submit(statement);
     drop(turn);
-    Done::Queued(Box::pin(committer.submit(statement)))
+    Done::Queued(Box::pin(queued))
 }
 
 /// The statement run, its first row read whole.
