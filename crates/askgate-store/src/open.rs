@@ -115,7 +115,11 @@ impl Store {
         schema::migrate(&store).await?;
         if let Some(file) = sqlite_path.and_then(private::file_of) {
             store.inline = Inline::open(file).map(Arc::new);
-            store.direct = Direct::open(file).map(Arc::new);
+            // A URL with options (`?mode=ro`...) keeps every write on sqlx's
+            // connection, which honours them.
+            if !sqlite_path.is_some_and(|path| path.contains('?')) {
+                store.direct = Direct::open(file).map(Arc::new);
+            }
         }
         Ok(store)
     }

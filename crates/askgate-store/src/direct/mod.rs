@@ -85,7 +85,9 @@ impl Direct {
                 while let Ok(job) = queue.recv() {
                     // A job that panics is told nothing (its caller sees
                     // the thread's reply lost); the thread goes on. A
-                    // transaction it left open is rolled back.
+                    // transaction it left open is rolled back. (The
+                    // store's jobs catch their own panics, to roll back
+                    // before they give the writer's turn back.)
                     let ran = std::panic::catch_unwind(AssertUnwindSafe(|| job(&mut connection)));
                     if ran.is_err() && !connection.is_autocommit() {
                         let _ = connection.execute_batch("ROLLBACK");
@@ -100,34 +102,30 @@ impl Direct {
         })
     }
 
-    /// Whether the thread takes jobs (the store is not closed).
-    pub(crate) fn takes_jobs(&self) -> bool {
-        self.jobs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_some()
-    }
-
-    /// Send `job` to the thread's connection now (it runs whether or not
-    /// its result is awaited), and what its result comes back on. That
-    /// errs, the job not run, when the store was closed since
-    /// [`Direct::takes_jobs`] said so. A job must leave no transaction
-    /// open.
-    pub(crate) fn start<T: Send + 'static>(
+    /// Send `job` to the thread's connection now, with `data` (it runs
+    /// whether or not its result is awaited), and what its result comes
+    /// back on; `data` handed back, the job not sent, when the store was
+    /// closed. A job must leave no transaction open.
+    pub(crate) fn start<D: Send + 'static, T: Send + 'static>(
         &self,
-        job: impl FnOnce(&mut Connection) -> T + Send + 'static,
-    ) -> oneshot::Receiver<T> {
+        data: D,
+        job: fn(&mut Connection, D) -> T,
+    ) -> Result<oneshot::Receiver<T>, D> {
+        let jobs = self.jobs.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(jobs) = jobs.as_ref() else {
+            return Err(data);
+        };
         let (reply, answer) = oneshot::channel();
         let done = Arc::clone(&self.done);
         let job: Job = Box::new(move |connection| {
-            let result = job(connection);
+            let result = job(connection, data);
             done.fetch_add(1, Ordering::Relaxed);
             let _ = reply.send(result);
         });
-        if let Some(jobs) = &*self.jobs.lock().unwrap_or_else(PoisonError::into_inner) {
-            let _ = jobs.send(job);
-        }
-        answer
+        // The thread takes jobs as long as its sender is here: it outlives
+        // a job that panics.
+        let _ = jobs.send(job);
+        Ok(answer)
     }
 
     /// How many jobs the thread has run, counted before each replies.
@@ -155,6 +153,22 @@ impl Direct {
             let _ = tokio::task::spawn_blocking(move || thread.join()).await;
         }
     }
+}
+
+/// Run `write`, catching a panic as a failure (`None`); then end a
+/// transaction it left open (it failed, or panicked half-way) by rolling
+/// it back, before the caller gives the writer's turn back.
+pub(crate) fn rolled_back_unless_done<T>(
+    connection: &mut Connection,
+    write: impl FnOnce(&mut Connection) -> Option<T>,
+) -> Option<T> {
+    let done = std::panic::catch_unwind(AssertUnwindSafe(|| write(&mut *connection)))
+        .ok()
+        .flatten();
+    if !connection.is_autocommit() {
+        let _ = connection.execute_batch("ROLLBACK");
+    }
+    done
 }
 
 /// Whether the write a job does is still wanted: a caller that gave up

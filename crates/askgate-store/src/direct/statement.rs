@@ -42,13 +42,23 @@ impl Store {
         writer: &Arc<GroupCommit<SqliteConnection>>,
         statement: Statement,
     ) -> Written {
-        let direct = self.direct.as_ref().filter(|direct| direct.takes_jobs());
-        let (Some(direct), Some(turn)) = (direct, direct.and(writer.alone())) else {
-            let queued = writer.submit(statement);
-            return Box::pin(async move { Ok(queued.await?.map(AnyRow::Sqlite)) });
+        let turn = self.direct.as_ref().and_then(|_| writer.alone());
+        let started = match (&self.direct, turn) {
+            (Some(direct), Some(turn)) => direct
+                .start((statement, turn, Arc::clone(writer)), write)
+                .map_err(|(statement, turn, _)| (statement, Some(turn))),
+            (_, turn) => Err((statement, turn)),
         };
-        let committer = Arc::clone(writer);
-        let answer = direct.start(move |connection| write(connection, statement, turn, &committer));
+        let answer = match started {
+            Ok(answer) => answer,
+            Err((statement, turn)) => {
+                // No thread (or closed), or the writer not to itself: the
+                // usual way, queued before any turn taken is given back.
+                let queued = writer.submit(statement);
+                drop(turn);
+                return Box::pin(async move { Ok(queued.await?.map(AnyRow::Sqlite)) });
+            }
+        };
         let lost = self.lost_write();
         Box::pin(async move {
             match answer.await {
@@ -69,25 +79,29 @@ impl Store {
     }
 }
 
-/// Run `statement` by itself in a transaction of its own, holding the
-/// writer's `turn`; if anything fails, roll back and queue it for sqlx's
-/// writer — before the turn is given back, so that whoever takes the
-/// turn next (a closing store committing what is queued) finds it.
-fn write(
-    connection: &mut Connection,
-    statement: Statement,
-    turn: Turn<SqliteConnection>,
-    committer: &GroupCommit<SqliteConnection>,
-) -> Done {
-    let run = |sql: &str| connection.prepare_cached(sql)?.execute([]);
-    if run("BEGIN IMMEDIATE").is_ok() {
-        let row = first_row(connection, &statement);
-        if let Ok(row) = row
-            && run("COMMIT").is_ok()
-        {
-            return Done::Kept(row);
-        }
-        let _ = connection.execute_batch("ROLLBACK");
+/// What a one-statement write's job is given: the statement, the writer's
+/// turn it holds, and the committer to queue it for if it fails here.
+type Given = (
+    Statement,
+    Turn<SqliteConnection>,
+    Arc<GroupCommit<SqliteConnection>>,
+);
+
+/// Run the statement by itself in a transaction of its own, holding the
+/// writer's turn; if anything fails (or panics), roll back and queue it
+/// for sqlx's writer — before the turn is given back, so that whoever
+/// takes the turn next (a closing store committing what is queued) finds
+/// it.
+fn write(connection: &mut Connection, (statement, turn, committer): Given) -> Done {
+    let kept = super::rolled_back_unless_done(connection, |connection| {
+        let run = |sql: &str| connection.prepare_cached(sql)?.execute([]);
+        run("BEGIN IMMEDIATE").ok()?;
+        let row = first_row(connection, &statement).ok()?;
+        run("COMMIT").ok()?;
+        Some(row)
+    });
+    if let Some(row) = kept {
+        return Done::Kept(row);
     }
     let queued = committer.submit(statement);
     drop(turn);
@@ -114,6 +128,7 @@ mod tests {
     use serde_json::json;
 
     use crate::columns::Fields;
+    use crate::direct::AnyRow;
     use crate::direct::testing::{jobs, record, scratch_store, sqlite_writer};
     use crate::statement::Statement;
     use crate::{AskStatus, CallOutcome, CallState, Error, NewAsk, Settlement};
@@ -168,9 +183,10 @@ mod tests {
         assert_eq!(jobs(&store), 3, "recorded on the thread");
         // Queued, not awaited: it is written all the same.
         drop(store.queue_finish_call("c1", CallOutcome::Answered, &result, at()));
+        // The job is counted just after its commit is seen: wait for both.
         let mut row = store.call("c1").await.expect("reads").expect("recorded");
         for _ in 0..500 {
-            if row.state != CallState::Sent {
+            if row.state != CallState::Sent && jobs(&store) == 4 {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
@@ -250,7 +266,10 @@ mod tests {
         store.park(&ask("a1")).await.expect("parks after");
         assert!(store.ask("a1").await.expect("reads").is_some());
         let direct = store.direct.clone().expect("a store file has its thread");
-        let answered = direct.start(|connection| connection.is_autocommit()).await;
+        let answered = direct
+            .start((), |connection, ()| connection.is_autocommit())
+            .expect("the thread takes jobs")
+            .await;
         assert_eq!(
             answered.ok(),
             Some(true),
@@ -271,6 +290,10 @@ mod tests {
             .await
             .expect("runs")
             .expect("a row");
+        assert!(
+            matches!(row, AnyRow::Direct(_)),
+            "read on the thread: {row:?}"
+        );
         assert_eq!(row.number("seven").expect("a number"), Some(7));
         assert_eq!(row.text("text").expect("text"), Some("x".into()));
         assert_eq!(row.text("none").expect("NULL"), None);

@@ -13,7 +13,7 @@ use crate::audit::{GENESIS, Link, Place, append_entry_sql, chain_hash};
 use crate::audit_head::{move_head_sql, tag};
 use crate::backend::{Store, Writer};
 use crate::columns::{Columns, Stored};
-use crate::direct::Wanted;
+use crate::direct::{Wanted, rolled_back_unless_done};
 use crate::inline::{InlineRow, bind_numbered};
 use crate::statement::{Param, Statement};
 
@@ -47,9 +47,6 @@ impl Store {
         let (Writer::Sqlite(writer), Some(direct)) = (&self.writer, &self.direct) else {
             return None;
         };
-        if !direct.takes_jobs() {
-            return None;
-        }
         let turn = writer.alone()?;
         let (wanted, withdraw) = Wanted::new();
         let record = Record {
@@ -63,11 +60,14 @@ impl Store {
             wanted,
         };
         // The turn is given back on the thread, once the record is done.
-        let answer = direct.start(move |connection| {
+        let answer = direct.start((record, turn), |connection, (record, turn)| {
             let recorded = record.run(connection);
             drop(turn);
             recorded
         });
+        let Ok(answer) = answer else {
+            return None;
+        };
         let recorded = answer.await;
         withdraw.disarm();
         recorded.ok().flatten()
@@ -76,20 +76,19 @@ impl Store {
 
 impl Record {
     /// Begin, write, commit: the call and the entry's link, once durable;
-    /// `None`, nothing kept, when anything went otherwise.
+    /// `None`, nothing kept, when anything went otherwise (a panic too).
     fn run(self, connection: &mut Connection) -> Option<(CallRow, Link)> {
-        let statement = |sql: &str| connection.prepare_cached(sql)?.execute([]);
-        statement("BEGIN IMMEDIATE").ok()?;
-        let written = self.write(connection);
-        if let (Some(_), true) = (&written, self.wanted.still())
-            && statement("COMMIT").is_ok()
-        {
-            return written;
-        }
-        // A commit that failed may leave the transaction open (a busy or
-        // full disk): end it.
-        let _ = connection.execute_batch("ROLLBACK");
-        None
+        rolled_back_unless_done(connection, |connection| {
+            let statement = |sql: &str| connection.prepare_cached(sql)?.execute([]);
+            statement("BEGIN IMMEDIATE").ok()?;
+            let written = self.write(connection)?;
+            // A caller that gave up waiting withdrew the record.
+            if !self.wanted.still() {
+                return None;
+            }
+            statement("COMMIT").ok()?;
+            Some(written)
+        })
     }
 
     /// The record's statements, in the transaction begun.
@@ -268,7 +267,10 @@ mod tests {
             wanted,
         };
         let direct = store.direct.clone().expect("a store file has its thread");
-        let ran = direct.start(move |connection| record.run(connection)).await;
+        let Ok(ran) = direct.start(record, |connection, record| record.run(connection)) else {
+            panic!("the thread takes jobs");
+        };
+        let ran = ran.await;
         assert!(matches!(ran, Ok(None)), "ran, and kept nothing");
         assert_eq!(store.call("c1").await.expect("reads"), None);
         assert!(store.audit_entries().await.expect("reads").is_empty());

@@ -65,19 +65,29 @@ where
         };
         ready.map_err(|fault| fault.error(&self.name))?;
         let mut run = [lead];
-        let State { conn, commands, .. } = &mut *state;
-        let result = match conn.as_mut() {
-            Some(conn) => {
-                let command = Command {
-                    commands,
-                    run: &mut run,
-                    begin,
-                    commit: false,
-                };
-                conn.run_writes(command).await
-            }
-            None => return Err(self.lost()),
+        let State {
+            conn,
+            commands,
+            open,
+            abandoned,
+            ..
+        } = &mut *state;
+        let Some(conn) = conn.as_mut() else {
+            return Err(self.lost());
         };
+        // A writer dropped while its lead runs (its caller gave up) leaves
+        // the batch to be rolled back by the next one: the connection's
+        // thread runs the command, which may begin the batch, all the same.
+        *open = true;
+        *abandoned = true;
+        let command = Command {
+            commands,
+            run: &mut run,
+            begin,
+            commit: false,
+        };
+        let result = conn.run_writes(command).await;
+        state.abandoned = false;
         let error = match result {
             Ok(mut rows) => {
                 state.open = true;
@@ -92,6 +102,7 @@ where
             }
             Err(Failure::Begin(error)) => {
                 // Nothing ran; the batch is not open.
+                state.open = false;
                 drop_connection_if_broken(&mut state, &error);
                 return Err(self.fail(&error));
             }
@@ -190,6 +201,8 @@ where
             state.open = false;
             owner.publish(state, Ok(()));
             self.committed = true;
+            // Alone in its batch: writes are not coming together.
+            owner.crowded.store(false, Ordering::Relaxed);
         }
     }
 
@@ -219,6 +232,10 @@ where
             // No other body writer waits to join the batch: commit it now,
             // with the one-statement writes queued meanwhile, rather than
             // hand it to the committer (a hop to its task and back).
+            if owner.queue().is_empty() {
+                // Nothing came with it: writes are not coming together.
+                owner.crowded.store(false, Ordering::Relaxed);
+            }
             owner.run_queued(&mut state).await;
             owner.commit_batch(&mut state).await;
             drop(state);
@@ -304,8 +321,10 @@ impl PgWrite {
 
 #[cfg(test)]
 mod tests {
+    use std::future::{Future, poll_fn};
     use std::str::FromStr;
     use std::sync::Arc;
+    use std::task::Poll;
 
     use sqlx::ConnectOptions;
     use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
@@ -320,12 +339,18 @@ mod tests {
         Statement::new(INSERT, id).text(id)
     }
 
-    /// A writer folds its commit into its last command only in a batch of
-    /// its own: begun by its lead, nothing else in it or waiting for it.
-    #[tokio::test]
-    async fn a_writer_is_alone_only_in_a_batch_its_own_lead_began() {
+    /// A group committer over a new file with a table `t`, its task, and
+    /// a connection of its own to read the file.
+    async fn scratch(
+        name: &str,
+    ) -> (
+        Arc<GroupCommit<SqliteConnection>>,
+        tokio::task::JoinHandle<()>,
+        SqliteConnection,
+        std::path::PathBuf,
+    ) {
         let path = std::env::temp_dir().join(format!(
-            "askgate-alone-{}-{}.db",
+            "askgate-{name}-{}-{}.db",
             std::process::id(),
             jiff::Timestamp::now().as_nanosecond()
         ));
@@ -333,15 +358,30 @@ mod tests {
             .expect("options")
             .create_if_missing(true);
         let mut conn = options.connect().await.expect("opens");
-        sqlx::raw_sql("CREATE TABLE t (id TEXT PRIMARY KEY)")
+        sqlx::raw_sql("PRAGMA journal_mode = WAL; CREATE TABLE t (id TEXT PRIMARY KEY)")
             .execute(&mut conn)
             .await
             .expect("creates");
+        let reader = options.connect().await.expect("opens");
         let connect: Connect<SqliteConnection> = Box::new(move || {
             let options = options.clone();
             Box::pin(async move { options.connect().await })
         });
         let (writer, task) = GroupCommit::start(conn, connect, Arc::from("test"));
+        (writer, task, reader, path)
+    }
+
+    fn remove(path: &std::path::Path) {
+        for end in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{end}", path.display()));
+        }
+    }
+
+    /// A writer folds its commit into its last command only in a batch of
+    /// its own: begun by its lead, nothing else in it or waiting for it.
+    #[tokio::test]
+    async fn a_writer_is_alone_only_in_a_batch_its_own_lead_began() {
+        let (writer, task, _reader, path) = scratch("alone").await;
 
         let (write, row) = writer.begin_with(insert("a")).await.expect("begins");
         assert!(row.is_some());
@@ -358,8 +398,42 @@ mod tests {
         write.finish(Ok::<_, Error>(())).await.expect("commits");
 
         task.abort();
-        for end in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{end}", path.display()));
-        }
+        remove(&path);
+    }
+
+    /// A writer dropped while its lead runs on the connection's thread —
+    /// its caller gave up — leaves the batch the lead began to be rolled
+    /// back by the next writer: the lead is not kept, and writes go on.
+    /// Before, the connection stayed in that transaction, unknown to the
+    /// committer, and every batch after failed to begin.
+    #[tokio::test]
+    async fn a_writer_dropped_while_its_lead_runs_leaves_the_writer_usable() {
+        let (writer, task, mut reader, path) = scratch("dropped").await;
+
+        // Another connection holds the write lock, so the lead's command
+        // waits on the connection's thread while its writer is dropped.
+        sqlx::raw_sql("BEGIN IMMEDIATE")
+            .execute(&mut reader)
+            .await
+            .expect("locks");
+        let mut leading = Box::pin(writer.begin_with(insert("a")));
+        let polled = poll_fn(|cx| Poll::Ready(leading.as_mut().poll(cx))).await;
+        assert!(polled.is_pending(), "the lead waits for the lock");
+        drop(leading);
+        sqlx::raw_sql("COMMIT")
+            .execute(&mut reader)
+            .await
+            .expect("unlocks");
+
+        let row = writer.write(insert("b")).await.expect("writes go on");
+        assert!(row.is_some());
+        let kept: Vec<String> = sqlx::query_scalar("SELECT id FROM t ORDER BY id")
+            .fetch_all(&mut reader)
+            .await
+            .expect("reads");
+        assert_eq!(kept, ["b"], "the dropped writer's lead is not kept");
+
+        task.abort();
+        remove(&path);
     }
 }

@@ -245,11 +245,18 @@ where
                 .conn
                 .as_mut()
                 .ok_or_else(|| Fault::other("the write connection was lost; retry"))?;
-            if let Err(e) = sqlx::raw_sql(C::BEGIN).execute(&mut *conn).await {
+            // A writer dropped while this runs (its caller gave up) leaves
+            // the batch to be rolled back by the next one: the connection's
+            // thread runs the `BEGIN` all the same.
+            state.open = true;
+            state.abandoned = true;
+            let began = sqlx::raw_sql(C::BEGIN).execute(&mut *conn).await;
+            state.abandoned = false;
+            if let Err(e) = began {
+                state.open = false;
                 drop_connection_if_broken(state, &e);
                 return Err(Fault::of(&e));
             }
-            state.open = true;
         }
         Ok(())
     }
