@@ -214,6 +214,21 @@ pub(crate) struct Link {
 }
 
 impl Link {
+    /// The place of the entry `text` appended after the head `last`
+    /// (`(seq, hash)`; `None` for an empty chain), and its hash.
+    pub(crate) fn after(last: Option<(i64, String)>, text: &str) -> Link {
+        let (seq, prev_hash) = match last {
+            Some((seq, hash)) => (seq + 1, hash),
+            None => (1, GENESIS.to_owned()),
+        };
+        let hash = chain_hash(&prev_hash, seq, text);
+        Link {
+            seq,
+            prev_hash,
+            hash,
+        }
+    }
+
     /// The record of `entry` at this place.
     pub(crate) fn record(self, entry: &AuditEntry) -> AuditRecord {
         AuditRecord {
@@ -358,11 +373,8 @@ macro_rules! append_at {
                 $crate::audit::Place::Recorded(link) => return Ok::<_, Error>(link),
                 $crate::audit::Place::After(last) => last,
             };
-            let (seq, prev) = match last {
-                Some((seq, hash)) => (seq + 1, hash),
-                None => (1, $crate::audit::GENESIS.to_owned()),
-            };
-            let hash = $crate::audit::chain_hash(&prev, seq, text);
+            let link = $crate::audit::Link::after(last, text);
+            let (seq, prev, hash) = (link.seq, &link.prev_hash, &link.hash);
             if matches!($store.pool, $crate::backend::Pool::Postgres(_)) {
                 // A PostgreSQL write runs statement by statement: the entry
                 // and the head move in one statement, so neither is kept
@@ -376,10 +388,10 @@ macro_rules! append_at {
                 )
                 .bind(seq)
                 .bind(text)
-                .bind(&prev)
-                .bind(&hash)
+                .bind(prev)
+                .bind(hash)
                 .bind(key)
-                .bind($store.head_tag(seq, &hash))
+                .bind($store.head_tag(seq, hash))
                 .execute(&mut *$conn)
                 .await
                 .map_err(|e| $store.fail(e))?;
@@ -394,20 +406,16 @@ macro_rules! append_at {
                 };
                 sqlx::query(sql)
                 .bind(seq)
-                .bind(&hash)
-                .bind($store.head_tag(seq, &hash))
+                .bind(hash)
+                .bind($store.head_tag(seq, hash))
                 .bind(text)
-                .bind(&prev)
+                .bind(prev)
                 .bind(key)
                 .execute(&mut *$conn)
                 .await
                 .map_err(|e| $store.fail(e))?;
             }
-            Ok($crate::audit::Link {
-                seq,
-                prev_hash: prev,
-                hash,
-            })
+            Ok(link)
         }
         .await
     };

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use rusqlite::Connection;
 
 use super::CallRow;
-use crate::audit::{GENESIS, Link, Place, append_entry_sql, chain_hash};
+use crate::audit::{Link, Place, append_entry_sql};
 use crate::audit_head::{move_head_sql, tag};
 use crate::backend::{Store, Writer};
 use crate::columns::{Columns, Stored};
@@ -106,17 +106,18 @@ impl Record {
             Place::Recorded(link) => return Some((call, link)),
             Place::After(last) => last,
         };
-        let (seq, prev_hash) =
-            last.map_or_else(|| (1, GENESIS.to_owned()), |(seq, hash)| (seq + 1, hash));
-        let hash = chain_hash(&prev_hash, seq, &self.text);
-        let signature = self.audit_key.get().map(|key| tag(key, seq, &hash));
+        let link = Link::after(last, &self.text);
+        let signature = self
+            .audit_key
+            .get()
+            .map(|key| tag(key, link.seq, &link.hash));
         // Numbered as the sqlx way's append binds them.
         let values: [&dyn rusqlite::ToSql; 6] = [
-            &seq,
-            &hash,
+            &link.seq,
+            &link.hash,
             &signature,
             &self.text,
-            &prev_hash,
+            &link.prev_hash,
             &self.decision_key,
         ];
         for sql in [append_entry_sql!(), move_head_sql!()] {
@@ -124,14 +125,7 @@ impl Record {
             bind_numbered(&mut statement, &values).ok()?;
             statement.raw_execute().ok()?;
         }
-        Some((
-            call,
-            Link {
-                seq,
-                prev_hash,
-                hash,
-            },
-        ))
+        Some((call, link))
     }
 }
 
