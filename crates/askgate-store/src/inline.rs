@@ -123,14 +123,49 @@ pub(crate) fn bind_numbered<V: ToSql>(
     statement: &mut rusqlite::Statement<'_>,
     values: &[V],
 ) -> rusqlite::Result<()> {
-    for index in 1..=statement.parameter_count() {
-        let value = statement
-            .parameter_name(index)
-            .and_then(|name| name.strip_prefix('$'))
-            .and_then(|number| number.parse::<usize>().ok())
-            .and_then(|number| values.get(number.checked_sub(1)?))
-            .ok_or(rusqlite::Error::InvalidParameterCount(index, values.len()))?;
-        statement.raw_bind_parameter(index, value)?;
+    let numbers = numbering(statement, values.len())?;
+    bind_by(statement, &numbers, values)
+}
+
+/// For each parameter of `statement` in SQLite's order, the index its
+/// `$N` name gives in a list of `values` values (`N - 1`): read once for
+/// a statement bound for many rows (see [`bind_by`]).
+///
+/// # Errors
+/// A parameter that is not `$N`, or an `N` past `values`.
+pub(crate) fn numbering(
+    statement: &rusqlite::Statement<'_>,
+    values: usize,
+) -> rusqlite::Result<Vec<usize>> {
+    (1..=statement.parameter_count())
+        .map(|index| {
+            statement
+                .parameter_name(index)
+                .and_then(|name| name.strip_prefix('$'))
+                .and_then(|number| number.parse::<usize>().ok())
+                .and_then(|number| number.checked_sub(1))
+                .filter(|at| *at < values)
+                .ok_or(rusqlite::Error::InvalidParameterCount(index, values))
+        })
+        .collect()
+}
+
+/// Bind `statement`'s parameters to `values` by its `numbers` (see
+/// [`numbering`]).
+///
+/// # Errors
+/// `numbers` read for a longer list than `values`, or a value SQLite
+/// refuses.
+pub(crate) fn bind_by<V: ToSql>(
+    statement: &mut rusqlite::Statement<'_>,
+    numbers: &[usize],
+    values: &[V],
+) -> rusqlite::Result<()> {
+    for (index, at) in numbers.iter().enumerate() {
+        let value = values
+            .get(*at)
+            .ok_or(rusqlite::Error::InvalidParameterCount(index + 1, values.len()))?;
+        statement.raw_bind_parameter(index + 1, value)?;
     }
     Ok(())
 }

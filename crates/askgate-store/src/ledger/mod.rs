@@ -241,6 +241,7 @@ macro_rules! inserted_call {
 }
 
 mod direct;
+mod gathered;
 mod owners;
 mod record;
 mod retries;

@@ -170,8 +170,10 @@ impl Store {
 
     /// [`Store::record_ended_call`] for each of `calls`. On SQLite they are
     /// one write — one transaction, one commit — so many calls cost about
-    /// what one does; if that write fails, each is recorded by itself (with
-    /// its own retries). On PostgreSQL, one after another.
+    /// what one does: one job on the store's own thread when the writer is
+    /// to itself, else a few commands in sqlx's batch; if that write fails,
+    /// each is recorded by itself (with its own retries). On PostgreSQL,
+    /// one after another.
     ///
     /// # Errors
     /// The first call that could not be recorded (the ones before it are).
@@ -179,12 +181,16 @@ impl Store {
         // Entries with a decision key are appended once per key, which
         // takes a look at the chain each: those go one by one.
         let keyless = calls.iter().all(|c| c.entry.decision_key.is_none());
-        if matches!(self.writer, Writer::Sqlite(_))
-            && calls.len() > 1
-            && keyless
-            && self.record_together(calls).await.is_ok()
-        {
-            return Ok(());
+        if matches!(self.writer, Writer::Sqlite(_)) && calls.len() > 1 && keyless {
+            let texts = calls
+                .iter()
+                .map(|ended| self.audit_text(&ended.entry))
+                .collect::<Result<Vec<_>, _>>()?;
+            if self.record_gathered_directly(calls, texts).await
+                || self.record_together(calls).await.is_ok()
+            {
+                return Ok(());
+            }
         }
         for ended in calls {
             self.record_ended_call(
