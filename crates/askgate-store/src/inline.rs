@@ -252,6 +252,50 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// The read before each confirmation runs its statement as compiled
+    /// once: binding the call key and the limit again does not make
+    /// SQLite compile it again (a bare `LIMIT $2` did, every time). The
+    /// limit still holds.
+    #[tokio::test]
+    async fn a_calls_read_before_its_ask_is_compiled_once_and_keeps_its_limit() {
+        let (store, dir) = store_with_an_ask("compiled").await;
+        let later = NewAsk {
+            id: "a2".into(),
+            resume_key: "mcp:k:confirm:2".into(),
+            call_key: Some("mcp:k:confirm".into()),
+            principal: "alice".into(),
+            request: json!({"message": "Delete?", "fields": []}),
+            server: Some("files".into()),
+            tool: Some("delete".into()),
+            risk: Some("high_write".into()),
+            created_at: Timestamp::from_second(2).expect("an instant"),
+            expires_at: None,
+            panel: None,
+        };
+        store.park(&later).await.expect("parks");
+        for limit in [10, 1, 10] {
+            let (_, asks) = store
+                .tries_of_call(None, "mcp:k:confirm", limit)
+                .await
+                .expect("reads");
+            let ids: Vec<&str> = asks.iter().map(|row| row.ask.id.as_str()).collect();
+            let newest_first: &[&str] = if limit == 1 { &["a2"] } else { &["a2", "a1"] };
+            assert_eq!(ids, newest_first, "at most {limit}, newest first");
+        }
+        let inline = store.inline.clone().expect("a store file reads inline");
+        let compiled_again = {
+            let connection = inline.connection.lock().expect("not poisoned");
+            let connection = connection.as_ref().expect("open");
+            let statement = connection
+                .prepare_cached(crate::asks::BY_CALL_KEY)
+                .expect("cached");
+            statement.get_status(rusqlite::StatementStatus::RePrepare)
+        };
+        assert_eq!(compiled_again, 0, "three reads, compiled once");
+        store.close().await;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// When the caller's-thread connection is in use, the reads go the
     /// sqlx way, and find the same: the call's asks, and a call that may
     /// have run.

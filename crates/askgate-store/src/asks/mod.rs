@@ -208,10 +208,17 @@ const BY_RESUME_KEY: &str = concat!(
     " FROM asks WHERE resume_key = $1"
 );
 
+/// The asks of a call key, newest first, at most `$2`. The limit is an
+/// expression, not the bare parameter: SQLite (3.47 on) plans a bare
+/// `LIMIT $2` for the value bound, and so compiles the statement again
+/// every time it is bound — on the read before each confirmation, some
+/// 160,000 instructions by callgrind, more than the read itself. The
+/// index on `(call_key, created_at, id)` gives the order without a sort
+/// whatever the limit.
 pub(crate) const BY_CALL_KEY: &str = concat!(
     "SELECT ",
     ask_columns!(),
-    " FROM asks WHERE call_key = $1 ORDER BY created_at DESC, id DESC LIMIT $2"
+    " FROM asks WHERE call_key = $1 ORDER BY created_at DESC, id DESC LIMIT $2 + 0"
 );
 
 const PARK: &str = concat!(
