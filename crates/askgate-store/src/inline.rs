@@ -164,7 +164,10 @@ pub(crate) fn bind_by<V: ToSql>(
     for (index, at) in numbers.iter().enumerate() {
         let value = values
             .get(*at)
-            .ok_or(rusqlite::Error::InvalidParameterCount(index + 1, values.len()))?;
+            .ok_or(rusqlite::Error::InvalidParameterCount(
+                index + 1,
+                values.len(),
+            ))?;
         statement.raw_bind_parameter(index + 1, value)?;
     }
     Ok(())

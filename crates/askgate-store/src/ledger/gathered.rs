@@ -82,11 +82,7 @@ impl Gathered {
             .execute([])
             .ok()?;
         self.write(connection).ok()?;
-        connection
-            .prepare_cached("COMMIT")
-            .ok()?
-            .execute([])
-            .ok()?;
+        connection.prepare_cached("COMMIT").ok()?.execute([]).ok()?;
         Some(())
     }
 
@@ -118,7 +114,9 @@ impl Gathered {
         }
         let mut last = connection
             .prepare_cached(CHAIN_TAIL)?
-            .query_row([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))
+            .query_row([], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+            })
             .optional()?;
         let mut append = connection.prepare_cached(append_entry_sql!())?;
         let numbers = numbering(&append, 6)?;
@@ -212,16 +210,25 @@ mod tests {
             store.sign_audit_head(KEY);
         }
 
-        threaded.record_ended_calls(&ended(0)).await.expect("records");
+        threaded
+            .record_ended_calls(&ended(0))
+            .await
+            .expect("records");
         assert_eq!(jobs(&threaded), 1, "five calls, one job");
         by_sqlx(&threaded)
             .record_ended_calls(&ended(5))
             .await
             .expect("records");
-        threaded.record_ended_calls(&ended(10)).await.expect("records");
+        threaded
+            .record_ended_calls(&ended(10))
+            .await
+            .expect("records");
         assert_eq!(jobs(&threaded), 2);
         for from in [0, 5, 10] {
-            plain.record_ended_calls(&ended(from)).await.expect("records");
+            plain
+                .record_ended_calls(&ended(from))
+                .await
+                .expect("records");
         }
 
         let (rows, entries) = kept(&threaded, 15).await;
@@ -247,7 +254,10 @@ mod tests {
     #[tokio::test]
     async fn gathered_reads_while_another_write_holds_the_writer_go_the_sqlx_way() {
         let (_dir, store) = scratch_store().await;
-        let held = sqlite_writer(&store).begin().await.expect("takes the writer");
+        let held = sqlite_writer(&store)
+            .begin()
+            .await
+            .expect("takes the writer");
         let recording = tokio::spawn({
             let store = store.clone();
             async move { store.record_ended_calls(&ended(0)).await }
