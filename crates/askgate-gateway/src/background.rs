@@ -45,10 +45,12 @@ const LINGER: std::time::Duration = std::time::Duration::from_millis(25);
 /// Record `calls` as they ended, trying again while the store's server is
 /// out of reach (each call that is in the ledger by then was written by an
 /// attempt whose answer was lost: it is not written twice).
-async fn record_until_written(store: &Store, mut calls: Vec<EndedCall>) {
+async fn record_until_written(store: &Store, calls: Vec<EndedCall>) {
     let mut backoff = askgate_store::Backoff::new();
+    // Shared with the store's thread, kept here for another try.
+    let mut calls: Arc<[EndedCall]> = calls.into();
     loop {
-        let error = match store.record_ended_calls(&calls).await {
+        let error = match store.record_ended_calls(Arc::clone(&calls)).await {
             Ok(()) => return,
             Err(error) => error,
         };
@@ -60,15 +62,15 @@ async fn record_until_written(store: &Store, mut calls: Vec<EndedCall>) {
         tracing::warn!(calls = ?ids, %error, "the store is unreachable; the records of read calls are written once it is back");
         tokio::time::sleep(backoff.next_wait()).await;
         let mut left = Vec::with_capacity(calls.len());
-        for ended in calls {
+        for ended in calls.iter() {
             if !matches!(store.call(&ended.call.id).await, Ok(Some(_))) {
-                left.push(ended);
+                left.push(ended.clone());
             }
         }
         if left.is_empty() {
             return;
         }
-        calls = left;
+        calls = left.into();
     }
 }
 

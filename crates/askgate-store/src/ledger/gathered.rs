@@ -30,7 +30,7 @@ const CHAIN_TAIL: &str = "SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1"
 
 /// What the job needs, owned: it runs on another thread.
 struct Gathered {
-    calls: Vec<EndedCall>,
+    calls: Arc<[EndedCall]>,
     /// Each call's entry, as chained.
     texts: Vec<String>,
     audit_key: Arc<OnceLock<Vec<u8>>>,
@@ -45,7 +45,7 @@ impl Store {
     /// the sqlx way.
     pub(super) async fn record_gathered_directly(
         &self,
-        calls: &[EndedCall],
+        calls: Arc<[EndedCall]>,
         texts: Vec<String>,
     ) -> bool {
         let (Writer::Sqlite(writer), Some(direct)) = (&self.writer, &self.direct) else {
@@ -55,7 +55,7 @@ impl Store {
             return false;
         };
         let gathered = Gathered {
-            calls: calls.to_vec(),
+            calls,
             texts,
             audit_key: Arc::clone(&self.audit_key),
         };
@@ -91,7 +91,7 @@ impl Gathered {
     fn write(&self, connection: &Connection) -> rusqlite::Result<()> {
         let mut insert = connection.prepare_cached(INSERT_ENDED)?;
         let numbers = numbering(&insert, 13)?;
-        for ended in &self.calls {
+        for ended in self.calls.iter() {
             let (call, end) = (&ended.call, &ended.end);
             let result = end.result.to_string();
             let values: [&dyn ToSql; 13] = [
@@ -211,22 +211,22 @@ mod tests {
         }
 
         threaded
-            .record_ended_calls(&ended(0))
+            .record_ended_calls(ended(0))
             .await
             .expect("records");
         assert_eq!(jobs(&threaded), 1, "five calls, one job");
         by_sqlx(&threaded)
-            .record_ended_calls(&ended(5))
+            .record_ended_calls(ended(5))
             .await
             .expect("records");
         threaded
-            .record_ended_calls(&ended(10))
+            .record_ended_calls(ended(10))
             .await
             .expect("records");
         assert_eq!(jobs(&threaded), 2);
         for from in [0, 5, 10] {
             plain
-                .record_ended_calls(&ended(from))
+                .record_ended_calls(ended(from))
                 .await
                 .expect("records");
         }
@@ -260,7 +260,7 @@ mod tests {
             .expect("takes the writer");
         let recording = tokio::spawn({
             let store = store.clone();
-            async move { store.record_ended_calls(&ended(0)).await }
+            async move { store.record_ended_calls(ended(0)).await }
         });
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         assert!(!recording.is_finished(), "the records wait for the writer");
@@ -292,7 +292,7 @@ mod tests {
             .expect("the thread takes jobs");
         refusing.await.expect("answers").expect("makes the trigger");
 
-        store.record_ended_calls(&ended(0)).await.expect("records");
+        store.record_ended_calls(ended(0)).await.expect("records");
         assert_eq!(jobs(&store), 2, "the trigger's job, then the failed one");
         let (rows, entries) = kept(&store, 5).await;
         assert_eq!((rows.len(), entries.len()), (5, 5), "each kept once");

@@ -2,6 +2,8 @@
 //! as sent before the request leaves, or as ended after the fact, one or
 //! many at a time.
 
+use std::sync::Arc;
+
 use jiff::Timestamp;
 use sqlx::Row;
 
@@ -175,9 +177,17 @@ impl Store {
     /// each is recorded by itself (with its own retries). On PostgreSQL,
     /// one after another.
     ///
+    /// `calls` are shared, not copied, with the store's thread: a caller
+    /// that keeps them (to try again once an unreachable store is back)
+    /// passes an `Arc` it holds a clone of.
+    ///
     /// # Errors
     /// The first call that could not be recorded (the ones before it are).
-    pub async fn record_ended_calls(&self, calls: &[EndedCall]) -> Result<(), Error> {
+    pub async fn record_ended_calls(
+        &self,
+        calls: impl Into<Arc<[EndedCall]>>,
+    ) -> Result<(), Error> {
+        let calls: Arc<[EndedCall]> = calls.into();
         // Entries with a decision key are appended once per key, which
         // takes a look at the chain each: those go one by one.
         let keyless = calls.iter().all(|c| c.entry.decision_key.is_none());
@@ -186,13 +196,15 @@ impl Store {
                 .iter()
                 .map(|ended| self.audit_text(&ended.entry))
                 .collect::<Result<Vec<_>, _>>()?;
-            if self.record_gathered_directly(calls, texts).await
-                || self.record_together(calls).await.is_ok()
+            if self
+                .record_gathered_directly(Arc::clone(&calls), texts)
+                .await
+                || self.record_together(&calls).await.is_ok()
             {
                 return Ok(());
             }
         }
-        for ended in calls {
+        for ended in calls.iter() {
             self.record_ended_call(
                 &ended.entry,
                 &ended.call,

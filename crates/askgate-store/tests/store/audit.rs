@@ -225,7 +225,7 @@ async fn every_write_that_appends_moves_the_signed_head_on_every_backend() {
                 },
             })
             .collect();
-        store.record_ended_calls(&ended).await.expect("records");
+        store.record_ended_calls(ended).await.expect("records");
         let verified = store.verify_audit().await.expect("verifies");
         assert_eq!(
             (verified.entries, verified.broken),

@@ -364,7 +364,7 @@ async fn calls_recorded_together_each_keep_their_end_and_their_place_in_the_chai
                 },
             })
             .collect();
-        store.record_ended_calls(&ended).await.expect("records");
+        store.record_ended_calls(ended).await.expect("records");
         for i in 0..5 {
             let row = recorded(&store, &format!("r{i}")).await;
             let state = if i == 3 {
@@ -386,7 +386,7 @@ async fn calls_recorded_together_each_keep_their_end_and_their_place_in_the_chai
         let verification = store.verify_audit().await.expect("verifies");
         assert_eq!((verification.entries, verification.broken), (6, None));
         store
-            .record_ended_calls(&[])
+            .record_ended_calls(Vec::new())
             .await
             .expect("nothing to record");
     }
