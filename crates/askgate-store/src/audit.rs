@@ -562,23 +562,6 @@ impl Store {
         })
     }
 
-    /// The hash of entry `seq`, if the chain has it (what a checkpoint is
-    /// checked against).
-    ///
-    /// # Errors
-    /// [`Error`] when the store fails.
-    pub async fn audit_hash_at(&self, seq: i64) -> Result<Option<String>, Error> {
-        with_pool!(self, |pool| {
-            let row = sqlx::query("SELECT hash FROM audit WHERE seq = $1")
-                .bind(seq)
-                .fetch_optional(pool)
-                .await
-                .map_err(|e| self.fail(e))?;
-            row.map(|row| row.try_get::<String, _>("hash").map_err(|e| self.fail(e)))
-                .transpose()
-        })
-    }
-
     async fn audit_rows(&self) -> Result<Vec<StoredEntry>, Error> {
         with_pool!(self, |pool| {
             let rows = sqlx::query("SELECT seq, entry, prev_hash, hash FROM audit ORDER BY seq")

@@ -2,7 +2,9 @@
 //! moved in the same write as every append ([`move_head`]), signed with a
 //! key derived from the deployment's when the store has one
 //! ([`Store::sign_audit_head`]), and what it says of a chain
-//! ([`check_head`]): cut at its tail, passed, altered or missing.
+//! ([`check_head`]): cut at its tail, passed, altered or missing. And the
+//! other anchor a chain is checked against: an entry's hash, as a
+//! checkpoint kept elsewhere holds it ([`Store::audit_hash_at`]).
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
@@ -48,6 +50,23 @@ macro_rules! move_head_sql {
 pub(crate) use move_head_sql;
 
 impl Store {
+    /// The hash of entry `seq`, if the chain has it (what a checkpoint is
+    /// checked against).
+    ///
+    /// # Errors
+    /// [`Error`] when the store fails.
+    pub async fn audit_hash_at(&self, seq: i64) -> Result<Option<String>, Error> {
+        with_pool!(self, |pool| {
+            let row = sqlx::query("SELECT hash FROM audit WHERE seq = $1")
+                .bind(seq)
+                .fetch_optional(pool)
+                .await
+                .map_err(|e| self.fail(e))?;
+            row.map(|row| row.try_get::<String, _>("hash").map_err(|e| self.fail(e)))
+                .transpose()
+        })
+    }
+
     /// Sign the audit chain's head record, from now on, with a key derived
     /// from `deployment_key` (the deployment's key, as
     /// [`Rounds`](https://docs.rs/askgate-mcp) are built with): then a head

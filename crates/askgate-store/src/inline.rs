@@ -209,21 +209,29 @@ mod tests {
         let store = Store::open(&format!("sqlite://{}/store.db", dir.display()))
             .await
             .expect("opens");
-        let ask = NewAsk {
-            id: "a1".into(),
-            resume_key: "mcp:k:confirm".into(),
+        store
+            .park(&ask_of_the_call("a1", "mcp:k:confirm", 1))
+            .await
+            .expect("parks");
+        (store, dir)
+    }
+
+    /// An ask `id` of the call `mcp:k:confirm`, resumed by `resume_key`,
+    /// made at `second`.
+    fn ask_of_the_call(id: &str, resume_key: &str, second: i64) -> NewAsk {
+        NewAsk {
+            id: id.into(),
+            resume_key: resume_key.into(),
             call_key: Some("mcp:k:confirm".into()),
             principal: "alice".into(),
             request: json!({"message": "Delete?", "fields": []}),
             server: Some("files".into()),
             tool: Some("delete".into()),
             risk: Some("high_write".into()),
-            created_at: Timestamp::from_second(1).expect("an instant"),
+            created_at: Timestamp::from_second(second).expect("an instant"),
             expires_at: None,
             panel: None,
-        };
-        store.park(&ask).await.expect("parks");
-        (store, dir)
+        }
     }
 
     /// A call's read before its ask takes none of the pool's connections:
@@ -262,19 +270,7 @@ mod tests {
     #[tokio::test]
     async fn a_calls_read_before_its_ask_is_compiled_once_and_keeps_its_limit() {
         let (store, dir) = store_with_an_ask("compiled").await;
-        let later = NewAsk {
-            id: "a2".into(),
-            resume_key: "mcp:k:confirm:2".into(),
-            call_key: Some("mcp:k:confirm".into()),
-            principal: "alice".into(),
-            request: json!({"message": "Delete?", "fields": []}),
-            server: Some("files".into()),
-            tool: Some("delete".into()),
-            risk: Some("high_write".into()),
-            created_at: Timestamp::from_second(2).expect("an instant"),
-            expires_at: None,
-            panel: None,
-        };
+        let later = ask_of_the_call("a2", "mcp:k:confirm:2", 2);
         store.park(&later).await.expect("parks");
         for limit in [10, 1, 10] {
             let (_, asks) = store
