@@ -19,11 +19,9 @@ use crate::columns::micros;
 use crate::direct::rolled_back_unless_done;
 use crate::inline::{bind_by, bind_numbered, numbering};
 
-/// The insert of an ended call, numbered as [`super::insertion`] binds it;
-/// one kept before (a retry) stays as it is.
-const INSERT_ENDED: &str = "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, \
-     marker, prepared_at, sent_at, finished_at, result, principal, request) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING";
+/// The insert of an ended call; one recorded before (a retry) stays as
+/// it is.
+const INSERT_ENDED: &str = insert_call_only!();
 
 /// Where the chain stands: its last entry.
 const CHAIN_TAIL: &str = "SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1";

@@ -186,16 +186,21 @@ pub struct RecordedCall {
     pub call: CallRow,
 }
 
-/// The ledger's insert of a new call (13 parameters), returning the call.
+/// The ledger's insert of a new call (13 parameters, as [`insertion`]
+/// binds them); a call recorded before (a retry) stays as it is.
+macro_rules! insert_call_only {
+    () => {
+        "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, marker, \
+         prepared_at, sent_at, finished_at, result, principal, request) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+         ON CONFLICT DO NOTHING"
+    };
+}
+
+/// [`insert_call_only!`], returning the call.
 macro_rules! insert_call {
     () => {
-        concat!(
-            "INSERT INTO calls (id, owner, server, tool, arguments_digest, state, marker, \
-             prepared_at, sent_at, finished_at, result, principal, request) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
-             ON CONFLICT DO NOTHING RETURNING ",
-            call_columns!()
-        )
+        concat!(insert_call_only!(), " RETURNING ", call_columns!())
     };
 }
 

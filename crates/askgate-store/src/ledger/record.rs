@@ -195,12 +195,16 @@ impl Store {
             let texts = calls
                 .iter()
                 .map(|ended| self.audit_text(&ended.entry))
-                .collect::<Result<Vec<_>, _>>()?;
-            if self
-                .record_gathered_directly(Arc::clone(&calls), texts)
-                .await
-                || self.record_together(&calls).await.is_ok()
-            {
+                .collect::<Result<Vec<_>, _>>();
+            // An entry that has no text is named by its own record below.
+            let gathered = match texts {
+                Ok(texts) => {
+                    self.record_gathered_directly(Arc::clone(&calls), texts)
+                        .await
+                }
+                Err(_) => false,
+            };
+            if gathered || self.record_together(&calls).await.is_ok() {
                 return Ok(());
             }
         }
