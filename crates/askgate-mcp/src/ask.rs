@@ -5,15 +5,15 @@ use std::time::Duration;
 use askgate_core::{Action, Ask, Outcome, Response, Revision, Step};
 use rmcp::ServiceError;
 use rmcp::model::{
-    CancelledNotificationParam, ClientCapabilities, ClientResult, ElicitRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ServerRequest,
+    CancelledNotificationParam, ClientCapabilities, ClientResult, ElicitRequest, ElicitResult,
+    ElicitationAction, ServerRequest,
 };
 use rmcp::service::{PeerRequestOptions, RequestContext, RoleServer};
 use serde_json::{Map, Value as Json};
 
 use crate::direct::DirectAsks;
 use crate::inbox::LinkFailed;
-use crate::input::{InputError, form_params};
+use crate::input::{InputError, elicit_params};
 use crate::revision::revision_of;
 use crate::stored::StoredError;
 
@@ -175,9 +175,8 @@ pub(crate) async fn ask_person_timed(
     let mut ask = ask;
     loop {
         let params = ask.request(revision).map_err(Unanswered::unsendable)?;
-        let params = form_params(&params).map_err(Unanswered::unsendable)?;
         let started = tokio::time::Instant::now();
-        let result = elicit(cx, params, options.timeout).await?;
+        let result = elicit(cx, params.to_json(), options.timeout).await?;
         let took = started.elapsed();
         match ask.settle(revision, &response_of(result)) {
             Step::Settled(outcome) => return Ok((outcome, Some(took))),
@@ -186,22 +185,26 @@ pub(crate) async fn ask_person_timed(
     }
 }
 
-/// Send `elicitation/create` and wait for its answer, or for the request
-/// it was for to be cancelled — then the ask is withdrawn from the client
+/// Send `elicitation/create` with `params` (a JSON object, as askgate-core
+/// maps a form for the client's revision, or a link's) and wait for its
+/// answer, or for the request it was for to be cancelled — then the ask is withdrawn from the client
 /// (`notifications/cancelled` for it), so no dialog stays up whose answer
 /// nobody reads. A timeout withdraws it too (rmcp sends that notice).
 ///
 /// # Errors
 /// [`Unanswered::RequestCancelled`], [`Unanswered::TimedOut`], or
-/// [`Unanswered::Failed`] for a transport error or an error reply.
+/// [`Unanswered::Failed`] for a transport error or an error reply;
+/// [`Unanswered::Unsendable`] for params rmcp cannot carry (a bug in their
+/// mapping).
 pub(crate) async fn elicit(
     cx: &RequestContext<RoleServer>,
-    params: ElicitRequestParams,
+    params: Json,
     timeout: Option<Duration>,
 ) -> Result<ElicitResult, Unanswered> {
     if let Some(direct) = cx.extensions.get::<DirectAsks>() {
-        return crate::direct::elicit(&*direct.0, &params, timeout, cx.ct.cancelled()).await;
+        return crate::direct::elicit(&*direct.0, params, timeout, cx.ct.cancelled()).await;
     }
+    let params = elicit_params(params).map_err(Unanswered::unsendable)?;
     let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
     let mut options = PeerRequestOptions::no_options();
     options.timeout = timeout;

@@ -18,26 +18,38 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{ClientResult, ElicitRequestParams, ElicitResult, RequestId};
+use rmcp::model::{ElicitResult, RequestId};
 use rmcp::service::{RequestHandle, RoleServer};
 use rmcp::{ErrorData, ServiceError};
+use serde_json::Value as Json;
+use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
 use crate::ask::{Unanswered, WITHDRAWN};
 
-/// The client's answer to an ask sent directly, as rmcp reads it: its
-/// result, or the error response it gave. Dropped unsent when the client
-/// went away.
-pub type Answer = oneshot::Receiver<Result<ClientResult, ErrorData>>;
+/// The client's answer to an ask sent directly: its `result` as the
+/// client wrote it (read here as an elicitation's result, as rmcp would
+/// read it), or the error response it gave.
+pub type Reply = Result<Box<RawValue>, ErrorData>;
+
+/// Where the client's [`Reply`] to an ask sent directly comes. Dropped
+/// unsent when the client went away.
+pub type Answer = oneshot::Receiver<Reply>;
 
 /// What sends a request's asks to its client directly.
 pub trait ClientLine: Send + Sync {
-    /// Send `elicitation/create` with `params`: its request id (for
-    /// [`ClientLine::withdraw`]), and where its answer will come.
+    /// Send `elicitation/create` with `params`, a JSON object (a form's or
+    /// a link's params, as the client's revision has them): its request id
+    /// (for [`ClientLine::withdraw`]), and where its answer will come.
+    ///
+    /// The params come as JSON, not as rmcp's `ElicitRequestParams`: they
+    /// are made as JSON, and go to the client as JSON, and rmcp's type (an
+    /// untagged enum) costs a confirmed call more to pass through than
+    /// anything else on its way to the person.
     ///
     /// # Errors
     /// The ask could not be written (the client went away): why.
-    fn elicit(&self, params: &ElicitRequestParams) -> Result<(RequestId, Answer), String>;
+    fn elicit(&self, params: Json) -> Result<(RequestId, Answer), String>;
 
     /// Withdraw ask `id`, whose answer is no longer awaited: the client is
     /// sent `notifications/cancelled` for it with `reason`, so it stops
@@ -67,7 +79,7 @@ impl std::fmt::Debug for DirectAsks {
 /// [`Unanswered::Failed`] for an error reply or a client gone.
 pub(crate) async fn elicit(
     line: &dyn ClientLine,
-    params: &ElicitRequestParams,
+    params: Json,
     timeout: Option<Duration>,
     cancelled: impl Future<Output = ()>,
 ) -> Result<ElicitResult, Unanswered> {
@@ -85,8 +97,10 @@ pub(crate) async fn elicit(
     };
     tokio::select! {
         answered = answered => match answered {
-            Ok(Ok(Ok(ClientResult::ElicitResult(result)))) => Ok(result),
-            Ok(Ok(Ok(_))) => Err(Unanswered::WrongResult),
+            // What rmcp reads as another kind of result (or as none it
+            // knows) is no elicitation's.
+            Ok(Ok(Ok(result))) => serde_json::from_str::<ElicitResult>(result.get())
+                .map_err(|_| Unanswered::WrongResult),
             Ok(Ok(Err(error))) => Err(Unanswered::Failed(ServiceError::McpError(error))),
             Ok(Err(_)) => Err(Unanswered::Failed(ServiceError::TransportClosed)),
             Err(timeout) => {

@@ -103,16 +103,14 @@ pub enum InputError {
 /// [`InputError::Malformed`] when the params are not a form elicitation rmcp
 /// can carry (a bug in the mapping, never the person's doing).
 pub fn elicit_form(params: &askgate_core::wire::ElicitRequest) -> Result<InputRequest, InputError> {
-    let params = form_params(params)?;
+    let params = elicit_params(params.to_json())?;
     Ok(InputRequest::Elicitation(ElicitRequest::new(params)))
 }
 
-/// The rmcp params of a form elicitation.
-pub(crate) fn form_params(
-    params: &askgate_core::wire::ElicitRequest,
-) -> Result<ElicitRequestParams, InputError> {
-    serde_json::from_value(params.to_json()).map_err(|source| InputError::Malformed {
-        what: "form elicitation",
+/// The rmcp params of an elicitation from its JSON.
+pub(crate) fn elicit_params(params: Json) -> Result<ElicitRequestParams, InputError> {
+    serde_json::from_value(params).map_err(|source| InputError::Malformed {
+        what: "elicitation",
         source,
     })
 }

@@ -349,6 +349,7 @@ impl Round {
             url,
             elicitation_id: parked.id.clone(),
         };
+        let params = serde_json::to_value(&params).map_err(RoundError::unsendable)?;
         let started = tokio::time::Instant::now();
         let result = crate::ask::elicit(cx, params, None).await?;
         Ok((result, started.elapsed()))

@@ -70,6 +70,12 @@ pub(crate) struct Incoming<'a> {
     pub(crate) id: Option<&'a RawValue>,
     #[serde(borrow)]
     pub(crate) params: Option<&'a RawValue>,
+    /// An answer's result, as the client wrote it.
+    #[serde(borrow)]
+    pub(crate) result: Option<&'a RawValue>,
+    /// An error answer's error, as the client wrote it.
+    #[serde(borrow)]
+    pub(crate) error: Option<&'a RawValue>,
 }
 
 impl Incoming<'_> {

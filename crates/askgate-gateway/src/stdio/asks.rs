@@ -11,12 +11,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use askgate_mcp::direct::{Answer, ClientLine};
+use askgate_mcp::direct::{Answer, ClientLine, Reply};
 use rmcp::ErrorData;
-use rmcp::model::{
-    ClientJsonRpcMessage, ClientResult, ElicitRequestParams, JsonRpcError, JsonRpcMessage,
-    JsonRpcResponse, NumberOrString, RequestId,
-};
+use rmcp::model::{NumberOrString, RequestId};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::sync::oneshot;
@@ -38,7 +35,19 @@ pub(crate) struct ClientAsks {
     /// Whether the client's service ended (see [`ClientAsks::mute`]).
     muted: AtomicBool,
     /// Where each ask's answer goes, by its id (as JSON).
-    waiting: Mutex<HashMap<String, oneshot::Sender<Result<ClientResult, ErrorData>>>>,
+    waiting: Mutex<HashMap<String, AnswerTo>>,
+}
+
+/// Where an ask's answer goes: its result as the client wrote it, or its
+/// error.
+type AnswerTo = oneshot::Sender<Reply>;
+
+/// The error an ask's caller gets for an answer that cannot be read.
+fn unreadable(why: &dyn std::fmt::Display) -> ErrorData {
+    ErrorData::internal_error(
+        format!("the client's answer could not be read: {why}"),
+        None,
+    )
 }
 
 /// An ask as it goes to the client.
@@ -78,26 +87,35 @@ impl ClientAsks {
         }
     }
 
-    /// The client's `line`, an answer with `id`: `true` when it answers
-    /// one of these asks (then it goes to the ask's caller). One rmcp
-    /// could not read (an `error` that is no error object) ends the ask
-    /// with an error saying so, as the screen mends it for rmcp (see
-    /// [`super::screen`]): its call does not wait for ever.
-    pub(crate) fn answered(&self, id: &RawValue, line: &[u8]) -> bool {
+    /// The client's answer with `id`, its `result` or its `error` as the
+    /// tap read them (see [`crate::express::Incoming`]): `true` when it
+    /// answers one of these asks (then it goes to the ask's caller). An
+    /// answer rmcp could not read (an `error` that is no error object, or
+    /// neither member) ends the ask with an error saying so, as the screen
+    /// mends it for rmcp (see [`super::screen`]): its call does not wait
+    /// for ever.
+    ///
+    /// The result goes on as the client wrote it, for the ask's caller to
+    /// read as the result it expects: not parsed first into rmcp's
+    /// `ClientJsonRpcMessage`, whose untagged results are tried one by one.
+    /// As rmcp reads an answer, a `result` makes it one whatever else the
+    /// line has.
+    pub(crate) fn answered(
+        &self,
+        id: &RawValue,
+        result: Option<&RawValue>,
+        error: Option<&RawValue>,
+    ) -> bool {
         let key = key_of(id);
         if !self.waiting().contains_key(&key) {
             return false;
         }
-        let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-        let answer = match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
-            Ok(JsonRpcMessage::Response(JsonRpcResponse { result, .. })) => Ok(result),
-            Ok(JsonRpcMessage::Error(JsonRpcError { error, .. })) => Err(error),
-            // A request or a notification with the ask's id: not an answer.
-            Ok(_) => return false,
-            Err(error) => Err(ErrorData::internal_error(
-                format!("the client's answer could not be read: {error}"),
-                None,
-            )),
+        let answer = match (result, error) {
+            (Some(result), _) => Ok(result.to_owned()),
+            (None, Some(error)) => serde_json::from_str::<ErrorData>(error.get())
+                .map_err(|error| unreadable(&error))
+                .and_then(Err),
+            (None, None) => Err(unreadable(&"it has neither a result nor an error")),
         };
         if let Some(waiting) = self.waiting().remove(&key) {
             // Its caller may have stopped waiting (withdrawn): nothing to do.
@@ -113,10 +131,7 @@ impl ClientAsks {
         self.muted.store(true, Ordering::Release);
     }
 
-    fn waiting(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Result<ClientResult, ErrorData>>>>
-    {
+    fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<String, AnswerTo>> {
         self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -131,9 +146,8 @@ impl ClientAsks {
 }
 
 impl ClientLine for ClientAsks {
-    fn elicit(&self, params: &ElicitRequestParams) -> Result<(RequestId, Answer), String> {
+    fn elicit(&self, mut params: serde_json::Value) -> Result<(RequestId, Answer), String> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let mut params = serde_json::to_value(params).map_err(|e| e.to_string())?;
         // rmcp's peer sets one on every request, over any the request had:
         // here the ask's own id, which no token of rmcp's reaches.
         if let Some(params) = params.as_object_mut() {

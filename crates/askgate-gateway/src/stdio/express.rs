@@ -84,7 +84,7 @@ impl Express {
             (Some("tools/call"), Some(id)) if self.classic => match request.params {
                 Some(params) => {
                     self.call(id, params)
-                        || (self.ready && !self.follows_tasks && self.handed.take(line, id, params))
+                        || (self.ready && !self.follows_tasks && self.handed.take(id, params))
                 }
                 None => false,
             },
@@ -93,7 +93,7 @@ impl Express {
                 false
             }
             // An answer to an ask the gateway wrote itself.
-            (None, Some(id)) => self.handed.answered(id, line),
+            (None, Some(id)) => self.handed.answered(id, request.result, request.error),
             (Some("notifications/cancelled"), None) => match request.params {
                 Some(params) => self.cancel(params),
                 None => false,

@@ -3,10 +3,7 @@
 
 use std::sync::Mutex;
 
-use rmcp::model::{
-    ClientResult, ElicitRequestParams, ElicitationAction, ElicitationSchema, EmptyResult,
-    NumberOrString,
-};
+use rmcp::model::{ElicitationAction, NumberOrString};
 
 use super::*;
 
@@ -14,13 +11,13 @@ use super::*;
 /// withdrawal, and fails to write when told to.
 #[derive(Default)]
 struct Kept {
-    senders: Mutex<Vec<oneshot::Sender<Result<ClientResult, ErrorData>>>>,
+    senders: Mutex<Vec<oneshot::Sender<Reply>>>,
     withdrawn: Mutex<Vec<(RequestId, String)>>,
     broken: bool,
 }
 
 impl ClientLine for Kept {
-    fn elicit(&self, _params: &ElicitRequestParams) -> Result<(RequestId, Answer), String> {
+    fn elicit(&self, _params: Json) -> Result<(RequestId, Answer), String> {
         if self.broken {
             return Err("the pipe is closed".into());
         }
@@ -41,7 +38,7 @@ impl ClientLine for Kept {
 
 impl Kept {
     /// Answer the first ask with `answer`.
-    fn answer(&self, answer: Result<ClientResult, ErrorData>) {
+    fn answer(&self, answer: Reply) {
         let sender = self.senders.lock().expect("not poisoned").remove(0);
         sender.send(answer).expect("the ask waits");
     }
@@ -51,16 +48,20 @@ impl Kept {
     }
 }
 
-fn params() -> ElicitRequestParams {
-    let schema = ElicitationSchema::builder()
-        .required_bool("confirm")
-        .build()
-        .expect("a schema");
-    ElicitRequestParams::FormElicitationParams {
-        meta: None,
-        message: "Run it?".into(),
-        requested_schema: schema,
-    }
+fn params() -> Json {
+    serde_json::json!({
+        "message": "Run it?",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"confirm": {"type": "boolean"}},
+            "required": ["confirm"],
+        },
+    })
+}
+
+/// A client's `result`, as it wrote it.
+fn result(json: &str) -> Reply {
+    Ok(RawValue::from_string(json.to_owned()).expect("JSON"))
 }
 
 /// Ask by `line` with `timeout`, never cancelled, `answer` given by the
@@ -68,10 +69,9 @@ fn params() -> ElicitRequestParams {
 async fn asked(
     line: &Kept,
     timeout: Option<Duration>,
-    answer: Option<Result<ClientResult, ErrorData>>,
+    answer: Option<Reply>,
 ) -> Result<ElicitResult, Unanswered> {
-    let params = params();
-    let asking = elicit(line, &params, timeout, std::future::pending());
+    let asking = elicit(line, params(), timeout, std::future::pending());
     tokio::pin!(asking);
     if let Some(answer) = answer {
         // Out once polled: the ask is written before it waits.
@@ -88,11 +88,17 @@ async fn asked(
 #[tokio::test]
 async fn the_clients_answer_comes_back_as_rmcp_reads_it() {
     let line = Kept::default();
-    let accepted = ClientResult::ElicitResult(ElicitResult::new(ElicitationAction::Accept));
-    let result = asked(&line, None, Some(Ok(accepted))).await;
+    let accepted = result(r#"{"action":"accept","content":{"confirm":true}}"#);
+    let answer = asked(&line, None, Some(accepted)).await;
     assert!(
-        matches!(&result, Ok(r) if r.action == ElicitationAction::Accept),
-        "{result:?}"
+        matches!(&answer, Ok(r) if r.action == ElicitationAction::Accept
+            && r.content == Some(serde_json::json!({"confirm": true}))),
+        "{answer:?}"
+    );
+    let declined = asked(&line, None, Some(result(r#"{"action":"decline"}"#))).await;
+    assert!(
+        matches!(&declined, Ok(r) if r.action == ElicitationAction::Decline && r.content.is_none()),
+        "{declined:?}"
     );
     assert!(line.withdrawn().is_empty(), "nothing withdrawn");
 }
@@ -106,12 +112,17 @@ async fn an_error_reply_a_wrong_result_and_a_client_gone_are_told_apart() {
         matches!(&failed, Err(Unanswered::Failed(ServiceError::McpError(e))) if e.message == "the client could not show it"),
         "{failed:?}"
     );
-    let empty = ClientResult::EmptyResult(EmptyResult {});
-    let wrong = asked(&line, None, Some(Ok(empty))).await;
-    assert!(matches!(wrong, Err(Unanswered::WrongResult)), "{wrong:?}");
+    // What rmcp reads as an empty result, its roots, or no result it
+    // knows: none is the person's answer.
+    for other in ["{}", r#"{"roots":[]}"#, r#"{"action":"maybe"}"#, "null"] {
+        let wrong = asked(&line, None, Some(result(other))).await;
+        assert!(
+            matches!(wrong, Err(Unanswered::WrongResult)),
+            "{other}: {wrong:?}"
+        );
+    }
     // The client went away: the answer's sender dropped unsent.
-    let params = params();
-    let asking = elicit(&line, &params, None, std::future::pending());
+    let asking = elicit(&line, params(), None, std::future::pending());
     let gone = async {
         tokio::task::yield_now().await;
         line.senders.lock().expect("not poisoned").clear();
@@ -156,9 +167,8 @@ async fn an_ask_past_its_timeout_is_withdrawn_with_rmcps_reason() {
 #[tokio::test]
 async fn an_ask_whose_request_is_cancelled_is_withdrawn_saying_so() {
     let line = Kept::default();
-    let params = params();
     let cancelled = tokio::sync::Notify::new();
-    let asking = elicit(&line, &params, None, cancelled.notified());
+    let asking = elicit(&line, params(), None, cancelled.notified());
     let cancel = async {
         tokio::task::yield_now().await;
         cancelled.notify_waiters();

@@ -34,7 +34,9 @@ impl Store {
     /// Record the call of `insert` (the sqlx way's lead, its `RETURNING`
     /// the call and the chain's place) with the entry `text` under
     /// `decision_key`, in one trip to the store's own SQLite thread, when
-    /// the store has one and the writer is to itself. `None` when it did
+    /// the store has one and the writer is to itself, or will be once the
+    /// write on that thread ends ([`GroupCommit::alone_after`](crate::writer::GroupCommit::alone_after)). `None`
+    /// when it did
     /// not record it — another write is about; the call was recorded
     /// before (a retry: the sqlx way reads it back); any statement failed
     /// and was rolled back — and the caller records it the sqlx way.
@@ -47,7 +49,7 @@ impl Store {
         let (Writer::Sqlite(writer), Some(direct)) = (&self.writer, &self.direct) else {
             return None;
         };
-        let turn = writer.alone()?;
+        let turn = writer.alone_after().await?;
         let (wanted, withdraw) = Wanted::new();
         let record = Record {
             insert: insert.sql,
@@ -238,6 +240,43 @@ mod tests {
         let recorded = recording.await.expect("records");
         assert_eq!(jobs(&store), 0, "no job on the thread");
         assert_eq!(store.call("c1").await.expect("reads"), Some(recorded.call));
+        store.close().await;
+    }
+
+    /// A record that finds a write on the store's thread holding the
+    /// writer, and nothing else about, waits and follows it there: one
+    /// job, not a batch of sqlx's behind it. One follows at a time: a
+    /// second record meanwhile goes the sqlx way. Both are kept.
+    #[tokio::test]
+    async fn a_record_behind_a_write_on_the_stores_thread_follows_it_there() {
+        let (_dir, store) = scratch_store().await;
+        let writer = sqlite_writer(&store);
+        // As a write on the thread holds it (the call before's end).
+        let on_thread = writer.alone().expect("the writer is idle");
+        let spawn_record = |id: &'static str| {
+            let store = store.clone();
+            tokio::spawn(async move { record(&store, id, None).await })
+        };
+        let following = spawn_record("c1");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let behind = spawn_record("c2");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(!following.is_finished() && !behind.is_finished());
+        assert_eq!(jobs(&store), 0, "nothing ran while the turn was held");
+        drop(on_thread);
+        let first = following.await.expect("records");
+        let second = behind.await.expect("records");
+        assert_eq!(jobs(&store), 1, "the first followed on the thread");
+        assert_eq!(store.call("c1").await.expect("reads"), Some(first.call));
+        assert_eq!(store.call("c2").await.expect("reads"), Some(second.call));
+        assert_eq!(
+            (first.audit.seq, second.audit.seq),
+            (1, 2),
+            "chained in the order they had the writer"
+        );
+        // Writes go on the thread again once it is idle.
+        record_then_read(&store).await;
+        assert_eq!(jobs(&store), 2);
         store.close().await;
     }
 

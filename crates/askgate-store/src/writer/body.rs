@@ -6,7 +6,7 @@
 //! pool in autocommit ([`PgWrite`]).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use sqlx::{Connection, Executor};
 use tokio::sync::{MutexGuard, OwnedMutexGuard};
@@ -135,14 +135,75 @@ where
             && self.waiting.load(Ordering::Acquire) == 0
             && !self.crowded.load(Ordering::Relaxed)
             && self.queue().is_empty();
-        idle.then_some(Turn { _held: state })
+        idle.then(|| self.turn(state))
+    }
+
+    /// [`GroupCommit::alone`], or, when the turn is held by a write on
+    /// the store's own thread with nothing else about (no body writer
+    /// waiting, no one-statement write queued, writes not coming
+    /// together), the turn after that write: the write that waits for it
+    /// follows it on the thread, rather than join a batch of its own
+    /// the sqlx way behind it. A sequential client's call comes while the
+    /// call before it still commits its end there; through sqlx its record
+    /// cost half a dozen wake-ups more on its way to the upstream (see
+    /// DESIGN.md, "A write with the writer to itself, in one trip"). One
+    /// write follows at a time: a second that comes meanwhile goes the
+    /// sqlx way, where writes that come together share a commit. `None`
+    /// otherwise, or when what the followed write left is not idle (a batch
+    /// of sqlx's begun meanwhile).
+    pub(crate) async fn alone_after(&self) -> Option<Turn<C>> {
+        if let Some(turn) = self.alone() {
+            return Some(turn);
+        }
+        let quiet = self.on_thread.load(Ordering::Acquire)
+            && self.waiting.load(Ordering::Acquire) == 0
+            && !self.crowded.load(Ordering::Relaxed)
+            && self.queue().is_empty();
+        if !quiet || self.following.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        let _following = Following(&self.following);
+        let state = Arc::clone(&self.state).lock_owned().await;
+        // Whoever queued or waited behind it waits behind this write too,
+        // as behind any writer: it needs only the connection left idle.
+        let idle = !state.open && !state.abandoned && state.ran.is_empty();
+        idle.then(|| self.turn(state))
+    }
+
+    /// The turn, held by a write on the store's own thread.
+    fn turn(&self, state: OwnedMutexGuard<State<C>>) -> Turn<C> {
+        self.on_thread.store(true, Ordering::Release);
+        Turn {
+            on_thread: Arc::clone(&self.on_thread),
+            _held: state,
+        }
+    }
+}
+
+/// A write waiting to follow the one on the store's thread (see
+/// [`GroupCommit::alone_after`]); no longer when dropped.
+struct Following<'a>(&'a AtomicBool);
+
+impl Drop for Following<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
     }
 }
 
 /// The writer's turn, held by a write elsewhere (see
 /// [`GroupCommit::alone`]); given back when dropped, on any thread.
 pub(crate) struct Turn<C: Connection> {
+    /// Cleared as the turn is given back.
+    on_thread: Arc<AtomicBool>,
     _held: OwnedMutexGuard<State<C>>,
+}
+
+impl<C: Connection> Drop for Turn<C> {
+    fn drop(&mut self) {
+        // Before the guard (a field) is dropped: whoever takes the turn
+        // next may set it again.
+        self.on_thread.store(false, Ordering::Release);
+    }
 }
 
 /// One body writer's turn on the connection, in the open batch. End it with

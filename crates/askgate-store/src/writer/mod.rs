@@ -90,6 +90,10 @@ pub(crate) struct GroupCommit<C: Connection> {
     /// The committer's last batch held several one-statement writes:
     /// writes come together, and share commits (see [`GroupCommit::alone`]).
     crowded: AtomicBool,
+    /// A write on the store's own thread holds the turn (see [`Turn`]).
+    on_thread: Arc<AtomicBool>,
+    /// A write waits to follow it there (see [`GroupCommit::alone_after`]).
+    following: AtomicBool,
     connect: Connect<C>,
     /// The store's name, for errors.
     name: Arc<str>,
@@ -157,6 +161,8 @@ where
             pending: Notify::new(),
             waiting: AtomicUsize::new(0),
             crowded: AtomicBool::new(false),
+            on_thread: Arc::new(AtomicBool::new(false)),
+            following: AtomicBool::new(false),
             connect,
             name,
         });

@@ -159,37 +159,56 @@ async fn a_second_initialize_is_refused_and_the_negotiated_revision_stands() {
 }
 
 #[tokio::test]
-async fn an_ask_the_client_answers_with_a_malformed_error_ends_its_call() {
+async fn an_ask_the_client_answers_with_a_malformed_error_or_no_elicitations_result_ends_its_call()
+{
     let setup = reads();
     let mut raw = Raw::start(&setup).await;
-    // A write needs a person: the gateway asks the client.
-    raw.send(&call(
-        4,
-        "write_note",
-        &json!({"name": "plan", "text": "ship it"}),
-    ))
-    .await;
-    let asked = raw.ask_about(4).await;
-    // An error that is no error object: rmcp dropped it, and the call
-    // waited for ever.
-    raw.send(&format!(
-        r#"{{"jsonrpc":"2.0","id":{},"error":"no"}}"#,
-        asked["id"]
-    ))
-    .await;
-    let said = raw.answer_to(4).await;
-    assert!(
-        said.get("error").is_some() || said["result"]["isError"] == true,
-        "the call ended: {said}"
-    );
-    // Not run: nobody said yes.
-    raw.send(&call(5, "read_note", &json!({"name": "plan"})))
+    // Each a write, which needs a person: the gateway asks the client.
+    // An error that is no error object (rmcp dropped it, and the call
+    // waited for ever); an answer with neither a result nor an error; a
+    // result of another kind (an empty one, a sampling's), or an action no
+    // elicitation has.
+    let answers = [
+        r#""error":"no""#,
+        r#""ok":true"#,
+        r#""result":{}"#,
+        r#""result":{"model":"m","role":"assistant","content":{"type":"text","text":"yes"}}"#,
+        r#""result":{"action":"yes","content":{"confirm":true}}"#,
+    ];
+    // Each of other arguments: a call that ended so waits in the inbox.
+    for (id, answer) in (4..).zip(answers) {
+        raw.send(&call(
+            id,
+            "write_note",
+            &json!({"name": format!("plan{id}"), "text": "ship it"}),
+        ))
         .await;
-    let text = raw.answer_to(5).await["result"]["content"][0]["text"].clone();
-    assert!(
-        text.as_str().unwrap_or_default().contains("no note named"),
-        "{text}"
-    );
+        let asked = raw.ask_about(id).await;
+        raw.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{},{answer}}}"#,
+            asked["id"]
+        ))
+        .await;
+        let said = raw.answer_to(id).await;
+        assert!(
+            said.get("error").is_some() || said["result"]["isError"] == true,
+            "{answer}: the call ended: {said}"
+        );
+    }
+    // None ran: nobody said yes.
+    for id in 4..4 + 5 {
+        raw.send(&call(
+            100 + id,
+            "read_note",
+            &json!({"name": format!("plan{id}")}),
+        ))
+        .await;
+        let text = raw.answer_to(100 + id).await["result"]["content"][0]["text"].clone();
+        assert!(
+            text.as_str().unwrap_or_default().contains("no note named"),
+            "{text}"
+        );
+    }
 }
 
 #[tokio::test]

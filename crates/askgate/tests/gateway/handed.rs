@@ -172,13 +172,20 @@ async fn a_confirmed_call_whose_client_hangs_up_after_its_yes_is_answered_and_it
         "the client reads the same answer"
     );
     // The ask is rmcp's on both paths, but for its id and its progress
-    // token (rmcp's peer gives every request one).
+    // token (rmcp's peer gives every request one), and the `mode` rmcp
+    // writes on every revision: 2025-06-18, this client's, has none, and
+    // the handed call's ask is the revision's form as askgate-core maps it.
     let (mut asked_on, mut asked_off) = (on.0.clone(), off.0.clone());
     for asked in [&mut asked_on, &mut asked_off] {
         let token = asked["params"]["_meta"]["progressToken"].take();
         assert!(token.is_number(), "a progress token: {token}");
         asked["id"].take();
     }
+    assert_eq!(asked_on["params"].get("mode"), None, "{asked_on}");
+    let rmcps_mode = asked_off["params"]
+        .as_object_mut()
+        .and_then(|params| params.remove("mode"));
+    assert_eq!(rmcps_mode, Some(json!("form")), "{asked_off}");
     assert_eq!(asked_on, asked_off, "the client reads the same ask");
 }
 
