@@ -34,6 +34,27 @@ async fn plan(store: &Store, sql: &str) -> Vec<String> {
         .collect()
 }
 
+/// The opcodes SQLite compiles `sql` to on `store` (as [`plan`] reads
+/// the schema first).
+async fn opcodes(store: &Store, sql: &str) -> Vec<String> {
+    let Pool::Sqlite(pool) = &store.pool else {
+        panic!("a SQLite store");
+    };
+    let mut connection = pool.acquire().await.expect("a connection");
+    sqlx::query("SELECT count(*) FROM sqlite_schema")
+        .fetch_one(&mut *connection)
+        .await
+        .expect("reads the schema");
+    let explain = sqlx::AssertSqlSafe(format!("EXPLAIN {sql}"));
+    sqlx::query(explain)
+        .fetch_all(&mut *connection)
+        .await
+        .expect("compiled")
+        .iter()
+        .map(|row| row.get::<String, _>("opcode"))
+        .collect()
+}
+
 /// A fresh SQLite store in a scratch folder of its own, and that folder.
 async fn scratch_store(name: &str) -> (Store, std::path::PathBuf) {
     let dir = std::env::temp_dir().join(format!("askgate-plan-{name}-{}", std::process::id()));
@@ -99,6 +120,22 @@ async fn a_calls_asks_and_a_requests_newest_call_are_read_in_their_indexs_order_
             "{what}: `{search}`, and no sort of its own: {steps:?}"
         );
     }
+    store.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A confirmed call's look for an earlier try, by a key of the one
+/// digest in use (a store whose keys never rotated), builds no
+/// temporary B-tree: before, its `state IN` list of two states was one
+/// SQLite made at every run, to search the index once for each.
+#[tokio::test]
+async fn a_retrys_look_by_one_digest_builds_no_temporary_list() {
+    let (store, dir) = scratch_store("list").await;
+    let ops = opcodes(&store, &may_have_run_sql(0)).await;
+    assert!(
+        ops.iter().any(|op| op == "OpenRead") && !ops.iter().any(|op| op == "OpenEphemeral"),
+        "{ops:?}"
+    );
     store.close().await;
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -27,10 +27,27 @@ pub(crate) struct Statement {
     /// an array of the k-th parameters of the writes, and an `id` column
     /// in each row returned, equal to the key of the write it is for.
     pub(crate) many: Option<&'static str>,
+    /// How the store's own SQLite thread runs it (see [`ReadBack`]).
+    pub(crate) read_back: Option<ReadBack>,
     /// What the statement changes (an ask's id). Within a batch statements
     /// run ordered by SQL, then key.
     pub(crate) key: String,
     pub(crate) params: Vec<Param>,
+}
+
+/// A write of one row at most that returns it (`... RETURNING`), as the
+/// store's own SQLite thread runs it (see [`crate::direct`]): the write
+/// without its `RETURNING`, then, when it changed a row, that row read by
+/// its key, the same columns in the same order, both bound to the
+/// statement's parameters by their `$N`. SQLite keeps a `RETURNING`'s
+/// rows in a temporary B-tree it opens, begins a transaction on and drops
+/// at every run; a read by key costs a fraction of that.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReadBack {
+    /// The write, returning nothing.
+    pub(crate) write: &'static str,
+    /// The read of the row it wrote.
+    pub(crate) read: &'static str,
 }
 
 /// A parameter of a [`Statement`].
@@ -46,6 +63,7 @@ impl Statement {
         Statement {
             sql,
             many: None,
+            read_back: None,
             key: key.to_owned(),
             params: Vec::new(),
         }
@@ -54,6 +72,12 @@ impl Statement {
     /// Its form for many writes at once (see the `many` field).
     pub(crate) fn many(mut self, sql: &'static str) -> Statement {
         self.many = Some(sql);
+        self
+    }
+
+    /// Its form for the store's own SQLite thread (see [`ReadBack`]).
+    pub(crate) fn read_back(mut self, write: &'static str, read: &'static str) -> Statement {
+        self.read_back = Some(ReadBack { write, read });
         self
     }
 

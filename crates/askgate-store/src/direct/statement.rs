@@ -108,12 +108,24 @@ fn write(connection: &mut Connection, (statement, turn, committer): Given) -> Do
     Done::Queued(Box::pin(queued))
 }
 
-/// The statement run, its first row read whole.
+/// The statement run, its first row read whole; a statement with a
+/// [`ReadBack`](crate::statement::ReadBack) as that says.
 fn first_row(
     connection: &Connection,
     statement: &Statement,
 ) -> rusqlite::Result<Option<DirectRow>> {
-    let mut prepared = connection.prepare_cached(statement.sql)?;
+    let sql = match statement.read_back {
+        None => statement.sql,
+        Some(back) => {
+            let mut write = connection.prepare_cached(back.write)?;
+            bind_numbered(&mut write, &statement.params)?;
+            if write.raw_execute()? == 0 {
+                return Ok(None);
+            }
+            back.read
+        }
+    };
+    let mut prepared = connection.prepare_cached(sql)?;
     bind_numbered(&mut prepared, &statement.params)?;
     let mut rows = prepared.raw_query();
     let first = rows.next()?.map(DirectRow::of).transpose()?;
@@ -129,9 +141,9 @@ mod tests {
 
     use crate::columns::Fields;
     use crate::direct::AnyRow;
-    use crate::direct::testing::{jobs, record, scratch_store, sqlite_writer};
+    use crate::direct::testing::{by_sqlx, jobs, record, scratch_store, sqlite_writer};
     use crate::statement::Statement;
-    use crate::{AskStatus, CallOutcome, CallState, Error, NewAsk, Settlement};
+    use crate::{AskStatus, CallOutcome, CallState, Error, LedgerError, NewAsk, Settlement};
 
     fn ask(id: &str) -> NewAsk {
         NewAsk {
@@ -195,6 +207,55 @@ mod tests {
         assert_eq!(row.state, CallState::Answered);
         assert_eq!(row.result, Some(result));
         assert_eq!(jobs(&store), 4, "ended on the thread");
+        store.close().await;
+    }
+
+    /// A call's end on the thread moves it with a plain `UPDATE` and reads
+    /// its row back by key: the row stored, as the sqlx way's `RETURNING`
+    /// gives it; an end of a call no longer sent is refused naming where
+    /// it stands, either way.
+    #[tokio::test]
+    async fn a_calls_end_on_the_thread_reads_back_the_row_it_moved() {
+        let (_dir, store) = scratch_store().await;
+        let sqlx_way = by_sqlx(&store);
+        record(&store, "c1", None).await;
+        record(&store, "c2", None).await;
+        assert_eq!(jobs(&store), 2);
+        let result = json!({"content": [{"type": "text", "text": "done"}]});
+        let ended = store
+            .finish_call("c1", CallOutcome::Answered, &result, at())
+            .await
+            .expect("ends");
+        assert_eq!(jobs(&store), 3, "ended on the thread");
+        let ended_by_sqlx = sqlx_way
+            .finish_call("c2", CallOutcome::Failed, &result, at())
+            .await
+            .expect("ends");
+        assert_eq!(jobs(&store), 3);
+        for (row, id, state) in [
+            (&ended, "c1", CallState::Answered),
+            (&ended_by_sqlx, "c2", CallState::Failed),
+        ] {
+            assert_eq!(Some(row), store.call(id).await.expect("reads").as_ref());
+            assert_eq!(row.state, state);
+            assert_eq!(row.result.as_ref(), Some(&result));
+        }
+        for (way, id, state) in [(&store, "c1", "answered"), (&sqlx_way, "c2", "failed")] {
+            let again = way
+                .finish_call(id, CallOutcome::Answered, &result, at())
+                .await;
+            assert!(
+                matches!(&again, Err(LedgerError::Illegal { state: s, .. }) if *s == state),
+                "{id}: {again:?}"
+            );
+        }
+        let missing = store
+            .finish_call("none", CallOutcome::Answered, &result, at())
+            .await;
+        assert!(
+            matches!(missing, Err(LedgerError::NotFound { .. })),
+            "{missing:?}"
+        );
         store.close().await;
     }
 

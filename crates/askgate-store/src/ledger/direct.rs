@@ -1,15 +1,21 @@
 //! A call's record with the writer to itself, in one trip to the store's
-//! own SQLite thread (see [`crate::direct`]): the call's insert, which
-//! reads where the audit chain stands; its decision's entry hashed onto
-//! the chain's head, and the head moved; the commit. The same statements
-//! as the sqlx way, in one job instead of two commands and a commit.
+//! own SQLite thread (see [`crate::direct`]): the call's insert, and a read
+//! of the call and of where the audit chain stands; its decision's entry
+//! hashed onto the chain's head, and the head moved; the commit. The sqlx
+//! way's statements, in one job instead of two commands and a commit, but
+//! for its insert's `RETURNING`: SQLite keeps a `RETURNING`'s rows in a
+//! temporary B-tree it opens and drops for each run (a page allocated and
+//! zeroed, a transaction begun on it), some 15,000 instructions by
+//! callgrind, where here the same row is one `SELECT` by the call's key
+//! after a plain insert. The row read is the one the sqlx way's insert
+//! returns, its columns in the same order, read by the same code.
 
 use std::sync::{Arc, OnceLock};
 
 use rusqlite::Connection;
 
 use super::CallRow;
-use crate::audit::{Link, Place, append_entry_sql};
+use crate::audit::{Link, Place, append_entry_sql, place_columns};
 use crate::audit_head::{move_head_sql, tag};
 use crate::backend::{Store, Writer};
 use crate::columns::{Columns, Stored};
@@ -17,10 +23,25 @@ use crate::direct::{Wanted, rolled_back_unless_done};
 use crate::inline::{InlineRow, bind_numbered};
 use crate::statement::{Param, Statement};
 
+/// The call's insert, returning nothing ([`insertion`]'s 13 parameters).
+///
+/// [`insertion`]: super::insertion
+const INSERT: &str = insert_call_only!();
+
+/// The call just inserted and the chain's place for its entry, the row
+/// the sqlx way's insert returns (`$1` the call's id, `$14` its decision
+/// key, as the insert's parameters number them).
+const CALL_AT_CHAIN: &str = concat!(
+    "SELECT ",
+    call_columns!(),
+    ", ",
+    place_columns!("$14"),
+    " FROM calls WHERE id = $1"
+);
+
 /// What the record's job needs, owned: it runs on another thread.
 struct Record {
-    /// The call's insert, returning the call and the chain's place.
-    insert: &'static str,
+    /// The call's insert's parameters, and its decision key (`$14`).
     params: Vec<Param>,
     /// The entry's text, as chained.
     text: String,
@@ -52,7 +73,6 @@ impl Store {
         let turn = writer.alone_after().await?;
         let (wanted, withdraw) = Wanted::new();
         let record = Record {
-            insert: insert.sql,
             // Bound again the sqlx way if this way fails.
             params: insert.params.clone(),
             text: text.to_owned(),
@@ -96,10 +116,15 @@ impl Record {
     /// The record's statements, in the transaction begun.
     fn write(&self, connection: &Connection) -> Option<(CallRow, Link)> {
         let (call, place) = {
-            let mut insert = connection.prepare_cached(self.insert).ok()?;
+            let mut insert = connection.prepare_cached(INSERT).ok()?;
             bind_numbered(&mut insert, &self.params).ok()?;
-            let mut rows = insert.raw_query();
-            // No row: the call was recorded before.
+            // Nothing inserted: the call was recorded before.
+            if insert.raw_execute().ok()? == 0 {
+                return None;
+            }
+            let mut read = connection.prepare_cached(CALL_AT_CHAIN).ok()?;
+            bind_numbered(&mut read, &self.params).ok()?;
+            let mut rows = read.raw_query();
             let row = InlineRow(rows.next().ok()??);
             let columns = Columns::new(&row, &self.store, CallRow::WHAT);
             (CallRow::from_columns(&columns).ok()?, Place::of(&row).ok()?)
@@ -140,7 +165,6 @@ mod tests {
     use crate::direct::testing::{
         by_sqlx, call, entry, jobs, record, scratch_store, sqlite_writer,
     };
-    use crate::ledger::record::INSERT_CALL_AT_CHAIN;
     use crate::ledger::{CallState, insertion};
     use crate::{RecordedCall, Store};
 
@@ -291,7 +315,6 @@ mod tests {
         let (wanted, withdraw) = Wanted::new();
         drop(withdraw);
         let record = Record {
-            insert: INSERT_CALL_AT_CHAIN,
             params: insert.params,
             text: store.audit_text(&entry(&call, None)).expect("a text"),
             decision_key: None,

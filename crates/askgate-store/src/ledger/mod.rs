@@ -186,6 +186,14 @@ pub struct RecordedCall {
     pub call: CallRow,
 }
 
+/// The move of [`FINISH`], returning nothing.
+macro_rules! finish_only {
+    () => {
+        "UPDATE calls SET state = $1, result = $2, finished_at = $3 \
+         WHERE id = $4 AND state = 'sent'"
+    };
+}
+
 /// The ledger's insert of a new call (13 parameters, as [`insertion`]
 /// binds them); a call recorded before (a retry) stays as it is.
 macro_rules! insert_call_only {
@@ -210,11 +218,15 @@ const INSERT_CALL: &str = insert_call!();
 const CALL_BY_ID: &str = concat!("SELECT ", call_columns!(), " FROM calls WHERE id = $1");
 
 /// `sent -> answered | failed`, one statement (run by the group committer).
-const FINISH: &str = concat!(
-    "UPDATE calls SET state = $1, result = $2, finished_at = $3 \
-     WHERE id = $4 AND state = 'sent' RETURNING ",
-    call_columns!()
-);
+const FINISH: &str = concat!(finish_only!(), " RETURNING ", call_columns!());
+
+/// [`FINISH`] without its `RETURNING`, and the read of the row it moved:
+/// its form on the store's own SQLite thread (see [`ReadBack`]).
+///
+/// [`ReadBack`]: crate::statement::ReadBack
+const FINISH_ONLY: &str = finish_only!();
+/// The row [`FINISH_ONLY`] moved (`$4` its id).
+const FINISHED: &str = concat!("SELECT ", call_columns!(), " FROM calls WHERE id = $4");
 
 /// The one guarded move of the ledger (see [`Store::move_call`]).
 const MOVE: &str = concat!(
@@ -382,6 +394,7 @@ impl Store {
     ) -> Finishing {
         let state = outcome.state();
         let statement = Statement::new(FINISH, id)
+            .read_back(FINISH_ONLY, FINISHED)
             .text(state.as_str())
             .text(result.to_string())
             .int(micros(now))
