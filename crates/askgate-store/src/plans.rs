@@ -12,6 +12,16 @@ use crate::ledger::{OF_REQUEST, RECOVER_LAPSED, may_have_run_sql};
 /// What SQLite's planner says it does for `sql` on `store`: one line a
 /// step.
 async fn plan(store: &Store, sql: &str) -> Vec<String> {
+    explained(store, "EXPLAIN QUERY PLAN", sql, "detail").await
+}
+
+/// The opcodes SQLite compiles `sql` to on `store`.
+async fn opcodes(store: &Store, sql: &str) -> Vec<String> {
+    explained(store, "EXPLAIN", sql, "opcode").await
+}
+
+/// The `column` of each row of `explain` `sql` on `store`.
+async fn explained(store: &Store, explain: &str, sql: &str, column: &str) -> Vec<String> {
     let Pool::Sqlite(pool) = &store.pool else {
         panic!("a SQLite store");
     };
@@ -24,34 +34,13 @@ async fn plan(store: &Store, sql: &str) -> Vec<String> {
         .fetch_one(&mut *connection)
         .await
         .expect("reads the schema");
-    let explain = sqlx::AssertSqlSafe(format!("EXPLAIN QUERY PLAN {sql}"));
+    let explain = sqlx::AssertSqlSafe(format!("{explain} {sql}"));
     sqlx::query(explain)
         .fetch_all(&mut *connection)
         .await
-        .expect("planned")
+        .expect("explained")
         .iter()
-        .map(|row| row.get::<String, _>("detail"))
-        .collect()
-}
-
-/// The opcodes SQLite compiles `sql` to on `store` (as [`plan`] reads
-/// the schema first).
-async fn opcodes(store: &Store, sql: &str) -> Vec<String> {
-    let Pool::Sqlite(pool) = &store.pool else {
-        panic!("a SQLite store");
-    };
-    let mut connection = pool.acquire().await.expect("a connection");
-    sqlx::query("SELECT count(*) FROM sqlite_schema")
-        .fetch_one(&mut *connection)
-        .await
-        .expect("reads the schema");
-    let explain = sqlx::AssertSqlSafe(format!("EXPLAIN {sql}"));
-    sqlx::query(explain)
-        .fetch_all(&mut *connection)
-        .await
-        .expect("compiled")
-        .iter()
-        .map(|row| row.get::<String, _>("opcode"))
+        .map(|row| row.get::<String, _>(column))
         .collect()
 }
 
