@@ -67,14 +67,14 @@ impl Retried {
 /// order's sorter cost SQLite a temporary B-tree each time, some 170 µs
 /// through sqlx here, against 10 µs for the search itself). A call recorded before
 /// calls kept their principal matches any. Its digest is `$1` or one of
-/// the earlier digests, bound from `$7` on: the statement ends with their
-/// list (see [`may_have_run_sql`]). Each state is an arm of its own
-/// (`UNION ALL`): one `state IN ('sent', 'may_have_run')` searched the
-/// index once for each state of that list, which SQLite kept in a
-/// temporary B-tree it built at every run (callgrind: some 25,000
-/// instructions, more than the search). Each arm says the index's `state
-/// IN` term too, word for word: SQLite uses a partial index (`calls_open`)
-/// only for a query that says so.
+/// the earlier digests, bound from `$7` on (see [`may_have_run_sql`]).
+/// Each state and each digest is an arm of its own (`UNION ALL`): an `IN`
+/// list the index is searched by (`state IN ('sent', 'may_have_run')`,
+/// `arguments_digest IN ($1, $7)`) is one SQLite builds in a temporary
+/// B-tree at every run (callgrind: some 10,000 instructions each, more
+/// than the search). Each arm says the index's `state IN` term too, word
+/// for word: SQLite uses a partial index (`calls_open`) only for a query
+/// that says so.
 macro_rules! may_have_run_arm {
     ($state:literal, $since:literal) => {
         concat!(
@@ -87,13 +87,13 @@ macro_rules! may_have_run_arm {
              AND (principal = $2 OR principal IS NULL) \
              AND server = $3 AND tool = $4 AND told_at IS NULL AND ",
             $since,
-            " AND arguments_digest IN ($1"
+            " AND arguments_digest = "
         )
     };
 }
 
 /// The arms of a retry's look (see [`may_have_run_arm!`]), each to be
-/// ended by the list of digests.
+/// ended by the digest's parameter.
 const MAY_HAVE_RUN: [&str; 2] = [
     may_have_run_arm!("may_have_run", "finished_at >= $5"),
     may_have_run_arm!("sent", "owner <> $6"),
@@ -103,9 +103,15 @@ const MAY_HAVE_RUN: [&str; 2] = [
 /// the one in use: one statement, one visit to the store, however many
 /// keys there were.
 pub(crate) fn may_have_run_sql(earlier: usize) -> String {
-    let digests: String = (0..earlier).map(|n| format!(", ${}", 7 + n)).collect();
-    let [found, sent] = MAY_HAVE_RUN;
-    format!("{found}{digests}) UNION ALL {sent}{digests})")
+    let digests: Vec<String> = std::iter::once(1)
+        .chain((0..earlier).map(|n| 7 + n))
+        .map(|n| format!("${n}"))
+        .collect();
+    let arms: Vec<String> = MAY_HAVE_RUN
+        .iter()
+        .flat_map(|arm| digests.iter().map(move |digest| format!("{arm}{digest}")))
+        .collect();
+    arms.join(" UNION ALL ")
 }
 
 /// The newest call made in a request.
