@@ -215,6 +215,7 @@ mod statement;
 pub(crate) mod testing;
 
 pub(crate) use rows::{AnyRow, DirectRow};
+pub(crate) use statement::read_back;
 
 impl ToSql for Param {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {

@@ -10,14 +10,14 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use rusqlite::Connection;
+use rusqlite::{CachedStatement, Connection, ToSql};
 use sqlx::sqlite::SqliteConnection;
 
 use super::{AnyRow, DirectRow};
 use crate::backend::Store;
 use crate::error::Error;
 use crate::inline::bind_numbered;
-use crate::statement::Statement;
+use crate::statement::{ReadBack, Statement};
 use crate::writer::{GroupCommit, Turn};
 
 /// A one-statement write's row, once the write is durable.
@@ -109,29 +109,45 @@ fn write(connection: &mut Connection, (statement, turn, committer): Given) -> Do
 }
 
 /// The statement run, its first row read whole; a statement with a
-/// [`ReadBack`](crate::statement::ReadBack) as that says.
+/// [`ReadBack`] as that says.
 fn first_row(
     connection: &Connection,
     statement: &Statement,
 ) -> rusqlite::Result<Option<DirectRow>> {
-    let sql = match statement.read_back {
-        None => statement.sql,
-        Some(back) => {
-            let mut write = connection.prepare_cached(back.write)?;
-            bind_numbered(&mut write, &statement.params)?;
-            if write.raw_execute()? == 0 {
-                return Ok(None);
-            }
-            back.read
+    let mut prepared = match statement.read_back {
+        None => {
+            let mut prepared = connection.prepare_cached(statement.sql)?;
+            bind_numbered(&mut prepared, &statement.params)?;
+            prepared
         }
+        Some(back) => match read_back(connection, back, &statement.params)? {
+            Some(read) => read,
+            None => return Ok(None),
+        },
     };
-    let mut prepared = connection.prepare_cached(sql)?;
-    bind_numbered(&mut prepared, &statement.params)?;
     let mut rows = prepared.raw_query();
     let first = rows.next()?.map(DirectRow::of).transpose()?;
     // The rest run too (an `UPDATE ... RETURNING` of several rows).
     while rows.next()?.is_some() {}
     Ok(first)
+}
+
+/// `back`'s write run on `connection` with `params`, and its read,
+/// prepared and bound, when the write changed a row; `None` when it
+/// changed none (as its `RETURNING` would have returned no row).
+pub(crate) fn read_back<'c, V: ToSql>(
+    connection: &'c Connection,
+    back: ReadBack,
+    params: &[V],
+) -> rusqlite::Result<Option<CachedStatement<'c>>> {
+    let mut write = connection.prepare_cached(back.write)?;
+    bind_numbered(&mut write, params)?;
+    if write.raw_execute()? == 0 {
+        return Ok(None);
+    }
+    let mut read = connection.prepare_cached(back.read)?;
+    bind_numbered(&mut read, params)?;
+    Ok(Some(read))
 }
 
 #[cfg(test)]
