@@ -30,7 +30,7 @@ pub struct Checkpoint {
 impl Checkpoint {
     /// The head `seq`/`hash` at `at`, signed with `key`.
     pub fn signed(key: &[u8], seq: i64, hash: &str, at: Timestamp) -> Checkpoint {
-        let tag = hex::encode(mac(key, seq, hash, at).finalize().into_bytes());
+        let tag = crate::lower_hex(&mac(key, seq, hash, at).finalize().into_bytes());
         Checkpoint {
             seq,
             hash: hash.to_owned(),

@@ -85,7 +85,7 @@ pub mod wire;
 
 pub use ask::{Ask, AskRecord, DEFAULT_MAX_ATTEMPTS, RecordedValue, Step};
 pub use checkpoint::Checkpoint;
-pub use digest::{DigestKey, arguments_digest, canonical_json, object_digest};
+pub use digest::{DigestKey, arguments_digest, canonical_json, lower_hex, object_digest};
 pub use error::{ContentError, Error, FormError, Misuse, ReplyError};
 pub use form::{
     BooleanSpec, ChoiceOption, ChoiceSpec, DateSpec, Field, FieldKind, Form, InstantSpec,

@@ -5,10 +5,9 @@
 
 use std::fmt;
 
-use crate::audit_head::{HEAD_KEY_CONTEXT, check_head, derive_key};
+use crate::audit_head::{HEAD_KEY_CONTEXT, chain_hash, check_head, derive_key};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use sqlx::Row;
 
 use crate::backend::{Store, with_pool, with_writer};
@@ -193,16 +192,6 @@ pub struct Verification {
     pub head: String,
     /// The first break found, if any.
     pub broken: Option<ChainBreak>,
-}
-
-pub(crate) fn chain_hash(prev: &str, seq: i64, entry: &str) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(prev.as_bytes());
-    hasher.update(b"\n");
-    hasher.update(seq.to_string().as_bytes());
-    hasher.update(b"\n");
-    hasher.update(entry.as_bytes());
-    hex::encode(hasher.finalize())
 }
 
 /// An entry's place in the chain: its position and the hashes that link it.

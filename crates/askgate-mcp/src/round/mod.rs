@@ -157,7 +157,7 @@ fn asked_key(key: &str) -> String {
 fn request_digest(request: &InputRequest) -> String {
     use sha2::{Digest, Sha256};
     let wire = serde_json::to_vec(request).unwrap_or_default();
-    hex::encode(Sha256::digest(&wire))
+    askgate_core::lower_hex(&Sha256::digest(&wire))
 }
 
 impl Round {

@@ -271,7 +271,7 @@ impl Store {
                 let mut chained = Vec::with_capacity(texts.len());
                 for text in texts {
                     seq += 1;
-                    let hash = crate::audit::chain_hash(&prev, seq, text);
+                    let hash = crate::audit_head::chain_hash(&prev, seq, text);
                     chained.push((seq, text, std::mem::replace(&mut prev, hash.clone()), hash));
                 }
                 let mut append = sqlx::QueryBuilder::new(
