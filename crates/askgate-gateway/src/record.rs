@@ -243,8 +243,7 @@ impl End {
         End::Record(Box::new(Unrecorded {
             store: store.clone(),
             background: background.clone(),
-            entry: Some(entry),
-            call,
+            unwritten: Some((entry, call)),
             marker,
         }))
     }
@@ -288,9 +287,8 @@ impl End {
 pub(crate) struct Unrecorded {
     store: Store,
     background: Background,
-    /// `None` once handed to the write.
-    entry: Option<AuditEntry>,
-    call: NewCall,
+    /// Its audit entry and ledger call; `None` once handed to the write.
+    unwritten: Option<(AuditEntry, NewCall)>,
     marker: String,
 }
 
@@ -304,10 +302,10 @@ impl Unrecorded {
     }
 
     fn write(&mut self, end: Option<CallEnd>) {
-        let Some(entry) = self.entry.take() else {
+        let Some((entry, call)) = self.unwritten.take() else {
             return;
         };
-        let (call, marker) = (self.call.clone(), std::mem::take(&mut self.marker));
+        let marker = std::mem::take(&mut self.marker);
         if let Some(end) = end {
             let sent_at = call.at;
             let ended = EndedCall {

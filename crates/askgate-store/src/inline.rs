@@ -12,6 +12,7 @@
 //! and the caller takes sqlx's way. Reads in WAL mode do not wait on the
 //! writer, so the thread is held for the read alone.
 
+use std::cell::OnceCell;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -82,7 +83,7 @@ impl Inline {
                 bind_numbered(&mut statement, bound)?;
                 let mut rows = statement.raw_query();
                 while let Some(found) = rows.next()? {
-                    if let Err(e) = row(position, &InlineRow(found)) {
+                    if let Err(e) = row(position, &InlineRow::new(found)) {
                         return Ok(Err(e));
                     }
                 }
@@ -173,16 +174,52 @@ pub(crate) fn bind_by<V: ToSql>(
     Ok(())
 }
 
-/// A row of an inline read, read as the store reads sqlx's rows.
-pub(crate) struct InlineRow<'r>(pub(crate) &'r rusqlite::Row<'r>);
+/// A row of an inline read, read as the store reads sqlx's rows: its
+/// columns by name.
+pub(crate) struct InlineRow<'r> {
+    row: &'r rusqlite::Row<'r>,
+    /// Its statement's column names, read once (see [`InlineRow::index`]).
+    names: OnceCell<Vec<&'r str>>,
+}
+
+impl<'r> InlineRow<'r> {
+    /// `row`'s columns, read by name.
+    pub(crate) fn new(row: &'r rusqlite::Row<'r>) -> InlineRow<'r> {
+        InlineRow {
+            row,
+            names: OnceCell::new(),
+        }
+    }
+
+    /// The index of the first column named `column` (in any case), as
+    /// rusqlite's `Row::get` by name finds it. rusqlite asks SQLite for
+    /// every column's name until it finds the one (each a call into
+    /// SQLite and a `strlen`): some 18,900 instructions of a confirmed
+    /// call's reads, which read a dozen columns a row. The names are
+    /// asked for once a row here, and compared in memory.
+    fn index(&self, column: &str) -> rusqlite::Result<usize> {
+        let statement = self.row.as_ref();
+        let names = self.names.get_or_init(|| {
+            (0..statement.column_count())
+                .map(|at| statement.column_name(at).unwrap_or_default())
+                .collect()
+        });
+        names
+            .iter()
+            .position(|name| name.eq_ignore_ascii_case(column))
+            .ok_or_else(|| rusqlite::Error::InvalidColumnName(column.to_owned()))
+    }
+}
 
 impl Fields for InlineRow<'_> {
     fn text(&self, column: &str) -> Result<Option<String>, sqlx::Error> {
-        self.0.get::<_, Option<String>>(column).map_err(decoding)
+        let index = self.index(column).map_err(decoding)?;
+        self.row.get::<_, Option<String>>(index).map_err(decoding)
     }
 
     fn number(&self, column: &str) -> Result<Option<i64>, sqlx::Error> {
-        self.0.get::<_, Option<i64>>(column).map_err(decoding)
+        let index = self.index(column).map_err(decoding)?;
+        self.row.get::<_, Option<i64>>(index).map_err(decoding)
     }
 }
 
@@ -232,6 +269,30 @@ mod tests {
             expires_at: None,
             panel: None,
         }
+    }
+
+    /// A row's columns read by name in any order, again, in another
+    /// case, read what rusqlite reads by name; a name the row lacks is an
+    /// error, and the next read still finds its column.
+    #[test]
+    fn a_rows_columns_are_found_by_name_in_any_order() {
+        use crate::columns::Fields;
+        let connection = rusqlite::Connection::open_in_memory().expect("opens");
+        let mut statement = connection
+            .prepare("SELECT 1 AS a, 'x' AS b, 2 AS c, NULL AS d")
+            .expect("prepares");
+        let mut rows = statement.raw_query();
+        let found = rows.next().expect("steps").expect("a row");
+        let row = super::InlineRow::new(found);
+        assert_eq!(row.number("a").expect("a"), Some(1));
+        assert_eq!(row.text("b").expect("b"), Some("x".into()));
+        assert_eq!(row.number("c").expect("c"), Some(2));
+        assert_eq!(row.text("d").expect("d"), None);
+        assert_eq!(row.number("a").expect("a again"), Some(1));
+        assert_eq!(row.number("C").expect("c in capitals"), Some(2));
+        assert!(row.text("e").is_err(), "no column e");
+        assert_eq!(row.text("b").expect("b after a miss"), Some("x".into()));
+        assert_eq!(row.number("c").expect("c after b"), Some(2));
     }
 
     /// A call's read before its ask takes none of the pool's connections:

@@ -120,7 +120,7 @@ impl Record {
             // Nothing inserted: the call was recorded before.
             let mut read = read_back(connection, RECORD, &self.params).ok()??;
             let mut rows = read.raw_query();
-            let row = InlineRow(rows.next().ok()??);
+            let row = InlineRow::new(rows.next().ok()??);
             let columns = Columns::new(&row, &self.store, CallRow::WHAT);
             (CallRow::from_columns(&columns).ok()?, Place::of(&row).ok()?)
         };
