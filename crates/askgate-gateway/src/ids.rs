@@ -1,7 +1,9 @@
 //! The gateway's ids: ledger calls, their markers, sessions, held
-//! requests. Random, from the system's random source; a ledger call's id
-//! also begins with the instant it was made (see [`call`]).
+//! requests. Random, from the system's random source (drawn a block at a
+//! time, see [`fill`]); a ledger call's id also begins with the instant it
+//! was made (see [`call`]).
 
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -17,8 +19,7 @@ use rmcp::ErrorData;
 /// The system's random source failed.
 pub(crate) fn random(prefix: &str) -> Result<String, ErrorData> {
     let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes)
-        .map_err(|e| ErrorData::internal_error(format!("no randomness: {e}"), None))?;
+    fill(&mut bytes).map_err(|e| ErrorData::internal_error(format!("no randomness: {e}"), None))?;
     Ok(format!("{prefix}_{}", URL_SAFE_NO_PAD.encode(bytes)))
 }
 
@@ -52,13 +53,62 @@ pub(crate) fn call(at: Timestamp) -> Result<(String, String), ErrorData> {
     // milliseconds last until the year 10889.
     let millis = u64::try_from(at.as_millisecond()).unwrap_or(0);
     bytes[..6].copy_from_slice(&millis.to_be_bytes()[2..]);
-    getrandom::fill(&mut bytes[6..])
+    fill(&mut bytes[6..])
         .map_err(|e| ErrorData::internal_error(format!("no randomness: {e}"), None))?;
     let (id, marker) = bytes.split_at(16);
     Ok((
-        format!("call_{}", SORTABLE.encode(id)),
-        format!("m_{}", URL_SAFE_NO_PAD.encode(marker)),
+        prefixed("call_", &SORTABLE, id),
+        prefixed("m_", &URL_SAFE_NO_PAD, marker),
     ))
+}
+
+/// `prefix` and then `bytes` in `engine`'s characters, in one allocation.
+fn prefixed(prefix: &str, engine: &GeneralPurpose, bytes: &[u8]) -> String {
+    // 16 bytes are 22 characters unpadded.
+    let mut text = String::with_capacity(prefix.len() + bytes.len().div_ceil(3) * 4);
+    text.push_str(prefix);
+    engine.encode_string(bytes, &mut text);
+    text
+}
+
+/// How many bytes of the system's random source a thread draws at once.
+const BLOCK: usize = 1024;
+
+/// Random bytes drawn from the system's source and not yet handed out.
+struct Drawn {
+    bytes: [u8; BLOCK],
+    /// How many of `bytes`, from the start, were handed out (and zeroed).
+    used: usize,
+}
+
+thread_local! {
+    static DRAWN: RefCell<Drawn> = const {
+        RefCell::new(Drawn { bytes: [0; BLOCK], used: BLOCK })
+    };
+}
+
+/// Fill `dest` from the system's random source, as `getrandom::fill`
+/// does, but drawing [`BLOCK`] bytes at a time for the thread and handing
+/// each byte out once: a read made one system call (`getrandom`) for its
+/// id and marker, now one in some forty. The bytes are the system's, only
+/// read sooner; each is zeroed as it is handed out. The gateway runs no
+/// code of its own in a forked child (its upstreams are spawned and
+/// exec'd), so no two processes share a block.
+fn fill(dest: &mut [u8]) -> Result<(), getrandom::Error> {
+    if dest.len() > BLOCK {
+        return getrandom::fill(dest);
+    }
+    DRAWN.with_borrow_mut(|drawn| {
+        if BLOCK - drawn.used < dest.len() {
+            getrandom::fill(&mut drawn.bytes)?;
+            drawn.used = 0;
+        }
+        let taken = &mut drawn.bytes[drawn.used..drawn.used + dest.len()];
+        dest.copy_from_slice(taken);
+        taken.fill(0);
+        drawn.used += dest.len();
+        Ok(())
+    })
 }
 
 /// A new session's id: random, so no two sessions (nor two runs) share
@@ -75,6 +125,24 @@ pub(crate) fn session() -> Arc<str> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn random_bytes_are_handed_out_once_across_blocks() {
+        // Enough 26-byte draws (a call's id and marker) to refill the
+        // block several times: no draw repeats another, none is all zeros
+        // (a block's used bytes are zeroed: handing one out again would).
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..(super::BLOCK * 4 / 26) {
+            let mut bytes = [0u8; 26];
+            super::fill(&mut bytes).expect("random bytes");
+            assert_ne!(bytes, [0u8; 26]);
+            assert!(seen.insert(bytes), "a draw repeated");
+        }
+        // More than a block at once comes straight from the system.
+        let mut large = vec![0u8; super::BLOCK + 1];
+        super::fill(&mut large).expect("random bytes");
+        assert!(large.iter().any(|b| *b != 0));
+    }
+
     #[test]
     fn ids_carry_their_prefix_and_never_repeat() {
         let (a, b) = (super::random("call"), super::random("call"));

@@ -208,6 +208,11 @@ impl Ending {
         &self.id
     }
 
+    /// The name of the upstream it was sent to.
+    pub(crate) fn server(&self) -> &str {
+        &self.server
+    }
+
     /// The call ended so: count it and record its end without waiting for
     /// the store. Only the first end counts.
     pub(crate) fn ended(&mut self, ended: &Ended) {

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use rmcp::ErrorData;
 
 use super::lane::{Answering, Lane, Pending};
-use super::{Params, take};
+use super::{Meta, Params};
 use crate::proxy::on_lane::LaneSend;
 use crate::relay;
 
@@ -43,10 +43,21 @@ impl Lane {
                 .map(|token| lane.watch_progress(token, entered.idle()));
             let (handler, answered) = tokio::sync::oneshot::channel();
             let id = lane.next.fetch_add(1, Ordering::Relaxed);
-            let call_id = ending.id().to_owned();
+            // Logged under the lane's own target, as the client's calls on it.
+            tracing::debug!(target: "askgate_gateway::express", call = %ending.id(), %server, %tool, "sent on the express lane by its handler");
+            let request = super::lane::request(
+                id,
+                &Params {
+                    name: &tool,
+                    arguments: &arguments,
+                    meta: Meta {
+                        marker: marker.as_deref(),
+                        progress_token: token.as_deref(),
+                    },
+                },
+            );
             let pending = Pending {
                 answering: Answering::Handler(handler),
-                server: server.clone(),
                 tool: tool.clone(),
                 ending,
                 life,
@@ -56,14 +67,7 @@ impl Lane {
                 idle: entered.idle().clone(),
                 _watching: None,
             };
-            let params = Params {
-                name: &tool,
-                arguments: &arguments,
-                meta: take::meta(marker.as_deref(), token.as_deref()),
-            };
-            // Logged under the lane's own target, as the client's calls on it.
-            tracing::debug!(target: "askgate_gateway::express", call = %call_id, %server, %tool, "sent on the express lane by its handler");
-            lane.send(id, &params, pending);
+            lane.send(id, request, pending);
             let answered = match cancelled {
                 None => answered.await,
                 Some(cancelled) => {

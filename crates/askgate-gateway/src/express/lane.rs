@@ -171,22 +171,18 @@ impl Lane {
         drop(calls);
     }
 
-    /// Send `params` as call `id`, settled through `pending`.
-    pub(crate) fn send(&self, id: u64, params: &Params<'_>, pending: Pending) {
-        let mut line = Vec::with_capacity(256);
-        let request = Outgoing {
-            jsonrpc: "2.0",
-            id,
-            method: "tools/call",
-            params,
+    /// Send call `id`, its request `written` by [`request`], settled
+    /// through `pending`.
+    pub(crate) fn send(&self, id: u64, written: serde_json::Result<Vec<u8>>, pending: Pending) {
+        let line = match written {
+            Ok(line) => line,
+            Err(error) => {
+                pending.settle(LaneEnd::Gone(&format!(
+                    "its request could not be written: {error}"
+                )));
+                return;
+            }
         };
-        if let Err(error) = serde_json::to_writer(&mut line, &request) {
-            pending.settle(LaneEnd::Gone(&format!(
-                "its request could not be written: {error}"
-            )));
-            return;
-        }
-        line.push(b'\n');
         self.calls().insert(id, pending);
         // `gone` closes the lane, then settles what it finds: a call put
         // in after that is settled here (whoever removes it settles it).
@@ -221,7 +217,7 @@ impl Lane {
         let _ = self.out.send(&abandoned(id));
         // Under the rmcp path's target: an operator's filter finds it
         // whichever path it took.
-        tracing::info!(target: "askgate_gateway::proxy::upstream_call", call = %pending.ending.id(), server = %pending.server, tool = %pending.tool, "{}", crate::record::CANCELLED_WHILE_RUNNING_LOG);
+        tracing::info!(target: "askgate_gateway::proxy::upstream_call", call = %pending.ending.id(), server = %pending.ending.server(), tool = %pending.tool, "{}", crate::record::CANCELLED_WHILE_RUNNING_LOG);
         let why = crate::record::CANCELLED_WHILE_RUNNING;
         let end = match pending.answering {
             Answering::Handler(_) => LaneEnd::Gone(why),
@@ -273,12 +269,27 @@ pub(crate) struct OnLane {
     pub(crate) id: u64,
 }
 
+/// The line that sends call `id` with `params` upstream: the request,
+/// and its newline.
+pub(crate) fn request(id: u64, params: &Params<'_>) -> serde_json::Result<Vec<u8>> {
+    let mut line = Vec::with_capacity(256);
+    serde_json::to_writer(
+        &mut line,
+        &Outgoing {
+            jsonrpc: "2.0",
+            id,
+            method: "tools/call",
+            params,
+        },
+    )?;
+    line.push(b'\n');
+    Ok(line)
+}
+
 /// A call on the lane, until its answer.
 pub(crate) struct Pending {
     /// Who its answer goes to.
     pub(crate) answering: Answering,
-    /// The upstream's name.
-    pub(crate) server: String,
     /// The tool, by its upstream name.
     pub(crate) tool: String,
     /// How its end is told (dropped unended, it records `sent`).
@@ -353,7 +364,6 @@ impl Pending {
     fn settle(self, settled: LaneEnd<'_>) {
         let Pending {
             answering,
-            server,
             tool,
             mut ending,
             mut life,
@@ -431,7 +441,7 @@ impl Pending {
                 Effect::Answer(Answer::Result) => answer = result.map(Ok),
                 Effect::Answer(Answer::Failed(ended)) => {
                     let error = ended
-                        .client_error(&server, &tool)
+                        .client_error(ending.server(), &tool)
                         .unwrap_or_else(|| ErrorData::internal_error("the call failed", None));
                     answer = Some(Err(error));
                 }

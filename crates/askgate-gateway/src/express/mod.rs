@@ -32,13 +32,15 @@
 
 pub(crate) mod decided;
 pub(crate) mod lane;
+mod params;
 pub(crate) mod take;
+
+pub(crate) use params::{CallParams, Meta, Params};
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
 use rmcp::ErrorData;
-use rmcp::model::JsonObject;
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -120,37 +122,6 @@ impl Initialize<'_> {
     }
 }
 
-/// A `tools/call`'s parameters: the name and arguments, and whatever else
-/// it carries (`_meta` aside: of it the gateway passes on only the progress
-/// token).
-#[derive(Deserialize)]
-pub(crate) struct CallParams {
-    pub(crate) name: String,
-    pub(crate) arguments: Option<JsonObject>,
-    /// Its `_meta`: of it, the lane passes on only the progress token
-    /// (as one of its own, the upstream's progress routed back).
-    #[serde(rename = "_meta")]
-    pub(crate) meta: Option<CallMeta>,
-    #[serde(flatten)]
-    pub(crate) rest: HashMap<String, IgnoredAny>,
-}
-
-/// What the lane reads of a call's `_meta`.
-#[derive(Deserialize)]
-pub(crate) struct CallMeta {
-    #[serde(rename = "progressToken")]
-    pub(crate) progress_token: Option<rmcp::model::ProgressToken>,
-    /// The capabilities the request declares, if it does (a 2026-07-28
-    /// request, or a classic one carrying the tasks extension's).
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
-    pub(crate) client_capabilities: Option<IgnoredAny>,
-    /// The revision the request names for itself, if it does: rmcp checks
-    /// it against those the gateway speaks (and, for 2026-07-28, the
-    /// request's other metadata), so such a call is rmcp's.
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-    pub(crate) protocol_version: Option<IgnoredAny>,
-}
-
 /// A client's `notifications/cancelled`.
 #[derive(Deserialize)]
 pub(crate) struct Cancelled<'a> {
@@ -167,14 +138,6 @@ pub(crate) struct Outgoing<'a> {
     pub(crate) id: u64,
     pub(crate) method: &'static str,
     pub(crate) params: &'a Params<'a>,
-}
-
-#[derive(Serialize)]
-pub(crate) struct Params<'a> {
-    pub(crate) name: &'a str,
-    pub(crate) arguments: &'a JsonObject,
-    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    pub(crate) meta: Option<HashMap<&'static str, &'a str>>,
 }
 
 /// What the lane reads of an upstream's message.

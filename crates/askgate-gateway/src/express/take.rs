@@ -2,17 +2,15 @@
 //! client's side (stdio's pipe, `--listen`'s POSTs). What differs is who
 //! calls ([`Caller`]) and where the answer goes ([`ReplyTo`]).
 
-use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 
 use askgate_core::Risk;
-use askgate_mcp::replay::MARKER_KEY;
 use serde_json::Value as Json;
 use serde_json::value::RawValue;
 
 use super::lane::{Answering, OnLane, OnLanes};
-use super::{CallParams, Cancelled, Params, Pending, ReplyTo};
+use super::{CallParams, Cancelled, Meta, Params, Pending, ReplyTo};
 use crate::downstream::WriteLine;
 use crate::proxy::Gateway;
 use crate::proxy::pipeline::LaneCall;
@@ -48,7 +46,7 @@ pub(crate) fn take(
     let Ok(params) = serde_json::from_str::<CallParams>(params.get()) else {
         return false;
     };
-    if !params.rest.is_empty() {
+    if params.others {
         // requestState, inputResponses, task...: rmcp's.
         return false;
     }
@@ -95,11 +93,14 @@ pub(crate) fn take(
             None => return false,
         },
     };
+    let index = plan.index;
     let Ok(LaneCall {
         life,
         ending,
         marker,
-    }) = gateway.express_record(&plan)
+        tool,
+        arguments,
+    }) = gateway.express_record(plan)
     else {
         return false;
     };
@@ -107,7 +108,7 @@ pub(crate) fn take(
     let key = key_of(id);
     let lane_id = lane.next.fetch_add(1, Ordering::Relaxed);
     let on_lane = OnLane {
-        upstream: plan.index,
+        upstream: index,
         id: lane_id,
     };
     caller
@@ -115,9 +116,20 @@ pub(crate) fn take(
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .insert(key.clone(), on_lane);
-    let idle = Idle::new();
     // Logged under the lane's own target, wherever its code lives.
-    tracing::debug!(target: "askgate_gateway::express", call = %ending.id(), server = %plan.server, tool = %plan.tool, "on the express lane");
+    tracing::debug!(target: "askgate_gateway::express", call = %ending.id(), server = %ending.server(), %tool, "on the express lane");
+    let request = super::lane::request(
+        lane_id,
+        &Params {
+            name: &tool,
+            arguments: &arguments,
+            meta: Meta {
+                marker: gateway.marks_calls().then_some(marker.as_str()),
+                progress_token: lane_token.as_deref(),
+            },
+        },
+    );
+    let idle = Idle::new();
     let pending = Pending {
         answering: Answering::Client {
             id: id.to_owned(),
@@ -125,8 +137,7 @@ pub(crate) fn take(
             calls: Arc::clone(caller.calls),
             reply,
         },
-        server: plan.server.clone(),
-        tool: plan.tool.clone(),
+        tool,
         ending,
         life,
         progress: progress.map(|(routed, _)| routed),
@@ -136,13 +147,7 @@ pub(crate) fn take(
             .map(|token| lane.watch_progress(token, &idle)),
         idle,
     };
-    let marker = gateway.marks_calls().then_some(marker.as_str());
-    let params = Params {
-        name: &plan.tool,
-        arguments: &plan.arguments,
-        meta: meta(marker, lane_token.as_deref()),
-    };
-    lane.send(lane_id, &params, pending);
+    lane.send(lane_id, request, pending);
     true
 }
 
@@ -172,23 +177,54 @@ pub(crate) fn cancel(gateway: &Gateway, calls: &OnLanes, params: &RawValue) -> b
     true
 }
 
-/// The `_meta` of a call on the lane: the replay contract's `marker`, and
-/// the lane's progress `token`, when there are any.
-pub(crate) fn meta<'a>(
-    marker: Option<&'a str>,
-    token: Option<&'a str>,
-) -> Option<HashMap<&'static str, &'a str>> {
-    let mut meta = HashMap::new();
-    if let Some(marker) = marker {
-        meta.insert(MARKER_KEY, marker);
+/// A request id as a key: its JSON, normalized (as serde_json writes it,
+/// so that `"\u0061"` and `"a"` are one id). Most ids are written so
+/// already and are taken as they are, without reading them.
+pub(crate) fn key_of(id: &RawValue) -> String {
+    let text = id.get();
+    if is_normal(text) {
+        return text.to_owned();
     }
-    if let Some(token) = token {
-        meta.insert("progressToken", token);
-    }
-    (!meta.is_empty()).then_some(meta)
+    serde_json::from_str::<Json>(text).map_or_else(|_| text.to_owned(), |v| v.to_string())
 }
 
-/// A request id as a key: its JSON, normalized.
-pub(crate) fn key_of(id: &RawValue) -> String {
-    serde_json::from_str::<Json>(id.get()).map_or_else(|_| id.get().to_owned(), |v| v.to_string())
+/// Whether `id` is written as serde_json writes its value: a string
+/// without escapes (nor anything that would need one), or an integer of
+/// at most 18 digits without a sign or a leading zero.
+fn is_normal(id: &str) -> bool {
+    match id.as_bytes() {
+        [b'"', inner @ .., b'"'] => !inner.iter().any(|b| matches!(b, b'"' | b'\\' | 0..=0x1f)),
+        [b'0'] => true,
+        digits @ [b'1'..=b'9', ..] => digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::value::RawValue;
+
+    #[test]
+    fn request_ids_written_differently_are_one_key() {
+        let key =
+            |text: &str| super::key_of(&RawValue::from_string(text.to_owned()).expect("json"));
+        // Written as serde_json writes them: taken as they are.
+        for id in [
+            "0",
+            "7",
+            "123456789012345678",
+            r#""a""#,
+            r#""é-1""#,
+            r#""""#,
+        ] {
+            assert_eq!(key(id), id);
+        }
+        // Written otherwise: the same key as their normal form.
+        assert_eq!(key(r#""\u0061""#), key(r#""a""#));
+        assert_eq!(key(r#""a\/b""#), key(r#""a/b""#));
+        assert_eq!(key("1.0"), "1.0");
+        assert_eq!(key("-5"), "-5");
+        // Not an id the lane could normalize: kept as written.
+        assert_eq!(key("[1]"), "[1]");
+    }
 }

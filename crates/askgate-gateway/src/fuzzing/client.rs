@@ -57,7 +57,7 @@ pub fn client_line(line: &[u8]) {
             let Ok(call) = serde_json::from_str::<CallParams>(params.get()) else {
                 return;
             };
-            if !call.rest.is_empty() || !rmcp_reads_its_envelope(line, Some(id)) {
+            if call.others || !rmcp_reads_its_envelope(line, Some(id)) {
                 return;
             }
             let id = serde_json::from_str::<Json>(id.get()).ok();
@@ -72,7 +72,7 @@ pub fn client_line(line: &[u8]) {
                 },
                 _ => None,
             };
-            let ours = (id, call.name, call.arguments);
+            let ours = (id, call.name.into_owned(), call.arguments);
             check("lane-call", read.as_ref() == Some(&ours), || {
                 format!("the lane would take (id, tool, arguments) {ours:?}, rmcp reads {read:?}")
             });

@@ -125,18 +125,18 @@ impl Gateway {
         }
         let found = self.listed_tool(name)?;
         // First what is cheap to check: a lane to an upstream that answers
-        // on a classic revision, no intake, room for one more record.
+        // on a classic revision, room for one more record; then no intake.
         if !self.lane(found.index).is_some_and(|lane| lane.is_open()) {
-            return None;
-        }
-        let server = &self.upstream_name(found.index);
-        if crate::config::intake_for(&settings.intake, server, &found.tool.name).is_some() {
             return None;
         }
         if !settings.background.has_room() {
             return None;
         }
         let target = self.target(found, arguments);
+        if crate::config::intake_for(&settings.intake, &target.server, &target.tool.name).is_some()
+        {
+            return None;
+        }
         // A raised threshold never skips the approvers a rule names (see
         // `call`).
         let governed = settings
@@ -180,12 +180,20 @@ impl Gateway {
     /// # Errors
     /// The system's random source failed, or the plan is not one the lane
     /// may take (then nothing is recorded).
-    pub(crate) fn express_record(&self, plan: &Plan) -> Result<LaneCall, ErrorData> {
+    pub(crate) fn express_record(&self, plan: Plan) -> Result<LaneCall, ErrorData> {
         let settings = &self.inner.settings;
+        let Plan {
+            index,
+            server,
+            tool,
+            arguments,
+            principal,
+            decided,
+        } = plan;
         let mut life = Lifecycle::new();
         life.handle_decided(Decision {
-            method: plan.decided.verdict.method,
-            proceeds: plan.decided.verdict.proceed,
+            method: decided.verdict.method,
+            proceeds: decided.verdict.proceed,
             recorded: Recorded::WhenEnded,
             cancelled: false,
         });
@@ -198,26 +206,20 @@ impl Gateway {
                 None,
             ));
         }
-        let (call, marker) = self.new_call(
-            plan.index,
-            &plan.tool,
-            &plan.arguments,
-            &plan.principal,
-            None,
-        )?;
-        plan.decided.log();
+        let (call, marker) = self.new_call(index, &tool, &arguments, &principal, None)?;
+        decided.log();
         let id = call.id.clone();
         let end = End::unrecorded(
             settings.rounds.store(),
             &settings.background,
-            plan.decided.entry.clone(),
+            decided.entry,
             call,
             marker.clone(),
         );
         let ending = Ending::new(
             Arc::clone(settings.rounds.clock()),
             id,
-            plan.server.clone(),
+            server,
             settings.metrics.clone(),
             settings.background.clone(),
             end,
@@ -226,6 +228,8 @@ impl Gateway {
             life,
             ending,
             marker,
+            tool,
+            arguments,
         })
     }
 }
@@ -238,4 +242,8 @@ pub(crate) struct LaneCall {
     pub(crate) ending: Ending,
     /// The replay contract's marker it carries.
     pub(crate) marker: String,
+    /// The tool, by its upstream name.
+    pub(crate) tool: String,
+    /// The arguments to send.
+    pub(crate) arguments: JsonObject,
 }
