@@ -5,25 +5,32 @@ bench_stdio_cpu.py (they run from this folder, so it is on their import
 path)."""
 
 import os
+import time
 
 
-def gateway_pid(marker: bytes = b"gateway") -> int:
+def gateway_pid(marker: bytes = b"gateway", wait_s: float = 5.0) -> int:
     """The askgate gateway this process started (stdio_client's child):
-    the child with `marker` among its arguments."""
+    the child with `marker` among its arguments. Looked for again for up
+    to `wait_s` seconds: a scan of /proc can miss a process (once in a few
+    runs, as seen), and a retry finds it."""
     me = str(os.getpid())
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                command = cmdline.read().split(b"\0")
-        except OSError:
-            continue
-        if fields[1] == me and any(marker in argument for argument in command):
-            return int(entry)
-    raise RuntimeError("the gateway's process was not found")
+    deadline = time.monotonic() + wait_s
+    while True:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+                with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                    command = cmdline.read().split(b"\0")
+            except OSError:
+                continue
+            if fields[1] == me and any(marker in argument for argument in command):
+                return int(entry)
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no child of this process with {marker!r} in its arguments")
+        time.sleep(0.1)
 
 
 def cpu_ms(pid: int) -> float:
