@@ -38,4 +38,4 @@ fi
 # shellcheck disable=SC2086 # ASKGATE_STDIO_CPU_ARGS is a list of arguments
 "$prefix/venv/bin/python" "$root/scripts/bench_stdio_cpu.py" ${ASKGATE_STDIO_CPU_ARGS:-} \
     --config-dir "$run" "${candidates[@]}" \
-    --bare-relay "$target/release/askgate-bare-relay" node "$everything" stdio
+    --on-tokio --bare-relay "$target/release/askgate-bare-relay" node "$everything" stdio

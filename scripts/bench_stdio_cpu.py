@@ -117,16 +117,22 @@ async def main() -> None:
     parser.add_argument("--bare-relay", nargs="+", metavar="ARG",
                         help="also measure askgate-bare-relay (stdio only): its binary, then the "
                              "upstream's command; the floor any stdio proxy pays")
+    parser.add_argument("--on-tokio", action="store_true",
+                        help="with --bare-relay, also measure it relaying on a tokio runtime as "
+                             "the gateway does its I/O (`askgate-bare-relay --on-tokio`)")
     args = parser.parse_args()
     candidates = [c.split("=", 1) for c in args.candidate]
     if args.bare_relay and not args.http:
         candidates.append(["bare-relay", None])
+        if args.on_tokio:
+            candidates.append(["bare-relay-on-tokio", None])
     runs: dict[str, list[dict]] = {name: [] for name, _ in candidates}
     for round_ in range(args.rounds):
         for name, binary in candidates:
             config = os.path.join(args.config_dir, f"{name}.toml")
             if binary is None:
-                run = await measure_stdio(args.bare_relay, b"bare-relay", args.n, args.in_flight)
+                relay = args.bare_relay[:1] + ["--on-tokio"] * (name != "bare-relay") + args.bare_relay[1:]
+                run = await measure_stdio(relay, b"bare-relay", args.n, args.in_flight)
             else:
                 run = await measure(binary, config, args.n, args.in_flight, args.http)
             runs[name].append(run)
