@@ -118,15 +118,8 @@ fn once<T, E: de::Error>(
 }
 
 /// A string, borrowed from the input when it has no escapes.
-struct Borrowed<'a>(Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Borrowed<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
-        Text::deserialize(deserializer).map(|text| Borrowed(text.0))
-    }
-}
+#[derive(Deserialize)]
+struct Borrowed<'a>(#[serde(borrow)] Cow<'a, str>);
 
 /// A call's parameters as they go upstream.
 #[derive(Serialize)]
