@@ -35,9 +35,16 @@ def gateway_pid(marker: bytes = b"gateway", wait_s: float = 5.0) -> int:
 
 def cpu_ms(pid: int) -> float:
     """The CPU time `pid` has used, user and system, in milliseconds."""
+    return sum(cpu_split_ms(pid))
+
+
+def cpu_split_ms(pid: int) -> tuple[float, float]:
+    """The CPU time `pid` has used in milliseconds: in user space, and in
+    the kernel on its behalf (system calls, wake-ups)."""
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) * 1000 / tick, int(fields[12]) * 1000 / tick
 
 
 def rss_kib(pid: int) -> int:

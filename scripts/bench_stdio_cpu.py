@@ -32,7 +32,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from bench_proc import cpu_ms, gateway_pid, rss_kib, written_bytes
+from bench_proc import cpu_split_ms, gateway_pid, rss_kib, written_bytes
 
 
 async def measure(binary: str, config: str, calls: int, in_flight: int, http: bool) -> dict:
@@ -86,7 +86,7 @@ async def measure_session(session: ClientSession, pid: int, calls: int, in_fligh
     await session.initialize()
     for _ in range(200):  # warm up: the upstream listed, pages in
         await session.call_tool("echo", {"message": "hi"})
-    cpu, wrote = cpu_ms(pid), written_bytes(pid)
+    (user, system), wrote = cpu_split_ms(pid), written_bytes(pid)
     start = asyncio.get_running_loop().time()
     room = asyncio.Semaphore(in_flight)
 
@@ -98,8 +98,11 @@ async def measure_session(session: ClientSession, pid: int, calls: int, in_fligh
 
     await asyncio.gather(*(one() for _ in range(calls)))
     elapsed = asyncio.get_running_loop().time() - start
+    user_after, system_after = cpu_split_ms(pid)
     return {
-        "cpu_ms": (cpu_ms(pid) - cpu) / calls,
+        "cpu_ms": (user_after - user + system_after - system) / calls,
+        "user_ms": (user_after - user) / calls,
+        "system_ms": (system_after - system) / calls,
         "bytes": (written_bytes(pid) - wrote) / calls,
         "rate": calls / elapsed,
         "rss_mib": rss_kib(pid) / 1024,
@@ -138,18 +141,21 @@ async def main() -> None:
             runs[name].append(run)
             print(
                 f"round {round_ + 1} {name}: {run['rate']:.0f} calls/s, "
-                f"{run['cpu_ms']:.4f} ms CPU and {run['bytes']:.0f} bytes written per call, "
+                f"{run['cpu_ms']:.4f} ms CPU ({run['user_ms']:.4f} user, "
+                f"{run['system_ms']:.4f} system) and {run['bytes']:.0f} bytes written per call, "
                 f"{run['rss_mib']:.1f} MiB resident",
                 file=sys.stderr,
             )
     transport = "Streamable HTTP (--listen)" if args.http else "stdio"
     print(f"\n{transport}: {args.n} calls a round at {args.in_flight} in flight, "
           f"{args.rounds} rounds, medians:\n")
-    print("| gateway | CPU ms per call | bytes written per call | calls/s | RSS MiB after |")
-    print("|---|---|---|---|---|")
+    print("| gateway | CPU ms per call | of it user | of it system | bytes written per call "
+          "| calls/s | RSS MiB after |")
+    print("|---|---|---|---|---|---|---|")
     for name, _ in candidates:
         median = lambda key: statistics.median(run[key] for run in runs[name])  # noqa: E731
-        print(f"| {name} | {median('cpu_ms'):.4f} | {median('bytes'):.0f} | {median('rate'):.0f} "
+        print(f"| {name} | {median('cpu_ms'):.4f} | {median('user_ms'):.4f} "
+              f"| {median('system_ms'):.4f} | {median('bytes'):.0f} | {median('rate'):.0f} "
               f"| {median('rss_mib'):.1f} |")
 
 

@@ -15,9 +15,8 @@ use std::sync::{Arc, Mutex};
 
 use askgate_inbox::People;
 use askgate_mcp::Principal;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use sha2::{Digest, Sha256};
@@ -104,7 +103,11 @@ fn refuse(status: StatusCode, message: &str) -> Response {
 }
 
 /// Authenticate, bind sessions to principals, mark the request's principal.
-async fn authenticate(State(gate): State<Gate>, mut request: Request, next: Next) -> Response {
+async fn authenticate<F: Future<Output = Response>>(
+    gate: &Gate,
+    mut request: Request,
+    next: impl FnOnce(Request) -> F,
+) -> Response {
     let principal = if gate.tokens.is_empty() && gate.oauth.is_none() {
         "local".to_owned()
     } else {
@@ -160,7 +163,7 @@ async fn authenticate(State(gate): State<Gate>, mut request: Request, next: Next
         .extensions_mut()
         .insert(Principal(principal.clone()));
     let closing = request.method() == axum::http::Method::DELETE;
-    let mut response = next.run(request).await;
+    let mut response = next(request).await;
     if closing && response.status() == StatusCode::ACCEPTED {
         // The session is closed, not about to be: rmcp says 202, which
         // the Python SDK logs as a failed termination at every close.
@@ -267,15 +270,14 @@ pub(crate) async fn serve(
         service.clone(),
         Arc::clone(&gate.sessions),
     )));
-    let mcp = axum::Router::new().nest_service("/mcp", service);
-    // Screened once its caller is known (no body is read before).
-    #[cfg(all(unix, not(askgate_portable)))]
-    let mcp = mcp.layer(axum::middleware::from_fn_with_state(
+    let mcp = Endpoint {
+        gate,
+        #[cfg(all(unix, not(askgate_portable)))]
         screen,
-        screening::screened,
-    ));
-    let app = mcp
-        .layer(axum::middleware::from_fn_with_state(gate, authenticate))
+        rmcp: service,
+    };
+    let app = axum::Router::new()
+        .nest_service("/mcp", mcp.route())
         // Not behind the principals' gate: the operator's, and the probes'.
         .merge(super::metrics::routes(
             scraped.metrics(),
@@ -317,4 +319,55 @@ pub(crate) async fn serve(
     // The waker holds the service, which holds the gateway: let go.
     downstream.wake_with(None);
     Ok(())
+}
+
+/// The MCP endpoint: the principals' gate ([`authenticate`]), then the
+/// screen (unix builds: see [`screening`]; no body is read before the
+/// caller is known), then rmcp's Streamable HTTP service.
+///
+/// One handler runs the three steps in turn, each calling the next, where
+/// axum's middleware layers would box each step as a service of its own:
+/// axum clones a route's service for every request, each layer clones the
+/// service inside it again, and rmcp's own clone copies its config (the
+/// allowed hosts and origins, each a `String`, and a cancellation token).
+/// That was some twenty allocations and seven copies of rmcp's config a
+/// request, a sixth of a read call's instructions through `--listen`
+/// (callgrind, docs/benchmarks.md); here a request clones one `Arc`.
+struct Endpoint {
+    gate: Gate,
+    #[cfg(all(unix, not(askgate_portable)))]
+    screen: screening::Screen,
+    rmcp: StreamableHttpService<Gateway, sessions::Sessions>,
+}
+
+impl Endpoint {
+    /// The endpoint as the route's one handler.
+    fn route(self) -> axum::routing::MethodRouter {
+        let endpoint = Arc::new(self);
+        axum::routing::any(move |request: Request| {
+            let endpoint = Arc::clone(&endpoint);
+            async move { endpoint.serve(request).await }
+        })
+    }
+
+    async fn serve(&self, request: Request) -> Response {
+        authenticate(&self.gate, request, |request| self.screened(request)).await
+    }
+
+    #[cfg(all(unix, not(askgate_portable)))]
+    async fn screened(&self, request: Request) -> Response {
+        screening::screened(&self.screen, request, |request| self.rmcp(request)).await
+    }
+
+    #[cfg(any(not(unix), askgate_portable))]
+    async fn screened(&self, request: Request) -> Response {
+        self.rmcp(request).await
+    }
+
+    /// rmcp's service, its future boxed: it is large, and a read the
+    /// screen answers never makes it (unboxed, every request's future
+    /// would be as large, and copied whole as axum boxes it).
+    async fn rmcp(&self, request: Request) -> Response {
+        Box::pin(self.rmcp.handle(request)).await.into_response()
+    }
 }

@@ -14,9 +14,8 @@
 //! whatever its params.
 
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use askgate_mcp::Principal;
@@ -63,13 +62,13 @@ fn removed_in(version: Option<&str>, message: &[u8]) -> bool {
 /// renamed for askgate and the answers that carry task fields put back
 /// (see [`super::carrying`]); answer a call that needs no person from the
 /// express lane (see [`super::express`]); pass anything else on as it is.
-pub(super) async fn screened(
-    State(screen): State<Screen>,
+pub(super) async fn screened<F: Future<Output = Response>>(
+    screen: &Screen,
     request: Request,
-    next: Next,
+    next: impl FnOnce(Request) -> F,
 ) -> Response {
     if request.method() != Method::POST {
-        return next.run(request).await;
+        return next(request).await;
     }
     let (mut parts, body) = request.into_parts();
     // Already cut at the listener's longest body.
@@ -109,7 +108,7 @@ pub(super) async fn screened(
                 }
                 None => Body::from(message),
             };
-            let response = next.run(Request::from_parts(parts, body)).await;
+            let response = next(Request::from_parts(parts, body)).await;
             if let (Some(handshake), Some(principal)) = (handshake, principal) {
                 screen.lane.opened(handshake, &principal.0, &response);
             }
@@ -127,8 +126,7 @@ pub(super) async fn screened(
             .into_response(),
         Verdict::Mend(instead) => {
             parts.headers.remove(header::CONTENT_LENGTH);
-            next.run(Request::from_parts(parts, Body::from(instead)))
-                .await
+            next(Request::from_parts(parts, Body::from(instead))).await
         }
     }
 }
