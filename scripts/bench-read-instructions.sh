@@ -10,6 +10,7 @@
 #
 #   scripts/bench-read-instructions.sh                       # this checkout's build
 #   scripts/bench-read-instructions.sh /tmp/askgate-before   # ... and an older binary
+#   scripts/bench-read-instructions.sh --http [OTHER]        # through `gateway --listen`
 #
 # Needs valgrind. Uses what scripts/bench-peers.sh's setup installs under
 # $ASKGATE_BENCH_PREFIX (default /tmp/askgate-bench). Not run by CI:
@@ -23,6 +24,12 @@ cd "$root"
 bench_ready
 bench_build
 command -v valgrind >/dev/null || { echo "bench: valgrind is needed" >&2; exit 1; }
+
+http=0
+if [ "${1:-}" = --http ]; then
+    http=1
+    shift
+fi
 
 run=$(mktemp -d)
 trap 'rm -rf "$run"' EXIT
@@ -39,10 +46,18 @@ for build in "${builds[@]}"; do
         rm -rf "$run/store"
         mkdir -p "$run/store"
         bench_config "$run/gateway.toml" "$run/store"
-        "$prefix/venv/bin/python" scripts/bench_calls.py "$calls" \
-            valgrind --tool=callgrind --callgrind-out-file="$run/$calls.out" \
-            "$binary" gateway --config "$run/gateway.toml"
+        counted=(valgrind --tool=callgrind --callgrind-out-file="$run/$calls.out"
+            "$binary" gateway --config "$run/gateway.toml")
+        if [ "$http" = 1 ]; then
+            port=$("$prefix/venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+            "$prefix/venv/bin/python" scripts/bench_http_calls.py "$calls" "$port" \
+                "${counted[@]}" --listen "127.0.0.1:$port"
+        else
+            "$prefix/venv/bin/python" scripts/bench_calls.py "$calls" "${counted[@]}"
+        fi
         total[$calls]=$(callgrind_annotate "$run/$calls.out" | awk '/PROGRAM TOTALS/ && !seen { gsub(",", "", $1); print $1; seen = 1 }')
     done
-    echo "$name ($binary): $(( (total[1300] - total[300]) / 1000 )) instructions a read call"
+    over=stdio
+    [ "$http" = 1 ] && over="--listen"
+    echo "$name ($binary): $(( (total[1300] - total[300]) / 1000 )) instructions a read call ($over)"
 done

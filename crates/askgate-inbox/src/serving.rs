@@ -177,8 +177,14 @@ pub async fn serve(
     stop: impl Future<Output = ()> + Send,
 ) {
     let most = limits.body_size;
-    let app = app
-        .layer(tower_http::limit::RequestBodyLimitLayer::new(most))
+    // Around the router as a whole, not each of its routes (`Router::layer`):
+    // axum clones a route's service for every request, and each layer
+    // wrapped around a route is cloned with it, a box each; around the
+    // router, a request clones the router's `Arc`. The outermost first: a
+    // body that says it is too long (its headers read, axum's `from_fn`
+    // takes axum's own body), one that pauses too long, one longer than it
+    // says.
+    let app = tower::ServiceBuilder::new()
         .layer(axum::middleware::from_fn(
             move |request: axum::extract::Request, next: axum::middleware::Next| {
                 within_body_size(most, request, next)
@@ -186,7 +192,9 @@ pub async fn serve(
         ))
         .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
             limits.body_pause,
-        ));
+        ))
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(most))
+        .service(app);
     let mut limits = limits;
     let open_files = open_files::raise();
     let fits = open_files::within(limits.connections, open_files);
