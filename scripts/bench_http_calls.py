@@ -9,21 +9,22 @@ waits for it to end (valgrind writes its counts then).
 """
 
 import asyncio
-import contextlib
 import signal
-import socket
 import subprocess
 import sys
 
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from bench_proc import until_listening
+
 
 async def main(calls: int, port: int, argv: list[str]) -> None:
     gateway = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     try:
-        await until_listening(port, gateway)
+        # Under valgrind the gateway starts slowly.
+        await until_listening(port, gateway, within_s=120)
         async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write, *_):
             async with ClientSession(read, write) as session:
                 await session.initialize()
@@ -37,18 +38,6 @@ async def main(calls: int, port: int, argv: list[str]) -> None:
             gateway.wait(timeout=120)
         except subprocess.TimeoutExpired:
             gateway.kill()
-
-
-async def until_listening(port: int, gateway: subprocess.Popen) -> None:
-    # Under valgrind the gateway starts slowly: up to two minutes.
-    for _ in range(1200):
-        if gateway.poll() is not None:
-            raise SystemExit(f"the gateway exited with {gateway.returncode} before listening")
-        with contextlib.suppress(OSError):
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        await asyncio.sleep(0.1)
-    raise SystemExit(f"the gateway did not listen on port {port} within two minutes")
 
 
 if __name__ == "__main__":

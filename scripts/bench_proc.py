@@ -1,10 +1,15 @@
 """What the bench scripts read of a process from /proc: its CPU time, its
-resident memory, the bytes it wrote, and the gateway a script started.
-Imported by bench_confirm.py, bench_confirm_cpu.py, bench_scale.py and
+resident memory, the bytes it wrote, and the gateway a script started;
+and when a gateway a script started listens. Imported by bench_confirm.py,
+bench_confirm_cpu.py, bench_http_calls.py, bench_scale.py and
 bench_stdio_cpu.py (they run from this folder, so it is on their import
 path)."""
 
+import asyncio
+import contextlib
 import os
+import socket
+import subprocess
 import time
 
 
@@ -63,3 +68,18 @@ def _field(path: str, name: str) -> str:
             if line.startswith(name):
                 return line.split()[1]
     raise RuntimeError(f"no {name} in {path}")
+
+
+async def until_listening(port: int, gateway: subprocess.Popen, within_s: float = 30) -> None:
+    """Wait until `gateway` (a process this script started) accepts
+    connections on `port`, for at most `within_s` seconds; an error if it
+    exits first or does not listen in time."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if gateway.poll() is not None:
+            raise RuntimeError(f"the gateway exited with {gateway.returncode} before listening")
+        with contextlib.suppress(OSError):
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        await asyncio.sleep(0.05)
+    raise RuntimeError(f"the gateway did not listen on port {port} within {within_s:.0f} s")

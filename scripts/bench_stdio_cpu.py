@@ -32,7 +32,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from bench_proc import cpu_split_ms, gateway_pid, rss_kib, written_bytes
+from bench_proc import cpu_split_ms, gateway_pid, rss_kib, until_listening, written_bytes
 
 
 async def measure(binary: str, config: str, calls: int, in_flight: int, http: bool) -> dict:
@@ -69,17 +69,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-async def until_listening(port: int, gateway: subprocess.Popen) -> None:
-    for _ in range(600):
-        if gateway.poll() is not None:
-            raise RuntimeError(f"the gateway exited with {gateway.returncode} before listening")
-        with contextlib.suppress(OSError):
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        await asyncio.sleep(0.05)
-    raise RuntimeError(f"the gateway did not listen on port {port} within 30 s")
 
 
 async def measure_session(session: ClientSession, pid: int, calls: int, in_flight: int) -> dict:
