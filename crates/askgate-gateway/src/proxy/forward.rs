@@ -362,13 +362,13 @@ impl Gateway {
                     None,
                 )
             })?;
-        decided.log();
         let Ledgered {
             call,
             marker,
             ending,
         } = this;
         let Some(ending) = ending else {
+            decided.log();
             return Err(ErrorData::internal_error(
                 "the call has no record to end; it was not sent",
                 None,
@@ -420,6 +420,9 @@ impl Gateway {
                 .run(arguments, marker, asks, entered, start),
             ),
         };
+        // After the lane's send, which writes the call's line at once: the
+        // log line is not on the call's way to its server.
+        decided.log();
         let held = Held::new(running, asked);
         Ok(match resumed {
             Some(resumed) => held.with_keys(resumed.keys()),
