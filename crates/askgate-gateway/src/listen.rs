@@ -37,7 +37,6 @@ mod sessions;
 mod waking;
 
 /// Who may call, and which session belongs to whom.
-#[derive(Clone)]
 struct Gate {
     /// SHA-256 of each token -> the principal's name.
     tokens: Arc<Vec<([u8; 32], String)>>,

@@ -40,7 +40,6 @@ use crate::express::{Incoming, Initialize, ReplyTo, is_classic};
 use crate::proxy::Gateway;
 
 /// The lane's side of `--listen`: the gateway, and the sessions.
-#[derive(Clone)]
 pub(super) struct HttpLane {
     gateway: Gateway,
     owners: Owners,

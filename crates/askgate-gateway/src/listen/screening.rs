@@ -27,7 +27,6 @@ use crate::tasks::Routes;
 
 /// What the screen needs: where 2025-11-25's tasks go, and the express
 /// lane.
-#[derive(Clone)]
 pub(super) struct Screen {
     /// The tasks' routes, by task id.
     pub(super) routes: Routes,
