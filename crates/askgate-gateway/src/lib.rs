@@ -196,7 +196,9 @@ pub(crate) const FIRST_WAIT: std::time::Duration = std::time::Duration::from_mil
 /// that keeps trying until it connects (see the `upstreams` module), its
 /// asks outside a call going to `downstream`.
 fn start_upstreams(config: &Config, downstream: &Downstream) -> Arc<Upstreams> {
-    let upstreams = Arc::new(Upstreams::new(config.upstreams.len()));
+    let upstreams = Arc::new(Upstreams::new(
+        config.upstreams.iter().map(|u| u.name.clone()).collect(),
+    ));
     // Without a config the one server is named after its handshake.
     let rename = !config.names_given && config.upstreams.len() == 1;
     for (index, configured) in config.upstreams.iter().enumerate() {

@@ -15,7 +15,7 @@
 //! needs one still starting waits for it, for a bounded time
 //! ([`Upstreams::settled`]).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -32,6 +32,10 @@ const LONGEST_RETRY: Duration = Duration::from_secs(60);
 #[derive(Debug)]
 pub(crate) struct Upstreams {
     slots: Vec<OnceLock<Upstream>>,
+    /// Each one's name in the config, for saying which are not running.
+    names: Vec<String>,
+    /// Whether its last try to start failed (it is tried again).
+    failed: Vec<AtomicBool>,
     /// How many have been tried at least once (connected or failed).
     tried: AtomicUsize,
     /// Rung when one connects or a first try ends.
@@ -48,10 +52,13 @@ pub(crate) struct Upstreams {
 }
 
 impl Upstreams {
-    /// `count` upstreams, none started yet.
-    pub(crate) fn new(count: usize) -> Upstreams {
+    /// The upstreams `names` (the config's, in its order), none started
+    /// yet.
+    pub(crate) fn new(names: Vec<String>) -> Upstreams {
         Upstreams {
-            slots: (0..count).map(|_| OnceLock::new()).collect(),
+            slots: names.iter().map(|_| OnceLock::new()).collect(),
+            failed: names.iter().map(|_| AtomicBool::new(false)).collect(),
+            names,
             tried: AtomicUsize::new(0),
             changed: Notify::new(),
             told: AtomicUsize::new(0),
@@ -116,6 +123,31 @@ impl Upstreams {
     /// Whether every upstream has been tried once (connected or not).
     pub(crate) fn tried_all(&self) -> bool {
         self.tried.load(Ordering::Acquire) >= self.slots.len()
+    }
+
+    /// The upstreams not connected, each named with why, for a client
+    /// whose call finds no tool (`everything (its start failed; ...)`):
+    /// `None` when all are. Never the failure itself (a command line, a
+    /// path): the gateway's log has it.
+    pub(crate) fn not_running(&self) -> Option<String> {
+        let missing: Vec<String> = self
+            .slots
+            .iter()
+            .zip(&self.names)
+            .zip(&self.failed)
+            .filter(|((slot, _), _)| slot.get().is_none())
+            .map(|((_, name), failed)| {
+                if failed.load(Ordering::Acquire) {
+                    format!(
+                        "{name} (its start failed; it is tried again in the background, and \
+                         askgate's log says why)"
+                    )
+                } else {
+                    format!("{name} (still starting)")
+                }
+            })
+            .collect();
+        (!missing.is_empty()).then(|| missing.join(", "))
     }
 
     /// The client is told of every upstream connected now.
@@ -245,6 +277,9 @@ pub(crate) async fn start<F, Fut>(
             }
             Err(error) => {
                 tracing::error!(upstream = %name, %error, "could not start; trying again in {}s", wait.as_secs());
+                if let Some(failed) = upstreams.failed.get(index) {
+                    failed.store(true, Ordering::Release);
+                }
                 if first {
                     upstreams.tried_once();
                     first = false;

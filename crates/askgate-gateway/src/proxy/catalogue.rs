@@ -220,6 +220,18 @@ impl Gateway {
         self.listed_tool(name)
     }
 
+    /// That no server lists `what` (`unknown tool "x"`), and which
+    /// servers are not running when some are not: the thing may be one of
+    /// theirs, and an agent should not take it for gone.
+    pub(crate) fn unlisted(&self, what: &str) -> String {
+        match self.inner.upstreams.not_running() {
+            Some(servers) => {
+                format!("{what}: no server behind askgate lists it now; not running: {servers}")
+            }
+            None => format!("{what}: no server behind askgate lists it"),
+        }
+    }
+
     /// The name of upstream `index`, once it has started (else empty).
     pub(crate) fn upstream_name(&self, index: usize) -> String {
         self.inner

@@ -215,10 +215,7 @@ impl Gateway {
             Reference::Prompt(prompt) => {
                 let (index, name) = self.prompt(&prompt.name).await.ok_or_else(|| {
                     ErrorData::invalid_params(
-                        format!(
-                            "unknown prompt {:?}: no server behind askgate lists it",
-                            prompt.name
-                        ),
+                        self.unlisted(&format!("unknown prompt {:?}", prompt.name)),
                         None,
                     )
                 })?;
@@ -228,10 +225,7 @@ impl Gateway {
             Reference::Resource(template) => {
                 self.template_owner(&template.uri).await.ok_or_else(|| {
                     ErrorData::invalid_params(
-                        format!(
-                            "unknown resource template {:?}: no server behind askgate lists it",
-                            template.uri
-                        ),
+                        self.unlisted(&format!("unknown resource template {:?}", template.uri)),
                         None,
                     )
                 })?
@@ -384,10 +378,7 @@ impl Gateway {
 
     async fn owner_of(&self, uri: &str) -> Result<&Upstream, ErrorData> {
         let index = self.resource_owner(uri).await.ok_or_else(|| {
-            ErrorData::resource_not_found(
-                format!("unknown resource {uri:?}: no server behind askgate lists it"),
-                None,
-            )
+            ErrorData::resource_not_found(self.unlisted(&format!("unknown resource {uri:?}")), None)
         })?;
         self.upstream(index).await
     }

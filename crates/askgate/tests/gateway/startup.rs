@@ -437,3 +437,44 @@ fn a_client_whose_stdout_is_a_file_is_served_to_the_end_and_screened() {
         .unwrap_or_default();
     assert_eq!(misfit["error"]["code"], -32602, "{text}");
 }
+
+#[tokio::test]
+async fn a_call_of_a_tool_whose_server_failed_to_start_says_that_server_is_not_running() {
+    // `broken` exits at once: its start fails, and is tried again later.
+    let broken =
+        "[[upstreams]]\nname = \"broken\"\ncommand = \"sh\"\nargs = [\"-c\", \"exit 3\"]\n";
+    let h = askgate_testkit::wait::within(
+        "the handshake, with an upstream that fails to start",
+        super::gateway_with(serde_json::json!({}), Vec::new(), broken),
+    )
+    .await;
+    let error = askgate_testkit::wait::within(
+        "a call of the broken upstream's tool",
+        h.client.call_tool(askgate_testkit::mcp::call(
+            "broken__read_note",
+            serde_json::json!({"name": "absent"}),
+        )),
+    )
+    .await
+    .expect_err("no server lists the tool");
+    let said = error.to_string();
+    // Not only "unknown": the client is told which server is down, and
+    // that it is tried again (an agent should not take the tool for gone).
+    assert!(
+        said.contains("unknown tool \"broken__read_note\"")
+            && said.contains("not running: broken (its start failed; it is tried again")
+            && !said.contains("notes"),
+        "{said}"
+    );
+    // Any tool no server lists is told so while one is down: it may be
+    // that server's.
+    let error = h
+        .client
+        .call_tool(askgate_testkit::mcp::call(
+            "notes__nothing",
+            serde_json::json!({}),
+        ))
+        .await
+        .expect_err("no such tool");
+    assert!(error.to_string().contains("not running: broken"), "{error}");
+}
