@@ -222,13 +222,15 @@ impl Gateway {
 
     /// That no server lists `what` (`unknown tool "x"`), and which
     /// servers are not running when some are not: the thing may be one of
-    /// theirs, and an agent should not take it for gone.
-    pub(crate) fn unlisted(&self, what: &str) -> String {
-        match self.inner.upstreams.not_running() {
-            Some(servers) => {
+    /// theirs, and an agent should not take it for gone. With all running,
+    /// `hint` (where to look instead), if any, follows.
+    pub(crate) fn unlisted(&self, what: &str, hint: Option<&str>) -> String {
+        match (self.inner.upstreams.not_running(), hint) {
+            (Some(servers), _) => {
                 format!("{what}: no server behind askgate lists it now; not running: {servers}")
             }
-            None => format!("{what}: no server behind askgate lists it"),
+            (None, Some(hint)) => format!("{what}: no server behind askgate lists it {hint}"),
+            (None, None) => format!("{what}: no server behind askgate lists it"),
         }
     }
 

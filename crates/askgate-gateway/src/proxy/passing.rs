@@ -215,7 +215,7 @@ impl Gateway {
             Reference::Prompt(prompt) => {
                 let (index, name) = self.prompt(&prompt.name).await.ok_or_else(|| {
                     ErrorData::invalid_params(
-                        self.unlisted(&format!("unknown prompt {:?}", prompt.name)),
+                        self.unlisted(&format!("unknown prompt {:?}", prompt.name), None),
                         None,
                     )
                 })?;
@@ -225,7 +225,10 @@ impl Gateway {
             Reference::Resource(template) => {
                 self.template_owner(&template.uri).await.ok_or_else(|| {
                     ErrorData::invalid_params(
-                        self.unlisted(&format!("unknown resource template {:?}", template.uri)),
+                        self.unlisted(
+                            &format!("unknown resource template {:?}", template.uri),
+                            None,
+                        ),
                         None,
                     )
                 })?
@@ -378,7 +381,10 @@ impl Gateway {
 
     async fn owner_of(&self, uri: &str) -> Result<&Upstream, ErrorData> {
         let index = self.resource_owner(uri).await.ok_or_else(|| {
-            ErrorData::resource_not_found(self.unlisted(&format!("unknown resource {uri:?}")), None)
+            ErrorData::resource_not_found(
+                self.unlisted(&format!("unknown resource {uri:?}"), None),
+                None,
+            )
         })?;
         self.upstream(index).await
     }

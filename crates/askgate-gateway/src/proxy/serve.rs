@@ -388,10 +388,10 @@ impl Gateway {
             return self.ask_tool(&params, &cx, &principal).await;
         }
         let Some(found) = self.tool(&params.name).await else {
-            let mut said = self.unlisted(&format!("unknown tool {:?}", params.name));
-            if self.inner.upstreams.all_connected() {
-                said.push_str(" (tools/list names every tool)");
-            }
+            let said = self.unlisted(
+                &format!("unknown tool {:?}", params.name),
+                Some("(tools/list names every tool)"),
+            );
             return Err(ErrorData::invalid_params(said, None));
         };
         let target = self.target(found, params.arguments.clone().unwrap_or_default());
