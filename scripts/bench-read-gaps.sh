@@ -13,6 +13,13 @@
 #   scripts/bench-read-gaps.sh                        # this checkout's build
 #   scripts/bench-read-gaps.sh /tmp/askgate-before    # ... and an older binary
 #   ASKGATE_GAPS_CALLS=3000 scripts/bench-read-gaps.sh
+#   scripts/bench-read-gaps.sh --confirmed [OTHER]    # confirmed calls, by leg
+#
+# With --confirmed, echo is a medium_write the client's person accepts at
+# once (as in scripts/bench-confirm.sh), the bare relay is left out (it
+# asks no one), and each build's calls are split into their legs: the
+# gateway's own before the ask, the client's answer, the record's sync,
+# the upstream's time and the gateway's own between them.
 #
 # Needs perf (and leave to trace: kernel.perf_event_paranoid <= 1, or
 # root). Uses what scripts/bench-peers.sh's setup installs under
@@ -28,22 +35,37 @@ bench_ready
 bench_build
 command -v perf >/dev/null || { echo "bench: perf is needed" >&2; exit 1; }
 
+confirmed=()
+if [ "${1:-}" = --confirmed ]; then
+    confirmed=(--confirmed)
+    shift
+fi
 calls=${ASKGATE_GAPS_CALLS:-1500}
 run=$(mktemp -d)
 trap 'rm -rf "$run"' EXIT
-builds=("this=$target/release/askgate" "bare-relay=$target/release/askgate-bare-relay")
+builds=("this=$target/release/askgate")
+if [ ${#confirmed[@]} -eq 0 ]; then
+    builds+=("bare-relay=$target/release/askgate-bare-relay")
+fi
 if [ $# -gt 0 ]; then
     builds+=("other=$1")
 fi
 
-echo "| build | client line read -> upstream write, µs (p25 / p50 / p75) | upstream line read -> client write, µs (p25 / p50 / p75) | calls |"
-echo "|---|---|---|---|"
+if [ ${#confirmed[@]} -eq 0 ]; then
+    echo "| build | client line read -> upstream write, µs (p25 / p50 / p75) | upstream line read -> client write, µs (p25 / p50 / p75) | calls |"
+    echo "|---|---|---|---|"
+fi
 for build in "${builds[@]}"; do
     name=${build%%=*}
     binary=${build#*=}
     rm -rf "$run/store"
     mkdir -p "$run/store"
     bench_config "$run/gateway.toml" "$run/store"
+    if [ ${#confirmed[@]} -gt 0 ]; then
+        # An instant accept taken for a person's.
+        sed -i 's/^risk = "read"$/risk = "medium_write"/' "$run/gateway.toml"
+        sed -i '1i min_answer_ms = 0' "$run/gateway.toml"
+    fi
     if [ "$name" = bare-relay ]; then
         command=("$binary" node "$everything" stdio)
     else
@@ -52,5 +74,5 @@ for build in "${builds[@]}"; do
     "$prefix/venv/bin/python" scripts/bench_calls.py "$calls" \
         perf record -q -e raw_syscalls:sys_enter,raw_syscalls:sys_exit -o "$run/$name.data" -- "${command[@]}"
     perf script -i "$run/$name.data" -F comm,tid,time,event,trace 2>/dev/null > "$run/$name.txt"
-    "$prefix/venv/bin/python" scripts/bench_read_gaps.py "$name" "$run/$name.txt"
+    "$prefix/venv/bin/python" scripts/bench_read_gaps.py "${confirmed[@]}" "$name" "$run/$name.txt"
 done
