@@ -52,8 +52,8 @@ if [ $# -gt 0 ]; then
 fi
 
 if [ ${#confirmed[@]} -eq 0 ]; then
-    echo "| build | client line read -> upstream write, µs (p25 / p50 / p75) | upstream line read -> client write, µs (p25 / p50 / p75) | calls |"
-    echo "|---|---|---|---|"
+    echo "| build | client line read -> upstream write, µs (p25 / p50 / p75) | upstream line read -> client write, µs (p25 / p50 / p75) | upstream write -> its answer read (the upstream's) | client write -> its next line read (the client's) | calls |"
+    echo "|---|---|---|---|---|---|"
 fi
 for build in "${builds[@]}"; do
     name=${build%%=*}

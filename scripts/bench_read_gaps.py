@@ -10,8 +10,11 @@ from first (its `initialize`) and writes to last (the upstream is
 written to before the client is answered). For each call, the time from
 the end of the read that brought the client's line to the start of the
 write upstream, and from the end of the read of the upstream's answer to
-the start of the write to the client; the first 100 calls (warm-up) are
-left out. Prints one markdown row; never pass/fail.
+the start of the write to the client; and, for what lies outside the proxy, from
+its write upstream to the read of the answer (the upstream's time, pipes
+included) and from its write to the client to the read of the client's
+next line (the client's). The first 100 calls (warm-up) are left out.
+Prints one markdown row; never pass/fail.
 
 With `--confirmed` the calls are confirmed ones (the client's person
 accepting at once): each call is split into its legs from the gateway's
@@ -147,20 +150,27 @@ def confirmed(name: str, path: str) -> None:
 def main(name: str, path: str) -> None:
     found = events(path)
     client_in, client_out, upstream_in, upstream_out = pipes(name, found)
-    going, coming = [], []
-    line_at = answer_at = None
+    going, upstream, coming, client = [], [], [], []
+    line_at = sent_at = answer_at = written_at = None
     for at, kind, fd in found:
         if kind == "r" and fd == client_in:
             line_at = at
+            if written_at is not None:
+                client.append((at - written_at) * 1e6)
+                written_at = None
         elif kind == "w" and fd == upstream_in and line_at is not None:
             going.append((at - line_at) * 1e6)
-            line_at = None
+            line_at, sent_at = None, at
         elif kind == "r" and fd == upstream_out:
             answer_at = at
+            if sent_at is not None:
+                upstream.append((at - sent_at) * 1e6)
+                sent_at = None
         elif kind == "w" and fd == client_out and answer_at is not None:
             coming.append((at - answer_at) * 1e6)
-            answer_at = None
-    print(f"| {name} | {quartiles(going)} | {quartiles(coming)} | {len(going)} |")
+            answer_at, written_at = None, at
+    print(f"| {name} | {quartiles(going)} | {quartiles(coming)} | {quartiles(upstream)} "
+          f"| {quartiles(client)} | {len(going)} |")
 
 
 if __name__ == "__main__":
