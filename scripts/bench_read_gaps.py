@@ -10,10 +10,10 @@ from first (its `initialize`) and writes to last (the upstream is
 written to before the client is answered). For each call, the time from
 the end of the read that brought the client's line to the start of the
 write upstream, and from the end of the read of the upstream's answer to
-the start of the write to the client; and, for what lies outside the proxy, from
-its write upstream to the read of the answer (the upstream's time, pipes
-included) and from its write to the client to the read of the client's
-next line (the client's). The first 100 calls (warm-up) are left out.
+the start of the write to the client; and, for what lies outside the
+proxy, from its write upstream to the read of the answer (the upstream's
+time, pipes included) and from its write to the client to the read of
+the client's next line (the client's). The first 100 calls (warm-up) are left out.
 Prints one markdown row; never pass/fail.
 
 With `--confirmed` the calls are confirmed ones (the client's person
@@ -118,7 +118,10 @@ def confirmed(name: str, path: str) -> None:
     }
 
     def before(what: str, at: float) -> float:
-        return times[what][bisect.bisect_left(times[what], at) - 1]
+        index = bisect.bisect_left(times[what], at) - 1
+        if index < 0:
+            raise IndexError(what)
+        return times[what][index]
 
     def after(what: str, at: float) -> float:
         return times[what][bisect.bisect_right(times[what], at)]
@@ -126,7 +129,8 @@ def confirmed(name: str, path: str) -> None:
     # Each call from where it is sent upstream: the landmarks before it
     # (the record's sync, the answer, the ask, the call's line) and after.
     calls = []
-    for sent in (at for at, kind, fd in found if kind == "w" and fd == upstream_in):
+    sends = [at for at, kind, fd in found if kind == "w" and fd == upstream_in]
+    for sent, sent_before in zip(sends[1:], sends):
         try:
             synced = before("sync ended", sent)
             sync = before("sync begun", synced)
@@ -137,7 +141,8 @@ def confirmed(name: str, path: str) -> None:
             done = after("client written", back)
         except IndexError:
             continue
-        if line < asked < answered < sync < synced:
+        # All of them this call's: none before the call sent ahead of it.
+        if sent_before < line < asked < answered < sync < synced:
             calls.append(dict(line=line, asked=asked, answered=answered, sync=sync,
                               synced=synced, sent=sent, back=back, done=done))
     print(f"{name}: {len(calls) - WARM_UP} confirmed calls after {WARM_UP} left out\n")
