@@ -25,9 +25,7 @@ trap 'rm -rf "$run"' EXIT
 mkdir -p "$run/read" "$run/confirm"
 bench_config "$run/read.toml" "$run/read"
 # The same, echo a medium_write, an instant accept taken for a person's.
-bench_config "$run/confirm.toml" "$run/confirm"
-sed -i 's/^risk = "read"$/risk = "medium_write"/' "$run/confirm.toml"
-sed -i '1i min_answer_ms = 0' "$run/confirm.toml"
+bench_confirm_config "$run/confirm.toml" "$run/confirm"
 
 # The same as confirm.toml, for a client that shows no ask: its calls wait
 # in the inbox (at most the hour inbox_wait allows).

@@ -48,6 +48,15 @@ listen = "127.0.0.1:0"
 EOF
 }
 
+# The config bench_config writes, made for confirmed calls: echo a
+# medium_write, and an instant accept taken for a person's
+# (min_answer_ms = 0), so a client that accepts at once confirms each call.
+bench_confirm_config() {
+    bench_config "$1" "$2"
+    sed -i 's/^risk = "read"$/risk = "medium_write"/' "$1"
+    sed -i '1i min_answer_ms = 0' "$1"
+}
+
 # The HTTP peers issue 19 names besides the npm ones, installed once under
 # $prefix: the Rust `mcp-proxy` 0.6.0 (tower-mcp; `cargo install`, a few
 # minutes the first time) and IBM's ContextForge `mcpgateway.translate`

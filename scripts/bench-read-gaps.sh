@@ -60,11 +60,10 @@ for build in "${builds[@]}"; do
     binary=${build#*=}
     rm -rf "$run/store"
     mkdir -p "$run/store"
-    bench_config "$run/gateway.toml" "$run/store"
     if [ ${#confirmed[@]} -gt 0 ]; then
-        # An instant accept taken for a person's.
-        sed -i 's/^risk = "read"$/risk = "medium_write"/' "$run/gateway.toml"
-        sed -i '1i min_answer_ms = 0' "$run/gateway.toml"
+        bench_confirm_config "$run/gateway.toml" "$run/store"
+    else
+        bench_config "$run/gateway.toml" "$run/store"
     fi
     if [ "$name" = bare-relay ]; then
         command=("$binary" node "$everything" stdio)
